@@ -1,0 +1,186 @@
+"""Error codes and exception families.
+
+Two families, so a caller can always tell whose fault a failure is:
+
+* ``McpError`` and subclasses: what the *peer* answered, or what we answer the
+  peer. Each carries a JSON-RPC ``code``; ``McpError.from_error()`` picks the
+  subclass by code, ``to_error()`` gives the wire object.
+* ``SessionError`` and subclasses: local conditions that never crossed the wire
+  (timeout, closed connection, cancellation, a capability the peer did not
+  declare, an unsupported protocol revision, a bad transport).
+
+``InvalidMessage`` is the peer breaking JSON-RPC framing: it carries the code
+and the id (when readable) so the receiver can answer it.
+
+This module does no I/O. Spec: basic/index#responses (error codes),
+server/resources#error-handling (-32002), client/elicitation (-32042).
+"""
+from typing import Any, Optional
+
+# JSON-RPC 2.0 standard codes.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+# MCP codes.
+RESOURCE_NOT_FOUND = -32002
+URL_ELICITATION_REQUIRED = -32042
+
+
+class McpError(Exception):
+    """An error that travels on the wire as a JSON-RPC error object."""
+
+    code = INTERNAL_ERROR
+    _by_code: dict = {}
+
+    def __init__(self, message: str, data: Any = None, *, code: Optional[int] = None):
+        super().__init__(message)
+        self.message = message
+        self.data = data
+        if code is not None:
+            self.code = code
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        McpError._by_code.setdefault(cls.code, cls)
+
+    def to_error(self) -> dict:
+        """The JSON-RPC error object: ``{"code", "message"[, "data"]}``."""
+        error = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+    @classmethod
+    def from_error(cls, error: dict) -> "McpError":
+        """Build the matching subclass from a wire error object."""
+        code = error.get("code", INTERNAL_ERROR)
+        message = error.get("message", "")
+        if not isinstance(message, str):
+            message = str(message)
+        klass = McpError._by_code.get(code)
+        if klass is None:
+            return McpError(message, error.get("data"), code=code)
+        return klass(message, error.get("data"))
+
+    def __str__(self) -> str:
+        return f"{self.message} (code {self.code})"
+
+
+class ParseError(McpError):
+    code = PARSE_ERROR
+
+
+class InvalidRequestError(McpError):
+    code = INVALID_REQUEST
+
+
+class MethodNotFoundError(McpError):
+    code = METHOD_NOT_FOUND
+
+
+class InvalidParamsError(McpError):
+    code = INVALID_PARAMS
+
+
+class InternalError(McpError):
+    code = INTERNAL_ERROR
+
+
+class ResourceNotFoundError(McpError):
+    """Spec: server/resources#error-handling: unknown URI, with the uri in data."""
+    code = RESOURCE_NOT_FOUND
+
+
+class UrlElicitationRequiredError(McpError):
+    """Spec (2025-11-25): client/elicitation#url-elicitation-required-error."""
+    code = URL_ELICITATION_REQUIRED
+
+    @property
+    def elicitations(self) -> list:
+        data = self.data if isinstance(self.data, dict) else {}
+        return list(data.get("elicitations") or [])
+
+
+class SessionError(Exception):
+    """A local condition: nothing was answered by the peer."""
+
+
+class ConnectionClosed(SessionError):
+    """The connection is gone; every pending request fails with this, once.
+
+    ``exit_code`` and ``stderr_tail`` are filled in by the stdio client when
+    the server process ended.
+    """
+
+    def __init__(self, reason: str = "connection closed", *, exit_code: Optional[int] = None,
+                 stderr_tail: str = ""):
+        detail = reason
+        if exit_code is not None:
+            detail += f" (exit code {exit_code})"
+        if stderr_tail:
+            detail += "; last stderr lines:\n" + stderr_tail
+        super().__init__(detail)
+        self.reason = reason
+        self.exit_code = exit_code
+        self.stderr_tail = stderr_tail
+
+
+class RequestTimeout(SessionError):
+    """No reply in time; the peer was sent notifications/cancelled."""
+
+    def __init__(self, method: str, timeout: float):
+        super().__init__(f"{method} timed out after {timeout:g} s")
+        self.method = method
+        self.timeout = timeout
+
+
+class RequestCancelled(SessionError):
+    """The request was cancelled (by us, or by the peer for a request we serve)."""
+
+
+class CapabilityNotSupported(SessionError):
+    """The other side did not declare the capability this needs."""
+
+
+class UnsupportedProtocolVersion(SessionError):
+    """The peer chose a protocol revision we do not support."""
+
+    def __init__(self, version: Any, supported=()):
+        super().__init__(f"unsupported protocol version {version!r}; supported: {', '.join(supported)}")
+        self.version = version
+        self.supported = tuple(supported)
+
+
+class MissingDependency(SessionError, ImportError):
+    """An optional package is needed for a feature and is not installed."""
+
+    def __init__(self, package: str, feature: str):
+        super().__init__(f"{feature} needs the optional package {package!r}: pip install {package}")
+        self.package = package
+        self.feature = feature
+
+
+class InvalidMessage(Exception):
+    """The peer sent something that is not valid JSON-RPC.
+
+    ``code`` is PARSE_ERROR or INVALID_REQUEST (or INVALID_REQUEST for an
+    oversized frame); ``id`` is the request id when it could be read, so the
+    receiver answers ``{"id": id, "error": ...}`` (id null otherwise).
+    """
+
+    def __init__(self, code: int, message: str, id: Any = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.id = id
+
+
+def require(module: str, package: str, feature: str):
+    """Import an optional module lazily, or raise MissingDependency naming it."""
+    import importlib
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingDependency(package, feature) from None
