@@ -1,0 +1,96 @@
+"""Protocol revisions, version negotiation, and what each connection state allows.
+
+Rules (Spec: basic/lifecycle):
+
+1. Revisions we speak, newest first: ``SUPPORTED_REVISIONS``; ``LATEST_REVISION``
+   is the default a client asks for.
+2. Negotiation: the client sends the revision it wants in ``initialize``. A
+   server answers that revision when it supports it, otherwise its latest. A
+   client that does not support the answer disconnects
+   (``UnsupportedProtocolVersion``).
+3. Before ``initialize`` has been answered, a server answers only ``ping`` and
+   ``initialize``; anything else gets a JSON-RPC error (never silence), so a
+   client that probes with a method we do not know can fall back.
+   ``initialize`` is accepted once per session.
+4. JSON-RPC batches exist only in revision 2025-03-26 (added there, removed
+   in 2025-06-18); every other revision rejects them.
+5. Requests of a capability the receiver did not declare are answered -32601;
+   a sender refuses locally to use a capability the peer did not declare.
+
+Per-revision differences are data here (``since``), so feature code asks
+``at_least(version, "2025-06-18")`` instead of comparing strings by hand.
+This module does no I/O and starts no threads.
+"""
+from typing import Optional
+
+from .errors import CapabilityNotSupported, InvalidRequestError, MethodNotFoundError
+
+LATEST_REVISION = "2025-11-25"
+SUPPORTED_REVISIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+# Spec: basic/transports#protocol-version-header: a server without the header assumes this.
+HTTP_DEFAULT_REVISION = "2025-03-26"
+
+# Connection states, in order.
+NEW = "new"                  # nothing yet
+INITIALIZING = "initializing"  # initialize answered, initialized not yet received
+READY = "ready"              # initialized received (server) / sent (client)
+CLOSED = "closed"
+
+
+def negotiate(requested: Optional[str]) -> str:
+    """The revision a server answers to a client that asked for ``requested``."""
+    return requested if requested in SUPPORTED_REVISIONS else LATEST_REVISION
+
+
+def is_supported(version: Optional[str]) -> bool:
+    return version in SUPPORTED_REVISIONS
+
+
+def at_least(version: Optional[str], revision: str) -> bool:
+    """True when ``version`` is ``revision`` or newer (ISO dates compare as strings)."""
+    return version is not None and version >= revision
+
+
+def batches_allowed(version: Optional[str]) -> bool:
+    """Spec: 2025-03-26 basic/index#batching; removed in 2025-06-18."""
+    return version == "2025-03-26"
+
+
+def check_inbound(state: str, method: str) -> None:
+    """Raise the error a server answers for ``method`` arriving in ``state``.
+
+    Raises:
+        InvalidRequestError: a request other than ping/initialize before
+            initialization, or a second initialize.
+    """
+    if method == "ping":
+        return
+    if method == "initialize":
+        if state != NEW:
+            raise InvalidRequestError("Invalid Request: the session is already initialized")
+        return
+    if state == NEW:
+        raise InvalidRequestError(f"Invalid Request: {method!r} received before initialization "
+                                  "(send initialize first)")
+
+
+def has_capability(capabilities: Optional[dict], path: str) -> bool:
+    """``path`` like ``"tools"`` or ``"resources.subscribe"`` or ``"elicitation.url"``."""
+    node = capabilities or {}
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node or node[part] is None or node[part] is False:
+            return False
+        node = node[part]
+    return True
+
+
+def require_peer_capability(capabilities: Optional[dict], path: str, what: str) -> None:
+    """Refuse locally to use a feature the peer did not declare."""
+    if not has_capability(capabilities, path):
+        raise CapabilityNotSupported(f"{what} needs the peer capability {path!r}, which it did not declare")
+
+
+def require_own_capability(capabilities: Optional[dict], path: Optional[str], method: str) -> None:
+    """Answer -32601 for a request of a capability we did not declare."""
+    if path and not has_capability(capabilities, path):
+        raise MethodNotFoundError(f"Method not found: {method} (capability {path!r} not declared)")

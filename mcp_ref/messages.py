@@ -1,0 +1,185 @@
+"""JSON-RPC 2.0 messages: four frozen dataclasses, one decoder, one encoder.
+
+Rules (Spec: basic/index#messages, basic/index#json-rpc-batching (2025-03-26 only)):
+
+1. A request has a string or integer id (never null, never a boolean) and a
+   string method; ``params``, when present, is an object. MCP adds that a
+   request id is never reused within a session (the session's job, not ours).
+2. A notification is a request without an id; it is never answered.
+3. A response carries the id of its request and exactly one of ``result``
+   (an object) or ``error`` (``{"code": int, "message": str, "data"?}``). An
+   error response may carry a null id when the request's id was unreadable.
+4. ``params`` and ``result`` stay plain dicts here, ``_meta`` included: this
+   layer knows JSON-RPC, not MCP. Unknown top-level members are kept in
+   ``extra`` and written back, so nothing a peer sent is dropped.
+5. ``decode`` never returns a half-valid message: it raises ``InvalidMessage``
+   with the code to answer (-32700 for bad JSON, -32600 otherwise) and the id
+   when one could be read. A batch (a JSON array) decodes to a list whose
+   items are messages or ``InvalidMessage`` objects; whether a batch is
+   acceptable is a revision question for the session, not for this module.
+
+This module does no I/O.
+"""
+import json
+from dataclasses import dataclass
+from typing import Any, Optional, Union
+
+from .errors import INVALID_REQUEST, PARSE_ERROR, InvalidMessage
+
+RequestId = Union[int, str]
+
+
+@dataclass(frozen=True)
+class Request:
+    """A call that expects exactly one Response or ErrorResponse with the same id."""
+    id: RequestId
+    method: str
+    params: Optional[dict] = None
+    extra: Optional[dict] = None
+
+    def to_dict(self) -> dict:
+        data = {"jsonrpc": "2.0", "id": self.id, "method": self.method}
+        if self.params is not None:
+            data["params"] = self.params
+        return _with_extra(data, self.extra)
+
+
+@dataclass(frozen=True)
+class Notification:
+    """A one-way message; never answered."""
+    method: str
+    params: Optional[dict] = None
+    extra: Optional[dict] = None
+
+    def to_dict(self) -> dict:
+        data = {"jsonrpc": "2.0", "method": self.method}
+        if self.params is not None:
+            data["params"] = self.params
+        return _with_extra(data, self.extra)
+
+
+@dataclass(frozen=True)
+class Response:
+    """The successful answer to the request with the same id."""
+    id: RequestId
+    result: dict
+    extra: Optional[dict] = None
+
+    def to_dict(self) -> dict:
+        return _with_extra({"jsonrpc": "2.0", "id": self.id, "result": self.result}, self.extra)
+
+
+@dataclass(frozen=True)
+class ErrorObject:
+    code: int
+    message: str
+    data: Any = None
+
+    def to_dict(self) -> dict:
+        error = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+@dataclass(frozen=True)
+class ErrorResponse:
+    """The failed answer; ``id`` is None only when the request's id was unreadable."""
+    id: Optional[RequestId]
+    error: ErrorObject
+    extra: Optional[dict] = None
+
+    def to_dict(self) -> dict:
+        data = {"jsonrpc": "2.0", "id": self.id, "error": self.error.to_dict()}
+        return _with_extra(data, self.extra)
+
+
+Message = Union[Request, Notification, Response, ErrorResponse]
+_KNOWN = frozenset(("jsonrpc", "id", "method", "params", "result", "error"))
+
+
+def _with_extra(data: dict, extra: Optional[dict]) -> dict:
+    if extra:
+        for key, value in extra.items():
+            data.setdefault(key, value)
+    return data
+
+
+def is_request_id(value: Any) -> bool:
+    """True for a string or an integer (a bool is not an id, nor is 1.5)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def error_response(invalid: InvalidMessage) -> ErrorResponse:
+    """The answer to a frame that failed to decode."""
+    return ErrorResponse(invalid.id, ErrorObject(invalid.code, invalid.message))
+
+
+def decode(data: Union[str, bytes]) -> Union[Message, list]:
+    """Parse one frame (one JSON text) into a message, or a list for a batch.
+
+    Raises:
+        InvalidMessage: bad JSON (code -32700, id None), or valid JSON that is
+            not a JSON-RPC message (code -32600, with the id when readable).
+    """
+    try:
+        obj = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidMessage(PARSE_ERROR, f"Parse error: {exc}") from None
+    if isinstance(obj, list):
+        if not obj:
+            raise InvalidMessage(INVALID_REQUEST, "Invalid Request: empty batch")
+        items = []
+        for item in obj:
+            try:
+                items.append(from_dict(item))
+            except InvalidMessage as bad:
+                items.append(bad)
+        return items
+    return from_dict(obj)
+
+
+def from_dict(obj: Any) -> Message:
+    """Turn one decoded JSON value into a message; see ``decode`` for errors."""
+    if not isinstance(obj, dict):
+        raise InvalidMessage(INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
+    raw_id = obj.get("id")
+    readable_id = raw_id if is_request_id(raw_id) else None
+    if obj.get("jsonrpc") != "2.0":
+        raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', readable_id)
+    extra = {k: v for k, v in obj.items() if k not in _KNOWN} or None
+    if "method" in obj:
+        method = obj["method"]
+        if not isinstance(method, str):
+            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "method" must be a string', readable_id)
+        params = obj.get("params")
+        if "params" in obj and not isinstance(params, dict):
+            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "params" must be an object', readable_id)
+        if "id" not in obj:
+            return Notification(method, params, extra)
+        if readable_id is None:
+            raise InvalidMessage(INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
+        return Request(raw_id, method, params, extra)
+    if "result" in obj and "error" not in obj:
+        if readable_id is None:
+            raise InvalidMessage(INVALID_REQUEST, "Invalid Request: response id must be a string or an integer")
+        if not isinstance(obj["result"], dict):
+            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "result" must be an object', readable_id)
+        return Response(raw_id, obj["result"], extra)
+    if "error" in obj and "result" not in obj:
+        error = obj["error"]
+        if not (isinstance(error, dict) and isinstance(error.get("code"), int)
+                and not isinstance(error.get("code"), bool) and isinstance(error.get("message"), str)):
+            raise InvalidMessage(INVALID_REQUEST, "Invalid Request: malformed error object", readable_id)
+        if raw_id is not None and readable_id is None:
+            raise InvalidMessage(INVALID_REQUEST, "Invalid Request: response id must be a string or an integer")
+        return ErrorResponse(raw_id, ErrorObject(error["code"], error["message"], error.get("data")), extra)
+    raise InvalidMessage(INVALID_REQUEST, "Invalid Request: not a request, notification or response",
+                         readable_id)
+
+
+def encode(message: Union[Message, list]) -> str:
+    """One line of compact JSON, no trailing newline (a list encodes a batch)."""
+    if isinstance(message, list):
+        return json.dumps([m.to_dict() for m in message], separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(message.to_dict(), separators=(",", ":"), ensure_ascii=False)

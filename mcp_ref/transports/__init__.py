@@ -1,0 +1,84 @@
+"""The transport interface and an in-memory pair for tests and embedding.
+
+A transport moves whole JSON-RPC messages; it knows framing, not MCP
+semantics. Spec: basic/transports. The session calls three methods:
+
+* ``send(message, related_id=None)``: write one message (or a list, for a
+  batch reply). ``related_id`` names the inbound request this message belongs
+  to, so HTTP can put it on that request's stream; stdio ignores it. The
+  session serialises calls to ``send``; a transport need not lock.
+* ``receive()``: block until the next message and return it (a list for a
+  batch), ``None`` once the peer has gone, or raise ``InvalidMessage`` for a
+  frame that failed to decode (the session answers it and reads on).
+* ``close()``: idempotent; must make a blocked ``receive()`` return ``None``.
+
+Optional: ``close_details() -> dict`` with ``exit_code``/``stderr_tail`` to
+enrich ``ConnectionClosed``; a writable ``protocol_version`` attribute (HTTP
+sends it as a header).
+"""
+import queue
+from typing import Optional, Protocol, Union
+
+from ..errors import INVALID_REQUEST, InvalidMessage
+from ..messages import Message, RequestId, decode, encode
+
+__all__ = ["Transport", "MemoryTransport", "memory_pair"]
+
+
+class Transport(Protocol):
+    def send(self, message: Union[Message, list], related_id: Optional[RequestId] = None) -> None: ...
+    def receive(self) -> Union[Message, list, None]: ...
+    def close(self) -> None: ...
+
+
+_CLOSED = object()
+
+
+class MemoryTransport:
+    """One end of an in-process link. Messages cross as JSON text, so tests
+    exercise the real encoder and decoder; ``sent`` records every line sent
+    when ``record=True``."""
+
+    def __init__(self, inbox: "queue.Queue", max_message_size: int = 0, record: bool = False):
+        self._inbox = inbox
+        self.peer: Optional["MemoryTransport"] = None
+        self.max_message_size = max_message_size
+        self.sent: Optional[list] = [] if record else None
+        self.closed = False
+
+    def send(self, message, related_id=None) -> None:
+        if self.closed or self.peer is None or self.peer.closed:
+            raise ConnectionError("memory transport is closed")
+        line = encode(message)
+        if self.sent is not None:
+            self.sent.append(line)
+        self.peer._inbox.put(line)
+
+    def send_raw(self, line: str) -> None:
+        """Deliver a raw frame to the peer (tests use this to send bad input)."""
+        self.peer._inbox.put(line)
+
+    def receive(self):
+        line = self._inbox.get()
+        if line is _CLOSED:
+            self._inbox.put(_CLOSED)       # stay closed for any later reader
+            return None
+        if self.max_message_size and len(line) > self.max_message_size:
+            raise InvalidMessage(INVALID_REQUEST, f"Invalid Request: message of {len(line)} bytes exceeds "
+                                                  f"the limit of {self.max_message_size}")
+        return decode(line)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._inbox.put(_CLOSED)
+            if self.peer is not None and not self.peer.closed:
+                self.peer.close()
+
+
+def memory_pair(max_message_size: int = 0, record: bool = False):
+    """Two linked transports: what one sends, the other receives."""
+    a = MemoryTransport(queue.Queue(), max_message_size, record)
+    b = MemoryTransport(queue.Queue(), max_message_size, record)
+    a.peer, b.peer = b, a
+    return a, b
