@@ -1,0 +1,194 @@
+"""The MCP client: handshake, one method per MCP request, answers to server requests.
+
+Rules:
+
+1. Entering the context manager connects and runs the handshake (initialize,
+   check the answered revision, notifications/initialized); leaving closes
+   the session and the transport (for stdio: the shutdown ladder).
+   Spec: basic/lifecycle.
+2. Each public method sends exactly one wire method, written literally in
+   its body, and refuses locally (``CapabilityNotSupported``) when the server
+   did not declare the capability it needs.
+3. Server→client requests are answered from one table in ``__init__``; a
+   request of a capability we did not declare gets -32601.
+4. The client is safe to share between threads: concurrent calls are matched
+   by id. It never uses an event loop, so it works inside one too.
+"""
+import logging
+import threading
+from typing import Callable, Optional, Sequence
+
+from . import lifecycle
+from .errors import MethodNotFoundError, UnsupportedProtocolVersion
+from .session import Session
+from .types import CallToolResult, Implementation, Tool
+
+log = logging.getLogger("mcp_ref.client")
+
+__all__ = ["Client"]
+
+DEFAULT_CLIENT_INFO = Implementation(name="mcp_ref", version="0.1.0")
+
+
+class Client:
+    """An MCP client over any transport (see ``Client.stdio`` for the common case).
+
+    Args:
+        transport: an object with ``send``/``receive``/``close``.
+        client_info: ``Implementation`` or dict for ``clientInfo``.
+        timeout: default seconds for every request.
+        init_timeout: seconds for ``initialize`` alone.
+        protocol_version: the revision to ask for (default: the latest).
+        ping_interval: ping the server this often (None: never).
+    """
+
+    def __init__(self, transport, *, client_info=None, timeout: float = 60.0, init_timeout: float = 10.0,
+                 protocol_version: str = lifecycle.LATEST_REVISION, ping_interval: Optional[float] = None,
+                 max_workers: int = 8, on_notification: Optional[Callable] = None):
+        if isinstance(client_info, dict):
+            client_info = Implementation.from_dict(client_info)
+        self.client_info = client_info or DEFAULT_CLIENT_INFO
+        self.transport = transport
+        self.timeout = timeout
+        self.init_timeout = init_timeout
+        self.requested_version = protocol_version
+        self.on_notification = on_notification
+        self.server_info: Optional[Implementation] = None
+        self.server_capabilities: dict = {}
+        self.protocol_version: Optional[str] = None
+        self.instructions: Optional[str] = None
+        self._tool_cache: dict = {}
+        self._lock = threading.Lock()
+        self.session = Session(transport, self._handle_request, self._handle_notification, timeout=timeout,
+                               max_workers=max_workers, ping_interval=ping_interval, name="mcp-client")
+        # Rule 3: one row per method the server may ask us, with our capability it needs.
+        self._request_handlers: dict = {}
+        self._notification_handlers: dict = {}
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def stdio(cls, argv: Sequence[str], *, env: Optional[dict] = None, cwd: Optional[str] = None,
+              on_stderr: Optional[Callable[[str], None]] = None, close_timeout: float = 2.0,
+              terminate_timeout: float = 2.0, **options) -> "Client":
+        """A client for a server spawned as a subprocess; use it as a context manager."""
+        from .transports.stdio import StdioClientTransport
+        transport = StdioClientTransport(argv, env=env, cwd=cwd, on_stderr=on_stderr,
+                                         close_timeout=close_timeout, terminate_timeout=terminate_timeout)
+        return cls(transport, **options)
+
+    def capabilities(self) -> dict:
+        """What this client declares. Spec: basic/lifecycle#capability-negotiation."""
+        return {}
+
+    # ------------------------------------------------------------------ lifecycle
+    def __enter__(self) -> "Client":
+        try:
+            self.connect()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def connect(self) -> "Client":
+        """Run the handshake. Raises UnsupportedProtocolVersion (after disconnecting),
+        RequestTimeout, ConnectionClosed or McpError."""
+        self.session.start()
+        result = self.session.request("initialize", {
+            "protocolVersion": self.requested_version,
+            "capabilities": self.capabilities(),
+            "clientInfo": self.client_info.to_dict(self.requested_version),
+        }, timeout=self.init_timeout)
+        version = result.get("protocolVersion")
+        if not lifecycle.is_supported(version):
+            self.close()
+            raise UnsupportedProtocolVersion(version, lifecycle.SUPPORTED_REVISIONS)
+        self.protocol_version = version
+        self.session.protocol_version = version
+        if hasattr(self.transport, "protocol_version"):
+            self.transport.protocol_version = version
+        self.server_capabilities = result.get("capabilities") or {}
+        self.server_info = Implementation.from_dict(result.get("serverInfo") or {"name": "", "version": ""})
+        self.instructions = result.get("instructions")
+        self.session.notify("notifications/initialized")
+        return self
+
+    def close(self) -> None:
+        """Close the session and the transport. Idempotent."""
+        self.session.close("client closed")
+
+    @property
+    def closed(self) -> bool:
+        return self.session.closed
+
+    def _require(self, path: str, what: str) -> None:
+        lifecycle.require_peer_capability(self.server_capabilities, path, what)
+
+    # ------------------------------------------------------------------ requests
+    def ping(self, timeout: Optional[float] = None) -> None:
+        """Spec: basic/utilities/ping."""
+        self.session.request("ping", timeout=timeout)
+
+    def list_tools_page(self, cursor: Optional[str] = None) -> tuple:
+        """One page of tools: ``(tools, next_cursor)``. Spec: server/tools#listing-tools."""
+        self._require("tools", "tools/list")
+        params = {"cursor": cursor} if cursor is not None else None
+        result = self.session.request("tools/list", params)
+        tools = [Tool.from_dict(t) for t in result.get("tools", [])]
+        with self._lock:
+            for tool in tools:
+                self._tool_cache[tool.name] = tool
+        return tools, result.get("nextCursor")
+
+    def list_tools(self) -> list:
+        """Every tool, following ``nextCursor`` to the last page."""
+        return _all_pages(self.list_tools_page)
+
+    def call_tool(self, name: str, arguments: Optional[dict] = None, *, timeout: Optional[float] = None,
+                  on_progress: Optional[Callable] = None, reset_timeout_on_progress: bool = False,
+                  max_total_timeout: Optional[float] = None) -> CallToolResult:
+        """Call a tool. A result with ``is_error`` is returned, not raised.
+
+        ``on_progress(progress, total, message)`` receives progress; with
+        ``reset_timeout_on_progress`` each progress notification restarts the
+        timeout, bounded by ``max_total_timeout``. Spec: server/tools#calling-tools.
+        """
+        self._require("tools", "tools/call")
+        params = {"name": name, "arguments": arguments or {}}
+        result = self.session.request("tools/call", params, timeout=timeout, on_progress=on_progress,
+                                      reset_timeout_on_progress=reset_timeout_on_progress,
+                                      max_total_timeout=max_total_timeout)
+        return CallToolResult.from_dict(result)
+
+    # ------------------------------------------------------------------ server → client
+    def _handle_request(self, ctx, method: str, params: dict) -> dict:
+        entry = self._request_handlers.get(method)
+        if entry is None:
+            raise MethodNotFoundError(f"Method not found: {method}")
+        handler, capability = entry
+        lifecycle.require_own_capability(self.capabilities(), capability, method)
+        return handler(ctx, params)
+
+    def _handle_notification(self, method: str, params: dict) -> None:
+        handler = self._notification_handlers.get(method)
+        if handler is not None:
+            handler(params)
+        if self.on_notification is not None:
+            self.on_notification(method, params)
+
+
+def _all_pages(fetch_page: Callable, limit: int = 10000) -> list:
+    """Follow cursors to the end; an empty or repeated cursor ends the walk with a warning."""
+    items, cursor, seen = [], None, set()
+    for _ in range(limit):
+        page, cursor = fetch_page(cursor)
+        items.extend(page)
+        if cursor is None:
+            return items
+        if cursor == "" or cursor in seen:
+            log.warning("server repeated pagination cursor %r; stopping", cursor)
+            return items
+        seen.add(cursor)
+    return items

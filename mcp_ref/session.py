@@ -1,0 +1,639 @@
+"""One end of an MCP connection: correlation, concurrency, cancellation, progress.
+
+The session is shared by Client and Server and knows no roles: methods are
+strings, params and results are dicts. It touches the outside world only
+through a transport (see ``transports``). Spec: basic/index,
+basic/lifecycle#timeouts, basic/utilities/cancellation,
+basic/utilities/progress, basic/utilities/ping.
+
+Rules:
+
+1. The thread that reads the transport only reads and routes. It settles the
+   waiters of responses, records progress and cancellations, and queues
+   everything else. It never runs user code and never writes while it holds
+   the reading role.
+2. Every outgoing request has a fresh integer id (never reused) and a
+   timeout. The waiting thread is its own timer: it waits on its waiter's
+   Event. On timeout it raises ``RequestTimeout`` and sends
+   ``notifications/cancelled``; a reply that arrives later is dropped.
+3. Incoming requests run on a bounded pool of handler threads, so many calls
+   are in flight both ways and a handler may itself send a request to the
+   peer and wait (replies are settled by the reader, which is never a
+   handler). A cancelled request gets no response.
+4. Progress callbacks and notification handlers (user code) run in wire
+   order on one ``mcp-notify`` thread.
+5. ``close`` fails every pending request once with ``ConnectionClosed``,
+   cancels every inbound request, and stops every thread it started. All
+   threads are daemons, so a script can always exit.
+6. Tables are touched under ``self._lock``; no user code and no I/O runs
+   under it. Writes are serialised by ``self._send_lock``.
+
+Theory of operation (why a leader/follower pool): handing each request from
+a reader thread to a worker costs a thread wake-up on every call, which
+roughly doubles round-trip latency over a pipe (``bench/``). Instead the
+pool's threads take turns being the reader ("leader"). When the leader reads
+a request, it passes the reading role to an idle thread (or starts one, up
+to ``max_workers``), then serves the request itself: the wake-up of the next
+reader happens in parallel with the work, not before it. When every thread
+is busy the leader keeps reading and queues requests in a backlog that
+finishing threads drain, so replies to our own outgoing requests are always
+read even while all handlers block. Small control replies (``ping``, errors
+for bad frames) that find the pool saturated go to a separate control
+thread, so ``ping`` is answered promptly whatever the handlers do.
+"""
+import itertools
+import logging
+import queue
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from . import lifecycle
+from .errors import (INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosed, InvalidMessage, McpError,
+                     RequestCancelled, RequestTimeout, SessionError)
+from .messages import ErrorObject, ErrorResponse, Notification, Request, RequestId, Response, is_request_id
+
+log = logging.getLogger("mcp_ref.session")
+
+ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
+DEFAULT_TIMEOUT = 60.0
+_STOP = object()
+
+
+@dataclass
+class _Waiter:
+    """A request we sent. The reader fills ``reply`` and sets ``done``; so do cancel and close."""
+    method: str
+    on_progress: Optional[ProgressCallback] = None
+    done: threading.Event = field(default_factory=threading.Event)
+    reply: Any = None
+    heard_at: float = field(default_factory=time.monotonic)
+
+    def settle(self, reply) -> None:
+        if not self.done.is_set():
+            self.reply = reply
+            self.done.set()
+
+
+class RequestContext:
+    """What a handler knows about the request it serves.
+
+    ``cancelled`` is a ``threading.Event`` set when the peer cancels the
+    request or the session closes; long handlers poll it or call
+    ``check_cancelled()``. ``report_progress`` is a no-op when the caller sent
+    no progress token. Spec: basic/utilities/progress, cancellation.
+    """
+
+    def __init__(self, session: "Session", request: Request):
+        self.session = session
+        self.request_id = request.id
+        self.method = request.method
+        self.params = request.params or {}
+        meta = self.params.get("_meta")
+        self.meta = meta if isinstance(meta, dict) else {}
+        token = self.meta.get("progressToken")
+        # Spec: a token is a string or an integer; echoed exactly as received.
+        self.progress_token = token if (isinstance(token, str) or
+                                        (isinstance(token, int) and not isinstance(token, bool))) else None
+        self.cancelled = threading.Event()
+        self.finished = False
+        self._last_progress: Optional[float] = None
+
+    def check_cancelled(self) -> None:
+        """Raise ``RequestCancelled`` when the request was cancelled."""
+        if self.cancelled.is_set():
+            raise RequestCancelled(f"request {self.request_id!r} ({self.method}) was cancelled")
+
+    def report_progress(self, progress: float, total: Optional[float] = None,
+                        message: Optional[str] = None) -> None:
+        """Send ``notifications/progress`` for this request.
+
+        Raises:
+            ValueError: ``progress`` did not increase (the spec requires it to).
+        """
+        if self.progress_token is None or self.finished:
+            return
+        if self._last_progress is not None and not progress > self._last_progress:
+            raise ValueError(f"progress must increase: {progress} after {self._last_progress}")
+        self._last_progress = progress
+        params = {"progressToken": self.progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        self.notify("notifications/progress", params)
+
+    def notify(self, method: str, params: Optional[dict] = None) -> None:
+        """Send a notification related to this request (HTTP puts it on this request's stream)."""
+        self.session.notify(method, params, related_id=self.request_id)
+
+    def request(self, method: str, params: Optional[dict] = None, **options) -> dict:
+        """Send a request to the peer on behalf of this request and wait for its result."""
+        return self.session.request(method, params, related_id=self.request_id, **options)
+
+
+class Pending:
+    """An outgoing request in flight: ``result()`` waits, ``cancel()`` abandons it."""
+
+    def __init__(self, session: "Session", request_id: int, waiter: _Waiter, timeout: float,
+                 reset_on_progress: bool, max_total: Optional[float]):
+        self.session, self.id, self._waiter = session, request_id, waiter
+        self._timeout, self._reset, self._max_total = timeout, reset_on_progress, max_total
+        self._start = time.monotonic()
+
+    def result(self) -> dict:
+        """Block until the reply. Raises McpError, RequestTimeout, RequestCancelled, ConnectionClosed."""
+        waiter = self._waiter
+        try:
+            while not waiter.done.is_set():
+                since = waiter.heard_at if self._reset else self._start
+                deadline = since + self._timeout
+                if self._max_total is not None:
+                    deadline = min(deadline, self._start + self._max_total)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    elapsed = time.monotonic() - self._start
+                    self.cancel(f"timed out after {elapsed:.3g} s")
+                    raise RequestTimeout(waiter.method, self._timeout)
+                waiter.done.wait(remaining)
+        except BaseException:
+            if not waiter.done.is_set():         # Ctrl-C in a script, for example
+                self.cancel("the caller stopped waiting")
+            raise
+        finally:
+            self.session._forget(self.id)
+        reply = waiter.reply
+        if isinstance(reply, Response):
+            return reply.result
+        if isinstance(reply, ErrorResponse):
+            error = reply.error
+            raise McpError.from_error({"code": error.code, "message": error.message, "data": error.data})
+        raise reply                               # a SessionError settled locally
+
+    def cancel(self, reason: Optional[str] = None) -> None:
+        """Abandon the request: the waiter fails with RequestCancelled and the peer
+        is sent ``notifications/cancelled`` (never for ``initialize``)."""
+        waiter = self._waiter
+        if waiter.done.is_set():
+            return
+        waiter.settle(RequestCancelled(f"{waiter.method} (id {self.id}) cancelled"
+                                       + (f": {reason}" if reason else "")))
+        self.session._forget(self.id)
+        if waiter.method != "initialize":
+            params = {"requestId": self.id}
+            if reason:
+                params["reason"] = reason
+            try:
+                self.session.notify("notifications/cancelled", params)
+            except SessionError:
+                pass
+
+
+class _Batch:
+    """Collects the replies to the requests of one inbound batch (2025-03-26)."""
+
+    def __init__(self, expected: int, replies: list):
+        self.expected, self.replies, self.lock = expected, replies, threading.Lock()
+
+    def add(self, reply) -> Optional[list]:
+        with self.lock:
+            if reply is not None:
+                self.replies.append(reply)
+            self.expected -= 1
+            return self.replies if self.expected == 0 else None
+
+
+class Session:
+    """One end of an MCP connection. See the module docstring for the rules.
+
+    Args:
+        transport: any object with ``send``/``receive``/``close``.
+        handle_request: ``fn(ctx, method, params) -> dict`` run on a handler
+            thread; raise ``McpError`` to answer an error.
+        handle_notification: ``fn(method, params)`` run on ``mcp-notify``.
+        timeout: default seconds for outgoing requests.
+        max_workers: most requests served at once.
+        context_class: the RequestContext subclass handed to ``handle_request``.
+        on_close: ``fn(session)`` called once, after pending requests failed.
+        ping_interval: when set, ping the peer this often; a missed ping closes.
+    """
+
+    def __init__(self, transport, handle_request: Callable, handle_notification: Optional[Callable] = None,
+                 *, timeout: float = DEFAULT_TIMEOUT, max_workers: int = 16, context_class=RequestContext,
+                 on_close: Optional[Callable] = None, ping_interval: Optional[float] = None, name: str = "mcp"):
+        self.transport = transport
+        self.default_timeout = timeout
+        self.protocol_version: Optional[str] = None   # set by Server/Client once negotiated
+        self.closed = False
+        self.close_error: Optional[ConnectionClosed] = None
+        self._handle_request = handle_request
+        self._handle_notification = handle_notification
+        self._context_class = context_class
+        self._on_close_cb = on_close
+        self._name = name
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._send_lock = threading.Lock()
+        self._outbound: dict = {}              # id -> _Waiter (requests we sent)
+        self._inbound: dict = {}               # id -> RequestContext (requests we serve)
+        # The leader/follower pool.
+        self._pool = threading.Condition(threading.Lock())
+        self._max_threads = max(1, max_workers) + 1   # handlers + the one reading
+        self._threads: list = []
+        self._idle = 0
+        self._leading = False
+        self._reading_done = False
+        self._backlog: deque = deque()
+        self._notices: Optional[queue.Queue] = None
+        self._control: Optional[queue.Queue] = None
+        self._helpers: list = []
+        self._closed_event = threading.Event()
+        self._ping_interval = ping_interval
+        self._started = False
+
+    # ------------------------------------------------------------------ public API
+    def start(self) -> "Session":
+        """Start reading. Call once, after the handlers are in place."""
+        with self._pool:
+            if self._started:
+                return self
+            self._started = True
+            self._spawn_locked()
+        if self._ping_interval:
+            self._start_helper("keepalive", self._keepalive)
+        return self
+
+    def request(self, method: str, params: Optional[dict] = None, *, timeout: Optional[float] = None,
+                on_progress: Optional[ProgressCallback] = None, reset_timeout_on_progress: bool = False,
+                max_total_timeout: Optional[float] = None, related_id: Optional[RequestId] = None) -> dict:
+        """Send a request and block until its result.
+
+        A progress token (the request id) is attached when ``on_progress`` is
+        given or ``reset_timeout_on_progress`` is asked for: without a token
+        the peer could never reset the timeout.
+
+        Raises:
+            McpError: the peer answered an error (the subclass for its code).
+            RequestTimeout: no reply within ``timeout`` (a cancellation was sent).
+            ConnectionClosed: the connection closed before the reply.
+        """
+        return self.start_request(method, params, timeout=timeout, on_progress=on_progress,
+                                  reset_timeout_on_progress=reset_timeout_on_progress,
+                                  max_total_timeout=max_total_timeout, related_id=related_id).result()
+
+    def start_request(self, method: str, params: Optional[dict] = None, *, timeout: Optional[float] = None,
+                      on_progress: Optional[ProgressCallback] = None, reset_timeout_on_progress: bool = False,
+                      max_total_timeout: Optional[float] = None,
+                      related_id: Optional[RequestId] = None) -> Pending:
+        """Send a request and return a ``Pending`` handle without waiting."""
+        request_id = next(self._ids)
+        waiter = _Waiter(method, on_progress)
+        if on_progress is not None or reset_timeout_on_progress:
+            params = dict(params or {})
+            params["_meta"] = {**(params.get("_meta") or {}), "progressToken": request_id}
+        with self._lock:
+            if self.closed:
+                raise self._closed_error()
+            self._outbound[request_id] = waiter
+        try:
+            self._send(Request(request_id, method, params), related_id)
+        except BaseException:
+            self._forget(request_id)
+            raise
+        return Pending(self, request_id, waiter, self.default_timeout if timeout is None else timeout,
+                       reset_timeout_on_progress, max_total_timeout)
+
+    def notify(self, method: str, params: Optional[dict] = None, *, related_id: Optional[RequestId] = None) -> None:
+        """Send a notification. Raises ConnectionClosed when closed."""
+        self._send(Notification(method, params), related_id)
+
+    def ping(self, timeout: Optional[float] = None) -> None:
+        """Spec: basic/utilities/ping. Raises RequestTimeout or ConnectionClosed."""
+        self.request("ping", timeout=timeout)
+
+    def close(self, reason: str = "session closed") -> None:
+        """Fail what is pending, stop the threads, close the transport. Idempotent."""
+        self._on_close(reason)
+        me = threading.current_thread()
+        for thread in list(self._threads) + self._helpers:
+            if thread is not me:
+                thread.join(timeout=2.0)
+                if thread.is_alive():
+                    log.warning("%s thread %s did not stop (a handler ignores cancellation)",
+                                self._name, thread.name)
+
+    def wait_closed(self, timeout: Optional[float] = None) -> bool:
+        """Block until the session has closed (the peer went away or close() ran)."""
+        return self._closed_event.wait(timeout)
+
+    @property
+    def in_flight(self) -> int:
+        with self._lock:
+            return len(self._inbound)
+
+    # ------------------------------------------------------------------ writing
+    def _send(self, message, related_id=None) -> None:
+        if self.closed:
+            raise self._closed_error()
+        try:
+            with self._send_lock:
+                self.transport.send(message, related_id)
+        except SessionError:
+            raise
+        except Exception as exc:                 # broken pipe, closed socket
+            self._on_close(f"send failed: {exc}")
+            raise self._closed_error() from exc
+
+    def _closed_error(self) -> ConnectionClosed:
+        return self.close_error or ConnectionClosed("session closed")
+
+    def _forget(self, request_id) -> None:
+        with self._lock:
+            self._outbound.pop(request_id, None)
+
+    # ------------------------------------------------------------------ the pool
+    def _spawn_locked(self) -> None:
+        index = len(self._threads)
+        thread = threading.Thread(target=self._pool_loop, name=f"{self._name}-worker-{index}", daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def _start_helper(self, role: str, target) -> None:
+        thread = threading.Thread(target=target, name=f"{self._name}-{role}", daemon=True)
+        self._helpers.append(thread)
+        thread.start()
+
+    def _pool_loop(self) -> None:
+        while True:
+            with self._pool:
+                while True:
+                    if self.closed and not self._backlog:
+                        return
+                    if not self._leading and not self._reading_done:
+                        self._leading = True       # reading first: replies must always be read
+                        job = None
+                        break
+                    if self._backlog:
+                        job = self._backlog.popleft()
+                        break
+                    if self._reading_done:
+                        return
+                    self._idle += 1
+                    self._pool.wait()
+                    self._idle -= 1
+            if job is None:
+                job = self._lead()
+                if job is None:
+                    return
+            job()
+
+    def _lead(self):
+        """Read and route until a message needs a thread of its own; return that job."""
+        reason = "the peer closed the connection"
+        while True:
+            try:
+                message = self.transport.receive()
+            except InvalidMessage as bad:
+                job = self._reply_job(ErrorResponse(bad.id, ErrorObject(bad.code, bad.message)))
+            except Exception as exc:              # the transport broke
+                reason = f"transport failed: {exc}"
+                break
+            else:
+                if message is None:
+                    break
+                job = self._route(message)
+            if job is None:
+                continue
+            with self._pool:
+                if self._idle or len(self._threads) < self._max_threads:
+                    self._leading = False          # hand the reading role on, then work
+                    if self._idle:
+                        self._pool.notify()
+                    else:
+                        self._spawn_locked()
+                    return job
+                if getattr(job, "control", False):
+                    self._control_put(job)
+                else:
+                    self._backlog.append(job)      # all busy: keep reading
+        with self._pool:
+            self._reading_done = True
+            self._leading = False
+            self._pool.notify_all()
+        self._on_close(reason)
+        return None
+
+    def _control_put(self, job) -> None:
+        if self._control is None:
+            self._control = queue.Queue()
+            self._start_helper("control", lambda: self._drain(self._control, lambda j: j()))
+        self._control.put(job)
+
+    def _drain(self, q: "queue.Queue", run) -> None:
+        while True:
+            item = q.get()
+            if item is _STOP:
+                return
+            try:
+                run(item)
+            except Exception:
+                log.exception("%s: callback failed", self._name)
+
+    def _reply_job(self, reply, batch: Optional[_Batch] = None):
+        def job():
+            self._reply(reply, None, batch)
+        job.control = True
+        return job
+
+    # ------------------------------------------------------------------ routing (reader only)
+    def _route(self, message):
+        """Route one message; return a job when it needs a thread, else None."""
+        if isinstance(message, list):
+            return self._route_batch(message)
+        if isinstance(message, Request):
+            return self._on_request(message)
+        if isinstance(message, (Response, ErrorResponse)):
+            self._on_response(message)
+            return None
+        if message.method == "notifications/cancelled":
+            self._on_cancelled(message.params or {})
+        elif message.method == "notifications/progress":
+            self._on_progress(message.params or {})
+        else:
+            self._notice(self._call_notification_handler, message)
+        return None
+
+    def _route_batch(self, items: list):
+        if not lifecycle.batches_allowed(self.protocol_version):
+            return self._reply_job(ErrorResponse(None, ErrorObject(
+                INVALID_REQUEST, f"Invalid Request: JSON-RPC batches are not supported in protocol revision "
+                                 f"{self.protocol_version or '(not negotiated)'}")))
+        replies = [ErrorResponse(b.id, ErrorObject(b.code, b.message)) for b in items
+                   if isinstance(b, InvalidMessage)]
+        requests = [m for m in items if isinstance(m, Request)]
+        batch = _Batch(len(requests), replies)
+        for message in items:
+            if not isinstance(message, (Request, InvalidMessage)):
+                self._route(message)
+        if not requests:
+            return self._reply_job(replies) if replies else None
+        jobs = [self._on_request(request, batch) for request in requests]
+        jobs = [job for job in jobs if job is not None]
+        if not jobs:
+            return None
+
+        def run_all():
+            for job in jobs:
+                job()
+        return run_all
+
+    def _on_request(self, request: Request, batch: Optional[_Batch] = None):
+        if request.method == "ping":               # Spec: basic/utilities/ping: answer promptly
+            return self._reply_job(Response(request.id, {}), batch)
+        ctx = self._context_class(self, request)
+        with self._lock:
+            if request.id in self._inbound:
+                duplicate = True
+            else:
+                duplicate = False
+                self._inbound[request.id] = ctx
+        if duplicate:
+            return self._reply_job(ErrorResponse(request.id, ErrorObject(
+                INVALID_REQUEST, f"Invalid Request: id {request.id!r} is already in use")), batch)
+        return lambda: self._serve(ctx, request, batch)
+
+    def _on_response(self, message) -> None:
+        request_id = message.id
+        if isinstance(request_id, str) and request_id.isdigit():
+            request_id = int(request_id)           # a peer that echoes our ids as strings
+        with self._lock:
+            waiter = self._outbound.pop(request_id, None)
+        if waiter is None:
+            log.debug("%s: dropped a reply to unknown or abandoned id %r", self._name, message.id)
+            return
+        waiter.settle(message)
+
+    def _on_cancelled(self, params: dict) -> None:
+        """Spec: basic/utilities/cancellation: unknown, late or malformed cancels are ignored;
+        initialize is never cancelled."""
+        request_id = params.get("requestId")
+        if not is_request_id(request_id):
+            return
+        with self._lock:
+            ctx = self._inbound.get(request_id)
+        if ctx is not None and ctx.method != "initialize":
+            ctx.cancelled.set()
+
+    def _on_progress(self, params: dict) -> None:
+        token = params.get("progressToken")
+        if not is_request_id(token):
+            return
+        with self._lock:
+            waiter = self._outbound.get(token)
+        if waiter is None:
+            return
+        waiter.heard_at = time.monotonic()
+        if waiter.on_progress is not None:
+            self._notice(_call_progress, (waiter, params))
+
+    def _notice(self, run, item) -> None:
+        if self._notices is None:
+            self._notices = queue.Queue()
+            self._start_helper("notify", lambda q=self._notices: self._drain(q, lambda it: it[0](it[1])))
+        self._notices.put((run, item))
+
+    def _call_notification_handler(self, message: Notification) -> None:
+        if self._handle_notification is not None:
+            self._handle_notification(message.method, message.params or {})
+
+    # ------------------------------------------------------------------ serving (handler threads)
+    def _serve(self, ctx: RequestContext, request: Request, batch: Optional[_Batch] = None) -> None:
+        try:
+            reply = Response(request.id, self._handle_request(ctx, request.method, request.params or {}))
+        except RequestCancelled:
+            reply = None
+        except McpError as exc:
+            reply = ErrorResponse(request.id, ErrorObject(exc.code, exc.message, exc.data))
+        except Exception:
+            log.exception("%s: handler for %s (id %r) failed", self._name, request.method, request.id)
+            reply = ErrorResponse(request.id, ErrorObject(INTERNAL_ERROR, "Internal error"))
+        finally:
+            ctx.finished = True
+            with self._lock:
+                self._inbound.pop(request.id, None)
+        if ctx.cancelled.is_set():                 # Spec: receivers SHOULD NOT respond
+            reply = None
+        self._reply(reply, request.id, batch)
+
+    def _reply(self, reply, related_id, batch: Optional[_Batch]) -> None:
+        if batch is not None:
+            reply = batch.add(reply)
+            if not reply:
+                return
+        if reply is None or self.closed:
+            return
+        try:
+            self._send(reply, related_id)
+        except SessionError:
+            pass
+
+    # ------------------------------------------------------------------ closing
+    def _on_close(self, reason: str) -> None:
+        with self._lock:
+            if self.closed:
+                return
+            details = {}
+            getter = getattr(self.transport, "close_details", None)
+            self.closed = True
+            outbound, self._outbound = self._outbound, {}
+            inbound = list(self._inbound.values())
+        if getter is not None:
+            try:
+                details = getter() or {}
+            except Exception:
+                details = {}
+        self.close_error = ConnectionClosed(reason, exit_code=details.get("exit_code"),
+                                            stderr_tail=details.get("stderr_tail", ""))
+        for waiter in outbound.values():
+            waiter.settle(self.close_error)
+        for ctx in inbound:
+            ctx.cancelled.set()
+        with self._pool:
+            self._reading_done = True
+            self._pool.notify_all()
+        for q in (self._notices, self._control):
+            if q is not None:
+                q.put(_STOP)
+        try:
+            self.transport.close()
+        except Exception:
+            log.debug("%s: transport close failed", self._name, exc_info=True)
+        self._closed_event.set()
+        if self._on_close_cb is not None:
+            try:
+                self._on_close_cb(self)
+            except Exception:
+                log.exception("%s: on_close callback failed", self._name)
+
+    def _keepalive(self) -> None:
+        """Spec: basic/utilities/ping: a peer that does not answer may be disconnected."""
+        while not self._closed_event.wait(self._ping_interval):
+            try:
+                self.ping(timeout=self._ping_interval)
+            except RequestTimeout:
+                log.warning("%s: the peer did not answer ping; closing", self._name)
+                self._on_close("the peer did not answer ping")
+                return
+            except McpError:
+                continue                            # an answer, even an error, proves liveness
+            except SessionError:
+                return
+
+
+def _call_progress(item) -> None:
+    waiter, params = item
+    if waiter.done.is_set():
+        return                                     # nothing after the request completed
+    waiter.on_progress(params.get("progress"), params.get("total"), params.get("message"))
