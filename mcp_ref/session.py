@@ -70,6 +70,7 @@ class _Waiter:
     done: threading.Event = field(default_factory=threading.Event)
     reply: Any = None
     heard_at: float = field(default_factory=time.monotonic)
+    ordered: bool = False          # settle after queued progress callbacks (see _on_response)
 
     def settle(self, reply) -> None:
         if not self.done.is_set():
@@ -290,6 +291,8 @@ class Session:
         """Send a request and return a ``Pending`` handle without waiting."""
         request_id = next(self._ids)
         waiter = _Waiter(method, on_progress)
+        # From a callback on the notify thread, ordering would wait on ourselves.
+        waiter.ordered = on_progress is not None and threading.current_thread().name != f"{self._name}-notify"
         if on_progress is not None or reset_timeout_on_progress:
             params = dict(params or {})
             params["_meta"] = {**(params.get("_meta") or {}), "progressToken": request_id}
@@ -513,7 +516,12 @@ class Session:
         if waiter is None:
             log.debug("%s: dropped a reply to unknown or abandoned id %r", self._name, message.id)
             return
-        waiter.settle(message)
+        if waiter.ordered and self._notices is not None:
+            # Settle after the progress callbacks already queued, so the caller
+            # has seen every progress notification by the time it has the result.
+            self._notice(lambda w: w.settle(message), waiter)
+        else:
+            waiter.settle(message)
 
     def _on_cancelled(self, params: dict) -> None:
         """Spec: basic/utilities/cancellation: unknown, late or malformed cancels are ignored;
@@ -635,5 +643,5 @@ class Session:
 def _call_progress(item) -> None:
     waiter, params = item
     if waiter.done.is_set():
-        return                                     # nothing after the request completed
+        return                                     # abandoned (timeout, cancel, close)
     waiter.on_progress(params.get("progress"), params.get("total"), params.get("message"))
