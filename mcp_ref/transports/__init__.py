@@ -22,7 +22,7 @@ from typing import Optional, Protocol, Union
 from ..errors import INVALID_REQUEST, InvalidMessage
 from ..messages import Message, RequestId, decode, encode
 
-__all__ = ["Transport", "MemoryTransport", "memory_pair"]
+__all__ = ["Transport", "MemoryTransport", "memory_pair", "TapTransport"]
 
 
 class Transport(Protocol):
@@ -82,3 +82,35 @@ def memory_pair(max_message_size: int = 0, record: bool = False):
     b = MemoryTransport(queue.Queue(), max_message_size, record)
     a.peer, b.peer = b, a
     return a, b
+
+
+class TapTransport:
+    """Wraps a transport and shows every message to ``tap(direction, message)``,
+    direction ``"send"`` or ``"receive"`` (the demo's transcript and the
+    tests' schema checks use it). Everything else is delegated."""
+
+    def __init__(self, inner, tap):
+        self.inner = inner
+        self.tap = tap
+
+    def send(self, message, related_id=None) -> None:
+        self.tap("send", message)
+        self.inner.send(message, related_id)
+
+    def receive(self):
+        message = self.inner.receive()
+        if message is not None:
+            self.tap("receive", message)
+        return message
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def __setattr__(self, name, value):
+        if name in ("inner", "tap"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.inner, name, value)
