@@ -1,0 +1,181 @@
+"""The dependency direction of the package, checked by parsing every module.
+
+Only imports that run when a module is imported count (module level, class
+bodies, ``if``/``try`` blocks at module level); imports inside functions are
+allowed anywhere, and so are imports under ``if TYPE_CHECKING:``. Each layer
+may import only the layers of its row; a new module needs a row here.
+"""
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = "mcp_ref"
+ANYTHING = None
+
+ALLOWED = {
+    "errors": set(),
+    "messages": {"errors"},
+    "types": {"errors", "messages", "types"},
+    "lifecycle": {"errors", "messages", "types"},
+    "signature": {"errors"},
+    "uritemplate": {"errors"},
+    "transports": {"errors", "messages", "transports"},
+    "auth": {"errors", "messages"},
+    "session": {"errors", "messages", "lifecycle"},
+    "server": {"session", "lifecycle", "types", "signature", "uritemplate", "errors", "messages", "transports"},
+    "client": {"session", "lifecycle", "types", "errors", "messages", "transports"},
+    "host": ANYTHING,
+    "__main__": ANYTHING,
+    "examples": ANYTHING,
+    "__init__": ANYTHING,           # the package itself re-exports the public API
+}
+# HTTP transports also need the negotiated-revision rules and the OAuth helpers.
+HTTP_TRANSPORT_EXTRA = {"lifecycle", "auth"}
+OPTIONAL = {"jsonschema", "requests", "sseclient"}
+
+
+def _modules():
+    return sorted((ROOT / PACKAGE).rglob("*.py"))
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _exists(module: str) -> bool:
+    base = ROOT.joinpath(*module.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _import_time_imports(tree: ast.Module) -> list:
+    """Import statements that run when the module is imported."""
+    found = []
+
+    def visit(nodes):
+        for node in nodes:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                found.append(node)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            elif isinstance(node, ast.If) and _is_type_checking(node.test):
+                visit(node.orelse)
+            else:
+                for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    visit(getattr(node, name, None) or [])
+    visit(tree.body)
+    return found
+
+
+def _targets(node, module: str, is_package: bool) -> list:
+    """Absolute names of what ``node`` imports (a submodule when ``from . import x`` names one)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if node.level == 0:
+        base = node.module or ""
+    else:
+        package = module.split(".") if is_package else module.split(".")[:-1]
+        package = package[:len(package) - (node.level - 1)]
+        base = ".".join(package + ([node.module] if node.module else []))
+    names = []
+    for alias in node.names:
+        candidate = f"{base}.{alias.name}"
+        if base == PACKAGE or (base.startswith(PACKAGE + ".") and _exists(candidate)):
+            names.append(candidate)     # a submodule, or a name taken from the package root
+        else:
+            names.append(base)
+    return names
+
+
+def _imports():
+    """``(module, lineno, imported name)`` for every import-time import of the package."""
+    rows = []
+    for path in _modules():
+        module = _module_name(path)
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in _import_time_imports(tree):
+            for target in _targets(node, module, path.name == "__init__.py"):
+                rows.append((module, node.lineno, target))
+    return rows
+
+
+def _allowed(module: str):
+    layer = _layer(module)
+    allowed = ALLOWED[layer]
+    if allowed is not ANYTHING and layer == "transports" and any(
+            word in module.rsplit(".", 1)[-1] for word in ("http", "sse")):
+        allowed = allowed | HTTP_TRANSPORT_EXTRA
+    return allowed
+
+
+def test_every_module_has_a_row():
+    unknown = sorted({_layer(_module_name(p)) for p in _modules()} - set(ALLOWED))
+    assert not unknown, f"add a row for {unknown} to ALLOWED in tests/test_layering.py (who may it import?)"
+
+
+def test_imports_follow_the_layer_table():
+    problems = []
+    for module, line, target in _imports():
+        if not (target == PACKAGE or target.startswith(PACKAGE + ".")):
+            continue
+        allowed = _allowed(module) if _layer(module) in ALLOWED else ANYTHING
+        if allowed is ANYTHING:
+            continue
+        if _layer(target) not in allowed and _layer(target) != _layer(module):
+            problems.append(f"{module}:{line} imports {target} (layer {_layer(module)!r} may import "
+                            f"{sorted(allowed) or 'nothing from the package'})")
+    assert not problems, "layering violations (move the import into the function that needs it):\n" + \
+        "\n".join(problems)
+
+
+def test_optional_packages_are_imported_lazily():
+    eager = [f"{module}:{line} imports {target}" for module, line, target in _imports()
+             if target.split(".")[0] in OPTIONAL]
+    assert not eager, "import these inside the function that needs them:\n" + "\n".join(eager)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="sys.stdlib_module_names needs Python 3.10")
+def test_import_time_imports_are_stdlib_only():
+    stdlib = set(sys.stdlib_module_names)
+    foreign = [f"{module}:{line} imports {target}" for module, line, target in _imports()
+               if target.split(".")[0] not in stdlib and target.split(".")[0] != PACKAGE]
+    assert not foreign, "the package must import with the standard library alone:\n" + "\n".join(foreign)
+
+
+def test_the_checker_sees_violations(tmp_path):
+    """The parser finds imports at module level, in class bodies and try blocks, and
+    skips functions and TYPE_CHECKING blocks."""
+    source = (
+        "import os\n"
+        "from typing import TYPE_CHECKING\n"
+        "try:\n    import json\nexcept ImportError:\n    json = None\n"
+        "class A:\n    from . import errors\n"
+        "def f():\n    import requests\n"
+        "if TYPE_CHECKING:\n    from .server import Server\n"
+    )
+    nodes = _import_time_imports(ast.parse(source))
+    names = [t for node in nodes for t in _targets(node, "mcp_ref.session", False)]
+    assert names == ["os", "typing", "json", "mcp_ref.errors"]
+    assert _targets(ast.parse("from ..messages import encode").body[0], "mcp_ref.transports.stdio", False) == \
+        ["mcp_ref.messages"]
+    assert _targets(ast.parse("from . import stdio").body[0], "mcp_ref.transports", True) == \
+        ["mcp_ref.transports.stdio"]
+    assert _targets(ast.parse("from mcp_ref import Server").body[0], "mcp_ref.client", False) == \
+        ["mcp_ref.Server"]
+    assert _allowed("mcp_ref.transports.http_client") >= {"lifecycle"}
+    assert "lifecycle" not in _allowed("mcp_ref.transports.stdio")
