@@ -1,4 +1,4 @@
-"""Shared test helpers and fixtures.
+"""Shared test fixtures and checks.
 
 * ``spec_path()`` / ``spec_dir`` / ``schema_for(revision)``: the official
   specification folder, one sub-folder per revision holding ``schema.json``.

@@ -1,4 +1,4 @@
-"""Self-tests of the ``wire_validator`` helper (tests/conftest.py), per revision,
+"""Self-tests of the ``wire_validator`` fixture (tests/conftest.py), per revision,
 and one real client/server transcript validated against every revision."""
 import json
 
