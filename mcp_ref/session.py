@@ -59,6 +59,7 @@ log = logging.getLogger("mcp_ref.session")
 
 ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
 DEFAULT_TIMEOUT = 60.0
+MAX_TOTAL_FACTOR = 10      # hard cap on a progress-extended wait, in multiples of its timeout
 _STOP = object()
 
 
@@ -122,8 +123,8 @@ class RequestContext:
         params = {"progressToken": self.progress_token, "progress": progress}
         if total is not None:
             params["total"] = total
-        if message is not None:
-            params["message"] = message
+        if message is not None and lifecycle.at_least(self.session.protocol_version, "2025-03-26"):
+            params["message"] = message            # the field arrived in 2025-03-26
         self.notify("notifications/progress", params)
 
     def notify(self, method: str, params: Optional[dict] = None) -> None:
@@ -305,8 +306,11 @@ class Session:
         except BaseException:
             self._forget(request_id)
             raise
-        return Pending(self, request_id, waiter, self.default_timeout if timeout is None else timeout,
-                       reset_timeout_on_progress, max_total_timeout)
+        timeout = self.default_timeout if timeout is None else timeout
+        if reset_timeout_on_progress and max_total_timeout is None:
+            # Spec: basic/lifecycle#timeouts: always enforce a maximum, even with progress.
+            max_total_timeout = timeout * MAX_TOTAL_FACTOR
+        return Pending(self, request_id, waiter, timeout, reset_timeout_on_progress, max_total_timeout)
 
     def notify(self, method: str, params: Optional[dict] = None, *, related_id: Optional[RequestId] = None) -> None:
         """Send a notification. Raises ConnectionClosed when closed."""
@@ -532,6 +536,8 @@ class Session:
         with self._lock:
             ctx = self._inbound.get(request_id)
         if ctx is not None and ctx.method != "initialize":
+            log.debug("%s: peer cancelled %s (id %r): %s", self._name, ctx.method, request_id,
+                      params.get("reason", "no reason given"))
             ctx.cancelled.set()
 
     def _on_progress(self, params: dict) -> None:
