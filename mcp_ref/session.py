@@ -101,6 +101,7 @@ class RequestContext:
                                         (isinstance(token, int) and not isinstance(token, bool))) else None
         self.cancelled = threading.Event()
         self.finished = False
+        self._nested: set = set()          # Pending requests sent on behalf of this one
         self._last_progress: Optional[float] = None
 
     def check_cancelled(self) -> None:
@@ -132,8 +133,40 @@ class RequestContext:
         self.session.notify(method, params, related_id=self.request_id)
 
     def request(self, method: str, params: Optional[dict] = None, **options) -> dict:
-        """Send a request to the peer on behalf of this request and wait for its result."""
-        return self.session.request(method, params, related_id=self.request_id, **options)
+        """Send a request to the peer on behalf of this request and wait for its result.
+
+        When this request is cancelled (by the peer, or by close) while the
+        nested one is in flight, the nested one is cancelled too: the waiter
+        is settled by whoever cancels (no I/O there), and this thread sends
+        ``notifications/cancelled`` for it and raises ``RequestCancelled``.
+        """
+        self.check_cancelled()
+        pending = self.session.start_request(method, params, related_id=self.request_id, **options)
+        with self.session._lock:
+            self._nested.add(pending)
+        if self.cancelled.is_set():
+            self._abandon_nested()
+        try:
+            return pending.result()
+        except RequestCancelled:
+            if self.cancelled.is_set():
+                try:
+                    self.session.notify("notifications/cancelled", {
+                        "requestId": pending.id, "reason": f"the {self.method} request it serves was cancelled"})
+                except SessionError:
+                    pass
+            raise
+        finally:
+            with self.session._lock:
+                self._nested.discard(pending)
+
+    def _abandon_nested(self) -> None:
+        """Settle the waiters of nested requests with RequestCancelled (no I/O; any thread)."""
+        with self.session._lock:
+            nested = list(self._nested)
+        for pending in nested:
+            pending._waiter.settle(RequestCancelled(f"{pending._waiter.method} (id {pending.id}) cancelled: "
+                                                    f"the {self.method} request it serves was cancelled"))
 
 
 class Pending:
@@ -539,6 +572,7 @@ class Session:
             log.debug("%s: peer cancelled %s (id %r): %s", self._name, ctx.method, request_id,
                       params.get("reason", "no reason given"))
             ctx.cancelled.set()
+            ctx._abandon_nested()
 
     def _on_progress(self, params: dict) -> None:
         token = params.get("progressToken")
