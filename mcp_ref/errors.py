@@ -13,7 +13,8 @@ Two families, so a caller can always tell whose fault a failure is:
 and the id (when readable) so the receiver can answer it.
 
 This module does no I/O. Spec: basic/index#responses (error codes),
-server/resources#error-handling (-32002), client/elicitation (-32042).
+server/resources#error-handling (-32002), client/elicitation (-32042),
+client/sampling#error-handling (-1).
 """
 from typing import Any, Optional
 
@@ -26,6 +27,7 @@ INTERNAL_ERROR = -32603
 # MCP codes.
 RESOURCE_NOT_FOUND = -32002
 URL_ELICITATION_REQUIRED = -32042
+USER_REJECTED = -1               # client/sampling#error-handling: "User rejected sampling request"
 
 
 class McpError(Exception):
@@ -103,6 +105,12 @@ class UrlElicitationRequiredError(McpError):
         return list(data.get("elicitations") or [])
 
 
+class UserRejectedError(McpError):
+    """Spec: client/sampling#error-handling: the user (or the client's approval
+    hook) rejected a request from the server. Code -1."""
+    code = USER_REJECTED
+
+
 class SessionError(Exception):
     """A local condition: nothing was answered by the peer."""
 
@@ -142,6 +150,10 @@ class RequestCancelled(SessionError):
 
 class CapabilityNotSupported(SessionError):
     """The other side did not declare the capability this needs."""
+
+
+class ApprovalDenied(SessionError):
+    """The client's approval hook denied a tool call; nothing was sent."""
 
 
 class UnsupportedProtocolVersion(SessionError):
