@@ -1,0 +1,557 @@
+"""Streamable HTTP client transport, on requests and sseclient-py (imported lazily).
+
+Spec: basic/transports#streamable-http, #sending-messages-to-the-server,
+#listening-for-messages-from-the-server, #resumability-and-redelivery,
+#session-management, #protocol-version-header.
+
+Rules:
+
+1. Every message is its own POST with ``Accept: application/json,
+   text/event-stream``, the ``Mcp-Session-Id`` once assigned and the
+   ``MCP-Protocol-Version`` once negotiated. Notifications and responses are
+   POSTed on the caller's thread (202 is expected; an error raises there and
+   order is kept). A request is POSTed on a pool thread (``mcp-http-post-N``),
+   because its answer may take as long as the server's handler, and its
+   answer (one JSON body or an SSE stream) is read on that thread into the
+   inbox ``receive()`` reads. ``initialize`` is sent on the caller's thread,
+   so an HTTP failure raises from the handshake (and auto-detection can fall
+   back to the legacy transport).
+2. Right after ``notifications/initialized`` is sent, the standalone GET
+   stream is opened (``mcp-http-get``), and ``send`` returns once its status
+   is known: 200 is a stream, anything else (405 included) means none.
+3. Every SSE event id is remembered (bounded); an event seen before is
+   dropped, so a replay after a reconnect delivers each message once.
+4. A broken stream, or a POST stream that ended before its response, is
+   resumed with GET + ``Last-Event-ID`` after the ``retry`` the server sent on
+   that stream (``default_retry`` otherwise), giving up after
+   ``max_reconnects`` consecutive failures. A disconnect is never a
+   cancellation: nothing is sent to the server about it.
+5. 404 to a request carrying a session id means the session expired. With
+   ``on_session_expired="reinitialize"`` (default) the transport redoes the
+   handshake with the ``initialize`` the client sent, then
+   ``notifications/initialized`` and the GET stream, and retries the request
+   once; with ``"raise"`` it fails with ``SessionExpired`` from then on.
+6. Failures are typed: ``HttpError`` (``.status``, ``.body``) for an HTTP error
+   or an unusable answer, ``SessionExpired`` for 404 with a session id. A
+   request that fails on a pool thread is failed in the bound session
+   (``transport.session``, set by ``Client.http``) with that exception, or,
+   unbound, answered locally with a JSON-RPC error carrying ``httpStatus``.
+7. ``close()`` shuts the GET stream's connection, sends DELETE (about 1 s at
+   most), shuts every other open stream and joins every thread it started.
+"""
+import collections
+import itertools
+import logging
+import queue
+import socket
+import threading
+from typing import Optional
+
+from .. import lifecycle
+from ..errors import INTERNAL_ERROR, ConnectionClosed, InvalidMessage, SessionError, require
+from ..messages import ErrorObject, ErrorResponse, Notification, Request, Response, decode, encode
+
+log = logging.getLogger("mcp_ref.http")
+
+__all__ = ["StreamableHttpTransport", "HttpError", "SessionExpired"]
+
+ACCEPT = "application/json, text/event-stream"
+CLOSED = object()              # inbox sentinel (shared with sse_client)
+
+
+class HttpError(SessionError):
+    """An HTTP failure: an error status (``.status``), an unusable answer or no answer at all
+    (``.status`` None). ``.body`` holds the start of the response body."""
+
+    def __init__(self, message: str, *, status: Optional[int] = None, body: str = "", url: str = ""):
+        super().__init__(message)
+        self.status, self.body, self.url = status, body, url
+
+
+class SessionExpired(HttpError):
+    """The server answered 404 to a request carrying our session id (``.session_id``): the
+    session is gone."""
+
+    session_id: Optional[str] = None
+
+
+def http_error(response, what: str, cls=HttpError) -> HttpError:
+    """A typed error for a response with an error status, naming the JSON-RPC error when there is one."""
+    try:
+        body = response.text[:2000]
+    except Exception:
+        body = ""
+    detail = ""
+    try:
+        error = response.json().get("error") or {}
+        detail = error.get("message") or ""
+    except Exception:
+        detail = body[:200].strip()
+    message = f"{what}: HTTP {response.status_code} {response.reason or ''}".rstrip()
+    return cls(message + (f": {detail}" if detail else ""), status=response.status_code, body=body,
+               url=str(response.url))
+
+
+def shutdown_response(response) -> None:
+    """Wake a thread blocked reading ``response``: shut its socket down (closing alone would not)."""
+    raw = getattr(response, "raw", None)
+    sock = getattr(getattr(raw, "_connection", None), "sock", None)
+    if sock is None:
+        fp = getattr(getattr(raw, "_fp", None), "fp", None)
+        sock = getattr(getattr(fp, "raw", None), "_sock", None)
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def iter_body(response):
+    """The body as it arrives: one read per chunk (``iter_content`` would wait for a full buffer)."""
+    raw = response.raw
+    while True:
+        data = raw.read1(65536, decode_content=True)
+        if not data:
+            return
+        yield data
+
+
+def content_type(response) -> str:
+    return response.headers.get("Content-Type", "").split(";")[0].strip().lower()
+
+
+def settle_request(session, request_id, exc: Exception) -> bool:
+    """Fail one pending request of ``session`` with a local exception (rule 6). Uses the
+    session's ``fail_request`` when it has one, else its waiter table."""
+    fail = getattr(session, "fail_request", None)
+    if fail is not None:
+        return bool(fail(request_id, exc))
+    lock, outbound = getattr(session, "_lock", None), getattr(session, "_outbound", None)
+    if lock is None or outbound is None:
+        return False
+    with lock:
+        waiter = outbound.pop(request_id, None)
+    if waiter is None:
+        return False
+    waiter.settle(exc)
+    return True
+
+
+class _StreamState:
+    """What a reader knows about one logical SSE stream (rule 4)."""
+
+    def __init__(self, pending=(), standalone: bool = False, capture=None):
+        self.pending = set(pending)           # our request ids still unanswered on this stream
+        self.standalone = standalone
+        self.capture = capture                # a request id whose answer is kept, not delivered
+        self.captured = None
+        self.last_event_id: Optional[str] = None
+        self.retry: Optional[float] = None    # seconds, as the server last said on this stream
+
+
+class StreamableHttpTransport:
+    """The client end of Streamable HTTP (see the module rules).
+
+    Args:
+        url: the MCP endpoint.
+        headers: extra headers on every request (e.g. ``Authorization``).
+        auth: a requests auth object or ``(user, password)``.
+        verify: TLS verification: True, False or a CA bundle path.
+        cert: a client certificate: a path or ``(cert, key)``.
+        connect_timeout: seconds to connect.
+        read_timeout: seconds to wait for a POST's answer to start (None: no limit; the
+            session's request timeout still applies). Never applied to the GET stream.
+        on_session_expired: ``"reinitialize"`` or ``"raise"`` (rule 5).
+        open_get_stream: open the standalone GET stream after the handshake.
+        max_reconnects: consecutive failed reconnections before a stream is given up.
+        default_retry: seconds before reconnecting when the server sent no ``retry``.
+    """
+
+    def __init__(self, url: str, *, headers: Optional[dict] = None, auth=None, verify=True, cert=None,
+                 connect_timeout: float = 10.0, read_timeout: Optional[float] = None,
+                 on_session_expired: str = "reinitialize", open_get_stream: bool = True,
+                 max_reconnects: int = 5, default_retry: float = 1.0, inbox: Optional[queue.SimpleQueue] = None):
+        requests = require("requests", "requests", "the HTTP client")
+        self._sse = require("sseclient", "sseclient-py", "the HTTP client")
+        if on_session_expired not in ("reinitialize", "raise"):
+            raise ValueError("on_session_expired must be 'reinitialize' or 'raise'")
+        self.url = url
+        self.session_id: Optional[str] = None
+        self.protocol_version: Optional[str] = None
+        self.session = None                   # the bound Session (rule 6)
+        self.get_status: Optional[int] = None  # the standalone GET's status (None: not opened)
+        self.on_session_expired = on_session_expired
+        self.open_get_stream = open_get_stream
+        self.max_reconnects, self.default_retry = max_reconnects, default_retry
+        self._errors = (requests.RequestException, OSError, ValueError)
+        self._http = requests.Session()
+        adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=64)
+        self._http.mount("http://", adapter)
+        self._http.mount("https://", adapter)
+        self._http.headers.update({"Accept": ACCEPT, "User-Agent": "mcp_ref"})
+        self._http.headers.update(headers or {})
+        self._http.auth, self._http.verify, self._http.cert = auth, verify, cert
+        self._timeout = (connect_timeout, read_timeout)
+        self._inbox = inbox if inbox is not None else queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._open: set = set()               # responses being read (shut down by close)
+        self._threads: set = set()
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._idle = self._workers = 0
+        self._seen: collections.OrderedDict = collections.OrderedDict()
+        self._init: Optional[Request] = None
+        self._expired: Optional[SessionExpired] = None
+        self._get_response = None
+        self._reinit_lock = threading.Lock()
+        self._reinit_ids = itertools.count(1)
+
+    # ------------------------------------------------------------------ Transport interface
+    def send(self, message, related_id=None) -> None:
+        """Rule 1. Raises HttpError, SessionExpired or ConnectionClosed."""
+        if self._closed.is_set():
+            raise ConnectionClosed("the HTTP transport is closed")
+        if self._expired is not None:
+            raise self._expired
+        if isinstance(message, Request):
+            if message.method == "initialize":
+                self._init = message
+                response = self._post(message)
+                self._take_session_id(response)
+                self._consume(response, _StreamState([message.id]), in_background=True)
+            else:
+                self._submit(lambda: self._run_request(message))
+            return
+        self._post_and_forget(message)
+        if isinstance(message, Notification) and message.method == "notifications/initialized" \
+                and self.open_get_stream:
+            self._start_get_stream()
+
+    def receive(self):
+        item = self._inbox.get()
+        if item is CLOSED:
+            self._inbox.put(CLOSED)
+            return None
+        return item
+
+    def close(self) -> None:
+        """Rule 7. Idempotent."""
+        with self._lock:
+            if self._closed.is_set():
+                return
+            self._closed.set()
+            get_response = self._get_response
+        if get_response is not None:
+            shutdown_response(get_response)
+        if self.session_id is not None and self._expired is None:
+            try:
+                response = self._http.delete(self.url, headers=self._headers(), timeout=(1.0, 1.0))
+                if response.status_code not in (200, 202, 204, 404, 405):
+                    log.info("DELETE of the HTTP session answered %s", response.status_code)
+                response.close()
+            except self._errors as exc:
+                log.debug("DELETE of the HTTP session failed: %s", exc)
+        with self._lock:
+            responses = list(self._open)
+            workers = self._workers
+        for response in responses:
+            shutdown_response(response)
+        for _ in range(workers):
+            self._jobs.put(None)
+        self._inbox.put(CLOSED)
+        me = threading.current_thread()
+        for thread in list(self._threads):
+            if thread is not me:
+                thread.join(2.0)
+        self._http.close()
+
+    # ------------------------------------------------------------------ HTTP
+    def _headers(self, extra: Optional[dict] = None) -> dict:
+        headers = dict(extra or {})
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version is not None:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        return headers
+
+    def _post(self, message):
+        """POST one message; returns the response (status 2xx) or raises (rule 6)."""
+        sent_session = self.session_id
+        try:
+            response = self._http.post(self.url, data=encode(message).encode("utf-8"), stream=True,
+                                       headers=self._headers({"Content-Type": "application/json"}),
+                                       timeout=self._timeout)
+        except self._errors as exc:
+            raise HttpError(f"POST {self.url} failed: {exc}", url=self.url) from None
+        if response.status_code == 404 and sent_session is not None:
+            error = http_error(response, f"POST {self.url}: the MCP session has expired", SessionExpired)
+            error.session_id = sent_session
+        elif response.status_code >= 300:
+            error = http_error(response, f"POST {self.url}")
+        else:
+            return response
+        response.close()
+        raise error
+
+    def _get(self, last_event_id: Optional[str]):
+        """Open a GET stream (rule 2, rule 4); raises HttpError or SessionExpired."""
+        headers = self._headers({"Accept": "text/event-stream"})
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        try:
+            response = self._http.get(self.url, headers=headers, stream=True, timeout=(self._timeout[0], None))
+        except self._errors as exc:
+            raise HttpError(f"GET {self.url} failed: {exc}", url=self.url) from None
+        if response.status_code == 404 and "Mcp-Session-Id" in headers:
+            error = http_error(response, f"GET {self.url}: the MCP session has expired", SessionExpired)
+            error.session_id = headers["Mcp-Session-Id"]
+        elif response.status_code != 200:
+            error = http_error(response, f"GET {self.url}")
+        elif content_type(response) != "text/event-stream":
+            error = HttpError(f"GET {self.url}: expected text/event-stream, got {content_type(response)!r}",
+                              status=200, url=self.url)
+        else:
+            return response
+        response.close()
+        raise error
+
+    def _take_session_id(self, response) -> None:
+        session_id = response.headers.get("Mcp-Session-Id")
+        if session_id:
+            self.session_id = session_id
+
+    def _post_and_forget(self, message) -> None:
+        """A notification or response (rule 1): on the caller's thread, 202 expected."""
+        try:
+            response = self._post(message)
+        except SessionExpired as exc:
+            if self.on_session_expired == "raise" or not self._reinitialize(exc):
+                self._expired = exc
+                raise
+            log.info("dropped a %s meant for the expired session", type(message).__name__)
+            return
+        self._consume(response, _StreamState(), in_background=True)
+
+    # ------------------------------------------------------------------ answers
+    def _run_request(self, message: Request) -> None:
+        """On a pool thread: POST one request and read its answer (rules 1, 5)."""
+        for attempt in (1, 2):
+            try:
+                response = self._post(message)
+            except SessionExpired as exc:
+                if attempt == 1 and self.on_session_expired == "reinitialize" and self._reinitialize(exc):
+                    continue
+                if self.on_session_expired == "raise":
+                    self._expired = exc
+                return self._fail([message.id], exc)
+            except HttpError as exc:
+                return self._fail([message.id], exc)
+            return self._consume(response, _StreamState([message.id]))
+
+    def _consume(self, response, state: _StreamState, in_background: bool = False) -> None:
+        """Deliver a POST's answer: a JSON body now, an SSE stream here or on a pool thread."""
+        kind = content_type(response)
+        if kind == "text/event-stream":
+            if in_background:
+                self._submit(lambda: self._follow(response, state))
+            else:
+                self._follow(response, state)
+            return
+        try:
+            body = response.content
+        except self._errors as exc:
+            return self._fail(state.pending, HttpError(f"reading the answer from {self.url} failed: {exc}"))
+        if response.status_code == 202 or not body.strip():
+            return
+        if kind != "application/json":
+            return self._fail(state.pending, HttpError(f"POST {self.url}: unexpected Content-Type {kind!r}",
+                                                       status=response.status_code, body=body[:2000].decode(
+                                                           "utf-8", "replace"), url=self.url))
+        try:
+            self._deliver(decode(body), state)
+        except InvalidMessage as bad:
+            self._fail(state.pending, HttpError(f"POST {self.url}: invalid JSON-RPC answer: {bad.message}",
+                                                status=response.status_code, url=self.url))
+
+    def _deliver(self, decoded, state: _StreamState) -> None:
+        for message in decoded if isinstance(decoded, list) else [decoded]:
+            if isinstance(message, InvalidMessage):
+                log.warning("ignored an invalid message from the server: %s", message.message)
+                continue
+            if isinstance(message, (Response, ErrorResponse)):
+                state.pending.discard(message.id)
+                if state.capture is not None and message.id == state.capture:
+                    state.captured = message
+                    continue
+            self._inbox.put(message)
+
+    def _follow(self, response, state: _StreamState) -> None:
+        """Read an SSE stream to its end, resuming it as rule 4 says."""
+        failures = 0
+        while True:
+            if self._read_events(response, state):
+                failures = 0
+            if self._closed.is_set() or (not state.standalone and not state.pending):
+                return
+            if not state.standalone and state.last_event_id is None:
+                return self._fail(state.pending, HttpError(
+                    f"{self.url}: the SSE stream ended before the response, with no event id to resume from"))
+            response = None
+            while response is None:
+                if self._closed.wait(state.retry if state.retry is not None else self.default_retry):
+                    return
+                try:
+                    response = self._get(state.last_event_id)
+                except HttpError as exc:
+                    failures += 1
+                    if isinstance(exc, SessionExpired) or exc.status == 405 or failures >= self.max_reconnects:
+                        log.info("gave up resuming an SSE stream: %s", exc)
+                        return self._fail(state.pending, exc)
+            if state.standalone:
+                with self._lock:
+                    self._get_response = response
+
+    def _read_events(self, response, state: _StreamState) -> int:
+        """Deliver one connection's events (rule 3); returns how many events it carried."""
+        with self._lock:
+            self._open.add(response)
+            closing = self._closed.is_set()
+        if closing:
+            shutdown_response(response)
+        count = 0
+        clean = False
+        try:
+            for event in self._sse.SSEClient(iter_body(response)).events():
+                count += 1
+                if event.retry is not None and str(event.retry).isdigit():
+                    state.retry = int(event.retry) / 1000.0
+                if event.id:
+                    state.last_event_id = event.id
+                if not event.data or event.event != "message" or (event.id and self._seen_before(event.id)):
+                    continue
+                try:
+                    self._deliver(decode(event.data), state)
+                except InvalidMessage as bad:
+                    log.warning("ignored an invalid SSE event from the server: %s", bad.message)
+            clean = True
+        except Exception as exc:                 # requests, urllib3 and socket errors alike
+            if not self._closed.is_set():
+                log.debug("SSE stream from %s broke: %s", self.url, exc)
+        finally:
+            with self._lock:
+                self._open.discard(response)
+            if clean:
+                response.raw.release_conn()      # read to the end: the connection can be reused
+            else:
+                response.close()
+        return count
+
+    def _seen_before(self, event_id: str) -> bool:
+        with self._lock:
+            if event_id in self._seen:
+                return True
+            self._seen[event_id] = None
+            if len(self._seen) > 10000:
+                self._seen.popitem(last=False)
+            return False
+
+    def _fail(self, request_ids, exc: HttpError) -> None:
+        """Rule 6."""
+        for request_id in list(request_ids):
+            if self.session is not None and settle_request(self.session, request_id, exc):
+                continue
+            data = {"httpStatus": exc.status} if exc.status is not None else None
+            self._inbox.put(ErrorResponse(request_id, ErrorObject(INTERNAL_ERROR, str(exc), data)))
+
+    # ------------------------------------------------------------------ the GET stream, re-initialization
+    def _start_get_stream(self) -> None:
+        """Rule 2: open the standalone stream and wait until its status is known."""
+        known = threading.Event()
+        self._spawn(lambda: self._run_get(known), "mcp-http-get")
+        known.wait((self._timeout[0] or 10.0) + 5.0)
+
+    def _run_get(self, known: threading.Event) -> None:
+        try:
+            response = self._get(None)
+        except HttpError as exc:
+            self.get_status = exc.status
+            known.set()
+            if exc.status != 405:
+                log.info("no standalone SSE stream: %s", exc)
+            return
+        self.get_status = response.status_code
+        with self._lock:
+            self._get_response = response
+        known.set()
+        self._follow(response, _StreamState(standalone=True))
+
+    def _reinitialize(self, expired: SessionExpired) -> bool:
+        """Rule 5: a new session with the same initialize; True when requests may be retried."""
+        with self._reinit_lock:
+            if self._closed.is_set() or self._init is None:
+                return False
+            if self.session_id is not None and self.session_id != expired.session_id:
+                return True                          # another thread already renewed the session
+            log.info("the MCP session expired; starting a new one")
+            with self._lock:
+                old_get, self._get_response = self._get_response, None
+            if old_get is not None:
+                shutdown_response(old_get)
+            self.session_id = None
+            init = Request(f"mcp_ref-reinitialize-{next(self._reinit_ids)}", "initialize", self._init.params)
+            state = _StreamState([init.id], capture=init.id)
+            try:
+                response = self._post(init)
+                self._take_session_id(response)
+                self._consume(response, state)
+                if not isinstance(state.captured, Response):
+                    return False
+                version = state.captured.result.get("protocolVersion")
+                if lifecycle.is_supported(version):
+                    self.protocol_version = version
+                self._consume(self._post(Notification("notifications/initialized")), _StreamState())
+            except HttpError as exc:
+                log.warning("re-initialization failed: %s", exc)
+                return False
+            if self.open_get_stream:
+                self._start_get_stream()
+            return True
+
+    # ------------------------------------------------------------------ threads
+    def _submit(self, job) -> None:
+        with self._lock:
+            if self._closed.is_set():
+                return                               # closing: nobody would read the answer
+            if self._idle:
+                self._idle -= 1
+                spawn = None
+            else:
+                self._workers += 1
+                spawn = self._workers
+        if spawn is not None:
+            self._spawn(self._worker, f"mcp-http-post-{spawn}")
+        self._jobs.put(job)
+
+    def _worker(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            try:
+                job()
+            except Exception:
+                log.exception("HTTP client job failed")
+            with self._lock:
+                self._idle += 1
+
+    def _spawn(self, target, name: str) -> None:
+        def run():
+            try:
+                target()
+            finally:
+                with self._lock:
+                    self._threads.discard(thread)
+        thread = threading.Thread(target=run, name=name, daemon=True)
+        with self._lock:
+            self._threads.add(thread)
+        thread.start()

@@ -1,0 +1,510 @@
+"""One HTTP request to the MCP server: the checks, then POST, GET or DELETE.
+
+Used by ``http_server`` (which owns configuration and sessions, ``self.app``)
+and ``http_session`` (which routes messages to streams). Spec:
+basic/transports#streamable-http, #sending-messages-to-the-server,
+#listening-for-messages-from-the-server, #resumability-and-redelivery,
+#protocol-version-header, 2024-11-05 basic/transports#http-with-sse.
+
+Rules:
+
+1. Checks come first, in this order: ``Host`` and ``Origin`` → 403; a POST
+   body that is not JSON → 415, too large → 413, ``Accept`` admitting neither
+   JSON nor SSE → 406, bad JSON → 400 with a parse error. Every error body is
+   a JSON-RPC error without id; no stack trace leaves the process.
+2. POST of requests → one ``application/json`` body or a ``text/event-stream``
+   (auto: SSE when something is sent before the result; a client accepting
+   only one type gets that type); POST of notifications/responses → 202. A
+   batch is split here (only when the session negotiated 2025-03-26).
+3. A POST without ``Mcp-Session-Id`` must be ``initialize`` (400 otherwise); an
+   unknown id → 404; ``MCP-Protocol-Version`` unsupported → 400, absent →
+   2025-03-26 (stateless mode: the session's revision; stateful: the session
+   knows its own).
+4. GET → the standalone stream, or with ``Last-Event-ID`` a replay of the one
+   stream that id names, then live events; 405 when GET is disabled.
+   DELETE ends the session (204); its id then gets 404.
+5. SSE uses HTTP/1.1 chunked encoding; an idle stream gets a comment every
+   ``keepalive`` seconds (a dead client is noticed on write). With
+   ``poll_interval`` a connection is closed after that long, after a
+   ``retry`` event (SEP-1699 polling); the stream itself lives on.
+6. Legacy: GET ``/sse`` → first event ``endpoint`` (``/messages?session_id=...``),
+   then ``message`` events; POST there → 202. The session ends with the stream.
+"""
+import logging
+import queue
+import time
+from email.utils import formatdate
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler
+from typing import Optional
+from urllib.parse import parse_qs, urlsplit
+
+from .. import lifecycle
+from ..errors import INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage
+from ..messages import ErrorObject, ErrorResponse, Request, decode, encode
+from ._sse import chunk, format_comment, format_event
+from .http_session import CANCELLED, CLOSE, STOP, HttpSessionTransport
+
+log = logging.getLogger("mcp_ref.http")
+
+__all__ = ["McpRequestHandler", "accepts"]
+
+SESSION_HEADER = "Mcp-Session-Id"
+VERSION_HEADER = "MCP-Protocol-Version"
+
+
+def accepts(header: Optional[str]) -> tuple:
+    """``(json, sse)``: what an ``Accept`` header admits (none at all admits both)."""
+    if not header or not header.strip():
+        return True, True
+    json_ok = sse_ok = False
+    for part in header.split(","):
+        media, *params = part.split(";")
+        media = media.strip().lower()
+        quality = 1.0
+        for param in params:
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    quality = float(value)
+                except ValueError:
+                    quality = 0.0
+        if quality <= 0:
+            continue
+        if media == "*/*":
+            json_ok = sse_ok = True
+        elif media in ("application/json", "application/*"):
+            json_ok = True
+        elif media in ("text/event-stream", "text/*"):
+            sse_ok = True
+    return json_ok, sse_ok
+
+
+_date_cache = [0, ""]
+
+
+def _http_date() -> str:
+    """The Date header, formatted once per second."""
+    now = int(time.time())
+    if _date_cache[0] != now:
+        _date_cache[:] = [now, formatdate(now, usegmt=True)]
+    return _date_cache[1]
+
+
+class McpRequestHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "mcp_ref"
+    sys_version = ""
+    disable_nagle_algorithm = True
+    timeout = 300                      # an idle keep-alive connection is closed after this
+
+    @property
+    def app(self):
+        return self.server.app
+
+    def log_message(self, format, *args) -> None:
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("%s - %s", self.address_string(), format % args)
+
+    def _header(self, name: str, default=None):
+        """A request header by lower-case name (one pass over the headers per request)."""
+        if self._headers is None:
+            self._headers = {key.lower(): value for key, value in self.headers.items()}
+        return self._headers.get(name, default)
+
+    # ------------------------------------------------------------------ dispatch
+    def do_POST(self):
+        self._dispatch({self.app.path: self._post_mcp, self.app.messages_path: self._post_legacy})
+
+    def do_GET(self):
+        self._dispatch({self.app.path: self._get_mcp, self.app.sse_path: self._get_legacy})
+
+    def do_DELETE(self):
+        self._dispatch({self.app.path: self._delete_mcp})
+
+    def do_PUT(self):
+        self._dispatch({})
+
+    do_PATCH = do_OPTIONS = do_PUT
+
+    def _dispatch(self, routes: dict) -> None:
+        self._head_sent = False
+        self._headers = None
+        app = self.app
+        try:
+            if not app.host_allowed(self._header("host")):
+                return self._error(403, INVALID_REQUEST, "Forbidden: Host header not allowed")
+            if not app.origin_allowed(self._header("origin"), self._header("host")):
+                return self._error(403, INVALID_REQUEST, "Forbidden: Origin not allowed")
+            path = urlsplit(self.path).path
+            handler = routes.get(path)
+            if handler is None:
+                known = path in (app.path, app.messages_path, app.sse_path)
+                if known:
+                    return self._error(405, INVALID_REQUEST, "Method Not Allowed", [("Allow", self._allow(path))])
+                return self._error(404, INVALID_REQUEST, "Not Found")
+            handler()
+        except OSError:                                   # the client went away
+            self.close_connection = True
+        except Exception:
+            log.exception("HTTP %s %s failed", self.command, self.path)
+            self.close_connection = True
+            if not self._head_sent:
+                self._error(500, INTERNAL_ERROR, "Internal error")
+
+    def _allow(self, path: str) -> str:
+        app = self.app
+        if path == app.path:
+            return "POST" if app.stateless else ("GET, POST, DELETE" if app.enable_get else "POST, DELETE")
+        return "POST" if path == app.messages_path else "GET"
+
+    # ------------------------------------------------------------------ writing
+    def _head(self, status: int, headers=(), body: bytes = b"", *, stream: bool = False) -> None:
+        """Write the status line, headers and (unless ``stream``) the whole body in one write."""
+        lines = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}", "Server: mcp_ref",
+                 f"Date: {_http_date()}"]
+        lines += [f"{name}: {value}" for name, value in headers]
+        if stream:
+            lines += ["Transfer-Encoding: chunked", "Cache-Control: no-cache, no-transform",
+                      "X-Accel-Buffering: no"]
+        else:
+            lines.append(f"Content-Length: {len(body)}")
+        if self.close_connection:
+            lines.append("Connection: close")
+        self._head_sent = True
+        self.wfile.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+        self.log_request(status)
+
+    def _json(self, status: int, payload, headers=()) -> None:
+        body = encode(payload).encode("utf-8")
+        self._head(status, [("Content-Type", "application/json")] + list(headers), body)
+
+    def _error(self, status: int, code: int, message: str, headers=()) -> None:
+        """Rule 1: a JSON-RPC error without id; never a stack trace."""
+        self._json(status, ErrorResponse(None, ErrorObject(code, message)), headers)
+
+    def _event(self, data: bytes) -> None:
+        self.wfile.write(chunk(data))
+
+    # ------------------------------------------------------------------ reading
+    def _read_body(self) -> Optional[bytes]:
+        """The request body, or None after answering 415/411/413/400 (rule 1). A refused
+        body stays unread, so the connection is closed after the answer."""
+        ctype = self._header("content-type", "")
+        if ctype.split(";")[0].strip().lower() != "application/json":
+            return self._refuse(415, "Unsupported Media Type: Content-Type must be application/json")
+        length = self._header("content-length")
+        if length is None or "chunked" in self._header("transfer-encoding", "").lower():
+            return self._refuse(411, "Length Required: send the body with a Content-Length")
+        size = int(length) if length.strip().isdigit() else -1
+        if size < 0:
+            return self._refuse(400, "Bad Request: invalid Content-Length")
+        if size > self.app.max_body:
+            return self._refuse(413, f"Payload Too Large: the limit is {self.app.max_body} bytes")
+        return self.rfile.read(size)
+
+    def _refuse(self, status: int, message: str) -> None:
+        self.close_connection = True
+        self._error(status, INVALID_REQUEST, message)
+
+    def _version_ok(self) -> bool:
+        """Rule 3."""
+        version = self._header("mcp-protocol-version")
+        if version is not None and not lifecycle.is_supported(version):
+            self._error(400, INVALID_REQUEST, f"Bad Request: unsupported {VERSION_HEADER}: {version!r} "
+                                              f"(supported: {', '.join(lifecycle.SUPPORTED_REVISIONS)})")
+            return False
+        return True
+
+    # ------------------------------------------------------------------ POST /mcp
+    def _post_mcp(self) -> None:
+        app = self.app
+        json_ok, sse_ok = accepts(self._header("accept"))
+        body = self._read_body()
+        if body is None:
+            return
+        if not (json_ok or sse_ok):
+            return self._error(406, INVALID_REQUEST, "Not Acceptable: Accept must admit application/json "
+                                                     "or text/event-stream")
+        try:
+            message = decode(body)
+        except InvalidMessage as bad:
+            return self._error(400, bad.code, bad.message)
+        if app.stateless:
+            return self._post_stateless(message, json_ok, sse_ok)
+        session_id = self._header("mcp-session-id")
+        created = False
+        if session_id is None:
+            if not (isinstance(message, Request) and message.method == "initialize"):
+                return self._error(400, INVALID_REQUEST, f"Bad Request: the {SESSION_HEADER} header is required "
+                                                         "(send initialize first)")
+            transport = app.new_session()
+            if transport is None:
+                return self._error(503, INTERNAL_ERROR, "Service Unavailable: too many sessions",
+                                   [("Retry-After", "5")])
+            created = True
+        else:
+            transport = app.lookup(session_id)
+            if transport is None:
+                return self._error(404, INVALID_REQUEST, "Not Found: unknown or expired session")
+            if not self._version_ok():
+                return
+        transport.enter()
+        try:
+            replies = self._post_messages(transport, message, json_ok, sse_ok,
+                                          [(SESSION_HEADER, transport.session_id)] if created else [])
+        finally:
+            transport.leave()
+        if created and replies and isinstance(replies[0], ErrorResponse):
+            app.terminate(transport, "initialize failed")          # no session for a failed handshake
+
+    def _post_messages(self, transport, message, json_ok: bool, sse_ok: bool, headers) -> Optional[list]:
+        """Push one POST's messages to the session and write the answer (rule 1).
+        Returns the JSON-RPC replies written as JSON, else None."""
+        batch = isinstance(message, list)
+        items = message if batch else [message]
+        if batch:
+            version = getattr(transport.session, "protocol_version", None)
+            if not lifecycle.batches_allowed(version) or any(
+                    isinstance(m, Request) and m.method == "initialize" for m in items):
+                self._error(400, INVALID_REQUEST, f"Bad Request: JSON-RPC batches are not supported in "
+                                                  f"protocol revision {version or '(not negotiated)'}")
+                return None
+        errors = [ErrorResponse(b.id, ErrorObject(b.code, b.message)) for b in items if isinstance(b, InvalidMessage)]
+        requests = [m for m in items if isinstance(m, Request)]
+        if not requests:
+            for item in items:
+                if not isinstance(item, InvalidMessage):
+                    transport.push(item)
+            if errors:
+                self._json(400, errors)
+            else:
+                self._head(202)
+            return None
+        mode = {"auto": None, "json": "json", "sse": "sse"}[self.app.response_mode]
+        if not sse_ok:
+            mode = "json"
+        elif not json_ok:
+            mode = "sse"
+        stream = transport.open_post([r.id for r in requests], mode, sse_ok)
+        if stream is None:
+            if transport.closed:
+                self._error(404, INVALID_REQUEST, "Not Found: the session has ended")
+            else:
+                self._error(400, INVALID_REQUEST, "Bad Request: a request with this id is already in progress")
+            return None
+        for item in items:
+            if not isinstance(item, InvalidMessage):
+                transport.push(item)
+        return self._answer(transport, stream, batch, errors, headers)
+
+    def _answer(self, transport, stream, batch: bool, errors: list, headers) -> Optional[list]:
+        """Wait for the POST's answer: one JSON body, or an SSE stream (rule 4 of http_session)."""
+        conn = stream.conn
+        first = None
+        if stream.mode != "sse":
+            first = conn.queue.get()
+            if stream.mode != "sse":
+                replies = list(errors)
+                item = first
+                while isinstance(item, tuple):
+                    replies.append(item[1])
+                    if item[2]:
+                        break
+                    item = conn.queue.get()
+                else:
+                    if item is STOP:
+                        replies += [ErrorResponse(rid, ErrorObject(INTERNAL_ERROR, "the session closed "
+                                                                   "before answering"))
+                                    for rid in sorted(stream.pending, key=str)]
+                transport.end_post(stream)
+                if not replies:                    # every request was cancelled by the client
+                    self._head(202)
+                    return None
+                self._json(200, replies if batch else replies[0], headers)
+                return replies
+        self._head(200, [("Content-Type", "text/event-stream")] + list(headers), stream=True)
+        if stream.priming_id is not None:
+            self._event(format_event("", id=stream.priming_id, retry=self.app.retry_interval))
+        for error in errors:
+            self._event(format_event(encode(error)))
+        self._pump(transport, stream, conn, first, stream.priming_id)
+        return None
+
+    def _pump(self, transport, stream, conn, item, resume_id: Optional[str]) -> None:
+        """Write a stream's events until its last response, CLOSE, STOP or the polling
+        deadline (rule 5), then end the HTTP response."""
+        app = self.app
+        deadline = time.monotonic() + app.poll_interval if app.poll_interval else None
+        finished = False
+        try:
+            while True:
+                if item is None:
+                    wait = app.keepalive
+                    if deadline is not None:
+                        wait = max(0.0, min(wait, deadline - time.monotonic()))
+                    try:
+                        item = conn.queue.get(timeout=wait)
+                    except queue.Empty:
+                        if deadline is not None and time.monotonic() >= deadline:
+                            if resume_id is not None:         # SEP-1699 polling: the client comes back
+                                self._event(format_event("", retry=app.retry_interval))
+                                break
+                            deadline = None                   # nothing to resume from: keep the connection
+                        self._event(format_comment("keepalive"))
+                        continue
+                if item is STOP:
+                    break
+                if item is CANCELLED:
+                    finished = True
+                    break
+                if item is CLOSE:
+                    self._event(format_event("", retry=app.retry_interval))
+                    break
+                event_id, message, final = item
+                self._event(format_event(encode(message), id=event_id))
+                resume_id = event_id or resume_id
+                item = None
+                if final:
+                    finished = True
+                    break
+            self._event(b"")
+        except OSError:
+            transport.detach(stream, conn, [item] if isinstance(item, tuple) else ())
+            raise
+        if finished and not stream.standalone:
+            transport.end_post(stream)
+        else:
+            transport.detach(stream, conn)
+
+    # ------------------------------------------------------------------ stateless POST
+    def _post_stateless(self, message, json_ok: bool, sse_ok: bool) -> None:
+        """Rule 2: a fresh session per POST, pre-initialized unless it is the initialize."""
+        if not self._version_ok():
+            return
+        version = self._header("mcp-protocol-version") or lifecycle.HTTP_DEFAULT_REVISION
+        items = message if isinstance(message, list) else [message]
+        if not any(isinstance(m, Request) for m in items):       # nothing to answer, no session to tell
+            errors = [ErrorResponse(b.id, ErrorObject(b.code, b.message)) for b in items
+                      if isinstance(b, InvalidMessage)]
+            return self._json(400, errors) if errors else self._head(202)
+        transport = HttpSessionTransport(None, event_store=None)
+        session = transport.session = self.app.server.serve(transport)
+        if not (isinstance(message, Request) and message.method == "initialize"):
+            session.state = lifecycle.READY
+            session.protocol_version = version
+        try:
+            self._post_messages(transport, message, json_ok, sse_ok, [])
+        finally:
+            session.close("stateless request done")
+
+    # ------------------------------------------------------------------ GET /mcp, DELETE /mcp
+    def _session_for_get_or_delete(self):
+        session_id = self._header("mcp-session-id")
+        if session_id is None:
+            self._error(400, INVALID_REQUEST, f"Bad Request: the {SESSION_HEADER} header is required")
+            return None
+        transport = self.app.lookup(session_id)
+        if transport is None:
+            self._error(404, INVALID_REQUEST, "Not Found: unknown or expired session")
+            return None
+        return transport if self._version_ok() else None
+
+    def _get_mcp(self) -> None:
+        app = self.app
+        if app.stateless or not app.enable_get:
+            return self._error(405, INVALID_REQUEST, "Method Not Allowed: no SSE stream at this endpoint",
+                               [("Allow", self._allow(app.path))])
+        if not accepts(self._header("accept"))[1]:
+            return self._error(406, INVALID_REQUEST, "Not Acceptable: Accept must admit text/event-stream")
+        transport = self._session_for_get_or_delete()
+        if transport is None:
+            return
+        last_event_id = self._header("last-event-id")
+        transport.enter()
+        try:
+            if last_event_id:
+                resumed = transport.resume(last_event_id)
+                if resumed is None:
+                    return self._error(400, INVALID_REQUEST, "Bad Request: unknown or expired Last-Event-ID")
+                stream, conn, items, finished = resumed
+                priming = None
+            else:
+                stream, conn, items, priming = transport.attach_standalone()
+                finished = False
+            self._head(200, [("Content-Type", "text/event-stream")], stream=True)
+            if priming is not None:
+                self._event(format_event("", id=priming, retry=app.retry_interval))
+            resume_id = priming or last_event_id
+            try:
+                for event_id, message, _ in items:
+                    self._event(format_event(encode(message), id=event_id))
+                    resume_id = event_id or resume_id
+            except OSError:
+                if conn is not None:
+                    transport.detach(stream, conn)
+                raise
+            if finished:
+                self._event(b"")
+            else:
+                self._pump(transport, stream, conn, None, resume_id)
+        finally:
+            transport.leave()
+
+    def _delete_mcp(self) -> None:
+        if self.app.stateless:
+            return self._error(405, INVALID_REQUEST, "Method Not Allowed: stateless server",
+                               [("Allow", "POST")])
+        transport = self._session_for_get_or_delete()
+        if transport is not None:
+            self.app.terminate(transport, "terminated by the client (HTTP DELETE)")
+            self._head(204)
+
+    # ------------------------------------------------------------------ legacy HTTP+SSE (rule 6)
+    def _get_legacy(self) -> None:
+        app = self.app
+        if not app.legacy_sse:
+            return self._error(404, INVALID_REQUEST, "Not Found")
+        if not accepts(self._header("accept"))[1]:
+            return self._error(406, INVALID_REQUEST, "Not Acceptable: Accept must admit text/event-stream")
+        transport = app.new_session(legacy=True)
+        if transport is None:
+            return self._error(503, INTERNAL_ERROR, "Service Unavailable: too many sessions",
+                               [("Retry-After", "5")])
+        try:
+            self._head(200, [("Content-Type", "text/event-stream")], stream=True)
+            self._event(format_event(f"{app.messages_path}?session_id={transport.session_id}", event="endpoint"))
+            while True:
+                try:
+                    item = transport.conn.queue.get(timeout=app.keepalive)
+                except queue.Empty:
+                    self._event(format_comment("keepalive"))
+                    continue
+                if not isinstance(item, tuple):
+                    break
+                self._event(format_event(encode(item[1]), event="message"))
+            self._event(b"")
+        finally:
+            app.terminate(transport, "the SSE stream ended")
+
+    def _post_legacy(self) -> None:
+        app = self.app
+        if not app.legacy_sse:
+            return self._error(404, INVALID_REQUEST, "Not Found")
+        session_id = parse_qs(urlsplit(self.path).query).get("session_id", [None])[0]
+        if session_id is None:
+            return self._error(400, INVALID_REQUEST, "Bad Request: session_id is required")
+        transport = app.lookup(session_id, legacy=True)
+        if transport is None:
+            return self._error(404, INVALID_REQUEST, "Not Found: unknown or expired session")
+        body = self._read_body()
+        if body is None:
+            return
+        try:
+            message = decode(body)
+        except InvalidMessage as bad:
+            return self._error(400, bad.code, bad.message)
+        transport.push(message)
+        self._head(202)
+
+

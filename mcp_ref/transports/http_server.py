@@ -1,0 +1,340 @@
+"""Streamable HTTP server (and the legacy HTTP+SSE transport) on the standard library.
+
+``serve_http`` blocks until SIGINT/SIGTERM; ``start_http`` returns a running
+``HttpServerHandle`` (tests, embedding). Three modules share the work: this
+one holds the configuration, the session table and the listening socket;
+``http_handler`` speaks HTTP for one request; ``http_session`` decides which
+stream carries each message. Spec: basic/transports#streamable-http
+(2025-11-25, 2025-03-26), 2024-11-05 basic/transports#http-with-sse,
+security_best_practices.
+
+Rules:
+
+1. Sessions: ``Mcp-Session-Id`` values come from ``secrets`` (URL-safe
+   base64: visible ASCII). A session ends on DELETE, after ``idle_timeout``
+   seconds with no request and no open stream, or at shutdown; at most
+   ``max_sessions`` live at once (the handler answers 503 beyond, after
+   reaping idle ones). #session-management.
+2. DNS-rebinding protection (#security-warning): on for a loopback bind
+   (any ``Host`` other than localhost, 127.0.0.1 or [::1] is refused) and
+   whenever ``allowed_hosts`` is given. An ``Origin`` is accepted when listed
+   in ``allowed_origins``, or else when it is the request's own origin, or a
+   loopback origin on a loopback bind. Bind 127.0.0.1 unless told otherwise.
+3. Every connection runs on a named daemon thread (``mcp-http-conn-N``) that
+   the server tracks; ``shutdown()`` stops accepting, closes every session
+   (which ends every stream), shuts every connection's socket and joins
+   every thread it started.
+4. ``serve_http`` prints one readiness line with the real URL (port 0 picks
+   a free port) and installs SIGINT/SIGTERM handlers only on the main thread.
+"""
+import itertools
+import logging
+import secrets
+import signal
+import socket
+import socketserver
+import threading
+import time
+from http.server import ThreadingHTTPServer
+from typing import Optional
+from urllib.parse import urlsplit
+
+from .http_handler import McpRequestHandler
+from .http_session import EventStore, HttpSessionTransport, InMemoryEventStore, LegacySseTransport
+
+log = logging.getLogger("mcp_ref.http")
+
+__all__ = ["serve_http", "start_http", "HttpServerHandle", "HttpApp", "EventStore", "InMemoryEventStore"]
+
+DEFAULT_MAX_SESSIONS = 1000
+DEFAULT_IDLE_TIMEOUT = 1800.0          # seconds
+DEFAULT_MAX_BODY = 4 * 1024 * 1024     # bytes
+LOOPBACK = frozenset(("localhost", "127.0.0.1", "::1"))
+
+
+class HttpApp:
+    """The configuration and session table shared by every connection (see ``serve_http``)."""
+
+    def __init__(self, server, *, host: str = "127.0.0.1", path: str = "/mcp", stateless: bool = False,
+                 json_response: bool = False, response_mode: Optional[str] = None,
+                 allowed_origins=None, allowed_hosts=None, enable_get: bool = True,
+                 max_sessions: int = DEFAULT_MAX_SESSIONS, idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+                 max_body: int = DEFAULT_MAX_BODY, event_store=None, resumable: bool = True,
+                 retry_interval: int = 1000, poll_interval: Optional[float] = None, keepalive: float = 15.0,
+                 legacy_sse: bool = True, sse_path: str = "/sse", messages_path: str = "/messages"):
+        if response_mode is None:
+            response_mode = "json" if json_response else "auto"
+        if response_mode not in ("auto", "json", "sse"):
+            raise ValueError(f"response_mode must be auto, json or sse, not {response_mode!r}")
+        self.server = server
+        self.path, self.sse_path, self.messages_path = path, sse_path, messages_path
+        self.stateless, self.response_mode, self.enable_get = stateless, response_mode, enable_get
+        self.legacy_sse = legacy_sse
+        self.max_sessions, self.idle_timeout, self.max_body = max_sessions, idle_timeout, max_body
+        self.retry_interval, self.poll_interval, self.keepalive = retry_interval, poll_interval, keepalive
+        self.event_store = (event_store or InMemoryEventStore()) if resumable and not stateless else None
+        self.allowed_origins = list(allowed_origins) if allowed_origins is not None else None
+        self.allowed_hosts = list(allowed_hosts) if allowed_hosts is not None else None
+        # Rule 4: DNS-rebinding protection is on for a loopback bind, or whenever hosts are listed.
+        self.loopback = host.strip("[]") in LOOPBACK
+        self._sessions: dict = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._reaper: Optional[threading.Thread] = None
+
+    # ------------------------------------------------------------------ sessions
+    def start(self) -> None:
+        if not self.stateless and self.idle_timeout:
+            self._reaper = threading.Thread(target=self._reap_loop, name="mcp-http-reaper", daemon=True)
+            self._reaper.start()
+
+    def new_session(self, legacy: bool = False):
+        """A new session and its transport, or None when ``max_sessions`` are live (rule 2)."""
+        for attempt in (0, 1):
+            with self._lock:
+                if len(self._sessions) < self.max_sessions:
+                    session_id = secrets.token_urlsafe(24)        # [A-Za-z0-9_-]: visible ASCII
+                    if legacy:
+                        transport = LegacySseTransport(session_id, on_close=self._forget)
+                    else:
+                        transport = HttpSessionTransport(session_id, event_store=self.event_store,
+                                                         on_close=self._forget)
+                    self._sessions[session_id] = transport
+                    break
+            if attempt == 0:
+                self.reap()
+        else:
+            return None
+        transport.session = self.server.serve(transport)
+        return transport
+
+    def lookup(self, session_id: Optional[str], legacy: bool = False):
+        with self._lock:
+            transport = self._sessions.get(session_id)
+        if transport is None or transport.closed or isinstance(transport, LegacySseTransport) != legacy:
+            return None
+        return transport
+
+    def terminate(self, transport, reason: str) -> None:
+        session = transport.session
+        if session is not None:
+            session.close(reason)
+        else:
+            transport.close()
+
+    def _forget(self, transport) -> None:
+        with self._lock:
+            if self._sessions.get(transport.session_id) is transport:
+                del self._sessions[transport.session_id]
+
+    def reap(self) -> int:
+        """Close sessions idle for longer than ``idle_timeout``; returns how many."""
+        with self._lock:
+            expired = [t for t in self._sessions.values() if t.idle_for() > self.idle_timeout]
+        for transport in expired:
+            log.info("HTTP session expired after %.0f s idle", self.idle_timeout)
+            self.terminate(transport, "session expired (idle)")
+        return len(expired)
+
+    def _reap_loop(self) -> None:
+        interval = max(0.05, min(60.0, self.idle_timeout / 4))
+        while not self._stop.wait(interval):
+            try:
+                self.reap()
+            except Exception:
+                log.exception("session reaper failed")
+
+    def close(self) -> None:
+        self._stop.set()
+        with self._lock:
+            transports = list(self._sessions.values())
+        for transport in transports:
+            self.terminate(transport, "server shutting down")
+        if self._reaper is not None:
+            self._reaper.join(2.0)
+
+    @property
+    def session_count(self) -> int:
+        with self._lock:
+            return len(self._sessions)
+
+    # ------------------------------------------------------------------ rule 4 checks
+    def host_allowed(self, host: Optional[str]) -> bool:
+        if self.allowed_hosts is None and not self.loopback:
+            return True
+        if not host:
+            return False
+        name = _hostname(host)
+        if self.allowed_hosts is None:
+            return name in LOOPBACK
+        return any(_matches(pattern, host, name) for pattern in self.allowed_hosts)
+
+    def origin_allowed(self, origin: Optional[str], host: Optional[str]) -> bool:
+        if origin is None:
+            return True
+        if self.allowed_origins is not None:
+            return any(p == "*" or _matches(p, origin, _origin_base(origin)) for p in self.allowed_origins)
+        parts = urlsplit(origin)
+        if not parts.scheme or not parts.hostname:
+            return False                                   # "null", garbage
+        if host and parts.netloc.lower() == host.lower():
+            return True                                    # same origin
+        return self.loopback and parts.hostname in LOOPBACK
+
+
+def _hostname(host: str) -> str:
+    """``example.com:8000`` → ``example.com``; ``[::1]:80`` → ``::1``."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _origin_base(origin: str) -> str:
+    """``http://localhost:3000`` → ``http://localhost`` (for ``scheme://host:*`` patterns)."""
+    parts = urlsplit(origin)
+    return f"{parts.scheme}://{parts.hostname}" if parts.hostname else origin
+
+
+def _matches(pattern: str, full: str, base: str) -> bool:
+    """``pattern`` is exact, or ends with ``:*`` (any port)."""
+    pattern, full, base = pattern.lower(), full.lower(), base.lower()
+    if pattern.endswith(":*"):
+        return base == pattern[:-2].strip("[]") or base == pattern[:-2]
+    return full == pattern or base == pattern
+
+
+class _HttpServer(ThreadingHTTPServer):
+    """ThreadingHTTPServer that names and tracks its connection threads (rule 7)."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address, app: HttpApp):
+        self.app = app
+        self._connections: dict = {}
+        self._connections_lock = threading.Lock()
+        self._numbers = itertools.count(1)
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        super().__init__((address[0].strip("[]"), address[1]), McpRequestHandler)
+
+    def server_bind(self) -> None:
+        socketserver.TCPServer.server_bind(self)          # no getfqdn(): it may wait on DNS
+        self.server_name, self.server_port = self.server_address[:2]
+
+    def process_request(self, request, client_address) -> None:
+        thread = threading.Thread(target=self._serve_connection, args=(request, client_address),
+                                  name=f"mcp-http-conn-{next(self._numbers)}", daemon=True)
+        with self._connections_lock:
+            self._connections[thread] = request
+        thread.start()
+
+    def _serve_connection(self, request, client_address) -> None:
+        try:
+            self.finish_request(request, client_address)
+        except Exception:
+            log.debug("HTTP connection from %s failed", client_address, exc_info=True)
+        finally:
+            self.shutdown_request(request)
+            with self._connections_lock:
+                self._connections.pop(threading.current_thread(), None)
+
+    def handle_error(self, request, client_address) -> None:
+        log.debug("HTTP connection from %s failed", client_address, exc_info=True)
+
+    def close_connections(self, timeout: float = 2.0) -> None:
+        with self._connections_lock:
+            connections = list(self._connections.items())
+        for _, sock in connections:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        deadline = time.monotonic() + timeout
+        for thread, _ in connections:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+
+class HttpServerHandle:
+    """A running HTTP server (from ``start_http``): ``url``, ``port``, ``shutdown()``."""
+
+    def __init__(self, httpd: _HttpServer, app: HttpApp):
+        self.httpd, self.app = httpd, app
+        self.host = httpd.server_address[0]
+        self.port = httpd.server_address[1]
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.base_url = f"http://{host}:{self.port}"
+        self.url = self.base_url + app.path
+        self.sse_url = self.base_url + app.sse_path
+        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.2},
+                                        name="mcp-http-server", daemon=True)
+        self._closed = False
+
+    def start(self) -> "HttpServerHandle":
+        self.app.start()
+        self._thread.start()
+        return self
+
+    def shutdown(self) -> None:
+        """Stop accepting, close every session and stream, end every connection thread. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self.httpd.shutdown()
+        self.app.close()
+        self.httpd.close_connections()
+        self._thread.join(2.0)
+        self.httpd.server_close()
+
+    close = shutdown
+
+    def __enter__(self) -> "HttpServerHandle":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.shutdown()
+
+
+def start_http(server, address=("127.0.0.1", 0), **options) -> HttpServerHandle:
+    """Serve ``server`` over HTTP on a background thread; returns at once, listening.
+    ``address`` ``(host, 0)`` picks a free port (see ``handle.port``). Options: ``serve_http``'s."""
+    host, port = address
+    app = HttpApp(server, host=host, **options)
+    return HttpServerHandle(_HttpServer((host, int(port)), app), app).start()
+
+
+def serve_http(server, address=("127.0.0.1", 8000), *, ready=None, **options) -> None:
+    """Serve ``server`` over Streamable HTTP (and legacy HTTP+SSE) until SIGINT/SIGTERM.
+
+    Options: ``path="/mcp"``, ``stateless=False``, ``json_response=False`` (True:
+    always one JSON body; ``response_mode="sse"``: always SSE),
+    ``allowed_origins``/``allowed_hosts`` (lists; ``"host:*"`` for any port),
+    ``enable_get=True``, ``max_sessions=1000``, ``idle_timeout=1800`` s,
+    ``max_body=4 MiB``, ``event_store`` (default in memory; ``resumable=False``
+    turns resumption off), ``retry_interval=1000`` ms, ``poll_interval=None`` s,
+    ``keepalive=15`` s, ``legacy_sse=True``, ``sse_path="/sse"``,
+    ``messages_path="/messages"``. ``ready``: a callable given the handle, or
+    an Event to set, once listening. A readiness line with the real URL is
+    printed on stdout.
+    """
+    handle = start_http(server, address, **options)
+    stop = threading.Event()
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous[signum] = signal.signal(signum, lambda *_: stop.set())
+    try:
+        print(f"mcp_ref: serving MCP at {handle.url} (legacy SSE at {handle.sse_url})", flush=True)
+        log.info("serving MCP over HTTP at %s", handle.url)
+        if ready is not None:
+            ready.set() if hasattr(ready, "set") else ready(handle)
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        handle.shutdown()
+

@@ -1,0 +1,220 @@
+"""The legacy HTTP+SSE client transport (2024-11-05), and HTTP transport auto-detection.
+
+Spec: 2024-11-05 basic/transports#http-with-sse;
+2025-11-25 basic/transports#backwards-compatibility.
+
+Rules:
+
+1. Constructing ``SseClientTransport`` opens ``GET url`` and waits for the
+   first event, ``endpoint``, whose data is a URI. It is resolved against the
+   SSE URL and must have the same origin (scheme, host and port): a server may
+   not send our messages elsewhere. Otherwise ``HttpError``, and nothing is
+   sent.
+2. Every message is POSTed to the endpoint on the caller's thread (2xx
+   expected, else ``HttpError``); everything from the server arrives as
+   ``message`` events on the one stream, read by one thread (``mcp-http-sse``).
+3. This transport has no resumption: when the stream ends, the connection
+   has ended and ``receive()`` returns None.
+4. ``AutoHttpTransport`` sends ``initialize`` with Streamable HTTP; when that
+   POST fails with 400, 404 or 405 it opens the legacy transport at the same
+   URL and sends ``initialize`` there. Everything after goes to whichever
+   transport answered.
+"""
+import logging
+import queue
+import threading
+from typing import Optional
+from urllib.parse import urljoin, urlsplit
+
+from ..errors import ConnectionClosed, InvalidMessage, require
+from ..messages import Request, decode, encode
+from .http_client import (CLOSED, HttpError, StreamableHttpTransport, content_type, http_error, iter_body,
+                          shutdown_response)
+
+log = logging.getLogger("mcp_ref.http")
+
+__all__ = ["SseClientTransport", "AutoHttpTransport"]
+
+
+def _origin(url: str) -> tuple:
+    parts = urlsplit(url)
+    default = {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.scheme, parts.hostname, parts.port or default
+
+
+class SseClientTransport:
+    """The client end of the 2024-11-05 HTTP+SSE transport (see the module rules).
+
+    Options as ``StreamableHttpTransport`` (headers, auth, verify, cert,
+    connect_timeout, read_timeout), plus ``endpoint_timeout``: seconds to wait
+    for the ``endpoint`` event.
+    """
+
+    def __init__(self, url: str, *, headers: Optional[dict] = None, auth=None, verify=True, cert=None,
+                 connect_timeout: float = 10.0, read_timeout: Optional[float] = None,
+                 endpoint_timeout: float = 10.0):
+        requests = require("requests", "requests", "the HTTP client")
+        self._sse = require("sseclient", "sseclient-py", "the HTTP client")
+        self.url = url
+        self.endpoint: Optional[str] = None
+        self.session = None
+        self._errors = (requests.RequestException, OSError, ValueError)
+        self._http = requests.Session()
+        self._http.headers.update({"User-Agent": "mcp_ref"})
+        self._http.headers.update(headers or {})
+        self._http.auth, self._http.verify, self._http.cert = auth, verify, cert
+        self._timeout = (connect_timeout, read_timeout)
+        self._inbox: queue.SimpleQueue = queue.SimpleQueue()
+        self._closed = threading.Event()
+        self._ready = threading.Event()
+        self._problem: Optional[HttpError] = None
+        try:
+            response = self._http.get(url, headers={"Accept": "text/event-stream"}, stream=True,
+                                      timeout=(connect_timeout, None))
+        except self._errors as exc:
+            self._http.close()
+            raise HttpError(f"GET {url} failed: {exc}", url=url) from None
+        if response.status_code != 200 or content_type(response) != "text/event-stream":
+            error = http_error(response, f"GET {url} (expected an SSE stream)")
+            response.close()
+            self._http.close()
+            raise error
+        self._response = response
+        self._reader = threading.Thread(target=self._read, name="mcp-http-sse", daemon=True)
+        self._reader.start()
+        if not self._ready.wait(endpoint_timeout):
+            self._problem = HttpError(f"GET {url}: no endpoint event within {endpoint_timeout:g} s", url=url)
+        if self._problem is not None:
+            self.close()
+            raise self._problem
+
+    def _read(self) -> None:
+        try:
+            for event in self._sse.SSEClient(iter_body(self._response)).events():
+                if event.event == "endpoint" and self.endpoint is None:
+                    self._set_endpoint(event.data.strip())
+                elif event.event == "message" and self.endpoint is not None:
+                    try:
+                        self._deliver(decode(event.data))
+                    except InvalidMessage as bad:
+                        log.warning("ignored an invalid SSE event from the server: %s", bad.message)
+        except Exception as exc:                 # requests, urllib3 and socket errors alike
+            if not self._closed.is_set():
+                log.debug("SSE stream from %s broke: %s", self.url, exc)
+        finally:
+            if self.endpoint is None and self._problem is None:
+                self._problem = HttpError(f"GET {self.url}: the stream ended before the endpoint event",
+                                          url=self.url)
+            self._ready.set()
+            self._inbox.put(CLOSED)
+
+    def _set_endpoint(self, data: str) -> None:
+        """Rule 1."""
+        endpoint = urljoin(self.url, data)
+        if _origin(endpoint) != _origin(self.url):
+            self._problem = HttpError(f"the server's endpoint {endpoint!r} is not on the origin of {self.url!r}; "
+                                      "refusing to send messages there", url=self.url)
+            shutdown_response(self._response)
+        else:
+            self.endpoint = endpoint
+        self._ready.set()
+
+    def _deliver(self, decoded) -> None:
+        for message in decoded if isinstance(decoded, list) else [decoded]:
+            if not isinstance(message, InvalidMessage):
+                self._inbox.put(message)
+
+    def send(self, message, related_id=None) -> None:
+        """Rule 2. Raises HttpError or ConnectionClosed."""
+        if self._closed.is_set():
+            raise ConnectionClosed("the SSE transport is closed")
+        try:
+            response = self._http.post(self.endpoint, data=encode(message).encode("utf-8"),
+                                       headers={"Content-Type": "application/json"}, timeout=self._timeout)
+        except self._errors as exc:
+            raise HttpError(f"POST {self.endpoint} failed: {exc}", url=self.endpoint) from None
+        if response.status_code >= 300:
+            raise http_error(response, f"POST {self.endpoint}")
+
+    def receive(self):
+        item = self._inbox.get()
+        if item is CLOSED:
+            self._inbox.put(CLOSED)
+            return None
+        return item
+
+    def close(self) -> None:
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        shutdown_response(self._response)
+        if self._reader is not threading.current_thread():
+            self._reader.join(2.0)
+        self._response.close()
+        self._http.close()
+        self._inbox.put(CLOSED)
+
+
+class AutoHttpTransport:
+    """Streamable HTTP, or the legacy HTTP+SSE transport when the server wants it (rule 4).
+
+    ``kind`` is None until the handshake, then ``"streamable-http"`` or ``"sse"``.
+    Options are those of both transports (``endpoint_timeout`` for the legacy one).
+    """
+
+    FALLBACK_STATUSES = (400, 404, 405)
+
+    def __init__(self, url: str, **options):
+        self.url = url
+        self.kind: Optional[str] = None
+        self._legacy_options = {k: v for k, v in options.items()
+                                if k in ("headers", "auth", "verify", "cert", "connect_timeout", "read_timeout",
+                                         "endpoint_timeout")}
+        options.pop("endpoint_timeout", None)
+        self.inner = StreamableHttpTransport(url, **options)
+        self._closed = False
+
+    def send(self, message, related_id=None) -> None:
+        if self.kind is None and isinstance(message, Request) and message.method == "initialize":
+            try:
+                self.inner.send(message, related_id)
+                self.kind = "streamable-http"
+                return
+            except HttpError as exc:
+                if exc.status not in self.FALLBACK_STATUSES:
+                    raise
+                log.info("POST initialize got HTTP %s: trying the legacy HTTP+SSE transport", exc.status)
+            legacy = SseClientTransport(self.url, **self._legacy_options)
+            legacy.session = self.inner.session
+            old, self.inner = self.inner, legacy
+            old.close()                          # wakes a reader blocked on it; receive() moves on
+            self.kind = "sse"
+        self.inner.send(message, related_id)
+
+    def receive(self):
+        while True:
+            inner = self.inner
+            message = inner.receive()
+            if message is None and inner is not self.inner and not self._closed:
+                continue                          # the abandoned Streamable transport closed
+            return message
+
+    def close(self) -> None:
+        self._closed = True
+        self.inner.close()
+
+    @property
+    def protocol_version(self):
+        return getattr(self.inner, "protocol_version", None)
+
+    @protocol_version.setter
+    def protocol_version(self, value) -> None:
+        self.inner.protocol_version = value
+
+    @property
+    def session(self):
+        return self.inner.session
+
+    @session.setter
+    def session(self, value) -> None:
+        self.inner.session = value
