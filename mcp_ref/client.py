@@ -30,6 +30,21 @@ __all__ = ["Client"]
 DEFAULT_CLIENT_INFO = Implementation(name="mcp_ref", version="0.1.0")
 
 
+class _ClassOrInstance:
+    """(HTTP transports) ``Client.connect(target, ...)`` builds a client for a URL or a
+    command line; ``client.connect()`` runs the handshake. One name, two roles: the
+    descriptor picks by how it is reached."""
+
+    def __init__(self, on_instance, on_class):
+        self.on_instance, self.on_class = on_instance, on_class
+        self.__doc__ = on_instance.__doc__
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return self.on_class.__get__(cls, cls)
+        return self.on_instance.__get__(obj, cls)
+
+
 class Client:
     """An MCP client over any transport (see ``Client.stdio`` for the common case).
 
@@ -125,6 +140,68 @@ class Client:
 
     def _require(self, path: str, what: str) -> None:
         lifecycle.require_peer_capability(self.server_capabilities, path, what)
+
+    # ------------------------------------------------------------------ HTTP transports
+    @classmethod
+    def http(cls, url: str, *, timeout: Optional[float] = None, headers: Optional[dict] = None, auth=None,
+             verify=True, cert=None, connect_timeout: float = 10.0, read_timeout: Optional[float] = None,
+             on_session_expired: str = "reinitialize", open_get_stream: bool = True, **options) -> "Client":
+        """A client for a Streamable HTTP server at ``url``; use it as a context manager.
+
+        ``timeout`` is the default request timeout (as for ``Client``);
+        ``connect_timeout``/``read_timeout`` are HTTP's. ``headers`` go on every
+        request, ``auth`` is a requests auth object, ``verify``/``cert`` are
+        requests' TLS options. ``on_session_expired``: ``"reinitialize"`` starts a
+        new session transparently, ``"raise"`` raises ``SessionExpired``. Other
+        options are ``Client``'s. See ``transports.http_client``.
+        """
+        from .transports.http_client import StreamableHttpTransport
+        transport = StreamableHttpTransport(url, headers=headers, auth=auth, verify=verify, cert=cert,
+                                            connect_timeout=connect_timeout, read_timeout=read_timeout,
+                                            on_session_expired=on_session_expired, open_get_stream=open_get_stream)
+        return cls._over_http(transport, timeout, options)
+
+    @classmethod
+    def sse(cls, url: str, *, timeout: Optional[float] = None, headers: Optional[dict] = None, auth=None,
+            verify=True, cert=None, connect_timeout: float = 10.0, read_timeout: Optional[float] = None,
+            endpoint_timeout: float = 10.0, **options) -> "Client":
+        """A client for a legacy HTTP+SSE server (2024-11-05) whose SSE stream is at ``url``.
+        Connects at once (waits for the ``endpoint`` event); options as ``Client.http``."""
+        from .transports.sse_client import SseClientTransport
+        transport = SseClientTransport(url, headers=headers, auth=auth, verify=verify, cert=cert,
+                                       connect_timeout=connect_timeout, read_timeout=read_timeout,
+                                       endpoint_timeout=endpoint_timeout)
+        return cls._over_http(transport, timeout, options)
+
+    @classmethod
+    def _for_target(cls, target, **options) -> "Client":
+        """``Client.connect(target, **options)``: an ``http(s)://`` URL → Streamable HTTP, falling
+        back to legacy HTTP+SSE when the server refuses the initialize POST with 400/404/405
+        (Spec: basic/transports#backwards-compatibility); a list of strings → ``Client.stdio``."""
+        if isinstance(target, str) and target.startswith(("http://", "https://")):
+            from .transports.sse_client import AutoHttpTransport
+            names = ("headers", "auth", "verify", "cert", "connect_timeout", "read_timeout", "on_session_expired",
+                     "open_get_stream", "endpoint_timeout")
+            http_options = {name: options.pop(name) for name in names if name in options}
+            timeout = options.pop("timeout", None)
+            return cls._over_http(AutoHttpTransport(target, **http_options), timeout, options)
+        if isinstance(target, (list, tuple)):
+            return cls.stdio(target, **options)
+        raise TypeError(f"Client.connect() needs an http(s):// URL or a command line (a list), not {target!r}")
+
+    connect = _ClassOrInstance(connect, _for_target)
+
+    @classmethod
+    def _over_http(cls, transport, timeout: Optional[float], options: dict) -> "Client":
+        if timeout is not None:
+            options["timeout"] = timeout
+        try:
+            client = cls(transport, **options)
+        except BaseException:
+            transport.close()
+            raise
+        transport.session = client.session       # typed HTTP failures reach the waiting caller
+        return client
 
     # ------------------------------------------------------------------ requests
     def ping(self, timeout: Optional[float] = None) -> None:
