@@ -1,0 +1,173 @@
+"""URI templates (RFC 6570 subset) for resource templates: parsing, expansion,
+matching, round trips. Spec: server/resources#resource-templates."""
+import pytest
+
+from mcp_ref.uritemplate import UriTemplate
+
+# Values from the examples of RFC 6570 section 3.2.
+VALUES = {
+    "var": "value", "hello": "Hello World!", "path": "/foo/bar", "empty": "",
+    "list": ["red", "green", "blue"], "x": "1024", "y": "768", "pct": "50%25 off",
+}
+
+EXPANSIONS = [
+    ("{var}", "value"),
+    ("{hello}", "Hello%20World%21"),
+    ("{empty}", ""),
+    ("{undef}", ""),
+    ("{x,y}", "1024,768"),
+    ("{x,undef,y}", "1024,768"),
+    ("{var:3}", "val"),
+    ("{list}", "red,green,blue"),
+    ("{list*}", "red,green,blue"),
+    ("{+var}", "value"),
+    ("{+hello}", "Hello%20World!"),
+    ("{+path}/here", "/foo/bar/here"),
+    ("here?ref={+path}", "here?ref=/foo/bar"),
+    ("{+path:6}/here", "/foo/b/here"),
+    ("{+pct}", "50%25%20off"),
+    ("{path}", "%2Ffoo%2Fbar"),
+    ("{#var}", "#value"),
+    ("{#hello}", "#Hello%20World!"),
+    ("X{#undef}", "X"),
+    ("X{.var}", "X.value"),
+    ("X{.x,y}", "X.1024.768"),
+    ("{/var}", "/value"),
+    ("{/var,x}/here", "/value/1024/here"),
+    ("{/list*}", "/red/green/blue"),
+    ("{/list}", "/red,green,blue"),
+    ("{?x,y}", "?x=1024&y=768"),
+    ("{?x,y,undef}", "?x=1024&y=768"),
+    ("{?empty}", "?empty="),
+    ("{?undef}", ""),
+    ("{?list}", "?list=red,green,blue"),
+    ("{?list*}", "?list=red&list=green&list=blue"),
+    ("?fixed=yes{&x}", "?fixed=yes&x=1024"),
+    ("{&x,y}", "&x=1024&y=768"),
+    ("file:///{+path}{?x}", "file:////foo/bar?x=1024"),
+    ("no expressions", "no expressions"),
+]
+
+
+@pytest.mark.parametrize("template, expected", EXPANSIONS)
+def test_expand(template, expected):
+    assert UriTemplate(template).expand(**VALUES) == expected
+
+
+def test_expand_other_values():
+    t = UriTemplate("db://{table}/{id}{?active}")
+    assert t.expand(table="users", id=42, active=True) == "db://users/42?active=true"
+    assert t.expand(table="a b", id="é") == "db://a%20b/%C3%A9"
+    assert UriTemplate("{/list*}").expand(list=[]) == ""
+    assert UriTemplate("{?list}").expand(list=()) == ""
+
+
+MATCHES = [
+    ("weather://{city}/current", "weather://paris/current", {"city": "paris"}),
+    ("weather://{city}/current", "weather://new%20york/current", {"city": "new york"}),
+    ("file:///{name}.txt", "file:///notes.v2.txt", {"name": "notes.v2"}),
+    ("file:///{+path}", "file:///a/b/c.txt", {"path": "a/b/c.txt"}),
+    ("file:///{+path}", "file:///a/b?c", {"path": "a/b?c"}),
+    ("file:///{+path}{?rev}", "file:///a/b?rev=3", {"path": "a/b", "rev": "3"}),
+    ("file:///{+path}{?rev}", "file:///a/b", {"path": "a/b"}),
+    ("users://{id}/posts/{post}", "users://7/posts/99", {"id": "7", "post": "99"}),
+    ("{x,y}", "1024,768", {"x": "1024", "y": "768"}),
+    ("{x,y}", "1024", {"x": "1024"}),
+    ("{list*}", "red,green,blue", {"list": ["red", "green", "blue"]}),
+    ("{list}", "red,green", {"list": "red,green"}),
+    ("repo://{owner}{/path*}", "repo://me/src/a%2Fb/c", {"owner": "me", "path": ["src", "a/b", "c"]}),
+    ("repo://{owner}{/path*}", "repo://me", {"owner": "me"}),
+    ("repo://{owner}{/rest}", "repo://me/x", {"owner": "me", "rest": "x"}),
+    ("doc://{id}{#section}", "doc://1#intro/part", {"id": "1", "section": "intro/part"}),
+    ("doc://{id}{#section}", "doc://1", {"id": "1"}),
+    ("X{.ext}", "X.json", {"ext": "json"}),
+    ("search://q{?term,lang}", "search://q?lang=fr&term=caf%C3%A9", {"term": "café", "lang": "fr"}),
+    ("search://q{?term,lang}", "search://q?term=x&other=1", {"term": "x"}),
+    ("search://q{?term,lang}", "search://q", {}),
+    ("search://q{?term}", "search://q?term=", {"term": ""}),
+    ("search://q{?term}{&page}", "search://q?term=a&page=2", {"term": "a", "page": "2"}),
+    ("search://q{?term}{&page}", "search://q?page=2&term=a", {"term": "a", "page": "2"}),
+    ("search://q?fixed=1{&page}", "search://q?fixed=1&page=2", {"page": "2"}),
+    ("tags://{?tag*}", "tags://?tag=a&tag=b", {"tag": ["a", "b"]}),
+    ("static://fixed", "static://fixed", {}),
+    ("a.b*(c)+[d]|e^$/{x}", "a.b*(c)+[d]|e^$/1", {"x": "1"}),
+]
+
+
+@pytest.mark.parametrize("template, uri, expected", MATCHES)
+def test_match(template, uri, expected):
+    assert UriTemplate(template).match(uri) == expected
+
+
+NON_MATCHES = [
+    ("weather://{city}/current", "weather://pa/ris/current"),     # {var} does not span "/"
+    ("weather://{city}/current", "weather:///current"),           # nor match nothing
+    ("weather://{city}/current", "weather://paris/current/x"),    # anchored at the end
+    ("weather://{city}/current", "xweather://paris/current"),     # and at the start
+    ("weather://{city}", "weather://paris?x=1"),
+    ("weather://{city}", "weather://paris#top"),
+    ("file:///{name}.txt", "file:///notes.md"),
+    ("a.b*(c)/{x}", "aXb*(c)/1"),                                 # "." is not a wildcard
+    ("a.b*(c)/{x}", "a.bbb(c)/1"),                                # nor "*"
+    ("static://fixed", "static://fixed2"),
+    ("repo://{owner}{/rest}", "repo://me/x/y"),                   # one segment only
+    ("{x,y}", "1,2,3"),
+    ("file:///{+path}", "file:///"),
+    ("file:///{+path}", "file:///a#b"),
+]
+
+
+@pytest.mark.parametrize("template, uri", NON_MATCHES)
+def test_no_match(template, uri):
+    assert UriTemplate(template).match(uri) is None
+
+
+ROUND_TRIPS = [
+    ("weather://{city}/current", {"city": "São Paulo/Centro"}),
+    ("file:///{+path}", {"path": "dir/sub dir/file%.txt"}),
+    ("file:///{+path}{?rev,mode}", {"path": "a/b", "rev": "7", "mode": "r w"}),
+    ("repo://{owner}{/path*}", {"owner": "o?x#y", "path": ["a", "b/c", "d e"]}),
+    ("tags://all{?tag*}", {"tag": ["x&y", "z=1"]}),
+    ("doc://{id}{#section}", {"id": "42", "section": "a,b"}),
+    ("pair://{a,b}", {"a": "1", "b": "two words"}),
+]
+
+
+@pytest.mark.parametrize("template, values", ROUND_TRIPS)
+def test_round_trip(template, values):
+    t = UriTemplate(template)
+    assert t.match(t.expand(**values)) == values
+
+
+INVALID = [
+    ("file:///{path", "unclosed"),
+    ("file:///path}", "unmatched"),
+    ("file:///{}", "empty variable name"),
+    ("{a,}", "empty variable name"),
+    ("{a{b}}", "unclosed"),
+    ("{;a}", "unsupported operator"),
+    ("{=a}", "unsupported operator"),
+    ("{a b}", "invalid variable name"),
+    ("{a-b}", "invalid variable name"),
+    ("{a:0}", "prefix"),
+    ("{a:x}", "prefix"),
+]
+
+
+@pytest.mark.parametrize("template, problem", INVALID)
+def test_invalid_templates(template, problem):
+    with pytest.raises(ValueError, match=problem):
+        UriTemplate(template)
+
+
+def test_variables_and_is_template():
+    t = UriTemplate("x://{a}/{+b}{/c*}{?d,a}{&e}{#f}")
+    assert t.variables == ["a", "b", "c", "d", "e", "f"]
+    assert t.is_template
+    assert not UriTemplate("x://plain").is_template
+    assert UriTemplate("x://plain").variables == []
+    assert str(UriTemplate("x://{a}").template) == "x://{a}"
+
+
+def test_match_rejects_non_strings():
+    assert UriTemplate("x://{a}").match(None) is None
