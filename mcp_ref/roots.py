@@ -23,8 +23,9 @@ Rules:
    validates each (rule 1). It is what ``Client(roots=...)`` and
    ``Client.set_roots`` use.
 
-This module does no protocol I/O; the path checks read the file system only
-to resolve symlinks. Spec: client/roots.
+This module does no I/O of its own (``list_roots`` sends through the peer it
+is given); the path checks read the file system only to resolve symlinks.
+Spec: client/roots.
 """
 import os
 from pathlib import Path
@@ -32,9 +33,10 @@ from typing import Iterable, Optional, Union
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
-from .types import Root
+from . import lifecycle
+from .types import ListRootsResult, Root
 
-__all__ = ["validate_root_uri", "uri_to_path", "path_to_uri", "as_roots", "resolve_path", "find_root",
+__all__ = ["list_roots", "validate_root_uri", "uri_to_path", "path_to_uri", "as_roots", "resolve_path", "find_root",
            "is_inside", "require_inside", "PathOutsideRoots"]
 
 PathLike = Union[str, os.PathLike]
@@ -42,6 +44,18 @@ PathLike = Union[str, os.PathLike]
 
 class PathOutsideRoots(PermissionError):
     """A path lies outside every root the client offered."""
+
+
+def list_roots(peer, *, timeout: Optional[float] = None) -> list:
+    """Send ``roots/list`` through ``peer`` (a server ``Context`` or session) and
+    return the client's ``Root`` list. Spec: client/roots#listing-roots.
+
+    Raises:
+        CapabilityNotSupported: the client did not declare ``roots`` (nothing is sent).
+        McpError, RequestTimeout, RequestCancelled, ConnectionClosed: as for any request.
+    """
+    lifecycle.require_peer_capability(peer.client_capabilities, "roots", "roots/list")
+    return ListRootsResult.from_dict(peer.request("roots/list", None, timeout=timeout)).roots
 
 
 def validate_root_uri(uri) -> str:
