@@ -27,7 +27,7 @@ import logging
 import threading
 from typing import Any, Callable, Optional
 
-from . import lifecycle, signature
+from . import elicitation, lifecycle, roots, sampling, signature
 from .errors import (InvalidParamsError, MethodNotFoundError, MissingDependency, UrlElicitationRequiredError)
 from .session import RequestContext, Session
 from .types import CallToolResult, Implementation, TextContent, Tool, content_from_dict
@@ -51,6 +51,15 @@ class ServerSession(Session):
         self.log_level: Optional[str] = None
         self.subscriptions: set = set()
 
+    # -- client features (Spec: client/roots, client/elicitation); see roots.py, elicitation.py
+    def list_roots(self, *, timeout: Optional[float] = None) -> list:
+        """The client's roots (``roots/list``); ``CapabilityNotSupported`` when it declared none."""
+        return roots.list_roots(self, timeout=timeout)
+
+    def complete_elicitation(self, elicitation_id: str) -> None:
+        """Send ``notifications/elicitation/complete`` for a URL mode elicitation (2025-11-25)."""
+        elicitation.send_complete(self, elicitation_id)
+
 
 class Context(RequestContext):
     """What a tool, resource or prompt function can use while it runs.
@@ -71,6 +80,36 @@ class Context(RequestContext):
     @property
     def protocol_version(self) -> Optional[str]:
         return self.session.protocol_version
+
+    # -- client features: sampling, elicitation, roots (sampling.py, elicitation.py, roots.py).
+    # Each raises CapabilityNotSupported locally, before sending, when the client did not
+    # declare the feature or the session's revision does not know it; a tool turns that
+    # into an isError result. Nested requests carry this request's id (related_id), honour
+    # ``timeout`` (RequestTimeout) and are cancelled with this request.
+    def sample(self, messages: list, *, max_tokens: int, system_prompt: Optional[str] = None, **options):
+        """Ask the client's LLM for a message (``sampling/createMessage``); returns a
+        ``CreateMessageResult``. ``messages`` holds ``SamplingMessage`` items (or wire
+        dicts, or strings for user text). Options: ``model_preferences``,
+        ``include_context``, ``temperature``, ``stop_sequences``, ``metadata``,
+        ``tools``, ``tool_choice``, ``timeout``, ``meta``. Spec: client/sampling."""
+        return sampling.create_message(self, messages, max_tokens=max_tokens, system_prompt=system_prompt,
+                                       **options)
+
+    def elicit(self, message: str, requested_schema: dict, *, timeout: Optional[float] = None):
+        """Ask the user to fill in a form (``elicitation/create``, form mode); returns an
+        ``ElicitResult`` whose accepted content has been validated against the schema.
+        Spec: client/elicitation."""
+        return elicitation.elicit_form(self, message, requested_schema, timeout=timeout)
+
+    def elicit_url(self, message: str, url: str, elicitation_id: str, *, timeout: Optional[float] = None):
+        """Send the user to ``url`` (URL mode elicitation, 2025-11-25); returns an
+        ``ElicitResult`` (accept = the user consented). Finish with
+        ``ctx.session.complete_elicitation(elicitation_id)``. Spec: client/elicitation."""
+        return elicitation.elicit_url(self, message, url, elicitation_id, timeout=timeout)
+
+    def list_roots(self, *, timeout: Optional[float] = None) -> list:
+        """The client's roots (``roots/list``) as ``Root`` objects. Spec: client/roots."""
+        return roots.list_roots(self, timeout=timeout)
 
 
 class _ToolEntry:
@@ -117,6 +156,7 @@ class Server:
         self.max_workers = max_workers
         self._capability_override = capabilities
         self._tools: dict = {}
+        self._roots_changed: list = []          # callbacks fn(session), see on_roots_changed
         self._lock = threading.Lock()
         self.sessions: set = set()
         # Rule 1: one row per method, a literal each, with the capability it needs.
@@ -127,6 +167,7 @@ class Server:
         }
         self._notification_handlers = {
             "notifications/initialized": self._on_initialized,
+            "notifications/roots/list_changed": self._on_roots_list_changed,
         }
 
     # ------------------------------------------------------------------ capabilities
@@ -252,6 +293,22 @@ class Server:
         if self.instructions:
             result["instructions"] = self.instructions
         return result
+
+    # ------------------------------------------------------------------ client features
+    def on_roots_changed(self, fn: Callable) -> Callable:
+        """Register ``fn(session)``, called when a client sends
+        ``notifications/roots/list_changed``; usable as a decorator. It runs on the
+        session's notification thread and may call ``session.list_roots()``.
+        Spec: client/roots#root-list-changes."""
+        self._roots_changed.append(fn)
+        return fn
+
+    def _on_roots_list_changed(self, session: ServerSession, params: dict) -> None:
+        for fn in list(self._roots_changed):
+            try:
+                fn(session)
+            except Exception:
+                log.exception("roots list_changed callback %r failed", fn)
 
     def _on_initialized(self, session: ServerSession, params: dict) -> None:
         """Spec: basic/lifecycle#initialization: the client is ready for normal operation."""
