@@ -210,8 +210,9 @@ class _HttpServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address, app: HttpApp):
+    def __init__(self, address, app: HttpApp, ssl_context=None):
         self.app = app
+        self.ssl_context = ssl_context
         self._connections: dict = {}
         self._connections_lock = threading.Lock()
         self._numbers = itertools.count(1)
@@ -223,6 +224,12 @@ class _HttpServer(ThreadingHTTPServer):
         socketserver.TCPServer.server_bind(self)          # no getfqdn(): it may wait on DNS
         self.server_name, self.server_port = self.server_address[:2]
 
+    def get_request(self):
+        sock, client_address = self.socket.accept()
+        if self.ssl_context is not None:          # the handshake runs on the connection's thread
+            sock = self.ssl_context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return sock, client_address
+
     def process_request(self, request, client_address) -> None:
         thread = threading.Thread(target=self._serve_connection, args=(request, client_address),
                                   name=f"mcp-http-conn-{next(self._numbers)}", daemon=True)
@@ -232,6 +239,9 @@ class _HttpServer(ThreadingHTTPServer):
 
     def _serve_connection(self, request, client_address) -> None:
         try:
+            if self.ssl_context is not None:
+                request.settimeout(30.0)
+                request.do_handshake()
             self.finish_request(request, client_address)
         except Exception:
             log.debug("HTTP connection from %s failed", client_address, exc_info=True)
@@ -264,10 +274,11 @@ class HttpServerHandle:
         self.host = httpd.server_address[0]
         self.port = httpd.server_address[1]
         host = f"[{self.host}]" if ":" in self.host else self.host
-        self.base_url = f"http://{host}:{self.port}"
+        scheme = "https" if httpd.ssl_context is not None else "http"
+        self.base_url = f"{scheme}://{host}:{self.port}"
         self.url = self.base_url + app.path
         self.sse_url = self.base_url + app.sse_path
-        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.2},
+        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1},
                                         name="mcp-http-server", daemon=True)
         self._closed = False
 
@@ -296,12 +307,13 @@ class HttpServerHandle:
         self.shutdown()
 
 
-def start_http(server, address=("127.0.0.1", 0), **options) -> HttpServerHandle:
+def start_http(server, address=("127.0.0.1", 0), *, ssl_context=None, **options) -> HttpServerHandle:
     """Serve ``server`` over HTTP on a background thread; returns at once, listening.
-    ``address`` ``(host, 0)`` picks a free port (see ``handle.port``). Options: ``serve_http``'s."""
+    ``address`` ``(host, 0)`` picks a free port (see ``handle.port``); ``ssl_context``
+    (an ``ssl.SSLContext`` with a certificate) serves HTTPS. Options: ``serve_http``'s."""
     host, port = address
     app = HttpApp(server, host=host, **options)
-    return HttpServerHandle(_HttpServer((host, int(port)), app), app).start()
+    return HttpServerHandle(_HttpServer((host, int(port)), app, ssl_context), app).start()
 
 
 def serve_http(server, address=("127.0.0.1", 8000), *, ready=None, **options) -> None:
@@ -314,7 +326,7 @@ def serve_http(server, address=("127.0.0.1", 8000), *, ready=None, **options) ->
     ``max_body=4 MiB``, ``event_store`` (default in memory; ``resumable=False``
     turns resumption off), ``retry_interval=1000`` ms, ``poll_interval=None`` s,
     ``keepalive=15`` s, ``legacy_sse=True``, ``sse_path="/sse"``,
-    ``messages_path="/messages"``. ``ready``: a callable given the handle, or
+    ``messages_path="/messages"``, ``ssl_context`` (HTTPS). ``ready``: a callable given the handle, or
     an Event to set, once listening. A readiness line with the real URL is
     printed on stdout.
     """
