@@ -19,9 +19,13 @@ import threading
 from typing import Callable, Optional, Sequence
 
 from . import lifecycle
-from .errors import MethodNotFoundError, UnsupportedProtocolVersion
+from .approval import Approval, Denied, ToolCall, decide
+from .elicitation import ElicitationTracker, answer_elicitation, client_modes
+from .errors import ApprovalDenied, CapabilityNotSupported, MethodNotFoundError, UnsupportedProtocolVersion
+from .roots import as_roots
+from .sampling import answer_create_message
 from .session import Session
-from .types import CallToolResult, Implementation, Tool
+from .types import CallToolResult, ElicitResult, Implementation, Tool
 
 log = logging.getLogger("mcp_ref.client")
 
@@ -55,11 +59,30 @@ class Client:
         init_timeout: seconds for ``initialize`` alone.
         protocol_version: the revision to ask for (default: the latest).
         ping_interval: ping the server this often (None: never).
+
+    Client features (each declared only when given; Spec: client/sampling,
+    client/roots, client/elicitation; see approval.py for the callbacks' argument):
+        sampling: ``fn(request) -> CreateMessageResult | dict`` answers
+            ``sampling/createMessage``; raise ``UserRejectedError`` to refuse.
+        sampling_tools: declare ``sampling.tools`` (2025-11-25); default: the
+            callback's ``supports_tools`` attribute.
+        elicitation: ``fn(request) -> ElicitResult | dict`` answers form mode.
+        elicitation_url: the same for URL mode (2025-11-25).
+        on_elicitation_complete: ``fn(elicitation_id)`` for each URL elicitation
+            the server reports complete.
+        roots: a list of ``Root``, ``{"uri", "name"}`` dicts, file URIs or paths
+            (``[]`` offers roots, none yet); see ``set_roots``.
+        on_approve: the human-in-the-loop hook (approval.py): sees each sampling
+            request and result, each elicitation and answer, each tool call.
     """
 
     def __init__(self, transport, *, client_info=None, timeout: float = 60.0, init_timeout: float = 10.0,
                  protocol_version: str = lifecycle.LATEST_REVISION, ping_interval: Optional[float] = None,
-                 max_workers: int = 8, on_notification: Optional[Callable] = None):
+                 max_workers: int = 8, on_notification: Optional[Callable] = None,
+                 sampling: Optional[Callable] = None, sampling_tools: Optional[bool] = None,
+                 elicitation: Optional[Callable] = None, elicitation_url: Optional[Callable] = None,
+                 on_elicitation_complete: Optional[Callable] = None, roots=None,
+                 on_approve: Optional[Callable] = None):
         if isinstance(client_info, dict):
             client_info = Implementation.from_dict(client_info)
         self.client_info = client_info or DEFAULT_CLIENT_INFO
@@ -76,9 +99,24 @@ class Client:
         self._lock = threading.Lock()
         self.session = Session(transport, self._handle_request, self._handle_notification, timeout=timeout,
                                max_workers=max_workers, ping_interval=ping_interval, name="mcp-client")
+        # Client features: sampling.py, elicitation.py, roots.py, approval.py.
+        self.sampling = sampling
+        self.sampling_tools = bool(getattr(sampling, "supports_tools", False)) if sampling_tools is None \
+            else sampling_tools
+        self.elicitation = elicitation
+        self.elicitation_url = elicitation_url
+        self.elicitations = ElicitationTracker(on_elicitation_complete)   # URL elicitations awaited
+        self.on_approve = on_approve
+        self._roots = None if roots is None else as_roots(roots)
         # Rule 3: one row per method the server may ask us, with our capability it needs.
-        self._request_handlers: dict = {}
-        self._notification_handlers: dict = {}
+        self._request_handlers: dict = {
+            "sampling/createMessage": (self._on_sampling_create_message, "sampling"),
+            "roots/list": (self._on_roots_list, "roots"),
+            "elicitation/create": (self._on_elicitation_create, "elicitation"),
+        }
+        self._notification_handlers: dict = {
+            "notifications/elicitation/complete": self._on_elicitation_complete,
+        }
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -92,8 +130,26 @@ class Client:
         return cls(transport, **options)
 
     def capabilities(self) -> dict:
-        """What this client declares. Spec: basic/lifecycle#capability-negotiation."""
-        return {}
+        """What this client declares: a feature only when its callback (or roots) was
+        given, and only what the requested revision knows (``sampling.tools`` and
+        ``elicitation`` modes from 2025-11-25, elicitation from 2025-06-18).
+        Spec: basic/lifecycle#capability-negotiation."""
+        version = self.requested_version
+        caps: dict = {}
+        if self.sampling is not None:
+            tools = self.sampling_tools and lifecycle.at_least(version, "2025-11-25")
+            caps["sampling"] = {"tools": {}} if tools else {}
+        if self._roots is not None:
+            caps["roots"] = {"listChanged": True}
+        if lifecycle.at_least(version, "2025-06-18"):
+            modes = {}
+            if self.elicitation is not None:
+                modes["form"] = {}
+            if self.elicitation_url is not None and lifecycle.at_least(version, "2025-11-25"):
+                modes["url"] = {}
+            if modes:    # 2025-06-18 has no modes: {} there means form (client/elicitation#capabilities)
+                caps["elicitation"] = modes if lifecycle.at_least(version, "2025-11-25") else {}
+        return caps
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> "Client":
@@ -233,6 +289,13 @@ class Client:
         timeout, bounded by ``max_total_timeout``. Spec: server/tools#calling-tools.
         """
         self._require("tools", "tools/call")
+        if self.on_approve is not None:      # human in the loop (approval.py): allow, edit or deny
+            try:
+                call = decide(self.on_approve, Approval("tool_call", "request", ToolCall(name, dict(arguments or {})),
+                                                        server_info=self.server_info))
+            except Denied as denied:
+                raise ApprovalDenied(f"tool call {name!r} denied: {denied.reason}") from None
+            name, arguments = call.name, call.arguments
         params = {"name": name, "arguments": arguments or {}}
         result = self.session.request("tools/call", params, timeout=timeout, on_progress=on_progress,
                                       reset_timeout_on_progress=reset_timeout_on_progress,
@@ -247,6 +310,70 @@ class Client:
         handler, capability = entry
         lifecycle.require_own_capability(self.capabilities(), capability, method)
         return handler(ctx, params)
+
+    # -- client features: the bodies live in sampling.py, elicitation.py, roots.py
+    def _on_sampling_create_message(self, ctx, params: dict) -> dict:
+        """Spec: client/sampling#creating-messages."""
+        return answer_create_message(ctx, params, callback=self.sampling,
+                                     tools_declared=lifecycle.has_capability(self.capabilities(), "sampling.tools"),
+                                     approve=self.on_approve, server_info=self.server_info,
+                                     version=self.protocol_version)
+
+    def _on_elicitation_create(self, ctx, params: dict) -> dict:
+        """Spec: client/elicitation#elicitation-requests."""
+        modes = client_modes(self.capabilities())
+        return answer_elicitation(ctx, params, form_callback=self.elicitation if "form" in modes else None,
+                                  url_callback=self.elicitation_url if "url" in modes else None,
+                                  approve=self.on_approve, server_info=self.server_info,
+                                  version=self.protocol_version, tracker=self.elicitations)
+
+    def _on_roots_list(self, ctx, params: dict) -> dict:
+        """Spec: client/roots#listing-roots."""
+        with self._lock:
+            roots = list(self._roots or ())
+        return {"roots": [root.to_dict(self.protocol_version) for root in roots]}
+
+    def _on_elicitation_complete(self, params: dict) -> None:
+        """Spec: client/elicitation#completion-notifications-for-url-mode-elicitation:
+        an unknown or already completed id is ignored."""
+        self.elicitations.complete(params.get("elicitationId"))
+
+    @property
+    def roots(self) -> Optional[list]:
+        """The roots offered (``None``: roots are not offered)."""
+        with self._lock:
+            return None if self._roots is None else list(self._roots)
+
+    def set_roots(self, roots) -> None:
+        """Replace the roots and, once connected, send ``notifications/roots/list_changed``.
+
+        Raises ``ValueError``/``TypeError`` for an invalid root (nothing changes) and
+        ``CapabilityNotSupported`` when connected without having offered roots.
+        Spec: client/roots#root-list-changes."""
+        new = as_roots(roots)
+        with self._lock:
+            if self._roots is None and self.protocol_version is not None:
+                raise CapabilityNotSupported("roots were not declared when this client connected; "
+                                             "pass roots=[] to the constructor to offer them")
+            self._roots = new
+        if self.protocol_version is not None and not self.closed:
+            self.session.notify("notifications/roots/list_changed")
+
+    def handle_url_elicitations(self, error) -> list:
+        """Show each elicitation of a -32042 error (``UrlElicitationRequiredError``) to
+        the ``elicitation_url`` callback and the approval hook; returns their
+        ``ElicitResult`` list. Accepted ids are awaited: ``wait_elicitation(id)``
+        returns once the server reports them complete, then retry the request.
+        Spec: client/elicitation#url-elicitation-required-error."""
+        url_callback = self.elicitation_url if "url" in client_modes(self.capabilities()) else None
+        return [ElicitResult.from_dict(answer_elicitation(
+            None, params, form_callback=None, url_callback=url_callback, approve=self.on_approve,
+            server_info=self.server_info, version=self.protocol_version, tracker=self.elicitations))
+            for params in error.elicitations]
+
+    def wait_elicitation(self, elicitation_id: str, timeout: Optional[float] = None) -> bool:
+        """Block until the server reports ``elicitation_id`` complete; False on timeout."""
+        return self.elicitations.wait(elicitation_id, timeout)
 
     def _handle_notification(self, method: str, params: dict) -> None:
         handler = self._notification_handlers.get(method)
