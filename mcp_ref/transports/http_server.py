@@ -254,16 +254,20 @@ class _HttpServer(ThreadingHTTPServer):
         log.debug("HTTP connection from %s failed", client_address, exc_info=True)
 
     def close_connections(self, timeout: float = 2.0) -> None:
+        """Rule 3: stop reading every connection (an idle keep-alive one ends at once; one
+        finishing a response writes its end first), then cut what is left."""
         with self._connections_lock:
             connections = list(self._connections.items())
-        for _, sock in connections:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
         deadline = time.monotonic() + timeout
-        for thread, _ in connections:
-            thread.join(max(0.0, deadline - time.monotonic()))
+        for how in (socket.SHUT_RD, socket.SHUT_RDWR):
+            for _, sock in connections:
+                try:
+                    sock.shutdown(how)
+                except OSError:
+                    pass
+            for thread, _ in connections:
+                thread.join(max(0.0, deadline - time.monotonic()) / 2)
+            connections = [(t, s) for t, s in connections if t.is_alive()]
 
 
 class HttpServerHandle:
