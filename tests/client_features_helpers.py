@@ -48,12 +48,12 @@ def check_transcript(recorder: Recorder, revision: str) -> int:
 
 
 @contextmanager
-def connect(server, revision: str = "2025-11-25", validate: bool = True, **client_options):
+def connect(server, revision: str = "2025-11-25", validate: bool = True, client_class=Client, **client_options):
     """Serve ``server`` in process; yield ``(client, session, recorder)``."""
     a, b = memory_pair()
     recorder = Recorder()
     session = server.serve(a)
-    client = Client(TapTransport(b, recorder), protocol_version=revision, timeout=WAIT, **client_options)
+    client = client_class(TapTransport(b, recorder), protocol_version=revision, timeout=WAIT, **client_options)
     try:
         with client:
             yield client, session, recorder

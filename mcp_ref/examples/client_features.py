@@ -29,7 +29,12 @@ Tools (each needs the client feature it names; without it the tool answers an
     ``notifications/elicitation/complete``) and returns ``"accept:<id>"``.
 ``needs_connection(service)``
     fails with the URL-elicitation-required error (-32042) until
-    ``connect_account`` completed for ``service``.
+    ``connect_account`` completed for ``service`` (or the browser visited the
+    error's URL).
+``browser_visit(elicitation_id)``
+    stands in for the user finishing the out-of-band page of a -32042
+    elicitation: connects its service and sends
+    ``notifications/elicitation/complete`` to the session that was asked.
 ``show_roots()``
     the client's roots as ``"name=uri"`` lines.
 ``check_path(path)``
@@ -42,7 +47,7 @@ import threading
 from typing import Optional
 
 from mcp_ref import Context, Server
-from mcp_ref.elicitation import new_elicitation_id, send_complete, url_elicitation, url_elicitation_required
+from mcp_ref.elicitation import new_elicitation_id, url_elicitation, url_elicitation_required
 from mcp_ref.roots import find_root, require_inside
 from mcp_ref.types import ModelPreferences, SamplingMessage, TextContent, Tool, ToolResultContent
 
@@ -61,6 +66,7 @@ def build_server() -> Server:
     server = Server("client-features", version="1.0",
                     instructions="Tools that sample, elicit and read roots from the client.")
     connected: set = set()
+    awaiting: dict = {}                 # elicitation id -> (service, session), from -32042 errors
     changes: dict = {}
     lock = threading.Lock()
 
@@ -147,7 +153,7 @@ def build_server() -> Server:
             return result.action
         with lock:
             connected.add(service)
-        send_complete(ctx.session, elicitation_id)      # the out-of-band part is pretended done
+        ctx.session.complete_elicitation(elicitation_id)    # the out-of-band part is pretended done
         return f"accept:{elicitation_id}"
 
     @server.tool
@@ -157,10 +163,21 @@ def build_server() -> Server:
             if service in connected:
                 return f"used {service}"
         elicitation_id = new_elicitation_id()
+        with lock:
+            awaiting[elicitation_id] = (service, ctx.session)
         raise url_elicitation_required(
             [url_elicitation(f"Connect your {service} account.",
                              f"https://example.com/connect?service={service}&id={elicitation_id}", elicitation_id)],
             f"{service} is not connected", capabilities=ctx.client_capabilities, revision=ctx.protocol_version)
+
+    @server.tool
+    def browser_visit(elicitation_id: str) -> str:
+        """Pretend the user completed the page of a -32042 elicitation."""
+        with lock:
+            service, session = awaiting.pop(elicitation_id)
+            connected.add(service)
+        session.complete_elicitation(elicitation_id)
+        return f"connected {service}"
 
     @server.tool
     def show_roots(ctx: Context) -> str:
