@@ -485,15 +485,27 @@ def validate(instance, schema: dict) -> Optional[str]:
     or None when ``instance`` is valid. 2020-12 unless ``$schema`` names another
     draft; remote ``$ref`` are never fetched. MissingDependency without
     ``jsonschema`` (>= 4.18)."""
+    return compile_validator(schema)(instance)
+
+
+def compile_validator(schema: dict):
+    """``validate`` for one schema, prepared once: returns ``check(instance)``
+    giving the same message or None. Keep it for schemas used on every call
+    (a tool's inputSchema); building a jsonschema validator costs more than
+    running it. MissingDependency without ``jsonschema`` (>= 4.18)."""
     jsonschema = require("jsonschema", "jsonschema", "JSON Schema validation")
     specifications = require("jsonschema_specifications", "jsonschema", "JSON Schema validation")
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     validator = cls(schema, registry=specifications.REGISTRY)     # the metaschemas, and no retrieval
-    try:
-        error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
-    except Exception as exc:                        # an unresolvable $ref, a broken schema
-        return f"cannot validate against the schema: {exc}"
-    if error is None:
-        return None
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
-    return f"{where}: {error.message}" if where else error.message
+    best_match = jsonschema.exceptions.best_match
+
+    def check(instance) -> Optional[str]:
+        try:
+            error = best_match(validator.iter_errors(instance))
+        except Exception as exc:                    # an unresolvable $ref, a broken schema
+            return f"cannot validate against the schema: {exc}"
+        if error is None:
+            return None
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
+        return f"{where}: {error.message}" if where else error.message
+    return check
