@@ -39,8 +39,9 @@ Tools (each needs the client feature it names; without it the tool answers an
     the client's roots as ``"name=uri"`` lines.
 ``check_path(path)``
     ``"inside <root uri>"`` or the refusal, resolving ``..`` and symlinks.
-``roots_changes()``
-    how many ``notifications/roots/list_changed`` this session sent.
+``roots_changes(at_least=0)``
+    how many ``notifications/roots/list_changed`` this session sent, waiting
+    (up to 5 s) until there are ``at_least``.
 """
 import json
 import threading
@@ -69,11 +70,13 @@ def build_server() -> Server:
     awaiting: dict = {}                 # elicitation id -> (service, session), from -32042 errors
     changes: dict = {}
     lock = threading.Lock()
+    changed = threading.Condition(lock)
 
     @server.on_roots_changed
     def count_change(session) -> None:
-        with lock:
+        with changed:
             changes[id(session)] = changes.get(id(session), 0) + 1
+            changed.notify_all()
 
     @server.tool
     def ask_llm(question: str, ctx: Context, timeout: Optional[float] = None, model_hint: Optional[str] = None) -> str:
@@ -192,9 +195,10 @@ def build_server() -> Server:
         return f"inside {find_root(path, roots).uri}"
 
     @server.tool
-    def roots_changes(ctx: Context) -> int:
-        """How many roots/list_changed notifications this session sent."""
-        with lock:
+    def roots_changes(ctx: Context, at_least: int = 0) -> int:
+        """How many roots/list_changed notifications this session sent (waits for ``at_least``)."""
+        with changed:
+            changed.wait_for(lambda: changes.get(id(ctx.session), 0) >= at_least, timeout=5.0)
             return changes.get(id(ctx.session), 0)
 
     return server
