@@ -190,7 +190,8 @@ class StreamableHttpTransport:
         self._http.mount("https://", adapter)
         self._http.headers.update({"Accept": ACCEPT, "User-Agent": "mcp_ref"})
         self._http.headers.update(headers or {})
-        self._http.auth, self._http.verify, self._http.cert = auth, verify, cert
+        self._http.auth = auth
+        self._tls = {"verify": verify, "cert": cert}    # per request: the environment's CA bundle must not win
         self._timeout = (connect_timeout, read_timeout)
         self._inbox = inbox if inbox is not None else queue.SimpleQueue()
         self._lock = threading.Lock()
@@ -245,7 +246,8 @@ class StreamableHttpTransport:
             shutdown_response(get_response)
         if self.session_id is not None and self._expired is None:
             try:
-                response = self._http.delete(self.url, headers=self._headers(), timeout=(1.0, 1.0))
+                response = self._http.delete(self.url, headers=self._headers(), timeout=(1.0, 1.0),
+                                             **self._tls)
                 if response.status_code not in (200, 202, 204, 404, 405):
                     log.info("DELETE of the HTTP session answered %s", response.status_code)
                 response.close()
@@ -280,7 +282,7 @@ class StreamableHttpTransport:
         try:
             response = self._http.post(self.url, data=encode(message).encode("utf-8"), stream=True,
                                        headers=self._headers({"Content-Type": "application/json"}),
-                                       timeout=self._timeout)
+                                       timeout=self._timeout, **self._tls)
         except self._errors as exc:
             raise HttpError(f"POST {self.url} failed: {exc}", url=self.url) from None
         if response.status_code == 404 and sent_session is not None:
@@ -299,7 +301,8 @@ class StreamableHttpTransport:
         if last_event_id is not None:
             headers["Last-Event-ID"] = last_event_id
         try:
-            response = self._http.get(self.url, headers=headers, stream=True, timeout=(self._timeout[0], None))
+            response = self._http.get(self.url, headers=headers, stream=True, timeout=(self._timeout[0], None),
+                                      **self._tls)
         except self._errors as exc:
             raise HttpError(f"GET {self.url} failed: {exc}", url=self.url) from None
         if response.status_code == 404 and "Mcp-Session-Id" in headers:

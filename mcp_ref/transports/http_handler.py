@@ -32,6 +32,7 @@ Rules:
 """
 import logging
 import queue
+import socket
 import time
 from email.utils import formatdate
 from http import HTTPStatus
@@ -185,6 +186,18 @@ class McpRequestHandler(BaseHTTPRequestHandler):
 
     def _event(self, data: bytes) -> None:
         self.wfile.write(chunk(data))
+
+    def _keepalive(self) -> None:
+        """Rule 5: on an idle stream, notice a client that has gone (EOF), else send a comment."""
+        try:
+            gone = self.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            gone = False
+        except ValueError:                         # TLS sockets take no flags
+            gone = False
+        if gone:
+            raise ConnectionResetError("the client closed the stream")
+        self._event(format_comment("keepalive"))
 
     # ------------------------------------------------------------------ reading
     def _read_body(self) -> Optional[bytes]:
@@ -351,7 +364,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
                                 self._event(format_event("", retry=app.retry_interval))
                                 break
                             deadline = None                   # nothing to resume from: keep the connection
-                        self._event(format_comment("keepalive"))
+                        self._keepalive()
                         continue
                 if item is STOP:
                     break
@@ -478,7 +491,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
                 try:
                     item = transport.conn.queue.get(timeout=app.keepalive)
                 except queue.Empty:
-                    self._event(format_comment("keepalive"))
+                    self._keepalive()
                     continue
                 if not isinstance(item, tuple):
                     break

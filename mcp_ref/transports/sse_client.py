@@ -62,14 +62,15 @@ class SseClientTransport:
         self._http = requests.Session()
         self._http.headers.update({"User-Agent": "mcp_ref"})
         self._http.headers.update(headers or {})
-        self._http.auth, self._http.verify, self._http.cert = auth, verify, cert
+        self._http.auth = auth
+        self._tls = {"verify": verify, "cert": cert}    # per request: the environment's CA bundle must not win
         self._timeout = (connect_timeout, read_timeout)
         self._inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._closed = threading.Event()
         self._ready = threading.Event()
         self._problem: Optional[HttpError] = None
         try:
-            response = self._http.get(url, headers={"Accept": "text/event-stream"}, stream=True,
+            response = self._http.get(url, headers={"Accept": "text/event-stream"}, stream=True, **self._tls,
                                       timeout=(connect_timeout, None))
         except self._errors as exc:
             self._http.close()
@@ -129,7 +130,7 @@ class SseClientTransport:
         if self._closed.is_set():
             raise ConnectionClosed("the SSE transport is closed")
         try:
-            response = self._http.post(self.endpoint, data=encode(message).encode("utf-8"),
+            response = self._http.post(self.endpoint, data=encode(message).encode("utf-8"), **self._tls,
                                        headers={"Content-Type": "application/json"}, timeout=self._timeout)
         except self._errors as exc:
             raise HttpError(f"POST {self.endpoint} failed: {exc}", url=self.endpoint) from None
