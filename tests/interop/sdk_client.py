@@ -18,7 +18,9 @@ Options:
     ============================  ==================================================
     ``list_tools``                ``Client.list_tools()`` (every page)
     ``call_tool``                 ``name``, ``arguments``; ``"progress": true`` passes a
-                                  progress callback whose calls are reported
+                                  progress callback whose calls are reported; ``timeout``
+                                  (seconds): on expiry the SDK sends ``notifications/cancelled``
+                                  and the step reports error -32001
     ``ping``                      ``Client.send_ping()``
     ``list_resources``            ``Client.list_resources()``
     ``list_resource_templates``   ``Client.list_resource_templates()``
@@ -180,7 +182,8 @@ async def _run_step(client, step, types, MCPError) -> dict:
             if step.get("progress"):
                 async def callback(value, total, message):
                     progress.append([value, total, message])
-            result = await client.call_tool(step["name"], step.get("arguments"), progress_callback=callback)
+            result = await client.call_tool(step["name"], step.get("arguments"), progress_callback=callback,
+                                            read_timeout_seconds=step.get("timeout"))
             out["result"] = _dump(result)
             if step.get("progress"):
                 out["progress"] = progress

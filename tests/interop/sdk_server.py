@@ -9,7 +9,8 @@ Tools
     ``add(a, b) -> int``                 plain arithmetic (the SDK wraps an ``int`` return as
                                          structured output ``{"result": n}``)
     ``count(n) -> str``                  reports progress 1..n (total n, message "at i")
-    ``fail(message="boom") -> str``     raises; the SDK answers ``isError: true``, text ``message``
+    ``fail(message="boom") -> str``     raises; the SDK answers ``isError: true``, text
+                                         ``"Error executing tool fail: <message>"``
     ``weather(city) -> WeatherReport``   structured output (an ``outputSchema`` object)
     ``echo_text(text) -> str``           unstructured text only (``structured_output=False``)
     ``log_burst() -> str``               sends ``notifications/message`` at debug, info, warning
@@ -81,7 +82,7 @@ async def count(n: int, ctx: Context) -> str:
 
 @mcp.tool()
 def fail(message: str = "boom") -> str:
-    """Always raises, so the result is a tool error whose text is ``message``."""
+    """Always raises, so the result is a tool error that carries ``message``."""
     raise ToolError(message)
 
 

@@ -13,6 +13,7 @@ stdin is closed; the relay exits with the server's exit code once the server's s
 ends. Standard library only.
 """
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -65,4 +66,8 @@ def main(argv) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    status = main(sys.argv[1:])
+    sys.stdout.flush()
+    # Not sys.exit: the stdin thread may still be blocked in a read, and interpreter
+    # shutdown would then abort on the buffered stdin's lock.
+    os._exit(status)
