@@ -180,12 +180,20 @@ def test_sdk_client_against_our_server(tmp_path, transport, mode):
 
 # ---------------------------------------------------------------------- our client, the SDK's server
 class Notes:
+    """Log notifications; they reach callbacks on the session's notify thread, so tests wait."""
+
     def __init__(self):
         self.logs = []
 
     def __call__(self, method, params):
         if method == "notifications/message":
             self.logs.append(params.get("data"))
+
+    def wait_for(self, count: int, limit: float = 5.0) -> list:
+        deadline = time.monotonic() + limit
+        while len(self.logs) < count and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return list(self.logs)
 
 
 def _sampling(request):
@@ -215,7 +223,7 @@ def test_our_client_against_the_sdk_server(sdk_server, mode):
         assert failed.is_error and "nope" in failed.content[0].text
         assert client.call_tool("log_burst").content[0].text == "debug,info,warning,error"
         if mode in ("streamable", "sse"):
-            assert notes.logs[-4:] == [{"msg": f"{level} message"} for level in ("debug", "info", "warning", "error")]
+            assert notes.wait_for(4) == [{"msg": f"{level} message"} for level in ("debug", "info", "warning", "error")]
             answer = client.call_tool("ask_llm", {"question": "the answer?"})
             assert answer.content[0].text == "mcp_ref-test-model:forty-two"
         client.ping()

@@ -1,4 +1,5 @@
-"""Server-Sent Events framing: pure encode and parse helpers, no I/O.
+"""Server-Sent Events framing: pure encode and parse helpers, no I/O; and the
+``Accept`` negotiation that decides between one JSON body and an SSE stream.
 
 Rules (Spec: basic/transports#streamable-http, basic/transports#resumability-and-redelivery;
 the event-stream format is the WHATWG HTML "server-sent events" section):
@@ -18,12 +19,16 @@ the event-stream format is the WHATWG HTML "server-sent events" section):
    bytes as they arrive, it returns complete events. It follows the standard:
    a comment line starts with ``:``, a missing value is empty, one leading
    space is removed, ``\\r``, ``\\n`` and ``\\r\\n`` all end a line.
+5. ``accepts(header)`` tells whether an ``Accept`` header admits JSON and SSE:
+   no header admits both, wildcards count, ``q=0`` refuses (Spec:
+   basic/transports#sending-messages-to-the-server: a server answers in a
+   type the client accepts).
 """
 from dataclasses import dataclass
 from typing import Optional
 
 __all__ = ["format_event", "format_comment", "make_event_id", "split_event_id", "SseEvent", "EventParser",
-           "chunk"]
+           "chunk", "accepts"]
 
 
 def format_event(data: str = "", *, event: Optional[str] = None, id: Optional[str] = None,
@@ -138,3 +143,30 @@ def _line_end(buffer: bytes) -> Optional[tuple]:
     if cr + 1 == len(buffer):
         return None                          # a \r\n may be split across reads
     return (cr, cr + 2) if buffer[cr + 1] == 0x0A else (cr, cr + 1)
+
+
+def accepts(header: Optional[str]) -> tuple:
+    """``(json, sse)``: what an ``Accept`` header admits (none at all admits both)."""
+    if not header or not header.strip():
+        return True, True
+    json_ok = sse_ok = False
+    for part in header.split(","):
+        media, *params = part.split(";")
+        media = media.strip().lower()
+        quality = 1.0
+        for param in params:
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    quality = float(value)
+                except ValueError:
+                    quality = 0.0
+        if quality <= 0:
+            continue
+        if media == "*/*":
+            json_ok = sse_ok = True
+        elif media in ("application/json", "application/*"):
+            json_ok = True
+        elif media in ("text/event-stream", "text/*"):
+            sse_ok = True
+    return json_ok, sse_ok

@@ -6,36 +6,33 @@ Spec: basic/transports#streamable-http, #sending-messages-to-the-server,
 
 Rules:
 
-1. Every message is its own POST with ``Accept: application/json,
-   text/event-stream``, the ``Mcp-Session-Id`` once assigned and the
-   ``MCP-Protocol-Version`` once negotiated. Notifications and responses are
-   POSTed on the caller's thread (202 is expected; an error raises there and
-   order is kept). A request is POSTed on a pool thread (``mcp-http-post-N``),
-   because its answer may take as long as the server's handler, and its
-   answer (one JSON body or an SSE stream) is read on that thread into the
-   inbox ``receive()`` reads. ``initialize`` is sent on the caller's thread,
-   so an HTTP failure raises from the handshake (and auto-detection can fall
-   back to the legacy transport).
-2. Right after ``notifications/initialized`` is sent, the standalone GET
-   stream is opened (``mcp-http-get``), and ``send`` returns once its status
-   is known: 200 is a stream, anything else (405 included) means none.
-3. Every SSE event id is remembered (bounded); an event seen before is
+1. Every message is its own POST (``Accept: application/json,
+   text/event-stream``; ``Mcp-Session-Id`` once assigned; ``MCP-Protocol-Version``
+   once negotiated). Notifications and responses are POSTed on the caller's
+   thread (202 expected; errors raise there; order is kept). ``initialize``
+   too, so the handshake raises HTTP failures (and auto-detection can fall
+   back). Other requests are POSTed on pool threads (``mcp-http-post-N``), since
+   an answer may take as long as the server's handler; the answer (one JSON
+   body or an SSE stream) is read there into the inbox ``receive()`` reads.
+2. Right after ``notifications/initialized``, the standalone GET stream is
+   opened (``mcp-http-get``); ``send`` returns once its status is known: 200
+   is a stream, anything else (405 included) means none.
+3. Every SSE event id is remembered (bounded): an event seen before is
    dropped, so a replay after a reconnect delivers each message once.
 4. A broken stream, or a POST stream that ended before its response, is
    resumed with GET + ``Last-Event-ID`` after the ``retry`` the server sent on
    that stream (``default_retry`` otherwise), giving up after
    ``max_reconnects`` consecutive failures. A disconnect is never a
    cancellation: nothing is sent to the server about it.
-5. 404 to a request carrying a session id means the session expired. With
-   ``on_session_expired="reinitialize"`` (default) the transport redoes the
-   handshake with the ``initialize`` the client sent, then
-   ``notifications/initialized`` and the GET stream, and retries the request
-   once; with ``"raise"`` it fails with ``SessionExpired`` from then on.
-6. Failures are typed: ``HttpError`` (``.status``, ``.body``) for an HTTP error
-   or an unusable answer, ``SessionExpired`` for 404 with a session id. A
-   request that fails on a pool thread is failed in the bound session
-   (``transport.session``, set by ``Client.http``) with that exception, or,
-   unbound, answered locally with a JSON-RPC error carrying ``httpStatus``.
+5. 404 to a request carrying a session id: the session expired. With
+   ``on_session_expired="reinitialize"`` the transport redoes the handshake
+   (the client's ``initialize``, ``notifications/initialized``, the GET
+   stream) and retries the request once; with ``"raise"`` it fails with
+   ``SessionExpired`` from then on.
+6. Failures are typed: ``HttpError`` (``.status``, ``.body``), ``SessionExpired``
+   (404 with a session id). A request failing on a pool thread fails in the
+   bound session (``transport.session``, set by ``Client.http``) with that
+   exception; unbound, it is answered with a JSON-RPC error with ``httpStatus``.
 7. ``close()`` shuts the GET stream's connection, sends DELETE (about 1 s at
    most), shuts every other open stream and joins every thread it started.
 """
@@ -43,104 +40,27 @@ import collections
 import itertools
 import logging
 import queue
-import socket
 import threading
 from typing import Optional
 
 from .. import lifecycle
-from ..errors import INTERNAL_ERROR, ConnectionClosed, InvalidMessage, SessionError, require
+from ..errors import INTERNAL_ERROR, ConnectionClosed, InvalidMessage, require
 from ..messages import ErrorObject, ErrorResponse, Notification, Request, Response, decode, encode
+from .sse_client import (CLOSED, HttpError, SessionExpired, content_type, http_error, iter_body, settle_request,
+                         shutdown_response)
 
 log = logging.getLogger("mcp_ref.http")
 
 __all__ = ["StreamableHttpTransport", "HttpError", "SessionExpired"]
 
 ACCEPT = "application/json, text/event-stream"
-CLOSED = object()              # inbox sentinel (shared with sse_client)
-
-
-class HttpError(SessionError):
-    """An HTTP failure: an error status (``.status``), an unusable answer or no answer at all
-    (``.status`` None). ``.body`` holds the start of the response body."""
-
-    def __init__(self, message: str, *, status: Optional[int] = None, body: str = "", url: str = ""):
-        super().__init__(message)
-        self.status, self.body, self.url = status, body, url
-
-
-class SessionExpired(HttpError):
-    """The server answered 404 to a request carrying our session id (``.session_id``): the
-    session is gone."""
-
-    session_id: Optional[str] = None
-
-
-def http_error(response, what: str, cls=HttpError) -> HttpError:
-    """A typed error for a response with an error status, naming the JSON-RPC error when there is one."""
-    try:
-        body = response.text[:2000]
-    except Exception:
-        body = ""
-    detail = ""
-    try:
-        error = response.json().get("error") or {}
-        detail = error.get("message") or ""
-    except Exception:
-        detail = body[:200].strip()
-    message = f"{what}: HTTP {response.status_code} {response.reason or ''}".rstrip()
-    return cls(message + (f": {detail}" if detail else ""), status=response.status_code, body=body,
-               url=str(response.url))
-
-
-def shutdown_response(response) -> None:
-    """Wake a thread blocked reading ``response``: shut its socket down (closing alone would not)."""
-    raw = getattr(response, "raw", None)
-    sock = getattr(getattr(raw, "_connection", None), "sock", None)
-    if sock is None:
-        fp = getattr(getattr(raw, "_fp", None), "fp", None)
-        sock = getattr(getattr(fp, "raw", None), "_sock", None)
-    if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-
-
-def iter_body(response):
-    """The body as it arrives: one read per chunk (``iter_content`` would wait for a full buffer)."""
-    raw = response.raw
-    while True:
-        data = raw.read1(65536, decode_content=True)
-        if not data:
-            return
-        yield data
-
-
-def content_type(response) -> str:
-    return response.headers.get("Content-Type", "").split(";")[0].strip().lower()
-
-
-def settle_request(session, request_id, exc: Exception) -> bool:
-    """Fail one pending request of ``session`` with a local exception (rule 6). Uses the
-    session's ``fail_request`` when it has one, else its waiter table."""
-    fail = getattr(session, "fail_request", None)
-    if fail is not None:
-        return bool(fail(request_id, exc))
-    lock, outbound = getattr(session, "_lock", None), getattr(session, "_outbound", None)
-    if lock is None or outbound is None:
-        return False
-    with lock:
-        waiter = outbound.pop(request_id, None)
-    if waiter is None:
-        return False
-    waiter.settle(exc)
-    return True
 
 
 class _StreamState:
     """What a reader knows about one logical SSE stream (rule 4)."""
 
-    def __init__(self, pending=(), standalone: bool = False, capture=None):
+    def __init__(self, session_id, pending=(), standalone: bool = False, capture=None):
+        self.session_id = session_id          # a stream belongs to one session: never resumed in another
         self.pending = set(pending)           # our request ids still unanswered on this stream
         self.standalone = standalone
         self.capture = capture                # a request id whose answer is kept, not delivered
@@ -152,25 +72,18 @@ class _StreamState:
 class StreamableHttpTransport:
     """The client end of Streamable HTTP (see the module rules).
 
-    Args:
-        url: the MCP endpoint.
-        headers: extra headers on every request (e.g. ``Authorization``).
-        auth: a requests auth object or ``(user, password)``.
-        verify: TLS verification: True, False or a CA bundle path.
-        cert: a client certificate: a path or ``(cert, key)``.
-        connect_timeout: seconds to connect.
-        read_timeout: seconds to wait for a POST's answer to start (None: no limit; the
-            session's request timeout still applies). Never applied to the GET stream.
-        on_session_expired: ``"reinitialize"`` or ``"raise"`` (rule 5).
-        open_get_stream: open the standalone GET stream after the handshake.
-        max_reconnects: consecutive failed reconnections before a stream is given up.
-        default_retry: seconds before reconnecting when the server sent no ``retry``.
+    ``url`` is the MCP endpoint; ``headers`` go on every request; ``auth`` is a
+    requests auth object or ``(user, password)``; ``verify`` (True, False or a CA
+    bundle path) and ``cert`` (a path or ``(cert, key)``) are the TLS options;
+    ``read_timeout`` bounds the wait for a POST's answer to start (never the GET
+    stream's). ``on_session_expired``: rule 5; ``max_reconnects``,
+    ``default_retry`` (seconds): rule 4.
     """
 
     def __init__(self, url: str, *, headers: Optional[dict] = None, auth=None, verify=True, cert=None,
                  connect_timeout: float = 10.0, read_timeout: Optional[float] = None,
                  on_session_expired: str = "reinitialize", open_get_stream: bool = True,
-                 max_reconnects: int = 5, default_retry: float = 1.0, inbox: Optional[queue.SimpleQueue] = None):
+                 max_reconnects: int = 5, default_retry: float = 1.0):
         requests = require("requests", "requests", "the HTTP client")
         self._sse = require("sseclient", "sseclient-py", "the HTTP client")
         if on_session_expired not in ("reinitialize", "raise"):
@@ -193,7 +106,7 @@ class StreamableHttpTransport:
         self._http.auth = auth
         self._tls = {"verify": verify, "cert": cert}    # per request: the environment's CA bundle must not win
         self._timeout = (connect_timeout, read_timeout)
-        self._inbox = inbox if inbox is not None else queue.SimpleQueue()
+        self._inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._open: set = set()               # responses being read (shut down by close)
@@ -204,6 +117,7 @@ class StreamableHttpTransport:
         self._init: Optional[Request] = None
         self._expired: Optional[SessionExpired] = None
         self._get_response = None
+        self._get_state: Optional[_StreamState] = None
         self._reinit_lock = threading.Lock()
         self._reinit_ids = itertools.count(1)
 
@@ -219,7 +133,7 @@ class StreamableHttpTransport:
                 self._init = message
                 response = self._post(message)
                 self._take_session_id(response)
-                self._consume(response, _StreamState([message.id]), in_background=True)
+                self._consume(response, _StreamState(self.session_id, [message.id]), in_background=True)
             else:
                 self._submit(lambda: self._run_request(message))
             return
@@ -285,15 +199,7 @@ class StreamableHttpTransport:
                                        timeout=self._timeout, **self._tls)
         except self._errors as exc:
             raise HttpError(f"POST {self.url} failed: {exc}", url=self.url) from None
-        if response.status_code == 404 and sent_session is not None:
-            error = http_error(response, f"POST {self.url}: the MCP session has expired", SessionExpired)
-            error.session_id = sent_session
-        elif response.status_code >= 300:
-            error = http_error(response, f"POST {self.url}")
-        else:
-            return response
-        response.close()
-        raise error
+        return self._check(response, "POST", sent_session)
 
     def _get(self, last_event_id: Optional[str]):
         """Open a GET stream (rule 2, rule 4); raises HttpError or SessionExpired."""
@@ -305,14 +211,18 @@ class StreamableHttpTransport:
                                       **self._tls)
         except self._errors as exc:
             raise HttpError(f"GET {self.url} failed: {exc}", url=self.url) from None
-        if response.status_code == 404 and "Mcp-Session-Id" in headers:
-            error = http_error(response, f"GET {self.url}: the MCP session has expired", SessionExpired)
-            error.session_id = headers["Mcp-Session-Id"]
-        elif response.status_code != 200:
-            error = http_error(response, f"GET {self.url}")
-        elif content_type(response) != "text/event-stream":
+        return self._check(response, "GET", headers.get("Mcp-Session-Id"))
+
+    def _check(self, response, method: str, sent_session: Optional[str]):
+        """The response when its status is usable; else close it and raise (rule 6)."""
+        if response.status_code == 404 and sent_session is not None:
+            error = http_error(response, f"{method} {self.url}: the MCP session has expired", SessionExpired)
+            error.session_id = sent_session
+        elif response.status_code >= 300 or (method == "GET" and response.status_code != 200):
+            error = http_error(response, f"{method} {self.url}")
+        elif method == "GET" and content_type(response) != "text/event-stream":
             error = HttpError(f"GET {self.url}: expected text/event-stream, got {content_type(response)!r}",
-                              status=200, url=self.url)
+                              status=response.status_code, url=self.url)
         else:
             return response
         response.close()
@@ -333,7 +243,7 @@ class StreamableHttpTransport:
                 raise
             log.info("dropped a %s meant for the expired session", type(message).__name__)
             return
-        self._consume(response, _StreamState(), in_background=True)
+        self._consume(response, _StreamState(self.session_id), in_background=True)
 
     # ------------------------------------------------------------------ answers
     def _run_request(self, message: Request) -> None:
@@ -349,7 +259,7 @@ class StreamableHttpTransport:
                 return self._fail([message.id], exc)
             except HttpError as exc:
                 return self._fail([message.id], exc)
-            return self._consume(response, _StreamState([message.id]))
+            return self._consume(response, _StreamState(self.session_id, [message.id]))
 
     def _consume(self, response, state: _StreamState, in_background: bool = False) -> None:
         """Deliver a POST's answer: a JSON body now, an SSE stream here or on a pool thread."""
@@ -394,8 +304,12 @@ class StreamableHttpTransport:
         while True:
             if self._read_events(response, state):
                 failures = 0
-            if self._closed.is_set() or (not state.standalone and not state.pending):
+            if self._closed.is_set() or (not state.standalone and not state.pending) or \
+                    (state.standalone and state is not self._get_state):
                 return
+            if state.session_id != self.session_id:      # renewed (rule 5): this stream cannot resume
+                return self._fail(state.pending, SessionExpired(f"{self.url}: the MCP session ended before "
+                                                                "the response", status=404, url=self.url))
             if not state.standalone and state.last_event_id is None:
                 return self._fail(state.pending, HttpError(
                     f"{self.url}: the SSE stream ended before the response, with no event id to resume from"))
@@ -483,10 +397,11 @@ class StreamableHttpTransport:
                 log.info("no standalone SSE stream: %s", exc)
             return
         self.get_status = response.status_code
+        state = _StreamState(self.session_id, standalone=True)
         with self._lock:
-            self._get_response = response
+            self._get_response, self._get_state = response, state
         known.set()
-        self._follow(response, _StreamState(standalone=True))
+        self._follow(response, state)
 
     def _reinitialize(self, expired: SessionExpired) -> bool:
         """Rule 5: a new session with the same initialize; True when requests may be retried."""
@@ -497,12 +412,12 @@ class StreamableHttpTransport:
                 return True                          # another thread already renewed the session
             log.info("the MCP session expired; starting a new one")
             with self._lock:
-                old_get, self._get_response = self._get_response, None
+                old_get, self._get_response, self._get_state = self._get_response, None, None
             if old_get is not None:
                 shutdown_response(old_get)
             self.session_id = None
             init = Request(f"mcp_ref-reinitialize-{next(self._reinit_ids)}", "initialize", self._init.params)
-            state = _StreamState([init.id], capture=init.id)
+            state = _StreamState(None, [init.id], capture=init.id)
             try:
                 response = self._post(init)
                 self._take_session_id(response)
@@ -512,7 +427,7 @@ class StreamableHttpTransport:
                 version = state.captured.result.get("protocolVersion")
                 if lifecycle.is_supported(version):
                     self.protocol_version = version
-                self._consume(self._post(Notification("notifications/initialized")), _StreamState())
+                self._consume(self._post(Notification("notifications/initialized")), _StreamState(self.session_id))
             except HttpError as exc:
                 log.warning("re-initialization failed: %s", exc)
                 return False

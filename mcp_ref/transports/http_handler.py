@@ -23,8 +23,8 @@ Rules:
 4. GET → the standalone stream, or with ``Last-Event-ID`` a replay of the one
    stream that id names, then live events; 405 when GET is disabled.
    DELETE ends the session (204); its id then gets 404.
-5. SSE uses HTTP/1.1 chunked encoding; an idle stream gets a comment every
-   ``keepalive`` seconds (a dead client is noticed on write). With
+5. SSE uses HTTP/1.1 chunked encoding; an idle stream checks that its client
+   is still there and sends a comment every ``keepalive`` seconds. With
    ``poll_interval`` a connection is closed after that long, after a
    ``retry`` event (SEP-1699 polling); the stream itself lives on.
 6. Legacy: GET ``/sse`` → first event ``endpoint`` (``/messages?session_id=...``),
@@ -43,42 +43,15 @@ from urllib.parse import parse_qs, urlsplit
 from .. import lifecycle
 from ..errors import INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage
 from ..messages import ErrorObject, ErrorResponse, Request, decode, encode
-from ._sse import chunk, format_comment, format_event
+from ._sse import accepts, chunk, format_comment, format_event
 from .http_session import CANCELLED, CLOSE, STOP, HttpSessionTransport
 
 log = logging.getLogger("mcp_ref.http")
 
-__all__ = ["McpRequestHandler", "accepts"]
+__all__ = ["McpRequestHandler"]
 
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
-
-
-def accepts(header: Optional[str]) -> tuple:
-    """``(json, sse)``: what an ``Accept`` header admits (none at all admits both)."""
-    if not header or not header.strip():
-        return True, True
-    json_ok = sse_ok = False
-    for part in header.split(","):
-        media, *params = part.split(";")
-        media = media.strip().lower()
-        quality = 1.0
-        for param in params:
-            key, _, value = param.partition("=")
-            if key.strip().lower() == "q":
-                try:
-                    quality = float(value)
-                except ValueError:
-                    quality = 0.0
-        if quality <= 0:
-            continue
-        if media == "*/*":
-            json_ok = sse_ok = True
-        elif media in ("application/json", "application/*"):
-            json_ok = True
-        elif media in ("text/event-stream", "text/*"):
-            sse_ok = True
-    return json_ok, sse_ok
 
 
 _date_cache = [0, ""]
@@ -184,6 +157,9 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         """Rule 1: a JSON-RPC error without id; never a stack trace."""
         self._json(status, ErrorResponse(None, ErrorObject(code, message)), headers)
 
+    def _unavailable(self) -> None:
+        self._error(503, INTERNAL_ERROR, "Service Unavailable: too many sessions", [("Retry-After", "5")])
+
     def _event(self, data: bytes) -> None:
         self.wfile.write(chunk(data))
 
@@ -191,9 +167,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         """Rule 5: on an idle stream, notice a client that has gone (EOF), else send a comment."""
         try:
             gone = self.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
-        except BlockingIOError:
-            gone = False
-        except ValueError:                         # TLS sockets take no flags
+        except (BlockingIOError, ValueError):      # nothing to read; or TLS, which takes no flags
             gone = False
         if gone:
             raise ConnectionResetError("the client closed the stream")
@@ -253,8 +227,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
                                                          "(send initialize first)")
             transport = app.new_session()
             if transport is None:
-                return self._error(503, INTERNAL_ERROR, "Service Unavailable: too many sessions",
-                                   [("Retry-After", "5")])
+                return self._unavailable()
             created = True
         else:
             transport = app.lookup(session_id)
@@ -341,17 +314,22 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             self._event(format_event("", id=stream.priming_id, retry=self.app.retry_interval))
         for error in errors:
             self._event(format_event(encode(error)))
-        self._pump(transport, stream, conn, first, stream.priming_id)
+        self._pump(transport, stream, conn, [first] if first is not None else [], stream.priming_id)
         return None
 
-    def _pump(self, transport, stream, conn, item, resume_id: Optional[str]) -> None:
-        """Write a stream's events until its last response, CLOSE, STOP or the polling
-        deadline (rule 5), then end the HTTP response."""
+    def _pump(self, transport, stream, conn, items: list, resume_id: Optional[str]) -> None:
+        """Write ``items`` (a replay, or a first message), then the connection's events until
+        the stream's last response, CLOSE, STOP or the polling deadline (rule 5); then end the
+        HTTP response. ``conn`` None: a finished stream, the replay is all there is."""
         app = self.app
         deadline = time.monotonic() + app.poll_interval if app.poll_interval else None
-        finished = False
+        finished, item = False, None
         try:
             while True:
+                if item is None and (items or conn is None):
+                    if not items:
+                        break
+                    item = items.pop(0)
                 if item is None:
                     wait = app.keepalive
                     if deadline is not None:
@@ -383,8 +361,11 @@ class McpRequestHandler(BaseHTTPRequestHandler):
                     break
             self._event(b"")
         except OSError:
-            transport.detach(stream, conn, [item] if isinstance(item, tuple) else ())
+            if conn is not None:
+                transport.detach(stream, conn, [item] if isinstance(item, tuple) else ())
             raise
+        if conn is None:
+            return
         if finished and not stream.standalone:
             transport.end_post(stream)
         else:
@@ -448,19 +429,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             self._head(200, [("Content-Type", "text/event-stream")], stream=True)
             if priming is not None:
                 self._event(format_event("", id=priming, retry=app.retry_interval))
-            resume_id = priming or last_event_id
-            try:
-                for event_id, message, _ in items:
-                    self._event(format_event(encode(message), id=event_id))
-                    resume_id = event_id or resume_id
-            except OSError:
-                if conn is not None:
-                    transport.detach(stream, conn)
-                raise
-            if finished:
-                self._event(b"")
-            else:
-                self._pump(transport, stream, conn, None, resume_id)
+            self._pump(transport, stream, None if finished else conn, items, priming or last_event_id)
         finally:
             transport.leave()
 
@@ -482,8 +451,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             return self._error(406, INVALID_REQUEST, "Not Acceptable: Accept must admit text/event-stream")
         transport = app.new_session(legacy=True)
         if transport is None:
-            return self._error(503, INTERNAL_ERROR, "Service Unavailable: too many sessions",
-                               [("Retry-After", "5")])
+            return self._unavailable()
         try:
             self._head(200, [("Content-Type", "text/event-stream")], stream=True)
             self._event(format_event(f"{app.messages_path}?session_id={transport.session_id}", event="endpoint"))

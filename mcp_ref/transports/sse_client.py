@@ -1,4 +1,5 @@
-"""The legacy HTTP+SSE client transport (2024-11-05), and HTTP transport auto-detection.
+"""The legacy HTTP+SSE client transport (2024-11-05), HTTP transport auto-detection,
+and the plumbing both HTTP clients share (typed errors, reading and cutting responses).
 
 Spec: 2024-11-05 basic/transports#http-with-sse;
 2025-11-25 basic/transports#backwards-compatibility.
@@ -19,21 +20,102 @@ Rules:
    POST fails with 400, 404 or 405 it opens the legacy transport at the same
    URL and sends ``initialize`` there. Everything after goes to whichever
    transport answered.
+5. Shared with ``http_client``: every failure is an ``HttpError`` (``.status``,
+   ``.body``; ``SessionExpired`` for 404 to a session id), and a thread reading
+   a response is woken by shutting its socket down (closing would not wake it).
 """
+import json
 import logging
 import queue
+import socket
 import threading
 from typing import Optional
 from urllib.parse import urljoin, urlsplit
 
-from ..errors import ConnectionClosed, InvalidMessage, require
+from ..errors import ConnectionClosed, InvalidMessage, SessionError, require
 from ..messages import Request, decode, encode
-from .http_client import (CLOSED, HttpError, StreamableHttpTransport, content_type, http_error, iter_body,
-                          shutdown_response)
 
 log = logging.getLogger("mcp_ref.http")
 
-__all__ = ["SseClientTransport", "AutoHttpTransport"]
+__all__ = ["SseClientTransport", "AutoHttpTransport", "HttpError", "SessionExpired"]
+
+CLOSED = object()              # inbox sentinel
+
+
+class HttpError(SessionError):
+    """An HTTP failure: an error status (``.status``), an unusable answer or no answer at all
+    (``.status`` None). ``.body`` holds the start of the response body."""
+
+    def __init__(self, message: str, *, status: Optional[int] = None, body: str = "", url: str = ""):
+        super().__init__(message)
+        self.status, self.body, self.url = status, body, url
+
+
+class SessionExpired(HttpError):
+    """The server answered 404 to a request carrying our session id (``.session_id``): the
+    session is gone."""
+
+    session_id: Optional[str] = None
+
+
+def http_error(response, what: str, cls=HttpError) -> HttpError:
+    """A typed error for a response with an error status, naming the JSON-RPC error when there is one."""
+    try:
+        body = response.text[:2000]
+    except Exception:
+        body = ""
+    try:
+        detail = (json.loads(body).get("error") or {}).get("message") or ""
+    except Exception:
+        detail = body[:200].strip()
+    message = f"{what}: HTTP {response.status_code} {response.reason or ''}".rstrip()
+    return cls(message + (f": {detail}" if detail else ""), status=response.status_code, body=body,
+               url=str(response.url))
+
+
+def shutdown_response(response) -> None:
+    """Wake a thread blocked reading ``response``: shut its socket down (closing alone would not)."""
+    raw = getattr(response, "raw", None)
+    sock = getattr(getattr(raw, "_connection", None), "sock", None)
+    if sock is None:
+        fp = getattr(getattr(raw, "_fp", None), "fp", None)
+        sock = getattr(getattr(fp, "raw", None), "_sock", None)
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def iter_body(response):
+    """The body as it arrives: one read per chunk (``iter_content`` would wait for a full buffer)."""
+    raw = response.raw
+    while True:
+        data = raw.read1(65536, decode_content=True)
+        if not data:
+            return
+        yield data
+
+
+def content_type(response) -> str:
+    return response.headers.get("Content-Type", "").split(";")[0].strip().lower()
+
+
+def settle_request(session, request_id, exc: Exception) -> bool:
+    """Fail one pending request of ``session`` with a local exception (rule 6). Uses the
+    session's ``fail_request`` when it has one, else its waiter table."""
+    fail = getattr(session, "fail_request", None)
+    if fail is not None:
+        return bool(fail(request_id, exc))
+    lock, outbound = getattr(session, "_lock", None), getattr(session, "_outbound", None)
+    if lock is None or outbound is None:
+        return False
+    with lock:
+        waiter = outbound.pop(request_id, None)
+    if waiter is None:
+        return False
+    waiter.settle(exc)
+    return True
 
 
 def _origin(url: str) -> tuple:
@@ -167,6 +249,7 @@ class AutoHttpTransport:
 
     def __init__(self, url: str, **options):
         self.url = url
+        from .http_client import StreamableHttpTransport     # it imports this module
         self.kind: Optional[str] = None
         self._legacy_options = {k: v for k, v in options.items()
                                 if k in ("headers", "auth", "verify", "cert", "connect_timeout", "read_timeout",
