@@ -46,8 +46,8 @@ from typing import Optional
 from .. import lifecycle
 from ..errors import INTERNAL_ERROR, ConnectionClosed, InvalidMessage, require
 from ..messages import ErrorObject, ErrorResponse, Notification, Request, Response, decode, encode
-from .sse_client import (CLOSED, HttpError, SessionExpired, content_type, http_error, iter_body, settle_request,
-                         shutdown_response)
+from .sse_client import (CLOSED, HttpError, SessionExpired, content_type, http_error, http_session, iter_body,
+                         settle_request, shutdown_response)
 
 log = logging.getLogger("mcp_ref.http")
 
@@ -97,14 +97,8 @@ class StreamableHttpTransport:
         self.open_get_stream = open_get_stream
         self.max_reconnects, self.default_retry = max_reconnects, default_retry
         self._errors = (requests.RequestException, OSError, ValueError)
-        self._http = requests.Session()
-        adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=64)
-        self._http.mount("http://", adapter)
-        self._http.mount("https://", adapter)
-        self._http.headers.update({"Accept": ACCEPT, "User-Agent": "mcp_ref"})
-        self._http.headers.update(headers or {})
-        self._http.auth = auth
-        self._tls = {"verify": verify, "cert": cert}    # per request: the environment's CA bundle must not win
+        self._http, self._tls = http_session(requests, url, headers={"Accept": ACCEPT, **(headers or {})},
+                                             auth=auth, verify=verify, cert=cert, pool_size=64)
         self._timeout = (connect_timeout, read_timeout)
         self._inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()

@@ -21,11 +21,14 @@ Rules:
    URL and sends ``initialize`` there. Everything after goes to whichever
    transport answered.
 5. Shared with ``http_client``: every failure is an ``HttpError`` (``.status``,
-   ``.body``; ``SessionExpired`` for 404 to a session id), and a thread reading
-   a response is woken by shutting its socket down (closing would not wake it).
+   ``.body``; ``SessionExpired`` for 404 to a session id); a thread reading a
+   response is woken by shutting its socket down (closing would not wake it);
+   the environment (proxies, CA bundle, netrc) is read once per transport, and
+   explicit ``verify``/``auth`` win over it.
 """
 import json
 import logging
+import os
 import queue
 import socket
 import threading
@@ -56,6 +59,27 @@ class SessionExpired(HttpError):
     session is gone."""
 
     session_id: Optional[str] = None
+
+
+def http_session(requests, url: str, *, headers=None, auth=None, verify=True, cert=None, pool_size: int = 10):
+    """A ``requests.Session`` for ``url`` and the TLS options to pass on every request (rule 5).
+
+    The environment (proxies, ``REQUESTS_CA_BUNDLE``/``CURL_CA_BUNDLE``, ``.netrc``)
+    is read once, here: requests would read it again on every request, which
+    costs more than a local round trip. Explicit ``verify``/``auth`` win over it.
+    """
+    http = requests.Session()
+    http.trust_env = False
+    http.proxies.update(requests.utils.get_environ_proxies(url))
+    if verify is True:
+        verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
+    http.auth = auth if auth is not None else requests.utils.get_netrc_auth(url)
+    adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=pool_size)
+    http.mount("http://", adapter)
+    http.mount("https://", adapter)
+    http.headers.update({"User-Agent": "mcp_ref"})
+    http.headers.update(headers or {})
+    return http, {"verify": verify, "cert": cert}
 
 
 def http_error(response, what: str, cls=HttpError) -> HttpError:
@@ -141,11 +165,7 @@ class SseClientTransport:
         self.endpoint: Optional[str] = None
         self.session = None
         self._errors = (requests.RequestException, OSError, ValueError)
-        self._http = requests.Session()
-        self._http.headers.update({"User-Agent": "mcp_ref"})
-        self._http.headers.update(headers or {})
-        self._http.auth = auth
-        self._tls = {"verify": verify, "cert": cert}    # per request: the environment's CA bundle must not win
+        self._http, self._tls = http_session(requests, url, headers=headers, auth=auth, verify=verify, cert=cert)
         self._timeout = (connect_timeout, read_timeout)
         self._inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._closed = threading.Event()

@@ -1,0 +1,276 @@
+"""Benchmark ``tools/call`` over Streamable HTTP: the mcp_ref client and server against a floor.
+
+Run from the repository root::
+
+    python bench/bench_http.py            # full run (about a minute)
+    python bench/bench_http.py --quick    # smoke test
+    python bench/bench_http.py --json     # machine-readable
+
+What is compared:
+
+* floor: a bare ``http.server`` JSON-RPC server (HTTP/1.1 keep-alive, one
+  write per answer, no MCP library) in a subprocess, driven by a plain
+  ``requests.Session`` loop that POSTs a ``tools/call`` and parses the JSON
+  answer;
+* mcp_ref: ``mcp_ref.Server`` with one ``add`` tool behind ``serve_http`` in a
+  subprocess, driven in-process by ``mcp_ref.Client.http`` (``call_tool``);
+* informational: the same ``requests`` loop against the mcp_ref server (the
+  server's share of the cost).
+
+Figures: sequential round-trip latency (median, p99 of every call) and the
+throughput of 8 threads calling at once (the floor: one ``requests.Session``
+per thread; mcp_ref: one shared ``Client``). Floor and mcp_ref alternate round
+after round so machine noise hits both; each figure is the median of the
+rounds. Target: mcp_ref within 1.5x of the floor (latency ratio <= 1.5,
+throughput ratio >= 1/1.5). Exit status 0 when met, 1 when missed, 2 on failure.
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+THREADS = 8
+TARGET = 1.5
+
+FLOOR_SERVER = r'''
+import json, sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if "id" not in message:
+            self.wfile.write(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
+            return
+        if message["method"] == "initialize":
+            result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "floor", "version": "0"}}
+        else:
+            args = message["params"]["arguments"]
+            result = {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
+        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+                         % len(body) + body)
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+server.daemon_threads = True
+print("READY http://127.0.0.1:%d/mcp" % server.server_address[1], flush=True)
+server.serve_forever()
+'''
+
+MCP_REF_SERVER = r'''
+from mcp_ref import Server
+from mcp_ref.transports.http_server import serve_http
+
+server = Server("bench")
+
+
+@server.tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+serve_http(server, ("127.0.0.1", 0))
+'''
+
+
+class BenchError(RuntimeError):
+    pass
+
+
+class ServerProcess:
+    """A server subprocess that prints its URL on its first stdout line."""
+
+    def __init__(self, name: str, source: str):
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        self.name = name
+        self.proc = subprocess.Popen([sys.executable, "-c", source], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, env=env)
+        line = self.proc.stdout.readline()
+        words = [w for w in line.split() if w.startswith("http://")]
+        if not words:
+            self.stop()
+            raise BenchError(f"{name} did not start: {line!r} {self.proc.stderr.read()[-2000:]}")
+        self.url = words[0]
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+
+
+# ---------------------------------------------------------------------- drivers
+class RawDriver:
+    """The floor's driver: a requests.Session POST loop (also used against mcp_ref)."""
+
+    def __init__(self, url: str):
+        import requests
+        self.url = url
+        self.http = requests.Session()
+        self.headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}
+        response = self.http.post(url, data=json.dumps(init), headers=self.headers)
+        session_id = response.headers.get("Mcp-Session-Id")
+        if session_id:
+            self.headers.update({"Mcp-Session-Id": session_id, "MCP-Protocol-Version": "2025-11-25"})
+        self.http.post(url, data='{"jsonrpc":"2.0","method":"notifications/initialized"}', headers=self.headers)
+        self.next_id = 1
+
+    def call(self) -> None:
+        request_id, self.next_id = self.next_id, self.next_id + 1
+        body = ('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add",'
+                '"arguments":{"a":1,"b":2}}}' % request_id)
+        reply = self.http.post(self.url, data=body, headers=self.headers).json()
+        if reply.get("id") != request_id or reply["result"]["content"][0]["text"] != "3":
+            raise BenchError(f"unexpected reply {reply!r}")
+
+    def clone(self) -> "RawDriver":
+        return RawDriver(self.url)
+
+    def close(self) -> None:
+        self.http.close()
+
+
+class McpRefDriver:
+    """mcp_ref's driver: Client.http, shared by the throughput threads."""
+
+    def __init__(self, url: str):
+        from mcp_ref import Client
+        self.client = Client.http(url, timeout=30).__enter__()
+
+    def call(self) -> None:
+        result = self.client.call_tool("add", {"a": 1, "b": 2})
+        if result.content[0].text != "3":
+            raise BenchError(f"unexpected result {result!r}")
+
+    def clone(self) -> "McpRefDriver":
+        return self
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def percentile(values, q: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def sequential(driver, count: int, warmup: int) -> list:
+    for _ in range(warmup):
+        driver.call()
+    times, clock = [], time.perf_counter
+    for _ in range(count):
+        start = clock()
+        driver.call()
+        times.append(clock() - start)
+    return times
+
+
+def throughput(driver, per_thread: int) -> float:
+    drivers = [driver.clone() for _ in range(THREADS)]
+    errors = []
+    barrier = threading.Barrier(THREADS + 1)
+
+    def run(d):
+        barrier.wait()
+        try:
+            for _ in range(per_thread):
+                d.call()
+        except Exception as exc:
+            errors.append(exc)
+    threads = [threading.Thread(target=run, args=(d,)) for d in drivers]
+    for thread in threads:
+        thread.start()
+    barrier.wait()
+    start = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - start
+    for d in drivers:
+        if d is not driver:
+            d.close()
+    if errors:
+        raise BenchError(f"throughput run failed: {errors[0]!r}")
+    return THREADS * per_thread / elapsed
+
+
+# ---------------------------------------------------------------------- the run
+def measure(name: str, source: str, driver_class, args) -> dict:
+    server = ServerProcess(name, source)
+    try:
+        driver = driver_class(server.url)
+        try:
+            times = sequential(driver, args.calls, args.warmup)
+            rate = throughput(driver, args.per_thread)
+        finally:
+            driver.close()
+    finally:
+        server.stop()
+    return {"median_us": statistics.median(times) * 1e6, "p99_us": percentile(times, 0.99) * 1e6,
+            "throughput_per_s": rate}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a smoke test (fewer calls, one round)")
+    parser.add_argument("--rounds", type=int, default=None)
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+    args.rounds = args.rounds or (1 if args.quick else 3)
+    args.calls, args.warmup, args.per_thread = (300, 50, 100) if args.quick else (2000, 300, 500)
+    rows = {"floor": [], "mcp_ref": [], "requests → mcp_ref server": []}
+    plan = [("floor", FLOOR_SERVER, RawDriver), ("mcp_ref", MCP_REF_SERVER, McpRefDriver),
+            ("requests → mcp_ref server", MCP_REF_SERVER, RawDriver)]
+    try:
+        for round_number in range(args.rounds):
+            order = plan if round_number % 2 == 0 else [plan[1], plan[0], plan[2]]
+            for name, source, driver_class in order:
+                rows[name].append(measure(name, source, driver_class, args))
+    except BenchError as exc:
+        print(f"benchmark failed: {exc}", file=sys.stderr)
+        return 2
+    figures = {name: {key: statistics.median(r[key] for r in runs) for key in runs[0]} for name, runs in rows.items()}
+    floor, ours = figures["floor"], figures["mcp_ref"]
+    ratios = {"median_us": ours["median_us"] / floor["median_us"], "p99_us": ours["p99_us"] / floor["p99_us"],
+              "throughput_per_s": ours["throughput_per_s"] / floor["throughput_per_s"]}
+    met = ratios["median_us"] <= TARGET and ratios["throughput_per_s"] >= 1 / TARGET
+    if args.json:
+        print(json.dumps({"figures": figures, "ratios": ratios, "target_met": met, "rounds": args.rounds,
+                          "calls": args.calls, "threads": THREADS, "python": sys.version.split()[0],
+                          "cpus": os.cpu_count()}, indent=2))
+        return 0 if met else 1
+    print(f"tools/call over Streamable HTTP: {args.rounds} round(s), {args.calls} sequential calls, "
+          f"{THREADS} threads x {args.per_thread} calls; Python {sys.version.split()[0]}, {os.cpu_count()} CPUs\n")
+    print(f"{'':28}{'latency median':>16}{'latency p99':>14}{'throughput':>14}")
+    for name, row in figures.items():
+        print(f"{name:28}{row['median_us']:>13.0f} µs{row['p99_us']:>11.0f} µs{row['throughput_per_s']:>10.0f} /s")
+    print(f"{'mcp_ref / floor':28}{ratios['median_us']:>15.2f}x{ratios['p99_us']:>13.2f}x"
+          f"{ratios['throughput_per_s']:>13.2f}x")
+    print(f"\ntarget: latency <= {TARGET}x the floor, throughput >= 1/{TARGET}x: {'met' if met else 'MISSED'}")
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
