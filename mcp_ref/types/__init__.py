@@ -1,0 +1,52 @@
+"""MCP data types: plain dataclasses with ``to_dict(revision)`` / ``from_dict(data)``.
+
+Pure: no I/O, no threads, standard library only. ``base`` holds the wire
+mapping (``Model``); the other modules follow the spec's sections:
+
+* ``content``: content blocks and the content registry.
+* ``initialize``: ``Implementation``, ``Icon``, initialize params/result.
+* ``tools``, ``resources``, ``prompts``: server features.
+* ``client_features``: sampling (and ``select_model``), roots, elicitation.
+* ``utilities``: logging levels, progress, completion.
+
+Spec: schema.json of each revision (2024-11-05 .. 2025-11-25).
+"""
+from .base import CONTENT_TYPES, Model, register_content, spec_field, wire_name
+from .client_features import (CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+                              ListRootsResult, ModelHint, ModelPreferences, Root, SamplingMessage, ToolChoice,
+                              select_model)
+from .content import (Annotations, AudioContent, BlobResourceContents, ContentBlock, EmbeddedResource,
+                      ImageContent, RawContent, ResourceContents, ResourceLink, SamplingContent, TextContent,
+                      TextResourceContents, ToolResultContent, ToolUseContent, audio, content_from_dict, image,
+                      resource_contents_from_dict)
+from .initialize import Icon, Implementation, InitializeParams, InitializeRequestParams, InitializeResult
+from .prompts import GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage
+from .resources import (ListResourcesResult, ListResourceTemplatesResult, ReadResourceResult, Resource,
+                        ResourceTemplate)
+from .tools import CallToolResult, ListToolsResult, Tool, ToolAnnotations, ToolExecution
+from .utilities import (LOGGING_LEVELS, CompleteResult, Completion, LoggingMessageNotificationParams,
+                        ProgressNotificationParams, PromptReference, ResourceTemplateReference, level_at_least)
+
+__all__ = [
+    # base
+    "Model", "spec_field", "wire_name", "register_content", "CONTENT_TYPES",
+    # content
+    "Annotations", "TextContent", "ImageContent", "AudioContent", "ResourceLink", "EmbeddedResource",
+    "TextResourceContents", "BlobResourceContents", "ResourceContents", "ToolUseContent", "ToolResultContent",
+    "RawContent", "ContentBlock", "SamplingContent", "content_from_dict", "resource_contents_from_dict",
+    "image", "audio",
+    # initialize
+    "Icon", "Implementation", "InitializeResult", "InitializeParams", "InitializeRequestParams",
+    # tools
+    "ToolAnnotations", "ToolExecution", "Tool", "CallToolResult", "ListToolsResult",
+    # resources
+    "Resource", "ResourceTemplate", "ReadResourceResult", "ListResourcesResult", "ListResourceTemplatesResult",
+    # prompts
+    "PromptArgument", "Prompt", "PromptMessage", "GetPromptResult", "ListPromptsResult",
+    # client features
+    "ModelHint", "ModelPreferences", "SamplingMessage", "ToolChoice", "CreateMessageRequestParams",
+    "CreateMessageResult", "select_model", "Root", "ListRootsResult", "ElicitRequestParams", "ElicitResult",
+    # utilities
+    "LOGGING_LEVELS", "level_at_least", "Completion", "CompleteResult", "PromptReference",
+    "ResourceTemplateReference", "ProgressNotificationParams", "LoggingMessageNotificationParams",
+]

@@ -1,0 +1,57 @@
+"""Prompt types: ``Prompt`` and its arguments, ``PromptMessage`` and the
+results of ``prompts/list`` and ``prompts/get``.
+
+Field history (from the schema files): ``title`` on prompts and arguments,
+and ``Prompt._meta``, since 2025-06-18; ``icons`` since 2025-11-25.
+``PromptMessage.content`` is one content block, decoded through the content
+registry.
+
+Spec: server/prompts#prompt, server/prompts#promptmessage; schema: Prompt,
+PromptArgument, PromptMessage, GetPromptResult, ListPromptsResult.
+"""
+from dataclasses import dataclass
+from typing import Optional
+
+from .base import Model, spec_field
+from .content import ContentBlock
+from .initialize import Icon
+
+__all__ = ["PromptArgument", "Prompt", "PromptMessage", "GetPromptResult", "ListPromptsResult"]
+
+
+@dataclass
+class PromptArgument(Model):
+    name: str
+    title: Optional[str] = spec_field(since="2025-06-18")
+    description: Optional[str] = None
+    required: Optional[bool] = None
+
+
+@dataclass
+class Prompt(Model):
+    name: str
+    title: Optional[str] = spec_field(since="2025-06-18")
+    description: Optional[str] = None
+    arguments: Optional[list[PromptArgument]] = None
+    icons: Optional[list[Icon]] = spec_field(since="2025-11-25")
+    meta: Optional[dict] = spec_field(since="2025-06-18")
+
+
+@dataclass
+class PromptMessage(Model):
+    role: str                                     # "user" / "assistant"
+    content: ContentBlock
+
+
+@dataclass
+class GetPromptResult(Model):
+    messages: list[PromptMessage]
+    description: Optional[str] = None
+    meta: Optional[dict] = None
+
+
+@dataclass
+class ListPromptsResult(Model):
+    prompts: list[Prompt]
+    next_cursor: Optional[str] = None
+    meta: Optional[dict] = None

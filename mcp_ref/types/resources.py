@@ -1,0 +1,67 @@
+"""Resource types: ``Resource``, ``ResourceTemplate`` and the results of
+``resources/list``, ``resources/templates/list`` and ``resources/read``.
+
+Field history (from the schema files): ``title`` and ``_meta`` on resources
+and templates since 2025-06-18; ``icons`` since 2025-11-25. ``annotations``
+and ``size`` are in every revision (inline annotations in 2024-11-05).
+
+Spec: server/resources#resource, server/resources#resource-templates,
+server/resources#reading-resources; schema: Resource, ResourceTemplate,
+ReadResourceResult, ListResourcesResult, ListResourceTemplatesResult.
+"""
+from dataclasses import dataclass
+from typing import Optional
+
+from .base import Model, spec_field
+from .content import Annotations, ResourceContents
+from .initialize import Icon
+
+__all__ = ["Resource", "ResourceTemplate", "ReadResourceResult", "ListResourcesResult",
+           "ListResourceTemplatesResult"]
+
+
+@dataclass
+class Resource(Model):
+    uri: str
+    name: str
+    title: Optional[str] = spec_field(since="2025-06-18")
+    description: Optional[str] = None
+    mime_type: Optional[str] = None
+    size: Optional[int] = None                    # bytes, before any encoding
+    annotations: Optional[Annotations] = None
+    icons: Optional[list[Icon]] = spec_field(since="2025-11-25")
+    meta: Optional[dict] = spec_field(since="2025-06-18")
+
+
+@dataclass
+class ResourceTemplate(Model):
+    """A family of resources named by an RFC 6570 URI template."""
+    uri_template: str
+    name: str
+    title: Optional[str] = spec_field(since="2025-06-18")
+    description: Optional[str] = None
+    mime_type: Optional[str] = None
+    annotations: Optional[Annotations] = None
+    icons: Optional[list[Icon]] = spec_field(since="2025-11-25")
+    meta: Optional[dict] = spec_field(since="2025-06-18")
+
+
+@dataclass
+class ReadResourceResult(Model):
+    """``contents`` holds ``TextResourceContents`` / ``BlobResourceContents``."""
+    contents: list[ResourceContents]
+    meta: Optional[dict] = None
+
+
+@dataclass
+class ListResourcesResult(Model):
+    resources: list[Resource]
+    next_cursor: Optional[str] = None
+    meta: Optional[dict] = None
+
+
+@dataclass
+class ListResourceTemplatesResult(Model):
+    resource_templates: list[ResourceTemplate]
+    next_cursor: Optional[str] = None
+    meta: Optional[dict] = None

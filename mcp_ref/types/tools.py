@@ -1,0 +1,70 @@
+"""Tool types: ``Tool`` (as listed by ``tools/list``), its annotations and
+execution hints, ``CallToolResult`` and ``ListToolsResult``.
+
+Field history (from the schema files): ``Tool.annotations`` and the
+``ToolAnnotations`` type since 2025-03-26; ``title``, ``outputSchema``,
+``_meta`` and ``CallToolResult.structuredContent`` since 2025-06-18;
+``icons`` and ``execution`` (``ToolExecution``) since 2025-11-25.
+
+``CallToolResult.is_error`` defaults to False and is then left out of the
+wire object: ``isError`` is optional in every revision and absent means
+false, so a success result is the same on every revision.
+
+Spec: server/tools#tool, server/tools#tool-result; schema: Tool,
+ToolAnnotations, ToolExecution, CallToolResult, ListToolsResult.
+"""
+from dataclasses import dataclass
+from typing import Optional
+
+from .base import Model, spec_field
+from .content import ContentBlock
+from .initialize import Icon
+
+__all__ = ["ToolAnnotations", "ToolExecution", "Tool", "CallToolResult", "ListToolsResult"]
+
+
+@dataclass
+class ToolAnnotations(Model):
+    """Hints about a tool's behaviour. Untrusted unless the server is trusted."""
+    SINCE = "2025-03-26"
+    title: Optional[str] = None
+    read_only_hint: Optional[bool] = None
+    destructive_hint: Optional[bool] = None
+    idempotent_hint: Optional[bool] = None
+    open_world_hint: Optional[bool] = None
+
+
+@dataclass
+class ToolExecution(Model):
+    """Whether the tool supports task-augmented execution."""
+    SINCE = "2025-11-25"
+    task_support: Optional[str] = None            # "forbidden" (default) / "optional" / "required"
+
+
+@dataclass
+class Tool(Model):
+    name: str
+    # Required on the wire; a tool without parameters still says it takes an object.
+    input_schema: dict = spec_field(default_factory=lambda: {"type": "object"}, required=True)
+    title: Optional[str] = spec_field(since="2025-06-18")
+    description: Optional[str] = None
+    output_schema: Optional[dict] = spec_field(since="2025-06-18")
+    annotations: Optional[ToolAnnotations] = spec_field(since="2025-03-26")
+    icons: Optional[list[Icon]] = spec_field(since="2025-11-25")
+    execution: Optional[ToolExecution] = spec_field(since="2025-11-25")
+    meta: Optional[dict] = spec_field(since="2025-06-18")
+
+
+@dataclass
+class CallToolResult(Model):
+    content: list[ContentBlock]
+    structured_content: Optional[dict] = spec_field(since="2025-06-18")
+    is_error: bool = spec_field(False, omit_default=True)
+    meta: Optional[dict] = None
+
+
+@dataclass
+class ListToolsResult(Model):
+    tools: list[Tool]
+    next_cursor: Optional[str] = None
+    meta: Optional[dict] = None
