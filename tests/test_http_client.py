@@ -207,6 +207,8 @@ class Scripted(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     log = []
+    resume_status = 200                 # what GET + Last-Event-ID answers
+    endpoint = "/messages?session_id=1"  # the legacy endpoint event's data
 
     def log_message(self, *args):
         pass
@@ -248,8 +250,13 @@ class Scripted(BaseHTTPRequestHandler):
 
     def do_GET(self):
         self.log.append(("GET", dict(self.headers), None, time.monotonic()))
+        if self.path.startswith("/sse"):
+            return self._stream([f"event: endpoint\ndata: {self.endpoint}\n\n"])
         if self.headers.get("Last-Event-ID") != "p:1":
             return self._send(405, b"{}")
+        if self.resume_status != 200:
+            return self._send(self.resume_status, b'{"jsonrpc":"2.0","id":null,"error":{"code":-32603,'
+                                                  b'"message":"resumption refused"}}')
         note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "A"}}
         note_b = {**note, "params": {"level": "info", "data": "B"}}
         answer = {"jsonrpc": "2.0", "id": self.server.request_id, "result": {"content": [{"type": "text",
@@ -264,7 +271,7 @@ class Scripted(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def scripted():
-    Scripted.log = []
+    Scripted.log, Scripted.resume_status, Scripted.endpoint = [], 200, "/messages?session_id=1"
     server = ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
@@ -294,6 +301,31 @@ def test_resumption_waits_the_servers_retry_and_drops_duplicates(scripted):
                for h in posts[1:])
     deletes = [headers for kind, headers, _, _ in log if kind == "DELETE"]
     assert deletes and deletes[0]["Mcp-Session-Id"] == "scripted-session"
+    sent = [message.get("method") for kind, _, message, _ in log if kind == "POST"]
+    assert "notifications/cancelled" not in sent              # a disconnect is not a cancellation
+
+
+def test_resumption_gives_up_after_bounded_attempts(scripted):
+    Scripted.resume_status = 500
+    with Client.http(scripted, timeout=10) as client:
+        client.transport.max_reconnects = 2
+        with pytest.raises(HttpError) as info:
+            client.call_tool("anything")
+        assert info.value.status == 500 and "resumption refused" in str(info.value)
+    resumes = [h for kind, h, _, _ in Scripted.log if kind == "GET" and h.get("Last-Event-ID") == "p:1"]
+    assert len(resumes) == 2
+
+
+def test_legacy_client_refuses_an_endpoint_on_another_origin(scripted):
+    base = scripted.rsplit("/", 1)[0]
+    Scripted.endpoint = "http://evil.example/messages"
+    with pytest.raises(HttpError) as info:
+        Client.sse(base + "/sse")
+    assert "origin" in str(info.value)
+    Scripted.endpoint = "/messages?session_id=1"
+    transport = Client.sse(base + "/sse").transport                 # a relative URI on the same origin is fine
+    assert transport.endpoint == base + "/messages?session_id=1"
+    transport.close()
 
 
 # ---------------------------------------------------------------------- sessions, errors, close

@@ -6,8 +6,14 @@ Servers listen on port 0 and are reached through the handle's real URL.
 Spec: basic/transports#streamable-http.
 """
 import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +21,9 @@ requests = pytest.importorskip("requests", reason="the HTTP tests drive the serv
 
 from mcp_ref import Context, Server, lifecycle  # noqa: E402
 from mcp_ref.transports._sse import EventParser, format_comment, format_event, split_event_id  # noqa: E402
-from mcp_ref.transports.http_server import InMemoryEventStore, start_http  # noqa: E402
+from mcp_ref.transports.http_server import InMemoryEventStore, serve_http, start_http  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 SSE_ACCEPT = {"Accept": "text/event-stream"}
@@ -108,6 +116,17 @@ def open_session(url, version="2025-11-25"):
     return session_id
 
 
+def wait_in_flight(handle, count: int = 1, limit: float = 5.0) -> None:
+    """Wait until the (only) session is serving ``count`` requests."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        sessions = [t.session for t in list(handle.app._sessions.values())]
+        if sessions and sessions[0].in_flight >= count:
+            return
+        time.sleep(0.01)
+    raise AssertionError("the request never started")
+
+
 def wait_ready(handle, limit=5.0) -> None:
     """notifications/initialized is handled asynchronously: wait until every session is ready."""
     deadline = time.monotonic() + limit
@@ -179,10 +198,11 @@ def test_progress_before_the_result_turns_the_answer_into_sse(http):
 
 
 def test_no_priming_event_before_2025_11_25(http):
+    """The session's negotiated revision decides, not the request's header."""
     url = http().url
     session_id = open_session(url, "2025-06-18")
     response = post(url, rpc(1, "tools/call", {"name": "announce", "arguments": {"text": "x"}}), session_id,
-                    "2025-06-18")
+                    "2025-11-25")
     events = events_of(response)
     assert response.headers["Content-Type"] == "text/event-stream"
     assert all(e.data for e in events) and len(events) == 2
@@ -434,7 +454,8 @@ def test_polling_disconnect_sends_retry_and_the_answer_waits_for_the_client(http
 
 
 def test_cancelling_a_request_ends_its_post(http):
-    url = http(response_mode="sse").url
+    handle = http(response_mode="sse")
+    url = handle.url
     session_id = open_session(url)
     result = {}
 
@@ -443,7 +464,7 @@ def test_cancelling_a_request_ends_its_post(http):
                                   session_id)
     caller = threading.Thread(target=call)
     caller.start()
-    time.sleep(0.2)
+    wait_in_flight(handle)
     cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4, "reason": "test"}}
     assert post(url, cancel, session_id).status_code == 202
     caller.join(5)
@@ -530,7 +551,7 @@ def test_shutdown_ends_streams_sessions_and_threads():
                                    session_id)
     caller = threading.Thread(target=call)
     caller.start()
-    time.sleep(0.2)
+    wait_in_flight(handle)
     started = time.monotonic()
     handle.shutdown()
     assert time.monotonic() - started < 3
@@ -538,6 +559,57 @@ def test_shutdown_ends_streams_sessions_and_threads():
     assert not caller.is_alive()
     assert stream.raw.read() is not None                   # the stream ended
     assert not [t for t in threading.enumerate() if t.name.startswith("mcp-http")]
+
+
+SERVE_SCRIPT = """
+from mcp_ref import Server
+from mcp_ref.transports.http_server import serve_http
+server = Server("signalled")
+serve_http(server, ("127.0.0.1", 0))
+print("clean exit", flush=True)
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_serve_http_prints_its_url_and_ends_cleanly_on_a_signal(signum):
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-c", SERVE_SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    try:
+        selector = selectors.DefaultSelector()
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        assert selector.select(30), "no readiness line"
+        selector.close()
+        line = proc.stdout.readline()
+        url = line.split()[line.split().index("at") + 1]
+        assert url.startswith("http://127.0.0.1:") and not url.startswith("http://127.0.0.1:0/")
+        assert post(url, init_message()).status_code == 200
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert "clean exit" in out and "Traceback" not in err
+
+
+def test_serve_http_off_the_main_thread_installs_no_signal_handler():
+    before = signal.getsignal(signal.SIGTERM)
+    started = threading.Event()
+    handles = []
+
+    def ready(handle):
+        handles.append(handle)
+        started.set()
+    thread = threading.Thread(target=serve_http, args=(make_server(), ("127.0.0.1", 0)), kwargs={"ready": ready})
+    thread.start()
+    assert started.wait(10)
+    assert signal.getsignal(signal.SIGTERM) is before
+    assert post(handles[0].url, init_message()).status_code == 200
+    handles[0].shutdown()
+    thread.join(10)
+    assert not thread.is_alive()
 
 
 # ---------------------------------------------------------------------- pure helpers

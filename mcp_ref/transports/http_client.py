@@ -21,7 +21,7 @@ Rules:
    dropped, so a replay after a reconnect delivers each message once.
 4. A broken stream, or a POST stream that ended before its response, is
    resumed with GET + ``Last-Event-ID`` after the ``retry`` the server sent on
-   that stream (``default_retry`` otherwise), giving up after
+   that stream (else ``default_retry``, doubling per failure), giving up after
    ``max_reconnects`` consecutive failures. A disconnect is never a
    cancellation: nothing is sent to the server about it.
 5. 404 to a request carrying a session id: the session expired. With
@@ -309,7 +309,8 @@ class StreamableHttpTransport:
                     f"{self.url}: the SSE stream ended before the response, with no event id to resume from"))
             response = None
             while response is None:
-                if self._closed.wait(state.retry if state.retry is not None else self.default_retry):
+                delay = state.retry if state.retry is not None else min(30.0, self.default_retry * 2 ** failures)
+                if self._closed.wait(delay):
                     return
                 try:
                     response = self._get(state.last_event_id)

@@ -285,6 +285,7 @@ class HttpServerHandle:
         self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1},
                                         name="mcp-http-server", daemon=True)
         self._closed = False
+        self.stopping = threading.Event()        # set by shutdown() (or a signal, in serve_http)
 
     def start(self) -> "HttpServerHandle":
         self.app.start()
@@ -296,6 +297,7 @@ class HttpServerHandle:
         if self._closed:
             return
         self._closed = True
+        self.stopping.set()
         self.httpd.shutdown()
         self.app.close()
         self.httpd.close_connections()
@@ -331,21 +333,21 @@ def serve_http(server, address=("127.0.0.1", 8000), *, ready=None, **options) ->
     turns resumption off), ``retry_interval=1000`` ms, ``poll_interval=None`` s,
     ``keepalive=15`` s, ``legacy_sse=True``, ``sse_path="/sse"``,
     ``messages_path="/messages"``, ``ssl_context`` (HTTPS). ``ready``: a callable given the handle, or
-    an Event to set, once listening. A readiness line with the real URL is
-    printed on stdout.
+    an Event to set, once listening; ``handle.shutdown()`` also ends the call
+    (the way out when not on the main thread, where no signal handler is
+    installed). A readiness line with the real URL is printed on stdout.
     """
     handle = start_http(server, address, **options)
-    stop = threading.Event()
     previous = {}
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGINT, signal.SIGTERM):
-            previous[signum] = signal.signal(signum, lambda *_: stop.set())
+            previous[signum] = signal.signal(signum, lambda *_: handle.stopping.set())
     try:
         print(f"mcp_ref: serving MCP at {handle.url} (legacy SSE at {handle.sse_url})", flush=True)
         log.info("serving MCP over HTTP at %s", handle.url)
         if ready is not None:
             ready.set() if hasattr(ready, "set") else ready(handle)
-        while not stop.wait(0.5):
+        while not handle.stopping.wait(0.5):
             pass
     except KeyboardInterrupt:
         pass
