@@ -8,7 +8,7 @@ from .approval import Approval, Deny
 from .client import Client
 from .errors import (ApprovalDenied, CapabilityNotSupported, ConnectionClosed, InternalError, InvalidParamsError,
                      InvalidRequestError, McpError, MethodNotFoundError, MissingDependency, ParseError,
-                     RequestCancelled, RequestTimeout, ResourceNotFoundError, SessionError,
+                     RequestCancelled, RequestTimeout, ResourceNotFoundError, SessionError, StructuredOutputError,
                      UnsupportedProtocolVersion, UrlElicitationRequiredError, UserRejectedError)
 from .lifecycle import LATEST_REVISION, SUPPORTED_REVISIONS
 from .server import Context, Server
@@ -20,7 +20,7 @@ __all__ = [
     "McpError", "ParseError", "InvalidRequestError", "MethodNotFoundError", "InvalidParamsError",
     "InternalError", "ResourceNotFoundError", "UrlElicitationRequiredError", "UserRejectedError",
     "SessionError", "ConnectionClosed", "RequestTimeout", "RequestCancelled", "CapabilityNotSupported",
-    "UnsupportedProtocolVersion", "MissingDependency", "ApprovalDenied",
+    "UnsupportedProtocolVersion", "MissingDependency", "ApprovalDenied", "StructuredOutputError",
     "Approval", "Deny",
     "LATEST_REVISION", "SUPPORTED_REVISIONS", "__version__",
 ]

@@ -20,12 +20,13 @@ from typing import Callable, Optional, Sequence
 
 from . import lifecycle
 from .approval import Approval, Denied, ToolCall, decide
+from .client_requests import VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages
 from .elicitation import ElicitationTracker, answer_elicitation, client_modes
 from .errors import ApprovalDenied, CapabilityNotSupported, MethodNotFoundError, UnsupportedProtocolVersion
 from .roots import as_roots
 from .sampling import answer_create_message
 from .session import Session
-from .types import CallToolResult, ElicitResult, Implementation, Tool
+from .types import CallToolResult, ElicitResult, Implementation, LoggingMessageNotificationParams, Tool
 
 log = logging.getLogger("mcp_ref.client")
 
@@ -49,8 +50,12 @@ class _ClassOrInstance:
         return self.on_instance.__get__(obj, cls)
 
 
-class Client:
+class Client(ServerFeatureRequests):
     """An MCP client over any transport (see ``Client.stdio`` for the common case).
+
+    Resources, prompts, completion, logging and the notification callbacks are
+    in client_requests.py (``list_resources``, ``read_resource``, ``get_prompt``,
+    ``complete``, ``set_logging_level``, ``on`` ...).
 
     Args:
         transport: an object with ``send``/``receive``/``close``.
@@ -74,6 +79,14 @@ class Client:
             (``[]`` offers roots, none yet); see ``set_roots``.
         on_approve: the human-in-the-loop hook (approval.py): sees each sampling
             request and result, each elicitation and answer, each tool call.
+
+    Server features (client_requests.py):
+        validate_output: ``"strict"`` (raise ``StructuredOutputError``), ``"warn"``
+            or ``"off"``: checking ``structuredContent`` against the tool's outputSchema.
+        on_log: ``fn(LoggingMessageNotificationParams)`` for ``notifications/message``.
+        on_resource_updated: ``fn(uri)`` for ``notifications/resources/updated``.
+        on_tools_list_changed, on_resources_list_changed, on_prompts_list_changed:
+            ``fn()`` for each ``notifications/*/list_changed``; see also ``on()``.
     """
 
     def __init__(self, transport, *, client_info=None, timeout: float = 60.0, init_timeout: float = 10.0,
@@ -82,7 +95,13 @@ class Client:
                  sampling: Optional[Callable] = None, sampling_tools: Optional[bool] = None,
                  elicitation: Optional[Callable] = None, elicitation_url: Optional[Callable] = None,
                  on_elicitation_complete: Optional[Callable] = None, roots=None,
-                 on_approve: Optional[Callable] = None):
+                 on_approve: Optional[Callable] = None, validate_output: str = "strict",
+                 on_log: Optional[Callable] = None, on_resource_updated: Optional[Callable] = None,
+                 on_tools_list_changed: Optional[Callable] = None,
+                 on_resources_list_changed: Optional[Callable] = None,
+                 on_prompts_list_changed: Optional[Callable] = None):
+        if validate_output not in VALIDATE_OUTPUT_MODES:
+            raise ValueError(f"validate_output must be one of {VALIDATE_OUTPUT_MODES}, not {validate_output!r}")
         if isinstance(client_info, dict):
             client_info = Implementation.from_dict(client_info)
         self.client_info = client_info or DEFAULT_CLIENT_INFO
@@ -96,6 +115,9 @@ class Client:
         self.protocol_version: Optional[str] = None
         self.instructions: Optional[str] = None
         self._tool_cache: dict = {}
+        self._output_checks: dict = {}         # tool name -> (outputSchema, validator)
+        self.validate_output = validate_output
+        self._listeners: dict = {}             # method -> [fn(params)], see on()
         self._lock = threading.Lock()
         self.session = Session(transport, self._handle_request, self._handle_notification, timeout=timeout,
                                max_workers=max_workers, ping_interval=ping_interval, name="mcp-client")
@@ -116,7 +138,18 @@ class Client:
         }
         self._notification_handlers: dict = {
             "notifications/elicitation/complete": self._on_elicitation_complete,
+            "notifications/tools/list_changed": self._on_tools_list_changed,
         }
+        # Callbacks for server notifications (client_requests.py rule 3).
+        if on_log is not None:
+            self.on("notifications/message", lambda p: on_log(LoggingMessageNotificationParams.from_dict(p)))
+        if on_resource_updated is not None:
+            self.on("notifications/resources/updated", lambda p: on_resource_updated(p.get("uri")))
+        for method, callback in (("notifications/tools/list_changed", on_tools_list_changed),
+                                 ("notifications/resources/list_changed", on_resources_list_changed),
+                                 ("notifications/prompts/list_changed", on_prompts_list_changed)):
+            if callback is not None:
+                self.on(method, lambda p, callback=callback: callback())
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -277,7 +310,7 @@ class Client:
 
     def list_tools(self) -> list:
         """Every tool, following ``nextCursor`` to the last page."""
-        return _all_pages(self.list_tools_page)
+        return all_pages(self.list_tools_page)
 
     def call_tool(self, name: str, arguments: Optional[dict] = None, *, timeout: Optional[float] = None,
                   on_progress: Optional[Callable] = None, reset_timeout_on_progress: bool = False,
@@ -300,7 +333,9 @@ class Client:
         result = self.session.request("tools/call", params, timeout=timeout, on_progress=on_progress,
                                       reset_timeout_on_progress=reset_timeout_on_progress,
                                       max_total_timeout=max_total_timeout)
-        return CallToolResult.from_dict(result)
+        result = CallToolResult.from_dict(result)
+        self._check_output(name, result)          # client_requests.py rule 4
+        return result
 
     # ------------------------------------------------------------------ server → client
     def _handle_request(self, ctx, method: str, params: dict) -> dict:
@@ -379,20 +414,7 @@ class Client:
         handler = self._notification_handlers.get(method)
         if handler is not None:
             handler(params)
+        self._call_listeners(method, params)
         if self.on_notification is not None:
             self.on_notification(method, params)
 
-
-def _all_pages(fetch_page: Callable, limit: int = 10000) -> list:
-    """Follow cursors to the end; an empty or repeated cursor ends the walk with a warning."""
-    items, cursor, seen = [], None, set()
-    for _ in range(limit):
-        page, cursor = fetch_page(cursor)
-        items.extend(page)
-        if cursor is None:
-            return items
-        if cursor == "" or cursor in seen:
-            log.warning("server repeated pagination cursor %r; stopping", cursor)
-            return items
-        seen.add(cursor)
-    return items

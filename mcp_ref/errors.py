@@ -156,6 +156,17 @@ class ApprovalDenied(SessionError):
     """The client's approval hook denied a tool call; nothing was sent."""
 
 
+class StructuredOutputError(SessionError):
+    """A tool result's ``structuredContent`` does not match the tool's ``outputSchema``
+    (checked by the client; Spec: server/tools#output-schema). ``result`` holds the
+    whole ``CallToolResult``, so nothing is lost; ``tool`` is the tool's name."""
+
+    def __init__(self, message: str, result: Any, tool: str):
+        super().__init__(message)
+        self.result = result
+        self.tool = tool
+
+
 class UnsupportedProtocolVersion(SessionError):
     """The peer chose a protocol revision we do not support."""
 

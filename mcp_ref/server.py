@@ -19,18 +19,27 @@ Rules:
 5. What a session's revision does not know is left out of what we send it
    (``to_dict(revision)``), so every message validates against that
    revision's schema.
+6. The features live in ``features/`` (tools, resources, prompts, completion
+   and logging, pagination), one registry each; the table in ``__init__``
+   points at their handlers. ``notifications/*/list_changed`` go to the ready
+   sessions that were told ``listChanged`` at initialization.
 
-Spec: basic/lifecycle, server/tools, server/utilities/*.
+Spec: basic/lifecycle, server/tools, server/resources, server/prompts,
+server/utilities/completion, server/utilities/logging, server/utilities/pagination.
 """
-import json
 import logging
 import threading
 from typing import Any, Callable, Optional
 
-from . import elicitation, lifecycle, roots, sampling, signature
-from .errors import (InvalidParamsError, MethodNotFoundError, MissingDependency, UrlElicitationRequiredError)
+from . import elicitation, lifecycle, roots, sampling
+from .errors import InvalidParamsError, MethodNotFoundError
+from .features import utilities
+from .features.prompts import Prompts
+from .features.resources import Resources
+from .features.tools import Tools
+from .features.utilities import Completions, LoggingBridge, Logs, check_level
 from .session import RequestContext, Session
-from .types import CallToolResult, Implementation, TextContent, Tool, content_from_dict
+from .types import Implementation, Prompt, Tool
 
 log = logging.getLogger("mcp_ref.server")
 
@@ -48,8 +57,9 @@ class ServerSession(Session):
         self.state = lifecycle.NEW
         self.client_info: Optional[Implementation] = None
         self.client_capabilities: dict = {}
-        self.log_level: Optional[str] = None
-        self.subscriptions: set = set()
+        self.log_level: Optional[str] = None     # set by logging/setLevel
+        self.subscriptions: set = set()         # URIs of resources/subscribe
+        self.declared_capabilities: dict = {}   # what the initialize result declared
 
     # -- client features (Spec: client/roots, client/elicitation); see roots.py, elicitation.py
     def list_roots(self, *, timeout: Optional[float] = None) -> list:
@@ -111,12 +121,13 @@ class Context(RequestContext):
         """The client's roots (``roots/list``) as ``Root`` objects. Spec: client/roots."""
         return roots.list_roots(self, timeout=timeout)
 
-
-class _ToolEntry:
-    __slots__ = ("tool", "fn", "inject", "raw_schema", "structured")
-
-    def __init__(self, tool: Tool, fn: Callable, inject: list, raw_schema: bool, structured: bool):
-        self.tool, self.fn, self.inject, self.raw_schema, self.structured = tool, fn, inject, raw_schema, structured
+    # -- logging (Spec: server/utilities/logging); see features/utilities.py
+    def log(self, level: str, data: Any, logger: Optional[str] = None) -> bool:
+        """Send ``notifications/message`` on this request's stream, before its response,
+        unless the session's level filters it out (then False). ``level`` is one of the
+        eight RFC 5424 levels (ValueError otherwise); ``data`` is any JSON value."""
+        check_level(level)
+        return self.server._logs.send(self.session, level, data, logger, related_id=self.request_id)
 
 
 def _decorator(register: Callable, fn, kwargs):
@@ -143,27 +154,51 @@ class Server:
         capabilities: overrides the capabilities derived from registrations.
         timeout: default seconds for requests the server sends to a client.
         max_workers: requests served at once per session.
+        page_size: items per page of the four list methods (None: one page).
+        log_level: the level a session has until its client sends
+            ``logging/setLevel`` (None: every message is sent).
+        logging_capability: declare ``logging`` always (True), never (False),
+            or (None) once something that can log is registered.
     """
 
     def __init__(self, name: str, *, version: str = "0.1.0", instructions: Optional[str] = None,
                  title: Optional[str] = None, description: Optional[str] = None, icons: Optional[list] = None,
                  website_url: Optional[str] = None, capabilities: Optional[dict] = None,
-                 timeout: float = 60.0, max_workers: int = 16):
+                 timeout: float = 60.0, max_workers: int = 16, page_size: Optional[int] = None,
+                 log_level: Optional[str] = None, logging_capability: Optional[bool] = None):
         self.info = Implementation(name=name, version=version, title=title, description=description,
                                    icons=icons, website_url=website_url)
         self.instructions = instructions
         self.timeout = timeout
         self.max_workers = max_workers
+        self.page_size = page_size
+        self.log_level = None if log_level is None else check_level(log_level)
+        self._logging_capability = logging_capability
         self._capability_override = capabilities
-        self._tools: dict = {}
         self._roots_changed: list = []          # callbacks fn(session), see on_roots_changed
         self._lock = threading.Lock()
         self.sessions: set = set()
+        # Rule 6: the registries of features/ (read-only views for callers: list(), get()).
+        self.tools = Tools(self, Context)
+        self.resources = Resources(self, Context)
+        self.prompts = Prompts(self, Context)
+        self.completions = Completions(self)
+        self._logs = Logs(self)
+        self._bridges: list = []
         # Rule 1: one row per method, a literal each, with the capability it needs.
         self._request_handlers = {
             "initialize": (self._on_initialize, None),
-            "tools/list": (self._on_tools_list, "tools"),
-            "tools/call": (self._on_tools_call, "tools"),
+            "tools/list": (self.tools.handle_list, "tools"),
+            "tools/call": (self.tools.handle_call, "tools"),
+            "resources/list": (self.resources.handle_list, "resources"),
+            "resources/templates/list": (self.resources.handle_templates_list, "resources"),
+            "resources/read": (self.resources.handle_read, "resources"),
+            "resources/subscribe": (self.resources.handle_subscribe, "resources.subscribe"),
+            "resources/unsubscribe": (self.resources.handle_unsubscribe, "resources.subscribe"),
+            "prompts/list": (self.prompts.handle_list, "prompts"),
+            "prompts/get": (self.prompts.handle_get, "prompts"),
+            "completion/complete": (self.completions.handle_complete, "completions"),
+            "logging/setLevel": (self._logs.handle_set_level, "logging"),
         }
         self._notification_handlers = {
             "notifications/initialized": self._on_initialized,
@@ -172,15 +207,26 @@ class Server:
 
     # ------------------------------------------------------------------ capabilities
     def capabilities(self) -> dict:
-        """What this server declares (rule 2). Spec: basic/lifecycle#capability-negotiation."""
+        """What this server declares (rule 2): ``tools``, ``resources`` (``subscribe``,
+        ``listChanged``), ``prompts``, ``completions`` when a completer is set, and
+        ``logging`` (see ``logging_capability``). Spec: basic/lifecycle#capability-negotiation."""
         if self._capability_override is not None:
             return self._capability_override
         caps: dict = {}
-        if self._tools:
+        if len(self.tools):
             caps["tools"] = {"listChanged": True}
+        if len(self.resources):
+            caps["resources"] = {"subscribe": True, "listChanged": True}
+        if len(self.prompts):
+            caps["prompts"] = {"listChanged": True}
+        if self.completions:
+            caps["completions"] = {}
+        can_log = bool(len(self.tools) or len(self.resources) or len(self.prompts) or self._bridges)
+        if self._logging_capability or (self._logging_capability is None and can_log):
+            caps["logging"] = {}
         return caps
 
-    # ------------------------------------------------------------------ tools
+    # ------------------------------------------------------------------ tools (features/tools.py)
     def tool(self, fn: Optional[Callable] = None, **kwargs):
         """Register a tool: ``@server.tool`` or ``@server.tool(name=..., title=..., ...)``.
 
@@ -193,37 +239,109 @@ class Server:
                  output_schema: Optional[dict] = None, annotations=None, icons: Optional[list] = None,
                  meta: Optional[dict] = None, structured_output: Optional[bool] = None) -> Tool:
         """Register ``fn`` as a tool; its name, description and schemas come from the
-        function unless given. A duplicate name raises ValueError.
+        function unless given. A duplicate name raises ValueError; a name outside the
+        2025-11-25 naming guidance warns (``ToolNameWarning``).
 
-        ``input_schema``, when given, is listed exactly as given and the
-        arguments are validated against it, then bound by name.
+        ``input_schema``, when given, is listed exactly as given and the arguments
+        are validated against it, then bound by name. ``output_schema`` defaults to
+        the return annotation's (dict, dataclass, TypedDict); ``structured_output=True``
+        also wraps other return types as ``{"result": ...}``, ``False`` turns it off.
+        ``annotations`` is a ``ToolAnnotations`` or dict, ``icons`` ``Icon`` objects or dicts.
         """
-        tool_name = name or fn.__name__
-        if output_schema is None and structured_output is not False:
-            output_schema = signature.output_schema(fn)
-        tool = Tool(name=tool_name, title=title,
-                    description=description if description is not None else signature.description_of(fn),
-                    input_schema=input_schema if input_schema is not None
-                    else signature.input_schema(fn, skip=(Context,)),
-                    output_schema=output_schema, annotations=annotations, icons=icons, meta=meta)
-        entry = _ToolEntry(tool, fn, signature.context_params(fn, skip=(Context,)), input_schema is not None,
-                           output_schema is not None)
-        with self._lock:
-            if tool_name in self._tools:
-                raise ValueError(f"a tool named {tool_name!r} is already registered")
-            self._tools[tool_name] = entry
-        self._list_changed("notifications/tools/list_changed")
-        return tool
+        return self.tools.add(fn, name=name, title=title, description=description, input_schema=input_schema,
+                              output_schema=output_schema, annotations=annotations, icons=icons, meta=meta,
+                              structured_output=structured_output)
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool; KeyError when there is none of that name."""
-        with self._lock:
-            del self._tools[name]
-        self._list_changed("notifications/tools/list_changed")
+        self.tools.remove(name)
+
+    # ------------------------------------------------------------------ resources (features/resources.py)
+    def resource(self, uri: str, **kwargs):
+        """Decorator: ``@server.resource("demo://readme")`` registers a resource, and
+        ``@server.resource("demo://users/{id}")`` a resource template; keywords are
+        those of ``add_resource``."""
+        def wrap(fn):
+            self.add_resource(fn, uri, **kwargs)
+            return fn
+        return wrap
+
+    def add_resource(self, fn, uri: str, *, name: Optional[str] = None, title: Optional[str] = None,
+                     description: Optional[str] = None, mime_type: Optional[str] = None,
+                     size: Optional[int] = None, annotations=None, icons: Optional[list] = None,
+                     meta: Optional[dict] = None):
+        """Register a resource (fixed ``uri``; ``fn`` takes no arguments, or is the
+        contents itself as ``str``/``bytes``) or a resource template (``uri`` with
+        ``{var}``; ``fn`` gets the variables as keyword arguments). ``fn`` returns
+        ``str`` (text), ``bytes`` (blob), resource contents, or JSON data.
+        ``annotations`` is an ``Annotations`` or dict (audience, priority, last_modified).
+        Returns the ``Resource`` or ``ResourceTemplate``."""
+        return self.resources.add(fn, uri, name=name, title=title, description=description, mime_type=mime_type,
+                                  size=size, annotations=annotations, icons=icons, meta=meta)
+
+    def remove_resource(self, uri: str) -> None:
+        """Unregister a resource (by URI) or template (by URI template); KeyError when unknown."""
+        self.resources.remove(uri)
+
+    def notify_resource_updated(self, uri: str) -> int:
+        """Send ``notifications/resources/updated`` to the sessions subscribed to ``uri``
+        (only those); returns how many. Spec: server/resources#subscriptions."""
+        return self.resources.notify_updated(uri)
+
+    # ------------------------------------------------------------------ prompts (features/prompts.py)
+    def prompt(self, fn: Optional[Callable] = None, **kwargs):
+        """Register a prompt: ``@server.prompt`` or ``@server.prompt(name=..., title=...)``."""
+        return _decorator(self.add_prompt, fn, kwargs)
+
+    def add_prompt(self, fn: Callable, *, name: Optional[str] = None, title: Optional[str] = None,
+                   description: Optional[str] = None, icons: Optional[list] = None,
+                   meta: Optional[dict] = None) -> Prompt:
+        """Register ``fn`` as a prompt: its parameters are the arguments (names verbatim,
+        required without a default). It returns a string, ``PromptMessage`` objects,
+        content blocks, or a list of them. A duplicate name raises ValueError."""
+        return self.prompts.add(fn, name=name, title=title, description=description, icons=icons, meta=meta)
+
+    def remove_prompt(self, name: str) -> None:
+        """Unregister a prompt; KeyError when there is none of that name."""
+        self.prompts.remove(name)
+
+    # ------------------------------------------------------------------ completion and logging
+    def completion(self, fn: Optional[Callable] = None):
+        """Register the completer ``fn(ref, argument, context) -> list[str]`` (bare or
+        called decorator): ``ref.name`` (prompts) or ``ref.uri`` (templates),
+        ``argument.name``/``.value``, ``context.arguments`` or ``context`` None.
+        At most 100 values are sent, with ``total`` and ``hasMore``.
+        Spec: server/utilities/completion."""
+        def register(f):
+            self.completions.fn = f
+            return f
+        return register(fn) if fn is not None else register
+
+    def log(self, level: str, data: Any, logger: Optional[str] = None) -> int:
+        """Send ``notifications/message`` to every ready session whose level lets it
+        through; returns how many. Spec: server/utilities/logging."""
+        return self._logs.broadcast(level, data, logger)
+
+    def bridge_logging(self, logger=None, level: int = logging.INFO) -> logging.Handler:
+        """Forward Python ``logging`` records of ``logger`` (a name or Logger; None: the
+        root logger) at ``level`` and above to clients as ``notifications/message``.
+        Returns the handler (remove it from the logger to stop)."""
+        handler = LoggingBridge(self, level)
+        target = logger if isinstance(logger, logging.Logger) else logging.getLogger(logger)
+        target.addHandler(handler)
+        self._bridges.append(handler)
+        return handler
+
+    # ------------------------------------------------------------------ sessions
+    def ready_sessions(self) -> list:
+        """The sessions that finished initialization and are open."""
+        return [s for s in list(self.sessions) if s.state == lifecycle.READY and not s.closed]
 
     def _list_changed(self, method: str) -> None:
-        for session in list(self.sessions):
-            if session.state == lifecycle.READY and not session.closed:
+        """Rule 6: ``notifications/<list>/list_changed`` to sessions told ``listChanged``."""
+        capability = method.split("/")[1] + ".listChanged"
+        for session in self.ready_sessions():
+            if lifecycle.has_capability(session.declared_capabilities, capability):
                 try:
                     session.notify(method)
                 except Exception:
@@ -263,8 +381,13 @@ class Server:
         session: ServerSession = ctx.session
         lifecycle.check_inbound(session.state, method)
         handler, capability = entry
-        lifecycle.require_own_capability(self.capabilities(), capability, method)
-        return handler(ctx, params)
+        # What this session was told at initialization (rule 2); a stateless HTTP session had none.
+        lifecycle.require_own_capability(session.declared_capabilities or self.capabilities(), capability, method)
+        utilities.current.ctx = ctx                 # for the logging bridge
+        try:
+            return handler(ctx, params)
+        finally:
+            utilities.current.ctx = None
 
     def _handle_notification(self, session: ServerSession, method: str, params: dict) -> None:
         handler = self._notification_handlers.get(method)
@@ -288,7 +411,8 @@ class Server:
         session.protocol_version = version
         session.client_capabilities = capabilities
         session.state = lifecycle.INITIALIZING
-        result = {"protocolVersion": version, "capabilities": self.capabilities(),
+        session.declared_capabilities = self.capabilities()
+        result = {"protocolVersion": version, "capabilities": session.declared_capabilities,
                   "serverInfo": self.info.to_dict(version)}
         if self.instructions:
             result["instructions"] = self.instructions
@@ -314,99 +438,3 @@ class Server:
         """Spec: basic/lifecycle#initialization: the client is ready for normal operation."""
         if session.state == lifecycle.INITIALIZING:
             session.state = lifecycle.READY
-
-    # ------------------------------------------------------------------ tools handlers
-    def _on_tools_list(self, ctx: Context, params: dict) -> dict:
-        """Spec: server/tools#listing-tools."""
-        with self._lock:
-            tools = [entry.tool.to_dict(ctx.protocol_version) for entry in self._tools.values()]
-        return {"tools": tools}
-
-    def _on_tools_call(self, ctx: Context, params: dict) -> dict:
-        """Spec: server/tools#calling-tools. Rule 4."""
-        name = params.get("name")
-        if not isinstance(name, str):
-            raise InvalidParamsError("tools/call: name must be a string")
-        arguments = params.get("arguments")
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, dict):
-            raise InvalidParamsError("tools/call: arguments must be an object")
-        with self._lock:
-            entry = self._tools.get(name)
-        if entry is None:
-            raise InvalidParamsError(f"Unknown tool: {name}", {"name": name})
-        problem = _check_arguments(arguments, entry.tool.input_schema)
-        if problem:
-            return _error_result(f"Invalid arguments for tool {name}: {problem}", ctx.protocol_version)
-        try:
-            kwargs = signature.bind_arguments(entry.fn, arguments, inject={p: ctx for p in entry.inject})
-            value = entry.fn(**kwargs)
-        except UrlElicitationRequiredError:
-            raise                                   # Spec 2025-11-25: travels as a JSON-RPC error
-        except Exception as exc:
-            if ctx.cancelled.is_set():
-                raise
-            log.info("tool %s failed: %s", name, exc, exc_info=True)
-            return _error_result(str(exc) or type(exc).__name__, ctx.protocol_version)
-        result = self._tool_result(entry, value)
-        return result.to_dict(ctx.protocol_version)
-
-    def _tool_result(self, entry: _ToolEntry, value: Any) -> CallToolResult:
-        """Turn what a tool function returned into a CallToolResult."""
-        if isinstance(value, CallToolResult):
-            return value
-        if entry.structured and entry.tool.output_schema is not None and not _is_content(value):
-            structured = signature.to_jsonable(value)
-            if not isinstance(structured, dict):
-                structured = {"result": structured}
-            problem = _check_arguments(structured, entry.tool.output_schema, strict=True)
-            if problem:
-                raise ValueError(f"tool {entry.tool.name} returned output that does not match its "
-                                 f"outputSchema: {problem}")
-            return CallToolResult(content=[TextContent(text=json.dumps(structured, ensure_ascii=False))],
-                                  structured_content=structured)
-        return CallToolResult(content=_to_content(value))
-
-
-def _is_content(value: Any) -> bool:
-    return hasattr(value, "TYPE") or (isinstance(value, list) and any(hasattr(v, "TYPE") for v in value))
-
-
-def _to_content(value: Any) -> list:
-    """str → one text block; content blocks kept in order; anything else as JSON text."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [TextContent(text=value)]
-    if hasattr(value, "TYPE"):
-        return [value]
-    if isinstance(value, dict) and isinstance(value.get("type"), str):
-        return [content_from_dict(value)]
-    if isinstance(value, (list, tuple)) and value and all(
-            isinstance(v, str) or hasattr(v, "TYPE") or (isinstance(v, dict) and "type" in v) for v in value):
-        blocks = []
-        for item in value:
-            blocks.extend(_to_content(item))
-        return blocks
-    return [TextContent(text=json.dumps(signature.to_jsonable(value), ensure_ascii=False))]
-
-
-def _error_result(message: str, version: Optional[str]) -> dict:
-    return CallToolResult(content=[TextContent(text=message)], is_error=True).to_dict(version)
-
-
-_warned_no_jsonschema = []
-
-
-def _check_arguments(instance: Any, schema: dict, strict: bool = False) -> Optional[str]:
-    """Validate with jsonschema; without it, fall back to checking required keys
-    (so a stdlib-only stdio server still works) and warn once."""
-    try:
-        return signature.validate(instance, schema)
-    except MissingDependency:
-        if not _warned_no_jsonschema:
-            _warned_no_jsonschema.append(True)
-            log.warning("jsonschema is not installed: tool arguments are only checked for required keys")
-        missing = [key for key in schema.get("required", ()) if key not in instance]
-        return f"missing required properties: {', '.join(missing)}" if missing else None

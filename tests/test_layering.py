@@ -31,9 +31,14 @@ ALLOWED = {
     "elicitation": {"errors", "messages", "types", "lifecycle", "approval", "elicitation_schema"},
     "elicitation_schema": {"errors", "lifecycle"},
     "approval": {"errors", "messages", "types", "lifecycle"},
+    # Server features (tools, resources, prompts, completion, logging, pagination): registries and handlers.
+    "features": {"errors", "messages", "types", "lifecycle", "signature", "uritemplate"},
     "server": {"session", "lifecycle", "types", "signature", "uritemplate", "errors", "messages", "transports",
+               "features",
                "sampling", "roots", "elicitation", "elicitation_schema", "approval"},
-    "client": {"session", "lifecycle", "types", "errors", "messages", "transports",
+    # The client's requests for resources, prompts, completion, logging; callbacks; output checks.
+    "client_requests": {"lifecycle", "types", "errors", "messages"},
+    "client": {"session", "lifecycle", "types", "errors", "messages", "transports", "client_requests",
                "sampling", "roots", "elicitation", "elicitation_schema", "approval"},
     "host": ANYTHING,
     "__main__": ANYTHING,

@@ -1,0 +1,225 @@
+"""The client's requests for server features other than tools, its notification
+callbacks, and the check of tools' structured output.
+
+``Client`` inherits ``ServerFeatureRequests``; ``client.py``'s rules hold here
+too: each public method sends exactly one wire method, written literally in
+its body, and refuses locally (``CapabilityNotSupported``) when the server did
+not declare the capability it needs.
+
+Rules:
+
+1. ``list_*_page(cursor)`` fetch one page: ``(items, next_cursor)``;
+   ``list_*()`` follow ``nextCursor`` to the end. Spec: server/utilities/pagination.
+2. ``complete`` needs the ``completions`` capability only from 2025-03-26
+   (2024-11-05 had none) and sends ``context`` only from 2025-06-18.
+   Spec: server/utilities/completion.
+3. Callbacks: ``on(method, fn)`` calls ``fn(params)`` for each notification
+   of ``method``, on the session's notification thread, in wire order. The
+   constructor keywords ``on_log`` (``LoggingMessageNotificationParams``),
+   ``on_resource_updated`` (the URI) and ``on_tools_list_changed``,
+   ``on_resources_list_changed``, ``on_prompts_list_changed`` (no argument)
+   are shorthands. A failing callback is logged, never raised into the session.
+4. Structured output (from 2025-06-18): when the cached tool (``list_tools``
+   fills the cache, ``tools/list_changed`` empties it; an unknown tool
+   refreshes it once) has an ``outputSchema``, a successful result must carry
+   ``structuredContent`` matching it (Spec: server/tools#output-schema:
+   clients SHOULD validate). ``validate_output="strict"`` raises
+   ``StructuredOutputError`` carrying the result, ``"warn"`` warns
+   (``StructuredOutputWarning``) and returns it, ``"off"`` skips the check.
+"""
+import logging
+import warnings
+from typing import Callable, Optional
+
+from . import lifecycle
+from .errors import MissingDependency, StructuredOutputError
+from .types import (CallToolResult, Completion, GetPromptResult, Prompt, ReadResourceResult, Resource,
+                    ResourceTemplate)
+
+log = logging.getLogger("mcp_ref.client")
+
+__all__ = ["ServerFeatureRequests", "StructuredOutputWarning", "VALIDATE_OUTPUT_MODES", "all_pages"]
+
+VALIDATE_OUTPUT_MODES = ("strict", "warn", "off")
+
+
+class StructuredOutputWarning(UserWarning):
+    """A tool's structured output does not match its outputSchema (``validate_output="warn"``)."""
+
+
+def all_pages(fetch_page: Callable, limit: int = 10000) -> list:
+    """Follow cursors to the end; an empty or repeated cursor ends the walk with a warning."""
+    items, cursor, seen = [], None, set()
+    for _ in range(limit):
+        page, cursor = fetch_page(cursor)
+        items.extend(page)
+        if cursor is None:
+            return items
+        if cursor == "" or cursor in seen:
+            log.warning("server repeated pagination cursor %r; stopping", cursor)
+            return items
+        seen.add(cursor)
+    return items
+
+
+def _cursor_params(cursor: Optional[str]) -> Optional[dict]:
+    return {"cursor": cursor} if cursor is not None else None
+
+
+class ServerFeatureRequests:
+    """Resources, prompts, completion and logging requests; callbacks; output checks.
+    Needs ``session``, ``protocol_version``, ``_require``, ``_lock``, ``_tool_cache``,
+    ``_listeners``, ``_output_checks`` and ``validate_output`` (set by ``Client``)."""
+
+    # ------------------------------------------------------------------ resources
+    def list_resources_page(self, cursor: Optional[str] = None) -> tuple:
+        """One page of resources: ``(resources, next_cursor)``. Spec: server/resources#listing-resources."""
+        self._require("resources", "resources/list")
+        result = self.session.request("resources/list", _cursor_params(cursor))
+        return [Resource.from_dict(r) for r in result.get("resources", [])], result.get("nextCursor")
+
+    def list_resources(self) -> list:
+        """Every resource, following ``nextCursor``."""
+        return all_pages(self.list_resources_page)
+
+    def list_resource_templates_page(self, cursor: Optional[str] = None) -> tuple:
+        """One page of resource templates: ``(templates, next_cursor)``.
+        Spec: server/resources#resource-templates."""
+        self._require("resources", "resources/templates/list")
+        result = self.session.request("resources/templates/list", _cursor_params(cursor))
+        templates = [ResourceTemplate.from_dict(t) for t in result.get("resourceTemplates", [])]
+        return templates, result.get("nextCursor")
+
+    def list_resource_templates(self) -> list:
+        """Every resource template, following ``nextCursor``."""
+        return all_pages(self.list_resource_templates_page)
+
+    def read_resource(self, uri: str, *, timeout: Optional[float] = None) -> ReadResourceResult:
+        """Read a resource: ``result.contents`` holds ``TextResourceContents``/``BlobResourceContents``.
+        An unknown URI raises ``ResourceNotFoundError`` (-32002). Spec: server/resources#reading-resources."""
+        self._require("resources", "resources/read")
+        return ReadResourceResult.from_dict(self.session.request("resources/read", {"uri": uri}, timeout=timeout))
+
+    def subscribe_resource(self, uri: str) -> None:
+        """Ask for ``notifications/resources/updated`` about ``uri`` (see ``on_resource_updated``).
+        Spec: server/resources#subscriptions."""
+        self._require("resources.subscribe", "resources/subscribe")
+        self.session.request("resources/subscribe", {"uri": uri})
+
+    def unsubscribe_resource(self, uri: str) -> None:
+        """Stop the updates about ``uri``."""
+        self._require("resources.subscribe", "resources/unsubscribe")
+        self.session.request("resources/unsubscribe", {"uri": uri})
+
+    # ------------------------------------------------------------------ prompts
+    def list_prompts_page(self, cursor: Optional[str] = None) -> tuple:
+        """One page of prompts: ``(prompts, next_cursor)``. Spec: server/prompts#listing-prompts."""
+        self._require("prompts", "prompts/list")
+        result = self.session.request("prompts/list", _cursor_params(cursor))
+        return [Prompt.from_dict(p) for p in result.get("prompts", [])], result.get("nextCursor")
+
+    def list_prompts(self) -> list:
+        """Every prompt, following ``nextCursor``."""
+        return all_pages(self.list_prompts_page)
+
+    def get_prompt(self, name: str, arguments: Optional[dict] = None) -> GetPromptResult:
+        """Get a prompt's messages; argument values are strings. An unknown prompt or a
+        missing required argument raises ``InvalidParamsError``. Spec: server/prompts#getting-a-prompt."""
+        self._require("prompts", "prompts/get")
+        params = {"name": name}
+        if arguments:
+            params["arguments"] = dict(arguments)
+        return GetPromptResult.from_dict(self.session.request("prompts/get", params))
+
+    # ------------------------------------------------------------------ completion and logging
+    def complete(self, ref, argument, context: Optional[dict] = None) -> Completion:
+        """Completion values for one argument of a prompt or resource template (rule 2).
+
+        ``ref``: a ``PromptReference``/``ResourceTemplateReference`` or its wire dict
+        (``{"type": "ref/prompt", "name": ...}``). ``argument``: ``{"name", "value"}``
+        or a ``(name, value)`` pair. ``context``: the arguments already chosen,
+        ``{name: value}`` (or the wire ``{"arguments": {...}}``).
+        Returns a ``Completion`` (``values``, ``total``, ``has_more``)."""
+        version = self.protocol_version
+        if lifecycle.at_least(version, "2025-03-26"):
+            self._require("completions", "completion/complete")
+        if isinstance(argument, (tuple, list)):
+            argument = {"name": argument[0], "value": argument[1]}
+        params = {"ref": ref.to_dict(version) if hasattr(ref, "to_dict") else dict(ref),
+                  "argument": dict(argument)}
+        if context is not None and lifecycle.at_least(version, "2025-06-18"):
+            wire = set(context) == {"arguments"} and isinstance(context["arguments"], dict)
+            params["context"] = dict(context) if wire else {"arguments": dict(context)}
+        result = self.session.request("completion/complete", params)
+        return Completion.from_dict(result.get("completion") or {"values": []})
+
+    def set_logging_level(self, level: str) -> None:
+        """Ask for log messages at ``level`` and above (see ``on_log``); an invalid level
+        raises ``InvalidParamsError``. Spec: server/utilities/logging#setting-log-level."""
+        self._require("logging", "logging/setLevel")
+        self.session.request("logging/setLevel", {"level": level})
+
+    # ------------------------------------------------------------------ callbacks (rule 3)
+    def on(self, method: str, callback: Callable) -> Callable:
+        """Call ``callback(params)`` for every notification ``method``; usable as
+        ``@client.on("notifications/message")``. Returns the callback."""
+        with self._lock:
+            self._listeners.setdefault(method, []).append(callback)
+        return callback
+
+    def _call_listeners(self, method: str, params: dict) -> None:
+        with self._lock:
+            listeners = list(self._listeners.get(method, ()))
+        for callback in listeners:
+            try:
+                callback(params)
+            except Exception:
+                log.exception("callback %r for %s failed", callback, method)
+
+    def _on_tools_list_changed(self, params: dict) -> None:
+        """The cached tools (and their output checks) are stale."""
+        with self._lock:
+            self._tool_cache.clear()
+            self._output_checks.clear()
+
+    # ------------------------------------------------------------------ structured output (rule 4)
+    def _check_output(self, name: str, result: CallToolResult) -> None:
+        if self.validate_output == "off" or result.is_error or \
+                not lifecycle.at_least(self.protocol_version, "2025-06-18"):
+            return
+        with self._lock:
+            tool = self._tool_cache.get(name)
+        if tool is None:
+            self.list_tools()
+            with self._lock:
+                tool = self._tool_cache.get(name)
+        if tool is None or tool.output_schema is None:
+            return
+        if result.structured_content is None:
+            problem = "the result has no structuredContent"
+        else:
+            check = self._output_check(tool)
+            problem = check(result.structured_content) if check is not None else None
+        if problem is None:
+            return
+        message = f"tool {name!r} returned structured output that does not match its outputSchema: {problem}"
+        if self.validate_output == "warn":
+            warnings.warn(message, StructuredOutputWarning, stacklevel=3)
+            return
+        raise StructuredOutputError(message, result, name)
+
+    def _output_check(self, tool) -> Optional[Callable]:
+        """A validator per tool, built once (None without jsonschema)."""
+        with self._lock:
+            cached = self._output_checks.get(tool.name)
+        if cached is not None and cached[0] is tool.output_schema:
+            return cached[1]
+        from .signature import compile_validator
+        try:
+            check = compile_validator(tool.output_schema)
+        except MissingDependency:
+            log.warning("jsonschema is not installed: structured tool output is not validated")
+            check = None
+        with self._lock:
+            self._output_checks[tool.name] = (tool.output_schema, check)
+        return check
