@@ -466,10 +466,20 @@ class Session:
         return None
 
     def _control_put(self, job) -> None:
-        if self._control is None:
-            self._control = queue.Queue()
-            self._start_helper("control", lambda: self._drain(self._control, lambda j: j()))
-        self._control.put(job)
+        self._helper_queue("_control", "control", lambda j: j()).put(job)
+
+    def _helper_queue(self, attr: str, role: str, run) -> "queue.Queue":
+        """The queue of a helper thread, started on first use. Under the lock, so a
+        helper started while the session closes still gets its stop marker."""
+        with self._lock:
+            q = getattr(self, attr)
+            if q is None:
+                q = queue.Queue()
+                setattr(self, attr, q)
+                self._start_helper(role, lambda: self._drain(q, run))
+                if self.closed:
+                    q.put(_STOP)
+            return q
 
     def _drain(self, q: "queue.Queue", run) -> None:
         while True:
@@ -587,10 +597,7 @@ class Session:
             self._notice(_call_progress, (waiter, params))
 
     def _notice(self, run, item) -> None:
-        if self._notices is None:
-            self._notices = queue.Queue()
-            self._start_helper("notify", lambda q=self._notices: self._drain(q, lambda it: it[0](it[1])))
-        self._notices.put((run, item))
+        self._helper_queue("_notices", "notify", lambda it: it[0](it[1])).put((run, item))
 
     def _call_notification_handler(self, message: Notification) -> None:
         if self._handle_notification is not None:
@@ -637,6 +644,7 @@ class Session:
             self.closed = True
             outbound, self._outbound = self._outbound, {}
             inbound = list(self._inbound.values())
+            helper_queues = (self._notices, self._control)
         if getter is not None:
             try:
                 details = getter() or {}
@@ -651,7 +659,7 @@ class Session:
         with self._pool:
             self._reading_done = True
             self._pool.notify_all()
-        for q in (self._notices, self._control):
+        for q in helper_queues:
             if q is not None:
                 q.put(_STOP)
         try:

@@ -14,7 +14,8 @@ Rules (Spec: basic/transports#stdio, basic/lifecycle#shutdown):
    process group); its stderr is drained on a thread into a bounded buffer
    and a callback, so a chatty server never blocks on a full pipe.
 4. Client shutdown ladder: close the child's stdin, wait; SIGTERM (the whole
-   group), wait; SIGKILL, wait. The child is always reaped: no zombies.
+   group), wait; SIGKILL, wait. The child is always reaped: no zombies. What
+   is left of its process group afterwards (grandchildren) is killed.
 """
 import collections
 import os
@@ -208,8 +209,14 @@ class StdioClientTransport:
             if not self._wait(self.terminate_timeout):
                 self._signal(signal.SIGKILL if os.name == "posix" else "kill")
                 self._wait(None)
+        if os.name == "posix":
+            # What is left of the group (a grandchild still holding our pipes) goes with
+            # the server: no orphans, and no pipe that never reaches EOF.
+            self._signal(signal.SIGKILL)
         self._pump.join(timeout=1.0)
         for stream in (proc.stdout, proc.stderr):
+            if stream is proc.stderr and self._pump.is_alive():
+                continue                        # still read by the pump: closing it would block
             try:
                 stream.close()
             except (OSError, ValueError):
