@@ -201,9 +201,9 @@ def test_concurrent_interrupted_streams_deliver_nothing_twice(http):
 
 
 class Scripted(BaseHTTPRequestHandler):
-    """A server that plays a script: POST initialize → JSON; tools/call → an SSE stream
-    that ends (after ``retry``) before its response; GET + Last-Event-ID → the rest,
-    repeating one event the client already has."""
+    """A server that plays a script: POST initialize (or another request) → JSON;
+    tools/call → an SSE stream that ends (after ``retry``) before its response;
+    GET + Last-Event-ID → the rest, repeating one event the client already has."""
 
     protocol_version = "HTTP/1.1"
     log = []
@@ -243,6 +243,10 @@ class Scripted(BaseHTTPRequestHandler):
             return self._send(200, body, headers=[("Mcp-Session-Id", "scripted-session")])
         if "method" not in message or "id" not in message:
             return self._send(202)
+        if message["method"] != "tools/call":
+            result = {"tools": [{"name": "anything", "inputSchema": {"type": "object"}}]} \
+                if message["method"] == "tools/list" else {}
+            return self._send(200, json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode())
         note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "A"}}
         self.server.request_id = message["id"]
         self._stream(["id: p:0\nretry: 300\ndata:\n\n", f"id: p:1\ndata: {json.dumps(note)}\n\n"])

@@ -129,6 +129,7 @@ class _Stream:
         self.sse_allowed = True               # False when the client accepts only JSON
         self.conn: Optional[_Conn] = None
         self.finished = False                 # the last response has been routed
+        self.retired = False                  # finished and released (see _retire)
         self.priming_id: Optional[str] = None
         self.backlog: collections.deque = collections.deque(maxlen=10000)   # standalone only
 
@@ -232,6 +233,8 @@ class HttpSessionTransport:
                         stream.finished = True
                         if stream.conn is not None:
                             stream.conn.queue.put(CANCELLED)
+                        else:
+                            self._retire(stream)
 
     @property
     def priming(self) -> bool:
@@ -300,23 +303,10 @@ class HttpSessionTransport:
                 stream.backlog.extendleft(reversed(leftover))
 
     def end_post(self, stream: _Stream) -> None:
-        """The POST's response is complete: release its ids (rule 5 keeps a few for late replay)."""
+        """The POST's answer has been written in full."""
         with self._lock:
-            for rid in stream.request_ids:
-                if self._by_request.get(rid) is stream:
-                    del self._by_request[rid]
-            if stream.conn is not None:
-                stream.conn = None
-            if stream.mode != "sse" or self.event_store is None:
-                self._streams.pop(stream.id, None)
-                return
-            self._finished.append(stream.id)
-            if len(self._finished) > FINISHED_KEPT:
-                old = self._finished.popleft()
-                self._streams.pop(old, None)
-                forget = getattr(self.event_store, "forget", None)
-                if forget is not None:
-                    forget(old)
+            stream.conn = None
+            self._retire(stream)
 
     def close_stream(self, related_id) -> bool:
         """End the HTTP response carrying request ``related_id`` now; the handler keeps running
@@ -367,6 +357,26 @@ class HttpSessionTransport:
         stream.conn = _Conn()
         return stream.conn
 
+    def _retire(self, stream: _Stream) -> None:
+        """A finished POST stream releases its request ids; an SSE one stays replayable
+        while it is among the last ``FINISHED_KEPT`` (rule 5), then the store forgets it."""
+        if stream.retired:
+            return
+        stream.retired = True
+        for rid in stream.request_ids:
+            if self._by_request.get(rid) is stream:
+                del self._by_request[rid]
+        if stream.mode != "sse" or self.event_store is None:
+            self._streams.pop(stream.id, None)
+            return
+        self._finished.append(stream.id)
+        if len(self._finished) > FINISHED_KEPT:
+            old = self._finished.popleft()
+            self._streams.pop(old, None)
+            forget = getattr(self.event_store, "forget", None)
+            if forget is not None:
+                forget(old)
+
     def _deliver(self, stream: _Stream, message) -> None:
         event_id = None
         if self.event_store is not None and stream.mode == "sse":
@@ -376,8 +386,11 @@ class HttpSessionTransport:
             stream.conn.queue.put(item)
         elif stream.standalone:
             stream.backlog.append(item)
-        elif event_id is None:
-            log.debug("stream %s has no connection and no store; message dropped", stream.id)
+        else:
+            if event_id is None:
+                log.debug("stream %s has no connection and no store; message dropped", stream.id)
+            if item[2]:
+                self._retire(stream)              # answered while disconnected: kept for replay
 
 
 class LegacySseTransport:
