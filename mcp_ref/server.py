@@ -60,6 +60,7 @@ class ServerSession(Session):
         self.log_level: Optional[str] = None     # set by logging/setLevel
         self.subscriptions: set = set()         # URIs of resources/subscribe
         self.declared_capabilities: dict = {}   # what the initialize result declared
+        self.ready = threading.Event()          # set once notifications/initialized arrived
 
     # -- client features (Spec: client/roots, client/elicitation); see roots.py, elicitation.py
     def list_roots(self, *, timeout: Optional[float] = None) -> list:
@@ -438,3 +439,4 @@ class Server:
         """Spec: basic/lifecycle#initialization: the client is ready for normal operation."""
         if session.state == lifecycle.INITIALIZING:
             session.state = lifecycle.READY
+            session.ready.set()

@@ -113,6 +113,9 @@ def connected(server, revision: str = "2025-11-25", wire_validator=None, **clien
     client = Client(TapTransport(client_end, recorder), protocol_version=revision, timeout=WAIT, **client_options)
     try:
         with client:
+            # notifications/initialized is handled on the server's notification thread: wait
+            # for it, so that list changes and log broadcasts reach this session.
+            assert session.ready.wait(WAIT), "the server session never became ready"
             yield client, session, recorder
     finally:
         session.close()
