@@ -371,11 +371,26 @@ def test_cancel_stops_the_handler_and_no_response_is_sent(caller):
             "a response was sent for a cancelled request"
 
 
-def _raw_session(handler=None, **options):
-    """A session on one end, a RawPeer on the other."""
+_RAW_RECORDERS: list = []
+
+
+@pytest.fixture(autouse=True)
+def _validate_what_raw_sessions_sent():
+    """Everything a session sent to a RawPeer in a test must validate too."""
+    _RAW_RECORDERS.clear()
+    yield
+    for recorder in _RAW_RECORDERS:
+        for message in recorder.sent():
+            _wire_validator.check(message, REVISION)
+
+
+def _raw_session(handler=None, notify=None, **options):
+    """A session on one end, a RawPeer on the other; what the session sends is
+    recorded and validated after the test."""
     peer_end, session_end = memory_pair()
     recorder = Recorder()
-    session = Session(TapTransport(session_end, recorder), handler or tools({}), None, name="mcp-raw", **options)
+    _RAW_RECORDERS.append(recorder)
+    session = Session(TapTransport(session_end, recorder), handler or tools({}), notify, name="mcp-raw", **options)
     session.protocol_version = REVISION
     return RawPeer(peer_end), session.start(), recorder
 
@@ -411,8 +426,6 @@ def test_late_response_after_the_caller_gave_up_is_ignored(how):
         assert not session.closed
     finally:
         session.close()
-    for message in recorder.sent():
-        _wire_validator.check(message, REVISION)
 
 
 def test_outbound_initialize_is_never_cancelled():
@@ -616,9 +629,7 @@ def test_incoming_progress_for_unknown_or_finished_tokens_is_ignored():
         if method == "notifications/message":
             done.set()
 
-    peer_end, session_end = memory_pair()
-    peer = RawPeer(peer_end)
-    session = Session(session_end, tools({}), on_notification, name="mcp-raw").start()
+    peer, session, _ = _raw_session(notify=on_notification)
     try:
         pending = session.start_request("tools/call", call("x"), on_progress=lambda *a: calls.append(a))
         request = peer.recv()
@@ -673,9 +684,7 @@ def test_ping_is_answered_promptly_while_every_handler_is_blocked(pinger):
 
 
 def test_periodic_ping_closes_the_session_when_the_peer_stops_answering():
-    peer_end, session_end = memory_pair()
-    peer = RawPeer(peer_end)
-    session = Session(session_end, tools({}), name="mcp-raw", ping_interval=0.2).start()
+    peer, session, _ = _raw_session(ping_interval=0.2)
     try:
         pending = session.start_request("tools/call", call("x"), timeout=WAIT)
         assert peer.recv()["method"] == "tools/call"
