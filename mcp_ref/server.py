@@ -59,7 +59,7 @@ class ServerSession(Session):
         self.client_capabilities: dict = {}
         self.log_level: Optional[str] = None     # set by logging/setLevel
         self.subscriptions: set = set()         # URIs of resources/subscribe
-        self.declared_capabilities: dict = {}   # what the initialize result declared
+        self.declared_capabilities: dict = {}   # what initialize offered (the wire copy may omit some)
         self.ready = threading.Event()          # set once notifications/initialized arrived
 
     # -- client features (Spec: client/roots, client/elicitation); see roots.py, elicitation.py
@@ -412,8 +412,12 @@ class Server:
         session.protocol_version = version
         session.client_capabilities = capabilities
         session.state = lifecycle.INITIALIZING
-        session.declared_capabilities = self.capabilities()
-        result = {"protocolVersion": version, "capabilities": session.declared_capabilities,
+        session.declared_capabilities = offered = self.capabilities()
+        if not lifecycle.at_least(version, "2025-03-26") and "completions" in offered:
+            # The capability arrived in 2025-03-26; before, completion/complete needed none,
+            # so it stays served (declared_capabilities) but is not named on the wire.
+            offered = {key: value for key, value in offered.items() if key != "completions"}
+        result = {"protocolVersion": version, "capabilities": offered,
                   "serverInfo": self.info.to_dict(version)}
         if self.instructions:
             result["instructions"] = self.instructions
