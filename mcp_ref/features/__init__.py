@@ -18,11 +18,15 @@ Rules shared by every area:
 These modules import no server code; the server hands them its ``Context``
 class and a callback for list changes.
 """
+import itertools
 from typing import Optional
 
 from ..types import Icon
 
-__all__ = ["as_model", "as_icons"]
+__all__ = ["as_model", "as_icons", "next_serial"]
+
+# Serial numbers of registered items, increasing in registration order (pagination.py rule 1).
+next_serial = itertools.count(1).__next__
 
 
 def as_model(cls, value):

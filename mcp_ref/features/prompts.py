@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional
 from .. import signature
 from ..errors import InvalidParamsError
 from ..types import GetPromptResult, Model, Prompt, PromptArgument, PromptMessage, TextContent, content_from_dict
-from . import as_icons
+from . import as_icons, next_serial
 from .pagination import paginate
 
 __all__ = ["Prompts", "to_messages", "prompt_arguments"]
@@ -60,10 +60,11 @@ def to_messages(value: Any) -> list:
 
 
 class _Entry:
-    __slots__ = ("prompt", "fn", "inject")
+    __slots__ = ("prompt", "fn", "inject", "serial")
 
     def __init__(self, prompt: Prompt, fn: Callable, inject: list):
         self.prompt, self.fn, self.inject = prompt, fn, inject
+        self.serial = next_serial()
 
 
 class Prompts:
@@ -112,7 +113,9 @@ class Prompts:
     # -- handlers
     def handle_list(self, ctx, params: dict) -> dict:
         """Spec: server/prompts#listing-prompts."""
-        page, cursor = paginate(self.list(), params, self.owner.page_size, "prompts", lambda p: p.name)
+        with self._lock:
+            numbered = [(entry.serial, entry.prompt) for entry in self._entries.values()]
+        page, cursor = paginate(numbered, params, self.owner.page_size, "prompts")
         result = {"prompts": [prompt.to_dict(ctx.protocol_version) for prompt in page]}
         if cursor is not None:
             result["nextCursor"] = cursor

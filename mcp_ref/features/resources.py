@@ -37,7 +37,7 @@ from ..errors import InvalidParamsError, ResourceNotFoundError
 from ..types import (Annotations, BlobResourceContents, ReadResourceResult, Resource, ResourceTemplate,
                      TextResourceContents)
 from ..uritemplate import UriTemplate
-from . import as_icons, as_model
+from . import as_icons, as_model, next_serial
 from .pagination import paginate
 
 __all__ = ["Resources", "to_contents"]
@@ -62,10 +62,11 @@ def to_contents(value: Any, uri: str, mime_type: Optional[str]) -> list:
 
 
 class _Entry:
-    __slots__ = ("item", "fn", "inject", "template")
+    __slots__ = ("item", "fn", "inject", "template", "serial")
 
     def __init__(self, item, fn: Callable, inject: list, template: Optional[UriTemplate]):
         self.item, self.fn, self.inject, self.template = item, fn, inject, template
+        self.serial = next_serial()
 
 
 def _uri_param(params: dict, method: str) -> str:
@@ -159,10 +160,14 @@ class Resources:
             entry = self._templates.get(uri_template)
         return entry.item if entry is not None else None
 
+    def _numbered(self, table: dict) -> list:
+        with self._lock:
+            return [(entry.serial, entry.item) for entry in table.values()]
+
     # -- handlers
     def handle_list(self, ctx, params: dict) -> dict:
         """Spec: server/resources#listing-resources."""
-        page, cursor = paginate(self.resources(), params, self.owner.page_size, "resources", lambda r: r.uri)
+        page, cursor = paginate(self._numbered(self._static), params, self.owner.page_size, "resources")
         result = {"resources": [r.to_dict(ctx.protocol_version) for r in page]}
         if cursor is not None:
             result["nextCursor"] = cursor
@@ -170,8 +175,8 @@ class Resources:
 
     def handle_templates_list(self, ctx, params: dict) -> dict:
         """Spec: server/resources#resource-templates."""
-        page, cursor = paginate(self.templates(), params, self.owner.page_size, "resources/templates",
-                                lambda t: t.uri_template)
+        page, cursor = paginate(self._numbered(self._templates), params, self.owner.page_size,
+                                "resources/templates")
         result = {"resourceTemplates": [t.to_dict(ctx.protocol_version) for t in page]}
         if cursor is not None:
             result["nextCursor"] = cursor

@@ -43,7 +43,7 @@ from ..types import (BlobResourceContents, CallToolResult, EmbeddedResource, Mod
                      TextContent, TextResourceContents, Tool, ToolAnnotations, content_from_dict)
 from ..types import audio as audio_content
 from ..types import image as image_content
-from . import as_icons, as_model
+from . import as_icons, as_model, next_serial
 from .pagination import paginate
 
 log = logging.getLogger("mcp_ref.server")
@@ -187,10 +187,11 @@ class _Binder:
 
 
 class _Entry:
-    __slots__ = ("tool", "fn", "bind", "check_input", "check_output", "wrap")
+    __slots__ = ("tool", "fn", "bind", "check_input", "check_output", "wrap", "serial")
 
     def __init__(self, tool: Tool, fn: Callable, bind: _Binder, wrap: bool):
         self.tool, self.fn, self.bind, self.wrap = tool, fn, bind, wrap
+        self.serial = next_serial()
         self.check_input = _compile(tool.input_schema)
         self.check_output = _compile(tool.output_schema) if tool.output_schema is not None else None
 
@@ -255,7 +256,9 @@ class Tools:
     # -- handlers
     def handle_list(self, ctx, params: dict) -> dict:
         """Spec: server/tools#listing-tools."""
-        page, cursor = paginate(self.list(), params, self.owner.page_size, "tools", lambda t: t.name)
+        with self._lock:
+            numbered = [(entry.serial, entry.tool) for entry in self._entries.values()]
+        page, cursor = paginate(numbered, params, self.owner.page_size, "tools")
         result = {"tools": [tool.to_dict(ctx.protocol_version) for tool in page]}
         if cursor is not None:
             result["nextCursor"] = cursor

@@ -1,0 +1,102 @@
+"""Pagination of the four list methods, in process: a configurable page size,
+opaque cursors, -32602 for an invalid cursor, stable pages when the list changes
+between requests, and the client's one-page and every-page calls. Every message
+is validated against its revision's schema. Spec: server/utilities/pagination.
+"""
+import pytest
+
+from conftest import REVISIONS
+from features_helpers import connected
+from mcp_ref import Server
+from mcp_ref.errors import InvalidParamsError
+from mcp_ref.features.pagination import make_cursor, paginate
+
+COUNT = 7
+
+
+def many_server(page_size=3) -> Server:
+    server = Server("pages", page_size=page_size)
+    for i in range(COUNT):
+        server.add_tool(lambda: "", name=f"tool{i}")
+        server.add_resource(f"text {i}", f"res://{i}", name=f"res{i}")
+        server.add_resource(lambda v: v, f"tmpl{i}://{{v}}", name=f"tmpl{i}")
+        server.add_prompt(lambda: "", name=f"prompt{i}")
+    return server
+
+
+LISTS = {
+    "tools/list": ("tools", "list_tools_page", "list_tools", lambda item: item.name, [f"tool{i}" for i in range(COUNT)]),
+    "resources/list": ("resources", "list_resources_page", "list_resources", lambda item: item.uri,
+                       [f"res://{i}" for i in range(COUNT)]),
+    "resources/templates/list": ("resourceTemplates", "list_resource_templates_page", "list_resource_templates",
+                                 lambda item: item.uri_template, [f"tmpl{i}://{{v}}" for i in range(COUNT)]),
+    "prompts/list": ("prompts", "list_prompts_page", "list_prompts", lambda item: item.name,
+                     [f"prompt{i}" for i in range(COUNT)]),
+}
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("method", list(LISTS))
+def test_every_list_method_pages(method, revision, wire_validator):
+    member, page_call, all_call, key, expected = LISTS[method]
+    with connected(many_server(), revision, wire_validator) as (client, _, recorder):
+        page, cursor = getattr(client, page_call)()
+        assert [key(item) for item in page] == expected[:3] and isinstance(cursor, str)
+        page, cursor = getattr(client, page_call)(cursor)
+        assert [key(item) for item in page] == expected[3:6] and cursor
+        page, cursor = getattr(client, page_call)(cursor)
+        assert [key(item) for item in page] == expected[6:] and cursor is None
+        assert [key(item) for item in getattr(client, all_call)()] == expected
+        results = [m["result"] for m in recorder.received() if member in m.get("result", {})]
+        assert [len(r[member]) for r in results] == [3, 3, 1, 3, 3, 1]
+        assert ["nextCursor" in r for r in results] == [True, True, False] * 2
+
+
+def test_no_page_size_means_one_page(wire_validator):
+    with connected(many_server(page_size=None), "2025-11-25", wire_validator) as (client, _, recorder):
+        tools, cursor = client.list_tools_page()
+        assert len(tools) == COUNT and cursor is None
+        assert "nextCursor" not in recorder.received()[-1]["result"]
+
+
+@pytest.mark.parametrize("method", list(LISTS))
+def test_invalid_cursors_are_32602(method):
+    with connected(many_server()) as (client, _, _):           # no schema check: the requests are bad
+        own = method.rsplit("/", 1)[0]              # the list's name inside our cursors
+        assert client.session.request(method, {"cursor": make_cursor(own, 0)})      # a valid one
+        for cursor in ("not a cursor", "e30=", make_cursor("somewhere else", 1), 5, make_cursor(own, -1)):
+            with pytest.raises(InvalidParamsError) as info:
+                client.session.request(method, {"cursor": cursor})
+            assert info.value.code == -32602 and info.value.data == {"cursor": cursor}
+
+
+def test_cursors_are_stable_when_the_list_changes():
+    server = many_server()
+    with connected(server) as (client, _, _):
+        page, cursor = client.list_tools_page()
+        assert [t.name for t in page] == ["tool0", "tool1", "tool2"]
+        server.remove_tool("tool0")                  # already sent: nothing shifts
+        page, cursor = client.list_tools_page(cursor)
+        assert [t.name for t in page] == ["tool3", "tool4", "tool5"]
+        server.remove_tool("tool5")                  # the cursor's own item
+        server.add_tool(lambda: "", name="tool9")    # new items come at the end
+        page, cursor = client.list_tools_page(cursor)
+        assert [t.name for t in page] == ["tool6", "tool9"] and cursor is None
+
+
+def test_paginate_directly():
+    items = list(enumerate("abcde", start=1))
+    assert paginate(items, None, 2, "x") == (["a", "b"], make_cursor("x", 2))
+    assert paginate(items, {"cursor": make_cursor("x", 4)}, 2, "x") == (["e"], None)
+    assert paginate(items, {"cursor": make_cursor("x", 9)}, 2, "x") == ([], None)
+    assert paginate(items, {"cursor": make_cursor("x", 1)}, 2, "x") == (["b", "c"], make_cursor("x", 3))
+    assert paginate([], None, 2, "x") == ([], None)
+    assert paginate(items, {}, 0, "x") == (list("abcde"), None)
+    assert paginate(items, None, 5, "x") == (list("abcde"), None)
+
+
+def test_all_pages_stops_on_a_repeated_cursor(caplog):
+    from mcp_ref.client_requests import all_pages
+    pages = iter([([1], "c1"), ([2], "c1")])
+    assert all_pages(lambda cursor: next(pages)) == [1, 2]
+    assert "repeated pagination cursor" in caplog.text
