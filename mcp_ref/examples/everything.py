@@ -318,13 +318,20 @@ def complete(ref, argument, context):
     return [value for value in choices if value.startswith(argument.value)]
 
 
+def _address(text: str) -> tuple:
+    host, _, port = text.rpartition(":")
+    if not port.isdigit():
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, not {text!r}")
+    return host or "127.0.0.1", int(port)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mcp_ref.examples.everything", description=__doc__.split("\n")[0])
-    parser.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio")
+    parser.add_argument("--http", metavar="HOST:PORT", type=_address,
+                        help="serve Streamable HTTP (and legacy HTTP+SSE) instead of stdio; port 0 picks one")
     args = parser.parse_args(argv)
     if args.http:
-        host, _, port = args.http.rpartition(":")
-        server.run(http=(host or "127.0.0.1", int(port)))
+        server.run(http=args.http)
     else:
         server.run()
     return 0
