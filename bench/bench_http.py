@@ -19,8 +19,9 @@ What is compared:
 
 Figures: sequential round-trip latency (median, p99 of every call) and the
 throughput of 8 threads calling at once (the floor: one ``requests.Session``
-per thread; mcp_ref: one shared ``Client``). Floor and mcp_ref alternate round
-after round so machine noise hits both; each figure is the median of the
+per thread; mcp_ref: one shared ``Client``). All servers run for the whole
+benchmark and are measured in small alternating blocks, so machine noise hits
+all alike; latency figures are over every call, throughput the median of the
 rounds. Target: mcp_ref within 1.5x of the floor (latency ratio <= 1.5,
 throughput ratio >= 1/1.5). Exit status 0 when met, 1 when missed, 2 on failure.
 """
@@ -217,52 +218,66 @@ def throughput(driver, per_thread: int) -> float:
 
 
 # ---------------------------------------------------------------------- the run
-def measure(name: str, source: str, driver_class, args) -> dict:
-    server = ServerProcess(name, source)
+PLAN = [("floor", FLOOR_SERVER, RawDriver), ("mcp_ref", MCP_REF_SERVER, McpRefDriver),
+        ("requests → mcp_ref server", MCP_REF_SERVER, RawDriver)]
+
+
+def run(args) -> dict:
+    """Every server runs for the whole benchmark; the figures are gathered in small
+    alternating blocks (rotating who goes first), so machine noise hits all alike."""
+    servers, drivers = {}, {}
     try:
-        driver = driver_class(server.url)
-        try:
-            times = sequential(driver, args.calls, args.warmup)
-            rate = throughput(driver, args.per_thread)
-        finally:
-            driver.close()
+        for name, source, driver_class in PLAN:
+            servers[name] = ServerProcess(name, source)
+            drivers[name] = driver_class(servers[name].url)
+            sequential(drivers[name], 0, args.warmup)
+        names = [name for name, _, _ in PLAN]
+        times = {name: [] for name in names}
+        rates = {name: [] for name in names}
+        for block in range(args.blocks):
+            order = names[block % len(names):] + names[:block % len(names)]
+            for name in order:
+                times[name] += sequential(drivers[name], args.calls // args.blocks, 0)
+        for round_number in range(args.rounds):
+            order = names[round_number % len(names):] + names[:round_number % len(names)]
+            for name in order:
+                rates[name].append(throughput(drivers[name], args.per_thread))
     finally:
-        server.stop()
-    return {"median_us": statistics.median(times) * 1e6, "p99_us": percentile(times, 0.99) * 1e6,
-            "throughput_per_s": rate}
+        for driver in drivers.values():
+            driver.close()
+        for server in servers.values():
+            server.stop()
+    return {name: {"median_us": statistics.median(times[name]) * 1e6,
+                   "p99_us": percentile(times[name], 0.99) * 1e6,
+                   "throughput_per_s": statistics.median(rates[name])} for name in times}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="a smoke test (fewer calls, one round)")
-    parser.add_argument("--rounds", type=int, default=None)
+    parser.add_argument("--quick", action="store_true", help="a smoke test (fewer calls)")
+    parser.add_argument("--rounds", type=int, default=None, help="throughput rounds")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     args.rounds = args.rounds or (1 if args.quick else 3)
-    args.calls, args.warmup, args.per_thread = (300, 50, 100) if args.quick else (2000, 300, 500)
-    rows = {"floor": [], "mcp_ref": [], "requests → mcp_ref server": []}
-    plan = [("floor", FLOOR_SERVER, RawDriver), ("mcp_ref", MCP_REF_SERVER, McpRefDriver),
-            ("requests → mcp_ref server", MCP_REF_SERVER, RawDriver)]
+    args.calls, args.blocks, args.warmup, args.per_thread = \
+        (300, 3, 50, 100) if args.quick else (3000, 15, 300, 500)
     try:
-        for round_number in range(args.rounds):
-            order = plan if round_number % 2 == 0 else [plan[1], plan[0], plan[2]]
-            for name, source, driver_class in order:
-                rows[name].append(measure(name, source, driver_class, args))
+        figures = run(args)
     except BenchError as exc:
         print(f"benchmark failed: {exc}", file=sys.stderr)
         return 2
-    figures = {name: {key: statistics.median(r[key] for r in runs) for key in runs[0]} for name, runs in rows.items()}
     floor, ours = figures["floor"], figures["mcp_ref"]
     ratios = {"median_us": ours["median_us"] / floor["median_us"], "p99_us": ours["p99_us"] / floor["p99_us"],
               "throughput_per_s": ours["throughput_per_s"] / floor["throughput_per_s"]}
     met = ratios["median_us"] <= TARGET and ratios["throughput_per_s"] >= 1 / TARGET
     if args.json:
-        print(json.dumps({"figures": figures, "ratios": ratios, "target_met": met, "rounds": args.rounds,
-                          "calls": args.calls, "threads": THREADS, "python": sys.version.split()[0],
+        print(json.dumps({"figures": figures, "ratios": ratios, "target_met": met, "calls": args.calls,
+                          "rounds": args.rounds, "threads": THREADS, "python": sys.version.split()[0],
                           "cpus": os.cpu_count()}, indent=2))
         return 0 if met else 1
-    print(f"tools/call over Streamable HTTP: {args.rounds} round(s), {args.calls} sequential calls, "
-          f"{THREADS} threads x {args.per_thread} calls; Python {sys.version.split()[0]}, {os.cpu_count()} CPUs\n")
+    print(f"tools/call over Streamable HTTP: {args.calls} sequential calls in {args.blocks} alternating blocks, "
+          f"{args.rounds} throughput round(s) of {THREADS} threads x {args.per_thread} calls; "
+          f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs\n")
     print(f"{'':28}{'latency median':>16}{'latency p99':>14}{'throughput':>14}")
     for name, row in figures.items():
         print(f"{name:28}{row['median_us']:>13.0f} µs{row['p99_us']:>11.0f} µs{row['throughput_per_s']:>10.0f} /s")

@@ -1,10 +1,10 @@
 """One HTTP request to the MCP server: the checks, then POST, GET or DELETE.
 
-Used by ``http_server`` (which owns configuration and sessions, ``self.app``)
-and ``http_session`` (which routes messages to streams). Spec:
-basic/transports#streamable-http, #sending-messages-to-the-server,
-#listening-for-messages-from-the-server, #resumability-and-redelivery,
-#protocol-version-header, 2024-11-05 basic/transports#http-with-sse.
+``http_server`` owns configuration and sessions (``self.app``); ``http_session``
+routes messages to streams. Spec: basic/transports#streamable-http,
+#sending-messages-to-the-server, #listening-for-messages-from-the-server,
+#resumability-and-redelivery, #protocol-version-header, 2024-11-05
+basic/transports#http-with-sse.
 
 Rules:
 
@@ -44,7 +44,7 @@ from .. import lifecycle
 from ..errors import INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage
 from ..messages import ErrorObject, ErrorResponse, Request, decode, encode
 from ._sse import accepts, chunk, format_comment, format_event
-from .http_session import CANCELLED, CLOSE, STOP, HttpSessionTransport
+from .http_session import CANCELLED, CLOSE, STOP, WRITTEN, HttpSessionTransport
 
 log = logging.getLogger("mcp_ref.http")
 
@@ -262,11 +262,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             for item in items:
                 if not isinstance(item, InvalidMessage):
                     transport.push(item)
-            if errors:
-                self._json(400, errors)
-            else:
-                self._head(202)
-            return None
+            return self._json(400, errors) if errors else self._head(202)
         mode = {"auto": None, "json": "json", "sse": "sse"}[self.app.response_mode]
         if not sse_ok:
             mode = "json"
@@ -275,14 +271,22 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         stream = transport.open_post([r.id for r in requests], mode, sse_ok)
         if stream is None:
             if transport.closed:
-                self._error(404, INVALID_REQUEST, "Not Found: the session has ended")
-            else:
-                self._error(400, INVALID_REQUEST, "Bad Request: a request with this id is already in progress")
-            return None
+                return self._error(404, INVALID_REQUEST, "Not Found: the session has ended")
+            return self._error(400, INVALID_REQUEST, "Bad Request: a request with this id is already in progress")
+        if not batch and not errors and stream.mode != "sse":
+            stream.conn.direct = lambda answer: self._direct(answer, headers)   # http_session rule 7
         for item in items:
             if not isinstance(item, InvalidMessage):
                 transport.push(item)
         return self._answer(transport, stream, batch, errors, headers)
+
+    def _direct(self, answer, headers) -> None:
+        """Called on the session's thread that sends a lone JSON answer: write it now."""
+        self._direct_answer = answer
+        try:
+            self._json(200, answer, headers)
+        except OSError:
+            self.close_connection = True
 
     def _answer(self, transport, stream, batch: bool, errors: list, headers) -> Optional[list]:
         """Wait for the POST's answer: one JSON body, or an SSE stream (rule 4 of http_session)."""
@@ -290,6 +294,9 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         first = None
         if stream.mode != "sse":
             first = conn.queue.get()
+            if first is WRITTEN:
+                transport.end_post(stream)
+                return [self._direct_answer]
             if stream.mode != "sse":
                 replies = list(errors)
                 item = first

@@ -27,10 +27,14 @@ Rules:
    under the routing lock, so nothing is lost or duplicated in between. A new
    connection on a stream replaces the old one (a client that reconnects knows
    better than a server that has not yet noticed the old one died).
-6. Nothing here touches a socket: connection handlers read ``_Conn.queue``,
-   whose items are ``(event_id, message, final)`` tuples, ``CLOSE`` (end this
-   response; the stream stays resumable) or ``STOP`` (the session closed or
-   the connection was replaced).
+6. Connection handlers read ``_Conn.queue``, whose items are ``(event_id,
+   message, final)`` tuples, ``CLOSE`` (end this response; the stream stays
+   resumable), ``STOP`` (the session closed or the connection was replaced),
+   ``CANCELLED`` or ``WRITTEN``.
+7. One shortcut: a POST of one request answered as JSON gives its connection a
+   ``direct`` writer, and the session's thread that sends the answer writes it
+   itself (outside the lock), then queues ``WRITTEN``; the connection's thread
+   need not wake before the client has its answer. Everything else is queued.
 """
 import collections
 import logging
@@ -47,11 +51,12 @@ from ._sse import make_event_id, split_event_id
 log = logging.getLogger("mcp_ref.http")
 
 __all__ = ["EventStore", "InMemoryEventStore", "HttpSessionTransport", "LegacySseTransport", "CLOSE", "STOP",
-           "CANCELLED"]
+           "CANCELLED", "WRITTEN"]
 
 CLOSE = object()              # end the HTTP response, keep the stream (close_stream, polling)
 STOP = object()               # end the HTTP response: the session closed or a new connection took over
 CANCELLED = object()          # end the HTTP response: the client cancelled every request of the POST
+WRITTEN = object()            # rule 7: the answer has been written by the sender
 _CLOSED = object()            # inbox sentinel
 PRIMING_SINCE = "2025-11-25"  # Spec 2025-11-25: POST SSE streams start with a priming event
 FINISHED_KEPT = 256           # finished SSE streams kept for late resumption, per session
@@ -112,10 +117,11 @@ class InMemoryEventStore:
 class _Conn:
     """One HTTP response writing a stream; its handler thread reads ``queue``."""
 
-    __slots__ = ("queue",)
+    __slots__ = ("queue", "direct")
 
     def __init__(self):
         self.queue = queue.SimpleQueue()
+        self.direct = None                    # rule 7: fn(message) writing a lone JSON answer
 
 
 class _Stream:
@@ -176,6 +182,7 @@ class HttpSessionTransport:
             for item in message:
                 self.send(item, related_id)
             return
+        conn = None
         with self._lock:
             if self.closed:
                 raise ConnectionError("the HTTP session is closed")
@@ -189,6 +196,8 @@ class HttpSessionTransport:
                     stream.finished = True
                     if stream.mode is None:
                         stream.mode = "json"           # rule 4: the answer came first
+                    if stream.mode == "json" and stream.conn is not None and stream.conn.direct is not None:
+                        conn = stream.conn             # rule 7
                 elif stream.mode is None:
                     self._start_sse(stream)
             else:
@@ -197,7 +206,11 @@ class HttpSessionTransport:
                     stream = self.standalone
                 elif stream.mode is None:
                     self._start_sse(stream)
-            self._deliver(stream, message)
+            if conn is None:
+                self._deliver(stream, message)
+        if conn is not None:
+            conn.direct(message)
+            conn.queue.put(WRITTEN)
 
     def close(self) -> None:
         with self._lock:
