@@ -501,6 +501,8 @@ def compile_validator(schema: dict):
 
     def check(instance) -> Optional[str]:
         try:
+            if next(validator.iter_errors(instance), None) is None:
+                return None                         # the common case: stop at "no error"
             error = best_match(validator.iter_errors(instance))
         except Exception as exc:                    # an unresolvable $ref, a broken schema
             return f"cannot validate against the schema: {exc}"
