@@ -32,7 +32,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from .errors import UserRejectedError
+from .errors import McpError, UserRejectedError
 
 log = logging.getLogger("mcp_ref.approval")
 
@@ -112,7 +112,7 @@ def decide(hook: Optional[Callable], approval: Approval) -> Any:
     if isinstance(answer, dict) and hasattr(kind, "from_dict"):
         try:
             return kind.from_dict(answer)
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, McpError) as exc:      # McpError: InvalidParamsError
             raise Denied(approval, f"the approval hook returned an edit that is not a valid "
                                    f"{kind.__name__}: {exc}") from None
     log.warning("approval hook returned %r for %s %s; denying (the hook fails closed)",

@@ -401,6 +401,8 @@ class Client(ServerFeatureRequests):
         returns once the server reports them complete, then retry the request.
         Spec: client/elicitation#url-elicitation-required-error."""
         url_callback = self.elicitation_url if "url" in client_modes(self.capabilities()) else None
+        if url_callback is None:
+            raise CapabilityNotSupported("URL mode elicitation needs an elicitation_url callback (and 2025-11-25)")
         return [ElicitResult.from_dict(answer_elicitation(
             None, params, form_callback=None, url_callback=url_callback, approve=self.on_approve,
             server_info=self.server_info, version=self.protocol_version, tracker=self.elicitations))

@@ -175,3 +175,10 @@ def test_stdio_approval_of_a_call_that_samples_and_elicits():
     assert seen == [("tool_call", "request"), ("sampling", "request"), ("sampling", "result"),
                     ("elicitation", "request")]
     validated(client)
+
+
+def test_an_edit_that_is_not_a_valid_value_denies():
+    hook = Hook(sampling_result=lambda a: {"role": "assistant"})          # content and model missing
+    with connect(feature_server(), sampling=sampler(), on_approve=hook) as (client, _, _rec):
+        result = client.call_tool("ask_llm", {"question": "q"})
+        assert result.is_error and "not a valid CreateMessageResult" in text(result) and "code -1" in text(result)

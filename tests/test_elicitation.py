@@ -494,3 +494,10 @@ def test_stdio_url_mode_and_invalid_content():
         invalid = client.call_tool("ask_user", {"schema": {"type": "object", "properties": {"a": {"type": "null"}}}})
         assert invalid.is_error and "null" in text(invalid)
     validated(client)
+
+
+def test_handling_a_32042_error_needs_a_url_callback():
+    with connect(feature_server(), elicitation=answer()) as (client, _, _rec):
+        error = url_elicitation_required([url_elicitation("m", "https://example.com/x", "e1")])
+        with pytest.raises(CapabilityNotSupported, match="elicitation_url"):
+            client.handle_url_elicitations(error)
