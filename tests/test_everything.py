@@ -155,3 +155,25 @@ def test_main_rejects_a_bad_http_address():
     done = subprocess.run([sys.executable, "-m", "mcp_ref.examples.everything", "--http", "nowhere"],
                           cwd=str(ROOT), env=env(), capture_output=True, text=True, timeout=30)
     assert done.returncode == 2 and "expected HOST:PORT" in done.stderr
+
+
+def test_the_readme_features_example_works(tmp_path):
+    """The python block under the README's "Resources, prompts, completion, logging"."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    code = re.search(r"^## Resources, prompts, completion, logging.*?```python\n(.*?)```", readme,
+                     re.S | re.M).group(1)
+    (tmp_path / "notes.py").write_text(code + "\nserver.run()\n", encoding="utf-8")
+    logs, updates = Collector(), Collector()
+    with Client.stdio([sys.executable, str(tmp_path / "notes.py")], env=env(), on_log=logs,
+                      on_resource_updated=updates, timeout=20) as client:
+        assert set(client.server_capabilities) == {"tools", "resources", "prompts", "logging", "completions"}
+        assert client.read_resource("notes://readme").contents[0].text == "# Notes"
+        assert client.read_resource("notes://todo").contents[0].text == "the note called todo"
+        assert client.get_prompt("summarize", {"topic": "MCP"}).messages[0].content.text == \
+            "Summarize MCP in a short style."
+        assert client.complete({"type": "ref/prompt", "name": "summarize"}, ("style", "b")).values == \
+            ["bullet points"]
+        client.subscribe_resource("notes://todo")
+        assert client.call_tool("touch", {"name": "todo"}).content[0].text == "ok"
+        assert updates.wait_for(1) == ["notes://todo"]
+        assert logs.wait_for(1)[0].data == {"touched": "todo"}
