@@ -10,7 +10,8 @@ Rules:
    ``Server.__init__``'s ``_request_handlers`` table, with the capability it
    needs; a request of a capability we did not declare gets -32601.
 2. Capabilities follow registrations: the first tool declares ``tools``, and
-   so on; ``capabilities=`` overrides.
+   so on; ``capabilities=`` overrides. A session is served (and sent
+   notifications) by what its initialize result declared.
 3. Handlers run on the session's handler threads; user functions receive a
    ``Context`` when a parameter is annotated with it.
 4. A tool failure is a result (``isError: true``), never a JSON-RPC error:

@@ -217,3 +217,13 @@ def test_python_logging_bridge(wire_validator):
             rec_a.wait_count(is_method("notifications/message", "receive"), 3)
     finally:
         logger.removeHandler(handler)
+
+
+def test_no_log_messages_without_the_logging_capability():
+    server = logging_server(logging_capability=False)
+    assert "logging" not in server.capabilities()
+    with connected(server) as (client, _, recorder):
+        assert client.call_tool("shout").content[0].text == ""
+        assert server.log("emergency", "nobody hears this") == 0
+        client.ping()
+        assert log_params(recorder) == []

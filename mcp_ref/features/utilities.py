@@ -18,9 +18,10 @@ Rules:
 3. ``logging/setLevel`` sets the level of one session; a name that is not
    one of the eight RFC 5424 levels is -32602. Until a client sets a level,
    the server's ``log_level`` applies (None: every message is sent).
-4. A message below the session's level is not sent. ``ctx.log`` sends on the
-   request's own stream (before its response); ``server.log`` sends to every
-   ready session.
+4. A message below the session's level is not sent, nor any to a session
+   that was not told ``logging`` (servers that emit log messages MUST declare
+   it). ``ctx.log`` sends on the request's own stream (before its response);
+   ``server.log`` sends to every ready session.
 5. The bridge maps Python levels to MCP levels; a record logged while a
    request is being handled goes to that request's session only, others to
    every session. It never logs about itself (no recursion).
@@ -139,6 +140,9 @@ class Logs:
     def send(self, session, level: str, data: Any, logger: Optional[str] = None, related_id=None) -> bool:
         """Send one message to ``session`` unless its level filters it out (rule 4);
         True when sent."""
+        declared = getattr(session, "declared_capabilities", None) or self.owner.capabilities()
+        if "logging" not in declared:
+            return False
         threshold = session.log_level or self.owner.log_level
         if threshold is not None and LOGGING_LEVELS.index(level) < LOGGING_LEVELS.index(threshold):
             return False
