@@ -263,6 +263,9 @@ class Server:
         """Decorator: ``@server.resource("demo://readme")`` registers a resource, and
         ``@server.resource("demo://users/{id}")`` a resource template; keywords are
         those of ``add_resource``."""
+        if not isinstance(uri, str):
+            raise TypeError("@server.resource needs the URI: @server.resource('scheme://path')")
+
         def wrap(fn):
             self.add_resource(fn, uri, **kwargs)
             return fn

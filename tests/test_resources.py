@@ -128,6 +128,8 @@ def test_registration_mistakes_are_reported():
     with pytest.raises(ValueError, match="already registered"):
         server.add_resource(lambda: "y", "fixed://x")
     server.add_resource(lambda id, **more: id, "t://{id}/{other}")        # **kwargs takes any variable
+    with pytest.raises(TypeError, match="needs the URI"):
+        server.resource(lambda: "x")                                        # used bare by mistake
     assert Server("r").capabilities() == {}
     assert server.capabilities()["resources"] == {"subscribe": True, "listChanged": True}
 
