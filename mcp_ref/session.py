@@ -606,7 +606,10 @@ class Session:
     # ------------------------------------------------------------------ serving (handler threads)
     def _serve(self, ctx: RequestContext, request: Request, batch: Optional[_Batch] = None) -> None:
         try:
-            reply = Response(request.id, self._handle_request(ctx, request.method, request.params or {}))
+            result = self._handle_request(ctx, request.method, request.params or {})
+            if not isinstance(result, dict):       # a result is an object on the wire
+                raise TypeError(f"the handler returned {type(result).__name__}, not a dict")
+            reply = Response(request.id, result)
         except RequestCancelled:
             reply = None
         except McpError as exc:

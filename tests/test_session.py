@@ -809,3 +809,47 @@ def test_a_message_read_while_the_session_closes_leaves_no_thread_behind(what):
     for thread in mcp_threads("mcp-gated"):
         thread.join(WAIT)
     assert mcp_threads("mcp-gated") == []
+
+
+def test_a_handler_returning_a_non_object_is_an_internal_error_not_an_invalid_result():
+    """``result`` must be an object on the wire; a handler bug must not put
+    ``"result": null`` there (the peer would reject the frame and never match it)."""
+    results = {"none": None, "list": [1, 2], "text": "ok"}
+
+    def handler(ctx, method, params):
+        return results[params["name"]]
+
+    peer, session, _ = _raw_session(handler)
+    try:
+        for request_id, name in enumerate(results, 1):
+            reply = peer.request(request_id, "tools/call", {"name": name})
+            assert reply == {"jsonrpc": "2.0", "id": request_id,
+                             "error": {"code": -32603, "message": "Internal error"}}, reply
+        peer.ping()
+    finally:
+        session.close()
+
+
+@pytest.mark.xfail(strict=True, reason="library bug: a malformed *response* from the peer is answered with an "
+                                       "error response carrying its id, which the peer matches to its own "
+                                       "request of that id (JSON-RPC never answers responses)")
+def test_a_malformed_response_is_not_answered_with_its_id():
+    """The peer (which, like us, numbers its requests from 1) sends a malformed
+    answer to our request 1. Whatever we do about it, we must not send back an
+    error with id 1: the peer would take it as the answer to *its* request 1."""
+    peer_end, session_end = memory_pair()
+    peer = RawPeer(peer_end)
+    session = Session(session_end, tools({}), name="mcp-raw").start()
+    try:
+        pending = session.start_request("tools/call", call("x"), timeout=WAIT)
+        assert peer.recv()["id"] == pending.id == 1
+        peer.send('{"jsonrpc":"2.0","id":1,"result":"not an object"}')
+        peer.send('{"jsonrpc":"2.0","id":2,"error":{"code":"x","message":"m"}}')
+        peer.send('{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"both"}}')
+        skipped: list = []
+        peer.send({"jsonrpc": "2.0", "id": "p", "method": "ping"})
+        peer.recv_reply("p", skipped=skipped)
+        answers = [m for m in skipped if isinstance(m, dict) and "method" not in m]
+        assert not [m for m in answers if m.get("id") in (1, 2, 3)], answers
+    finally:
+        session.close()
