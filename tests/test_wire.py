@@ -6,10 +6,11 @@ One table: a scripted raw peer writes a line into a server session through
 a ``ping`` that must be answered ``{}``: no bad input kills the session.
 """
 import json
+import threading
 
 import pytest
 
-from helpers import RawPeer, initialize_raw, raw_server
+from helpers import WAIT, RawPeer, initialize_raw, raw_server
 from mcp_ref import Server
 from mcp_ref.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 
@@ -67,6 +68,9 @@ ROWS = [
      ("batch", [{"jsonrpc": "2.0", "id": "b1", "result": {}},
                 {"jsonrpc": "2.0", "id": "b3", "error": {"code": INVALID_REQUEST}}])),
     ("empty batch", "2025-03-26", "[]", err(INVALID_REQUEST, None)),
+    ("batch of notifications only", "2025-03-26",
+     '[{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","method":"notifications/x"}]',
+     SILENT),
     ("oversized message", LATEST,
      '{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"pad":"' + "x" * (LIMIT * 2) + '"}}',
      err(INVALID_REQUEST, None)),
@@ -158,3 +162,31 @@ def test_raw_peer_helper_sees_the_session_close():
         assert isinstance(peer, RawPeer)
         session.close()
         peer.expect_closed()
+
+
+def test_a_request_id_still_in_flight_is_refused():
+    """Spec: basic/index#requests: the requestor MUST NOT reuse an id within a session."""
+    started, release = threading.Event(), threading.Event()
+
+    def block(ctx, params):
+        started.set()
+        assert release.wait(WAIT)
+        return {"n": params.get("n")}
+
+    server = make_server()
+    server._request_handlers["test/block"] = (block, None)
+    with raw_server(server) as (peer, _):
+        initialize_raw(peer, LATEST)
+        try:
+            peer.send({"jsonrpc": "2.0", "id": 7, "method": "test/block", "params": {"n": 1}})
+            assert started.wait(WAIT)
+            peer.send({"jsonrpc": "2.0", "id": 7, "method": "test/block", "params": {"n": 2}})
+            reply = peer.recv()
+            assert reply["id"] == 7 and reply["error"]["code"] == INVALID_REQUEST, reply
+        finally:
+            release.set()
+        assert peer.recv_reply(7) == {"jsonrpc": "2.0", "id": 7, "result": {"n": 1}}
+        # once answered, the id may be used again
+        peer.send({"jsonrpc": "2.0", "id": 7, "method": "test/block", "params": {"n": 3}})
+        assert peer.recv_reply(7) == {"jsonrpc": "2.0", "id": 7, "result": {"n": 3}}
+        peer.ping()
