@@ -44,7 +44,7 @@ from .. import lifecycle
 from ..errors import INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage
 from ..messages import ErrorObject, ErrorResponse, Request, decode, encode
 from ._sse import accepts, chunk, format_comment, format_event
-from .http_session import CANCELLED, CLOSE, STOP, WRITTEN, HttpSessionTransport
+from .http_session import CANCELLED, CLOSE, STOP, WRITTEN
 
 log = logging.getLogger("mcp_ref.http")
 
@@ -245,7 +245,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             app.terminate(transport, "initialize failed")          # no session for a failed handshake
 
     def _post_messages(self, transport, message, json_ok: bool, sse_ok: bool, headers) -> Optional[list]:
-        """Push one POST's messages to the session and write the answer (rule 1).
+        """Push one POST's messages to the session and write the answer (rule 2).
         Returns the JSON-RPC replies written as JSON, else None."""
         batch = isinstance(message, list)
         items = message if batch else [message]
@@ -380,7 +380,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
 
     # ------------------------------------------------------------------ stateless POST
     def _post_stateless(self, message, json_ok: bool, sse_ok: bool) -> None:
-        """Rule 2: a fresh session per POST, pre-initialized unless it is the initialize."""
+        """Stateless mode (rule 3): a fresh session per POST, pre-initialized unless it is the initialize."""
         if not self._version_ok():
             return
         version = self._header("mcp-protocol-version") or lifecycle.HTTP_DEFAULT_REVISION
@@ -389,8 +389,8 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             errors = [ErrorResponse(b.id, ErrorObject(b.code, b.message)) for b in items
                       if isinstance(b, InvalidMessage)]
             return self._json(400, errors) if errors else self._head(202)
-        transport = HttpSessionTransport(None, event_store=None)
-        session = transport.session = self.app.server.serve(transport)
+        transport = self.app.stateless_session()
+        session = transport.session
         if not (isinstance(message, Request) and message.method == "initialize"):
             session.state = lifecycle.READY
             session.protocol_version = version

@@ -75,9 +75,10 @@ class HttpApp:
         self.event_store = (event_store or InMemoryEventStore()) if resumable and not stateless else None
         self.allowed_origins = list(allowed_origins) if allowed_origins is not None else None
         self.allowed_hosts = list(allowed_hosts) if allowed_hosts is not None else None
-        # Rule 4: DNS-rebinding protection is on for a loopback bind, or whenever hosts are listed.
+        # Rule 2: DNS-rebinding protection is on for a loopback bind, or whenever hosts are listed.
         self.loopback = host.strip("[]") in LOOPBACK
         self._sessions: dict = {}
+        self._stateless: set = set()          # stateless mode: the sessions of POSTs in progress
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._reaper: Optional[threading.Thread] = None
@@ -89,7 +90,7 @@ class HttpApp:
             self._reaper.start()
 
     def new_session(self, legacy: bool = False):
-        """A new session and its transport, or None when ``max_sessions`` are live (rule 2)."""
+        """A new session and its transport, or None when ``max_sessions`` are live (rule 1)."""
         for attempt in (0, 1):
             with self._lock:
                 if len(self._sessions) < self.max_sessions:
@@ -105,6 +106,14 @@ class HttpApp:
                 self.reap()
         else:
             return None
+        transport.session = self.server.serve(transport)
+        return transport
+
+    def stateless_session(self):
+        """Stateless mode: a fresh transport and session for one POST (closed by the caller)."""
+        transport = HttpSessionTransport(None, on_close=self._forget)
+        with self._lock:
+            self._stateless.add(transport)
         transport.session = self.server.serve(transport)
         return transport
 
@@ -124,6 +133,7 @@ class HttpApp:
 
     def _forget(self, transport) -> None:
         with self._lock:
+            self._stateless.discard(transport)
             if self._sessions.get(transport.session_id) is transport:
                 del self._sessions[transport.session_id]
 
@@ -147,7 +157,7 @@ class HttpApp:
     def close(self) -> None:
         self._stop.set()
         with self._lock:
-            transports = list(self._sessions.values())
+            transports = list(self._sessions.values()) + list(self._stateless)
         for transport in transports:
             self.terminate(transport, "server shutting down")
         if self._reaper is not None:
@@ -158,7 +168,7 @@ class HttpApp:
         with self._lock:
             return len(self._sessions)
 
-    # ------------------------------------------------------------------ rule 4 checks
+    # ------------------------------------------------------------------ rule 2 checks
     def host_allowed(self, host: Optional[str]) -> bool:
         if self.allowed_hosts is None and not self.loopback:
             return True
@@ -205,7 +215,7 @@ def _matches(pattern: str, full: str, base: str) -> bool:
 
 
 class _HttpServer(ThreadingHTTPServer):
-    """ThreadingHTTPServer that names and tracks its connection threads (rule 7)."""
+    """ThreadingHTTPServer that names and tracks its connection threads (rule 3)."""
 
     daemon_threads = True
     allow_reuse_address = True

@@ -126,7 +126,7 @@ def content_type(response) -> str:
 
 
 def settle_request(session, request_id, exc: Exception) -> bool:
-    """Fail one pending request of ``session`` with a local exception (rule 6). Uses the
+    """Fail one pending request of ``session`` with a local exception (``http_client`` rule 6). Uses the
     session's ``fail_request`` when it has one, else its waiter table."""
     fail = getattr(session, "fail_request", None)
     if fail is not None:
