@@ -469,3 +469,17 @@ def test_demo_server_module_over_stdio():
         assert progress == [(1, 3, "at 1"), (2, 3, "at 2"), (3, 3, "at 3")]
         assert client.call_tool("divide", {"a": 1, "b": 0}).is_error
     assert transport.process.returncode == 0
+
+
+def test_a_server_that_dies_at_startup_fails_the_handshake_with_its_exit_code_and_stderr():
+    script = "import sys; print('boom: missing API key', file=sys.stderr, flush=True); sys.exit(3)"
+    client, transport = make_client(argv_=[sys.executable, "-c", script])
+    begin = time.monotonic()
+    with pytest.raises(ConnectionClosed) as info:
+        with client:
+            pytest.fail("connected to a server that exited")
+    assert time.monotonic() - begin < WAIT
+    assert info.value.exit_code == 3
+    assert "boom: missing API key" in info.value.stderr_tail
+    assert client.closed
+    assert_reaped(transport.process)
