@@ -20,9 +20,9 @@ Rules:
    ``on_resources_list_changed``, ``on_prompts_list_changed`` (no argument)
    are shorthands. A failing callback is logged, never raised into the session.
 4. Structured output (from 2025-06-18): when the cached tool (``list_tools``
-   fills the cache, ``tools/list_changed`` empties it; an unknown tool
-   refreshes it once) has an ``outputSchema``, a successful result must carry
-   ``structuredContent`` matching it (Spec: server/tools#output-schema:
+   fills the cache, ``tools/list_changed`` empties it; a tool not in the cache
+   is not checked, and no request is sent to fetch it) has an ``outputSchema``,
+   a successful result must carry ``structuredContent`` matching it (Spec: server/tools#output-schema:
    clients SHOULD validate). ``validate_output="strict"`` raises
    ``StructuredOutputError`` carrying the result, ``"warn"`` warns
    (``StructuredOutputWarning``) and returns it, ``"off"`` skips the check.
@@ -189,10 +189,6 @@ class ServerFeatureRequests:
             return
         with self._lock:
             tool = self._tool_cache.get(name)
-        if tool is None:
-            self.list_tools()
-            with self._lock:
-                tool = self._tool_cache.get(name)
         if tool is None or tool.output_schema is None:
             return
         if result.structured_content is None:

@@ -265,6 +265,7 @@ def test_validators_are_built_once_per_tool(monkeypatch):
 
     assert len(built) == 2                       # input and output, at registration
     with connected(server) as (client, _, _):
+        client.list_tools()                      # so that the client checks the output too
         for i in range(5):
             assert client.call_tool("add", {"a": i, "b": 1}).structured_content == {"sum": i + 1}
     assert len(built) == 3                       # plus the client's output check, built once too
@@ -382,9 +383,12 @@ def test_structured_results_from_dataclass_typeddict_dict_and_wrapped(wire_valid
 
 
 def test_client_validates_structured_content_strict_warn_off():
-    with connected(structured_server()) as (client, _, _):
+    with connected(structured_server()) as (client, _, recorder):
+        assert client.call_tool("sneaky").structured_content == {"n": "x"}     # not listed: not checked
+        assert not [m for m in recorder.sent() if m.get("method") == "tools/list"]
+        client.list_tools()
         with pytest.raises(StructuredOutputError) as info:
-            client.call_tool("sneaky")               # the tool list is fetched on demand
+            client.call_tool("sneaky")
         assert info.value.result.structured_content == {"n": "x"} and info.value.tool == "sneaky"
         assert "'x' is not of type 'integer'" in str(info.value)
         with pytest.raises(StructuredOutputError, match="no structuredContent"):
