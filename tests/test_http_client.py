@@ -258,6 +258,8 @@ class Scripted(BaseHTTPRequestHandler):
             return self._stream([f"event: endpoint\ndata: {self.endpoint}\n\n"])
         if self.headers.get("Last-Event-ID") != "p:1":
             return self._send(405, b"{}")
+        if self.resume_status == "empty":
+            return self._stream([])
         if self.resume_status != 200:
             return self._send(self.resume_status, b'{"jsonrpc":"2.0","id":null,"error":{"code":-32603,'
                                                   b'"message":"resumption refused"}}')
@@ -309,15 +311,39 @@ def test_resumption_waits_the_servers_retry_and_drops_duplicates(scripted):
     assert "notifications/cancelled" not in sent              # a disconnect is not a cancellation
 
 
-def test_resumption_gives_up_after_bounded_attempts(scripted):
-    Scripted.resume_status = 500
+@pytest.mark.parametrize("answer", [500, "empty"])
+def test_resumption_gives_up_after_bounded_attempts(scripted, answer):
+    Scripted.resume_status = answer
     with Client.http(scripted, timeout=10) as client:
         client.transport.max_reconnects = 2
         with pytest.raises(HttpError) as info:
             client.call_tool("anything")
-        assert info.value.status == 500 and "resumption refused" in str(info.value)
+        if answer == 500:
+            assert info.value.status == 500 and "resumption refused" in str(info.value)
+        else:
+            assert "keeps ending at once" in str(info.value)
     resumes = [h for kind, h, _, _ in Scripted.log if kind == "GET" and h.get("Last-Event-ID") == "p:1"]
     assert len(resumes) == 2
+
+
+def test_a_cancelled_request_is_not_resumed(http, monkeypatch):
+    from mcp_ref import RequestTimeout
+    from mcp_ref.transports import http_handler
+    resumes = []
+    original = http_handler.McpRequestHandler.do_GET
+
+    def counting_get(handler):
+        if handler.headers.get("Last-Event-ID"):
+            resumes.append(handler.headers["Last-Event-ID"])
+        original(handler)
+    monkeypatch.setattr(http_handler.McpRequestHandler, "do_GET", counting_get)
+    handle = http(response_mode="sse", retry_interval=20)
+    with Client.http(handle.url) as client:
+        with pytest.raises(RequestTimeout):
+            client.call_tool("slow", {"seconds": 5}, timeout=0.3)
+        time.sleep(0.3)                                   # many retry intervals: nothing may happen
+        assert resumes == []
+        assert text(client.call_tool("add", {"a": 1, "b": 1})) == "2"
 
 
 def test_legacy_client_refuses_an_endpoint_on_another_origin(scripted):

@@ -112,6 +112,7 @@ class StreamableHttpTransport:
         self._expired: Optional[SessionExpired] = None
         self._get_response = None
         self._get_state: Optional[_StreamState] = None
+        self._abandoned: set = set()          # requests we cancelled: their streams are not resumed
         self._reinit_lock = threading.Lock()
         self._reinit_ids = itertools.count(1)
 
@@ -131,6 +132,11 @@ class StreamableHttpTransport:
             else:
                 self._submit(lambda: self._run_request(message))
             return
+        if isinstance(message, Notification) and message.method == "notifications/cancelled":
+            with self._lock:
+                if len(self._abandoned) > 10000:
+                    self._abandoned.clear()
+                self._abandoned.add((message.params or {}).get("requestId"))
         self._post_and_forget(message)
         if isinstance(message, Notification) and message.method == "notifications/initialized" \
                 and self.open_get_stream:
@@ -296,11 +302,16 @@ class StreamableHttpTransport:
         """Read an SSE stream to its end, resuming it as rule 4 says."""
         failures = 0
         while True:
-            if self._read_events(response, state):
-                failures = 0
+            failures = 0 if self._read_events(response, state) else failures + 1
+            with self._lock:
+                dropped = state.pending & self._abandoned
+                state.pending -= dropped
+                self._abandoned -= dropped
             if self._closed.is_set() or (not state.standalone and not state.pending) or \
                     (state.standalone and state is not self._get_state):
                 return
+            if failures >= self.max_reconnects:           # connections that end at once, with nothing
+                return self._fail(state.pending, HttpError(f"{self.url}: the SSE stream keeps ending at once"))
             if state.session_id != self.session_id:      # renewed (rule 5): this stream cannot resume
                 return self._fail(state.pending, SessionExpired(f"{self.url}: the MCP session ended before "
                                                                 "the response", status=404, url=self.url))
@@ -324,17 +335,21 @@ class StreamableHttpTransport:
                     self._get_response = response
 
     def _read_events(self, response, state: _StreamState) -> int:
-        """Deliver one connection's events (rule 3); returns how many events it carried."""
+        """Deliver one connection's events (rule 3); returns how many bytes it carried."""
         with self._lock:
             self._open.add(response)
             closing = self._closed.is_set()
         if closing:
             shutdown_response(response)
-        count = 0
+        received = [0]
         clean = False
+
+        def counted(chunks):
+            for data in chunks:
+                received[0] += len(data)
+                yield data
         try:
-            for event in self._sse.SSEClient(iter_body(response)).events():
-                count += 1
+            for event in self._sse.SSEClient(counted(iter_body(response))).events():
                 if event.retry is not None and str(event.retry).isdigit():
                     state.retry = int(event.retry) / 1000.0
                 if event.id:
@@ -356,7 +371,7 @@ class StreamableHttpTransport:
                 response.raw.release_conn()      # read to the end: the connection can be reused
             else:
                 response.close()
-        return count
+        return received[0]
 
     def _seen_before(self, event_id: str) -> bool:
         with self._lock:
