@@ -186,6 +186,22 @@ def test_polling_server_answers_arrive_after_reconnects(http):
         assert text(client.call_tool("add", {"a": 1, "b": 1})) == "2"
 
 
+def test_the_get_stream_is_resumed_across_polling_disconnects(http):
+    """Server messages on the standalone stream arrive once each while the server keeps
+    closing the GET connection (SEP-1699 polling) and the client keeps resuming it."""
+    handle = http(poll_interval=0.05, retry_interval=10)
+    seen = []
+    with Client.http(handle.url, on_notification=lambda method, params: seen.append(method)) as client:
+        assert _eventually(lambda: all(t.session.state == "ready" for t in handle.app._sessions.values()), 5)
+        for i in range(10):
+            handle.app.server.add_tool(lambda: "x", name=f"late_{i}")      # → tools/list_changed
+            time.sleep(0.03)
+        assert _eventually(lambda: len(seen) >= 10, 5)
+        time.sleep(0.2)
+        assert seen == ["notifications/tools/list_changed"] * 10
+        assert client.transport.get_status == 200
+
+
 def test_concurrent_interrupted_streams_deliver_nothing_twice(http):
     handle = http(retry_interval=20)
     notes = Notes()
