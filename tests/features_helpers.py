@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REVISIONS, schema_for, validate_wire  # noqa: F401  (REVISIONS re-exported)
+from conftest import schema_for
 from helpers import WAIT, Recorder
 from mcp_ref import Client
 from mcp_ref.transports import TapTransport, memory_pair
