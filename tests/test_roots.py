@@ -167,12 +167,12 @@ def test_set_roots_replaces_them_and_notifies():
     server = roots_server()
     with connect(server, roots=[]) as (client, session, rec):
         assert session.list_roots() == []
-        client.set_roots(["file:///work/one", {"uri": "file:///work/two", "name": "Two"}])
+        client.set_roots(["file:///proj/one", {"uri": "file:///proj/two", "name": "Two"}])
         assert server.changed.wait(WAIT)
-        assert server.seen == [["file:///work/one", "file:///work/two"]]
+        assert server.seen == [["file:///proj/one", "file:///proj/two"]]
         assert [r.name for r in client.roots] == [None, "Two"]
         with pytest.raises(ValueError):                             # nothing changes, nothing is sent
-            client.set_roots(["file:///work/../etc"])
+            client.set_roots(["file:///proj/../etc"])
         assert len(client.roots) == 2
     sent = [m.get("method") for d, m in rec.records if d == "send"]
     assert sent.count("notifications/roots/list_changed") == 1
