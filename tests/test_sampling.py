@@ -382,3 +382,23 @@ def test_stdio_refusal_timeout_and_tool_loop():
         assert slow.is_error and "timed out" in text(slow)
         assert text(client.call_tool("weather_agent", {"question": "Weather?"})).startswith("Paris 18")
     validated(client)
+
+
+# ---------------------------------------------------------------------- other ways to build a client
+def test_every_constructor_takes_the_client_feature_keywords():
+    pytest.importorskip("requests", reason="the HTTP client needs requests")
+    from mcp_ref.transports.http_server import start_http
+    options = dict(sampling=sampler("via http"), elicitation=lambda r: {"action": "accept",
+                                                                        "content": {"confirm": True}},
+                   roots=["file:///a"], on_approve=lambda approval: True, timeout=WAIT)
+    with start_http(feature_server()) as handle:
+        for client in (Client.http(handle.url, **options), Client.connect(handle.url, **options)):
+            with client:
+                assert client.capabilities() == {"sampling": {}, "roots": {"listChanged": True},
+                                                 "elicitation": {"form": {}}}
+                assert text(client.call_tool("plan_trip", {"city": "Oslo"})) == "booked for 1: via http"
+                client.set_roots(["file:///b"])
+                assert text(client.call_tool("show_roots")) == "=file:///b"
+        with Client.sse(handle.sse_url, protocol_version="2024-11-05", **options) as client:   # legacy HTTP+SSE
+            assert client.capabilities() == {"sampling": {}, "roots": {"listChanged": True}}
+            assert text(client.call_tool("ask_llm", {"question": "q"})) == "test-model-1: via http"
