@@ -285,7 +285,8 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         self._direct_answer = answer
         try:
             self._json(200, answer, headers)
-        except OSError:
+        except Exception as exc:                  # the client went away: never the session's problem
+            log.debug("writing an answer failed: %s", exc)
             self.close_connection = True
 
     def _answer(self, transport, stream, batch: bool, errors: list, headers) -> Optional[list]:
