@@ -268,8 +268,8 @@ class AutoHttpTransport:
     FALLBACK_STATUSES = (400, 404, 405)
 
     def __init__(self, url: str, **options):
+        from .http_client import StreamableHttpTransport     # here: http_client imports this module
         self.url = url
-        from .http_client import StreamableHttpTransport     # it imports this module
         self.kind: Optional[str] = None
         self._legacy_options = {k: v for k, v in options.items()
                                 if k in ("headers", "auth", "verify", "cert", "connect_timeout", "read_timeout",
