@@ -36,8 +36,8 @@ from urllib.parse import urlsplit
 
 from . import lifecycle
 from .approval import Approval, Denied, PeerRequest, decide, rejected
-from .elicitation_schema import (FORMATS, InvalidElicitationContent, InvalidElicitationSchema,  # noqa: F401
-                                 check_requested_schema, content_problem, fill_defaults, property_kind)
+from .elicitation_schema import (FORMATS, InvalidElicitationContent, InvalidElicitationSchema,
+                                 check_requested_schema, content_problem, fill_defaults)
 from .errors import CapabilityNotSupported, InternalError, InvalidParamsError, UrlElicitationRequiredError
 from .types import ElicitRequestParams, ElicitResult
 

@@ -5,7 +5,6 @@ Pure checks of ``mcp_ref.elicitation_schema`` first, then in-process flows over
 schema), then the same flows end to end over stdio against
 ``mcp_ref.examples.client_features``. Spec: client/elicitation.
 """
-import sys
 import threading
 
 import pytest
@@ -15,8 +14,7 @@ from mcp_ref.elicitation import (ElicitationTracker, check_url, client_modes, ur
                                  url_elicitation_required)
 from mcp_ref.elicitation_schema import (InvalidElicitationSchema, check_requested_schema, content_problem,
                                         fill_defaults)
-from mcp_ref.errors import (CapabilityNotSupported, InternalError, InvalidParamsError, McpError,
-                            UrlElicitationRequiredError)
+from mcp_ref.errors import CapabilityNotSupported, InvalidParamsError, McpError, UrlElicitationRequiredError
 from mcp_ref.server import Context
 from mcp_ref.types import ElicitResult
 

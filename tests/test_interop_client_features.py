@@ -21,7 +21,7 @@ import pytest
 
 pytest.importorskip("mcp", reason="the official MCP SDK (pip install mcp) is needed for interop tests")
 
-from client_features_helpers import FEATURE_SERVER, REPO, WAIT, check_transcript, env, sampler  # noqa: E402
+from client_features_helpers import FEATURE_SERVER, REPO, WAIT, check_transcript, env  # noqa: E402
 from conftest import _wire_validator, spec_path  # noqa: E402
 from helpers import Recorder  # noqa: E402
 from mcp_ref import Client, McpError, UrlElicitationRequiredError, UserRejectedError  # noqa: E402

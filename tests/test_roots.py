@@ -6,12 +6,10 @@ validated against its ``schema.json``), then stdio. Spec: client/roots.
 """
 import os
 import threading
-from pathlib import Path
 
 import pytest
 
-from client_features_helpers import FEATURE_SERVER, WAIT, connect, env, feature_server, stdio_client, text, \
-    validated
+from client_features_helpers import FEATURE_SERVER, WAIT, connect, env, stdio_client, text, validated
 from mcp_ref import Client, Context, Server
 from mcp_ref.errors import CapabilityNotSupported, MethodNotFoundError
 from mcp_ref.roots import (PathOutsideRoots, as_roots, find_root, is_inside, path_to_uri, require_inside,

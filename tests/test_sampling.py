@@ -4,7 +4,6 @@ In-process flows over ``memory_pair()`` with every message validated against the
 negotiated revision's ``schema.json``, then end to end over stdio against
 ``mcp_ref.examples.client_features``. Spec: client/sampling.
 """
-import sys
 import threading
 
 import pytest
@@ -12,8 +11,7 @@ import pytest
 from client_features_helpers import FEATURE_SERVER, WAIT, connect, env, feature_server, sampler, stdio_client, \
     text, validated
 from mcp_ref import Client, Context, Server
-from mcp_ref.errors import (CapabilityNotSupported, InvalidParamsError, McpError, MethodNotFoundError,
-                            RequestTimeout, UserRejectedError)
+from mcp_ref.errors import CapabilityNotSupported, InvalidParamsError, MethodNotFoundError, UserRejectedError
 from mcp_ref.sampling import create_message, tool_message_problem
 from mcp_ref.types import (AudioContent, CreateMessageResult, ImageContent, ModelHint, ModelPreferences,
                            SamplingMessage, TextContent, ToolResultContent, ToolUseContent, select_model)
