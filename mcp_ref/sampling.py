@@ -128,6 +128,11 @@ def create_message(peer, messages: list, *, max_tokens: int, system_prompt: Opti
         raise ValueError("sampling needs at least one message")
     allowed = content_types_for(version)
     for message in wire_messages:
+        if isinstance(message["content"], list) and not lifecycle.at_least(version, TOOLS_SINCE):
+            if len(message["content"]) != 1:       # before 2025-11-25 a message holds one block
+                raise CapabilityNotSupported(f"a sampling message with several content blocks needs protocol "
+                                             f"revision {TOOLS_SINCE}; this session speaks {version}")
+            message["content"] = message["content"][0]
         for block in _blocks(message):
             kind = block.get("type") if isinstance(block, dict) else None
             if kind not in allowed:

@@ -165,6 +165,23 @@ def test_local_argument_errors_send_nothing():
         assert not any(m.get("method") == "sampling/createMessage" for _, m in rec.records)
 
 
+def test_several_blocks_in_one_message_need_2025_11_25():
+    server = Server("blocks")
+
+    @server.tool
+    def blocks(ctx: Context, count: int) -> str:
+        content = [{"type": "text", "text": f"part {i}"} for i in range(count)]
+        return ctx.sample([{"role": "user", "content": content}], max_tokens=5).content.text
+    callback = sampler("ok")
+    with connect(server, revision="2025-06-18", sampling=callback) as (client, _, rec):
+        assert text(client.call_tool("blocks", {"count": 1})) == "ok"          # one block: sent as a block
+        result = client.call_tool("blocks", {"count": 2})
+        assert result.is_error and "several content blocks" in text(result)
+    with connect(server, sampling=callback) as (client, _, _rec):
+        assert text(client.call_tool("blocks", {"count": 2})) == "ok"
+    assert [b.text for b in callback.requests[-1].messages[0].content] == ["part 0", "part 1"]
+
+
 def test_include_context_needs_sampling_context_from_2025_11_25():
     server = Server("ctx")
 
