@@ -28,18 +28,23 @@ Rules:
 6. Tables are touched under ``self._lock``; no user code and no I/O runs
    under it. Writes are serialised by ``self._send_lock``.
 
-Theory of operation (why a leader/follower pool): handing each request from
-a reader thread to a worker costs a thread wake-up on every call, which
-roughly doubles round-trip latency over a pipe (``bench/``). Instead the
-pool's threads take turns being the reader ("leader"). When the leader reads
-a request, it passes the reading role to an idle thread (or starts one, up
-to ``max_workers``), then serves the request itself: the wake-up of the next
-reader happens in parallel with the work, not before it. When every thread
-is busy the leader keeps reading and queues requests in a backlog that
-finishing threads drain, so replies to our own outgoing requests are always
-read even while all handlers block. Small control replies (``ping``, errors
-for bad frames) that find the pool saturated go to a separate control
-thread, so ``ping`` is answered promptly whatever the handlers do.
+Theory of operation (why a leader/follower pool that serves inline):
+handing each request from a reader thread to a worker costs a thread wake-up
+and a context switch on every call, which roughly doubles round-trip latency
+over a pipe (``bench/``). Instead the pool's threads take turns being the
+reader ("leader"), and the leader serves the request it read itself, on the
+same thread, then reads on: a sequential exchange involves one thread and no
+wake-ups. Rule 1 still holds because the leader gives the reading role away
+whenever the job could keep replies from being read: at once when the job
+waits on the peer (``Pending.result``), and otherwise when it runs longer
+than ``INLINE_TAKEOVER`` (2 ms) -- a ``standby`` thread watches for that and
+wakes an idle thread (or starts one, up to ``max_workers``) to read on. The
+standby polls only while jobs are flowing and sleeps untimed when the session
+is idle. When every thread is busy the leader does not serve inline: it keeps
+reading and queues requests in a backlog that finishing threads drain. Small
+control replies (``ping``, errors for bad frames) that find the pool
+saturated go to a separate control thread, so ``ping`` is answered promptly
+whatever the handlers do.
 """
 import itertools
 import logging
@@ -61,6 +66,11 @@ ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
 DEFAULT_TIMEOUT = 60.0
 MAX_TOTAL_FACTOR = 10      # hard cap on a progress-extended wait, in multiples of its timeout
 _STOP = object()
+_LOST = object()
+# A request is served on the thread that read it; after this many seconds the
+# standby thread hands the reading role to another thread (see _standby).
+INLINE_TAKEOVER = 0.002
+STANDBY_IDLE_CHECKS = 25         # ~50 ms without jobs: the standby sleeps untimed
 
 
 @dataclass
@@ -181,6 +191,8 @@ class Pending:
     def result(self) -> dict:
         """Block until the reply. Raises McpError, RequestTimeout, RequestCancelled, ConnectionClosed."""
         waiter = self._waiter
+        if not waiter.done.is_set():
+            self.session._before_blocking()
         try:
             while not waiter.done.is_set():
                 since = waiter.heard_at if self._reset else self._start
@@ -274,7 +286,13 @@ class Session:
         self._outbound: dict = {}              # id -> _Waiter (requests we sent)
         self._inbound: dict = {}               # id -> RequestContext (requests we serve)
         # The leader/follower pool.
-        self._pool = threading.Condition(threading.Lock())
+        pool_lock = threading.Lock()
+        self._pool = threading.Condition(pool_lock)
+        self._standby_cv = threading.Condition(pool_lock)          # same lock as the pool
+        self._inline_thread: Optional[threading.Thread] = None     # the reader serving inline
+        self._inline_since: Optional[float] = None
+        self._inline_count = 0
+        self._standby_asleep = False
         self._max_threads = max(1, max_workers) + 1   # handlers + the one reading
         self._threads: list = []
         self._idle = 0
@@ -296,6 +314,7 @@ class Session:
                 return self
             self._started = True
             self._spawn_locked()
+        self._start_helper("standby", self._standby)
         if self._ping_interval:
             self._start_helper("keepalive", self._keepalive)
         return self
@@ -424,14 +443,20 @@ class Session:
                     self._pool.wait()
                     self._idle -= 1
             if job is None:
-                job = self._lead()
-                if job is None:
+                if self._lead() is None:
                     return
+                continue                           # lost the reading role: become a follower
             job()
 
     def _lead(self):
-        """Read and route until a message needs a thread of its own; return that job."""
+        """Read, route, and serve inline while we hold the reading role.
+
+        Returns ``None`` once reading is over (the session closes), or
+        ``_LOST`` when the standby took the reading role from us because a job
+        ran long (or the job waits on the peer), so the caller joins the pool.
+        """
         reason = "the peer closed the connection"
+        me = threading.current_thread()
         while True:
             try:
                 message = self.transport.receive()
@@ -447,23 +472,75 @@ class Session:
             if job is None:
                 continue
             with self._pool:
-                if self._idle or len(self._threads) < self._max_threads:
-                    self._leading = False          # hand the reading role on, then work
-                    if self._idle:
-                        self._pool.notify()
-                    else:
-                        self._spawn_locked()
-                    return job
-                if getattr(job, "control", False):
+                # Serve inline only when someone could take the reading role over.
+                inline = bool(self._idle or len(self._threads) < self._max_threads)
+                if inline:
+                    self._inline_thread, self._inline_since = me, time.monotonic()
+                    self._inline_count += 1
+                    if self._standby_asleep:
+                        self._standby_cv.notify()
+                elif getattr(job, "control", False):
                     self._control_put(job)
                 else:
                     self._backlog.append(job)      # all busy: keep reading
+            if not inline:
+                continue
+            try:
+                job()
+            finally:
+                with self._pool:
+                    still_reading = self._inline_thread is me
+                    if still_reading:
+                        self._inline_thread = self._inline_since = None
+            if not still_reading:
+                return _LOST
         with self._pool:
             self._reading_done = True
             self._leading = False
             self._pool.notify_all()
         self._on_close(reason)
         return None
+
+    def _release_inline_locked(self) -> None:
+        """Take the reading role from the thread serving inline and give it to another."""
+        self._inline_thread = self._inline_since = None
+        self._leading = False
+        if self._idle:
+            self._pool.notify()
+        elif len(self._threads) < self._max_threads:
+            self._spawn_locked()
+
+    def _before_blocking(self) -> None:
+        """Called before a wait the library controls (a request to the peer): a reader
+        serving inline hands its role on at once, so the reply can be read."""
+        if self._inline_thread is threading.current_thread():
+            with self._pool:
+                if self._inline_thread is threading.current_thread() and not self._reading_done:
+                    self._release_inline_locked()
+
+    def _standby(self) -> None:
+        """Thread ``standby``: takes the reading role from an inline job that runs
+        longer than ``INLINE_TAKEOVER`` seconds, so a slow or blocked handler never
+        stops replies, cancellations and pings from being read. It polls only while
+        jobs are flowing and sleeps untimed once the session has been idle a while."""
+        quiet = 0
+        seen = -1
+        with self._pool:
+            while not self._reading_done:
+                since = self._inline_since
+                if since is not None and time.monotonic() - since >= INLINE_TAKEOVER:
+                    self._release_inline_locked()
+                if self._inline_count != seen or self._inline_since is not None:
+                    seen, quiet = self._inline_count, 0
+                else:
+                    quiet += 1
+                if quiet > STANDBY_IDLE_CHECKS:
+                    self._standby_asleep = True
+                    self._standby_cv.wait()
+                    self._standby_asleep = False
+                    quiet = 0
+                else:
+                    self._standby_cv.wait(INLINE_TAKEOVER)
 
     def _control_put(self, job) -> None:
         self._helper_queue("_control", "control", lambda j: j()).put(job)
@@ -662,6 +739,7 @@ class Session:
         with self._pool:
             self._reading_done = True
             self._pool.notify_all()
+            self._standby_cv.notify_all()
         for q in helper_queues:
             if q is not None:
                 q.put(_STOP)
