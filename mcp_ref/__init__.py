@@ -4,14 +4,34 @@ Importing this package needs only the standard library; the HTTP client
 (requests, sseclient-py) and schema validation (jsonschema) are imported
 lazily by the features that need them.
 """
-from .approval import Approval, Deny
-from .client import Client
 from .errors import (ApprovalDenied, CapabilityNotSupported, ConnectionClosed, InternalError, InvalidParamsError,
                      InvalidRequestError, McpError, MethodNotFoundError, MissingDependency, ParseError,
                      RequestCancelled, RequestTimeout, ResourceNotFoundError, SessionError, StructuredOutputError,
                      UnsupportedProtocolVersion, UrlElicitationRequiredError, UserRejectedError)
 from .lifecycle import LATEST_REVISION, SUPPORTED_REVISIONS
-from .server import Context, Server
+
+# Server and Client load on first use (PEP 562), so a stdio server does not pay
+# for the client's modules at start-up, nor a client for the server's.
+_LAZY = {
+    "Server": ".server", "Context": ".server", "Client": ".client",
+    "Approval": ".approval", "Deny": ".approval",
+    "HttpError": ".transports.sse_client", "SessionExpired": ".transports.http_client",
+}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcp_ref' has no attribute {name!r}")
+    import importlib
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __version__ = "0.1.0"
 
@@ -21,6 +41,6 @@ __all__ = [
     "InternalError", "ResourceNotFoundError", "UrlElicitationRequiredError", "UserRejectedError",
     "SessionError", "ConnectionClosed", "RequestTimeout", "RequestCancelled", "CapabilityNotSupported",
     "UnsupportedProtocolVersion", "MissingDependency", "ApprovalDenied", "StructuredOutputError",
-    "Approval", "Deny",
+    "Approval", "Deny", "HttpError", "SessionExpired",
     "LATEST_REVISION", "SUPPORTED_REVISIONS", "__version__",
 ]

@@ -585,4 +585,30 @@ def test_validate_does_not_fetch_remote_refs(monkeypatch):
 def test_validate_without_jsonschema(monkeypatch):
     monkeypatch.setitem(sys.modules, "jsonschema", None)        # makes "import jsonschema" fail
     with pytest.raises(MissingDependency, match="jsonschema"):
-        validate({}, {"type": "object"})
+        validate([], {"type": "array", "items": {"type": "integer"}})
+    # flat object schemas (most tools') are checked in plain Python, without jsonschema
+    assert validate({"a": "x"}, FLAT) == "a: 'x' is not of type 'integer'"
+
+
+FLAT = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string", "description": "x"},
+                                          "c": {"type": "number"}, "d": {"type": "boolean", "default": False}},
+        "required": ["a"]}
+
+
+@pytest.mark.parametrize("instance", [
+    {"a": 1}, {"a": 2.0}, {"b": "x"}, {"a": "x"}, {"a": 1, "b": 2}, {"a": True}, [1], {"a": 1, "c": True},
+    {"a": 1, "c": 1.5, "d": True}, {"a": 1, "d": 0}, {"a": 1, "extra": [1]},
+])
+def test_the_flat_fast_path_agrees_with_jsonschema(instance):
+    pytest.importorskip("jsonschema", reason="jsonschema is the reference for the fast path")
+    from mcp_ref.signature import _flat_checker
+    fast = _flat_checker(FLAT)
+    assert fast is not None
+    assert fast(instance) == validate(instance, dict(FLAT, additionalProperties=True))
+
+
+def test_the_fast_path_is_only_for_flat_primitive_schemas():
+    from mcp_ref.signature import _flat_checker
+    assert _flat_checker({"type": "object", "properties": {"a": {"type": "array"}}}) is None
+    assert _flat_checker({"type": "object", "additionalProperties": False}) is None
+    assert _flat_checker({"type": "object", "properties": {"a": {"type": "integer", "minimum": 0}}}) is None
