@@ -32,7 +32,7 @@ import logging
 import threading
 from typing import Any, Callable, Optional
 
-from . import elicitation, lifecycle, roots, sampling
+from . import lifecycle
 from .errors import InvalidParamsError, MethodNotFoundError
 from .features import utilities
 from .features.prompts import Prompts
@@ -66,10 +66,12 @@ class ServerSession(Session):
     # -- client features (Spec: client/roots, client/elicitation); see roots.py, elicitation.py
     def list_roots(self, *, timeout: Optional[float] = None) -> list:
         """The client's roots (``roots/list``); ``CapabilityNotSupported`` when it declared none."""
+        from . import roots  # client features load on first use
         return roots.list_roots(self, timeout=timeout)
 
     def complete_elicitation(self, elicitation_id: str) -> None:
         """Send ``notifications/elicitation/complete`` for a URL mode elicitation (2025-11-25)."""
+        from . import elicitation  # client features load on first use
         elicitation.send_complete(self, elicitation_id)
 
 
@@ -104,6 +106,7 @@ class Context(RequestContext):
         dicts, or strings for user text). Options: ``model_preferences``,
         ``include_context``, ``temperature``, ``stop_sequences``, ``metadata``,
         ``tools``, ``tool_choice``, ``timeout``, ``meta``. Spec: client/sampling."""
+        from . import sampling  # client features load on first use
         return sampling.create_message(self, messages, max_tokens=max_tokens, system_prompt=system_prompt,
                                        **options)
 
@@ -111,16 +114,19 @@ class Context(RequestContext):
         """Ask the user to fill in a form (``elicitation/create``, form mode); returns an
         ``ElicitResult`` whose accepted content has been validated against the schema.
         Spec: client/elicitation."""
+        from . import elicitation  # client features load on first use
         return elicitation.elicit_form(self, message, requested_schema, timeout=timeout)
 
     def elicit_url(self, message: str, url: str, elicitation_id: str, *, timeout: Optional[float] = None):
         """Send the user to ``url`` (URL mode elicitation, 2025-11-25); returns an
         ``ElicitResult`` (accept = the user consented). Finish with
         ``ctx.session.complete_elicitation(elicitation_id)``. Spec: client/elicitation."""
+        from . import elicitation  # client features load on first use
         return elicitation.elicit_url(self, message, url, elicitation_id, timeout=timeout)
 
     def list_roots(self, *, timeout: Optional[float] = None) -> list:
         """The client's roots (``roots/list``) as ``Root`` objects. Spec: client/roots."""
+        from . import roots  # client features load on first use
         return roots.list_roots(self, timeout=timeout)
 
     # -- logging (Spec: server/utilities/logging); see features/utilities.py
