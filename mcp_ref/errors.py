@@ -198,6 +198,9 @@ class InvalidMessage(Exception):
         self.code = code
         self.message = message
         self.id = id
+        # A malformed *response* is never answered: the peer would match an error
+        # carrying that id to its own request of the same id.
+        self.is_response = False
 
 
 def require(module: str, package: str, feature: str):

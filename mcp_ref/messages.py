@@ -140,7 +140,20 @@ def decode(data: Union[str, bytes]) -> Union[Message, list]:
 
 
 def from_dict(obj: Any) -> Message:
-    """Turn one decoded JSON value into a message; see ``decode`` for errors."""
+    """Turn one decoded JSON value into a message; see ``decode`` for errors.
+
+    A bad frame shaped like a response (no ``method``; a ``result`` or an
+    ``error``) raises with ``is_response`` set, so the receiver does not answer it.
+    """
+    try:
+        return _from_dict(obj)
+    except InvalidMessage as bad:
+        if isinstance(obj, dict) and "method" not in obj and ("result" in obj or "error" in obj):
+            bad.is_response = True
+        raise
+
+
+def _from_dict(obj: Any) -> Message:
     if not isinstance(obj, dict):
         raise InvalidMessage(INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
     raw_id = obj.get("id")

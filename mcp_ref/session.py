@@ -461,6 +461,9 @@ class Session:
             try:
                 message = self.transport.receive()
             except InvalidMessage as bad:
+                if bad.is_response:                # never answer a response (rule 5 of messages)
+                    self._on_bad_response(bad)
+                    continue
                 job = self._reply_job(ErrorResponse(bad.id, ErrorObject(bad.code, bad.message)))
             except Exception as exc:              # the transport broke
                 reason = f"transport failed: {exc}"
@@ -646,6 +649,13 @@ class Session:
             self._notice(lambda w: w.settle(message), waiter)
         else:
             waiter.settle(message)
+
+    def _on_bad_response(self, bad: InvalidMessage) -> None:
+        """A malformed reply: fail the request it names (if any) instead of letting it time out."""
+        log.warning("%s: malformed response from the peer (id %r): %s", self._name, bad.id, bad.message)
+        if bad.id is not None:
+            self._on_response(ErrorResponse(bad.id, ErrorObject(
+                bad.code, f"the peer sent a malformed response: {bad.message}")))
 
     def _on_cancelled(self, params: dict) -> None:
         """Spec: basic/utilities/cancellation: unknown, late or malformed cancels are ignored;

@@ -19,7 +19,7 @@ import pytest
 
 from conftest import _wire_validator
 from helpers import WAIT, RawPeer, Recorder, is_method, is_reply_to, mcp_threads, run_in_thread
-from mcp_ref.errors import (ConnectionClosed, InvalidParamsError, McpError, MethodNotFoundError, RequestCancelled,
+from mcp_ref.errors import (ConnectionClosed, InvalidParamsError, InvalidRequestError, McpError, MethodNotFoundError, RequestCancelled,
                             RequestTimeout, SessionError)
 from mcp_ref import session as session_module
 from mcp_ref.session import MAX_TOTAL_FACTOR, Session
@@ -830,9 +830,6 @@ def test_a_handler_returning_a_non_object_is_an_internal_error_not_an_invalid_re
         session.close()
 
 
-@pytest.mark.xfail(strict=True, reason="library bug: a malformed *response* from the peer is answered with an "
-                                       "error response carrying its id, which the peer matches to its own "
-                                       "request of that id (JSON-RPC never answers responses)")
 def test_a_malformed_response_is_not_answered_with_its_id():
     """The peer (which, like us, numbers its requests from 1) sends a malformed
     answer to our request 1. Whatever we do about it, we must not send back an
@@ -851,5 +848,7 @@ def test_a_malformed_response_is_not_answered_with_its_id():
         peer.recv_reply("p", skipped=skipped)
         answers = [m for m in skipped if isinstance(m, dict) and "method" not in m]
         assert not [m for m in answers if m.get("id") in (1, 2, 3)], answers
+        with pytest.raises(InvalidRequestError, match="malformed response"):
+            pending.result()                         # failed at once, not left to time out
     finally:
         session.close()
