@@ -93,6 +93,9 @@ def _bytes_block(data: bytes) -> Model:
                     "mcp_ref.types.image(data, mime_type) or audio(data, mime_type)")
 
 
+_SCALARS = frozenset((str, int, float, bool))
+
+
 def to_content(value: Any) -> list:
     """What a tool returned, as a list of content blocks (rules 4 and 5)."""
     if value is None:
@@ -290,6 +293,11 @@ class Tools:
                 raise
             log.info("tool %s failed: %s", name, exc, exc_info=True)
             return error_result(str(exc) or type(exc).__name__, version)
+        if entry.check_output is None and type(value) in _SCALARS:
+            # The common case, built directly: the same dict CallToolResult.to_dict
+            # gives, without the dataclass round trip on the hot path (bench/).
+            text = value if type(value) is str else json.dumps(value)
+            return {"content": [{"type": "text", "text": text}]}
         try:
             return self._result(entry, value).to_dict(version)
         except (TypeError, ValueError) as exc:
