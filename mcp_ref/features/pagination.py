@@ -19,6 +19,7 @@ Rules:
 import base64
 import binascii
 import json
+import threading
 from typing import Optional
 
 from ..errors import InvalidParamsError
@@ -56,3 +57,50 @@ def paginate(numbered: list, params: Optional[dict], page_size: Optional[int], l
         return [item for _, item in numbered], None
     page = numbered[:page_size]
     return [item for _, item in page], make_cursor(list_name, page[-1][0])
+
+
+class NamedRegistry:
+    """What tools and prompts share: entries by name in registration order (each
+    with a ``serial``), a lock, ``remove``, the paginated list handler, and the
+    list_changed notification. A subclass sets ``KIND`` (the list's name on the
+    wire), ``NOUN``, ``CHANGED`` (the notification method) and ``ITEM`` (the
+    entry attribute holding the listed object)."""
+
+    KIND = NOUN = CHANGED = ITEM = ""
+
+    def __init__(self, owner, context_class: type):
+        self.owner = owner                   # the server: page_size, _list_changed(method)
+        self.context_class = context_class
+        self._entries: dict = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def list(self) -> list:
+        """The registered objects, in registration order."""
+        with self._lock:
+            return [getattr(entry, self.ITEM) for entry in self._entries.values()]
+
+    def _register(self, name: str, entry) -> None:
+        with self._lock:
+            if name in self._entries:
+                raise ValueError(f"a {self.NOUN} named {name!r} is already registered")
+            self._entries[name] = entry
+        self.owner._list_changed(self.CHANGED)
+
+    def remove(self, name: str) -> None:
+        """Unregister by name; KeyError when there is none of that name."""
+        with self._lock:
+            del self._entries[name]
+        self.owner._list_changed(self.CHANGED)
+
+    def handle_list(self, ctx, params: dict) -> dict:
+        """Spec: server/tools#listing-tools, server/prompts#listing-prompts, server/utilities/pagination."""
+        with self._lock:
+            numbered = [(entry.serial, getattr(entry, self.ITEM)) for entry in self._entries.values()]
+        page, cursor = paginate(numbered, params, self.owner.page_size, self.KIND)
+        result = {self.KIND: [item.to_dict(ctx.protocol_version) for item in page]}
+        if cursor is not None:
+            result["nextCursor"] = cursor
+        return result

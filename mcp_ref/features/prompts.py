@@ -18,14 +18,13 @@ Rules:
 4. A message whose content a session's revision does not know (audio before
    2025-03-26, resource_link before 2025-06-18) is left out for that session.
 """
-import threading
 from typing import Any, Callable, Optional
 
 from .. import signature
 from ..errors import InvalidParamsError
 from ..types import GetPromptResult, Model, Prompt, PromptArgument, PromptMessage, TextContent, content_from_dict
 from . import as_icons, next_serial
-from .pagination import paginate
+from .pagination import NamedRegistry
 
 __all__ = ["Prompts", "to_messages", "prompt_arguments"]
 
@@ -67,21 +66,10 @@ class _Entry:
         self.serial = next_serial()
 
 
-class Prompts:
+class Prompts(NamedRegistry):
     """The prompts a server offers. ``owner`` is the server (``page_size``, ``_list_changed``)."""
 
-    def __init__(self, owner, context_class: type):
-        self.owner = owner
-        self.context_class = context_class
-        self._entries: dict = {}
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def list(self) -> list:
-        with self._lock:
-            return [entry.prompt for entry in self._entries.values()]
+    KIND, NOUN, CHANGED, ITEM = "prompts", "prompt", "notifications/prompts/list_changed", "prompt"
 
     def get(self, name: str) -> Optional[Prompt]:
         entry = self._entries.get(name)
@@ -97,29 +85,8 @@ class Prompts:
                         description=description if description is not None else signature.description_of(fn),
                         arguments=prompt_arguments(fn, skip), icons=as_icons(icons), meta=meta)
         entry = _Entry(prompt, fn, signature.context_params(fn, skip=skip))
-        with self._lock:
-            if prompt_name in self._entries:
-                raise ValueError(f"a prompt named {prompt_name!r} is already registered")
-            self._entries[prompt_name] = entry
-        self.owner._list_changed("notifications/prompts/list_changed")
+        self._register(prompt_name, entry)
         return prompt
-
-    def remove(self, name: str) -> None:
-        """Unregister a prompt; KeyError when there is none of that name."""
-        with self._lock:
-            del self._entries[name]
-        self.owner._list_changed("notifications/prompts/list_changed")
-
-    # -- handlers
-    def handle_list(self, ctx, params: dict) -> dict:
-        """Spec: server/prompts#listing-prompts."""
-        with self._lock:
-            numbered = [(entry.serial, entry.prompt) for entry in self._entries.values()]
-        page, cursor = paginate(numbered, params, self.owner.page_size, "prompts")
-        result = {"prompts": [prompt.to_dict(ctx.protocol_version) for prompt in page]}
-        if cursor is not None:
-            result["nextCursor"] = cursor
-        return result
 
     def handle_get(self, ctx, params: dict) -> dict:
         """Spec: server/prompts#getting-a-prompt; rules 2 to 4."""

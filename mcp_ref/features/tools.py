@@ -31,7 +31,6 @@ import inspect
 import json
 import logging
 import re
-import threading
 import types
 import typing
 import warnings
@@ -44,7 +43,7 @@ from ..types import (BlobResourceContents, CallToolResult, EmbeddedResource, Mod
 from ..types import audio as audio_content
 from ..types import image as image_content
 from . import as_icons, as_model, next_serial
-from .pagination import paginate
+from .pagination import NamedRegistry
 
 log = logging.getLogger("mcp_ref.server")
 
@@ -200,23 +199,11 @@ class _Entry:
 
 
 # ---------------------------------------------------------------------- the registry
-class Tools:
+class Tools(NamedRegistry):
     """The tools a server offers. ``owner`` is the server: its ``page_size`` and
     ``_list_changed(method)`` are used."""
 
-    def __init__(self, owner, context_class: type):
-        self.owner = owner
-        self.context_class = context_class
-        self._entries: dict = {}
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def list(self) -> list:
-        """The registered ``Tool`` objects, in registration order."""
-        with self._lock:
-            return [entry.tool for entry in self._entries.values()]
+    KIND, NOUN, CHANGED, ITEM = "tools", "tool", "notifications/tools/list_changed", "tool"
 
     def add(self, fn: Callable, *, name: Optional[str] = None, title: Optional[str] = None,
             description: Optional[str] = None, input_schema: Optional[dict] = None,
@@ -243,29 +230,8 @@ class Tools:
                     output_schema=output_schema, annotations=as_model(ToolAnnotations, annotations),
                     icons=as_icons(icons), meta=meta)
         entry = _Entry(tool, fn, _Binder(fn, signature.context_params(fn, skip=skip)), wrap)
-        with self._lock:
-            if tool_name in self._entries:
-                raise ValueError(f"a tool named {tool_name!r} is already registered")
-            self._entries[tool_name] = entry
-        self.owner._list_changed("notifications/tools/list_changed")
+        self._register(tool_name, entry)
         return tool
-
-    def remove(self, name: str) -> None:
-        """Unregister a tool; KeyError when there is none of that name."""
-        with self._lock:
-            del self._entries[name]
-        self.owner._list_changed("notifications/tools/list_changed")
-
-    # -- handlers
-    def handle_list(self, ctx, params: dict) -> dict:
-        """Spec: server/tools#listing-tools."""
-        with self._lock:
-            numbered = [(entry.serial, entry.tool) for entry in self._entries.values()]
-        page, cursor = paginate(numbered, params, self.owner.page_size, "tools")
-        result = {"tools": [tool.to_dict(ctx.protocol_version) for tool in page]}
-        if cursor is not None:
-            result["nextCursor"] = cursor
-        return result
 
     def handle_call(self, ctx, params: dict) -> dict:
         """Spec: server/tools#calling-tools; rules 3 to 5."""
