@@ -211,3 +211,30 @@ def run_in_thread(fn: Callable, *args, name: str = "test-helper", **kwargs):
     thread = threading.Thread(target=target, name=name, daemon=True)
     thread.start()
     return thread, outcome
+
+
+def http_tools_server(name: str):
+    """A server with the tools every HTTP test uses: ``add``, ``count`` (progress)
+    and ``announce`` (a log notification on the request's stream)."""
+    from mcp_ref import Context, Server
+    server = Server(name, version="1.0.0")
+
+    @server.tool
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    @server.tool
+    def count(n: int, ctx: Context) -> str:
+        """Report progress 1..n, then return."""
+        for i in range(1, n + 1):
+            ctx.report_progress(i, n)
+        return f"counted to {n}"
+
+    @server.tool
+    def announce(text: str, ctx: Context) -> str:
+        """Send a log notification about this request, then return."""
+        ctx.notify("notifications/message", {"level": "info", "data": text})
+        return "announced"
+
+    return server

@@ -22,26 +22,11 @@ from mcp_ref.transports.http_client import HttpError, SessionExpired, Streamable
 from mcp_ref.transports.http_server import start_http  # noqa: E402
 
 
+from helpers import http_tools_server  # noqa: E402
+
+
 def make_server() -> Server:
-    server = Server("http-client-test", version="1.0.0")
-
-    @server.tool
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
-
-    @server.tool
-    def count(n: int, ctx: Context) -> str:
-        """Report progress 1..n, then return."""
-        for i in range(1, n + 1):
-            ctx.report_progress(i, n)
-        return f"counted to {n}"
-
-    @server.tool
-    def announce(text: str, ctx: Context) -> str:
-        """Send a log notification about this request, then return."""
-        ctx.notify("notifications/message", {"level": "info", "data": text})
-        return "announced"
+    server = http_tools_server("http-client-test")
 
     @server.tool
     def interrupted(tag: str, n: int, ctx: Context) -> str:

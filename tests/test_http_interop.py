@@ -126,26 +126,11 @@ def sdk_server(tmp_path):
         proc.stderr.close()
 
 
+from helpers import http_tools_server  # noqa: E402
+
+
 def _our_server() -> Server:
-    server = Server("mcp_ref-interop", version="1.0.0")
-
-    @server.tool
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
-
-    @server.tool
-    def count(n: int, ctx: Context) -> str:
-        """Report progress 1..n."""
-        for i in range(1, n + 1):
-            ctx.report_progress(i, n)
-        return f"counted to {n}"
-
-    @server.tool
-    def announce(text: str, ctx: Context) -> str:
-        """Send a log message, then return."""
-        ctx.notify("notifications/message", {"level": "info", "data": text})
-        return "announced"
+    server = http_tools_server("mcp_ref-interop")
 
     @server.tool
     def ping_back(ctx: Context) -> str:

@@ -29,26 +29,11 @@ HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text
 SSE_ACCEPT = {"Accept": "text/event-stream"}
 
 
+from helpers import http_tools_server  # noqa: E402
+
+
 def make_server() -> Server:
-    server = Server("http-test", version="1.0.0")
-
-    @server.tool
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
-
-    @server.tool
-    def count(n: int, ctx: Context) -> str:
-        """Report progress 1..n, then return."""
-        for i in range(1, n + 1):
-            ctx.report_progress(i, n)
-        return f"counted to {n}"
-
-    @server.tool
-    def announce(text: str, ctx: Context) -> str:
-        """Send a log notification about this request, then return."""
-        ctx.notify("notifications/message", {"level": "info", "data": text})
-        return "announced"
+    server = http_tools_server("http-test")
 
     @server.tool
     def interrupted(n: int, ctx: Context) -> str:
