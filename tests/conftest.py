@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import pytest
+from helpers import as_dict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -206,16 +207,7 @@ class WireValidator:
         return count
 
 
-def _as_json(message: Any) -> Any:
-    if isinstance(message, (bytes, bytearray)):
-        message = message.decode("utf-8")
-    if isinstance(message, str):
-        return json.loads(message)
-    if hasattr(message, "to_dict"):
-        return message.to_dict()
-    if isinstance(message, list):
-        return [_as_json(item) for item in message]
-    return message
+_as_json = as_dict          # one definition, in tests/helpers.py
 
 
 def _shape(message: dict) -> str:

@@ -47,7 +47,7 @@ from .. import lifecycle
 from ..errors import INTERNAL_ERROR, ConnectionClosed, InvalidMessage, require
 from ..messages import ErrorObject, ErrorResponse, Notification, Request, Response, decode, encode
 from .sse_client import (CLOSED, HttpError, SessionExpired, content_type, http_error, http_session, iter_body,
-                         settle_request, shutdown_response)
+                         settle_request, shutdown_response, take)
 
 log = logging.getLogger("mcp_ref.http")
 
@@ -143,11 +143,7 @@ class StreamableHttpTransport:
             self._start_get_stream()
 
     def receive(self):
-        item = self._inbox.get()
-        if item is CLOSED:
-            self._inbox.put(CLOSED)
-            return None
-        return item
+        return take(self._inbox)
 
     def close(self) -> None:
         """Rule 7. Idempotent."""

@@ -45,6 +45,15 @@ __all__ = ["SseClientTransport", "AutoHttpTransport", "HttpError", "SessionExpir
 CLOSED = object()              # inbox sentinel
 
 
+def take(inbox):
+    """The next message of a reader-fed inbox; None once closed (and for every later call)."""
+    item = inbox.get()
+    if item is CLOSED:
+        inbox.put(CLOSED)
+        return None
+    return item
+
+
 class HttpError(SessionError):
     """An HTTP failure: an error status (``.status``), an unusable answer or no answer at all
     (``.status`` None). ``.body`` holds the start of the response body."""
@@ -240,11 +249,7 @@ class SseClientTransport:
             raise http_error(response, f"POST {self.endpoint}")
 
     def receive(self):
-        item = self._inbox.get()
-        if item is CLOSED:
-            self._inbox.put(CLOSED)
-            return None
-        return item
+        return take(self._inbox)
 
     def close(self) -> None:
         if self._closed.is_set():
