@@ -15,8 +15,12 @@ and the id (when readable) so the receiver can answer it.
 This module does no I/O. Spec: basic/index#responses (error codes),
 server/resources#error-handling (-32002), client/elicitation (-32042),
 client/sampling#error-handling (-1).
+
+``get_logger`` is here because every layer needs a log for the details an
+error answer leaves out, and ``logging`` costs a stdio server a sizeable share
+of its start-up (bench/bench_stdio.py): the logger is created on first use.
 """
-from typing import Any, Optional
+from __future__ import annotations
 
 # JSON-RPC 2.0 standard codes.
 PARSE_ERROR = -32700
@@ -36,7 +40,7 @@ class McpError(Exception):
     code = INTERNAL_ERROR
     _by_code: dict = {}
 
-    def __init__(self, message: str, data: Any = None, *, code: Optional[int] = None):
+    def __init__(self, message: str, data: object = None, *, code: int | None = None):
         super().__init__(message)
         self.message = message
         self.data = data
@@ -122,7 +126,7 @@ class ConnectionClosed(SessionError):
     the server process ended.
     """
 
-    def __init__(self, reason: str = "connection closed", *, exit_code: Optional[int] = None,
+    def __init__(self, reason: str = "connection closed", *, exit_code: int | None = None,
                  stderr_tail: str = ""):
         detail = reason
         if exit_code is not None:
@@ -161,7 +165,7 @@ class StructuredOutputError(SessionError):
     (checked by the client; Spec: server/tools#output-schema). ``result`` holds the
     whole ``CallToolResult``, so nothing is lost; ``tool`` is the tool's name."""
 
-    def __init__(self, message: str, result: Any, tool: str):
+    def __init__(self, message: str, result: object, tool: str):
         super().__init__(message)
         self.result = result
         self.tool = tool
@@ -170,7 +174,7 @@ class StructuredOutputError(SessionError):
 class UnsupportedProtocolVersion(SessionError):
     """The peer chose a protocol revision we do not support."""
 
-    def __init__(self, version: Any, supported=()):
+    def __init__(self, version: object, supported=()):
         super().__init__(f"unsupported protocol version {version!r}; supported: {', '.join(supported)}")
         self.version = version
         self.supported = tuple(supported)
@@ -193,7 +197,7 @@ class InvalidMessage(Exception):
     receiver answers ``{"id": id, "error": ...}`` (id null otherwise).
     """
 
-    def __init__(self, code: int, message: str, id: Any = None):
+    def __init__(self, code: int, message: str, id: object = None):
         super().__init__(message)
         self.code = code
         self.message = message
@@ -210,3 +214,24 @@ def require(module: str, package: str, feature: str):
         return importlib.import_module(module)
     except ImportError:
         raise MissingDependency(package, feature) from None
+
+
+class _LazyLogger:
+    """A ``logging.Logger`` stand-in that imports ``logging`` on its first call."""
+
+    __slots__ = ("name", "_logger")
+
+    def __init__(self, name: str):
+        self.name = name
+        self._logger = None
+
+    def __getattr__(self, attr):                # debug, info, warning, exception, ...
+        if self._logger is None:
+            import logging
+            self._logger = logging.getLogger(self.name)
+        return getattr(self._logger, attr)
+
+
+def get_logger(name: str) -> _LazyLogger:
+    """The logger ``name``, loaded when something is first logged."""
+    return _LazyLogger(name)

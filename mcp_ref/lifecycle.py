@@ -21,7 +21,7 @@ Per-revision differences are data here (``since``), so feature code asks
 ``at_least(version, "2025-06-18")`` instead of comparing strings by hand.
 This module does no I/O and starts no threads.
 """
-from typing import Optional
+from __future__ import annotations
 
 from .errors import CapabilityNotSupported, InvalidRequestError, MethodNotFoundError
 
@@ -37,21 +37,21 @@ READY = "ready"              # initialized received (server) / sent (client)
 CLOSED = "closed"
 
 
-def negotiate(requested: Optional[str]) -> str:
+def negotiate(requested: str | None) -> str:
     """The revision a server answers to a client that asked for ``requested``."""
     return requested if requested in SUPPORTED_REVISIONS else LATEST_REVISION
 
 
-def is_supported(version: Optional[str]) -> bool:
+def is_supported(version: str | None) -> bool:
     return version in SUPPORTED_REVISIONS
 
 
-def at_least(version: Optional[str], revision: str) -> bool:
+def at_least(version: str | None, revision: str) -> bool:
     """True when ``version`` is ``revision`` or newer (ISO dates compare as strings)."""
     return version is not None and version >= revision
 
 
-def batches_allowed(version: Optional[str]) -> bool:
+def batches_allowed(version: str | None) -> bool:
     """Spec: 2025-03-26 basic/index#batching; removed in 2025-06-18."""
     return version == "2025-03-26"
 
@@ -74,7 +74,7 @@ def check_inbound(state: str, method: str) -> None:
                                   "(send initialize first)")
 
 
-def has_capability(capabilities: Optional[dict], path: str) -> bool:
+def has_capability(capabilities: dict | None, path: str) -> bool:
     """``path`` like ``"tools"`` or ``"resources.subscribe"`` or ``"elicitation.url"``."""
     node = capabilities or {}
     for part in path.split("."):
@@ -84,13 +84,13 @@ def has_capability(capabilities: Optional[dict], path: str) -> bool:
     return True
 
 
-def require_peer_capability(capabilities: Optional[dict], path: str, what: str) -> None:
+def require_peer_capability(capabilities: dict | None, path: str, what: str) -> None:
     """Refuse locally to use a feature the peer did not declare."""
     if not has_capability(capabilities, path):
         raise CapabilityNotSupported(f"{what} needs the peer capability {path!r}, which it did not declare")
 
 
-def require_own_capability(capabilities: Optional[dict], path: Optional[str], method: str) -> None:
+def require_own_capability(capabilities: dict | None, path: str | None, method: str) -> None:
     """Answer -32601 for a request of a capability we did not declare."""
     if path and not has_capability(capabilities, path):
         raise MethodNotFoundError(f"Method not found: {method} (capability {path!r} not declared)")
