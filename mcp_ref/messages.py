@@ -1,4 +1,4 @@
-"""JSON-RPC 2.0 messages: four frozen dataclasses, one decoder, one encoder.
+"""JSON-RPC 2.0 messages: four small value classes, one decoder, one encoder.
 
 Rules (Spec: basic/index#messages, basic/index#json-rpc-batching (2025-03-26 only)):
 
@@ -20,22 +20,45 @@ Rules (Spec: basic/index#messages, basic/index#json-rpc-batching (2025-03-26 onl
 
 This module does no I/O.
 """
+from __future__ import annotations
+
 import json
-from dataclasses import dataclass
-from typing import Any, Optional, Union
 
 from .errors import INVALID_REQUEST, PARSE_ERROR, InvalidMessage
 
-RequestId = Union[int, str]
+# Why hand-written classes and not ``@dataclass``: ``dataclasses`` pulls in
+# ``inspect`` and generates code at import time, a cost every stdio server
+# would pay at start-up (bench/bench_stdio.py measures cold start). These four
+# classes need only slots, equality, a readable repr and immutability.
+
+_set = object.__setattr__
 
 
-@dataclass(frozen=True)
-class Request:
+class _Value:
+    __slots__ = ()
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"{type(self).__name__} is immutable: build a new message instead")
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
+
+    def __repr__(self):
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({fields})"
+
+
+class Request(_Value):
     """A call that expects exactly one Response or ErrorResponse with the same id."""
-    id: RequestId
-    method: str
-    params: Optional[dict] = None
-    extra: Optional[dict] = None
+    __slots__ = ("id", "method", "params", "extra")
+
+    def __init__(self, id: int | str, method: str, params: dict | None = None, extra: dict | None = None):
+        _set(self, "id", id)
+        _set(self, "method", method)
+        _set(self, "params", params)
+        _set(self, "extra", extra)
 
     def to_dict(self) -> dict:
         data = {"jsonrpc": "2.0", "id": self.id, "method": self.method}
@@ -44,12 +67,14 @@ class Request:
         return _with_extra(data, self.extra)
 
 
-@dataclass(frozen=True)
-class Notification:
+class Notification(_Value):
     """A one-way message; never answered."""
-    method: str
-    params: Optional[dict] = None
-    extra: Optional[dict] = None
+    __slots__ = ("method", "params", "extra")
+
+    def __init__(self, method: str, params: dict | None = None, extra: dict | None = None):
+        _set(self, "method", method)
+        _set(self, "params", params)
+        _set(self, "extra", extra)
 
     def to_dict(self) -> dict:
         data = {"jsonrpc": "2.0", "method": self.method}
@@ -58,22 +83,26 @@ class Notification:
         return _with_extra(data, self.extra)
 
 
-@dataclass(frozen=True)
-class Response:
+class Response(_Value):
     """The successful answer to the request with the same id."""
-    id: RequestId
-    result: dict
-    extra: Optional[dict] = None
+    __slots__ = ("id", "result", "extra")
+
+    def __init__(self, id: int | str, result: dict, extra: dict | None = None):
+        _set(self, "id", id)
+        _set(self, "result", result)
+        _set(self, "extra", extra)
 
     def to_dict(self) -> dict:
         return _with_extra({"jsonrpc": "2.0", "id": self.id, "result": self.result}, self.extra)
 
 
-@dataclass(frozen=True)
-class ErrorObject:
-    code: int
-    message: str
-    data: Any = None
+class ErrorObject(_Value):
+    __slots__ = ("code", "message", "data")
+
+    def __init__(self, code: int, message: str, data: object = None):
+        _set(self, "code", code)
+        _set(self, "message", message)
+        _set(self, "data", data)
 
     def to_dict(self) -> dict:
         error = {"code": self.code, "message": self.message}
@@ -82,30 +111,33 @@ class ErrorObject:
         return error
 
 
-@dataclass(frozen=True)
-class ErrorResponse:
+class ErrorResponse(_Value):
     """The failed answer; ``id`` is None only when the request's id was unreadable."""
-    id: Optional[RequestId]
-    error: ErrorObject
-    extra: Optional[dict] = None
+    __slots__ = ("id", "error", "extra")
+
+    def __init__(self, id: int | str | None, error: ErrorObject, extra: dict | None = None):
+        _set(self, "id", id)
+        _set(self, "error", error)
+        _set(self, "extra", extra)
 
     def to_dict(self) -> dict:
         data = {"jsonrpc": "2.0", "id": self.id, "error": self.error.to_dict()}
         return _with_extra(data, self.extra)
 
 
-Message = Union[Request, Notification, Response, ErrorResponse]
+Message = (Request, Notification, Response, ErrorResponse)    # for isinstance checks
+RequestId = (int, str)
 _KNOWN = frozenset(("jsonrpc", "id", "method", "params", "result", "error"))
 
 
-def _with_extra(data: dict, extra: Optional[dict]) -> dict:
+def _with_extra(data: dict, extra: dict | None) -> dict:
     if extra:
         for key, value in extra.items():
             data.setdefault(key, value)
     return data
 
 
-def is_request_id(value: Any) -> bool:
+def is_request_id(value: object) -> bool:
     """True for a string or an integer (a bool is not an id, nor is 1.5)."""
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
@@ -115,7 +147,7 @@ def error_response(invalid: InvalidMessage) -> ErrorResponse:
     return ErrorResponse(invalid.id, ErrorObject(invalid.code, invalid.message))
 
 
-def decode(data: Union[str, bytes]) -> Union[Message, list]:
+def decode(data: str | bytes):
     """Parse one frame (one JSON text) into a message, or a list for a batch.
 
     Raises:
@@ -139,7 +171,7 @@ def decode(data: Union[str, bytes]) -> Union[Message, list]:
     return from_dict(obj)
 
 
-def from_dict(obj: Any) -> Message:
+def from_dict(obj: object):
     """Turn one decoded JSON value into a message; see ``decode`` for errors.
 
     A bad frame shaped like a response (no ``method``; a ``result`` or an
@@ -153,14 +185,16 @@ def from_dict(obj: Any) -> Message:
         raise
 
 
-def _from_dict(obj: Any) -> Message:
+def _from_dict(obj: object):
     if not isinstance(obj, dict):
         raise InvalidMessage(INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
     raw_id = obj.get("id")
     readable_id = raw_id if is_request_id(raw_id) else None
     if obj.get("jsonrpc") != "2.0":
         raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', readable_id)
-    extra = {k: v for k, v in obj.items() if k not in _KNOWN} or None
+    extra = None
+    if len(obj) > 3 and not obj.keys() <= _KNOWN:
+        extra = {k: v for k, v in obj.items() if k not in _KNOWN}
     if "method" in obj:
         method = obj["method"]
         if not isinstance(method, str):
@@ -191,8 +225,12 @@ def _from_dict(obj: Any) -> Message:
                          readable_id)
 
 
-def encode(message: Union[Message, list]) -> str:
+# One encoder, built once: ``json.dumps`` with options builds a new encoder per call.
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+def encode(message) -> str:
     """One line of compact JSON, no trailing newline (a list encodes a batch)."""
     if isinstance(message, list):
-        return json.dumps([m.to_dict() for m in message], separators=(",", ":"), ensure_ascii=False)
-    return json.dumps(message.to_dict(), separators=(",", ":"), ensure_ascii=False)
+        return _encode([m.to_dict() for m in message])
+    return _encode(message.to_dict())

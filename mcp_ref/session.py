@@ -46,23 +46,27 @@ control replies (``ping``, errors for bad frames) that find the pool
 saturated go to a separate control thread, so ``ping`` is answered promptly
 whatever the handlers do.
 """
+from __future__ import annotations
+
 import itertools
-import logging
-import queue
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
 
 from . import lifecycle
 from .errors import (INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosed, InvalidMessage, McpError,
-                     RequestCancelled, RequestTimeout, SessionError)
-from .messages import ErrorObject, ErrorResponse, Notification, Request, RequestId, Response, is_request_id
+                     RequestCancelled, RequestTimeout, SessionError, get_logger)
+from .messages import ErrorObject, ErrorResponse, Notification, Request, Response, is_request_id
 
-log = logging.getLogger("mcp_ref.session")
+log = get_logger("mcp_ref.session")
 
-ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
+TYPE_CHECKING = False
+if TYPE_CHECKING:          # names for annotations only: typing would cost start-up time
+    import queue
+    from typing import Callable
+    ProgressCallback = Callable[[float, "float | None", "str | None"], None]
+    RequestId = int | str
+
 DEFAULT_TIMEOUT = 60.0
 MAX_TOTAL_FACTOR = 10      # hard cap on a progress-extended wait, in multiples of its timeout
 _STOP = object()
@@ -71,17 +75,20 @@ _LOST = object()
 # standby thread hands the reading role to another thread (see _standby).
 INLINE_TAKEOVER = 0.002
 STANDBY_IDLE_CHECKS = 25         # ~50 ms without jobs: the standby sleeps untimed
+_EVENT_LOCK = threading.Lock()   # makes RequestContext.cancelled once, whichever thread asks first
 
 
-@dataclass
 class _Waiter:
-    """A request we sent. The reader fills ``reply`` and sets ``done``; so do cancel and close."""
-    method: str
-    on_progress: Optional[ProgressCallback] = None
-    done: threading.Event = field(default_factory=threading.Event)
-    reply: Any = None
-    heard_at: float = field(default_factory=time.monotonic)
-    ordered: bool = False          # settle after queued progress callbacks (see _on_response)
+    """A request we sent. The reader fills ``reply`` and sets ``done``; so do cancel and close.
+    ``ordered``: settle after queued progress callbacks (see _on_response)."""
+    __slots__ = ("method", "on_progress", "done", "reply", "heard_at", "ordered")
+
+    def __init__(self, method: str, on_progress=None):
+        self.method, self.on_progress = method, on_progress
+        self.done = threading.Event()
+        self.reply = None
+        self.heard_at = time.monotonic()
+        self.ordered = False
 
     def settle(self, reply) -> None:
         if not self.done.is_set():
@@ -109,18 +116,36 @@ class RequestContext:
         # Spec: a token is a string or an integer; echoed exactly as received.
         self.progress_token = token if (isinstance(token, str) or
                                         (isinstance(token, int) and not isinstance(token, bool))) else None
-        self.cancelled = threading.Event()
+        self._cancelled = None             # the Event, made on first use (see ``cancelled``)
         self.finished = False
         self._nested: set = set()          # Pending requests sent on behalf of this one
-        self._last_progress: Optional[float] = None
+        self._last_progress: float | None = None
+
+    @property
+    def cancelled(self) -> threading.Event:
+        """Set when the request is cancelled. Made on first use: most requests finish
+        without anyone asking, and an Event per request is a measurable share of a
+        call's cost (bench/bench_stdio.py)."""
+        event = self._cancelled
+        if event is None:
+            with _EVENT_LOCK:
+                event = self._cancelled
+                if event is None:
+                    event = self._cancelled = threading.Event()
+        return event
+
+    def is_cancelled(self) -> bool:
+        """True once the request was cancelled (without making the Event)."""
+        event = self._cancelled
+        return event is not None and event.is_set()
 
     def check_cancelled(self) -> None:
         """Raise ``RequestCancelled`` when the request was cancelled."""
-        if self.cancelled.is_set():
+        if self.is_cancelled():
             raise RequestCancelled(f"request {self.request_id!r} ({self.method}) was cancelled")
 
-    def report_progress(self, progress: float, total: Optional[float] = None,
-                        message: Optional[str] = None) -> None:
+    def report_progress(self, progress: float, total: float | None = None,
+                        message: str | None = None) -> None:
         """Send ``notifications/progress`` for this request.
 
         Raises:
@@ -138,11 +163,11 @@ class RequestContext:
             params["message"] = message            # the field arrived in 2025-03-26
         self.notify("notifications/progress", params)
 
-    def notify(self, method: str, params: Optional[dict] = None) -> None:
+    def notify(self, method: str, params: dict | None = None) -> None:
         """Send a notification related to this request (HTTP puts it on this request's stream)."""
         self.session.notify(method, params, related_id=self.request_id)
 
-    def request(self, method: str, params: Optional[dict] = None, **options) -> dict:
+    def request(self, method: str, params: dict | None = None, **options) -> dict:
         """Send a request to the peer on behalf of this request and wait for its result.
 
         When this request is cancelled (by the peer, or by close) while the
@@ -183,7 +208,7 @@ class Pending:
     """An outgoing request in flight: ``result()`` waits, ``cancel()`` abandons it."""
 
     def __init__(self, session: "Session", request_id: int, waiter: _Waiter, timeout: float,
-                 reset_on_progress: bool, max_total: Optional[float]):
+                 reset_on_progress: bool, max_total: float | None):
         self.session, self.id, self._waiter = session, request_id, waiter
         self._timeout, self._reset, self._max_total = timeout, reset_on_progress, max_total
         self._start = time.monotonic()
@@ -219,7 +244,7 @@ class Pending:
             raise McpError.from_error({"code": error.code, "message": error.message, "data": error.data})
         raise reply                               # a SessionError settled locally
 
-    def cancel(self, reason: Optional[str] = None) -> None:
+    def cancel(self, reason: str | None = None) -> None:
         """Abandon the request: the waiter fails with RequestCancelled and the peer
         is sent ``notifications/cancelled`` (never for ``initialize``)."""
         waiter = self._waiter
@@ -244,7 +269,7 @@ class _Batch:
     def __init__(self, expected: int, replies: list):
         self.expected, self.replies, self.lock = expected, replies, threading.Lock()
 
-    def add(self, reply) -> Optional[list]:
+    def add(self, reply) -> list | None:
         with self.lock:
             if reply is not None:
                 self.replies.append(reply)
@@ -267,14 +292,14 @@ class Session:
         ping_interval: when set, ping the peer this often; a missed ping closes.
     """
 
-    def __init__(self, transport, handle_request: Callable, handle_notification: Optional[Callable] = None,
+    def __init__(self, transport, handle_request: Callable, handle_notification: Callable | None = None,
                  *, timeout: float = DEFAULT_TIMEOUT, max_workers: int = 16, context_class=RequestContext,
-                 on_close: Optional[Callable] = None, ping_interval: Optional[float] = None, name: str = "mcp"):
+                 on_close: Callable | None = None, ping_interval: float | None = None, name: str = "mcp"):
         self.transport = transport
         self.default_timeout = timeout
-        self.protocol_version: Optional[str] = None   # set by Server/Client once negotiated
+        self.protocol_version: str | None = None   # set by Server/Client once negotiated
         self.closed = False
-        self.close_error: Optional[ConnectionClosed] = None
+        self.close_error: ConnectionClosed | None = None
         self._handle_request = handle_request
         self._handle_notification = handle_notification
         self._context_class = context_class
@@ -289,8 +314,8 @@ class Session:
         pool_lock = threading.Lock()
         self._pool = threading.Condition(pool_lock)
         self._standby_cv = threading.Condition(pool_lock)          # same lock as the pool
-        self._inline_thread: Optional[threading.Thread] = None     # the reader serving inline
-        self._inline_since: Optional[float] = None
+        self._inline_thread: threading.Thread | None = None     # the reader serving inline
+        self._inline_since: float | None = None
         self._inline_count = 0
         self._standby_asleep = False
         self._max_threads = max(1, max_workers) + 1   # handlers + the one reading
@@ -299,8 +324,8 @@ class Session:
         self._leading = False
         self._reading_done = False
         self._backlog: deque = deque()
-        self._notices: Optional[queue.Queue] = None
-        self._control: Optional[queue.Queue] = None
+        self._notices: queue.Queue | None = None
+        self._control: queue.Queue | None = None
         self._helpers: list = []
         self._closed_event = threading.Event()
         self._ping_interval = ping_interval
@@ -319,9 +344,9 @@ class Session:
             self._start_helper("keepalive", self._keepalive)
         return self
 
-    def request(self, method: str, params: Optional[dict] = None, *, timeout: Optional[float] = None,
-                on_progress: Optional[ProgressCallback] = None, reset_timeout_on_progress: bool = False,
-                max_total_timeout: Optional[float] = None, related_id: Optional[RequestId] = None) -> dict:
+    def request(self, method: str, params: dict | None = None, *, timeout: float | None = None,
+                on_progress: ProgressCallback | None = None, reset_timeout_on_progress: bool = False,
+                max_total_timeout: float | None = None, related_id: RequestId | None = None) -> dict:
         """Send a request and block until its result.
 
         A progress token (the request id) is attached when ``on_progress`` is
@@ -337,10 +362,10 @@ class Session:
                                   reset_timeout_on_progress=reset_timeout_on_progress,
                                   max_total_timeout=max_total_timeout, related_id=related_id).result()
 
-    def start_request(self, method: str, params: Optional[dict] = None, *, timeout: Optional[float] = None,
-                      on_progress: Optional[ProgressCallback] = None, reset_timeout_on_progress: bool = False,
-                      max_total_timeout: Optional[float] = None,
-                      related_id: Optional[RequestId] = None) -> Pending:
+    def start_request(self, method: str, params: dict | None = None, *, timeout: float | None = None,
+                      on_progress: ProgressCallback | None = None, reset_timeout_on_progress: bool = False,
+                      max_total_timeout: float | None = None,
+                      related_id: RequestId | None = None) -> Pending:
         """Send a request and return a ``Pending`` handle without waiting."""
         request_id = next(self._ids)
         waiter = _Waiter(method, on_progress)
@@ -364,11 +389,11 @@ class Session:
             max_total_timeout = timeout * MAX_TOTAL_FACTOR
         return Pending(self, request_id, waiter, timeout, reset_timeout_on_progress, max_total_timeout)
 
-    def notify(self, method: str, params: Optional[dict] = None, *, related_id: Optional[RequestId] = None) -> None:
+    def notify(self, method: str, params: dict | None = None, *, related_id: RequestId | None = None) -> None:
         """Send a notification. Raises ConnectionClosed when closed."""
         self._send(Notification(method, params), related_id)
 
-    def ping(self, timeout: Optional[float] = None) -> None:
+    def ping(self, timeout: float | None = None) -> None:
         """Spec: basic/utilities/ping. Raises RequestTimeout or ConnectionClosed."""
         self.request("ping", timeout=timeout)
 
@@ -383,7 +408,7 @@ class Session:
                     log.warning("%s thread %s did not stop (a handler ignores cancellation)",
                                 self._name, thread.name)
 
-    def wait_closed(self, timeout: Optional[float] = None) -> bool:
+    def wait_closed(self, timeout: float | None = None) -> bool:
         """Block until the session has closed (the peer went away or close() ran)."""
         return self._closed_event.wait(timeout)
 
@@ -554,6 +579,7 @@ class Session:
         with self._lock:
             q = getattr(self, attr)
             if q is None:
+                import queue
                 q = queue.Queue()
                 setattr(self, attr, q)
                 self._start_helper(role, lambda: self._drain(q, run))
@@ -571,7 +597,7 @@ class Session:
             except Exception:
                 log.exception("%s: callback failed", self._name)
 
-    def _reply_job(self, reply, batch: Optional[_Batch] = None):
+    def _reply_job(self, reply, batch: _Batch | None = None):
         def job():
             self._reply(reply, None, batch)
         job.control = True
@@ -619,7 +645,7 @@ class Session:
                 job()
         return run_all
 
-    def _on_request(self, request: Request, batch: Optional[_Batch] = None):
+    def _on_request(self, request: Request, batch: _Batch | None = None):
         if request.method == "ping":               # Spec: basic/utilities/ping: answer promptly
             return self._reply_job(Response(request.id, {}), batch)
         ctx = self._context_class(self, request)
@@ -691,7 +717,7 @@ class Session:
             self._handle_notification(message.method, message.params or {})
 
     # ------------------------------------------------------------------ serving (handler threads)
-    def _serve(self, ctx: RequestContext, request: Request, batch: Optional[_Batch] = None) -> None:
+    def _serve(self, ctx: RequestContext, request: Request, batch: _Batch | None = None) -> None:
         try:
             result = self._handle_request(ctx, request.method, request.params or {})
             if not isinstance(result, dict):       # a result is an object on the wire
@@ -708,11 +734,11 @@ class Session:
             ctx.finished = True
             with self._lock:
                 self._inbound.pop(request.id, None)
-        if ctx.cancelled.is_set():                 # Spec: receivers SHOULD NOT respond
+        if ctx.is_cancelled():                     # Spec: receivers SHOULD NOT respond
             reply = None
         self._reply(reply, request.id, batch)
 
-    def _reply(self, reply, related_id, batch: Optional[_Batch]) -> None:
+    def _reply(self, reply, related_id, batch: _Batch | None) -> None:
         if batch is not None:
             reply = batch.add(reply)
             if not reply:

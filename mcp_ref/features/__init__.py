@@ -18,10 +18,9 @@ Rules shared by every area:
 These modules import no server code; the server hands them its ``Context``
 class and a callback for list changes.
 """
-import itertools
-from typing import Optional
+from __future__ import annotations
 
-from ..types import Icon
+import itertools
 
 __all__ = ["as_model", "as_icons", "next_serial"]
 
@@ -41,6 +40,9 @@ def as_model(cls, value):
     raise TypeError(f"expected {cls.__name__} or a dict, not {type(value).__name__}")
 
 
-def as_icons(icons) -> Optional[list]:
+def as_icons(icons) -> list | None:
     """A list of ``Icon`` from icons given as objects or dicts."""
-    return None if icons is None else [as_model(Icon, icon) for icon in icons]
+    if icons is None:
+        return None
+    from ..types import Icon   # types/ load on first use (start-up time, bench/bench_stdio.py)
+    return [as_model(Icon, icon) for icon in icons]

@@ -16,11 +16,10 @@ Rules:
    cursor in ``data``.
 3. ``page_size`` None or 0 means one page holding everything.
 """
-import base64
-import binascii
+from __future__ import annotations
+
 import json
 import threading
-from typing import Optional
 
 from ..errors import InvalidParamsError
 
@@ -28,12 +27,15 @@ __all__ = ["paginate", "make_cursor"]
 
 
 def make_cursor(list_name: str, last_serial: int) -> str:
+    import base64   # here, not at the top: only a paginated list needs it (start-up time)
     data = json.dumps({"l": list_name, "n": last_serial}, separators=(",", ":"))
     return base64.urlsafe_b64encode(data.encode("utf-8")).decode("ascii")
 
 
 def _read_cursor(list_name: str, cursor) -> int:
     """The serial after which the page starts; InvalidParamsError when ``cursor`` is not ours."""
+    import base64
+    import binascii
     try:
         if not isinstance(cursor, str):
             raise ValueError("not a string")
@@ -46,7 +48,7 @@ def _read_cursor(list_name: str, cursor) -> int:
     return serial
 
 
-def paginate(numbered: list, params: Optional[dict], page_size: Optional[int], list_name: str) -> tuple:
+def paginate(numbered: list, params: dict | None, page_size: int | None, list_name: str) -> tuple:
     """``(page, next_cursor or None)`` for a list request's ``params``; ``numbered``
     holds ``(serial, item)`` pairs in serial order."""
     cursor = (params or {}).get("cursor")

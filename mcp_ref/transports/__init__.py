@@ -16,19 +16,27 @@ Optional: ``close_details() -> dict`` with ``exit_code``/``stderr_tail`` to
 enrich ``ConnectionClosed``; a writable ``protocol_version`` attribute (HTTP
 sends it as a header).
 """
-import queue
-from typing import Optional, Protocol, Union
+from __future__ import annotations
 
 from ..errors import INVALID_REQUEST, InvalidMessage
-from ..messages import Message, RequestId, decode, encode
+from ..messages import decode, encode
 
 __all__ = ["Transport", "MemoryTransport", "memory_pair", "TapTransport"]
 
 
-class Transport(Protocol):
-    def send(self, message: Union[Message, list], related_id: Optional[RequestId] = None) -> None: ...
-    def receive(self) -> Union[Message, list, None]: ...
-    def close(self) -> None: ...
+class Transport:
+    """The interface above, as a base class to document it (subclassing is optional:
+    the session only calls the three methods). Not a ``typing.Protocol``, so a stdio
+    server does not import ``typing`` at start-up."""
+
+    def send(self, message, related_id: int | str | None = None) -> None:
+        raise NotImplementedError
+
+    def receive(self):
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
 
 
 _CLOSED = object()
@@ -39,11 +47,11 @@ class MemoryTransport:
     exercise the real encoder and decoder; ``sent`` records every line sent
     when ``record=True``."""
 
-    def __init__(self, inbox: "queue.Queue", max_message_size: int = 0, record: bool = False):
+    def __init__(self, inbox, max_message_size: int = 0, record: bool = False):
         self._inbox = inbox
-        self.peer: Optional["MemoryTransport"] = None
+        self.peer: MemoryTransport | None = None
         self.max_message_size = max_message_size
-        self.sent: Optional[list] = [] if record else None
+        self.sent: list | None = [] if record else None
         self.closed = False
 
     def send(self, message, related_id=None) -> None:
@@ -78,6 +86,7 @@ class MemoryTransport:
 
 def memory_pair(max_message_size: int = 0, record: bool = False):
     """Two linked transports: what one sends, the other receives."""
+    import queue
     a = MemoryTransport(queue.Queue(), max_message_size, record)
     b = MemoryTransport(queue.Queue(), max_message_size, record)
     a.peer, b.peer = b, a
