@@ -28,21 +28,26 @@ Rules:
 Spec: basic/lifecycle, server/tools, server/resources, server/prompts,
 server/utilities/completion, server/utilities/logging, server/utilities/pagination.
 """
-import logging
+from __future__ import annotations
+
 import threading
-from typing import Any, Callable, Optional
 
 from . import lifecycle
-from .errors import InvalidParamsError, MethodNotFoundError
-from .features import utilities
-from .features.prompts import Prompts
-from .features.resources import Resources
-from .features.tools import Tools
-from .features.utilities import Completions, LoggingBridge, Logs, check_level
+from .errors import InvalidParamsError, MethodNotFoundError, get_logger
 from .session import RequestContext, Session
-from .types import Implementation, Prompt, Tool
 
-log = logging.getLogger("mcp_ref.server")
+TYPE_CHECKING = False
+if TYPE_CHECKING:          # names for annotations only
+    import logging
+    from typing import Any, Callable
+
+    from .features.prompts import Prompts
+    from .features.resources import Resources
+    from .features.tools import Tools
+    from .features.utilities import Completions
+    from .types import Implementation, Prompt, Tool
+
+log = get_logger("mcp_ref.server")
 
 __all__ = ["Server", "Context", "ServerSession"]
 
@@ -56,15 +61,24 @@ class ServerSession(Session):
                          context_class=Context, name="mcp-server", **options)
         self.server = server
         self.state = lifecycle.NEW
-        self.client_info: Optional[Implementation] = None
+        self._client_info = None                # clientInfo as sent; see client_info
         self.client_capabilities: dict = {}
-        self.log_level: Optional[str] = None     # set by logging/setLevel
+        self.log_level: str | None = None     # set by logging/setLevel
         self.subscriptions: set = set()         # URIs of resources/subscribe
         self.declared_capabilities: dict = {}   # what initialize offered (the wire copy may omit some)
         self.ready = threading.Event()          # set once notifications/initialized arrived
 
+    @property
+    def client_info(self) -> Implementation | None:
+        """The client's ``clientInfo`` as an ``Implementation`` (None before initialize)."""
+        info = self._client_info
+        if isinstance(info, dict):      # built on first use: types/ cost start-up time
+            from .types import Implementation
+            info = self._client_info = Implementation.from_dict(info)
+        return info
+
     # -- client features (Spec: client/roots, client/elicitation); see roots.py, elicitation.py
-    def list_roots(self, *, timeout: Optional[float] = None) -> list:
+    def list_roots(self, *, timeout: float | None = None) -> list:
         """The client's roots (``roots/list``); ``CapabilityNotSupported`` when it declared none."""
         from . import roots  # client features load on first use
         return roots.list_roots(self, timeout=timeout)
@@ -92,7 +106,7 @@ class Context(RequestContext):
         return self.session.client_capabilities
 
     @property
-    def protocol_version(self) -> Optional[str]:
+    def protocol_version(self) -> str | None:
         return self.session.protocol_version
 
     # -- client features: sampling, elicitation, roots (sampling.py, elicitation.py, roots.py).
@@ -100,7 +114,7 @@ class Context(RequestContext):
     # declare the feature or the session's revision does not know it; a tool turns that
     # into an isError result. Nested requests carry this request's id (related_id), honour
     # ``timeout`` (RequestTimeout) and are cancelled with this request.
-    def sample(self, messages: list, *, max_tokens: int, system_prompt: Optional[str] = None, **options):
+    def sample(self, messages: list, *, max_tokens: int, system_prompt: str | None = None, **options):
         """Ask the client's LLM for a message (``sampling/createMessage``); returns a
         ``CreateMessageResult``. ``messages`` holds ``SamplingMessage`` items (or wire
         dicts, or strings for user text). Options: ``model_preferences``,
@@ -110,30 +124,31 @@ class Context(RequestContext):
         return sampling.create_message(self, messages, max_tokens=max_tokens, system_prompt=system_prompt,
                                        **options)
 
-    def elicit(self, message: str, requested_schema: dict, *, timeout: Optional[float] = None):
+    def elicit(self, message: str, requested_schema: dict, *, timeout: float | None = None):
         """Ask the user to fill in a form (``elicitation/create``, form mode); returns an
         ``ElicitResult`` whose accepted content has been validated against the schema.
         Spec: client/elicitation."""
         from . import elicitation  # client features load on first use
         return elicitation.elicit_form(self, message, requested_schema, timeout=timeout)
 
-    def elicit_url(self, message: str, url: str, elicitation_id: str, *, timeout: Optional[float] = None):
+    def elicit_url(self, message: str, url: str, elicitation_id: str, *, timeout: float | None = None):
         """Send the user to ``url`` (URL mode elicitation, 2025-11-25); returns an
         ``ElicitResult`` (accept = the user consented). Finish with
         ``ctx.session.complete_elicitation(elicitation_id)``. Spec: client/elicitation."""
         from . import elicitation  # client features load on first use
         return elicitation.elicit_url(self, message, url, elicitation_id, timeout=timeout)
 
-    def list_roots(self, *, timeout: Optional[float] = None) -> list:
+    def list_roots(self, *, timeout: float | None = None) -> list:
         """The client's roots (``roots/list``) as ``Root`` objects. Spec: client/roots."""
         from . import roots  # client features load on first use
         return roots.list_roots(self, timeout=timeout)
 
     # -- logging (Spec: server/utilities/logging); see features/utilities.py
-    def log(self, level: str, data: Any, logger: Optional[str] = None) -> bool:
+    def log(self, level: str, data: Any, logger: str | None = None) -> bool:
         """Send ``notifications/message`` on this request's stream, before its response,
         unless the session's level filters it out (then False). ``level`` is one of the
         eight RFC 5424 levels (ValueError otherwise); ``data`` is any JSON value."""
+        from .features.utilities import check_level
         check_level(level)
         return self.server._logs.send(self.session, level, data, logger, related_id=self.request_id)
 
@@ -169,49 +184,120 @@ class Server:
             or (None) once something that can log is registered.
     """
 
-    def __init__(self, name: str, *, version: str = "0.1.0", instructions: Optional[str] = None,
-                 title: Optional[str] = None, description: Optional[str] = None, icons: Optional[list] = None,
-                 website_url: Optional[str] = None, capabilities: Optional[dict] = None,
-                 timeout: float = 60.0, max_workers: int = 16, page_size: Optional[int] = None,
-                 log_level: Optional[str] = None, logging_capability: Optional[bool] = None):
-        self.info = Implementation(name=name, version=version, title=title, description=description,
-                                   icons=icons, website_url=website_url)
+    def __init__(self, name: str, *, version: str = "0.1.0", instructions: str | None = None,
+                 title: str | None = None, description: str | None = None, icons: list | None = None,
+                 website_url: str | None = None, capabilities: dict | None = None,
+                 timeout: float = 60.0, max_workers: int = 16, page_size: int | None = None,
+                 log_level: str | None = None, logging_capability: bool | None = None):
+        self._info_fields = dict(name=name, version=version, title=title, description=description,
+                                 icons=icons, website_url=website_url)
+        self._info = None                       # the Implementation, built on first use (see info)
         self.instructions = instructions
         self.timeout = timeout
         self.max_workers = max_workers
         self.page_size = page_size
-        self.log_level = None if log_level is None else check_level(log_level)
+        if log_level is not None:
+            from .features.utilities import check_level
+            log_level = check_level(log_level)
+        self.log_level = log_level
         self._logging_capability = logging_capability
         self._capability_override = capabilities
         self._roots_changed: list = []          # callbacks fn(session), see on_roots_changed
         self._lock = threading.Lock()
         self.sessions: set = set()
-        # Rule 6: the registries of features/ (read-only views for callers: list(), get()).
-        self.tools = Tools(self, Context)
-        self.resources = Resources(self, Context)
-        self.prompts = Prompts(self, Context)
-        self.completions = Completions(self)
-        self._logs = Logs(self)
+        # Rule 6: the registries of features/, made on first use (see _feature).
+        self._features: dict = {}
+        self._features_lock = threading.Lock()
         self._bridges: list = []
         # Rule 1: one row per method, a literal each, with the capability it needs.
         self._request_handlers = {
             "initialize": (self._on_initialize, None),
-            "tools/list": (self.tools.handle_list, "tools"),
-            "tools/call": (self.tools.handle_call, "tools"),
-            "resources/list": (self.resources.handle_list, "resources"),
-            "resources/templates/list": (self.resources.handle_templates_list, "resources"),
-            "resources/read": (self.resources.handle_read, "resources"),
-            "resources/subscribe": (self.resources.handle_subscribe, "resources.subscribe"),
-            "resources/unsubscribe": (self.resources.handle_unsubscribe, "resources.subscribe"),
-            "prompts/list": (self.prompts.handle_list, "prompts"),
-            "prompts/get": (self.prompts.handle_get, "prompts"),
-            "completion/complete": (self.completions.handle_complete, "completions"),
-            "logging/setLevel": (self._logs.handle_set_level, "logging"),
+            "tools/list": (lambda ctx, params: self.tools.handle_list(ctx, params), "tools"),
+            "tools/call": (lambda ctx, params: self.tools.handle_call(ctx, params), "tools"),
+            "resources/list": (lambda ctx, params: self.resources.handle_list(ctx, params), "resources"),
+            "resources/templates/list": (lambda ctx, params: self.resources.handle_templates_list(ctx, params),
+                                         "resources"),
+            "resources/read": (lambda ctx, params: self.resources.handle_read(ctx, params), "resources"),
+            "resources/subscribe": (lambda ctx, params: self.resources.handle_subscribe(ctx, params),
+                                    "resources.subscribe"),
+            "resources/unsubscribe": (lambda ctx, params: self.resources.handle_unsubscribe(ctx, params),
+                                      "resources.subscribe"),
+            "prompts/list": (lambda ctx, params: self.prompts.handle_list(ctx, params), "prompts"),
+            "prompts/get": (lambda ctx, params: self.prompts.handle_get(ctx, params), "prompts"),
+            "completion/complete": (lambda ctx, params: self.completions.handle_complete(ctx, params),
+                                    "completions"),
+            "logging/setLevel": (lambda ctx, params: self._logs.handle_set_level(ctx, params), "logging"),
         }
         self._notification_handlers = {
             "notifications/initialized": self._on_initialized,
             "notifications/roots/list_changed": self._on_roots_list_changed,
         }
+
+    # ------------------------------------------------------------------ the registries
+    # Made on first use, so a server that offers only tools never imports the modules
+    # of resources, prompts, completion and logging (start-up time, bench/bench_stdio.py).
+    @property
+    def tools(self) -> Tools:
+        """The tools registry (``list()``, ``get(name)``, ``remove(name)``)."""
+        return self._feature("tools")
+
+    @property
+    def resources(self) -> Resources:
+        """The resources and templates registry."""
+        return self._feature("resources")
+
+    @property
+    def prompts(self) -> Prompts:
+        """The prompts registry."""
+        return self._feature("prompts")
+
+    @property
+    def completions(self) -> Completions:
+        """The completer holder (true once a completer is set)."""
+        return self._feature("completions")
+
+    @property
+    def _logs(self):
+        return self._feature("logs")
+
+    def _feature(self, name: str):
+        registry = self._features.get(name)
+        if registry is None:
+            with self._features_lock:
+                registry = self._features.get(name)
+                if registry is None:
+                    registry = self._features[name] = self._make_feature(name)
+        return registry
+
+    def _make_feature(self, name: str):
+        if name == "tools":
+            from .features.tools import Tools
+            return Tools(self, Context)
+        if name == "resources":
+            from .features.resources import Resources
+            return Resources(self, Context)
+        if name == "prompts":
+            from .features.prompts import Prompts
+            return Prompts(self, Context)
+        from .features.utilities import Completions, Logs
+        return Completions(self) if name == "completions" else Logs(self)
+
+    def _count(self, name: str) -> int:
+        """How many items registry ``name`` holds (0 when it was never made)."""
+        registry = self._features.get(name)
+        return len(registry) if registry is not None else 0
+
+    @property
+    def info(self) -> Implementation:
+        """``serverInfo`` as an ``Implementation``."""
+        if self._info is None:
+            from .types import Implementation
+            self._info = Implementation(**self._info_fields)
+        return self._info
+
+    @info.setter
+    def info(self, value: Implementation) -> None:
+        self._info = value
 
     # ------------------------------------------------------------------ capabilities
     def capabilities(self) -> dict:
@@ -221,31 +307,32 @@ class Server:
         if self._capability_override is not None:
             return self._capability_override
         caps: dict = {}
-        if len(self.tools):
+        tools, resources, prompts = self._count("tools"), self._count("resources"), self._count("prompts")
+        if tools:
             caps["tools"] = {"listChanged": True}
-        if len(self.resources):
+        if resources:
             caps["resources"] = {"subscribe": True, "listChanged": True}
-        if len(self.prompts):
+        if prompts:
             caps["prompts"] = {"listChanged": True}
-        if self.completions:
+        if self._features.get("completions"):
             caps["completions"] = {}
-        can_log = bool(len(self.tools) or len(self.resources) or len(self.prompts) or self._bridges)
+        can_log = bool(tools or resources or prompts or self._bridges)
         if self._logging_capability or (self._logging_capability is None and can_log):
             caps["logging"] = {}
         return caps
 
     # ------------------------------------------------------------------ tools (features/tools.py)
-    def tool(self, fn: Optional[Callable] = None, **kwargs):
+    def tool(self, fn: Callable | None = None, **kwargs):
         """Register a tool: ``@server.tool`` or ``@server.tool(name=..., title=..., ...)``.
 
         Keyword arguments are those of ``add_tool``.
         """
         return _decorator(self.add_tool, fn, kwargs)
 
-    def add_tool(self, fn: Callable, *, name: Optional[str] = None, title: Optional[str] = None,
-                 description: Optional[str] = None, input_schema: Optional[dict] = None,
-                 output_schema: Optional[dict] = None, annotations=None, icons: Optional[list] = None,
-                 meta: Optional[dict] = None, structured_output: Optional[bool] = None) -> Tool:
+    def add_tool(self, fn: Callable, *, name: str | None = None, title: str | None = None,
+                 description: str | None = None, input_schema: dict | None = None,
+                 output_schema: dict | None = None, annotations=None, icons: list | None = None,
+                 meta: dict | None = None, structured_output: bool | None = None) -> Tool:
         """Register ``fn`` as a tool; its name, description and schemas come from the
         function unless given. A duplicate name raises ValueError; a name outside the
         2025-11-25 naming guidance warns (``ToolNameWarning``).
@@ -277,10 +364,10 @@ class Server:
             return fn
         return wrap
 
-    def add_resource(self, fn, uri: str, *, name: Optional[str] = None, title: Optional[str] = None,
-                     description: Optional[str] = None, mime_type: Optional[str] = None,
-                     size: Optional[int] = None, annotations=None, icons: Optional[list] = None,
-                     meta: Optional[dict] = None):
+    def add_resource(self, fn, uri: str, *, name: str | None = None, title: str | None = None,
+                     description: str | None = None, mime_type: str | None = None,
+                     size: int | None = None, annotations=None, icons: list | None = None,
+                     meta: dict | None = None):
         """Register a resource (fixed ``uri``; ``fn`` takes no arguments, or is the
         contents itself as ``str``/``bytes``) or a resource template (``uri`` with
         ``{var}``; ``fn`` gets the variables as keyword arguments). ``fn`` returns
@@ -300,13 +387,13 @@ class Server:
         return self.resources.notify_updated(uri)
 
     # ------------------------------------------------------------------ prompts (features/prompts.py)
-    def prompt(self, fn: Optional[Callable] = None, **kwargs):
+    def prompt(self, fn: Callable | None = None, **kwargs):
         """Register a prompt: ``@server.prompt`` or ``@server.prompt(name=..., title=...)``."""
         return _decorator(self.add_prompt, fn, kwargs)
 
-    def add_prompt(self, fn: Callable, *, name: Optional[str] = None, title: Optional[str] = None,
-                   description: Optional[str] = None, icons: Optional[list] = None,
-                   meta: Optional[dict] = None) -> Prompt:
+    def add_prompt(self, fn: Callable, *, name: str | None = None, title: str | None = None,
+                   description: str | None = None, icons: list | None = None,
+                   meta: dict | None = None) -> Prompt:
         """Register ``fn`` as a prompt: its parameters are the arguments (names verbatim,
         required without a default). It returns a string, ``PromptMessage`` objects,
         content blocks, or a list of them. A duplicate name raises ValueError."""
@@ -317,7 +404,7 @@ class Server:
         self.prompts.remove(name)
 
     # ------------------------------------------------------------------ completion and logging
-    def completion(self, fn: Optional[Callable] = None):
+    def completion(self, fn: Callable | None = None):
         """Register the completer ``fn(ref, argument, context) -> list[str]`` (bare or
         called decorator): ``ref.name`` (prompts) or ``ref.uri`` (templates),
         ``argument.name``/``.value``, ``context.arguments`` or ``context`` None.
@@ -328,15 +415,17 @@ class Server:
             return f
         return register(fn) if fn is not None else register
 
-    def log(self, level: str, data: Any, logger: Optional[str] = None) -> int:
+    def log(self, level: str, data: Any, logger: str | None = None) -> int:
         """Send ``notifications/message`` to every ready session whose level lets it
         through; returns how many. Spec: server/utilities/logging."""
         return self._logs.broadcast(level, data, logger)
 
-    def bridge_logging(self, logger=None, level: int = logging.INFO) -> logging.Handler:
+    def bridge_logging(self, logger=None, level: int = 20) -> logging.Handler:
         """Forward Python ``logging`` records of ``logger`` (a name or Logger; None: the
         root logger) at ``level`` and above to clients as ``notifications/message``.
-        Returns the handler (remove it from the logger to stop)."""
+        Returns the handler (remove it from the logger to stop). ``level`` 20 is ``logging.INFO``."""
+        import logging
+        from .features.utilities import LoggingBridge
         handler = LoggingBridge(self, level)
         target = logger if isinstance(logger, logging.Logger) else logging.getLogger(logger)
         target.addHandler(handler)
@@ -394,11 +483,14 @@ class Server:
         handler, capability = entry
         # What this session was told at initialization (rule 2); a stateless HTTP session had none.
         lifecycle.require_own_capability(session.declared_capabilities or self.capabilities(), capability, method)
-        utilities.current.ctx = ctx                 # for the logging bridge
+        if not self._bridges:
+            return handler(ctx, params)
+        from .features.utilities import current     # the logging bridge finds the request here
+        current.ctx = ctx
         try:
             return handler(ctx, params)
         finally:
-            utilities.current.ctx = None
+            current.ctx = None
 
     def _handle_notification(self, session: ServerSession, method: str, params: dict) -> None:
         handler = self._notification_handlers.get(method)
@@ -417,7 +509,7 @@ class Server:
             raise InvalidParamsError("initialize: capabilities must be an object")
         info = params.get("clientInfo")
         if isinstance(info, dict) and isinstance(info.get("name"), str):
-            session.client_info = Implementation.from_dict(info)
+            session._client_info = info              # an Implementation on first use
         version = lifecycle.negotiate(requested)
         session.protocol_version = version
         session.client_capabilities = capabilities
@@ -428,10 +520,17 @@ class Server:
             # so it stays served (declared_capabilities) but is not named on the wire.
             offered = {key: value for key, value in offered.items() if key != "completions"}
         result = {"protocolVersion": version, "capabilities": offered,
-                  "serverInfo": self.info.to_dict(version)}
+                  "serverInfo": self._server_info(version)}
         if self.instructions:
             result["instructions"] = self.instructions
         return result
+
+    def _server_info(self, version: str) -> dict:
+        fields = self._info_fields
+        if self._info is None and fields["title"] is fields["description"] is fields["icons"] is \
+                fields["website_url"] is None:
+            return {"name": fields["name"], "version": fields["version"]}   # without loading types/
+        return self.info.to_dict(version)
 
     # ------------------------------------------------------------------ client features
     def on_roots_changed(self, fn: Callable) -> Callable:

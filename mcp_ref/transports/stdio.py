@@ -17,18 +17,24 @@ Rules (Spec: basic/transports#stdio, basic/lifecycle#shutdown):
    group), wait; SIGKILL, wait. The child is always reaped: no zombies. What
    is left of its process group afterwards (grandchildren) is killed.
 """
-import collections
+from __future__ import annotations
+
 import os
-import signal
-import subprocess
 import sys
 import threading
-from typing import Callable, Optional, Sequence
 
 from ..errors import INVALID_REQUEST, InvalidMessage
 from ..messages import decode, encode
 
 __all__ = ["StdioServerTransport", "StdioClientTransport", "DEFAULT_MAX_MESSAGE_SIZE"]
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:          # names for annotations only
+    from typing import Callable, Sequence
+
+# The client's modules (subprocess, signal, collections) are imported where the
+# client uses them: a stdio server never spawns anything, and its start-up time
+# is measured (bench/bench_stdio.py).
 
 DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024
 
@@ -130,8 +136,8 @@ class StdioClientTransport:
         close_timeout / terminate_timeout: the waits of the shutdown ladder.
     """
 
-    def __init__(self, argv: Sequence[str], *, env: Optional[dict] = None, cwd: Optional[str] = None,
-                 on_stderr: Optional[Callable[[str], None]] = None, stderr_lines: int = 50,
+    def __init__(self, argv: Sequence[str], *, env: dict | None = None, cwd: str | None = None,
+                 on_stderr: Callable[[str], None] | None = None, stderr_lines: int = 50,
                  max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE, close_timeout: float = 2.0,
                  terminate_timeout: float = 2.0):
         if isinstance(argv, (str, bytes)):
@@ -141,7 +147,9 @@ class StdioClientTransport:
         self.close_timeout = close_timeout
         self.terminate_timeout = terminate_timeout
         self._on_stderr = on_stderr or _pass_through
-        self.stderr_tail = collections.deque(maxlen=stderr_lines)
+        import subprocess
+        from collections import deque
+        self.stderr_tail = deque(maxlen=stderr_lines)
         self._eof = False
         self._closed = False
         self._close_lock = threading.Lock()
@@ -185,6 +193,7 @@ class StdioClientTransport:
         """Exit code and stderr tail, for ConnectionClosed (waits briefly only when the child hung up)."""
         code = self.process.poll()
         if code is None and self._eof:
+            import subprocess
             try:
                 code = self.process.wait(timeout=0.5)
             except subprocess.TimeoutExpired:
@@ -199,6 +208,7 @@ class StdioClientTransport:
             if self._closed:
                 return
             self._closed = True
+        import signal
         proc = self.process
         try:
             proc.stdin.close()
@@ -223,6 +233,7 @@ class StdioClientTransport:
                 pass
 
     def _wait(self, timeout) -> bool:
+        import subprocess
         try:
             self.process.wait(timeout=timeout)
             return True
