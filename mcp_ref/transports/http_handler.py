@@ -15,7 +15,10 @@ Rules:
 2. POST of requests → one ``application/json`` body or a ``text/event-stream``
    (auto: SSE when something is sent before the result; a client accepting
    only one type gets that type); POST of notifications/responses → 202. A
-   batch is split here (only when the session negotiated 2025-03-26).
+   batch is split here (only when the session negotiated 2025-03-26); a batch
+   holding ``initialize`` → 400 in every revision, with or without a session
+   (2025-03-26 basic/lifecycle#initialization: it "MUST NOT be part of a
+   JSON-RPC batch").
 3. A POST without ``Mcp-Session-Id`` must be ``initialize`` (400 otherwise); an
    unknown id → 404; ``MCP-Protocol-Version`` unsupported → 400, absent →
    2025-03-26 (stateless mode: the session's revision; stateful: the session
@@ -54,7 +57,15 @@ SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
 
 
+INITIALIZE_IN_BATCH = "Bad Request: initialize must not be part of a JSON-RPC batch; send it alone"
+
 _date_cache = [0, ""]
+
+
+def _holds_initialize(message) -> bool:
+    """A batch (a list) holding an ``initialize`` request (rule 2)."""
+    return isinstance(message, list) and any(isinstance(m, Request) and m.method == "initialize"
+                                             for m in message)
 
 
 def _http_date() -> str:
@@ -222,6 +233,8 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         session_id = self._header("mcp-session-id")
         created = False
         if session_id is None:
+            if _holds_initialize(message):
+                return self._error(400, INVALID_REQUEST, INITIALIZE_IN_BATCH)
             if not (isinstance(message, Request) and message.method == "initialize"):
                 return self._error(400, INVALID_REQUEST, f"Bad Request: the {SESSION_HEADER} header is required "
                                                          "(send initialize first)")
@@ -251,8 +264,10 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         items = message if batch else [message]
         if batch:
             version = getattr(transport.session, "protocol_version", None)
-            if not lifecycle.batches_allowed(version) or any(
-                    isinstance(m, Request) and m.method == "initialize" for m in items):
+            if _holds_initialize(message):
+                self._error(400, INVALID_REQUEST, INITIALIZE_IN_BATCH)
+                return None
+            if not lifecycle.batches_allowed(version):
                 self._error(400, INVALID_REQUEST, f"Bad Request: JSON-RPC batches are not supported in "
                                                   f"protocol revision {version or '(not negotiated)'}")
                 return None
