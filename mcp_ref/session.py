@@ -56,7 +56,8 @@ from collections import deque
 from . import lifecycle
 from .errors import (INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosed, InvalidMessage, McpError,
                      RequestCancelled, RequestTimeout, SessionError, get_logger)
-from .messages import ErrorObject, ErrorResponse, Notification, Request, Response, is_request_id
+from .messages import (EncodeError, ErrorObject, ErrorResponse, Notification, Request, Response, encode,
+                       is_request_id)
 
 log = get_logger("mcp_ref.session")
 
@@ -424,7 +425,7 @@ class Session:
         try:
             with self._send_lock:
                 self.transport.send(message, related_id)
-        except SessionError:
+        except (SessionError, EncodeError):      # nothing was written: the session is fine
             raise
         except Exception as exc:                 # broken pipe, closed socket
             self._on_close(f"send failed: {exc}")
@@ -747,6 +748,9 @@ class Session:
             return
         try:
             self._send(reply, related_id)
+        except EncodeError as exc:                # the handler's result is not JSON
+            log.error("%s: reply to id %r not sent: %s", self._name, related_id, exc)
+            self._reply(_unencodable(reply), related_id, None)
         except SessionError:
             pass
 
@@ -803,6 +807,17 @@ class Session:
                 continue                            # an answer, even an error, proves liveness
             except SessionError:
                 return
+
+
+def _unencodable(reply):
+    """``reply`` with every message JSON cannot carry replaced by a -32603 error."""
+    if isinstance(reply, list):
+        return [_unencodable(item) for item in reply]
+    try:
+        encode(reply)
+        return reply
+    except EncodeError:
+        return ErrorResponse(reply.id, ErrorObject(INTERNAL_ERROR, "Internal error: the result is not JSON"))
 
 
 def _call_progress(item) -> None:
