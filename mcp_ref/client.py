@@ -14,25 +14,31 @@ Rules:
 4. The client is safe to share between threads: concurrent calls are matched
    by id. It never uses an event loop, so it works inside one too.
 """
-import logging
+from __future__ import annotations
+
 import threading
-from typing import Callable, Optional, Sequence
 
-from . import lifecycle
-from .approval import Approval, Denied, ToolCall, decide
+from . import lifecycle, types
 from .client_requests import VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages
-from .elicitation import ElicitationTracker, answer_elicitation, client_modes
-from .errors import ApprovalDenied, CapabilityNotSupported, MethodNotFoundError, UnsupportedProtocolVersion
-from .roots import as_roots
-from .sampling import answer_create_message
+from .errors import (ApprovalDenied, CapabilityNotSupported, MethodNotFoundError, UnsupportedProtocolVersion,
+                     get_logger)
 from .session import Session
-from .types import CallToolResult, ElicitResult, Implementation, LoggingMessageNotificationParams, Tool
 
-log = logging.getLogger("mcp_ref.client")
+TYPE_CHECKING = False
+if TYPE_CHECKING:          # names for annotations only
+    from typing import Callable, Sequence
+
+    from .types import CallToolResult, Implementation
+
+# The client features (approval, elicitation, roots, sampling) and the types/ classes
+# load where they are first used: a script that only calls tools does not pay for
+# them at import (bench/bench_stdio.py measures import time).
+
+log = get_logger("mcp_ref.client")
 
 __all__ = ["Client"]
 
-DEFAULT_CLIENT_INFO = Implementation(name="mcp_ref", version="0.1.0")
+DEFAULT_CLIENT_INFO = {"name": "mcp_ref", "version": "0.1.0"}     # clientInfo when none is given
 
 
 class _ClassOrInstance:
@@ -90,30 +96,30 @@ class Client(ServerFeatureRequests):
     """
 
     def __init__(self, transport, *, client_info=None, timeout: float = 60.0, init_timeout: float = 10.0,
-                 protocol_version: str = lifecycle.LATEST_REVISION, ping_interval: Optional[float] = None,
-                 max_workers: int = 8, on_notification: Optional[Callable] = None,
-                 sampling: Optional[Callable] = None, sampling_tools: Optional[bool] = None,
-                 elicitation: Optional[Callable] = None, elicitation_url: Optional[Callable] = None,
-                 on_elicitation_complete: Optional[Callable] = None, roots=None,
-                 on_approve: Optional[Callable] = None, validate_output: str = "strict",
-                 on_log: Optional[Callable] = None, on_resource_updated: Optional[Callable] = None,
-                 on_tools_list_changed: Optional[Callable] = None,
-                 on_resources_list_changed: Optional[Callable] = None,
-                 on_prompts_list_changed: Optional[Callable] = None):
+                 protocol_version: str = lifecycle.LATEST_REVISION, ping_interval: float | None = None,
+                 max_workers: int = 8, on_notification: Callable | None = None,
+                 sampling: Callable | None = None, sampling_tools: bool | None = None,
+                 elicitation: Callable | None = None, elicitation_url: Callable | None = None,
+                 on_elicitation_complete: Callable | None = None, roots=None,
+                 on_approve: Callable | None = None, validate_output: str = "strict",
+                 on_log: Callable | None = None, on_resource_updated: Callable | None = None,
+                 on_tools_list_changed: Callable | None = None,
+                 on_resources_list_changed: Callable | None = None,
+                 on_prompts_list_changed: Callable | None = None):
         if validate_output not in VALIDATE_OUTPUT_MODES:
             raise ValueError(f"validate_output must be one of {VALIDATE_OUTPUT_MODES}, not {validate_output!r}")
-        if isinstance(client_info, dict):
-            client_info = Implementation.from_dict(client_info)
-        self.client_info = client_info or DEFAULT_CLIENT_INFO
+        if client_info is None or isinstance(client_info, dict):
+            client_info = types.Implementation.from_dict(client_info or DEFAULT_CLIENT_INFO)
+        self.client_info = client_info
         self.transport = transport
         self.timeout = timeout
         self.init_timeout = init_timeout
         self.requested_version = protocol_version
         self.on_notification = on_notification
-        self.server_info: Optional[Implementation] = None
+        self.server_info: Implementation | None = None
         self.server_capabilities: dict = {}
-        self.protocol_version: Optional[str] = None
-        self.instructions: Optional[str] = None
+        self.protocol_version: str | None = None
+        self.instructions: str | None = None
         self._tool_cache: dict = {}
         self._output_checks: dict = {}         # tool name -> (outputSchema, validator)
         self.validate_output = validate_output
@@ -127,9 +133,13 @@ class Client(ServerFeatureRequests):
             else sampling_tools
         self.elicitation = elicitation
         self.elicitation_url = elicitation_url
-        self.elicitations = ElicitationTracker(on_elicitation_complete)   # URL elicitations awaited
+        self._on_elicitation_complete_cb = on_elicitation_complete
+        self._elicitations = None
         self.on_approve = on_approve
-        self._roots = None if roots is None else as_roots(roots)
+        self._roots = None
+        if roots is not None:
+            from .roots import as_roots
+            self._roots = as_roots(roots)
         # Rule 3: one row per method the server may ask us, with our capability it needs.
         self._request_handlers: dict = {
             "sampling/createMessage": (self._on_sampling_create_message, "sampling"),
@@ -142,7 +152,7 @@ class Client(ServerFeatureRequests):
         }
         # Callbacks for server notifications (client_requests.py rule 3).
         if on_log is not None:
-            self.on("notifications/message", lambda p: on_log(LoggingMessageNotificationParams.from_dict(p)))
+            self.on("notifications/message", lambda p: on_log(types.LoggingMessageNotificationParams.from_dict(p)))
         if on_resource_updated is not None:
             self.on("notifications/resources/updated", lambda p: on_resource_updated(p.get("uri")))
         for method, callback in (("notifications/tools/list_changed", on_tools_list_changed),
@@ -153,14 +163,23 @@ class Client(ServerFeatureRequests):
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def stdio(cls, argv: Sequence[str], *, env: Optional[dict] = None, cwd: Optional[str] = None,
-              on_stderr: Optional[Callable[[str], None]] = None, close_timeout: float = 2.0,
+    def stdio(cls, argv: Sequence[str], *, env: dict | None = None, cwd: str | None = None,
+              on_stderr: Callable[[str | None, None]] = None, close_timeout: float = 2.0,
               terminate_timeout: float = 2.0, **options) -> "Client":
         """A client for a server spawned as a subprocess; use it as a context manager."""
         from .transports.stdio import StdioClientTransport
         transport = StdioClientTransport(argv, env=env, cwd=cwd, on_stderr=on_stderr,
                                          close_timeout=close_timeout, terminate_timeout=terminate_timeout)
         return cls(transport, **options)
+
+    @property
+    def elicitations(self):
+        """The URL elicitations awaited (``elicitation.ElicitationTracker``), made on first use."""
+        with self._lock:
+            if self._elicitations is None:
+                from .elicitation import ElicitationTracker
+                self._elicitations = ElicitationTracker(self._on_elicitation_complete_cb)
+            return self._elicitations
 
     def capabilities(self) -> dict:
         """What this client declares: a feature only when its callback (or roots) was
@@ -214,7 +233,7 @@ class Client(ServerFeatureRequests):
         if hasattr(self.transport, "protocol_version"):
             self.transport.protocol_version = version
         self.server_capabilities = result.get("capabilities") or {}
-        self.server_info = Implementation.from_dict(result.get("serverInfo") or {"name": "", "version": ""})
+        self.server_info = types.Implementation.from_dict(result.get("serverInfo") or {"name": "", "version": ""})
         self.instructions = result.get("instructions")
         self.session.notify("notifications/initialized")
         return self
@@ -232,8 +251,8 @@ class Client(ServerFeatureRequests):
 
     # ------------------------------------------------------------------ HTTP transports
     @classmethod
-    def http(cls, url: str, *, timeout: Optional[float] = None, headers: Optional[dict] = None, auth=None,
-             verify=True, cert=None, connect_timeout: float = 10.0, read_timeout: Optional[float] = None,
+    def http(cls, url: str, *, timeout: float | None = None, headers: dict | None = None, auth=None,
+             verify=True, cert=None, connect_timeout: float = 10.0, read_timeout: float | None = None,
              on_session_expired: str = "reinitialize", open_get_stream: bool = True, **options) -> "Client":
         """A client for a Streamable HTTP server at ``url``; use it as a context manager.
 
@@ -251,8 +270,8 @@ class Client(ServerFeatureRequests):
         return cls._over_http(transport, timeout, options)
 
     @classmethod
-    def sse(cls, url: str, *, timeout: Optional[float] = None, headers: Optional[dict] = None, auth=None,
-            verify=True, cert=None, connect_timeout: float = 10.0, read_timeout: Optional[float] = None,
+    def sse(cls, url: str, *, timeout: float | None = None, headers: dict | None = None, auth=None,
+            verify=True, cert=None, connect_timeout: float = 10.0, read_timeout: float | None = None,
             endpoint_timeout: float = 10.0, **options) -> "Client":
         """A client for a legacy HTTP+SSE server (2024-11-05) whose SSE stream is at ``url``.
         Connects at once (waits for the ``endpoint`` event); options as ``Client.http``."""
@@ -281,7 +300,7 @@ class Client(ServerFeatureRequests):
     connect = _ClassOrInstance(connect, _for_target)
 
     @classmethod
-    def _over_http(cls, transport, timeout: Optional[float], options: dict) -> "Client":
+    def _over_http(cls, transport, timeout: float | None, options: dict) -> "Client":
         if timeout is not None:
             options["timeout"] = timeout
         try:
@@ -293,16 +312,16 @@ class Client(ServerFeatureRequests):
         return client
 
     # ------------------------------------------------------------------ requests
-    def ping(self, timeout: Optional[float] = None) -> None:
+    def ping(self, timeout: float | None = None) -> None:
         """Spec: basic/utilities/ping."""
         self.session.request("ping", timeout=timeout)
 
-    def list_tools_page(self, cursor: Optional[str] = None) -> tuple:
+    def list_tools_page(self, cursor: str | None = None) -> tuple:
         """One page of tools: ``(tools, next_cursor)``. Spec: server/tools#listing-tools."""
         self._require("tools", "tools/list")
         params = {"cursor": cursor} if cursor is not None else None
         result = self.session.request("tools/list", params)
-        tools = [Tool.from_dict(t) for t in result.get("tools", [])]
+        tools = [types.Tool.from_dict(t) for t in result.get("tools", [])]
         with self._lock:
             for tool in tools:
                 self._tool_cache[tool.name] = tool
@@ -312,9 +331,9 @@ class Client(ServerFeatureRequests):
         """Every tool, following ``nextCursor`` to the last page."""
         return all_pages(self.list_tools_page)
 
-    def call_tool(self, name: str, arguments: Optional[dict] = None, *, timeout: Optional[float] = None,
-                  on_progress: Optional[Callable] = None, reset_timeout_on_progress: bool = False,
-                  max_total_timeout: Optional[float] = None) -> CallToolResult:
+    def call_tool(self, name: str, arguments: dict | None = None, *, timeout: float | None = None,
+                  on_progress: Callable | None = None, reset_timeout_on_progress: bool = False,
+                  max_total_timeout: float | None = None) -> CallToolResult:
         """Call a tool. A result with ``is_error`` is returned, not raised.
 
         ``on_progress(progress, total, message)`` receives progress; with
@@ -323,6 +342,7 @@ class Client(ServerFeatureRequests):
         """
         self._require("tools", "tools/call")
         if self.on_approve is not None:      # human in the loop (approval.py): allow, edit or deny
+            from .approval import Approval, Denied, ToolCall, decide
             try:
                 call = decide(self.on_approve, Approval("tool_call", "request", ToolCall(name, dict(arguments or {})),
                                                         server_info=self.server_info))
@@ -333,7 +353,7 @@ class Client(ServerFeatureRequests):
         result = self.session.request("tools/call", params, timeout=timeout, on_progress=on_progress,
                                       reset_timeout_on_progress=reset_timeout_on_progress,
                                       max_total_timeout=max_total_timeout)
-        result = CallToolResult.from_dict(result)
+        result = types.CallToolResult.from_dict(result)
         self._check_output(name, result)          # client_requests.py rule 4
         return result
 
@@ -349,6 +369,7 @@ class Client(ServerFeatureRequests):
     # -- client features: the bodies live in sampling.py, elicitation.py, roots.py
     def _on_sampling_create_message(self, ctx, params: dict) -> dict:
         """Spec: client/sampling#creating-messages."""
+        from .sampling import answer_create_message
         return answer_create_message(ctx, params, callback=self.sampling,
                                      tools_declared=lifecycle.has_capability(self.capabilities(), "sampling.tools"),
                                      approve=self.on_approve, server_info=self.server_info,
@@ -356,6 +377,7 @@ class Client(ServerFeatureRequests):
 
     def _on_elicitation_create(self, ctx, params: dict) -> dict:
         """Spec: client/elicitation#elicitation-requests."""
+        from .elicitation import answer_elicitation, client_modes
         modes = client_modes(self.capabilities())
         return answer_elicitation(ctx, params, form_callback=self.elicitation if "form" in modes else None,
                                   url_callback=self.elicitation_url if "url" in modes else None,
@@ -374,7 +396,7 @@ class Client(ServerFeatureRequests):
         self.elicitations.complete(params.get("elicitationId"))
 
     @property
-    def roots(self) -> Optional[list]:
+    def roots(self) -> list | None:
         """The roots offered (``None``: roots are not offered)."""
         with self._lock:
             return None if self._roots is None else list(self._roots)
@@ -385,6 +407,7 @@ class Client(ServerFeatureRequests):
         Raises ``ValueError``/``TypeError`` for an invalid root (nothing changes) and
         ``CapabilityNotSupported`` when connected without having offered roots.
         Spec: client/roots#root-list-changes."""
+        from .roots import as_roots
         new = as_roots(roots)
         with self._lock:
             if self._roots is None and self.protocol_version is not None:
@@ -400,15 +423,16 @@ class Client(ServerFeatureRequests):
         ``ElicitResult`` list. Accepted ids are awaited: ``wait_elicitation(id)``
         returns once the server reports them complete, then retry the request.
         Spec: client/elicitation#url-elicitation-required-error."""
+        from .elicitation import answer_elicitation, client_modes
         url_callback = self.elicitation_url if "url" in client_modes(self.capabilities()) else None
         if url_callback is None:
             raise CapabilityNotSupported("URL mode elicitation needs an elicitation_url callback (and 2025-11-25)")
-        return [ElicitResult.from_dict(answer_elicitation(
+        return [types.ElicitResult.from_dict(answer_elicitation(
             None, params, form_callback=None, url_callback=url_callback, approve=self.on_approve,
             server_info=self.server_info, version=self.protocol_version, tracker=self.elicitations))
             for params in error.elicitations]
 
-    def wait_elicitation(self, elicitation_id: str, timeout: Optional[float] = None) -> bool:
+    def wait_elicitation(self, elicitation_id: str, timeout: float | None = None) -> bool:
         """Block until the server reports ``elicitation_id`` complete; False on timeout."""
         return self.elicitations.wait(elicitation_id, timeout)
 

@@ -27,16 +27,20 @@ Rules:
    ``StructuredOutputError`` carrying the result, ``"warn"`` warns
    (``StructuredOutputWarning``) and returns it, ``"off"`` skips the check.
 """
-import logging
+from __future__ import annotations
+
 import warnings
-from typing import Callable, Optional
 
-from . import lifecycle
-from .errors import MissingDependency, StructuredOutputError
-from .types import (CallToolResult, Completion, GetPromptResult, Prompt, ReadResourceResult, Resource,
-                    ResourceTemplate)
+from . import lifecycle, types
+from .errors import MissingDependency, StructuredOutputError, get_logger
 
-log = logging.getLogger("mcp_ref.client")
+TYPE_CHECKING = False
+if TYPE_CHECKING:          # names for annotations only
+    from typing import Callable
+
+    from .types import CallToolResult, Completion, GetPromptResult, ReadResourceResult
+
+log = get_logger("mcp_ref.client")
 
 __all__ = ["ServerFeatureRequests", "StructuredOutputWarning", "VALIDATE_OUTPUT_MODES", "all_pages"]
 
@@ -62,7 +66,7 @@ def all_pages(fetch_page: Callable, limit: int = 10000) -> list:
     return items
 
 
-def _cursor_params(cursor: Optional[str]) -> Optional[dict]:
+def _cursor_params(cursor: str | None) -> dict | None:
     return {"cursor": cursor} if cursor is not None else None
 
 
@@ -72,33 +76,34 @@ class ServerFeatureRequests:
     ``_listeners``, ``_output_checks`` and ``validate_output`` (set by ``Client``)."""
 
     # ------------------------------------------------------------------ resources
-    def list_resources_page(self, cursor: Optional[str] = None) -> tuple:
+    def list_resources_page(self, cursor: str | None = None) -> tuple:
         """One page of resources: ``(resources, next_cursor)``. Spec: server/resources#listing-resources."""
         self._require("resources", "resources/list")
         result = self.session.request("resources/list", _cursor_params(cursor))
-        return [Resource.from_dict(r) for r in result.get("resources", [])], result.get("nextCursor")
+        return [types.Resource.from_dict(r) for r in result.get("resources", [])], result.get("nextCursor")
 
     def list_resources(self) -> list:
         """Every resource, following ``nextCursor``."""
         return all_pages(self.list_resources_page)
 
-    def list_resource_templates_page(self, cursor: Optional[str] = None) -> tuple:
+    def list_resource_templates_page(self, cursor: str | None = None) -> tuple:
         """One page of resource templates: ``(templates, next_cursor)``.
         Spec: server/resources#resource-templates."""
         self._require("resources", "resources/templates/list")
         result = self.session.request("resources/templates/list", _cursor_params(cursor))
-        templates = [ResourceTemplate.from_dict(t) for t in result.get("resourceTemplates", [])]
+        templates = [types.ResourceTemplate.from_dict(t) for t in result.get("resourceTemplates", [])]
         return templates, result.get("nextCursor")
 
     def list_resource_templates(self) -> list:
         """Every resource template, following ``nextCursor``."""
         return all_pages(self.list_resource_templates_page)
 
-    def read_resource(self, uri: str, *, timeout: Optional[float] = None) -> ReadResourceResult:
+    def read_resource(self, uri: str, *, timeout: float | None = None) -> ReadResourceResult:
         """Read a resource: ``result.contents`` holds ``TextResourceContents``/``BlobResourceContents``.
         An unknown URI raises ``ResourceNotFoundError`` (-32002). Spec: server/resources#reading-resources."""
         self._require("resources", "resources/read")
-        return ReadResourceResult.from_dict(self.session.request("resources/read", {"uri": uri}, timeout=timeout))
+        result = self.session.request("resources/read", {"uri": uri}, timeout=timeout)
+        return types.ReadResourceResult.from_dict(result)
 
     def subscribe_resource(self, uri: str) -> None:
         """Ask for ``notifications/resources/updated`` about ``uri`` (see ``on_resource_updated``).
@@ -112,27 +117,27 @@ class ServerFeatureRequests:
         self.session.request("resources/unsubscribe", {"uri": uri})
 
     # ------------------------------------------------------------------ prompts
-    def list_prompts_page(self, cursor: Optional[str] = None) -> tuple:
+    def list_prompts_page(self, cursor: str | None = None) -> tuple:
         """One page of prompts: ``(prompts, next_cursor)``. Spec: server/prompts#listing-prompts."""
         self._require("prompts", "prompts/list")
         result = self.session.request("prompts/list", _cursor_params(cursor))
-        return [Prompt.from_dict(p) for p in result.get("prompts", [])], result.get("nextCursor")
+        return [types.Prompt.from_dict(p) for p in result.get("prompts", [])], result.get("nextCursor")
 
     def list_prompts(self) -> list:
         """Every prompt, following ``nextCursor``."""
         return all_pages(self.list_prompts_page)
 
-    def get_prompt(self, name: str, arguments: Optional[dict] = None) -> GetPromptResult:
+    def get_prompt(self, name: str, arguments: dict | None = None) -> GetPromptResult:
         """Get a prompt's messages; argument values are strings. An unknown prompt or a
         missing required argument raises ``InvalidParamsError``. Spec: server/prompts#getting-a-prompt."""
         self._require("prompts", "prompts/get")
         params = {"name": name}
         if arguments:
             params["arguments"] = dict(arguments)
-        return GetPromptResult.from_dict(self.session.request("prompts/get", params))
+        return types.GetPromptResult.from_dict(self.session.request("prompts/get", params))
 
     # ------------------------------------------------------------------ completion and logging
-    def complete(self, ref, argument, context: Optional[dict] = None) -> Completion:
+    def complete(self, ref, argument, context: dict | None = None) -> Completion:
         """Completion values for one argument of a prompt or resource template (rule 2).
 
         ``ref``: a ``PromptReference``/``ResourceTemplateReference`` or its wire dict
@@ -151,7 +156,7 @@ class ServerFeatureRequests:
             wire = set(context) == {"arguments"} and isinstance(context["arguments"], dict)
             params["context"] = dict(context) if wire else {"arguments": dict(context)}
         result = self.session.request("completion/complete", params)
-        return Completion.from_dict(result.get("completion") or {"values": []})
+        return types.Completion.from_dict(result.get("completion") or {"values": []})
 
     def set_logging_level(self, level: str) -> None:
         """Ask for log messages at ``level`` and above (see ``on_log``); an invalid level
@@ -204,7 +209,7 @@ class ServerFeatureRequests:
             return
         raise StructuredOutputError(message, result, name)
 
-    def _output_check(self, tool) -> Optional[Callable]:
+    def _output_check(self, tool) -> Callable | None:
         """A validator per tool, built once (None without jsonschema)."""
         with self._lock:
             cached = self._output_checks.get(tool.name)

@@ -252,9 +252,9 @@ class EncodeError(ValueError):
 
 
 # Speed: ``json.dumps`` with options builds an encoder on every call. This one is
-# built once; NaN and infinities are refused (they are not JSON); it skips the cycle check (so it keeps no state and threads can share
-# it): a cycle ends in RecursionError, reported as EncodeError like any other value
-# JSON cannot carry.
+# built once. NaN and infinities are refused (they are not JSON). It skips the
+# cycle check, so it keeps no state and threads can share it: a cycle ends in
+# RecursionError, reported as EncodeError like any other value JSON cannot carry.
 _iterencode = json.encoder.c_make_encoder(
     None, json.JSONEncoder().default, json.encoder.encode_basestring, None, ":", ",", False, False, False) \
     if json.encoder.c_make_encoder is not None else None
