@@ -1,0 +1,176 @@
+"""The fast and lazy paths behave like the plain ones they replace.
+
+Start-up time and per-call cost are benchmark targets (bench/bench_stdio.py),
+so some code takes a shorter road: the decoder calls ``raw_decode`` directly,
+one shared C encoder writes every message, modules load on first use, and a
+request's cancel Event is made only when someone asks for it. These tests pin
+what each shortcut must keep: the same results, the same errors, and nothing
+heavy imported before it is needed.
+"""
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from mcp_ref.errors import INTERNAL_ERROR, PARSE_ERROR, InvalidMessage
+from mcp_ref.messages import EncodeError, ErrorObject, ErrorResponse, Notification, Request, Response, decode, encode
+from mcp_ref.session import Session
+from mcp_ref.transports import memory_pair
+
+from helpers import WAIT, RawPeer
+
+ROOT = Path(__file__).resolve().parent.parent
+
+VALID = [
+    '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+    '  {"jsonrpc": "2.0", "id": "a", "method": "x", "params": {"k": [1, 2.5, null, true]}}\r\n',
+    '\t{"jsonrpc":"2.0","method":"notifications/x","params":{"é":"ü ☃"}}\n',
+    '{"jsonrpc":"2.0","id":7,"result":{}}',
+    '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m","data":{"x":1}}}',
+    '[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b"}]',
+    '{"jsonrpc":"2.0","id":1,"method":"m","params":{"n":1e400,"s":"\\ud83d\\ude00"}}',
+]
+INVALID = ['', '   ', '{', '{"a":1} {"b":2}', '{"a":1}x', 'nul', '[1,]', '{"a":NaN', "'x'", '\u00a0{}']
+
+
+def _as_plain(message):
+    return [_as_plain(m) for m in message] if isinstance(message, list) else message.to_dict()
+
+
+@pytest.mark.parametrize("text", VALID)
+def test_decode_gives_what_json_loads_gives(text):
+    for frame in (text, text.encode("utf-8")):
+        assert _as_plain(decode(frame)) == json.loads(text)
+
+
+def test_a_utf8_bom_before_a_byte_frame_is_skipped():
+    assert decode(b"\xef\xbb\xbf" + VALID[0].encode()) == Request(1, "ping")
+
+
+@pytest.mark.parametrize("text", INVALID)
+def test_decode_refuses_what_json_loads_refuses_with_a_parse_error(text):
+    with pytest.raises(ValueError):
+        json.loads(text)
+    with pytest.raises(InvalidMessage) as info:
+        decode(text)
+    assert info.value.code == PARSE_ERROR and info.value.id is None
+    assert info.value.message.startswith("Parse error: ")
+
+
+def test_encode_matches_compact_json_dumps():
+    message = Response("r", {"text": "é ☃ \u2028", "n": [1, 2.5, -0.0, None, True, {"a": {}}], "big": 10 ** 30})
+    assert encode(message) == json.dumps(message.to_dict(), separators=(",", ":"), ensure_ascii=False)
+
+
+@pytest.mark.parametrize("value", [{1, 2}, object(), float("nan"), float("inf"), b"bytes"])
+def test_encode_refuses_what_json_cannot_carry(value):
+    with pytest.raises(EncodeError) as info:
+        encode(Response(1, {"value": value}))
+    assert "cannot encode" in str(info.value)
+
+
+def test_encode_refuses_a_cycle():
+    looped: dict = {}
+    looped["self"] = looped
+    with pytest.raises(EncodeError):
+        encode(Notification("x", looped))
+
+
+def test_encode_is_safe_from_many_threads_at_once():
+    messages = [Response(i, {"items": list(range(i % 50)), "text": "x" * (i % 7)}) for i in range(400)]
+    expected = [json.dumps(m.to_dict(), separators=(",", ":")) for m in messages]
+    results: dict = {}
+
+    def work(offset):
+        results[offset] = [encode(m) for m in messages[offset::4]]
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WAIT)
+    for k in range(4):
+        assert results[k] == expected[k::4]
+
+
+def test_messages_are_values():
+    assert Request(1, "m", {"a": 1}) == Request(1, "m", {"a": 1})
+    assert Request(1, "m") != Request(2, "m") and Request(1, "m") != Notification("m")
+    assert ErrorResponse(1, ErrorObject(-1, "x")) == ErrorResponse(1, ErrorObject(-1, "x"))
+    assert repr(Request(1, "m")) == "Request(id=1, method='m', params=None, extra=None)"
+    with pytest.raises(AttributeError):
+        Response(1, {}).result = {"x": 1}
+
+
+def _session_answering(result):
+    ours, theirs = memory_pair()
+    session = Session(ours, lambda ctx, method, params: result).start()
+    return session, RawPeer(theirs)
+
+
+def test_a_result_json_cannot_carry_is_answered_internal_error_and_the_session_lives():
+    session, peer = _session_answering({"tags": {"a", "b"}})
+    try:
+        reply = peer.request(5, "anything", {})
+        assert reply["id"] == 5 and reply["error"]["code"] == INTERNAL_ERROR
+        assert "not JSON" in reply["error"]["message"]
+        peer.ping()
+        assert not session.closed
+    finally:
+        session.close()
+
+
+def test_sending_a_request_json_cannot_carry_raises_and_nothing_is_written():
+    session, peer = _session_answering({})
+    try:
+        with pytest.raises(EncodeError):
+            session.request("x", {"when": object()}, timeout=WAIT)
+        with pytest.raises(EncodeError):
+            session.notify("notifications/x", {"n": float("nan")})
+        peer.assert_silent()
+        peer.ping()
+        assert session.in_flight == 0 and not session.closed
+    finally:
+        session.close()
+
+
+def test_the_cancel_event_made_late_still_reports_an_earlier_cancellation():
+    started, seen = threading.Event(), {}
+    release = threading.Event()
+
+    def handler(ctx, method, params):
+        seen["before"] = ctx.is_cancelled()
+        started.set()
+        release.wait(WAIT)
+        seen["after"] = (ctx.is_cancelled(), ctx.cancelled.is_set())
+        return {}
+    ours, theirs = memory_pair()
+    session = Session(ours, handler).start()
+    peer = RawPeer(theirs)
+    try:
+        peer.send({"jsonrpc": "2.0", "id": 1, "method": "slow"})
+        assert started.wait(WAIT)
+        peer.notify("notifications/cancelled", {"requestId": 1})
+        peer.ping()                               # the cancellation was read before this answer
+        release.set()
+        session.close()
+        assert seen == {"before": False, "after": (True, True)}
+    finally:
+        release.set()
+        session.close()
+
+
+HEAVY = ["typing", "logging", "dataclasses", "inspect", "subprocess", "queue", "base64", "urllib.parse",
+         "mcp_ref.types.base", "mcp_ref.features.resources", "mcp_ref.features.prompts",
+         "mcp_ref.features.utilities", "mcp_ref.elicitation", "mcp_ref.sampling", "mcp_ref.approval"]
+
+
+@pytest.mark.parametrize("modules", ["mcp_ref.server, mcp_ref.transports.stdio",
+                                     "mcp_ref.client, mcp_ref.transports.stdio", "mcp_ref"])
+def test_importing_a_stdio_server_or_client_loads_nothing_heavy(modules):
+    code = f"import sys, json\nimport {modules}\nprint(json.dumps(sorted(set(sys.modules) & set({HEAVY!r}))))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == [], f"import {modules} loaded these at import time"
