@@ -12,6 +12,15 @@ Rules:
    body that is not JSON → 415, too large → 413, ``Accept`` admitting neither
    JSON nor SSE → 406, bad JSON → 400 with a parse error. Every error body is
    a JSON-RPC error without id; no stack trace leaves the process.
+   A POST body comes with ``Content-Length`` or ``Transfer-Encoding: chunked``
+   (RFC 9112 §6, §7.1), decoded here under the same ``max_body`` limit: 413 as
+   soon as the announced chunks exceed it, before reading them. Neither header
+   → 411; both, conflicting ``Content-Length`` values, malformed chunk framing
+   (strict CRLF, hex sizes) or ``chunked`` not last → 400; another transfer
+   coding → 501. Chunk extensions and trailer fields are read and ignored;
+   the framing around the data may add no more than ``max(max_body, 64 KiB)``
+   bytes (413 beyond). After any refusal the connection is closed (the body
+   stays unread).
 2. POST of requests → one ``application/json`` body or a ``text/event-stream``
    (auto: SSE when something is sent before the result; a client accepting
    only one type gets that type); POST of notifications/responses → 202. A
@@ -57,9 +66,27 @@ SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
 
 
+MAX_CHUNK_LINE = 4096          # bytes of one chunk-size line (with extensions) or trailer line, CRLF included
+FRAMING_MIN = 64 * 1024        # chunk framing allowed beyond the data, at least (rule 1)
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
 INITIALIZE_IN_BATCH = "Bad Request: initialize must not be part of a JSON-RPC batch; send it alone"
 
 _date_cache = [0, ""]
+
+
+def _chunk_size(line: bytes) -> Optional[int]:
+    """The size of a ``chunk-size [chunk-ext] CRLF`` line, None when malformed. Strict:
+    CRLF only, no bare CR, 1*HEXDIG with nothing before it (whitespace is allowed only
+    before ``;``); extensions are not interpreted."""
+    if len(line) > MAX_CHUNK_LINE or not line.endswith(b"\r\n") or b"\r" in line[:-2]:
+        return None
+    size, semicolon, _extensions = line[:-2].partition(b";")
+    if semicolon:
+        size = size.rstrip(b" \t")
+    if not size or not _HEX.issuperset(size):
+        return None
+    return int(size, 16)
 
 
 def _holds_initialize(message) -> bool:
@@ -186,20 +213,75 @@ class McpRequestHandler(BaseHTTPRequestHandler):
 
     # ------------------------------------------------------------------ reading
     def _read_body(self) -> Optional[bytes]:
-        """The request body, or None after answering 415/411/413/400 (rule 1). A refused
+        """The request body, or None after answering 415/411/413/400/501 (rule 1). A refused
         body stays unread, so the connection is closed after the answer."""
         ctype = self._header("content-type", "")
         if ctype.split(";")[0].strip().lower() != "application/json":
             return self._refuse(415, "Unsupported Media Type: Content-Type must be application/json")
-        length = self._header("content-length")
-        if length is None or "chunked" in self._header("transfer-encoding", "").lower():
-            return self._refuse(411, "Length Required: send the body with a Content-Length")
-        size = int(length) if length.strip().isdigit() else -1
-        if size < 0:
+        codings = [c.strip().lower() for value in self.headers.get_all("Transfer-Encoding") or ()
+                   for c in value.split(",") if c.strip()]
+        lengths = {v.strip() for v in self.headers.get_all("Content-Length") or ()}
+        if codings:
+            if lengths:          # RFC 9112 §6.3: a request smuggling risk; refuse rather than guess
+                return self._refuse(400, "Bad Request: both Transfer-Encoding and Content-Length")
+            if self.request_version == "HTTP/1.0":        # RFC 9112 §6.1: faulty framing
+                return self._refuse(400, "Bad Request: Transfer-Encoding in an HTTP/1.0 request")
+            if codings[-1] != "chunked" or "chunked" in codings[:-1]:
+                return self._refuse(400, "Bad Request: chunked must be the last transfer coding, once")
+            if len(codings) > 1:
+                return self._refuse(501, f"Not Implemented: transfer coding "
+                                         f"{', '.join(codings[:-1])!r}; send the body chunked or with a "
+                                         "Content-Length")
+            return self._read_chunked()
+        if not lengths:
+            return self._refuse(411, "Length Required: send the body with a Content-Length or "
+                                     "Transfer-Encoding: chunked")
+        length = lengths.pop() if len(lengths) == 1 else ""
+        if not (length.isdigit() and length.isascii()):
             return self._refuse(400, "Bad Request: invalid Content-Length")
+        size = int(length)
         if size > self.app.max_body:
             return self._refuse(413, f"Payload Too Large: the limit is {self.app.max_body} bytes")
         return self.rfile.read(size)
+
+    def _read_chunked(self) -> Optional[bytes]:
+        """Decode a chunked body (rule 1; RFC 9112 §7.1):
+        ``*(hex-size [;ext] CRLF data CRLF) 0 [;ext] CRLF *(trailer CRLF) CRLF``."""
+        limit = self.app.max_body
+        framing = max(limit, FRAMING_MIN)
+        framing_left = framing                           # size lines, CRLFs and trailers together
+        too_much_framing = f"Payload Too Large: the chunk framing exceeds {framing} bytes"
+        rfile, body = self.rfile, bytearray()
+        while True:
+            line = rfile.readline(MAX_CHUNK_LINE + 1)
+            if not line:
+                return self._refuse(400, "Bad Request: the chunked body ended before its last chunk")
+            framing_left -= len(line)
+            if framing_left < 0:
+                return self._refuse(413, too_much_framing)
+            size = _chunk_size(line)
+            if size is None:
+                return self._refuse(400, f"Bad Request: malformed chunk size line {line[:40]!r}")
+            if size == 0:
+                break
+            if len(body) + size > limit:
+                return self._refuse(413, f"Payload Too Large: the limit is {limit} bytes")
+            data = rfile.read(size)
+            if len(data) < size:
+                return self._refuse(400, "Bad Request: the chunked body ended inside a chunk")
+            if rfile.read(2) != b"\r\n":
+                return self._refuse(400, "Bad Request: a chunk's data is not followed by CRLF")
+            framing_left -= 2
+            body += data
+        while True:                                        # the trailer section, ignored
+            line = rfile.readline(MAX_CHUNK_LINE + 1)
+            framing_left -= len(line)
+            if line == b"\r\n":
+                return bytes(body)
+            if framing_left < 0:
+                return self._refuse(413, too_much_framing)
+            if not line.endswith(b"\r\n") or b":" not in line or b"\r" in line[:-2]:
+                return self._refuse(400, "Bad Request: malformed trailer section of a chunked body")
 
     def _refuse(self, status: int, message: str) -> None:
         self.close_connection = True
