@@ -66,6 +66,7 @@ class ServerSession(Session):
         self.log_level: str | None = None     # set by logging/setLevel
         self.subscriptions: set = set()         # URIs of resources/subscribe
         self.declared_capabilities: dict = {}   # what initialize offered (the wire copy may omit some)
+        self.checked_capabilities: set = set()  # of those, the ones a request has already needed
         self.ready = threading.Event()          # set once notifications/initialized arrived
 
     @property
@@ -478,11 +479,15 @@ class Server:
         entry = self._request_handlers.get(method)
         if entry is None:
             raise MethodNotFoundError(f"Method not found: {method}")
-        session: ServerSession = ctx.session
-        lifecycle.check_inbound(session.state, method)
         handler, capability = entry
-        # What this session was told at initialization (rule 2); a stateless HTTP session had none.
-        lifecycle.require_own_capability(session.declared_capabilities or self.capabilities(), capability, method)
+        session: ServerSession = ctx.session
+        if session.state != lifecycle.READY or capability not in session.checked_capabilities:
+            lifecycle.check_inbound(session.state, method)
+            # What this session was told at initialization (rule 2); a stateless HTTP session had none.
+            declared = session.declared_capabilities
+            lifecycle.require_own_capability(declared or self.capabilities(), capability, method)
+            if declared and capability is not None and session.state == lifecycle.READY:
+                session.checked_capabilities.add(capability)    # what it was told never changes
         if not self._bridges:
             return handler(ctx, params)
         from .features.utilities import current     # the logging bridge finds the request here

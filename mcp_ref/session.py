@@ -110,16 +110,18 @@ class RequestContext:
         self.session = session
         self.request_id = request.id
         self.method = request.method
-        self.params = request.params or {}
-        meta = self.params.get("_meta")
-        self.meta = meta if isinstance(meta, dict) else {}
-        token = self.meta.get("progressToken")
-        # Spec: a token is a string or an integer; echoed exactly as received.
-        self.progress_token = token if (isinstance(token, str) or
-                                        (isinstance(token, int) and not isinstance(token, bool))) else None
+        self.params = params = request.params or {}
+        meta = params.get("_meta")
+        if isinstance(meta, dict):
+            self.meta = meta
+            # Spec: a token is a string or an integer; echoed exactly as received.
+            token = meta.get("progressToken")
+            self.progress_token = token if is_request_id(token) else None
+        else:
+            self.meta, self.progress_token = {}, None
         self._cancelled = None             # the Event, made on first use (see ``cancelled``)
         self.finished = False
-        self._nested: set = set()          # Pending requests sent on behalf of this one
+        self._nested: set | None = None    # Pending requests sent on behalf of this one
         self._last_progress: float | None = None
 
     @property
@@ -179,6 +181,8 @@ class RequestContext:
         self.check_cancelled()
         pending = self.session.start_request(method, params, related_id=self.request_id, **options)
         with self.session._lock:
+            if self._nested is None:
+                self._nested = set()
             self._nested.add(pending)
         if self.cancelled.is_set():
             self._abandon_nested()
@@ -199,7 +203,7 @@ class RequestContext:
     def _abandon_nested(self) -> None:
         """Settle the waiters of nested requests with RequestCancelled (no I/O; any thread)."""
         with self.session._lock:
-            nested = list(self._nested)
+            nested = list(self._nested or ())
         for pending in nested:
             pending._waiter.settle(RequestCancelled(f"{pending._waiter.method} (id {pending.id}) cancelled: "
                                                     f"the {self.method} request it serves was cancelled"))
@@ -312,7 +316,7 @@ class Session:
         self._outbound: dict = {}              # id -> _Waiter (requests we sent)
         self._inbound: dict = {}               # id -> RequestContext (requests we serve)
         # The leader/follower pool.
-        pool_lock = threading.Lock()
+        self._pool_lock = pool_lock = threading.Lock()   # taken bare on the hot path (no Condition layer)
         self._pool = threading.Condition(pool_lock)
         self._standby_cv = threading.Condition(pool_lock)          # same lock as the pool
         self._inline_thread: threading.Thread | None = None     # the reader serving inline
@@ -483,9 +487,10 @@ class Session:
         """
         reason = "the peer closed the connection"
         me = threading.current_thread()
+        receive, route, pool_lock, monotonic = self.transport.receive, self._route, self._pool_lock, time.monotonic
         while True:
             try:
-                message = self.transport.receive()
+                message = receive()
             except InvalidMessage as bad:
                 if bad.is_response:                # never answer a response (rule 5 of messages)
                     self._on_bad_response(bad)
@@ -497,14 +502,14 @@ class Session:
             else:
                 if message is None:
                     break
-                job = self._route(message)
+                job = route(message)
             if job is None:
                 continue
-            with self._pool:
+            with pool_lock:
                 # Serve inline only when someone could take the reading role over.
-                inline = bool(self._idle or len(self._threads) < self._max_threads)
+                inline = self._idle or len(self._threads) < self._max_threads
                 if inline:
-                    self._inline_thread, self._inline_since = me, time.monotonic()
+                    self._inline_thread, self._inline_since = me, monotonic()
                     self._inline_count += 1
                     if self._standby_asleep:
                         self._standby_cv.notify()
@@ -517,7 +522,7 @@ class Session:
             try:
                 job()
             finally:
-                with self._pool:
+                with pool_lock:
                     still_reading = self._inline_thread is me
                     if still_reading:
                         self._inline_thread = self._inline_since = None
@@ -607,10 +612,10 @@ class Session:
     # ------------------------------------------------------------------ routing (reader only)
     def _route(self, message):
         """Route one message; return a job when it needs a thread, else None."""
+        if type(message) is Request:
+            return self._on_request(message)
         if isinstance(message, list):
             return self._route_batch(message)
-        if isinstance(message, Request):
-            return self._on_request(message)
         if isinstance(message, (Response, ErrorResponse)):
             self._on_response(message)
             return None
