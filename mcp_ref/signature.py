@@ -9,43 +9,296 @@ Schemas come from type hints, defaults and Google-style docstrings;
 ``jsonschema`` package (imported lazily). Recursive dataclasses/TypedDicts go
 to ``$defs`` (``{"$ref": "#/$defs/<ClassName>"}``); other classes are inlined;
 classes this module does not know map to ``{}`` (any value). No I/O.
+
+Two paths give the same results:
+
+* the fast path (next section) reads a plain function of ``int``, ``float``,
+  ``str``, ``bool``, ``list``, ``dict`` and ``None`` parameters straight from
+  ``__code__``, ``__defaults__``, ``__kwdefaults__`` and ``__annotations__``;
+* the full path (the rest) handles every other callable and type hint with
+  ``inspect`` and ``typing``, imported on its first use (``_load``).
+
+Importing this module imports neither: a stdio server's start-up and each
+``tools/call`` are benchmark targets (bench/bench_stdio.py), and ``inspect``
+with ``typing`` cost about ten milliseconds to import.
 """
-import base64
-import binascii
-import copy
-import dataclasses
-import enum
-import functools
-import inspect
+from __future__ import annotations
+
+import builtins
 import json
-import re
 import sys
-import types
-import typing
 from collections import abc
-from typing import Any, Literal, Optional, Union, get_args, get_origin
+from types import FunctionType, GenericAlias
 
 from .errors import InvalidParamsError, require
 
 _NONE = type(None)
-_EMPTY = inspect.Parameter.empty
-_SKIPPED_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-_WRAPPERS = tuple(getattr(typing, name) for name in ("Required", "NotRequired", "ReadOnly") if hasattr(typing, name))
-_LISTS = (list, abc.Sequence, abc.MutableSequence, abc.Iterable, abc.Collection)
-_SETS = (set, frozenset, abc.Set, abc.MutableSet)
-_MAPPINGS = (dict, abc.Mapping, abc.MutableMapping)
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", _NONE: "null"}
 # Content blocks are known by name (or a TYPE attribute): this module does not import types.
 _CONTENT_NAMES = {"TextContent", "ImageContent", "AudioContent", "EmbeddedResource", "ResourceLink",
                   "ContentBlock", "CallToolResult"}
 
 
+class _Marker:
+    """A named sentinel."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+NO_DEFAULT = _Marker("NO_DEFAULT")      # a parameter or field without a default
+
+
 class Field:
     """``Annotated[T, Field(description=..., **keywords)]``: a description and JSON Schema keywords."""
 
-    def __init__(self, description: Optional[str] = None, **schema):
+    def __init__(self, description: str | None = None, **schema):
         self.description = description
         self.schema = schema
+
+
+# ====================================================================== fast path
+# What inspect.signature and typing.get_type_hints would say about the common
+# tool, read from the function object itself. A function qualifies when it is a
+# plain ``def``/``lambda`` (not a method, partial or callable object), carries
+# nothing that makes inspect look elsewhere (__wrapped__, __signature__), has
+# no positional-only parameters, *args or **kwargs, and every annotation is one
+# of _FAST_SCHEMAS (or the name of one, under ``from __future__ import
+# annotations``) or a class to skip (the server's Context). The results are the
+# full path's, byte for byte: tests/test_signature_fast_path.py compares both.
+
+NO_HINT = _Marker("NO_HINT")            # an unannotated parameter (typing.Any to the full path)
+_CONTEXT = _Marker("CONTEXT")           # a parameter the caller injects (see fast_parameters)
+_NOT_FAST = _Marker("NOT_FAST")
+_FAST_SCHEMAS = {int: {"type": "integer"}, float: {"type": "number"}, str: {"type": "string"},
+                 bool: {"type": "boolean"}, _NONE: {"type": "null"}, list: {"type": "array"},
+                 dict: {"type": "object"}, NO_HINT: {}}
+_ELSEWHERE = frozenset(("__wrapped__", "__signature__", "_partialmethod", "__partialmethod__"))
+_VARIADIC = 0x04 | 0x08                 # CO_VARARGS | CO_VARKEYWORDS (inspect's constants)
+# Before 3.11 get_type_hints made ``x: T = None`` Optional[T]; such a parameter takes the full path.
+_NONE_DEFAULT_IS_OPTIONAL = sys.version_info < (3, 11)
+
+
+def _plain_annotations(fn) -> dict | None:
+    """``fn.__annotations__`` when ``fn`` is a plain function inspect would read as it is."""
+    if type(fn) is not FunctionType or not _ELSEWHERE.isdisjoint(fn.__dict__):
+        return None
+    try:
+        return fn.__annotations__
+    except Exception:                               # 3.14: a forward reference that does not resolve
+        return None
+
+
+def _fast_hint(annotation, fn, skip: tuple):
+    """The annotation as a key of _FAST_SCHEMAS, _CONTEXT (a subclass of ``skip``), or _NOT_FAST."""
+    if isinstance(annotation, str):                 # resolved as get_type_hints would: globals, then builtins
+        if annotation == "None":
+            return _NONE
+        if not annotation.isidentifier():
+            return _NOT_FAST                        # "Optional[int]", "list[str]", ...
+        namespace = fn.__globals__
+        annotation = namespace[annotation] if annotation in namespace else getattr(builtins, annotation, _NOT_FAST)
+    if annotation is None:
+        return _NONE
+    if not isinstance(annotation, type) or isinstance(annotation, GenericAlias):
+        return _NOT_FAST
+    if skip and issubclass(annotation, skip):
+        return _CONTEXT
+    return annotation if annotation in _FAST_SCHEMAS else _NOT_FAST
+
+
+def fast_parameters(fn, skip: tuple = (), inject=()) -> tuple | None:
+    """``([(name, hint, default)], context names)`` of a function the fast path can
+    read, else None (use the full path). ``hint`` is a key of the fast types
+    (``NO_HINT`` when unannotated); ``default`` is ``NO_DEFAULT`` when there is none.
+    Parameters typed as one of ``skip``, and those named in ``inject`` (whatever
+    their annotation), are the context names, left out of the list."""
+    annotations = _plain_annotations(fn)
+    code = fn.__code__ if annotations is not None else None
+    if code is None or code.co_flags & _VARIADIC or code.co_posonlyargcount:
+        return None
+    positional = code.co_argcount
+    names = code.co_varnames[:positional + code.co_kwonlyargcount]
+    given = fn.__defaults__ or ()
+    defaults = dict(zip(names[positional - len(given):positional], given))
+    defaults.update(fn.__kwdefaults__ or {})
+    params, context = [], []
+    for name in names:
+        default = defaults.get(name, NO_DEFAULT)
+        if name in inject:
+            context.append(name)
+            continue
+        hint = _fast_hint(annotations[name], fn, skip) if name in annotations else NO_HINT
+        if hint is _CONTEXT:
+            context.append(name)
+        elif hint is _NOT_FAST or (_NONE_DEFAULT_IS_OPTIONAL and default is None and hint is not NO_HINT
+                                   and hint is not _NONE):
+            return None
+        else:
+            params.append((name, hint, default))
+    return params, context
+
+
+def _fast_return(fn):
+    """The return annotation as a key of _FAST_SCHEMAS (NO_HINT: none), or _NOT_FAST."""
+    annotations = _plain_annotations(fn)
+    if annotations is None:
+        return _NOT_FAST
+    return _fast_hint(annotations["return"], fn, ()) if "return" in annotations else NO_HINT
+
+
+def _default_of(default):
+    """A default as listed in a schema (JSON data), or NO_DEFAULT when it is not JSON."""
+    try:
+        return json.loads(json.dumps(to_jsonable(default), allow_nan=False))
+    except (TypeError, ValueError):
+        return NO_DEFAULT
+
+
+def _fast_input_schema(params: list, docs: dict) -> dict:
+    properties, required = {}, []
+    for name, hint, default in params:
+        schema = dict(_FAST_SCHEMAS[hint])
+        if docs.get(name):
+            schema["description"] = docs[name]
+        if default is NO_DEFAULT:
+            required.append(name)
+        else:
+            listed = _default_of(default)
+            if listed is not NO_DEFAULT:
+                schema["default"] = listed
+        properties[name] = schema
+    return _object_schema(properties, required)
+
+
+def _object_schema(properties: dict, required: list, description: str | None = None) -> dict:
+    schema = {"type": "object", "properties": properties, "required": required, "description": description}
+    return {key: value for key, value in schema.items() if value or key == "properties"}
+
+
+# -- docstrings (both paths): inspect.cleandoc and Google-style sections, without re.
+# 3.13 made cleandoc strip spaces only, as the compiler now does with docstrings.
+_CLEANDOC_STRIP = " " if sys.version_info >= (3, 13) else None
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_HEADER_CHARS = _LETTERS | {" "}
+_PARAM_SECTIONS = {"args", "arguments", "parameters", "params", "keyword args", "keyword arguments",
+                   "other parameters", "attributes"}
+_DROPPED_SECTIONS = _PARAM_SECTIONS | {"returns", "return", "yields", "yield", "raises", "raise"}
+
+
+def _cleandoc(doc: str) -> str:
+    """``inspect.cleandoc``: tabs expanded, the first line and the common indentation
+    of the others stripped, blank lines at both ends dropped."""
+    lines = doc.expandtabs().split("\n")
+    margin = sys.maxsize
+    for line in lines[1:]:
+        content = len(line.lstrip(_CLEANDOC_STRIP))
+        if content:
+            margin = min(margin, len(line) - content)
+    if lines:
+        lines[0] = lines[0].lstrip(_CLEANDOC_STRIP)
+    if margin < sys.maxsize:
+        lines[1:] = [line[margin:] for line in lines[1:]]
+    while lines and not lines[-1]:
+        lines.pop()
+    while lines and not lines[0]:
+        lines.pop(0)
+    return "\n".join(lines)
+
+
+def _section(line: str) -> str | None:
+    """The lower-cased name of a section header (``Args:``: ASCII letters and spaces
+    starting with a letter, a colon, then only whitespace), else None."""
+    head, colon, rest = line.partition(":")
+    if colon and head and head[0] in _LETTERS and _HEADER_CHARS.issuperset(head) and (not rest or rest.isspace()):
+        return head.strip().lower()
+    return None
+
+
+def _param_entry(text: str) -> tuple | None:
+    """``(name, description)`` of an entry ``[*[*]]name [(type)]: description`` (text
+    stripped), else None."""
+    i = 2 if text.startswith("**") else 1 if text.startswith("*") else 0
+    start = i
+    while i < len(text) and (text[i].isalnum() or text[i] == "_"):
+        i += 1
+    if i == start:
+        return None
+    rest = text[i:].lstrip()
+    if rest.startswith("("):
+        close = rest.find(")")
+        if close < 0:
+            return None
+        rest = rest[close + 1:].lstrip()
+    return (text[start:i], rest[1:].strip()) if rest.startswith(":") else None
+
+
+def _parse_docstring(doc: str | None) -> tuple:
+    """Google style: ``(text without Args/Returns/Raises sections or None, {name: description})``."""
+    if not doc:
+        return None, {}
+    body, params, section, indent, current = [], {}, None, None, None
+    for line in _cleandoc(doc).splitlines():
+        header = _section(line)
+        if header in _DROPPED_SECTIONS:
+            section, indent, current = header, None, None
+            continue
+        if section is not None and line.strip() and not line[0].isspace():
+            section = None                          # text back at the margin ends a section
+        if section is None:
+            body.append(line)
+        elif section in _PARAM_SECTIONS and line.strip():
+            depth = len(line) - len(line.lstrip())
+            entry = _param_entry(line.strip())
+            if entry and (indent is None or depth <= indent):
+                indent, current = depth, entry[0]
+                params[current] = entry[1]
+            elif current is not None:               # a continuation line
+                params[current] = (params[current] + " " + line.strip()).strip()
+    text = "\n".join(body).strip()
+    while "\n\n\n" in text:                         # at most one blank line in a row
+        text = text.replace("\n\n\n", "\n\n")
+    return text or None, {name: about for name, about in params.items() if about}
+
+
+def description_of(fn) -> str | None:
+    """The docstring without its Args/Returns/Raises sections, or None."""
+    target = fn if type(fn) is FunctionType else _target(fn)
+    return _parse_docstring(getattr(target, "__doc__", None))[0]
+
+
+# ====================================================================== full path
+# Bound by _load() on first use; everything below it runs after _load().
+inspect = typing = dataclasses = enum = functools = copy = None
+Any = Literal = Union = get_args = get_origin = None
+_WRAPPERS = _UNIONS = _LISTS = _SETS = _MAPPINGS = ()
+_loaded = False
+
+
+def _load() -> None:
+    """Import what the full path needs (inspect, typing, ...) and bind it here, once."""
+    global inspect, typing, dataclasses, enum, functools, copy, Any, Literal, Union, get_args, get_origin
+    global _WRAPPERS, _UNIONS, _LISTS, _SETS, _MAPPINGS, _loaded
+    if _loaded:
+        return
+    import copy
+    import dataclasses
+    import enum
+    import functools
+    import inspect
+    import types
+    import typing
+    from typing import Any, Literal, Union, get_args, get_origin
+    _WRAPPERS = tuple(getattr(typing, name) for name in ("Required", "NotRequired", "ReadOnly")
+                      if hasattr(typing, name))
+    _UNIONS = (Union, types.UnionType) if hasattr(types, "UnionType") else (Union,)
+    _LISTS = (list, abc.Sequence, abc.MutableSequence, abc.Iterable, abc.Collection)
+    _SETS = (set, frozenset, abc.Set, abc.MutableSet)
+    _MAPPINGS = (dict, abc.Mapping, abc.MutableMapping)
+    _loaded = True                                  # last: another thread may be checking it
 
 
 def _split_annotated(tp) -> tuple:
@@ -64,7 +317,7 @@ def _split_annotated(tp) -> tuple:
 
 
 def _is_union(tp) -> bool:
-    return get_origin(tp) in (Union, types.UnionType)
+    return get_origin(tp) in _UNIONS
 
 
 def _is_record(tp) -> bool:
@@ -73,16 +326,17 @@ def _is_record(tp) -> bool:
 
 
 def _is_unknown(tp) -> bool:
-    return tp is Any or tp is _EMPTY or isinstance(tp, (str, typing.ForwardRef, typing.TypeVar))
+    return tp is Any or isinstance(tp, (str, typing.ForwardRef, typing.TypeVar))
 
 
 def _target(fn):
     """What holds ``fn``'s annotations and docstring (a callable object's ``__call__``)."""
+    _load()
     fn = fn.func if isinstance(fn, functools.partial) else fn
     return fn if inspect.isroutine(fn) or inspect.isclass(fn) else getattr(fn, "__call__", fn)
 
 
-def _hints(obj, localns: Optional[dict] = None) -> dict:
+def _hints(obj, localns: dict | None = None) -> dict:
     """Type hints with ``Annotated`` kept; an annotation that does not resolve stays a string."""
     try:
         return typing.get_type_hints(obj, localns=localns, include_extras=True)
@@ -98,6 +352,13 @@ def _hints(obj, localns: Optional[dict] = None) -> dict:
     return hints
 
 
+def _parameters(fn) -> list:
+    """``[(name, kind, default)]`` from ``inspect.signature``; default ``NO_DEFAULT`` when none."""
+    empty = inspect.Parameter.empty
+    return [(name, p.kind, NO_DEFAULT if p.default is empty else p.default)
+            for name, p in inspect.signature(fn).parameters.items()]
+
+
 def _record_fields(cls) -> tuple:
     """A dataclass's or TypedDict's ``(description, [(name, hint, required, default, description)])``."""
     hints = _hints(cls, localns={cls.__name__: cls})
@@ -106,54 +367,16 @@ def _record_fields(cls) -> tuple:
         doc = None                                  # the signature that dataclasses writes itself
     text, docs = _parse_docstring(doc)
     if typing.is_typeddict(cls):
-        return text, [(name, hint, name in cls.__required_keys__, _EMPTY, docs.get(name))
+        return text, [(name, hint, name in cls.__required_keys__, NO_DEFAULT, docs.get(name))
                       for name, hint in hints.items()]
     fields = []
     for f in dataclasses.fields(cls):
         if f.init:
-            default = _EMPTY if f.default is dataclasses.MISSING else f.default
-            required = default is _EMPTY and f.default_factory is dataclasses.MISSING
+            default = NO_DEFAULT if f.default is dataclasses.MISSING else f.default
+            required = default is NO_DEFAULT and f.default_factory is dataclasses.MISSING
             description = f.metadata.get("description") or docs.get(f.name)
             fields.append((f.name, hints.get(f.name, Any), required, default, description))
     return text, fields
-
-
-_SECTION = re.compile(r"^([A-Za-z][A-Za-z ]*):\s*$")
-_PARAM_SECTIONS = {"args", "arguments", "parameters", "params", "keyword args", "keyword arguments",
-                   "other parameters", "attributes"}
-_DROPPED_SECTIONS = _PARAM_SECTIONS | {"returns", "return", "yields", "yield", "raises", "raise"}
-_ENTRY = re.compile(r"^\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
-
-
-def _parse_docstring(doc: Optional[str]) -> tuple:
-    """Google style: ``(text without Args/Returns/Raises sections or None, {name: description})``."""
-    if not doc:
-        return None, {}
-    body, params, section, indent, current = [], {}, None, None, None
-    for line in inspect.cleandoc(doc).splitlines():
-        header = _SECTION.match(line)
-        if header and header.group(1).strip().lower() in _DROPPED_SECTIONS:
-            section, indent, current = header.group(1).strip().lower(), None, None
-            continue
-        if section is not None and line.strip() and not line[0].isspace():
-            section = None                          # text back at the margin ends a section
-        if section is None:
-            body.append(line)
-        elif section in _PARAM_SECTIONS and line.strip():
-            depth = len(line) - len(line.lstrip())
-            entry = _ENTRY.match(line.strip())
-            if entry and (indent is None or depth <= indent):
-                indent, current = depth, entry.group(1)
-                params[current] = entry.group(2).strip()
-            elif current is not None:               # a continuation line
-                params[current] = (params[current] + " " + line.strip()).strip()
-    text = re.sub(r"\n{3,}", "\n\n", "\n".join(body).strip())
-    return text or None, {name: about for name, about in params.items() if about}
-
-
-def description_of(fn) -> Optional[str]:
-    """The docstring without its Args/Returns/Raises sections, or None."""
-    return _parse_docstring(getattr(_target(fn), "__doc__", None))[0]
 
 
 def _with_metadata(schema: dict, metadata: list) -> dict:
@@ -171,11 +394,6 @@ def _enum_schema(values: list) -> dict:
     return {"type": kinds.pop(), "enum": values} if len(kinds) == 1 and None not in kinds else {"enum": values}
 
 
-def _object_schema(properties: dict, required: list, description: Optional[str] = None) -> dict:
-    schema = {"type": "object", "properties": properties, "required": required, "description": description}
-    return {key: value for key, value in schema.items() if value or key == "properties"}
-
-
 class _SchemaBuilder:
     """Builds the schemas of one document, collecting ``$defs`` for recursive classes."""
 
@@ -187,17 +405,16 @@ class _SchemaBuilder:
         tp, metadata = _split_annotated(tp)
         return _with_metadata(self._bare(tp), metadata)
 
-    def property(self, hint, default=_EMPTY, description: Optional[str] = None) -> dict:
+    def property(self, hint, default=NO_DEFAULT, description: str | None = None) -> dict:
         """A parameter's or field's schema: ``Annotated`` metadata wins over the docstring."""
         hint, metadata = _split_annotated(hint)
         schema = self.schema(hint)
         if description:
             schema["description"] = description
-        try:
-            if default is not _EMPTY:
-                schema["default"] = json.loads(json.dumps(to_jsonable(default), allow_nan=False))
-        except (TypeError, ValueError):
-            pass                                    # not JSON: not listed
+        if default is not NO_DEFAULT:
+            listed = _default_of(default)           # not JSON: not listed
+            if listed is not NO_DEFAULT:
+                schema["default"] = listed
         return _with_metadata(schema, metadata)
 
     def finish(self, schema: dict, object_root: bool = False) -> dict:
@@ -269,6 +486,7 @@ class _SchemaBuilder:
 
 def schema_for_type(tp) -> dict:
     """The JSON Schema of one Python type (with ``$defs`` at its root when needed)."""
+    _load()
     builder = _SchemaBuilder()
     return builder.finish(builder.schema(tp))
 
@@ -282,18 +500,26 @@ def _is_context(tp, skip: tuple) -> bool:
     if isinstance(tp, typing.ForwardRef):
         tp = tp.__forward_arg__
     if isinstance(tp, str):                         # an annotation that did not resolve
+        import re
         names = {n.rsplit(".", 1)[-1] for n in re.findall(r"[A-Za-z_][\w.]*", tp)} - {"Optional", "None"}
         return len(names) == 1 and names <= {cls.__name__ for cls in skip}
     origin = get_origin(tp) or tp
     return isinstance(origin, type) and issubclass(origin, skip)
 
 
+_SKIPPED_KINDS = ("VAR_POSITIONAL", "VAR_KEYWORD")
+
+
 def context_params(fn, skip: tuple = ()) -> list:
     """Names of the parameters typed as one of ``skip`` (the server's Context
     class, also ``Optional[Context]``): not in the schema, injected by the caller."""
+    fast = fast_parameters(fn, skip)
+    if fast is not None:
+        return fast[1]
+    _load()
     hints = _hints(_target(fn))
-    return [name for name, param in inspect.signature(fn).parameters.items()
-            if param.kind not in _SKIPPED_KINDS and _is_context(hints.get(name, Any), skip)]
+    return [name for name, kind, _ in _parameters(fn)
+            if kind.name not in _SKIPPED_KINDS and _is_context(hints.get(name, Any), skip)]
 
 
 def input_schema(fn, *, skip: tuple = ()) -> dict:
@@ -303,18 +529,22 @@ def input_schema(fn, *, skip: tuple = ()) -> dict:
     ``default``; descriptions from ``Annotated``, else the docstring's ``Args:``.
     ``*args``, ``**kwargs`` and parameters typed as one of ``skip`` are left
     out; a positional-only parameter raises TypeError (arguments go by name)."""
+    fast = fast_parameters(fn, skip)
+    if fast is not None:
+        return _fast_input_schema(fast[0], _parse_docstring(fn.__doc__)[1])
+    _load()
     docs = _parse_docstring(getattr(_target(fn), "__doc__", None))[1]
     hints = _hints(_target(fn))
     builder = _SchemaBuilder()
     properties, required = {}, []
-    for name, param in inspect.signature(fn).parameters.items():
-        if param.kind in _SKIPPED_KINDS or _is_context(hints.get(name, Any), skip):
+    for name, kind, default in _parameters(fn):
+        if kind.name in _SKIPPED_KINDS or _is_context(hints.get(name, Any), skip):
             continue
-        if param.kind is inspect.Parameter.POSITIONAL_ONLY:
+        if kind is inspect.Parameter.POSITIONAL_ONLY:
             raise TypeError(f"{getattr(fn, '__name__', fn)}: positional-only parameter {name!r} "
                             "cannot be given by name")
-        properties[name] = builder.property(hints.get(name, Any), param.default, docs.get(name))
-        if param.default is _EMPTY:
+        properties[name] = builder.property(hints.get(name, Any), default, docs.get(name))
+        if default is NO_DEFAULT:
             required.append(name)
     return builder.finish(_object_schema(properties, required))
 
@@ -326,7 +556,7 @@ def _is_content_type(tp, extra: tuple) -> bool:
     return isinstance(tp, type) and (issubclass(tp, extra) or hasattr(tp, "TYPE") or tp.__name__ in _CONTENT_NAMES)
 
 
-def output_schema(fn, *, wrap: bool = False, unstructured: tuple = ()) -> Optional[dict]:
+def output_schema(fn, *, wrap: bool = False, unstructured: tuple = ()) -> dict | None:
     """The ``outputSchema`` from ``fn``'s return annotation, or None (unstructured).
 
     Dataclass, TypedDict, ``dict[str, T]``: their object schema. Other types:
@@ -334,6 +564,14 @@ def output_schema(fn, *, wrap: bool = False, unstructured: tuple = ()) -> Option
     "properties": {"result": ...}, "required": ["result"]}``. Always None for no
     annotation, None, str and content blocks (a ``TYPE`` attribute, an MCP
     content class name, or in ``unstructured``; lists/unions of them)."""
+    fast = _fast_return(fn)
+    if fast is not _NOT_FAST and not (unstructured and isinstance(fast, type) and issubclass(fast, unstructured)):
+        if fast is NO_HINT or fast is _NONE or fast is str:
+            return None
+        if fast is dict:
+            return {"type": "object"}
+        return _object_schema({"result": dict(_FAST_SCHEMAS[fast])}, ["result"]) if wrap else None
+    _load()
     hints = _hints(_target(fn))
     if "return" not in hints:
         return None
@@ -349,8 +587,8 @@ def output_schema(fn, *, wrap: bool = False, unstructured: tuple = ()) -> Option
 
 
 def _bad(path: str, problem: str) -> InvalidParamsError:
-    return InvalidParamsError(f"invalid argument {path}: {problem}",
-                              {"argument": re.match(r"[^.\[]*", path).group(), "path": path})
+    argument = path.partition(".")[0].partition("[")[0]
+    return InvalidParamsError(f"invalid argument {path}: {problem}", {"argument": argument, "path": path})
 
 
 def _fits(value, tp) -> bool:
@@ -389,6 +627,8 @@ def _convert(value, tp, path: str):
         if tp is float and isinstance(value, int) and not isinstance(value, bool):
             return float(value)
         if issubclass(tp, (bytes, bytearray)) and isinstance(value, str):
+            import base64
+            import binascii
             try:
                 return tp(base64.b64decode(value, validate=True))
             except (binascii.Error, ValueError):
@@ -431,7 +671,7 @@ def _to_record(value, cls, path: str):
         raise _bad(path, str(exc)) from None
 
 
-def bind_arguments(fn, arguments: Optional[dict], *, inject: Optional[dict] = None) -> dict:
+def bind_arguments(fn, arguments: dict | None, *, inject: dict | None = None) -> dict:
     """Keyword arguments for ``fn(**kwargs)`` from a ``tools/call`` ``arguments`` object.
 
     ``inject`` gives values for parameters the caller supplies (the context;
@@ -442,20 +682,36 @@ def bind_arguments(fn, arguments: Optional[dict], *, inject: Optional[dict] = No
     arguments = {} if arguments is None else arguments
     if not isinstance(arguments, dict):
         raise InvalidParamsError("arguments must be an object")
-    params = inspect.signature(fn).parameters
-    hints = _hints(_target(fn))
-    by_name = {name: p for name, p in params.items()
-               if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
-    var_keyword = next((p.name for p in params.values() if p.kind is inspect.Parameter.VAR_KEYWORD), None)
-    kwargs = {name: value for name, value in (inject or {}).items() if name in by_name}
+    inject = inject or {}
+    fast = fast_parameters(fn, inject=inject)
+    if fast is not None:                            # of the fast types only float converts (from int)
+        by_name = {name: default for name, _, default in fast[0]}
+        by_name.update(dict.fromkeys(fast[1]))     # injected: always given
+        floats = {name for name, hint, _ in fast[0] if hint is float}
+        var_keyword = None
+
+        def convert(name, value):
+            return float(value) if name in floats and isinstance(value, int) and not isinstance(value, bool) \
+                else value
+    else:
+        _load()
+        hints = _hints(_target(fn))
+        params = _parameters(fn)
+        by_name = {name: default for name, kind, default in params
+                   if kind.name in ("POSITIONAL_OR_KEYWORD", "KEYWORD_ONLY")}
+        var_keyword = next((name for name, kind, _ in params if kind.name == "VAR_KEYWORD"), None)
+
+        def convert(name, value):
+            return _convert(value, hints.get(name if name in by_name else var_keyword, Any), name)
+    kwargs = {name: value for name, value in inject.items() if name in by_name}
     injected = set(kwargs)
     unknown = []
     for name, value in arguments.items():
         if name in injected or (name not in by_name and var_keyword is None):
             unknown.append(name)
         else:
-            kwargs[name] = _convert(value, hints.get(name if name in by_name else var_keyword, Any), name)
-    missing = [name for name, p in by_name.items() if p.default is _EMPTY and name not in kwargs]
+            kwargs[name] = convert(name, value)
+    missing = [name for name, default in by_name.items() if default is NO_DEFAULT and name not in kwargs]
     for problem, names in (("unknown", unknown), ("missing required", missing)):
         if names:
             raise InvalidParamsError(f"{problem} argument{'s' if len(names) > 1 else ''}: "
@@ -463,24 +719,34 @@ def bind_arguments(fn, arguments: Optional[dict], *, inject: Optional[dict] = No
     return kwargs
 
 
+_PLAIN = frozenset((str, int, float, bool, _NONE))
+
+
 def to_jsonable(value):
     """``value`` as JSON data: dataclasses to dicts, enums to their values,
     tuples and sets to lists, bytes to base64 text, recursively."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, enum.Enum):
-        return to_jsonable(value.value)
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    enum_class = getattr(sys.modules.get("enum"), "Enum", None)    # not loaded: no value is an Enum
+    if kind is not dict and kind is not list:      # (the usual results are neither dataclass nor Enum)
+        if not isinstance(value, type) and hasattr(kind, "__dataclass_fields__"):
+            import dataclasses                      # dataclasses.is_dataclass, without importing it first
+            return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        if enum_class is not None and isinstance(value, enum_class):
+            return to_jsonable(value.value)
     if isinstance(value, abc.Mapping):
-        return {to_jsonable(key) if isinstance(key, enum.Enum) else str(key): to_jsonable(v)
-                for key, v in value.items()}
+        return {to_jsonable(key) if enum_class is not None and isinstance(key, enum_class) else str(key):
+                to_jsonable(v) for key, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [to_jsonable(v) for v in value]
     if isinstance(value, (bytes, bytearray)):
-        return base64.b64encode(value).decode("ascii")
+        import binascii                             # base64.b64encode without the base64 module
+        return binascii.b2a_base64(value, newline=False).decode("ascii")
     return value
 
 
-def validate(instance, schema: dict) -> Optional[str]:
+def validate(instance, schema: dict) -> str | None:
     """One message such as ``"b: 'x' is not of type 'integer'"`` (path: message),
     or None when ``instance`` is valid. 2020-12 unless ``$schema`` names another
     draft; remote ``$ref`` are never fetched. MissingDependency without
@@ -502,7 +768,7 @@ def compile_validator(schema: dict):
     validator = cls(schema, registry=specifications.REGISTRY)     # the metaschemas, and no retrieval
     best_match = jsonschema.exceptions.best_match
 
-    def check(instance) -> Optional[str]:
+    def check(instance) -> str | None:
         try:
             if next(validator.iter_errors(instance), None) is None:
                 return None                         # the common case: stop at "no error"
@@ -516,22 +782,27 @@ def compile_validator(schema: dict):
     return check
 
 
-# The flat schemas generated for most tools (an object of primitive-typed
-# properties) are checked here in plain Python: jsonschema costs ~12 µs per call
-# on the tools/call hot path (bench/), this ~1 µs, with the same messages.
+# The flat schemas generated for most tools (an object of properties that are
+# one JSON type each, or anything) are checked here in plain Python: jsonschema
+# costs ~12 µs per call on the tools/call hot path (bench/), this ~1 µs, with the
+# same messages; and a server whose tools all have such schemas never imports
+# jsonschema (tens of milliseconds of start-up).
 _FLAT_OBJECT_KEYS = frozenset(("type", "properties", "required", "title", "description"))
 _FLAT_PROPERTY_KEYS = frozenset(("type", "title", "description", "default"))
-_PRIMITIVE_CHECKS = {
+_TYPE_CHECKS = {
     "string": lambda v: isinstance(v, str),
     "boolean": lambda v: isinstance(v, bool),
     "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
     or (isinstance(v, float) and v.is_integer()),
     "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+    "null": lambda v: v is None,
 }
 
 
 def _flat_checker(schema: dict):
-    """A plain checker for a flat object schema of primitive properties, else None."""
+    """A plain checker for a flat object schema (see above), else None."""
     if not isinstance(schema, dict) or schema.get("type") != "object" or not set(schema) <= _FLAT_OBJECT_KEYS:
         return None
     properties = schema.get("properties", {})
@@ -540,13 +811,17 @@ def _flat_checker(schema: dict):
         return None
     checks = {}
     for name, prop in properties.items():
-        if (not isinstance(prop, dict) or not set(prop) <= _FLAT_PROPERTY_KEYS
-                or prop.get("type") not in _PRIMITIVE_CHECKS):
+        if not isinstance(prop, dict) or not set(prop) <= _FLAT_PROPERTY_KEYS:
             return None
-        checks[name] = (prop["type"], _PRIMITIVE_CHECKS[prop["type"]])
+        kind = prop.get("type")
+        if kind is None:
+            continue                                # {}: any value
+        if not isinstance(kind, str) or kind not in _TYPE_CHECKS:
+            return None
+        checks[name] = (kind, _TYPE_CHECKS[kind])
     required = tuple(required)
 
-    def check(instance) -> Optional[str]:
+    def check(instance) -> str | None:
         if not isinstance(instance, dict):
             return f"{instance!r} is not of type 'object'"
         for key in required:

@@ -607,8 +607,28 @@ def test_the_flat_fast_path_agrees_with_jsonschema(instance):
     assert fast(instance) == validate(instance, dict(FLAT, additionalProperties=True))
 
 
+# Bare array/object/null properties and {} (an unannotated parameter) are flat too.
+FLAT_CONTAINERS = {"type": "object", "properties": {"l": {"type": "array", "default": [1]}, "d": {"type": "object"},
+                                                     "n": {"type": "null"}, "any": {}, "u": {"default": None}},
+                   "required": ["l"]}
+
+
+@pytest.mark.parametrize("instance", [
+    {"l": []}, {"l": [1, "x"], "d": {"k": 1}, "n": None, "any": [1], "u": 3}, {"l": {}}, {"l": "x"}, {"d": []},
+    {"l": [], "d": None}, {"l": [], "n": 0}, {"l": [], "n": False}, {"l": [], "d": []}, [], "x", None,
+    {"l": (1, 2)},
+])
+def test_the_flat_fast_path_agrees_with_jsonschema_for_containers(instance):
+    pytest.importorskip("jsonschema", reason="jsonschema is the reference for the fast path")
+    from mcp_ref.signature import _flat_checker
+    fast = _flat_checker(FLAT_CONTAINERS)
+    assert fast is not None
+    assert fast(instance) == validate(instance, dict(FLAT_CONTAINERS, additionalProperties=True))
+
+
 def test_the_fast_path_is_only_for_flat_primitive_schemas():
     from mcp_ref.signature import _flat_checker
-    assert _flat_checker({"type": "object", "properties": {"a": {"type": "array"}}}) is None
+    assert _flat_checker({"type": "object", "properties": {"a": {"type": "array", "items": {}}}}) is None
+    assert _flat_checker({"type": "object", "properties": {"a": {"type": ["string", "null"]}}}) is None
     assert _flat_checker({"type": "object", "additionalProperties": False}) is None
     assert _flat_checker({"type": "object", "properties": {"a": {"type": "integer", "minimum": 0}}}) is None

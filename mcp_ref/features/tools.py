@@ -26,46 +26,58 @@ Rules:
    given), the value becomes ``structuredContent`` plus its JSON as text, and
    it is validated against the schema first (servers MUST conform).
 5. Anything else (numbers, lists, ...) is sent as its JSON text.
+
+Start-up and ``tools/call`` latency are benchmark targets (bench/bench_stdio.py),
+so registering the common tool (see signature.py's fast path) and calling it
+load neither ``inspect``/``typing`` nor ``mcp_ref.types``: the ``Tool`` object
+is built when first listed or asked for (``add(build=False)``), and scalar,
+structured and error results are written as wire dicts directly (the same
+dicts ``CallToolResult.to_dict`` gives; the tests compare them).
 """
-import inspect
+from __future__ import annotations
+
 import json
-import logging
-import re
-import types
-import typing
-import warnings
-from typing import Any, Callable, Optional, Union, get_args, get_origin
+import sys
+import threading
 
 from .. import signature
-from ..errors import InvalidParamsError, MissingDependency, UrlElicitationRequiredError
-from ..types import (BlobResourceContents, CallToolResult, EmbeddedResource, Model,
-                     TextContent, TextResourceContents, Tool, ToolAnnotations, content_from_dict)
-from ..types import audio as audio_content
-from ..types import image as image_content
+from ..errors import InvalidParamsError, MissingDependency, UrlElicitationRequiredError, get_logger
 from . import as_icons, as_model, next_serial
 from .pagination import NamedRegistry
 
-log = logging.getLogger("mcp_ref.server")
+TYPE_CHECKING = False
+if TYPE_CHECKING:          # names for annotations only
+    from typing import Any, Callable
+
+    from ..types import CallToolResult, Tool
+
+log = get_logger("mcp_ref.server")
 
 __all__ = ["Tools", "ToolNameWarning", "tool_name_problem", "to_content", "is_content"]
 
-_NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]*")
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
 # Magic numbers of the binary formats a bare ``bytes`` return may be (else use image()/audio()).
 _MAGIC = ((b"\x89PNG\r\n\x1a\n", "image", "image/png"), (b"\xff\xd8\xff", "image", "image/jpeg"),
           (b"GIF87a", "image", "image/gif"), (b"GIF89a", "image", "image/gif"),
           (b"RIFF", "riff", None), (b"ID3", "audio", "audio/mpeg"), (b"OggS", "audio", "audio/ogg"),
           (b"fLaC", "audio", "audio/flac"))
+# mcp_ref.types loads on first use; until it has, no value can be one of its objects.
+_TYPES_BASE = __package__.rpartition(".")[0] + ".types.base"
+# CallToolResult.structuredContent: since 2025-06-18 (types/tools.py); older revisions omit it.
+_STRUCTURED_SINCE = "2025-06-18"
+# json.dumps(value, ensure_ascii=False), without building an encoder per call.
+_json_text = json.JSONEncoder(ensure_ascii=False).encode
 
 
 class ToolNameWarning(UserWarning):
     """A tool name outside the 2025-11-25 naming guidance (server/tools#tool-names)."""
 
 
-def tool_name_problem(name: str) -> Optional[str]:
+def tool_name_problem(name: str) -> str | None:
     """The naming rule ``name`` breaks, or None. Spec 2025-11-25: server/tools#tool-names."""
     if not 1 <= len(name) <= 128:
         return f"tool names SHOULD be between 1 and 128 characters (this one has {len(name)})"
-    bad = sorted(set(_NAME_CHARS.sub("", name)))
+    bad = sorted(set(name) - _NAME_CHARS)
     if bad:
         return ("tool names SHOULD contain only A-Z, a-z, 0-9, underscore, hyphen and dot "
                 f"(not {', '.join(repr(c) for c in bad)})")
@@ -73,21 +85,27 @@ def tool_name_problem(name: str) -> Optional[str]:
 
 
 # ---------------------------------------------------------------------- results
+def _is_model(value: Any) -> bool:
+    base = sys.modules.get(_TYPES_BASE)
+    return base is not None and isinstance(value, base.Model)
+
+
 def is_content(value: Any) -> bool:
     """A content block object (text, image, audio, resource link, embedded resource, ...)."""
-    return isinstance(value, Model) and hasattr(type(value), "TYPE")
+    return _is_model(value) and hasattr(type(value), "TYPE")
 
 
-def _bytes_block(data: bytes) -> Model:
+def _bytes_block(data: bytes):
+    from ..types import audio, image
     for magic, kind, mime in _MAGIC:
         if data.startswith(magic):
             if kind == "riff":                      # RIFF: WAVE audio or WEBP image
                 kind, mime = ("audio", "audio/wav") if data[8:12] == b"WAVE" else \
                     ("image", "image/webp") if data[8:12] == b"WEBP" else (None, None)
             if kind == "image":
-                return image_content(data, mime)
+                return image(data, mime)
             if kind == "audio":
-                return audio_content(data, mime)
+                return audio(data, mime)
     raise TypeError("a tool returned bytes of an unknown format: return "
                     "mcp_ref.types.image(data, mime_type) or audio(data, mime_type)")
 
@@ -97,6 +115,7 @@ _SCALARS = frozenset((str, int, float, bool))
 
 def to_content(value: Any) -> list:
     """What a tool returned, as a list of content blocks (rules 4 and 5)."""
+    from ..types import BlobResourceContents, EmbeddedResource, TextContent, TextResourceContents, content_from_dict
     if value is None:
         return []
     if isinstance(value, str):
@@ -113,11 +132,41 @@ def to_content(value: Any) -> list:
             isinstance(v, (str, bytes, bytearray, TextResourceContents, BlobResourceContents)) or is_content(v)
             or (isinstance(v, dict) and isinstance(v.get("type"), str)) for v in value):
         return [block for item in value for block in to_content(item)]
-    return [TextContent(text=json.dumps(signature.to_jsonable(value), ensure_ascii=False))]
+    return [TextContent(text=_json_text(signature.to_jsonable(value)))]
 
 
-def error_result(message: str, version: Optional[str]) -> dict:
-    return CallToolResult(content=[TextContent(text=message)], is_error=True).to_dict(version)
+def _scalar_text(value) -> str:
+    """``json.dumps(value)`` of an int, float or bool (a str is its own text), without
+    the encoder's overhead: json writes exactly these reprs."""
+    kind = type(value)
+    if kind is str:
+        return value
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int or value - value == 0.0:         # a finite float
+        return repr(value)
+    return json.dumps(value)                        # NaN, Infinity, -Infinity
+
+
+def error_result(message: str, version: str | None) -> dict:
+    """``CallToolResult(content=[TextContent(text=message)], is_error=True).to_dict(version)``:
+    the same on every revision."""
+    return {"content": [{"type": "text", "text": message}], "isError": True}
+
+
+def _structured(entry: _Entry, value: Any) -> dict:
+    """Rule 4: the value as ``structuredContent``; ValueError when it breaks the outputSchema."""
+    structured = signature.to_jsonable(value)
+    if entry.wrap:
+        structured = {"result": structured}
+    if not isinstance(structured, dict):
+        raise ValueError(f"tool {entry.name} has an outputSchema but returned "
+                         f"{type(value).__name__}, not an object")
+    problem = entry.check_output(structured)
+    if problem:
+        raise ValueError(f"tool {entry.name} returned output that does not match its "
+                         f"outputSchema: {problem}")
+    return structured
 
 
 # ---------------------------------------------------------------------- validation and binding
@@ -135,7 +184,7 @@ def _compile(schema: dict) -> Callable:
             log.warning("jsonschema is not installed: tool arguments are only checked for required keys")
         required = tuple(schema.get("required", ()))
 
-        def check(instance) -> Optional[str]:
+        def check(instance) -> str | None:
             missing = [key for key in required if not isinstance(instance, dict) or key not in instance]
             return f"missing required properties: {', '.join(missing)}" if missing else None
         return check
@@ -145,57 +194,110 @@ def _needs_conversion(hint) -> bool:
     """Could ``signature.bind_arguments`` turn a schema-valid JSON value of this type into
     something else? (Floats, enums, records, tuples, bytes... do; str, int, bool, lists
     and dicts of them do not.)"""
-    while get_origin(hint) is typing.Annotated:
+    import inspect
+    import types
+    import typing
+    while typing.get_origin(hint) is typing.Annotated:
         hint = hint.__origin__
-    if hint in (str, int, bool, dict, list, Any, inspect.Parameter.empty, type(None)):
+    if hint in (str, int, bool, dict, list, typing.Any, inspect.Parameter.empty, type(None)):
         return False
-    origin = get_origin(hint)
+    origin = typing.get_origin(hint)
     if origin is typing.Literal:
         return False
-    if origin in (list, dict, Union, types.UnionType):
-        return any(_needs_conversion(arg) for arg in get_args(hint))
+    if origin in (list, dict, typing.Union, getattr(types, "UnionType", typing.Union)):
+        return any(_needs_conversion(arg) for arg in typing.get_args(hint))
     return True
 
 
+def _direct_params(fn: Callable, inject: list) -> list | None:
+    """For what the fast path does not read (methods, ``Optional``, ``Literal``...): the
+    parameters as ``[(name, hint, default)]`` when each can be bound as it is, or as a
+    float (from an int), else None."""
+    import inspect
+    import typing
+    if not (inspect.isfunction(fn) or inspect.ismethod(fn)):
+        return None
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+        params = inspect.signature(fn).parameters
+    except Exception:
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    direct = []
+    for name, p in params.items():
+        if name in inject:
+            continue
+        hint = hints.get(name, typing.Any)
+        if p.kind not in kinds or (hint is not float and _needs_conversion(hint)):
+            return None
+        direct.append((name, hint, signature.NO_DEFAULT if p.default is p.empty else p.default))
+    return direct
+
+
 class _Binder:
-    """Arguments to keyword arguments. Plain parameters (see ``_needs_conversion``) are
-    bound directly, prepared once; anything else goes through ``signature.bind_arguments``,
+    """Arguments to keyword arguments. Parameters that need no conversion (see
+    ``_direct_params``; a float converts from an int) are bound with a dict copy plus
+    the context, prepared once; anything else goes through ``signature.bind_arguments``,
     which also words the errors."""
 
-    def __init__(self, fn: Callable, inject: list):
-        self.fn, self.inject = fn, inject
-        self.direct: Optional[frozenset] = None
-        self.required: frozenset = frozenset()
-        if not (inspect.isfunction(fn) or inspect.ismethod(fn)):
-            return
-        try:
-            hints = typing.get_type_hints(fn, include_extras=True)
-            params = inspect.signature(fn).parameters
-        except Exception:
-            return
-        kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-        names = [name for name, p in params.items() if name not in inject]
-        if all(params[name].kind in kinds and not _needs_conversion(hints.get(name, Any)) for name in names):
-            self.direct = frozenset(names)
-            self.required = frozenset(n for n in names if params[n].default is inspect.Parameter.empty)
+    __slots__ = ("fn", "inject", "direct", "required", "floats")
+
+    def __init__(self, fn: Callable, inject: list, params: list | None):
+        self.fn, self.inject = fn, tuple(inject)
+        self.direct = self.required = None
+        self.floats = ()
+        if params is not None:
+            self.direct = frozenset(name for name, _, _ in params)
+            self.required = frozenset(name for name, _, default in params if default is signature.NO_DEFAULT)
+            self.floats = tuple(name for name, hint, _ in params if hint is float)
 
     def __call__(self, arguments: dict, ctx) -> dict:
         if self.direct is not None and arguments.keys() <= self.direct and self.required <= arguments.keys():
             kwargs = dict(arguments)
+            for name in self.floats:                # as signature._convert: int to float, not bool
+                value = kwargs.get(name)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    kwargs[name] = float(value)
             for name in self.inject:
                 kwargs[name] = ctx
             return kwargs
         return signature.bind_arguments(self.fn, arguments, inject={name: ctx for name in self.inject})
 
 
-class _Entry:
-    __slots__ = ("tool", "fn", "bind", "check_input", "check_output", "wrap", "serial")
+_build_lock = threading.Lock()
 
-    def __init__(self, tool: Tool, fn: Callable, bind: _Binder, wrap: bool):
-        self.tool, self.fn, self.bind, self.wrap = tool, fn, bind, wrap
+
+def _build_tool(fields: dict) -> Tool:
+    from ..types import Tool, ToolAnnotations
+    return Tool(name=fields["name"], title=fields["title"], description=fields["description"],
+                input_schema=fields["input_schema"], output_schema=fields["output_schema"],
+                annotations=as_model(ToolAnnotations, fields["annotations"]), icons=as_icons(fields["icons"]),
+                meta=fields["meta"])
+
+
+class _Entry:
+    """A registered tool: what ``tools/call`` needs, and the ``Tool`` it is listed as
+    (``tool``, built on first use from ``fields``)."""
+
+    __slots__ = ("name", "fn", "bind", "check_input", "check_output", "wrap", "serial", "_fields", "_tool")
+
+    def __init__(self, fields: dict, fn: Callable, bind: _Binder, wrap: bool):
+        self.name, self.fn, self.bind, self.wrap = fields["name"], fn, bind, wrap
         self.serial = next_serial()
-        self.check_input = _compile(tool.input_schema)
-        self.check_output = _compile(tool.output_schema) if tool.output_schema is not None else None
+        self._fields, self._tool = fields, None
+        self.check_input = _compile(fields["input_schema"])
+        output = fields["output_schema"]
+        self.check_output = _compile(output) if output is not None else None
+
+    @property
+    def tool(self) -> Tool:
+        tool = self._tool
+        if tool is None:
+            with _build_lock:                       # one Tool per entry, whoever asks first
+                tool = self._tool
+                if tool is None:
+                    tool = self._tool = _build_tool(self._fields)
+        return tool
 
 
 # ---------------------------------------------------------------------- the registry
@@ -205,16 +307,24 @@ class Tools(NamedRegistry):
 
     KIND, NOUN, CHANGED, ITEM = "tools", "tool", "notifications/tools/list_changed", "tool"
 
-    def add(self, fn: Callable, *, name: Optional[str] = None, title: Optional[str] = None,
-            description: Optional[str] = None, input_schema: Optional[dict] = None,
-            output_schema: Optional[dict] = None, annotations=None, icons: Optional[list] = None,
-            meta: Optional[dict] = None, structured_output: Optional[bool] = None) -> Tool:
-        """See ``Server.add_tool``."""
+    def get(self, name: str) -> Tool | None:
+        """The registered ``Tool`` of that name, or None."""
+        entry = self._entries.get(name)
+        return entry.tool if entry is not None else None
+
+    def add(self, fn: Callable, *, name: str | None = None, title: str | None = None,
+            description: str | None = None, input_schema: dict | None = None,
+            output_schema: dict | None = None, annotations=None, icons: list | None = None,
+            meta: dict | None = None, structured_output: bool | None = None, build: bool = True) -> Tool | None:
+        """See ``Server.add_tool``. With ``build=False`` (the decorator) it returns None and
+        the ``Tool`` is built when first listed or asked for (``get``); given
+        ``annotations`` or ``icons`` are still checked here."""
         tool_name = name if name is not None else fn.__name__
         if not isinstance(tool_name, str):
             raise TypeError(f"a tool name is a string, not {type(tool_name).__name__}")
         problem = tool_name_problem(tool_name)
         if problem:
+            import warnings
             warnings.warn(f"tool {tool_name!r}: {problem} (server/tools#tool-names, 2025-11-25)",
                           ToolNameWarning, stacklevel=3)
         skip = (self.context_class,)
@@ -224,14 +334,21 @@ class Tools(NamedRegistry):
             if output_schema is None and structured_output:
                 output_schema = signature.output_schema(fn, wrap=True)   # {"result": ...}
                 wrap = output_schema is not None
-        tool = Tool(name=tool_name, title=title,
-                    description=description if description is not None else signature.description_of(fn),
-                    input_schema=input_schema if input_schema is not None else signature.input_schema(fn, skip=skip),
-                    output_schema=output_schema, annotations=as_model(ToolAnnotations, annotations),
-                    icons=as_icons(icons), meta=meta)
-        entry = _Entry(tool, fn, _Binder(fn, signature.context_params(fn, skip=skip)), wrap)
+        fields = {"name": tool_name, "title": title,
+                  "description": description if description is not None else signature.description_of(fn),
+                  "input_schema": input_schema if input_schema is not None else signature.input_schema(fn, skip=skip),
+                  "output_schema": output_schema, "annotations": annotations, "icons": icons, "meta": meta}
+        fast = signature.fast_parameters(fn, skip)
+        if fast is not None:
+            params, inject = fast
+        else:
+            inject = signature.context_params(fn, skip=skip)
+            params = _direct_params(fn, inject)
+        entry = _Entry(fields, fn, _Binder(fn, inject, params), wrap)
+        if build or annotations is not None or icons is not None:
+            entry.tool                              # built now: bad annotations or icons raise here
         self._register(tool_name, entry)
-        return tool
+        return entry.tool if build else None
 
     def handle_call(self, ctx, params: dict) -> dict:
         """Spec: server/tools#calling-tools; rules 3 to 5."""
@@ -259,12 +376,19 @@ class Tools(NamedRegistry):
                 raise
             log.info("tool %s failed: %s", name, exc, exc_info=True)
             return error_result(str(exc) or type(exc).__name__, version)
-        if entry.check_output is None and type(value) in _SCALARS:
+        check_output = entry.check_output
+        if check_output is None and type(value) in _SCALARS:
             # The common case, built directly: the same dict CallToolResult.to_dict
             # gives, without the dataclass round trip on the hot path (bench/).
-            text = value if type(value) is str else json.dumps(value)
-            return {"content": [{"type": "text", "text": text}]}
+            return {"content": [{"type": "text", "text": _scalar_text(value)}]}
         try:
+            if check_output is not None and not _is_model(value) and (
+                    entry.wrap or not isinstance(value, (str, list, tuple))):
+                structured = _structured(entry, value)        # rule 4, as _result, built directly
+                result = {"content": [{"type": "text", "text": _json_text(structured)}]}
+                if version is None or version >= _STRUCTURED_SINCE:
+                    result["structuredContent"] = structured
+                return result
             return self._result(entry, value).to_dict(version)
         except (TypeError, ValueError) as exc:
             log.warning("tool %s: %s", name, exc)
@@ -273,20 +397,12 @@ class Tools(NamedRegistry):
     @staticmethod
     def _result(entry: _Entry, value: Any) -> CallToolResult:
         """Rules 4 and 5. Raises ValueError when structured output breaks the outputSchema."""
+        from ..types import CallToolResult, TextContent
         if isinstance(value, CallToolResult):
             return value
         unstructured = is_content(value) or (not entry.wrap and isinstance(value, (str, list, tuple)))
         if entry.check_output is None or unstructured:
             return CallToolResult(content=to_content(value))
-        structured = signature.to_jsonable(value)
-        if entry.wrap:
-            structured = {"result": structured}
-        if not isinstance(structured, dict):
-            raise ValueError(f"tool {entry.tool.name} has an outputSchema but returned "
-                             f"{type(value).__name__}, not an object")
-        problem = entry.check_output(structured)
-        if problem:
-            raise ValueError(f"tool {entry.tool.name} returned output that does not match its "
-                             f"outputSchema: {problem}")
-        return CallToolResult(content=[TextContent(text=json.dumps(structured, ensure_ascii=False))],
+        structured = _structured(entry, value)
+        return CallToolResult(content=[TextContent(text=_json_text(structured))],
                               structured_content=structured)
