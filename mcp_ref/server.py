@@ -326,9 +326,10 @@ class Server:
     def tool(self, fn: Callable | None = None, **kwargs):
         """Register a tool: ``@server.tool`` or ``@server.tool(name=..., title=..., ...)``.
 
-        Keyword arguments are those of ``add_tool``.
+        Keyword arguments are those of ``add_tool``. The ``Tool`` object is built
+        when first listed (``add_tool`` returns it at once): start-up time.
         """
-        return _decorator(self.add_tool, fn, kwargs)
+        return _decorator(lambda f, **kw: self.tools.add(f, build=False, **kw), fn, kwargs)
 
     def add_tool(self, fn: Callable, *, name: str | None = None, title: str | None = None,
                  description: str | None = None, input_schema: dict | None = None,

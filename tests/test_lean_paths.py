@@ -174,3 +174,38 @@ def test_importing_a_stdio_server_or_client_loads_nothing_heavy(modules):
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == [], f"import {modules} loaded these at import time"
+
+
+SERVE_ONE_CALL = """
+import io, json, sys
+from mcp_ref import Server
+from mcp_ref.transports.stdio import StdioServerTransport
+server = Server("lean", version="1.0")
+
+@server.tool
+def add(a: int, b: int) -> int:
+    \"\"\"Add two numbers.\"\"\"
+    return a + b
+
+lines = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+          "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+         {"jsonrpc": "2.0", "method": "notifications/initialized"},
+         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}}]
+out = io.BytesIO()
+transport = StdioServerTransport(stdin=io.BytesIO("".join(json.dumps(m) + "\\n" for m in lines).encode()),
+                                 stdout=out)
+server.serve(transport).wait_closed()
+replies = [json.loads(line) for line in out.getvalue().splitlines()]
+print(json.dumps({"replies": replies, "heavy": sorted(set(sys.modules) & set(HEAVY))}))
+"""
+
+
+def test_a_stdio_server_with_a_plain_tool_answers_without_loading_anything_heavy():
+    code = f"HEAVY = {HEAVY!r}\n" + SERVE_ONE_CALL
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["replies"][0]["result"]["serverInfo"] == {"name": "lean", "version": "1.0"}
+    assert report["replies"][1] == {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "3"}]}}
+    # notifications/initialized starts the notification thread, which uses a queue.Queue
+    assert [m for m in report["heavy"] if m != "queue"] == [], "serving initialize and one call loaded these"
