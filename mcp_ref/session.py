@@ -2,7 +2,8 @@
 
 The session is shared by Client and Server and knows no roles: methods are
 strings, params and results are dicts. It touches the outside world only
-through a transport (see ``transports``). Spec: basic/index,
+through a transport (see ``transports``). What a handler and a caller hold for
+one call (``RequestContext``, ``Pending``) is in calls.py. Spec: basic/index,
 basic/lifecycle#timeouts, basic/utilities/cancellation,
 basic/utilities/progress, basic/utilities/ping.
 
@@ -54,12 +55,15 @@ import time
 from collections import deque
 
 from . import lifecycle
+from .calls import Pending, RequestContext, _call_progress, _Waiter
 from .errors import (INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosed, InvalidMessage, McpError,
                      RequestCancelled, RequestTimeout, SessionError, get_logger)
 from .messages import (EncodeError, ErrorObject, ErrorResponse, Notification, Request, Response, encode,
                        is_request_id)
 
 log = get_logger("mcp_ref.session")
+
+__all__ = ["Session", "RequestContext", "Pending", "DEFAULT_TIMEOUT", "MAX_TOTAL_FACTOR"]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only: typing would cost start-up time
@@ -76,196 +80,6 @@ _LOST = object()
 # standby thread hands the reading role to another thread (see _standby).
 INLINE_TAKEOVER = 0.002
 STANDBY_IDLE_CHECKS = 25         # ~50 ms without jobs: the standby sleeps untimed
-_EVENT_LOCK = threading.Lock()   # makes RequestContext.cancelled once, whichever thread asks first
-
-
-class _Waiter:
-    """A request we sent. The reader fills ``reply`` and sets ``done``; so do cancel and close.
-    ``ordered``: settle after queued progress callbacks (see _on_response)."""
-    __slots__ = ("method", "on_progress", "done", "reply", "heard_at", "ordered")
-
-    def __init__(self, method: str, on_progress=None):
-        self.method, self.on_progress = method, on_progress
-        self.done = threading.Event()
-        self.reply = None
-        self.heard_at = time.monotonic()
-        self.ordered = False
-
-    def settle(self, reply) -> None:
-        if not self.done.is_set():
-            self.reply = reply
-            self.done.set()
-
-
-class RequestContext:
-    """What a handler knows about the request it serves.
-
-    ``cancelled`` is a ``threading.Event`` set when the peer cancels the
-    request or the session closes; long handlers poll it or call
-    ``check_cancelled()``. ``report_progress`` is a no-op when the caller sent
-    no progress token. Spec: basic/utilities/progress, cancellation.
-    """
-
-    def __init__(self, session: "Session", request: Request):
-        self.session = session
-        self.request_id = request.id
-        self.method = request.method
-        self.params = params = request.params or {}
-        meta = params.get("_meta")
-        if isinstance(meta, dict):
-            self.meta = meta
-            # Spec: a token is a string or an integer; echoed exactly as received.
-            token = meta.get("progressToken")
-            self.progress_token = token if is_request_id(token) else None
-        else:
-            self.meta, self.progress_token = {}, None
-        self._cancelled = None             # the Event, made on first use (see ``cancelled``)
-        self.finished = False
-        self._nested: set | None = None    # Pending requests sent on behalf of this one
-        self._last_progress: float | None = None
-
-    @property
-    def cancelled(self) -> threading.Event:
-        """Set when the request is cancelled. Made on first use: most requests finish
-        without anyone asking, and an Event per request is a measurable share of a
-        call's cost (bench/bench_stdio.py)."""
-        event = self._cancelled
-        if event is None:
-            with _EVENT_LOCK:
-                event = self._cancelled
-                if event is None:
-                    event = self._cancelled = threading.Event()
-        return event
-
-    def is_cancelled(self) -> bool:
-        """True once the request was cancelled (without making the Event)."""
-        event = self._cancelled
-        return event is not None and event.is_set()
-
-    def check_cancelled(self) -> None:
-        """Raise ``RequestCancelled`` when the request was cancelled."""
-        if self.is_cancelled():
-            raise RequestCancelled(f"request {self.request_id!r} ({self.method}) was cancelled")
-
-    def report_progress(self, progress: float, total: float | None = None,
-                        message: str | None = None) -> None:
-        """Send ``notifications/progress`` for this request.
-
-        Raises:
-            ValueError: ``progress`` did not increase (the spec requires it to).
-        """
-        if self.progress_token is None or self.finished:
-            return
-        if self._last_progress is not None and not progress > self._last_progress:
-            raise ValueError(f"progress must increase: {progress} after {self._last_progress}")
-        self._last_progress = progress
-        params = {"progressToken": self.progress_token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None and lifecycle.at_least(self.session.protocol_version, "2025-03-26"):
-            params["message"] = message            # the field arrived in 2025-03-26
-        self.notify("notifications/progress", params)
-
-    def notify(self, method: str, params: dict | None = None) -> None:
-        """Send a notification related to this request (HTTP puts it on this request's stream)."""
-        self.session.notify(method, params, related_id=self.request_id)
-
-    def request(self, method: str, params: dict | None = None, **options) -> dict:
-        """Send a request to the peer on behalf of this request and wait for its result.
-
-        When this request is cancelled (by the peer, or by close) while the
-        nested one is in flight, the nested one is cancelled too: the waiter
-        is settled by whoever cancels (no I/O there), and this thread sends
-        ``notifications/cancelled`` for it and raises ``RequestCancelled``.
-        """
-        self.check_cancelled()
-        pending = self.session.start_request(method, params, related_id=self.request_id, **options)
-        with self.session._lock:
-            if self._nested is None:
-                self._nested = set()
-            self._nested.add(pending)
-        if self.cancelled.is_set():
-            self._abandon_nested()
-        try:
-            return pending.result()
-        except RequestCancelled:
-            if self.cancelled.is_set():
-                try:
-                    self.session.notify("notifications/cancelled", {
-                        "requestId": pending.id, "reason": f"the {self.method} request it serves was cancelled"})
-                except SessionError:
-                    pass
-            raise
-        finally:
-            with self.session._lock:
-                self._nested.discard(pending)
-
-    def _abandon_nested(self) -> None:
-        """Settle the waiters of nested requests with RequestCancelled (no I/O; any thread)."""
-        with self.session._lock:
-            nested = list(self._nested or ())
-        for pending in nested:
-            pending._waiter.settle(RequestCancelled(f"{pending._waiter.method} (id {pending.id}) cancelled: "
-                                                    f"the {self.method} request it serves was cancelled"))
-
-
-class Pending:
-    """An outgoing request in flight: ``result()`` waits, ``cancel()`` abandons it."""
-
-    def __init__(self, session: "Session", request_id: int, waiter: _Waiter, timeout: float,
-                 reset_on_progress: bool, max_total: float | None):
-        self.session, self.id, self._waiter = session, request_id, waiter
-        self._timeout, self._reset, self._max_total = timeout, reset_on_progress, max_total
-        self._start = time.monotonic()
-
-    def result(self) -> dict:
-        """Block until the reply. Raises McpError, RequestTimeout, RequestCancelled, ConnectionClosed."""
-        waiter = self._waiter
-        if not waiter.done.is_set():
-            self.session._before_blocking()
-        try:
-            while not waiter.done.is_set():
-                since = waiter.heard_at if self._reset else self._start
-                deadline = since + self._timeout
-                if self._max_total is not None:
-                    deadline = min(deadline, self._start + self._max_total)
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    elapsed = time.monotonic() - self._start
-                    self.cancel(f"timed out after {elapsed:.3g} s")
-                    raise RequestTimeout(waiter.method, self._timeout)
-                waiter.done.wait(remaining)
-        except BaseException:
-            if not waiter.done.is_set():         # Ctrl-C in a script, for example
-                self.cancel("the caller stopped waiting")
-            raise
-        finally:
-            self.session._forget(self.id)
-        reply = waiter.reply
-        if isinstance(reply, Response):
-            return reply.result
-        if isinstance(reply, ErrorResponse):
-            error = reply.error
-            raise McpError.from_error({"code": error.code, "message": error.message, "data": error.data})
-        raise reply                               # a SessionError settled locally
-
-    def cancel(self, reason: str | None = None) -> None:
-        """Abandon the request: the waiter fails with RequestCancelled and the peer
-        is sent ``notifications/cancelled`` (never for ``initialize``)."""
-        waiter = self._waiter
-        if waiter.done.is_set():
-            return
-        waiter.settle(RequestCancelled(f"{waiter.method} (id {self.id}) cancelled"
-                                       + (f": {reason}" if reason else "")))
-        self.session._forget(self.id)
-        if waiter.method != "initialize":
-            params = {"requestId": self.id}
-            if reason:
-                params["reason"] = reason
-            try:
-                self.session.notify("notifications/cancelled", params)
-            except SessionError:
-                pass
 
 
 class _Batch:
@@ -823,10 +637,3 @@ def _unencodable(reply):
         return reply
     except EncodeError:
         return ErrorResponse(reply.id, ErrorObject(INTERNAL_ERROR, "Internal error: the result is not JSON"))
-
-
-def _call_progress(item) -> None:
-    waiter, params = item
-    if waiter.done.is_set():
-        return                                     # abandoned (timeout, cancel, close)
-    waiter.on_progress(params.get("progress"), params.get("total"), params.get("message"))

@@ -24,7 +24,8 @@ ALLOWED = {
     "uritemplate": {"errors"},
     "transports": {"errors", "messages", "transports"},
     "auth": {"errors", "messages"},
-    "session": {"errors", "messages", "lifecycle"},
+    "calls": {"errors", "messages", "lifecycle"},
+    "session": {"errors", "messages", "lifecycle", "calls"},
     # Client features (sampling, roots, elicitation, the approval hook): pure helpers.
     "sampling": {"errors", "messages", "types", "lifecycle", "approval"},
     "roots": {"errors", "messages", "types", "lifecycle"},
@@ -33,12 +34,12 @@ ALLOWED = {
     "approval": {"errors", "messages", "types", "lifecycle"},
     # Server features (tools, resources, prompts, completion, logging, pagination): registries and handlers.
     "features": {"errors", "messages", "types", "lifecycle", "signature", "uritemplate"},
-    "server": {"session", "lifecycle", "types", "signature", "uritemplate", "errors", "messages", "transports",
+    "server": {"session", "calls", "lifecycle", "types", "signature", "uritemplate", "errors", "messages", "transports",
                "features",
                "sampling", "roots", "elicitation", "elicitation_schema", "approval"},
     # The client's requests for resources, prompts, completion, logging; callbacks; output checks.
     "client_requests": {"lifecycle", "types", "errors", "messages"},
-    "client": {"session", "lifecycle", "types", "errors", "messages", "transports", "client_requests",
+    "client": {"session", "calls", "lifecycle", "types", "errors", "messages", "transports", "client_requests",
                "sampling", "roots", "elicitation", "elicitation_schema", "approval"},
     "host": ANYTHING,
     "__main__": ANYTHING,
