@@ -67,6 +67,9 @@ def examples() -> dict:
     tool_choice = t.ToolChoice(mode="auto")
     root = t.Root(uri="file:///home/user/project", name="project", meta=META)
     completion = t.Completion(values=["python", "pytorch"], total=10, has_more=True)
+    task = t.Task(task_id="786512e2", status="working", created_at="2025-11-25T10:30:00Z",
+                  last_updated_at="2025-11-25T10:40:00Z", ttl=60000, status_message="In progress.",
+                  poll_interval=5000)
     items = [
         icon, ann, text, image, audio, link, text_contents, blob_contents, embedded, tool_use, tool_result,
         t.RawContent(data={"type": "hologram", "frames": 3}),
@@ -105,6 +108,9 @@ def examples() -> dict:
         t.ResourceTemplateReference(uri="file:///project/{path}"),
         t.ProgressNotificationParams(progress_token="tok-1", progress=1, total=2, message="half way", meta=META),
         t.LoggingMessageNotificationParams(level="info", data={"rows": 3}, logger="db", meta=META),
+        task, t.TaskMetadata(ttl=60000), t.RelatedTaskMetadata(task_id="786512e2"),
+        t.CreateTaskResult(task=task, meta={"io.modelcontextprotocol/model-immediate-response": "Working on it."}),
+        t.ListTasksResult(tasks=[task], next_cursor="page-2", meta=META),
     ]
     return {type(item): item for item in items}
 

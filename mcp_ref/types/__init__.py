@@ -8,6 +8,7 @@ mapping (``Model``); the other modules follow the spec's sections:
 * ``tools``, ``resources``, ``prompts``: server features.
 * ``client_features``: sampling (and ``select_model``), roots, elicitation.
 * ``utilities``: logging levels, progress, completion.
+* ``tasks``: tasks and their statuses, task-augmented results (2025-11-25).
 
 Spec: schema.json of each revision (2024-11-05 .. 2025-11-25).
 """
@@ -35,6 +36,9 @@ _SUBMODULE = {
     "Completion": "utilities", "LOGGING_LEVELS": "utilities", "LoggingMessageNotificationParams": "utilities",
     "ProgressNotificationParams": "utilities", "PromptReference": "utilities",
     "ResourceTemplateReference": "utilities", "level_at_least": "utilities",
+    "CreateTaskResult": "tasks", "ListTasksResult": "tasks", "RELATED_TASK_KEY": "tasks",
+    "RelatedTaskMetadata": "tasks", "TASK_STATUSES": "tasks", "TERMINAL_STATUSES": "tasks", "Task": "tasks",
+    "TaskMetadata": "tasks", "related_task_meta": "tasks",
 }
 
 
@@ -74,4 +78,7 @@ __all__ = [
     # utilities
     "LOGGING_LEVELS", "level_at_least", "Completion", "CompleteResult", "PromptReference",
     "ResourceTemplateReference", "ProgressNotificationParams", "LoggingMessageNotificationParams",
+    # tasks
+    "TASK_STATUSES", "TERMINAL_STATUSES", "RELATED_TASK_KEY", "TaskMetadata", "RelatedTaskMetadata", "Task",
+    "CreateTaskResult", "ListTasksResult", "related_task_meta",
 ]
