@@ -334,7 +334,8 @@ class Server:
     def add_tool(self, fn: Callable, *, name: str | None = None, title: str | None = None,
                  description: str | None = None, input_schema: dict | None = None,
                  output_schema: dict | None = None, annotations=None, icons: list | None = None,
-                 meta: dict | None = None, structured_output: bool | None = None) -> Tool:
+                 meta: dict | None = None, structured_output: bool | None = None,
+                 same_thread: bool = False) -> Tool:
         """Register ``fn`` as a tool; its name, description and schemas come from the
         function unless given. A duplicate name raises ValueError; a name outside the
         2025-11-25 naming guidance warns (``ToolNameWarning``).
@@ -344,10 +345,21 @@ class Server:
         the return annotation's (dict, dataclass, TypedDict); ``structured_output=True``
         also wraps other return types as ``{"result": ...}``, ``False`` turns it off.
         ``annotations`` is a ``ToolAnnotations`` or dict, ``icons`` ``Icon`` objects or dicts.
+
+        ``same_thread=True`` is for code tied to one OS thread (COM apartments, GUI
+        toolkits, thread-local connections, libraries that are not thread-safe): every
+        call of every such tool of this server, from all its sessions, runs on one
+        daemon thread, ``mcp-server-same-thread``, one at a time, in the order the
+        calls reach it. Arguments are validated and bound first; the handler thread
+        then waits, while the session keeps reading, pings included. A call cancelled
+        before it started is skipped; one cancelled while it runs finishes and its
+        result is dropped. Results, errors and ``Context`` are those of any tool. The
+        thread starts on the first call and ends once no session is open (a later
+        call starts another, so keep per-thread state in a ``threading.local``).
         """
         return self.tools.add(fn, name=name, title=title, description=description, input_schema=input_schema,
                               output_schema=output_schema, annotations=annotations, icons=icons, meta=meta,
-                              structured_output=structured_output)
+                              structured_output=structured_output, same_thread=same_thread)
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool; KeyError when there is none of that name."""
@@ -454,9 +466,17 @@ class Server:
         """Start serving one connection; returns its session at once."""
         options.setdefault("timeout", self.timeout)
         options.setdefault("max_workers", self.max_workers)
-        session = ServerSession(self, transport, on_close=self.sessions.discard, **options)
+        session = ServerSession(self, transport, on_close=self._session_closed, **options)
         self.sessions.add(session)
         return session.start()
+
+    def _session_closed(self, session: ServerSession) -> None:
+        """Forget a closed session; the thread of ``same_thread`` tools stops after the
+        last one (features/tools.py rule 6: no thread outlives the sessions it served)."""
+        self.sessions.discard(session)
+        tools = self._features.get("tools")
+        if tools is not None:
+            tools.session_closed()
 
     def run(self, http=None, **options) -> None:
         """Serve stdio until the client goes away (stdin EOF), or HTTP when

@@ -26,6 +26,12 @@ Rules:
    given), the value becomes ``structuredContent`` plus its JSON as text, and
    it is validated against the schema first (servers MUST conform).
 5. Anything else (numbers, lists, ...) is sent as its JSON text.
+6. A tool registered with ``same_thread=True`` runs on the server's one
+   ``mcp-server-same-thread`` thread (``SameThread``), one call at a time in
+   the order calls reach it, for code bound to one OS thread (COM apartments,
+   GUI toolkits, thread-local connections, libraries that are not
+   thread-safe). Everything else (validation, binding, results, errors) is
+   what rules 3 to 5 say, on the handler thread, which waits for the call.
 
 Start-up and ``tools/call`` latency are benchmark targets (bench/bench_stdio.py),
 so registering the common tool (see signature.py's fast path) and calling it
@@ -39,9 +45,10 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from collections import deque
 
 from .. import signature
-from ..errors import InvalidParamsError, MissingDependency, UrlElicitationRequiredError, get_logger
+from ..errors import InvalidParamsError, MissingDependency, RequestCancelled, UrlElicitationRequiredError, get_logger
 from . import as_icons, as_model, next_serial
 from .pagination import NamedRegistry
 
@@ -53,7 +60,8 @@ if TYPE_CHECKING:          # names for annotations only
 
 log = get_logger("mcp_ref.server")
 
-__all__ = ["Tools", "ToolNameWarning", "tool_name_problem", "to_content", "is_content"]
+__all__ = ["Tools", "ToolNameWarning", "tool_name_problem", "to_content", "is_content", "SameThread",
+           "SAME_THREAD_NAME"]
 
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
 # Magic numbers of the binary formats a bare ``bytes`` return may be (else use image()/audio()).
@@ -67,6 +75,13 @@ _TYPES_BASE = __package__.rpartition(".")[0] + ".types.base"
 _STRUCTURED_SINCE = "2025-06-18"
 # json.dumps(value, ensure_ascii=False), without building an encoder per call.
 _json_text = json.JSONEncoder(ensure_ascii=False).encode
+# Rule 6: the thread that runs every same_thread tool of a server.
+SAME_THREAD_NAME = "mcp-server-same-thread"
+# How often a handler waiting for a same_thread call looks at its request's cancelled
+# Event (nothing wakes a thread on cancellation; see SameThread.call).
+CANCEL_POLL = 0.05
+# The logging bridge finds the request it logs for in utilities.current (a thread-local).
+_UTILITIES = __package__ + ".utilities"
 
 
 class ToolNameWarning(UserWarning):
@@ -279,10 +294,12 @@ class _Entry:
     """A registered tool: what ``tools/call`` needs, and the ``Tool`` it is listed as
     (``tool``, built on first use from ``fields``)."""
 
-    __slots__ = ("name", "fn", "bind", "check_input", "check_output", "wrap", "serial", "_fields", "_tool")
+    __slots__ = ("name", "fn", "bind", "check_input", "check_output", "wrap", "same_thread", "serial",
+                 "_fields", "_tool")
 
-    def __init__(self, fields: dict, fn: Callable, bind: _Binder, wrap: bool):
+    def __init__(self, fields: dict, fn: Callable, bind: _Binder, wrap: bool, same_thread: bool = False):
         self.name, self.fn, self.bind, self.wrap = fields["name"], fn, bind, wrap
+        self.same_thread = same_thread
         self.serial = next_serial()
         self._fields, self._tool = fields, None
         self.check_input = _compile(fields["input_schema"])
@@ -300,12 +317,157 @@ class _Entry:
         return tool
 
 
+# ---------------------------------------------------------------------- the same thread (rule 6)
+_QUEUED, _RUNNING, _DONE, _SKIPPED = range(4)
+
+
+class _Job:
+    """One same_thread call: what to run, and how it ended (set before ``done``)."""
+    __slots__ = ("fn", "kwargs", "ctx", "state", "value", "error", "done")
+
+    def __init__(self, fn: Callable, kwargs: dict, ctx):
+        self.fn, self.kwargs, self.ctx = fn, kwargs, ctx
+        self.state = _QUEUED                         # changed under SameThread's lock
+        self.value = self.error = None
+        self.done = threading.Event()
+
+
+class SameThread:
+    """The one thread that runs a server's ``same_thread`` tools (rule 6).
+
+    Why: some code must always run on the same OS thread (a COM apartment, a
+    tkinter root, a thread-local database connection, a library that is not
+    thread-safe), while the session serves each request on whichever pool
+    thread read it (session.py). So those calls go through one queue to one
+    daemon thread, named ``mcp-server-same-thread``, in the order they reach
+    it, one at a time.
+
+    Lifetime: started on the first call; it runs while ``keep()`` (the server
+    has an open session) and ends once its queue is empty and ``keep()`` is
+    false. ``wake()`` (called when a session closes) makes it look again, so
+    no thread outlives the last session. A later call starts a new thread:
+    state a tool keeps per thread (``threading.local``) is then made anew.
+
+    Cancellation (Spec: basic/utilities/cancellation): a call whose request was
+    cancelled before it started is skipped; one cancelled while it runs runs to
+    its end (a Python thread cannot be stopped) and its result is dropped, as
+    the session drops an ordinary handler's answer to a cancelled request.
+    """
+
+    def __init__(self, keep: Callable[[], bool]):
+        self._keep = keep
+        self._cv = threading.Condition(threading.Lock())
+        self._jobs: deque = deque()
+        self._thread: threading.Thread | None = None
+
+    def call(self, fn: Callable, kwargs: dict, ctx) -> Any:
+        """Run ``fn(**kwargs)`` on the thread and return what it returned (or raise
+        what it raised), on behalf of the request of ``ctx``.
+
+        The calling handler hands the session's reading role on before it waits
+        (``_before_blocking``), so replies, cancellations and pings are read
+        meanwhile. Nothing wakes a thread when a request is cancelled, so the
+        wait looks at ``ctx`` every ``CANCEL_POLL`` seconds.
+
+        Raises:
+            RequestCancelled: the request was cancelled (or its session closed)
+                before the call ended.
+        """
+        job = _Job(fn, kwargs, ctx)
+        with self._cv:
+            self._jobs.append(job)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=SAME_THREAD_NAME, daemon=True)
+                self._thread.start()
+            else:
+                self._cv.notify()
+        done = job.done
+        if not done.is_set():
+            ctx.session._before_blocking()
+            while not done.wait(CANCEL_POLL):
+                if ctx.is_cancelled():
+                    with self._cv:
+                        if job.state == _QUEUED:        # not started: it never will
+                            job.state = _SKIPPED
+                            self._jobs.remove(job)
+                    break
+        if job.state != _DONE:
+            raise RequestCancelled(f"request {ctx.request_id!r} ({ctx.method}) was cancelled")
+        if job.error is not None:
+            error, job.error = job.error, None
+            raise error
+        return job.value
+
+    def wake(self) -> None:
+        """Make an idle thread check ``keep()`` again (a session closed)."""
+        with self._cv:
+            self._cv.notify()
+
+    @property
+    def thread(self) -> threading.Thread | None:
+        """The running thread, or None."""
+        return self._thread
+
+    def _run(self) -> None:
+        cv, jobs = self._cv, self._jobs
+        while True:
+            with cv:
+                while True:
+                    if jobs:
+                        job = jobs.popleft()
+                        if job.ctx.is_cancelled():      # cancelled while queued
+                            job.state = _SKIPPED
+                            job.done.set()
+                            continue
+                        job.state = _RUNNING
+                        break
+                    if not self._keep():
+                        self._thread = None             # under the lock: the next call starts another
+                        return
+                    cv.wait()
+            utilities = sys.modules.get(_UTILITIES)
+            if utilities is not None:                   # the logging bridge (server._handle_request)
+                utilities.current.ctx = job.ctx
+            try:
+                job.value = job.fn(**job.kwargs)
+            except BaseException as exc:                # handed to the handler, as if raised there
+                job.error = exc
+            finally:
+                if utilities is not None:
+                    utilities.current.ctx = None
+                job.kwargs = None
+                job.state = _DONE
+                job.done.set()
+            job = None
+
+
 # ---------------------------------------------------------------------- the registry
 class Tools(NamedRegistry):
-    """The tools a server offers. ``owner`` is the server: its ``page_size`` and
-    ``_list_changed(method)`` are used."""
+    """The tools a server offers. ``owner`` is the server: its ``page_size``,
+    ``_list_changed(method)`` and (for ``same_thread`` tools) ``sessions`` are used."""
 
     KIND, NOUN, CHANGED, ITEM = "tools", "tool", "notifications/tools/list_changed", "tool"
+    _same_thread: SameThread | None = None
+
+    @property
+    def same_thread(self) -> SameThread:
+        """The thread of ``same_thread`` tools (rule 6), made on first use."""
+        runner = self._same_thread
+        if runner is None:
+            with self._lock:
+                runner = self._same_thread
+                if runner is None:
+                    runner = self._same_thread = SameThread(self._has_open_session)
+        return runner
+
+    def _has_open_session(self) -> bool:
+        return any(not session.closed for session in list(getattr(self.owner, "sessions", ())))
+
+    def session_closed(self) -> None:
+        """The owner lost a session: the same thread stops if it was the last one."""
+        runner = self._same_thread
+        if runner is not None:
+            runner.wake()
 
     def get(self, name: str) -> Tool | None:
         """The registered ``Tool`` of that name, or None."""
@@ -315,7 +477,8 @@ class Tools(NamedRegistry):
     def add(self, fn: Callable, *, name: str | None = None, title: str | None = None,
             description: str | None = None, input_schema: dict | None = None,
             output_schema: dict | None = None, annotations=None, icons: list | None = None,
-            meta: dict | None = None, structured_output: bool | None = None, build: bool = True) -> Tool | None:
+            meta: dict | None = None, structured_output: bool | None = None, same_thread: bool = False,
+            build: bool = True) -> Tool | None:
         """See ``Server.add_tool``. With ``build=False`` (the decorator) it returns None and
         the ``Tool`` is built when first listed or asked for (``get``); given
         ``annotations`` or ``icons`` are still checked here."""
@@ -344,7 +507,7 @@ class Tools(NamedRegistry):
         else:
             inject = signature.context_params(fn, skip=skip)
             params = _direct_params(fn, inject)
-        entry = _Entry(fields, fn, _Binder(fn, inject, params), wrap)
+        entry = _Entry(fields, fn, _Binder(fn, inject, params), wrap, bool(same_thread))
         if build or annotations is not None or icons is not None:
             entry.tool                              # built now: bad annotations or icons raise here
         self._register(tool_name, entry)
@@ -368,7 +531,10 @@ class Tools(NamedRegistry):
         if problem:
             return error_result(f"Invalid arguments for tool {name}: {problem}", version)
         try:
-            value = entry.fn(**entry.bind(arguments, ctx))
+            if entry.same_thread:                   # rule 6: bound here, run there
+                value = self.same_thread.call(entry.fn, entry.bind(arguments, ctx), ctx)
+            else:
+                value = entry.fn(**entry.bind(arguments, ctx))
         except UrlElicitationRequiredError:
             raise                                   # Spec 2025-11-25: travels as a JSON-RPC error
         except Exception as exc:
