@@ -7,7 +7,7 @@ lazily by the features that need them.
 from .errors import (ApprovalDenied, CapabilityNotSupported, ConnectionClosed, InternalError, InvalidParamsError,
                      InvalidRequestError, McpError, MethodNotFoundError, MissingDependency, ParseError,
                      RequestCancelled, RequestTimeout, ResourceNotFoundError, SessionError, StructuredOutputError,
-                     UnsupportedProtocolVersion, UrlElicitationRequiredError, UserRejectedError)
+                     ToolInputError, UnsupportedProtocolVersion, UrlElicitationRequiredError, UserRejectedError)
 from .lifecycle import LATEST_REVISION, SUPPORTED_REVISIONS
 
 # Server and Client load on first use (PEP 562), so a stdio server does not pay
@@ -41,6 +41,7 @@ __all__ = [
     "InternalError", "ResourceNotFoundError", "UrlElicitationRequiredError", "UserRejectedError",
     "SessionError", "ConnectionClosed", "RequestTimeout", "RequestCancelled", "CapabilityNotSupported",
     "UnsupportedProtocolVersion", "MissingDependency", "ApprovalDenied", "StructuredOutputError",
+    "ToolInputError",
     "Approval", "Deny", "HttpError", "SessionExpired",
     "LATEST_REVISION", "SUPPORTED_REVISIONS", "__version__",
 ]

@@ -13,6 +13,12 @@ Rules:
    request of a capability we did not declare gets -32601.
 4. The client is safe to share between threads: concurrent calls are matched
    by id. It never uses an event loop, so it works inside one too.
+5. A stdio client may respawn a server that exited (opt-in, ``auto_restart=N``;
+   rules in client_restart.py): requests in flight fail with ``ConnectionClosed``
+   and are never resent; the next request respawns the server and runs the
+   handshake again, at most N times in a row. The respawn happens in
+   ``_require`` and ``_request``, which every request goes through; ``close()``
+   stops it for good.
 """
 from __future__ import annotations
 
@@ -89,6 +95,8 @@ class Client(ServerFeatureRequests):
     Server features (client_requests.py):
         validate_output: ``"strict"`` (raise ``StructuredOutputError``), ``"warn"``
             or ``"off"``: checking ``structuredContent`` against the tool's outputSchema.
+        validate_input: check ``call_tool`` arguments against the cached tool's
+            inputSchema before sending (``ToolInputError``; off by default).
         on_log: ``fn(LoggingMessageNotificationParams)`` for ``notifications/message``.
         on_resource_updated: ``fn(uri)`` for ``notifications/resources/updated``.
         on_tools_list_changed, on_resources_list_changed, on_prompts_list_changed:
@@ -102,8 +110,8 @@ class Client(ServerFeatureRequests):
                  elicitation: Callable | None = None, elicitation_url: Callable | None = None,
                  on_elicitation_complete: Callable | None = None, roots=None,
                  on_approve: Callable | None = None, validate_output: str = "strict",
-                 on_log: Callable | None = None, on_resource_updated: Callable | None = None,
-                 on_tools_list_changed: Callable | None = None,
+                 validate_input: bool = False, on_log: Callable | None = None,
+                 on_resource_updated: Callable | None = None, on_tools_list_changed: Callable | None = None,
                  on_resources_list_changed: Callable | None = None,
                  on_prompts_list_changed: Callable | None = None):
         if validate_output not in VALIDATE_OUTPUT_MODES:
@@ -122,11 +130,17 @@ class Client(ServerFeatureRequests):
         self.instructions: str | None = None
         self._tool_cache: dict = {}
         self._output_checks: dict = {}         # tool name -> (outputSchema, validator)
+        self._input_checks: dict = {}          # tool name -> (inputSchema, validator)
         self.validate_output = validate_output
+        self.validate_input = bool(validate_input)
         self._listeners: dict = {}             # method -> [fn(params)], see on()
         self._lock = threading.Lock()
-        self.session = Session(transport, self._handle_request, self._handle_notification, timeout=timeout,
-                               max_workers=max_workers, ping_interval=ping_interval, name="mcp-client")
+        self._max_workers, self._ping_interval = max_workers, ping_interval
+        self.session = self._new_session(transport)
+        # Rule 5: set by Client.stdio(auto_restart=N); _closing and _starting guard close().
+        self._restarter = None
+        self._closing = False
+        self._starting = None                  # a respawned server's session during its handshake
         # Client features: sampling.py, elicitation.py, roots.py, approval.py.
         self.sampling = sampling
         self.sampling_tools = bool(getattr(sampling, "supports_tools", False)) if sampling_tools is None \
@@ -165,12 +179,37 @@ class Client(ServerFeatureRequests):
     @classmethod
     def stdio(cls, argv: Sequence[str], *, env: dict | None = None, cwd: str | None = None,
               on_stderr: Callable[[str | None, None]] = None, close_timeout: float = 2.0,
-              terminate_timeout: float = 2.0, **options) -> "Client":
-        """A client for a server spawned as a subprocess; use it as a context manager."""
+              terminate_timeout: float = 2.0, auto_restart: int = 0, on_restart: Callable | None = None,
+              **options) -> "Client":
+        """A client for a server spawned as a subprocess; use it as a context manager.
+
+        ``auto_restart``: how many times in a row a server that exited may be
+        respawned, on the next request (0, the default: never; rule 5).
+        ``on_restart(attempt)`` is called before each respawn (1 for the first
+        since the last answered request)."""
+        if isinstance(auto_restart, bool) or not isinstance(auto_restart, int) or auto_restart < 0:
+            raise ValueError(f"auto_restart must be a whole number of restarts >= 0, not {auto_restart!r}")
         from .transports.stdio import StdioClientTransport
         transport = StdioClientTransport(argv, env=env, cwd=cwd, on_stderr=on_stderr,
                                          close_timeout=close_timeout, terminate_timeout=terminate_timeout)
-        return cls(transport, **options)
+        try:
+            client = cls(transport, **options)
+        except BaseException:                   # e.g. an unknown option: do not leave the server running
+            transport.close()
+            raise
+        if auto_restart:
+            from .client_restart import Restarter
+            argv, env = transport.argv, (dict(env) if env else None)
+
+            def spawn():                        # the same command line and options as the first
+                return StdioClientTransport(argv, env=env, cwd=cwd, on_stderr=on_stderr,
+                                            close_timeout=close_timeout, terminate_timeout=terminate_timeout)
+            client._restarter = Restarter(auto_restart, spawn, on_restart)
+        return client
+
+    def _new_session(self, transport) -> Session:
+        return Session(transport, self._handle_request, self._handle_notification, timeout=self.timeout,
+                       max_workers=self._max_workers, ping_interval=self._ping_interval, name="mcp-client")
 
     @property
     def elicitations(self):
@@ -218,36 +257,67 @@ class Client(ServerFeatureRequests):
     def connect(self) -> "Client":
         """Run the handshake. Raises UnsupportedProtocolVersion (after disconnecting),
         RequestTimeout, ConnectionClosed or McpError."""
-        self.session.start()
-        result = self.session.request("initialize", {
+        try:
+            self._handshake(self.session)
+        except UnsupportedProtocolVersion:
+            self.close()
+            raise
+        return self
+
+    def _handshake(self, session: Session) -> None:
+        """initialize, the revision check, notifications/initialized (rule 1); also a
+        respawned server's (rule 5), which replaces everything learnt from the old one."""
+        session.start()
+        result = session.request("initialize", {
             "protocolVersion": self.requested_version,
             "capabilities": self.capabilities(),
             "clientInfo": self.client_info.to_dict(self.requested_version),
         }, timeout=self.init_timeout)
         version = result.get("protocolVersion")
         if not lifecycle.is_supported(version):
-            self.close()
             raise UnsupportedProtocolVersion(version, lifecycle.SUPPORTED_REVISIONS)
         self.protocol_version = version
-        self.session.protocol_version = version
-        if hasattr(self.transport, "protocol_version"):
-            self.transport.protocol_version = version
+        session.protocol_version = version
+        if hasattr(session.transport, "protocol_version"):
+            session.transport.protocol_version = version
         self.server_capabilities = result.get("capabilities") or {}
         self.server_info = types.Implementation.from_dict(result.get("serverInfo") or {"name": "", "version": ""})
         self.instructions = result.get("instructions")
-        self.session.notify("notifications/initialized")
-        return self
+        session.notify("notifications/initialized")
 
     def close(self) -> None:
-        """Close the session and the transport. Idempotent."""
-        self.session.close("client closed")
+        """Close the session and the transport (and stop any respawn, rule 5). Idempotent."""
+        with self._lock:
+            self._closing = True
+            sessions = (self.session, self._starting)
+        for session in sessions:
+            if session is not None:
+                session.close("client closed")
+        if self._restarter is not None:
+            with self._restarter.lock:          # a respawn under way has shut its server down
+                pass
 
     @property
     def closed(self) -> bool:
         return self.session.closed
 
     def _require(self, path: str, what: str) -> None:
+        if self._restarter is not None:
+            self._live_session()                # check the respawned server's capabilities (rule 5)
         lifecycle.require_peer_capability(self.server_capabilities, path, what)
+
+    def _live_session(self) -> Session:
+        """The session to send on; with ``auto_restart``, a dead one is replaced first (rule 5)."""
+        session = self.session
+        if self._restarter is not None and session.closed and not self._closing:
+            session = self._restarter.revive(self, session)
+        return session
+
+    def _request(self, method: str, params: dict | None = None, **options) -> dict:
+        """Send one request and wait (Session.request); with ``auto_restart``, on a live session."""
+        if self._restarter is None:
+            return self.session.request(method, params, **options)
+        return self._restarter.request(self, method, params, options)
 
     # ------------------------------------------------------------------ HTTP transports
     @classmethod
@@ -314,13 +384,13 @@ class Client(ServerFeatureRequests):
     # ------------------------------------------------------------------ requests
     def ping(self, timeout: float | None = None) -> None:
         """Spec: basic/utilities/ping."""
-        self.session.request("ping", timeout=timeout)
+        self._request("ping", timeout=timeout)
 
     def list_tools_page(self, cursor: str | None = None) -> tuple:
         """One page of tools: ``(tools, next_cursor)``. Spec: server/tools#listing-tools."""
         self._require("tools", "tools/list")
         params = {"cursor": cursor} if cursor is not None else None
-        result = self.session.request("tools/list", params)
+        result = self._request("tools/list", params)
         tools = [types.Tool.from_dict(t) for t in result.get("tools", [])]
         with self._lock:
             for tool in tools:
@@ -338,7 +408,9 @@ class Client(ServerFeatureRequests):
 
         ``on_progress(progress, total, message)`` receives progress; with
         ``reset_timeout_on_progress`` each progress notification restarts the
-        timeout, bounded by ``max_total_timeout``. Spec: server/tools#calling-tools.
+        timeout, bounded by ``max_total_timeout``. With ``validate_input``,
+        arguments that do not match the cached tool's inputSchema raise
+        ``ToolInputError`` and nothing is sent. Spec: server/tools#calling-tools.
         """
         self._require("tools", "tools/call")
         if self.on_approve is not None:      # human in the loop (approval.py): allow, edit or deny
@@ -350,9 +422,11 @@ class Client(ServerFeatureRequests):
                 raise ApprovalDenied(f"tool call {name!r} denied: {denied.reason}") from None
             name, arguments = call.name, call.arguments
         params = {"name": name, "arguments": arguments or {}}
-        result = self.session.request("tools/call", params, timeout=timeout, on_progress=on_progress,
-                                      reset_timeout_on_progress=reset_timeout_on_progress,
-                                      max_total_timeout=max_total_timeout)
+        if self.validate_input:
+            self._check_input(name, params["arguments"])      # client_requests.py rule 5
+        result = self._request("tools/call", params, timeout=timeout, on_progress=on_progress,
+                               reset_timeout_on_progress=reset_timeout_on_progress,
+                               max_total_timeout=max_total_timeout)
         result = types.CallToolResult.from_dict(result)
         self._check_output(name, result)          # client_requests.py rule 4
         return result

@@ -1,5 +1,5 @@
 """The client's requests for server features other than tools, its notification
-callbacks, and the check of tools' structured output.
+callbacks, and the checks of tools' arguments and structured output.
 
 ``Client`` inherits ``ServerFeatureRequests``; ``client.py``'s rules hold here
 too: each public method sends exactly one wire method, written literally in
@@ -26,13 +26,23 @@ Rules:
    clients SHOULD validate). ``validate_output="strict"`` raises
    ``StructuredOutputError`` carrying the result, ``"warn"`` warns
    (``StructuredOutputWarning``) and returns it, ``"off"`` skips the check.
+5. Arguments (opt-in, ``validate_input=True``): when the cached tool is known
+   (as in rule 4), ``call_tool`` checks ``arguments`` against its ``inputSchema``
+   before sending and raises ``ToolInputError`` (nothing is sent). Servers
+   check too (Spec: server/tools#security-considerations: servers MUST validate
+   inputs); checking first saves a round trip and keeps a call the schema
+   forbids off the wire. The check is offline (no ``$ref`` retrieval); a schema
+   beyond the flat shape needs ``jsonschema`` (``MissingDependency`` otherwise,
+   raised only when such a check is due).
+6. Every request goes through ``_request`` (client.py), which lets a stdio
+   client with ``auto_restart`` respawn a server that exited (client_restart.py).
 """
 from __future__ import annotations
 
 import warnings
 
 from . import lifecycle, types
-from .errors import MissingDependency, StructuredOutputError, get_logger
+from .errors import MissingDependency, StructuredOutputError, ToolInputError, get_logger
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
@@ -71,15 +81,16 @@ def _cursor_params(cursor: str | None) -> dict | None:
 
 
 class ServerFeatureRequests:
-    """Resources, prompts, completion and logging requests; callbacks; output checks.
-    Needs ``session``, ``protocol_version``, ``_require``, ``_lock``, ``_tool_cache``,
-    ``_listeners``, ``_output_checks`` and ``validate_output`` (set by ``Client``)."""
+    """Resources, prompts, completion and logging requests; callbacks; argument and output checks.
+    Needs ``_request``, ``_live_session``, ``protocol_version``, ``_require``, ``_lock``,
+    ``_tool_cache``, ``_listeners``, ``_output_checks``, ``_input_checks``, ``validate_output``
+    and ``validate_input`` (set by ``Client``)."""
 
     # ------------------------------------------------------------------ resources
     def list_resources_page(self, cursor: str | None = None) -> tuple:
         """One page of resources: ``(resources, next_cursor)``. Spec: server/resources#listing-resources."""
         self._require("resources", "resources/list")
-        result = self.session.request("resources/list", _cursor_params(cursor))
+        result = self._request("resources/list", _cursor_params(cursor))
         return [types.Resource.from_dict(r) for r in result.get("resources", [])], result.get("nextCursor")
 
     def list_resources(self) -> list:
@@ -90,7 +101,7 @@ class ServerFeatureRequests:
         """One page of resource templates: ``(templates, next_cursor)``.
         Spec: server/resources#resource-templates."""
         self._require("resources", "resources/templates/list")
-        result = self.session.request("resources/templates/list", _cursor_params(cursor))
+        result = self._request("resources/templates/list", _cursor_params(cursor))
         templates = [types.ResourceTemplate.from_dict(t) for t in result.get("resourceTemplates", [])]
         return templates, result.get("nextCursor")
 
@@ -102,25 +113,25 @@ class ServerFeatureRequests:
         """Read a resource: ``result.contents`` holds ``TextResourceContents``/``BlobResourceContents``.
         An unknown URI raises ``ResourceNotFoundError`` (-32002). Spec: server/resources#reading-resources."""
         self._require("resources", "resources/read")
-        result = self.session.request("resources/read", {"uri": uri}, timeout=timeout)
+        result = self._request("resources/read", {"uri": uri}, timeout=timeout)
         return types.ReadResourceResult.from_dict(result)
 
     def subscribe_resource(self, uri: str) -> None:
         """Ask for ``notifications/resources/updated`` about ``uri`` (see ``on_resource_updated``).
         Spec: server/resources#subscriptions."""
         self._require("resources.subscribe", "resources/subscribe")
-        self.session.request("resources/subscribe", {"uri": uri})
+        self._request("resources/subscribe", {"uri": uri})
 
     def unsubscribe_resource(self, uri: str) -> None:
         """Stop the updates about ``uri``."""
         self._require("resources.subscribe", "resources/unsubscribe")
-        self.session.request("resources/unsubscribe", {"uri": uri})
+        self._request("resources/unsubscribe", {"uri": uri})
 
     # ------------------------------------------------------------------ prompts
     def list_prompts_page(self, cursor: str | None = None) -> tuple:
         """One page of prompts: ``(prompts, next_cursor)``. Spec: server/prompts#listing-prompts."""
         self._require("prompts", "prompts/list")
-        result = self.session.request("prompts/list", _cursor_params(cursor))
+        result = self._request("prompts/list", _cursor_params(cursor))
         return [types.Prompt.from_dict(p) for p in result.get("prompts", [])], result.get("nextCursor")
 
     def list_prompts(self) -> list:
@@ -134,7 +145,7 @@ class ServerFeatureRequests:
         params = {"name": name}
         if arguments:
             params["arguments"] = dict(arguments)
-        return types.GetPromptResult.from_dict(self.session.request("prompts/get", params))
+        return types.GetPromptResult.from_dict(self._request("prompts/get", params))
 
     # ------------------------------------------------------------------ completion and logging
     def complete(self, ref, argument, context: dict | None = None) -> Completion:
@@ -145,6 +156,7 @@ class ServerFeatureRequests:
         or a ``(name, value)`` pair. ``context``: the arguments already chosen,
         ``{name: value}`` (or the wire ``{"arguments": {...}}``).
         Returns a ``Completion`` (``values``, ``total``, ``has_more``)."""
+        self._live_session()             # a restarted server (rule 6) may speak another revision
         version = self.protocol_version
         if lifecycle.at_least(version, "2025-03-26"):
             self._require("completions", "completion/complete")
@@ -155,14 +167,14 @@ class ServerFeatureRequests:
         if context is not None and lifecycle.at_least(version, "2025-06-18"):
             wire = set(context) == {"arguments"} and isinstance(context["arguments"], dict)
             params["context"] = dict(context) if wire else {"arguments": dict(context)}
-        result = self.session.request("completion/complete", params)
+        result = self._request("completion/complete", params)
         return types.Completion.from_dict(result.get("completion") or {"values": []})
 
     def set_logging_level(self, level: str) -> None:
         """Ask for log messages at ``level`` and above (see ``on_log``); an invalid level
         raises ``InvalidParamsError``. Spec: server/utilities/logging#setting-log-level."""
         self._require("logging", "logging/setLevel")
-        self.session.request("logging/setLevel", {"level": level})
+        self._request("logging/setLevel", {"level": level})
 
     # ------------------------------------------------------------------ callbacks (rule 3)
     def on(self, method: str, callback: Callable) -> Callable:
@@ -182,10 +194,33 @@ class ServerFeatureRequests:
                 log.exception("callback %r for %s failed", callback, method)
 
     def _on_tools_list_changed(self, params: dict) -> None:
-        """The cached tools (and their output checks) are stale."""
+        """The cached tools (and their argument and output checks) are stale."""
         with self._lock:
             self._tool_cache.clear()
             self._output_checks.clear()
+            self._input_checks.clear()
+
+    # ------------------------------------------------------------------ arguments (rule 5)
+    def _check_input(self, name: str, arguments: dict) -> None:
+        with self._lock:
+            tool = self._tool_cache.get(name)
+            cached = self._input_checks.get(name)
+        if tool is None:
+            return
+        if cached is not None and cached[0] is tool.input_schema:
+            check = cached[1]
+        else:
+            from .signature import compile_validator
+            try:
+                check = compile_validator(tool.input_schema)
+            except MissingDependency:
+                raise MissingDependency("jsonschema", "validate_input=True (client-side checks of tool arguments "
+                                                      "against a non-flat inputSchema)") from None
+            with self._lock:
+                self._input_checks[name] = (tool.input_schema, check)
+        problem = check(arguments)
+        if problem is not None:
+            raise ToolInputError(name, arguments, problem)
 
     # ------------------------------------------------------------------ structured output (rule 4)
     def _check_output(self, name: str, result: CallToolResult) -> None:

@@ -171,6 +171,19 @@ class StructuredOutputError(SessionError):
         self.tool = tool
 
 
+class ToolInputError(SessionError):
+    """A tool call's ``arguments`` do not match the tool's ``inputSchema``, checked by the
+    client before sending (``Client(validate_input=True)``); nothing was sent.
+    ``tool`` is the tool's name, ``arguments`` what would have been sent, ``problem``
+    the validator's message (with the path of the offending value)."""
+
+    def __init__(self, tool: str, arguments: object, problem: str):
+        super().__init__(f"arguments for tool {tool!r} do not match its inputSchema: {problem} (not sent)")
+        self.tool = tool
+        self.arguments = arguments
+        self.problem = problem
+
+
 class UnsupportedProtocolVersion(SessionError):
     """The peer chose a protocol revision we do not support."""
 

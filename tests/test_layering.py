@@ -41,6 +41,8 @@ ALLOWED = {
     "client_requests": {"lifecycle", "types", "errors", "messages"},
     "client": {"session", "calls", "lifecycle", "types", "errors", "messages", "transports", "client_requests",
                "sampling", "roots", "elicitation", "elicitation_schema", "approval"},
+    # Stdio auto-restart: the respawn policy; it reaches the client only through the object it is given.
+    "client_restart": {"errors"},
     "host": ANYTHING,
     "__main__": ANYTHING,
     "examples": ANYTHING,
