@@ -23,6 +23,19 @@ tag to its class lives here (``register_content``) because decoding needs it,
 and ``content.py`` fills it.
 
 Revisions are ``YYYY-MM-DD`` strings, so they compare correctly as strings.
+
+Two decoders. ``_from_wire`` / ``_decode`` below are the reference: they
+walk the type hints and carry the path of every member for error messages,
+and they define what decoding means. ``from_dict`` first runs a decoder
+compiled once per class (``_compiled.py``: each field's type already resolved,
+no paths built); on any failure that one raises ``_Invalid`` and
+``from_dict`` runs the reference on the same input, which raises the precise
+``InvalidParamsError``. Why: a client decodes every result it receives, and
+the reference alone made decoding a one-line ``CallToolResult`` cost nearly
+as much as the server's whole handling of the call (``bench/bench_stdio.py``
+reports this client-side latency). ``to_dict`` likewise reads a per-class
+tuple of field facts and passes JSON scalars through without a call.
+
 Spec: basic/index#general-fields (``_meta``); each revision's schema.json.
 """
 import dataclasses
@@ -102,6 +115,18 @@ def _specs(cls) -> list:
     return specs
 
 
+_encode_plans: dict = {}
+
+
+def _encode_plan(cls) -> tuple:
+    """What ``to_dict`` reads: the class's tag (``getattr`` with a default is
+    slow when the attribute is missing) and each field's facts as a tuple."""
+    plan = (getattr(cls, "TYPE", None),
+            tuple((s.name, s.wire, s.keep_none, s.omit_default, s.default, s.since) for s in _specs(cls)))
+    _encode_plans[cls] = plan
+    return plan
+
+
 def _older(revision: Optional[str], since: Optional[str]) -> bool:
     """True when ``revision`` predates ``since`` (no revision means the newest)."""
     return revision is not None and since is not None and revision < since
@@ -128,19 +153,17 @@ class Model:
 
     def to_dict(self, revision: Optional[str] = None) -> dict:
         """The wire object, for ``revision`` when given (see the module docstring)."""
-        out: dict = {}
-        tag = getattr(type(self), "TYPE", None)
-        if tag is not None:
-            out["type"] = tag
-        for spec in _specs(type(self)):
-            value = getattr(self, spec.name)
-            if value is None and not spec.keep_none:
+        tag, fields = _encode_plans.get(type(self)) or _encode_plan(type(self))
+        out: dict = {} if tag is None else {"type": tag}
+        for name, wire, keep_none, omit_default, default, since in fields:
+            value = getattr(self, name)
+            if value is None and not keep_none:
                 continue
-            if spec.omit_default and value == spec.default:
+            if omit_default and value == default:
                 continue
-            if _older(revision, spec.since):
+            if since is not None and revision is not None and revision < since:
                 continue
-            out[spec.wire] = _encode(value, revision)
+            out[wire] = value if type(value) in _SCALARS else _encode(value, revision)
         for key, value in self.extra.items():
             # A modelled field wins over a stale unknown member of the same name.
             if key not in out:
@@ -150,6 +173,11 @@ class Model:
     @classmethod
     def from_dict(cls, data: Any):
         """Decode a wire object; raises ``InvalidParamsError`` when malformed."""
+        try:
+            return (_fast_decoders.get(cls) or _compiled(cls))(data)
+        except (_Invalid, InvalidParamsError, RecursionError):
+            pass
+        # The reference decoder says what is wrong, and where.
         return cls._from_wire(data, cls.__name__)
 
     @classmethod
@@ -187,10 +215,18 @@ class Model:
 
 
 # ---------------------------------------------------------------------- encoding
+# JSON scalars encode as themselves (exact types: a subclass may be anything).
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _encode(value: Any, revision: Optional[str]) -> Any:
+    if type(value) in _SCALARS:
+        return value
     if isinstance(value, Model):
         return value.to_dict(revision)
     if isinstance(value, (list, tuple)):
+        if revision is None:               # nothing is too new for the newest revision
+            return [_encode(item, None) for item in value]
         return [_encode(item, revision) for item in value
                 if not (isinstance(item, Model) and _older(revision, type(item).SINCE))]
     if isinstance(value, dict):
@@ -317,4 +353,26 @@ def decode_content(data: Any, path: str = "content") -> Model:
     """One content block from its wire object, by its ``type``."""
     if not isinstance(data, dict):
         raise InvalidParamsError(f"{path}: expected object")
+    try:
+        return (_fast_decoders.get(_ANY_CONTENT) or _compiled(_ANY_CONTENT))(data)
+    except (_Invalid, InvalidParamsError, RecursionError):
+        pass
     return _decode_tagged(data, [], path)
+
+
+# ---------------------------------------------------------------------- compiled decoders
+class _Invalid(Exception):
+    """Raised by a compiled decoder: the input is malformed, the reference decoder will say how."""
+
+
+# Model class (or _ANY_CONTENT: a block of any registered type) -> compiled decoder.
+# Filled under the GIL; whoever fills an entry puts the same decoder in.
+_fast_decoders: dict = {}
+_ANY_CONTENT = "any content block"
+
+
+def _compiled(key: Any):
+    """The compiled decoder for ``key``, made on first use by ``_compiled.py``
+    (loaded then, so importing the types costs nothing more)."""
+    from ._compiled import compiled_decoder
+    return compiled_decoder(key)
