@@ -26,6 +26,7 @@ import threading
 
 from . import lifecycle, types
 from .client_requests import VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages
+from .client_tasks import TaskRequests
 from .errors import (ApprovalDenied, CapabilityNotSupported, MethodNotFoundError, UnsupportedProtocolVersion,
                      get_logger)
 from .session import Session
@@ -62,12 +63,14 @@ class _ClassOrInstance:
         return self.on_instance.__get__(obj, cls)
 
 
-class Client(ServerFeatureRequests):
+class Client(ServerFeatureRequests, TaskRequests):
     """An MCP client over any transport (see ``Client.stdio`` for the common case).
 
     Resources, prompts, completion, logging and the notification callbacks are
     in client_requests.py (``list_resources``, ``read_resource``, ``get_prompt``,
-    ``complete``, ``set_logging_level``, ``on`` ...).
+    ``complete``, ``set_logging_level``, ``on`` ...); tasks (2025-11-25) in
+    client_tasks.py (``call_tool_as_task``, ``get_task``, ``task_result``,
+    ``list_tasks``, ``cancel_task``).
 
     Args:
         transport: an object with ``send``/``receive``/``close``.
@@ -101,6 +104,7 @@ class Client(ServerFeatureRequests):
         on_resource_updated: ``fn(uri)`` for ``notifications/resources/updated``.
         on_tools_list_changed, on_resources_list_changed, on_prompts_list_changed:
             ``fn()`` for each ``notifications/*/list_changed``; see also ``on()``.
+        on_task_status: ``fn(Task)`` for each ``notifications/tasks/status`` (client_tasks.py).
     """
 
     def __init__(self, transport, *, client_info=None, timeout: float = 60.0, init_timeout: float = 10.0,
@@ -113,7 +117,7 @@ class Client(ServerFeatureRequests):
                  validate_input: bool = False, on_log: Callable | None = None,
                  on_resource_updated: Callable | None = None, on_tools_list_changed: Callable | None = None,
                  on_resources_list_changed: Callable | None = None,
-                 on_prompts_list_changed: Callable | None = None):
+                 on_prompts_list_changed: Callable | None = None, on_task_status: Callable | None = None):
         if validate_output not in VALIDATE_OUTPUT_MODES:
             raise ValueError(f"validate_output must be one of {VALIDATE_OUTPUT_MODES}, not {validate_output!r}")
         if client_info is None or isinstance(client_info, dict):
@@ -174,6 +178,8 @@ class Client(ServerFeatureRequests):
                                  ("notifications/prompts/list_changed", on_prompts_list_changed)):
             if callback is not None:
                 self.on(method, lambda p, callback=callback: callback())
+        if on_task_status is not None:
+            self.on("notifications/tasks/status", lambda p: on_task_status(types.Task.from_dict(p)))
 
     # ------------------------------------------------------------------ construction
     @classmethod

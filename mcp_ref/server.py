@@ -24,9 +24,15 @@ Rules:
    and logging, pagination), one registry each; the table in ``__init__``
    points at their handlers. ``notifications/*/list_changed`` go to the ready
    sessions that were told ``listChanged`` at initialization.
+7. Tasks (2025-11-25 only): ``tasks`` is declared when a tool has
+   ``task_support`` "optional" or "required", and only to 2025-11-25 sessions
+   (older revisions do not define it, so they are neither told nor served it).
+   The registry and its handlers are ``features/tasks.py``, loaded when a task
+   is first needed; closing a session cancels and forgets its tasks.
 
 Spec: basic/lifecycle, server/tools, server/resources, server/prompts,
-server/utilities/completion, server/utilities/logging, server/utilities/pagination.
+server/utilities/completion, server/utilities/logging, server/utilities/pagination,
+basic/utilities/tasks.
 """
 from __future__ import annotations
 
@@ -43,6 +49,7 @@ if TYPE_CHECKING:          # names for annotations only
 
     from .features.prompts import Prompts
     from .features.resources import Resources
+    from .features.tasks import Tasks
     from .features.tools import Tools
     from .features.utilities import Completions
     from .types import Implementation, Prompt, Tool
@@ -96,7 +103,10 @@ class Context(RequestContext):
     Inherits ``report_progress``, ``progress_token``, ``cancelled``,
     ``check_cancelled()``, ``request_id`` and ``session`` from
     ``RequestContext``. Spec: basic/utilities/progress, cancellation.
+    ``task_id`` names the task when the call runs as one (features/tasks.py), else None.
     """
+
+    task_id: str | None = None
 
     @property
     def server(self) -> "Server":
@@ -228,6 +238,10 @@ class Server:
             "completion/complete": (lambda ctx, params: self.completions.handle_complete(ctx, params),
                                     "completions"),
             "logging/setLevel": (lambda ctx, params: self._logs.handle_set_level(ctx, params), "logging"),
+            "tasks/get": (lambda ctx, params: self.tasks.handle_get(ctx, params), "tasks"),
+            "tasks/result": (lambda ctx, params: self.tasks.handle_result(ctx, params), "tasks"),
+            "tasks/list": (lambda ctx, params: self.tasks.handle_list(ctx, params), "tasks.list"),
+            "tasks/cancel": (lambda ctx, params: self.tasks.handle_cancel(ctx, params), "tasks.cancel"),
         }
         self._notification_handlers = {
             "notifications/initialized": self._on_initialized,
@@ -258,6 +272,12 @@ class Server:
         return self._feature("completions")
 
     @property
+    def tasks(self) -> Tasks:
+        """The tasks registry (rule 7): its limits ``default_ttl``, ``max_ttl``, ``max_tasks``,
+        ``poll_interval`` are attributes. Made (and features/tasks.py loaded) on first use."""
+        return self._feature("tasks")
+
+    @property
     def _logs(self):
         return self._feature("logs")
 
@@ -280,6 +300,9 @@ class Server:
         if name == "prompts":
             from .features.prompts import Prompts
             return Prompts(self, Context)
+        if name == "tasks":
+            from .features.tasks import Tasks
+            return Tasks(self)
         from .features.utilities import Completions, Logs
         return Completions(self) if name == "completions" else Logs(self)
 
@@ -303,14 +326,18 @@ class Server:
     # ------------------------------------------------------------------ capabilities
     def capabilities(self) -> dict:
         """What this server declares (rule 2): ``tools``, ``resources`` (``subscribe``,
-        ``listChanged``), ``prompts``, ``completions`` when a completer is set, and
-        ``logging`` (see ``logging_capability``). Spec: basic/lifecycle#capability-negotiation."""
+        ``listChanged``), ``prompts``, ``completions`` when a completer is set,
+        ``logging`` (see ``logging_capability``), and ``tasks`` when a tool supports
+        tasks (rule 7; ``_on_initialize`` keeps it from older revisions).
+        Spec: basic/lifecycle#capability-negotiation, basic/utilities/tasks#server-capabilities."""
         if self._capability_override is not None:
             return self._capability_override
         caps: dict = {}
         tools, resources, prompts = self._count("tools"), self._count("resources"), self._count("prompts")
         if tools:
             caps["tools"] = {"listChanged": True}
+            if self._features["tools"].supports_tasks():
+                caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
         if resources:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if prompts:
@@ -335,7 +362,7 @@ class Server:
                  description: str | None = None, input_schema: dict | None = None,
                  output_schema: dict | None = None, annotations=None, icons: list | None = None,
                  meta: dict | None = None, structured_output: bool | None = None,
-                 same_thread: bool = False) -> Tool:
+                 same_thread: bool = False, task_support: str | None = None) -> Tool:
         """Register ``fn`` as a tool; its name, description and schemas come from the
         function unless given. A duplicate name raises ValueError; a name outside the
         2025-11-25 naming guidance warns (``ToolNameWarning``).
@@ -356,10 +383,17 @@ class Server:
         result is dropped. Results, errors and ``Context`` are those of any tool. The
         thread starts on the first call and ends once no session is open (a later
         call starts another, so keep per-thread state in a ``threading.local``).
+
+        ``task_support`` (2025-11-25, rule 7): ``"optional"`` lets a client run the
+        call as a task (``tools/call`` with ``task``: answered at once, the tool runs
+        on its own thread, the result is fetched with ``tasks/result``),
+        ``"required"`` allows only that, ``"forbidden"`` (the default, also when
+        None) never. It is listed as ``execution.taskSupport``. See features/tasks.py.
         """
         return self.tools.add(fn, name=name, title=title, description=description, input_schema=input_schema,
                               output_schema=output_schema, annotations=annotations, icons=icons, meta=meta,
-                              structured_output=structured_output, same_thread=same_thread)
+                              structured_output=structured_output, same_thread=same_thread,
+                              task_support=task_support)
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool; KeyError when there is none of that name."""
@@ -472,8 +506,12 @@ class Server:
 
     def _session_closed(self, session: ServerSession) -> None:
         """Forget a closed session; the thread of ``same_thread`` tools stops after the
-        last one (features/tools.py rule 6: no thread outlives the sessions it served)."""
+        last one (features/tools.py rule 6: no thread outlives the sessions it served);
+        its tasks are cancelled and their threads joined (rule 7)."""
         self.sessions.discard(session)
+        tasks = self._features.get("tasks")
+        if tasks is not None:
+            tasks.session_closed(session)
         tools = self._features.get("tools")
         if tools is not None:
             tools.session_closed()
@@ -541,6 +579,9 @@ class Server:
         session.client_capabilities = capabilities
         session.state = lifecycle.INITIALIZING
         session.declared_capabilities = offered = self.capabilities()
+        if "tasks" in offered and not lifecycle.at_least(version, "2025-11-25"):
+            # Rule 7: older revisions define no tasks; not told, not served (-32601).
+            offered = session.declared_capabilities = {k: v for k, v in offered.items() if k != "tasks"}
         if not lifecycle.at_least(version, "2025-03-26") and "completions" in offered:
             # The capability arrived in 2025-03-26; before, completion/complete needed none,
             # so it stays served (declared_capabilities) but is not named on the wire.

@@ -39,7 +39,10 @@ ALLOWED = {
                "sampling", "roots", "elicitation", "elicitation_schema", "approval"},
     # The client's requests for resources, prompts, completion, logging; callbacks; output checks.
     "client_requests": {"lifecycle", "types", "errors", "messages"},
+    # The client's task requests (2025-11-25): call_tool_as_task, tasks/get, tasks/result, tasks/list, tasks/cancel.
+    "client_tasks": {"lifecycle", "types", "errors", "messages"},
     "client": {"session", "calls", "lifecycle", "types", "errors", "messages", "transports", "client_requests",
+               "client_tasks",
                "sampling", "roots", "elicitation", "elicitation_schema", "approval"},
     # Stdio auto-restart: the respawn policy; it reaches the client only through the object it is given.
     "client_restart": {"errors"},

@@ -5,6 +5,7 @@
 * ``prompts``: prompt registration and ``prompts/get`` (server/prompts).
 * ``utilities``: completion and logging (server/utilities/completion, logging).
 * ``pagination``: opaque cursors for the four list methods (server/utilities/pagination).
+* ``tasks``: task-augmented ``tools/call`` and the ``tasks/*`` methods (basic/utilities/tasks, 2025-11-25).
 
 Rules shared by every area:
 

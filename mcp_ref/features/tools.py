@@ -32,6 +32,13 @@ Rules:
    GUI toolkits, thread-local connections, libraries that are not
    thread-safe). Everything else (validation, binding, results, errors) is
    what rules 3 to 5 say, on the handler thread, which waits for the call.
+7. ``task_support`` (``"forbidden"``, ``"optional"``, ``"required"``; None
+   lists nothing, which means forbidden) is listed as ``execution.taskSupport``
+   (2025-11-25). A call whose params carry ``task``, or of a tool that declared
+   ``task_support``, goes to ``features/tasks.py`` (``route_tool_call``), loaded
+   then: it runs the call as a task, as an ordinary call, or answers -32601.
+   The ordinary call pays one dict lookup and one attribute read for this.
+   Spec: basic/utilities/tasks#tool-level-negotiation.
 
 Start-up and ``tools/call`` latency are benchmark targets (bench/bench_stdio.py),
 so registering the common tool (see signature.py's fast path) and calling it
@@ -283,10 +290,12 @@ _build_lock = threading.Lock()
 
 
 def _build_tool(fields: dict) -> Tool:
-    from ..types import Tool, ToolAnnotations
+    from ..types import Tool, ToolAnnotations, ToolExecution
+    support = fields.get("task_support")
     return Tool(name=fields["name"], title=fields["title"], description=fields["description"],
                 input_schema=fields["input_schema"], output_schema=fields["output_schema"],
                 annotations=as_model(ToolAnnotations, fields["annotations"]), icons=as_icons(fields["icons"]),
+                execution=ToolExecution(task_support=support) if support is not None else None,
                 meta=fields["meta"])
 
 
@@ -294,12 +303,13 @@ class _Entry:
     """A registered tool: what ``tools/call`` needs, and the ``Tool`` it is listed as
     (``tool``, built on first use from ``fields``)."""
 
-    __slots__ = ("name", "fn", "bind", "check_input", "check_output", "wrap", "same_thread", "serial",
-                 "_fields", "_tool")
+    __slots__ = ("name", "fn", "bind", "check_input", "check_output", "wrap", "same_thread", "task_support",
+                 "serial", "_fields", "_tool")
 
     def __init__(self, fields: dict, fn: Callable, bind: _Binder, wrap: bool, same_thread: bool = False):
         self.name, self.fn, self.bind, self.wrap = fields["name"], fn, bind, wrap
         self.same_thread = same_thread
+        self.task_support = fields.get("task_support")  # rule 7: None, or as given
         self.serial = next_serial()
         self._fields, self._tool = fields, None
         self.check_input = _compile(fields["input_schema"])
@@ -469,6 +479,11 @@ class Tools(NamedRegistry):
         if runner is not None:
             runner.wake()
 
+    def supports_tasks(self) -> bool:
+        """Whether a tool may run as a task (rule 7): the server then declares ``tasks``."""
+        with self._lock:
+            return any(entry.task_support in ("optional", "required") for entry in self._entries.values())
+
     def get(self, name: str) -> Tool | None:
         """The registered ``Tool`` of that name, or None."""
         entry = self._entries.get(name)
@@ -478,7 +493,7 @@ class Tools(NamedRegistry):
             description: str | None = None, input_schema: dict | None = None,
             output_schema: dict | None = None, annotations=None, icons: list | None = None,
             meta: dict | None = None, structured_output: bool | None = None, same_thread: bool = False,
-            build: bool = True) -> Tool | None:
+            task_support: str | None = None, build: bool = True) -> Tool | None:
         """See ``Server.add_tool``. With ``build=False`` (the decorator) it returns None and
         the ``Tool`` is built when first listed or asked for (``get``); given
         ``annotations`` or ``icons`` are still checked here."""
@@ -490,6 +505,9 @@ class Tools(NamedRegistry):
             import warnings
             warnings.warn(f"tool {tool_name!r}: {problem} (server/tools#tool-names, 2025-11-25)",
                           ToolNameWarning, stacklevel=3)
+        if task_support is not None and task_support not in ("forbidden", "optional", "required"):
+            raise ValueError(f"tool {tool_name!r}: task_support is 'forbidden', 'optional' or 'required' "
+                             f"(execution.taskSupport), not {task_support!r}")
         skip = (self.context_class,)
         wrap = False
         if output_schema is None and structured_output is not False:
@@ -500,7 +518,8 @@ class Tools(NamedRegistry):
         fields = {"name": tool_name, "title": title,
                   "description": description if description is not None else signature.description_of(fn),
                   "input_schema": input_schema if input_schema is not None else signature.input_schema(fn, skip=skip),
-                  "output_schema": output_schema, "annotations": annotations, "icons": icons, "meta": meta}
+                  "output_schema": output_schema, "annotations": annotations, "icons": icons, "meta": meta,
+                  "task_support": task_support}
         fast = signature.fast_parameters(fn, skip)
         if fast is not None:
             params, inject = fast
@@ -513,8 +532,9 @@ class Tools(NamedRegistry):
         self._register(tool_name, entry)
         return entry.tool if build else None
 
-    def handle_call(self, ctx, params: dict) -> dict:
-        """Spec: server/tools#calling-tools; rules 3 to 5."""
+    def handle_call(self, ctx, params: dict, routed: bool = False) -> dict:
+        """Spec: server/tools#calling-tools; rules 3 to 7. ``routed``: features/tasks.py
+        decided already how this call runs (rule 7)."""
         name = params.get("name")
         if not isinstance(name, str):
             raise InvalidParamsError("tools/call: name must be a string")
@@ -526,6 +546,9 @@ class Tools(NamedRegistry):
         entry = self._entries.get(name)             # one dict read: atomic, no lock needed
         if entry is None:
             raise InvalidParamsError(f"Unknown tool: {name}", {"name": name})
+        if ("task" in params or entry.task_support is not None) and not routed:
+            from .tasks import route_tool_call      # rule 7: loaded when a task is first needed
+            return route_tool_call(self.owner.tasks, self, ctx, params, entry)
         version = ctx.protocol_version
         problem = entry.check_input(arguments)
         if problem:

@@ -137,16 +137,18 @@ class Logs:
         ctx.session.log_level = level
         return {}
 
-    def send(self, session, level: str, data: Any, logger: Optional[str] = None, related_id=None) -> bool:
+    def send(self, session, level: str, data: Any, logger: Optional[str] = None, related_id=None,
+             meta: Optional[dict] = None) -> bool:
         """Send one message to ``session`` unless its level filters it out (rule 4);
-        True when sent."""
+        True when sent. ``meta``: the params' ``_meta`` (a task's related-task entry)."""
         declared = getattr(session, "declared_capabilities", None) or self.owner.capabilities()
         if "logging" not in declared:
             return False
         threshold = session.log_level or self.owner.log_level
         if threshold is not None and LOGGING_LEVELS.index(level) < LOGGING_LEVELS.index(threshold):
             return False
-        params = LoggingMessageNotificationParams(level=level, data=signature.to_jsonable(data), logger=logger)
+        params = LoggingMessageNotificationParams(level=level, data=signature.to_jsonable(data), logger=logger,
+                                                  meta=meta)
         session.notify("notifications/message", params.to_dict(session.protocol_version), related_id=related_id)
         return True
 
