@@ -26,7 +26,8 @@ Rules:
    sessions that were told ``listChanged`` at initialization.
 7. Tasks (2025-11-25 only): ``tasks`` is declared when a tool has
    ``task_support`` "optional" or "required", and only to 2025-11-25 sessions
-   (older revisions do not define it, so they are neither told nor served it).
+   (older revisions do not define it, so they are neither told nor served it),
+   never over stateless HTTP (a task cannot outlive its request's session there).
    The registry and its handlers are ``features/tasks.py``, loaded when a task
    is first needed; closing a session cancels and forgets its tasks.
 
@@ -579,8 +580,11 @@ class Server:
         session.client_capabilities = capabilities
         session.state = lifecycle.INITIALIZING
         session.declared_capabilities = offered = self.capabilities()
-        if "tasks" in offered and not lifecycle.at_least(version, "2025-11-25"):
-            # Rule 7: older revisions define no tasks; not told, not served (-32601).
+        if "tasks" in offered and (not lifecycle.at_least(version, "2025-11-25")
+                                   or getattr(session.transport, "session_id", "") is None):
+            # Rule 7: older revisions define no tasks; not told, not served (-32601). Nor is a
+            # stateless HTTP session (session_id None): each request has a session of its own,
+            # closed with it, so a task could not outlive the call that created it.
             offered = session.declared_capabilities = {k: v for k, v in offered.items() if k != "tasks"}
         if not lifecycle.at_least(version, "2025-03-26") and "completions" in offered:
             # The capability arrived in 2025-03-26; before, completion/complete needed none,

@@ -429,3 +429,53 @@ def test_tasks_over_stdio_with_client_stdio(wire_validator):
         assert {t.task_id: t.status for t in client.list_tasks()} == \
             {added.task_id: "completed", waiting.task_id: "cancelled"}
         assert {s.status for s in statuses.wait_for(2)} == {"completed", "cancelled"}
+
+
+# ---------------------------------------------------------------------- over Streamable HTTP
+@pytest.mark.parametrize("options", [{}, {"json_response": True}, {"response_mode": "sse"}, {"stateless": True}],
+                         ids=["auto", "json", "sse", "stateless"])
+def test_tasks_over_streamable_http(options):
+    pytest.importorskip("requests", reason="the HTTP client needs requests")
+    pytest.importorskip("sseclient", reason="the HTTP client needs sseclient-py")
+    from mcp_ref.transports.http_server import start_http
+    server, gate, started, seen = task_server()
+    handle = start_http(server, ("127.0.0.1", 0), **options)
+    try:
+        statuses = Collector()
+        with Client.http(handle.url, timeout=10, on_task_status=statuses) as client:
+            if options.get("stateless"):         # no session for a task to live in
+                assert "tasks" not in client.server_capabilities
+                with pytest.raises(CapabilityNotSupported):
+                    client.call_tool_as_task("add", {"a": 1, "b": 2})
+                return
+            assert client.server_capabilities["tasks"] == CAPABILITY
+            added = client.call_tool_as_task("add", {"a": 1, "b": 2})
+            assert client.task_result(added.task_id).content[0].text == "3"
+            slow = client.call_tool_as_task("slow")
+            assert started.wait(WAIT)
+            assert client.cancel_task(slow.task_id).status == "cancelled"
+            assert seen["ctx"].cancelled.wait(WAIT)
+            # Status notifications of tasks travel on the GET stream.
+            assert {s.status for s in statuses.wait_for(2)} == {"completed", "cancelled"}
+    finally:
+        handle.shutdown()
+
+
+def test_a_task_asks_the_client_over_streamable_http():
+    """The task's elicitation/create goes on the GET stream (its tools/call was answered
+    long ago); the answer comes back in a POST. Spec: basic/utilities/tasks#input-required-status."""
+    pytest.importorskip("requests", reason="the HTTP client needs requests")
+    pytest.importorskip("sseclient", reason="the HTTP client needs sseclient-py")
+    from mcp_ref.transports.http_server import start_http
+    server = Server("asks-http")
+
+    @server.tool(task_support="required")
+    def ask(ctx: Context) -> str:
+        return ctx.elicit("Your name?", {"type": "object", "properties": {"name": {"type": "string"}}}).action
+    handle = start_http(server, ("127.0.0.1", 0))
+    try:
+        with Client.http(handle.url, timeout=10, elicitation=lambda request: {"action": "decline"}) as client:
+            task = client.call_tool_as_task("ask")
+            assert client.task_result(task.task_id, timeout=10).content[0].text == "decline"
+    finally:
+        handle.shutdown()
