@@ -165,7 +165,7 @@ def test_the_cancel_event_made_late_still_reports_an_earlier_cancellation():
 HEAVY = ["typing", "logging", "dataclasses", "inspect", "subprocess", "queue", "base64", "urllib.parse",
          "mcp_ref.types.base", "mcp_ref.features.resources", "mcp_ref.features.prompts",
          "mcp_ref.features.utilities", "mcp_ref.elicitation", "mcp_ref.sampling", "mcp_ref.approval",
-         "mcp_ref.features.tasks", "mcp_ref.types.tasks", "secrets"]
+         "mcp_ref.features.tasks", "mcp_ref.features.task_context", "mcp_ref.types.tasks", "secrets"]
 
 
 @pytest.mark.parametrize("modules", ["mcp_ref.server, mcp_ref.transports.stdio",

@@ -479,3 +479,35 @@ def test_a_task_asks_the_client_over_streamable_http():
             assert client.task_result(task.task_id, timeout=10).content[0].text == "decline"
     finally:
         handle.shutdown()
+
+
+def test_notifications_cancelled_for_the_answered_tools_call_does_not_touch_the_task(wire_validator):
+    """After its CreateTaskResult the tools/call is finished; the task is cancelled only
+    with tasks/cancel. Spec: basic/utilities/cancellation (task-augmented requests)."""
+    server, gate, started, seen = task_server()
+    with raw_server(server) as (peer, session):
+        initialize_raw(peer, "2025-11-25")
+        reply = peer.request(1, "tools/call", {"name": "slow", "arguments": {}, "task": {}})
+        task_id = reply["result"]["task"]["taskId"]
+        assert started.wait(WAIT)
+        peer.notify("notifications/cancelled", {"requestId": 1, "reason": "too late"})
+        assert peer.request(2, "tasks/get", {"taskId": task_id})["result"]["status"] == "working"
+        assert not seen["ctx"].cancelled.is_set()
+        gate.set()
+        result = peer.request(3, "tasks/result", {"taskId": task_id})
+        assert result["result"]["content"] == [{"type": "text", "text": "released"}]
+        wire_validator.check(result, "2025-11-25", "tasks/result")
+
+
+def test_a_same_thread_tool_runs_as_a_task(wire_validator):
+    server = Server("same")
+    threads = []
+
+    @server.tool(task_support="optional", same_thread=True)
+    def where() -> str:
+        threads.append(threading.current_thread().name)
+        return "here"
+    with connected(server, "2025-11-25", wire_validator) as (client, _, _):
+        task = client.call_tool_as_task("where")
+        assert client.task_result(task.task_id).content[0].text == "here"
+    assert threads == ["mcp-server-same-thread"]

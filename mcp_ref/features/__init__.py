@@ -5,7 +5,8 @@
 * ``prompts``: prompt registration and ``prompts/get`` (server/prompts).
 * ``utilities``: completion and logging (server/utilities/completion, logging).
 * ``pagination``: opaque cursors for the four list methods (server/utilities/pagination).
-* ``tasks``: task-augmented ``tools/call`` and the ``tasks/*`` methods (basic/utilities/tasks, 2025-11-25).
+* ``tasks``: task-augmented ``tools/call`` and the ``tasks/*`` methods (basic/utilities/tasks, 2025-11-25);
+  ``task_context``: the ``Context`` a task's code gets.
 
 Rules shared by every area:
 

@@ -23,14 +23,10 @@ Rules:
    the more specific one and says -32601, so that is what we send.)
 3. Creation: a task-augmented call is answered at once with
    ``CreateTaskResult`` (status ``working``), then the tool runs on a thread of
-   its own (``mcp-server-task``) with a ``TaskContext``: the request's
-   ``Context`` API, whose ``cancelled`` is set by ``tasks/cancel``, whose
-   notifications (progress, logs) and requests (elicitation, sampling, roots)
-   carry ``_meta["io.modelcontextprotocol/related-task"]``, and whose progress
-   token is the request's (it stays valid for the task's lifetime).
-   Spec: basic/utilities/tasks#creating-tasks, #associating-task-related-messages,
-   #task-progress-notifications. The answer is written before the thread
-   starts, so on an ordered transport nothing of the task precedes it.
+   its own (``mcp-server-task``) with a ``TaskContext`` (task_context.py: its
+   messages carry the related-task ``_meta``; ``tasks/cancel`` sets its
+   ``cancelled``). The answer is written before the thread starts, so on an
+   ordered transport nothing of the task precedes it. Spec: #creating-tasks.
 4. Status lifecycle: ``working`` → ``input_required`` (while the tool waits for
    a request it sent to the client) → ``working``; then ``completed``,
    ``failed`` (a result with ``isError``, or a JSON-RPC error) or ``cancelled``.
@@ -76,6 +72,7 @@ from ..lifecycle import has_capability
 from ..messages import Response
 from . import next_serial
 from .pagination import paginate
+from .task_context import RELATED_TASK_KEY, TaskContextMixin, TaskRequest, task_context_class
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
@@ -86,7 +83,6 @@ log = get_logger("mcp_ref.server")
 __all__ = ["Tasks", "TaskContextMixin", "route_tool_call", "RELATED_TASK_KEY", "TASK_SUPPORT_VALUES",
            "TASK_THREAD_NAME"]
 
-RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"   # as types.tasks.RELATED_TASK_KEY
 TASK_SUPPORT_VALUES = ("forbidden", "optional", "required")  # schema ToolExecution.taskSupport
 TERMINAL = frozenset(("completed", "failed", "cancelled"))
 TASK_THREAD_NAME = "mcp-server-task"
@@ -105,14 +101,6 @@ def _iso(t: float) -> str:
     """An RFC 3339 UTC timestamp with milliseconds, e.g. ``2025-11-25T10:30:00.123Z``."""
     whole = int(t)
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{int((t - whole) * 1000):03d}Z"
-
-
-def with_related_task(params: dict | None, task_id: str) -> dict:
-    """``params`` (copied) with ``_meta["io.modelcontextprotocol/related-task"]`` set."""
-    params = dict(params or {})
-    meta = params.get("_meta")
-    params["_meta"] = {**(meta if isinstance(meta, dict) else {}), RELATED_TASK_KEY: {"taskId": task_id}}
-    return params
 
 
 class _Task:
@@ -153,55 +141,6 @@ class _SessionTasks:
     def __init__(self):
         self.tasks: dict = {}
         self.expired: OrderedDict = OrderedDict()
-
-
-class TaskContextMixin:
-    """Mixed into the server's ``Context`` class for the code a task runs (rule 3).
-
-    ``notify`` (so ``report_progress``) and ``request`` (so ``elicit``, ``sample``,
-    ``list_roots``) add the related-task ``_meta``; a request marks the task
-    ``input_required`` until its answer arrives. ``task_id`` names the task.
-    """
-
-    _task: _Task | None = None
-    _registry: Tasks | None = None
-
-    @property
-    def task_id(self) -> str | None:
-        return self._task.id if self._task is not None else None
-
-    def notify(self, method: str, params: dict | None = None) -> None:
-        """Spec: basic/utilities/tasks#associating-task-related-messages."""
-        self.session.notify(method, with_related_task(params, self._task.id), related_id=self.request_id)
-
-    def request(self, method: str, params: dict | None = None, **options) -> dict:
-        """Spec: basic/utilities/tasks#input-required-status: the task is ``input_required``
-        while the client is asked, and the request carries the related-task ``_meta``."""
-        params = with_related_task(params, self._task.id)
-        self._registry._waiting(self._task, method, +1)
-        try:
-            return super().request(method, params, **options)
-        finally:
-            self._registry._waiting(self._task, method, -1)
-
-    def log(self, level: str, data: Any, logger: str | None = None) -> bool:
-        """As ``Context.log``, with the related-task ``_meta``."""
-        from .utilities import check_level
-        check_level(level)
-        return self.server._logs.send(self.session, level, data, logger, related_id=self.request_id,
-                                      meta={RELATED_TASK_KEY: {"taskId": self._task.id}})
-
-
-_context_classes: dict = {}
-
-
-def _task_context_class(base: type) -> type:
-    """``TaskContext``: ``TaskContextMixin`` over the session's context class ``base``."""
-    cls = _context_classes.get(base)
-    if cls is None:
-        cls = _context_classes[base] = type("TaskContext", (TaskContextMixin, base), {
-            "__doc__": TaskContextMixin.__doc__, "__module__": __name__})
-    return cls
 
 
 def route_tool_call(registry: Tasks, tools, ctx, params: dict, entry) -> dict:
@@ -261,7 +200,7 @@ class Tasks:
         session = ctx.session
         import secrets                           # here: only a task needs it (start-up time)
         task = _Task(secrets.token_urlsafe(16), session, entry.name, self.clock(), self.wall(), ttl)
-        task_ctx = _task_context_class(type(ctx))(session, _TaskRequest(ctx))
+        task_ctx = task_context_class(type(ctx))(session, TaskRequest(ctx))
         task_ctx._task, task_ctx._registry = task, self
         task.ctx = task_ctx
         with self._lock:
@@ -548,16 +487,6 @@ class Tasks:
             if thread.is_alive():
                 log.warning("task %s (tool %s) did not stop when its session closed (the tool ignores "
                             "ctx.cancelled)", task.id, task.tool)
-
-
-class _TaskRequest:
-    """What ``RequestContext`` reads from a request (id, method, params), for the
-    context of a task: the original ``tools/call``'s, ``task`` left out."""
-    __slots__ = ("id", "method", "params")
-
-    def __init__(self, ctx):
-        self.id, self.method = ctx.request_id, ctx.method
-        self.params = {key: value for key, value in ctx.params.items() if key != "task"}
 
 
 def _failure_message(result: dict) -> str:
