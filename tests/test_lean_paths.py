@@ -162,6 +162,8 @@ def test_the_cancel_event_made_late_still_reports_an_earlier_cancellation():
         session.close()
 
 
+# Checked against what the interpreter had loaded before our import: a site hook
+# (an editable install's finder, for one) may load some of these itself.
 HEAVY = ["typing", "logging", "dataclasses", "inspect", "subprocess", "queue", "base64", "urllib.parse",
          "mcp_ref.types.base", "mcp_ref.features.resources", "mcp_ref.features.prompts",
          "mcp_ref.features.utilities", "mcp_ref.elicitation", "mcp_ref.sampling", "mcp_ref.approval",
@@ -171,7 +173,8 @@ HEAVY = ["typing", "logging", "dataclasses", "inspect", "subprocess", "queue", "
 @pytest.mark.parametrize("modules", ["mcp_ref.server, mcp_ref.transports.stdio",
                                      "mcp_ref.client, mcp_ref.transports.stdio", "mcp_ref"])
 def test_importing_a_stdio_server_or_client_loads_nothing_heavy(modules):
-    code = f"import sys, json\nimport {modules}\nprint(json.dumps(sorted(set(sys.modules) & set({HEAVY!r}))))"
+    code = (f"import sys, json\n_BASE = set(sys.modules)\nimport {modules}\n"
+            f"print(json.dumps(sorted((set(sys.modules) - _BASE) & set({HEAVY!r}))))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == [], f"import {modules} loaded these at import time"
@@ -197,12 +200,12 @@ transport = StdioServerTransport(stdin=io.BytesIO("".join(json.dumps(m) + "\\n" 
                                  stdout=out)
 server.serve(transport).wait_closed()
 replies = [json.loads(line) for line in out.getvalue().splitlines()]
-print(json.dumps({"replies": replies, "heavy": sorted(set(sys.modules) & set(HEAVY))}))
+print(json.dumps({"replies": replies, "heavy": sorted((set(sys.modules) - _BASE) & set(HEAVY))}))
 """
 
 
 def test_a_stdio_server_with_a_plain_tool_answers_without_loading_anything_heavy():
-    code = f"HEAVY = {HEAVY!r}\n" + SERVE_ONE_CALL
+    code = f"import sys\n_BASE = set(sys.modules)\nHEAVY = {HEAVY!r}\n" + SERVE_ONE_CALL
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)

@@ -476,7 +476,7 @@ def add(a: int, b: int) -> int:
     \"\"\"Add two numbers.\"\"\"
     return a + b
 
-heavy_after_registration = sorted(set(sys.modules) & set(HEAVY))
+heavy_after_registration = sorted((set(sys.modules) - _BASE) & set(HEAVY))
 lines = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
           "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
          {"jsonrpc": "2.0", "method": "notifications/initialized"},
@@ -502,13 +502,13 @@ os.close(write_end)                           # stdin EOF: the session closes
 session.wait_closed(10)
 replies = [json.loads(line) for line in out.getvalue().splitlines()]
 print(json.dumps({"replies": replies, "registration": heavy_after_registration,
-                  "heavy": sorted(set(sys.modules) & set(HEAVY))}))
+                  "heavy": sorted((set(sys.modules) - _BASE) & set(HEAVY))}))
 """
 
 
 def test_a_same_thread_tool_is_registered_and_called_without_loading_anything_heavy():
     from test_lean_paths import HEAVY
-    code = f"HEAVY = {HEAVY!r}\n" + LEAN
+    code = f"import sys\n_BASE = set(sys.modules)\nHEAVY = {HEAVY!r}\n" + LEAN
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
