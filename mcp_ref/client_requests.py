@@ -210,7 +210,7 @@ class ServerFeatureRequests:
         if cached is not None and cached[0] is tool.input_schema:
             check = cached[1]
         else:
-            from .signature import compile_validator
+            from .validation import compile_validator
             try:
                 check = compile_validator(tool.input_schema)
             except MissingDependency:
@@ -250,7 +250,7 @@ class ServerFeatureRequests:
             cached = self._output_checks.get(tool.name)
         if cached is not None and cached[0] is tool.output_schema:
             return cached[1]
-        from .signature import compile_validator
+        from .validation import compile_validator
         try:
             check = compile_validator(tool.output_schema)
         except MissingDependency:

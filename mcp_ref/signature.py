@@ -5,8 +5,8 @@ unless ``$schema`` says otherwise), server/tools#structured-content.
 
 Schemas come from type hints, defaults and Google-style docstrings;
 ``bind_arguments`` turns ``tools/call`` arguments into the annotated types,
-``to_jsonable`` turns results back into JSON, ``validate`` uses the optional
-``jsonschema`` package (imported lazily). Recursive dataclasses/TypedDicts go
+``to_jsonable`` turns results back into JSON (checking values against a
+schema is validation.py's; docstrings are read by docstrings.py). Recursive dataclasses/TypedDicts go
 to ``$defs`` (``{"$ref": "#/$defs/<ClassName>"}``); other classes are inlined;
 classes this module does not know map to ``{}`` (any value). No I/O.
 
@@ -30,7 +30,8 @@ import sys
 from collections import abc
 from types import FunctionType, GenericAlias
 
-from .errors import InvalidParamsError, require
+from .docstrings import parse_docstring
+from .errors import InvalidParamsError
 
 _NONE = type(None)
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", _NONE: "null"}
@@ -179,95 +180,10 @@ def _object_schema(properties: dict, required: list, description: str | None = N
     return {key: value for key, value in schema.items() if value or key == "properties"}
 
 
-# -- docstrings (both paths): inspect.cleandoc and Google-style sections, without re.
-# 3.13 made cleandoc strip spaces only, as the compiler now does with docstrings.
-_CLEANDOC_STRIP = " " if sys.version_info >= (3, 13) else None
-_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
-_HEADER_CHARS = _LETTERS | {" "}
-_PARAM_SECTIONS = {"args", "arguments", "parameters", "params", "keyword args", "keyword arguments",
-                   "other parameters", "attributes"}
-_DROPPED_SECTIONS = _PARAM_SECTIONS | {"returns", "return", "yields", "yield", "raises", "raise"}
-
-
-def _cleandoc(doc: str) -> str:
-    """``inspect.cleandoc``: tabs expanded, the first line and the common indentation
-    of the others stripped, blank lines at both ends dropped."""
-    lines = doc.expandtabs().split("\n")
-    margin = sys.maxsize
-    for line in lines[1:]:
-        content = len(line.lstrip(_CLEANDOC_STRIP))
-        if content:
-            margin = min(margin, len(line) - content)
-    if lines:
-        lines[0] = lines[0].lstrip(_CLEANDOC_STRIP)
-    if margin < sys.maxsize:
-        lines[1:] = [line[margin:] for line in lines[1:]]
-    while lines and not lines[-1]:
-        lines.pop()
-    while lines and not lines[0]:
-        lines.pop(0)
-    return "\n".join(lines)
-
-
-def _section(line: str) -> str | None:
-    """The lower-cased name of a section header (``Args:``: ASCII letters and spaces
-    starting with a letter, a colon, then only whitespace), else None."""
-    head, colon, rest = line.partition(":")
-    if colon and head and head[0] in _LETTERS and _HEADER_CHARS.issuperset(head) and (not rest or rest.isspace()):
-        return head.strip().lower()
-    return None
-
-
-def _param_entry(text: str) -> tuple | None:
-    """``(name, description)`` of an entry ``[*[*]]name [(type)]: description`` (text
-    stripped), else None."""
-    i = 2 if text.startswith("**") else 1 if text.startswith("*") else 0
-    start = i
-    while i < len(text) and (text[i].isalnum() or text[i] == "_"):
-        i += 1
-    if i == start:
-        return None
-    rest = text[i:].lstrip()
-    if rest.startswith("("):
-        close = rest.find(")")
-        if close < 0:
-            return None
-        rest = rest[close + 1:].lstrip()
-    return (text[start:i], rest[1:].strip()) if rest.startswith(":") else None
-
-
-def _parse_docstring(doc: str | None) -> tuple:
-    """Google style: ``(text without Args/Returns/Raises sections or None, {name: description})``."""
-    if not doc:
-        return None, {}
-    body, params, section, indent, current = [], {}, None, None, None
-    for line in _cleandoc(doc).splitlines():
-        header = _section(line)
-        if header in _DROPPED_SECTIONS:
-            section, indent, current = header, None, None
-            continue
-        if section is not None and line.strip() and not line[0].isspace():
-            section = None                          # text back at the margin ends a section
-        if section is None:
-            body.append(line)
-        elif section in _PARAM_SECTIONS and line.strip():
-            depth = len(line) - len(line.lstrip())
-            entry = _param_entry(line.strip())
-            if entry and (indent is None or depth <= indent):
-                indent, current = depth, entry[0]
-                params[current] = entry[1]
-            elif current is not None:               # a continuation line
-                params[current] = (params[current] + " " + line.strip()).strip()
-    text = "\n".join(body).strip()
-    while "\n\n\n" in text:                         # at most one blank line in a row
-        text = text.replace("\n\n\n", "\n\n")
-    return text or None, {name: about for name, about in params.items() if about}
-
-
 def description_of(fn) -> str | None:
     """The docstring without its Args/Returns/Raises sections, or None."""
     target = fn if type(fn) is FunctionType else _target(fn)
-    return _parse_docstring(getattr(target, "__doc__", None))[0]
+    return parse_docstring(getattr(target, "__doc__", None))[0]
 
 
 # ====================================================================== full path
@@ -365,7 +281,7 @@ def _record_fields(cls) -> tuple:
     doc = cls.__doc__
     if doc and dataclasses.is_dataclass(cls) and doc.startswith(cls.__name__ + "("):
         doc = None                                  # the signature that dataclasses writes itself
-    text, docs = _parse_docstring(doc)
+    text, docs = parse_docstring(doc)
     if typing.is_typeddict(cls):
         return text, [(name, hint, name in cls.__required_keys__, NO_DEFAULT, docs.get(name))
                       for name, hint in hints.items()]
@@ -531,9 +447,9 @@ def input_schema(fn, *, skip: tuple = ()) -> dict:
     out; a positional-only parameter raises TypeError (arguments go by name)."""
     fast = fast_parameters(fn, skip)
     if fast is not None:
-        return _fast_input_schema(fast[0], _parse_docstring(fn.__doc__)[1])
+        return _fast_input_schema(fast[0], parse_docstring(fn.__doc__)[1])
     _load()
-    docs = _parse_docstring(getattr(_target(fn), "__doc__", None))[1]
+    docs = parse_docstring(getattr(_target(fn), "__doc__", None))[1]
     hints = _hints(_target(fn))
     builder = _SchemaBuilder()
     properties, required = {}, []
@@ -744,92 +660,3 @@ def to_jsonable(value):
         import binascii                             # base64.b64encode without the base64 module
         return binascii.b2a_base64(value, newline=False).decode("ascii")
     return value
-
-
-def validate(instance, schema: dict) -> str | None:
-    """One message such as ``"b: 'x' is not of type 'integer'"`` (path: message),
-    or None when ``instance`` is valid. 2020-12 unless ``$schema`` names another
-    draft; remote ``$ref`` are never fetched. MissingDependency without
-    ``jsonschema`` (>= 4.18)."""
-    return compile_validator(schema)(instance)
-
-
-def compile_validator(schema: dict):
-    """``validate`` for one schema, prepared once: returns ``check(instance)``
-    giving the same message or None. Keep it for schemas used on every call
-    (a tool's inputSchema); building a jsonschema validator costs more than
-    running it. MissingDependency without ``jsonschema`` (>= 4.18)."""
-    fast = _flat_checker(schema)
-    if fast is not None:
-        return fast
-    jsonschema = require("jsonschema", "jsonschema", "JSON Schema validation")
-    specifications = require("jsonschema_specifications", "jsonschema", "JSON Schema validation")
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    validator = cls(schema, registry=specifications.REGISTRY)     # the metaschemas, and no retrieval
-    best_match = jsonschema.exceptions.best_match
-
-    def check(instance) -> str | None:
-        try:
-            if next(validator.iter_errors(instance), None) is None:
-                return None                         # the common case: stop at "no error"
-            error = best_match(validator.iter_errors(instance))
-        except Exception as exc:                    # an unresolvable $ref, a broken schema
-            return f"cannot validate against the schema: {exc}"
-        if error is None:
-            return None
-        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
-        return f"{where}: {error.message}" if where else error.message
-    return check
-
-
-# The flat schemas generated for most tools (an object of properties that are
-# one JSON type each, or anything) are checked here in plain Python: jsonschema
-# costs ~12 µs per call on the tools/call hot path (bench/), this ~1 µs, with the
-# same messages; and a server whose tools all have such schemas never imports
-# jsonschema (tens of milliseconds of start-up).
-_FLAT_OBJECT_KEYS = frozenset(("type", "properties", "required", "title", "description"))
-_FLAT_PROPERTY_KEYS = frozenset(("type", "title", "description", "default"))
-_TYPE_CHECKS = {
-    "string": lambda v: isinstance(v, str),
-    "boolean": lambda v: isinstance(v, bool),
-    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
-    or (isinstance(v, float) and v.is_integer()),
-    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-    "array": lambda v: isinstance(v, list),
-    "object": lambda v: isinstance(v, dict),
-    "null": lambda v: v is None,
-}
-
-
-def _flat_checker(schema: dict):
-    """A plain checker for a flat object schema (see above), else None."""
-    if not isinstance(schema, dict) or schema.get("type") != "object" or not set(schema) <= _FLAT_OBJECT_KEYS:
-        return None
-    properties = schema.get("properties", {})
-    required = schema.get("required", [])
-    if not isinstance(properties, dict) or not isinstance(required, list):
-        return None
-    checks = {}
-    for name, prop in properties.items():
-        if not isinstance(prop, dict) or not set(prop) <= _FLAT_PROPERTY_KEYS:
-            return None
-        kind = prop.get("type")
-        if kind is None:
-            continue                                # {}: any value
-        if not isinstance(kind, str) or kind not in _TYPE_CHECKS:
-            return None
-        checks[name] = (kind, _TYPE_CHECKS[kind])
-    required = tuple(required)
-
-    def check(instance) -> str | None:
-        if not isinstance(instance, dict):
-            return f"{instance!r} is not of type 'object'"
-        for key in required:
-            if key not in instance:
-                return f"{key!r} is a required property"
-        for key, value in instance.items():
-            entry = checks.get(key)
-            if entry is not None and not entry[1](value):
-                return f"{key}: {value!r} is not of type {entry[0]!r}"
-        return None
-    return check

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REVISIONS
-from mcp_ref import signature
+from mcp_ref import docstrings, signature
 from mcp_ref.errors import InvalidParamsError
 from mcp_ref.features.tools import Tools, ToolNameWarning, error_result, tool_name_problem
 
@@ -276,7 +276,7 @@ CLEANDOC = [
 
 @pytest.mark.parametrize("doc", CLEANDOC)
 def test_cleandoc_is_inspect_cleandoc(doc):
-    assert signature._cleandoc(doc) == inspect.cleandoc(doc)
+    assert docstrings.cleandoc(doc) == inspect.cleandoc(doc)
 
 
 # The parser as it was written with regular expressions: the reference.
@@ -290,14 +290,14 @@ def reference_parse(doc):
     body, params, section, indent, current = [], {}, None, None, None
     for line in inspect.cleandoc(doc).splitlines():
         header = _SECTION.match(line)
-        if header and header.group(1).strip().lower() in signature._DROPPED_SECTIONS:
+        if header and header.group(1).strip().lower() in docstrings._DROPPED_SECTIONS:
             section, indent, current = header.group(1).strip().lower(), None, None
             continue
         if section is not None and line.strip() and not line[0].isspace():
             section = None
         if section is None:
             body.append(line)
-        elif section in signature._PARAM_SECTIONS and line.strip():
+        elif section in docstrings._PARAM_SECTIONS and line.strip():
             depth = len(line) - len(line.lstrip())
             entry = _ENTRY.match(line.strip())
             if entry and (indent is None or depth <= indent):
@@ -326,7 +326,7 @@ DOCSTRINGS = [
 
 @pytest.mark.parametrize("doc", DOCSTRINGS)
 def test_the_docstring_parser_matches_the_regular_expressions(doc):
-    assert signature._parse_docstring(doc) == reference_parse(doc)
+    assert docstrings.parse_docstring(doc) == reference_parse(doc)
 
 
 def test_the_docstring_parser_on_random_docstrings():
@@ -338,7 +338,7 @@ def test_the_docstring_parser_on_random_docstrings():
         lines = [rng.choice(["", " ", "  ", "    ", "\t", "      "]) + rng.choice(pieces)
                  for _ in range(rng.randint(0, 12))]
         doc = rng.choice(["", "Summary.", "\n"]) + "\n".join(lines)
-        assert signature._parse_docstring(doc) == reference_parse(doc), doc
+        assert docstrings.parse_docstring(doc) == reference_parse(doc), doc
 
 
 # ---------------------------------------------------------------------- tool names
@@ -522,7 +522,8 @@ import mcp_ref.errors, mcp_ref.features, mcp_ref.features.pagination    # what t
 before = set(sys.modules)
 from mcp_ref import signature
 from mcp_ref.features import tools
-added_by_import = sorted(set(sys.modules) - before - {"mcp_ref.signature", "mcp_ref.features.tools"})
+added_by_import = sorted(set(sys.modules) - before - {"mcp_ref.signature", "mcp_ref.features.tools",
+                                                      "mcp_ref.docstrings", "mcp_ref.validation"})
 
 class Context:
     pass

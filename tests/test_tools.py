@@ -15,7 +15,7 @@ from conftest import REVISIONS
 from features_helpers import Collector, connected
 from helpers import is_method
 from mcp_ref import Context, Server, StructuredOutputError
-from mcp_ref import signature as signature_module
+from mcp_ref import validation as validation_module
 from mcp_ref.client_requests import StructuredOutputWarning
 from mcp_ref.errors import CapabilityNotSupported, InvalidParamsError, MethodNotFoundError
 from mcp_ref.features.tools import ToolNameWarning, tool_name_problem
@@ -255,8 +255,8 @@ def test_validation_failure_is_a_tool_execution_error_and_unknown_tool_is_32602(
 
 def test_validators_are_built_once_per_tool(monkeypatch):
     built = []
-    original = signature_module.compile_validator
-    monkeypatch.setattr(signature_module, "compile_validator", lambda schema: built.append(schema) or original(schema))
+    original = validation_module.compile_validator
+    monkeypatch.setattr(validation_module, "compile_validator", lambda schema: built.append(schema) or original(schema))
     server = Server("t")
 
     @server.tool

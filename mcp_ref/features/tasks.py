@@ -74,10 +74,6 @@ from . import next_serial
 from .pagination import paginate
 from .task_context import RELATED_TASK_KEY, TaskContextMixin, TaskRequest, task_context_class
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only
-    from typing import Any
-
 log = get_logger("mcp_ref.server")
 
 __all__ = ["Tasks", "TaskContextMixin", "route_tool_call", "RELATED_TASK_KEY", "TASK_SUPPORT_VALUES",

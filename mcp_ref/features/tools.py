@@ -54,7 +54,7 @@ import sys
 import threading
 from collections import deque
 
-from .. import signature
+from .. import signature, validation
 from ..errors import InvalidParamsError, MissingDependency, RequestCancelled, UrlElicitationRequiredError, get_logger
 from . import as_icons, as_model, next_serial
 from .pagination import NamedRegistry
@@ -199,7 +199,7 @@ def _compile(schema: dict) -> Callable:
     """A checker for ``schema``; without jsonschema, one that checks required keys only
     (so a stdlib-only server still works), with a warning once."""
     try:
-        return signature.compile_validator(schema)
+        return validation.compile_validator(schema)
     except MissingDependency:
         if not _warned_no_jsonschema:
             _warned_no_jsonschema.append(True)
