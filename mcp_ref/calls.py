@@ -83,6 +83,7 @@ class RequestContext:
         self._cancelled = None             # the Event, made on first use (see ``cancelled``)
         self.finished = False
         self._nested: set | None = None    # Pending requests sent on behalf of this one
+        self._on_cancel: list | None = None    # see on_cancel
         self._last_progress: float | None = None
 
     @property
@@ -102,6 +103,28 @@ class RequestContext:
         """True once the request was cancelled (without making the Event)."""
         event = self._cancelled
         return event is not None and event.is_set()
+
+    def on_cancel(self, fn) -> None:
+        """Call ``fn()`` once when this request is cancelled (at once if it already is),
+        so a wait the library controls can wake instead of polling ``cancelled``.
+        ``fn`` runs on the thread that noticed the cancellation (the reader, or the
+        one closing the session): it must only wake something, never block."""
+        with _EVENT_LOCK:
+            if not self.is_cancelled():
+                if self._on_cancel is None:
+                    self._on_cancel = []
+                self._on_cancel.append(fn)
+                return
+        fn()
+
+    def _cancel(self) -> None:
+        """Mark the request cancelled and run the ``on_cancel`` callbacks (the session
+        and the task registry call this)."""
+        self.cancelled.set()
+        with _EVENT_LOCK:
+            callbacks, self._on_cancel = self._on_cancel, None
+        for fn in callbacks or ():
+            fn()
 
     def check_cancelled(self) -> None:
         """Raise ``RequestCancelled`` when the request was cancelled."""

@@ -514,7 +514,7 @@ class Session:
         if ctx is not None and ctx.method != "initialize":
             log.debug("%s: peer cancelled %s (id %r): %s", self._name, ctx.method, request_id,
                       params.get("reason", "no reason given"))
-            ctx.cancelled.set()
+            ctx._cancel()
             ctx._abandon_nested()
 
     def _on_progress(self, params: dict) -> None:
@@ -594,7 +594,7 @@ class Session:
         for waiter in outbound.values():
             waiter.settle(self.close_error)
         for ctx in inbound:
-            ctx.cancelled.set()
+            ctx._cancel()
         with self._pool:
             self._reading_done = True
             self._pool.notify_all()

@@ -169,12 +169,29 @@ class FakeSession:
 
 
 class FakeContext:
+    """What SameThread.call uses of a RequestContext (see calls.py)."""
+
     def __init__(self, session, request_id):
         self.session, self.request_id, self.method = session, request_id, "tools/call"
         self.cancelled = threading.Event()
+        self._lock, self._callbacks = threading.Lock(), []
 
     def is_cancelled(self) -> bool:
         return self.cancelled.is_set()
+
+    def on_cancel(self, fn) -> None:
+        with self._lock:
+            if not self.cancelled.is_set():
+                self._callbacks.append(fn)
+                return
+        fn()
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+        with self._lock:
+            callbacks, self._callbacks = self._callbacks, []
+        for fn in callbacks:
+            fn()
 
 
 def test_calls_run_in_the_order_they_were_queued_and_cancelled_ones_never_run():
@@ -196,10 +213,10 @@ def test_calls_run_in_the_order_they_were_queued_and_cancelled_ones_never_run():
         assert session.blocking.acquire(timeout=WAIT), f"call {k} was never queued"
     thread = runner.thread
     assert thread is not None and thread.name == SAME_THREAD_NAME and thread.daemon
-    contexts[3].cancelled.set()                 # the waiting handler notices and withdraws it
+    contexts[3].cancel()                        # the waiting handler wakes and withdraws it
     with pytest.raises(RequestCancelled):
         outcome_of(calls[3])
-    contexts[4].cancelled.set()                 # whoever sees it first skips it
+    contexts[4].cancel()                 # whoever sees it first skips it
     gate.set()
     assert [outcome_of(calls[k]) for k in (0, 1, 2, 5)] == [0, 10, 20, 50]
     with pytest.raises(RequestCancelled):

@@ -852,3 +852,41 @@ def test_a_malformed_response_is_not_answered_with_its_id():
             pending.result()                         # failed at once, not left to time out
     finally:
         session.close()
+
+
+def test_on_cancel_callbacks_run_once_when_the_peer_cancels_or_the_session_closes():
+    """calls.RequestContext.on_cancel: how library waits wake without polling."""
+    started = threading.Event()
+    release = {"by-peer": threading.Event(), "by-close": threading.Event()}
+    fired: list = []
+    contexts: dict = {}
+
+    def handler(ctx, method, params):
+        contexts[method] = ctx
+        ctx.on_cancel(lambda: fired.append((method, "first")))
+        ctx.on_cancel(lambda: fired.append((method, "second")))
+        started.set()
+        release[method].wait(WAIT)
+        return {}
+    ours, theirs = memory_pair()
+    session = Session(ours, handler).start()
+    peer = RawPeer(theirs)
+    try:
+        peer.send({"jsonrpc": "2.0", "id": 1, "method": "by-peer"})
+        assert started.wait(WAIT)
+        peer.notify("notifications/cancelled", {"requestId": 1})
+        peer.ping()                                # the cancellation has been routed
+        assert fired == [("by-peer", "first"), ("by-peer", "second")]
+        contexts["by-peer"].on_cancel(lambda: fired.append(("by-peer", "late")))   # already cancelled: at once
+        assert fired[-1] == ("by-peer", "late")
+        started.clear()
+        peer.send({"jsonrpc": "2.0", "id": 2, "method": "by-close"})
+        assert started.wait(WAIT)
+        release["by-peer"].set()                   # the first handler may finish; the second waits
+        session._on_close("closing")               # cancels what is in flight
+        assert ("by-close", "first") in fired and ("by-close", "second") in fired
+        assert len(fired) == 5
+    finally:
+        for event in release.values():
+            event.set()
+        session.close()

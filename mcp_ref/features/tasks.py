@@ -330,7 +330,7 @@ class Tasks:
     def _stop(task: _Task) -> None:
         ctx = task.ctx
         if ctx is not None:
-            ctx.cancelled.set()
+            ctx._cancel()
             ctx._abandon_nested()
 
     def _holds_locked(self, task: _Task) -> bool:

@@ -84,9 +84,6 @@ _STRUCTURED_SINCE = "2025-06-18"
 _json_text = json.JSONEncoder(ensure_ascii=False).encode
 # Rule 6: the thread that runs every same_thread tool of a server.
 SAME_THREAD_NAME = "mcp-server-same-thread"
-# How often a handler waiting for a same_thread call looks at its request's cancelled
-# Event (nothing wakes a thread on cancellation; see SameThread.call).
-CANCEL_POLL = 0.05
 # The logging bridge finds the request it logs for in utilities.current (a thread-local).
 _UTILITIES = __package__ + ".utilities"
 
@@ -376,8 +373,7 @@ class SameThread:
 
         The calling handler hands the session's reading role on before it waits
         (``_before_blocking``), so replies, cancellations and pings are read
-        meanwhile. Nothing wakes a thread when a request is cancelled, so the
-        wait looks at ``ctx`` every ``CANCEL_POLL`` seconds.
+        meanwhile. A cancellation wakes the wait (``ctx.on_cancel``).
 
         Raises:
             RequestCancelled: the request was cancelled (or its session closed)
@@ -394,13 +390,13 @@ class SameThread:
         done = job.done
         if not done.is_set():
             ctx.session._before_blocking()
-            while not done.wait(CANCEL_POLL):
-                if ctx.is_cancelled():
-                    with self._cv:
-                        if job.state == _QUEUED:        # not started: it never will
-                            job.state = _SKIPPED
-                            self._jobs.remove(job)
-                    break
+            ctx.on_cancel(done.set)                 # the call ended, or the request was cancelled
+            done.wait()
+            if job.state != _DONE and ctx.is_cancelled():
+                with self._cv:
+                    if job.state == _QUEUED:            # not started: it never will
+                        job.state = _SKIPPED
+                        self._jobs.remove(job)
         if job.state != _DONE:
             raise RequestCancelled(f"request {ctx.request_id!r} ({ctx.method}) was cancelled")
         if job.error is not None:
