@@ -27,28 +27,45 @@ Rules (Spec: basic/utilities/tasks):
    ``Client`` option) and ``client.on("notifications/tasks/status", fn)``
    (raw params). Servers need not send it (#task-notifications): poll with
    ``get_task`` (``Task.poll_interval``) or block in ``task_result``.
+5. Progress (#task-progress-notifications: the request's ``progressToken``
+   stays valid for the task's whole lifetime): with ``on_progress``, the
+   token is a fresh one the session listens to (``Session.listen_progress``)
+   *before* the request is sent, so progress read before or after the
+   ``CreateTaskResult`` reaches the callback in wire order, on the notify
+   thread. The listener is dropped when the client learns the task is
+   terminal (a status notification, ``get_task``, ``task_result``,
+   ``cancel_task``; an unknown-task -32602 too: the task is gone) or the
+   session closes. A terminal status that arrives before the
+   ``CreateTaskResult`` is handled is remembered while creations are in flight.
 """
 from __future__ import annotations
 
 from . import lifecycle, types
-from .errors import ApprovalDenied, CapabilityNotSupported, InternalError
+from .errors import ApprovalDenied, CapabilityNotSupported, InternalError, InvalidParamsError, McpError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
+    from typing import Callable
+
     from .types import CallToolResult, Task
 
 __all__ = ["TaskRequests", "TASKS_SINCE"]
 
 TASKS_SINCE = "2025-11-25"
 _REMEMBERED = 1024          # task id -> tool name, for output checks (the oldest are forgotten)
+_TERMINAL = ("completed", "failed", "cancelled")
 
 
 class TaskRequests:
-    """Task requests. Needs ``_request``, ``_require``, ``_lock``, ``_tool_cache``,
-    ``_check_output``, ``on_approve``, ``server_info`` and ``protocol_version``
-    (set by ``Client``)."""
+    """Task requests. Needs ``_request``, ``_require``, ``_live_session``, ``_lock``,
+    ``_tool_cache``, ``_check_output``, ``_notification_handlers``, ``on_approve``,
+    ``server_info`` and ``protocol_version`` (set by ``Client``)."""
 
     _task_tools: dict | None = None           # task id -> tool name (rule 3), made on first use
+    _task_progress: dict | None = None        # task id -> progress token (rule 5), of _progress_session
+    _progress_session = None
+    _creating = 0                             # call_tool_as_task(on_progress=) awaiting CreateTaskResult
+    _ended: dict | None = None                # task ids seen terminal meanwhile (rule 5)
 
     def _require_tasks(self, path: str, what: str) -> None:
         if not lifecycle.at_least(self.protocol_version, TASKS_SINCE):
@@ -57,11 +74,12 @@ class TaskRequests:
         self._require(path, what)
 
     def call_tool_as_task(self, name: str, arguments: dict | None = None, *, ttl: int | None = None,
-                          timeout: float | None = None) -> Task:
+                          timeout: float | None = None, on_progress: Callable | None = None) -> Task:
         """Start a tool call as a task (rule 1); returns the ``Task`` (status ``working``)
         at once. ``ttl``: how long, in milliseconds, the server should keep the task and its
         result (it may grant less: see ``Task.ttl``). Follow it with ``task_result``,
-        ``get_task`` or ``on_task_status``. Spec: basic/utilities/tasks#creating-tasks."""
+        ``get_task`` or ``on_task_status``. ``on_progress(progress, total, message)`` gets the
+        task's progress until it ends (rule 5). Spec: basic/utilities/tasks#creating-tasks."""
         self._require_tasks("tasks.requests.tools.call", "tools/call as a task")
         with self._lock:
             known = self._tool_cache.get(name)
@@ -81,11 +99,25 @@ class TaskRequests:
                 raise ApprovalDenied(f"tool call {name!r} denied: {denied.reason}") from None
             name, arguments = call.name, call.arguments
         params = {"name": name, "arguments": arguments or {}, "task": {} if ttl is None else {"ttl": ttl}}
-        result = self._request("tools/call", params, timeout=timeout)
-        if not isinstance(result.get("task"), dict):
-            raise InternalError(f"the server answered a task-augmented tools/call of {name!r} without a task "
-                                f"(CreateTaskResult expected)", {"result": result})
-        task = types.CreateTaskResult.from_dict(result).task
+        session = token = None
+        if on_progress is not None:          # rule 5: listen before sending
+            self._notification_handlers.setdefault("notifications/tasks/status", self._progress_on_status)
+            session = self._live_session()
+            token = session.listen_progress(on_progress)
+            params["_meta"] = {"progressToken": token}
+            with self._lock:
+                self._creating += 1
+        try:
+            result = self._request("tools/call", params, timeout=timeout)
+            if not isinstance(result.get("task"), dict):
+                raise InternalError(f"the server answered a task-augmented tools/call of {name!r} without a "
+                                    f"task (CreateTaskResult expected)", {"result": result})
+            task = types.CreateTaskResult.from_dict(result).task
+        except BaseException:
+            if session is not None:
+                session.stop_listening(token)
+                self._progress_created(None)
+            raise
         with self._lock:
             remembered = self._task_tools
             if remembered is None:
@@ -93,13 +125,68 @@ class TaskRequests:
             remembered[task.task_id] = name
             if len(remembered) > _REMEMBERED:
                 del remembered[next(iter(remembered))]
+        if session is not None and not self._progress_created(task.task_id, session, token, task.status):
+            session.stop_listening(token)
         return task
+
+    def _progress_created(self, task_id, session=None, token=None, status=None) -> bool:
+        """Keep ``task_id``'s progress listener (rule 5); False when the task already ended."""
+        dropped = []
+        with self._lock:
+            self._creating -= 1
+            ended = self._ended or {}
+            keep = task_id is not None and status not in _TERMINAL and ended.pop(task_id, None) is None
+            if not self._creating:
+                self._ended = None
+            if keep:
+                table = self._task_progress
+                if table is None or session is not self._progress_session:   # a respawned server's
+                    table = self._task_progress = {}
+                    self._progress_session = session
+                table[task_id] = token
+                if len(table) > _REMEMBERED:
+                    dropped.append(table.pop(next(iter(table))))
+        for old in dropped:
+            session.stop_listening(old)
+        return keep
+
+    def _task_ended(self, task_id) -> None:
+        """The task is terminal (or gone): drop its progress listener (rule 5)."""
+        with self._lock:
+            token = self._task_progress.pop(task_id, None) if self._task_progress else None
+            session = self._progress_session
+            if token is None and self._creating:
+                ended = self._ended
+                if ended is None:
+                    ended = self._ended = {}
+                ended[task_id] = True
+                if len(ended) > _REMEMBERED:
+                    del ended[next(iter(ended))]
+        if token is not None:
+            session.stop_listening(token)
+
+    def _progress_on_status(self, params: dict) -> None:
+        """``notifications/tasks/status`` (notify thread, before the listeners of rule 4)."""
+        task_id = params.get("taskId")
+        if isinstance(task_id, str) and params.get("status") in _TERMINAL:
+            self._task_ended(task_id)
+
+    def _watching(self) -> bool:
+        return bool(self._task_progress) or self._creating > 0
 
     def get_task(self, task_id: str, *, timeout: float | None = None) -> Task:
         """The task's current state (``tasks/get``); an unknown or expired id raises
         ``InvalidParamsError``. Spec: basic/utilities/tasks#getting-tasks."""
         self._require_tasks("tasks", "tasks/get")
-        return types.Task.from_dict(self._request("tasks/get", {"taskId": task_id}, timeout=timeout))
+        try:
+            task = types.Task.from_dict(self._request("tasks/get", {"taskId": task_id}, timeout=timeout))
+        except InvalidParamsError:
+            if self._watching():
+                self._task_ended(task_id)          # unknown or expired: gone for good
+            raise
+        if task.status in _TERMINAL and self._watching():
+            self._task_ended(task_id)
+        return task
 
     def task_result(self, task_id: str, *, timeout: float | None = None) -> CallToolResult:
         """The tool's result once the task is terminal (``tasks/result``, rule 3); ``timeout``
@@ -107,8 +194,15 @@ class TaskRequests:
         a task that failed with a JSON-RPC error raise ``McpError``.
         Spec: basic/utilities/tasks#retrieving-task-results."""
         self._require_tasks("tasks", "tasks/result")
-        result = types.CallToolResult.from_dict(self._request("tasks/result", {"taskId": task_id},
-                                                              timeout=timeout))
+        try:
+            result = types.CallToolResult.from_dict(self._request("tasks/result", {"taskId": task_id},
+                                                                  timeout=timeout))
+        except McpError:                         # the task's own error, cancelled, or gone
+            if self._watching():
+                self._task_ended(task_id)
+            raise
+        if self._watching():
+            self._task_ended(task_id)
         with self._lock:
             name = (self._task_tools or {}).get(task_id)
         if name is not None:
@@ -132,4 +226,12 @@ class TaskRequests:
         """Cancel a task (``tasks/cancel``); returns it, ``cancelled``. A task already
         terminal raises ``InvalidParamsError``. Spec: basic/utilities/tasks#cancelling-tasks."""
         self._require_tasks("tasks.cancel", "tasks/cancel")
-        return types.Task.from_dict(self._request("tasks/cancel", {"taskId": task_id}))
+        try:
+            task = types.Task.from_dict(self._request("tasks/cancel", {"taskId": task_id}))
+        except InvalidParamsError:               # already terminal, or unknown
+            if self._watching():
+                self._task_ended(task_id)
+            raise
+        if self._watching():
+            self._task_ended(task_id)
+        return task

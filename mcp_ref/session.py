@@ -22,7 +22,8 @@ Rules:
    peer and wait (replies are settled by the reader, which is never a
    handler). A cancelled request gets no response.
 4. Progress callbacks and notification handlers (user code) run in wire
-   order on one ``mcp-notify`` thread.
+   order on one ``mcp-notify`` thread; so do ``listen_progress`` listeners, for a token
+   that outlives its request's answer (basic/utilities/tasks#task-progress-notifications).
 5. ``close`` fails every pending request once with ``ConnectionClosed``,
    cancels every inbound request, and stops every thread it started. All
    threads are daemons, so a script can always exit.
@@ -73,6 +74,7 @@ if TYPE_CHECKING:          # names for annotations only: typing would cost start
     RequestId = int | str
 
 DEFAULT_TIMEOUT = 60.0
+MAX_PROGRESS_LISTENERS = 1024   # listen_progress beyond this forgets the oldest token
 MAX_TOTAL_FACTOR = 10      # hard cap on a progress-extended wait, in multiples of its timeout
 _STOP = object()
 _LOST = object()
@@ -129,6 +131,7 @@ class Session:
         self._send_lock = threading.Lock()
         self._outbound: dict = {}              # id -> _Waiter (requests we sent)
         self._inbound: dict = {}               # id -> RequestContext (requests we serve)
+        self._listening: dict = {}             # progress token -> fn (listen_progress)
         # The leader/follower pool.
         self._pool_lock = pool_lock = threading.Lock()   # taken bare on the hot path (no Condition layer)
         self._pool = threading.Condition(pool_lock)
@@ -211,6 +214,27 @@ class Session:
     def notify(self, method: str, params: dict | None = None, *, related_id: RequestId | None = None) -> None:
         """Send a notification. Raises ConnectionClosed when closed."""
         self._send(Notification(method, params), related_id)
+
+    def listen_progress(self, fn: ProgressCallback, token: RequestId | None = None) -> RequestId:
+        """Deliver ``notifications/progress`` for ``token`` (None: a fresh one from the request
+        ids, never in use) to ``fn(progress, total, message)`` until ``stop_listening`` or close."""
+        with self._lock:
+            if self.closed:
+                raise self._closed_error()
+            token = next(self._ids) if token is None else token
+            self._listening[token] = fn
+            full = len(self._listening) > MAX_PROGRESS_LISTENERS
+            if full:                                       # bounded: forget the oldest
+                del self._listening[next(iter(self._listening))]
+        if full:
+            log.warning("%s: more than %d progress listeners; the oldest was forgotten", self._name,
+                        MAX_PROGRESS_LISTENERS)
+        return token
+
+    def stop_listening(self, token: RequestId) -> None:
+        """Forget ``token``'s listener; progress the reader already queued is still delivered."""
+        with self._lock:
+            self._listening.pop(token, None)
 
     def ping(self, timeout: float | None = None) -> None:
         """Spec: basic/utilities/ping. Raises RequestTimeout or ConnectionClosed."""
@@ -523,7 +547,10 @@ class Session:
             return
         with self._lock:
             waiter = self._outbound.get(token)
+            listener = self._listening.get(token) if waiter is None else None
         if waiter is None:
+            if listener is not None:
+                self._notice(lambda p: listener(p.get("progress"), p.get("total"), p.get("message")), params)
             return
         waiter.heard_at = time.monotonic()
         if waiter.on_progress is not None:
@@ -582,6 +609,7 @@ class Session:
             getter = getattr(self.transport, "close_details", None)
             self.closed = True
             outbound, self._outbound = self._outbound, {}
+            self._listening = {}
             inbound = list(self._inbound.values())
             helper_queues = (self._notices, self._control)
         if getter is not None:
