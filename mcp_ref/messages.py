@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 
-from .errors import INVALID_REQUEST, PARSE_ERROR, InvalidMessage
+from .errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, InvalidMessage
 
 # Why hand-written classes and not ``@dataclass``: ``dataclasses`` pulls in
 # ``inspect`` and generates code at import time, a cost every stdio server
@@ -279,3 +279,14 @@ def encode(message) -> str:
     if isinstance(message, list):
         return _dumps([m.to_dict() for m in message])
     return _dumps(message.to_dict())
+
+
+def replace_unencodable(reply):
+    """``reply`` with every message JSON cannot carry replaced by a -32603 error."""
+    if isinstance(reply, list):
+        return [replace_unencodable(item) for item in reply]
+    try:
+        encode(reply)
+        return reply
+    except EncodeError:
+        return ErrorResponse(reply.id, ErrorObject(INTERNAL_ERROR, "Internal error: the result is not JSON"))

@@ -59,8 +59,8 @@ from . import lifecycle
 from .calls import Pending, RequestContext, _call_progress, _Waiter
 from .errors import (INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosed, InvalidMessage, McpError,
                      RequestCancelled, RequestTimeout, SessionError, get_logger)
-from .messages import (EncodeError, ErrorObject, ErrorResponse, Notification, Request, Response, encode,
-                       is_request_id)
+from .messages import (EncodeError, ErrorObject, ErrorResponse, Notification, Request, Response, is_request_id,
+                       replace_unencodable)
 
 log = get_logger("mcp_ref.session")
 
@@ -596,7 +596,7 @@ class Session:
             self._send(reply, related_id)
         except EncodeError as exc:                # the handler's result is not JSON
             log.error("%s: reply to id %r not sent: %s", self._name, related_id, exc)
-            self._reply(_unencodable(reply), related_id, None)
+            self._reply(replace_unencodable(reply), related_id, None)
         except SessionError:
             pass
 
@@ -654,14 +654,3 @@ class Session:
                 continue                            # an answer, even an error, proves liveness
             except SessionError:
                 return
-
-
-def _unencodable(reply):
-    """``reply`` with every message JSON cannot carry replaced by a -32603 error."""
-    if isinstance(reply, list):
-        return [_unencodable(item) for item in reply]
-    try:
-        encode(reply)
-        return reply
-    except EncodeError:
-        return ErrorResponse(reply.id, ErrorObject(INTERNAL_ERROR, "Internal error: the result is not JSON"))
