@@ -238,3 +238,33 @@ def http_tools_server(name: str):
         return "announced"
 
     return server
+
+
+def tap_stdio_clients(monkeypatch, on_made: Optional[Callable] = None) -> list:
+    """Patch ``StdioClientTransport`` so that each one made from now on records its
+    messages in ``.recorder`` (a ``Recorder``); returns the list they are added to,
+    in spawn order, for the caller to check after the test. ``on_made(transport)``
+    is called for each, once it has spawned."""
+    from mcp_ref.transports import stdio as stdio_module
+    made: list = []
+
+    class Tapped(stdio_module.StdioClientTransport):
+        def __init__(self, *args, **kwargs):
+            self.recorder = Recorder()
+            super().__init__(*args, **kwargs)
+            made.append(self)
+            if on_made is not None:
+                on_made(self)
+
+        def send(self, message, related_id=None):
+            self.recorder("send", message)
+            super().send(message, related_id)
+
+        def receive(self):
+            message = super().receive()
+            if message is not None:
+                self.recorder("receive", message)
+            return message
+
+    monkeypatch.setattr(stdio_module, "StdioClientTransport", Tapped)
+    return made

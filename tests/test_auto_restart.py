@@ -21,11 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import WAIT, Recorder, mcp_threads, run_in_thread
+from helpers import WAIT, mcp_threads, run_in_thread, tap_stdio_clients
 from mcp_ref import (LATEST_REVISION, CapabilityNotSupported, Client, ConnectionClosed, ToolInputError,
                      UnsupportedProtocolVersion)
 from mcp_ref.transports import memory_pair
-from mcp_ref.transports import stdio as stdio_module
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="process groups and signals are POSIX")
 
@@ -122,24 +121,7 @@ def spawns(monkeypatch, wire_validator):
     """Patch the stdio client transport so that every spawn is tapped and counted; after
     the test, validate each server's transcript and check that every process was reaped."""
     made = Spawns()
-
-    class Tapped(stdio_module.StdioClientTransport):
-        def __init__(self, *args, **kwargs):
-            self.recorder = Recorder()
-            super().__init__(*args, **kwargs)
-            made.add(self)
-
-        def send(self, message, related_id=None):
-            self.recorder("send", message)
-            super().send(message, related_id)
-
-        def receive(self):
-            message = super().receive()
-            if message is not None:
-                self.recorder("receive", message)
-            return message
-
-    monkeypatch.setattr(stdio_module, "StdioClientTransport", Tapped)
+    tap_stdio_clients(monkeypatch, on_made=made.add)
     yield made
     for transport in made.transports:
         assert_reaped(transport.process)

@@ -36,13 +36,12 @@ from pathlib import Path
 import pytest
 
 from features_helpers import Collector, connected
-from helpers import WAIT, Recorder, run_in_thread
+from helpers import WAIT, Recorder, run_in_thread, tap_stdio_clients
 from mcp_ref import LATEST_REVISION, Client, Context, Server
 from mcp_ref.errors import RequestCancelled, RequestTimeout
 from mcp_ref.features import utilities
 from mcp_ref.features.tools import SAME_THREAD_NAME, SameThread
 from mcp_ref.transports import TapTransport, memory_pair
-from mcp_ref.transports import stdio as stdio_module
 
 ROOT = Path(__file__).resolve().parent.parent
 REVISION = "2025-11-25"
@@ -573,25 +572,7 @@ server.run()
 def tapped(monkeypatch, wire_validator):
     """Every stdio client transport made during the test records its messages; after
     the test, each transcript is validated against the schema."""
-    made = []
-
-    class Tapped(stdio_module.StdioClientTransport):
-        def __init__(self, *args, **kwargs):
-            self.recorder = Recorder()
-            super().__init__(*args, **kwargs)
-            made.append(self)
-
-        def send(self, message, related_id=None):
-            self.recorder("send", message)
-            super().send(message, related_id)
-
-        def receive(self):
-            message = super().receive()
-            if message is not None:
-                self.recorder("receive", message)
-            return message
-
-    monkeypatch.setattr(stdio_module, "StdioClientTransport", Tapped)
+    made = tap_stdio_clients(monkeypatch)
     yield made
     assert made
     for transport in made:
