@@ -419,7 +419,19 @@ class Client(ServerFeatureRequests, TaskRequests):
         ``ToolInputError`` and nothing is sent. Spec: server/tools#calling-tools.
         """
         self._require("tools", "tools/call")
-        if self.on_approve is not None:      # human in the loop (approval.py): allow, edit or deny
+        params = self._tool_call_params(name, arguments)
+        result = self._request("tools/call", params, timeout=timeout, on_progress=on_progress,
+                               reset_timeout_on_progress=reset_timeout_on_progress,
+                               max_total_timeout=max_total_timeout)
+        result = types.CallToolResult.from_dict(result)
+        self._check_output(name, result)          # client_requests.py rule 4
+        return result
+
+    def _tool_call_params(self, name: str, arguments: dict | None) -> dict:
+        """``tools/call`` params after the approval hook (approval.py: allow, edit or
+        deny) and, with ``validate_input``, the input check (client_requests.py rule 5);
+        shared by ``call_tool`` and ``call_tool_as_task``."""
+        if self.on_approve is not None:      # human in the loop
             from .approval import Approval, Denied, ToolCall, decide
             try:
                 call = decide(self.on_approve, Approval("tool_call", "request", ToolCall(name, dict(arguments or {})),
@@ -429,13 +441,8 @@ class Client(ServerFeatureRequests, TaskRequests):
             name, arguments = call.name, call.arguments
         params = {"name": name, "arguments": arguments or {}}
         if self.validate_input:
-            self._check_input(name, params["arguments"])      # client_requests.py rule 5
-        result = self._request("tools/call", params, timeout=timeout, on_progress=on_progress,
-                               reset_timeout_on_progress=reset_timeout_on_progress,
-                               max_total_timeout=max_total_timeout)
-        result = types.CallToolResult.from_dict(result)
-        self._check_output(name, result)          # client_requests.py rule 4
-        return result
+            self._check_input(name, params["arguments"])
+        return params
 
     # ------------------------------------------------------------------ server → client
     def _handle_request(self, ctx, method: str, params: dict) -> dict:

@@ -41,7 +41,7 @@ Rules (Spec: basic/utilities/tasks):
 from __future__ import annotations
 
 from . import lifecycle, types
-from .errors import ApprovalDenied, CapabilityNotSupported, InternalError, InvalidParamsError, McpError
+from .errors import CapabilityNotSupported, InternalError, InvalidParamsError, McpError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
@@ -90,15 +90,9 @@ class TaskRequests:
                                              f"(execution.taskSupport is {support or 'absent'!r}); use call_tool")
         if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 0):
             raise ValueError(f"ttl is a whole number of milliseconds >= 0, not {ttl!r}")
-        if self.on_approve is not None:      # human in the loop (approval.py), as for call_tool
-            from .approval import Approval, Denied, ToolCall, decide
-            try:
-                call = decide(self.on_approve, Approval("tool_call", "request", ToolCall(name, dict(arguments or {})),
-                                                        server_info=self.server_info))
-            except Denied as denied:
-                raise ApprovalDenied(f"tool call {name!r} denied: {denied.reason}") from None
-            name, arguments = call.name, call.arguments
-        params = {"name": name, "arguments": arguments or {}, "task": {} if ttl is None else {"ttl": ttl}}
+        params = self._tool_call_params(name, arguments)     # approval and input check, as for call_tool
+        name = params["name"]                                  # the approval hook may have changed it
+        params["task"] = {} if ttl is None else {"ttl": ttl}
         session = token = None
         if on_progress is not None:          # rule 5: listen before sending
             self._notification_handlers.setdefault("notifications/tasks/status", self._progress_on_status)

@@ -145,3 +145,21 @@ def test_without_jsonschema_a_nested_schema_needs_it_and_a_flat_one_does_not(mon
     with connected(server, "2025-11-25") as (client, _, _):             # not needed: not raised
         client.list_tools()
         assert client.call_tool("plot", {"point": {"x": 1}}).content[0].text == "x=1 tags=[]"
+
+
+def test_a_task_augmented_call_is_checked_too(wire_validator):
+    server = Server("validated-tasks")
+    calls = []
+
+    @server.tool(task_support="optional")
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        calls.append("add")
+        return a + b
+    with connected(server, "2025-11-25", wire_validator, validate_input=True) as (client, _, recorder):
+        client.list_tools()
+        with pytest.raises(ToolInputError, match="b: 'two' is not of type 'integer'"):
+            client.call_tool_as_task("add", {"a": 1, "b": "two"})
+        assert tool_calls(recorder) == [] and calls == []
+        task = client.call_tool_as_task("add", {"a": 2, "b": 3})
+        assert client.task_result(task.task_id, timeout=WAIT).content[0].text == "5"
