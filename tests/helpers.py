@@ -268,3 +268,11 @@ def tap_stdio_clients(monkeypatch, on_made: Optional[Callable] = None) -> list:
 
     monkeypatch.setattr(stdio_module, "StdioClientTransport", Tapped)
     return made
+
+
+def rpc(id_, method: str, params: Optional[dict] = None) -> dict:
+    """A JSON-RPC request as a dict (``params`` left out when None)."""
+    message = {"jsonrpc": "2.0", "id": id_, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message

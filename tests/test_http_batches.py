@@ -17,7 +17,7 @@ import pytest
 
 requests = pytest.importorskip("requests", reason="the HTTP tests drive the server with requests")
 
-from helpers import WAIT, http_tools_server  # noqa: E402
+from helpers import WAIT, http_tools_server, rpc  # noqa: E402
 from mcp_ref.transports.http_server import start_http  # noqa: E402
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
@@ -50,13 +50,6 @@ def http():
     yield start
     for handle in handles:
         handle.shutdown()
-
-
-def rpc(id_, method, params=None):
-    message = {"jsonrpc": "2.0", "id": id_, "method": method}
-    if params is not None:
-        message["params"] = params
-    return message
 
 
 def initialize(id_=0, version="2025-03-26"):

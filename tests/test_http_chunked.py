@@ -32,7 +32,7 @@ import pytest
 
 requests = pytest.importorskip("requests", reason="the HTTP tests drive the server with requests")
 
-from helpers import WAIT, http_tools_server  # noqa: E402
+from helpers import WAIT, http_tools_server, rpc  # noqa: E402
 from mcp_ref.transports._sse import EventParser  # noqa: E402
 from mcp_ref.transports.http_handler import FRAMING_MIN, MAX_CHUNK_LINE  # noqa: E402
 from mcp_ref.transports.http_server import start_http  # noqa: E402
@@ -53,13 +53,6 @@ def server():
 
 
 # ---------------------------------------------------------------------- helpers
-def rpc(id_, method, params=None) -> dict:
-    message = {"jsonrpc": "2.0", "id": id_, "method": method}
-    if params is not None:
-        message["params"] = params
-    return message
-
-
 def initialize(id_=0, version="2025-11-25") -> dict:
     return rpc(id_, "initialize", {"protocolVersion": version, "capabilities": {},
                                    "clientInfo": {"name": "chunked-client", "version": "1"}})

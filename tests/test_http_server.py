@@ -29,7 +29,7 @@ HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text
 SSE_ACCEPT = {"Accept": "text/event-stream"}
 
 
-from helpers import http_tools_server  # noqa: E402
+from helpers import http_tools_server, rpc  # noqa: E402
 
 
 def make_server() -> Server:
@@ -68,13 +68,6 @@ def http():
 
 
 # ---------------------------------------------------------------------- helpers
-def rpc(id_, method, params=None):
-    message = {"jsonrpc": "2.0", "id": id_, "method": method}
-    if params is not None:
-        message["params"] = params
-    return message
-
-
 def init_message(version="2025-11-25"):
     return rpc(0, "initialize", {"protocolVersion": version, "capabilities": {},
                                  "clientInfo": {"name": "raw", "version": "1"}})
