@@ -34,6 +34,12 @@ Rules:
    the tool does afterwards. Every change is sent as
    ``notifications/tasks/status`` with the full task and no related-task
    ``_meta``. Spec: #task-status-lifecycle, #input-required-status, #task-notifications.
+   Progress stops at a terminal status (Spec: basic/utilities/progress: MUST):
+   the tool's ``notifications/progress`` are dropped from then on
+   (task_context.py). A task's progress is sent holding its ``sending`` lock,
+   which the change to a terminal status takes too (``_finish``, ``_cancel``;
+   expiry passes through it before telling the client): no progress of a task
+   follows its terminal status on the wire.
 5. ``tasks/result`` blocks until the task is terminal, then answers exactly
    what the ``tools/call`` would have answered: its result plus the
    related-task ``_meta``, or its JSON-RPC error. A cancelled task has no
@@ -104,7 +110,7 @@ class _Task:
     status is terminal (or the task was removed)."""
 
     __slots__ = ("id", "session", "serial", "tool", "status", "message", "created", "updated", "ttl",
-                 "expires", "result", "error", "done", "ctx", "thread", "waiting", "expired")
+                 "expires", "result", "error", "done", "ctx", "thread", "waiting", "expired", "sending")
 
     def __init__(self, task_id: str, session, tool: str, now: float, wall: float, ttl: int):
         self.id, self.session, self.tool = task_id, session, tool
@@ -118,6 +124,7 @@ class _Task:
         self.ctx = self.thread = None
         self.waiting = 0                         # requests to the client in flight (input_required)
         self.expired = False
+        self.sending = threading.Lock()          # held while progress is sent (rule 4)
 
     def wire(self, poll_interval: int | None) -> dict:
         """The ``Task`` object (schema Task); call under the lock for a consistent snapshot."""
@@ -272,7 +279,7 @@ class Tasks:
 
     def _finish(self, task: _Task, result: dict | None, error: tuple | None) -> None:
         """Rule 4: completed or failed, unless the task is terminal already (cancelled)."""
-        with self._lock:
+        with task.sending, self._lock:          # after any progress being sent (rule 4)
             if task.status in TERMINAL:
                 return
             if error is not None:
@@ -312,7 +319,7 @@ class Tasks:
     def _cancel(self, task: _Task, message: str, *, notify: bool = True) -> bool:
         """Move a non-terminal task to ``cancelled`` (first), then stop its code: set its
         ``cancelled`` and settle its requests to the client. False when already terminal."""
-        with self._lock:
+        with task.sending, self._lock:          # after any progress being sent (rule 4)
             if task.status in TERMINAL:
                 return False
             self._cancel_locked(task, message)
@@ -373,10 +380,19 @@ class Tasks:
         return False
 
     def _expired(self, changed: list) -> None:
-        """Stop the code of working tasks that expired, and tell the client they are cancelled."""
+        """Stop the code of working tasks that expired, and tell the client they are cancelled
+        (after any progress being sent: rule 4)."""
         for task, _ in changed:
             self._stop(task)
+            with task.sending:
+                pass
         self._send_status(changed)
+
+    def _expire_due(self, task: _Task) -> None:
+        """Expire ``task`` now when its TTL has elapsed and nobody noticed yet (rule 8):
+        its code is about to send progress, which must not outlive it (rule 4)."""
+        if task.status not in TERMINAL and task.expires <= self.clock():
+            self._store(task.session)
 
     def _store(self, session) -> _SessionTasks | None:
         """The session's tasks, after expiry."""
