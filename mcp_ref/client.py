@@ -29,7 +29,7 @@ import threading
 
 from . import lifecycle, types
 from .client_requests import VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages
-from .client_tasks import TaskRequests
+from .client_tasks import TaskRequests, answer_related_task
 from .errors import (ApprovalDenied, CapabilityNotSupported, MethodNotFoundError, UnsupportedProtocolVersion,
                      get_logger)
 from .session import Session
@@ -460,7 +460,7 @@ class Client(ServerFeatureRequests, TaskRequests):
             raise MethodNotFoundError(f"Method not found: {method}")
         handler, capability = entry
         lifecycle.require_own_capability(self.capabilities(), capability, method)
-        return handler(ctx, params)
+        return answer_related_task(params, handler(ctx, params))     # client_tasks.py rule 6
 
     # -- client features: the bodies live in sampling.py, elicitation.py, roots.py
     def _on_sampling_create_message(self, ctx, params: dict) -> dict:

@@ -46,6 +46,15 @@ Rules (Spec: basic/utilities/tasks):
    ``cancel_task``; an unknown-task -32602 too: the task is gone) or the
    session closes. A terminal status that arrives before the
    ``CreateTaskResult`` is handled is remembered while creations are in flight.
+6. A server request related to a task (its ``params._meta`` carries
+   ``io.modelcontextprotocol/related-task``: an elicitation, a sampling request
+   or ``roots/list`` a task's code sends) is answered with a result carrying
+   the same related-task ``_meta`` (``answer_related_task``, applied by
+   ``Client._handle_request`` to every answer). Spec:
+   #associating-task-related-messages (all requests, notifications and
+   responses related to a task MUST carry it; "an elicitation that a
+   task-augmented tool call depends on MUST share the same related task ID").
+   An error answer has no ``_meta`` to carry it (schema ``Error``).
 """
 from __future__ import annotations
 
@@ -60,12 +69,25 @@ if TYPE_CHECKING:          # names for annotations only
 
 log = get_logger("mcp_ref.client")
 
-__all__ = ["TaskRequests", "TASKS_SINCE"]
+__all__ = ["TaskRequests", "TASKS_SINCE", "answer_related_task"]
 
 TASKS_SINCE = "2025-11-25"
 _REMEMBERED = 1024          # task id -> tool name, for output checks (the oldest are forgotten)
 _TERMINAL = ("completed", "failed", "cancelled")
 _UNLISTED = object()        # _listed_task_support: the listing does not name the tool
+RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"   # as types.tasks.RELATED_TASK_KEY
+
+
+def answer_related_task(params: dict | None, result):
+    """Rule 6: ``result`` (copied) with the related-task ``_meta`` of the request's
+    ``params``, when they carry a well-formed one (``{"taskId": str}``); else ``result``."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    related = meta.get(RELATED_TASK_KEY) if isinstance(meta, dict) else None
+    if not (isinstance(related, dict) and isinstance(related.get("taskId"), str) and isinstance(result, dict)):
+        return result
+    own = result.get("_meta")
+    return {**result, "_meta": {**(own if isinstance(own, dict) else {}),
+                                RELATED_TASK_KEY: {"taskId": related["taskId"]}}}
 
 
 class TaskRequests:

@@ -445,6 +445,42 @@ def test_an_elicitation_makes_the_task_input_required_until_answered(wire_valida
         assert client.task_result(task.task_id).content[0].text == "hello Ada"
 
 
+def test_the_clients_answers_to_a_tasks_requests_carry_its_related_task_meta(wire_validator):
+    """Spec: basic/utilities/tasks#associating-task-related-messages: every response
+    related to a task MUST carry the related-task ``_meta`` (an elicitation a task
+    depends on shares its task id). The same requests outside a task get none."""
+    server = Server("asks-all")
+
+    @server.tool(task_support="optional")
+    def ask(ctx: Context) -> str:
+        name = ctx.elicit("Your name?", {"type": "object", "properties": {"name": {"type": "string"}}})
+        reply = ctx.sample(["Say hi"], max_tokens=5)
+        roots = ctx.list_roots()
+        return f"{name.content['name']} {reply.content.text} {len(roots)}"
+
+    def sampling(request):
+        return {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m",
+                "_meta": {"example.com/mine": 1}}
+
+    with connected(server, "2025-11-25", wire_validator, elicitation=lambda r: {
+            "action": "accept", "content": {"name": "Ada"}}, sampling=sampling,
+                   roots=["file:///tmp"]) as (client, _, recorder):
+        task = client.call_tool_as_task("ask")
+        assert client.task_result(task.task_id).content[0].text == "Ada hi 1"
+        assert client.call_tool("ask").content[0].text == "Ada hi 1"
+        asked = {m["id"]: m for m in recorder.received() if m.get("method") in (
+            "elicitation/create", "sampling/createMessage", "roots/list")}
+        answers = [(asked[m["id"]]["method"], m["result"].get("_meta")) for m in recorder.sent()
+                   if "result" in m and m.get("id") in asked]
+        related = {RELATED_TASK_KEY: {"taskId": task.task_id}}
+        assert answers == [("elicitation/create", related),
+                           ("sampling/createMessage", {"example.com/mine": 1, **related}),
+                           ("roots/list", related),
+                           ("elicitation/create", None),                   # the plain call's
+                           ("sampling/createMessage", {"example.com/mine": 1}),
+                           ("roots/list", None)]
+
+
 # ---------------------------------------------------------------------- the client side
 def test_the_approval_hook_sees_a_task_call(wire_validator):
     from mcp_ref import Deny
