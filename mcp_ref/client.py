@@ -80,7 +80,8 @@ class Client(ServerFeatureRequests, TaskRequests):
         client_info: ``Implementation`` or dict for ``clientInfo``.
         timeout: default seconds for every request.
         init_timeout: seconds for ``initialize`` alone.
-        protocol_version: the revision to ask for (default: the latest).
+        protocol_version: the revision to ask for (default: the latest); one of
+            ``SUPPORTED_REVISIONS``, else ``ValueError`` before anything is sent.
         ping_interval: ping the server this often (None: never).
 
     Client features (each declared only when given; Spec: client/sampling,
@@ -121,6 +122,7 @@ class Client(ServerFeatureRequests, TaskRequests):
                  on_resource_updated: Callable | None = None, on_tools_list_changed: Callable | None = None,
                  on_resources_list_changed: Callable | None = None,
                  on_prompts_list_changed: Callable | None = None, on_task_status: Callable | None = None):
+        lifecycle.check_requested(protocol_version)          # lifecycle.py rule 2
         if validate_output not in VALIDATE_OUTPUT_MODES:
             raise ValueError(f"validate_output must be one of {VALIDATE_OUTPUT_MODES}, not {validate_output!r}")
         if client_info is None or isinstance(client_info, dict):
