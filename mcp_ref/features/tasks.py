@@ -50,7 +50,8 @@ Rules:
    a bad ``tasks/list`` cursor is -32602. Spec: #protocol-errors, #task-cancellation.
 7. Isolation: a task belongs to the session that created it; every other
    session gets "Task not found". Ids are ``secrets.token_urlsafe(16)``
-   (128 random bits). Spec: #task-isolation-and-access-control.
+   (``new_task_id``: 128 random bits, so unique without a registry-wide
+   table). Spec: #task-id-requirements, #task-isolation-and-access-control.
 8. Bounds (Spec: #resource-management, #ttl-and-resource-management): a
    requested ``ttl`` is capped at ``max_ttl`` (default ``default_ttl`` when
    absent); a task is removed once its TTL has elapsed, whatever its status
@@ -97,6 +98,14 @@ POLL_INTERVAL = 1_000          # ms: the pollInterval we suggest
 EXPIRED_MEMORY = 256           # ids of expired tasks remembered per session, for the better message
 RESULT_POLL = 0.1              # s: how often a waiting tasks/result looks for cancellation and expiry
 JOIN_TIMEOUT = 2.0             # s: how long closing a session waits for its task threads, in all
+
+
+def new_task_id() -> str:
+    """Rule 7: a fresh task id, 128 bits from ``secrets`` as URL-safe base64 (22 characters).
+    Spec: #task-id-requirements (unique among the receiver's tasks), #task-isolation-and-
+    access-control (cryptographically secure, enough entropy to prevent guessing)."""
+    import secrets                               # here: only a task needs it (start-up time)
+    return secrets.token_urlsafe(16)
 
 
 def _iso(t: float) -> str:
@@ -201,8 +210,7 @@ class Tasks:
         """Create a task for this ``tools/call``, answer ``CreateTaskResult``, start the tool."""
         ttl = self._ttl(params.get("task"))
         session = ctx.session
-        import secrets                           # here: only a task needs it (start-up time)
-        task = _Task(secrets.token_urlsafe(16), session, entry.name, self.clock(), self.wall(), ttl)
+        task = _Task(new_task_id(), session, entry.name, self.clock(), self.wall(), ttl)
         task_ctx = task_context_class(type(ctx))(session, TaskRequest(ctx))
         task_ctx._task, task_ctx._registry = task, self
         task.ctx = task_ctx
