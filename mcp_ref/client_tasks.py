@@ -18,9 +18,10 @@ Rules (Spec: basic/utilities/tasks):
    changes: ``call_tool_as_task`` of the first and ``call_tool`` of the
    second raise ``CapabilityNotSupported`` and nothing is sent. The listing
    decides: on a server that declared ``tasks.requests.tools.call``, a call
-   made while no tool is cached lists the tools first (``list_tools``, once:
-   the cache then holds them until ``tools/list_changed``), so the first
-   call of a script is checked too. A tool the listing does not name is sent
+   made while no tool is cached lists the tools first (``list_tools``; the
+   cache then holds them until ``tools/list_changed``, so later calls list
+   nothing; first calls racing on several threads may each list), so the
+   first call of a script is checked too. A tool the listing does not name is sent
    as asked: the server answers for it (unknown tool, or -32601). Servers
    that did not declare the capability cost nothing more. The approval hook
    sees the call as it sees ``call_tool``'s.
