@@ -8,7 +8,10 @@ Rules:
    Spec: basic/lifecycle.
 2. Each public method sends exactly one wire method, written literally in
    its body, and refuses locally (``CapabilityNotSupported``) when the server
-   did not declare the capability it needs.
+   did not declare the capability it needs. (One exception: on a server that
+   offers tasks, ``call_tool`` and ``call_tool_as_task`` list the tools first
+   when none is cached, to honour their ``execution.taskSupport``;
+   client_tasks.py rule 1.)
 3. Server→client requests are answered from one table in ``__init__``; a
    request of a capability we did not declare gets -32601.
 4. The client is safe to share between threads: concurrent calls are matched
@@ -26,7 +29,7 @@ import threading
 
 from . import lifecycle, types
 from .client_requests import VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages
-from .client_tasks import TaskRequests
+from .client_tasks import TaskRequests, answer_related_task
 from .errors import (ApprovalDenied, CapabilityNotSupported, MethodNotFoundError, UnsupportedProtocolVersion,
                      get_logger)
 from .session import Session
@@ -77,7 +80,8 @@ class Client(ServerFeatureRequests, TaskRequests):
         client_info: ``Implementation`` or dict for ``clientInfo``.
         timeout: default seconds for every request.
         init_timeout: seconds for ``initialize`` alone.
-        protocol_version: the revision to ask for (default: the latest).
+        protocol_version: the revision to ask for (default: the latest); one of
+            ``SUPPORTED_REVISIONS``, else ``ValueError`` before anything is sent.
         ping_interval: ping the server this often (None: never).
 
     Client features (each declared only when given; Spec: client/sampling,
@@ -118,6 +122,7 @@ class Client(ServerFeatureRequests, TaskRequests):
                  on_resource_updated: Callable | None = None, on_tools_list_changed: Callable | None = None,
                  on_resources_list_changed: Callable | None = None,
                  on_prompts_list_changed: Callable | None = None, on_task_status: Callable | None = None):
+        lifecycle.check_requested(protocol_version)          # lifecycle.py rule 2
         if validate_output not in VALIDATE_OUTPUT_MODES:
             raise ValueError(f"validate_output must be one of {VALIDATE_OUTPUT_MODES}, not {validate_output!r}")
         if client_info is None or isinstance(client_info, dict):
@@ -416,7 +421,9 @@ class Client(ServerFeatureRequests, TaskRequests):
         ``reset_timeout_on_progress`` each progress notification restarts the
         timeout, bounded by ``max_total_timeout``. With ``validate_input``,
         arguments that do not match the cached tool's inputSchema raise
-        ``ToolInputError`` and nothing is sent. Spec: server/tools#calling-tools.
+        ``ToolInputError`` and nothing is sent. A tool listed with
+        ``execution.taskSupport`` ``"required"`` raises ``CapabilityNotSupported``
+        (use ``call_tool_as_task``; client_tasks.py rule 1). Spec: server/tools#calling-tools.
         """
         self._require("tools", "tools/call")
         params = self._tool_call_params(name, arguments)
@@ -427,10 +434,12 @@ class Client(ServerFeatureRequests, TaskRequests):
         self._check_output(name, result)          # client_requests.py rule 4
         return result
 
-    def _tool_call_params(self, name: str, arguments: dict | None) -> dict:
-        """``tools/call`` params after the approval hook (approval.py: allow, edit or
-        deny) and, with ``validate_input``, the input check (client_requests.py rule 5);
-        shared by ``call_tool`` and ``call_tool_as_task``."""
+    def _tool_call_params(self, name: str, arguments: dict | None, as_task: bool = False) -> dict:
+        """``tools/call`` params after the tool-level task check (client_tasks.py rule 1),
+        the approval hook (approval.py: allow, edit or deny) and, with ``validate_input``,
+        the input check (client_requests.py rule 5); shared by ``call_tool`` and
+        ``call_tool_as_task``."""
+        self._check_task_support(name, as_task)
         if self.on_approve is not None:      # human in the loop
             from .approval import Approval, Denied, ToolCall, decide
             try:
@@ -438,6 +447,8 @@ class Client(ServerFeatureRequests, TaskRequests):
                                                         server_info=self.server_info))
             except Denied as denied:
                 raise ApprovalDenied(f"tool call {name!r} denied: {denied.reason}") from None
+            if call.name != name:
+                self._check_task_support(call.name, as_task)
             name, arguments = call.name, call.arguments
         params = {"name": name, "arguments": arguments or {}}
         if self.validate_input:
@@ -451,7 +462,7 @@ class Client(ServerFeatureRequests, TaskRequests):
             raise MethodNotFoundError(f"Method not found: {method}")
         handler, capability = entry
         lifecycle.require_own_capability(self.capabilities(), capability, method)
-        return handler(ctx, params)
+        return answer_related_task(params, handler(ctx, params))     # client_tasks.py rule 6
 
     # -- client features: the bodies live in sampling.py, elicitation.py, roots.py
     def _on_sampling_create_message(self, ctx, params: dict) -> dict:

@@ -11,10 +11,20 @@ Rules (Spec: basic/utilities/tasks):
 1. ``call_tool_as_task`` needs ``tasks.requests.tools.call`` in the server's
    capabilities, which only a 2025-11-25 server can declare
    (#capability-negotiation: requestors SHOULD only augment what the receiver
-   declared). A tool known from ``list_tools`` whose ``execution.taskSupport``
-   is absent or ``"forbidden"`` is refused locally as well
-   (#tool-level-negotiation: clients MUST NOT). The approval hook sees the
-   call as it sees ``call_tool``'s.
+   declared). Tool-level negotiation (#tool-level-negotiation: clients MUST
+   NOT call a tool as a task when its ``execution.taskSupport`` is absent or
+   ``"forbidden"``, and MUST call it as a task when it is ``"required"``) is
+   checked locally, before the approval hook and again for a name it
+   changes: ``call_tool_as_task`` of the first and ``call_tool`` of the
+   second raise ``CapabilityNotSupported`` and nothing is sent. The listing
+   decides: on a server that declared ``tasks.requests.tools.call``, a call
+   made while no tool is cached lists the tools first (``list_tools``; the
+   cache then holds them until ``tools/list_changed``, so later calls list
+   nothing; first calls racing on several threads may each list), so the
+   first call of a script is checked too. A tool the listing does not name is sent
+   as asked: the server answers for it (unknown tool, or -32601). Servers
+   that did not declare the capability cost nothing more. The approval hook
+   sees the call as it sees ``call_tool``'s.
 2. ``get_task`` and ``task_result`` need ``tasks``; ``list_tasks`` needs
    ``tasks.list``; ``cancel_task`` needs ``tasks.cancel``.
 3. ``task_result`` blocks until the task is terminal (the server holds the
@@ -37,11 +47,20 @@ Rules (Spec: basic/utilities/tasks):
    ``cancel_task``; an unknown-task -32602 too: the task is gone) or the
    session closes. A terminal status that arrives before the
    ``CreateTaskResult`` is handled is remembered while creations are in flight.
+6. A server request related to a task (its ``params._meta`` carries
+   ``io.modelcontextprotocol/related-task``: an elicitation, a sampling request
+   or ``roots/list`` a task's code sends) is answered with a result carrying
+   the same related-task ``_meta`` (``answer_related_task``, applied by
+   ``Client._handle_request`` to every answer). Spec:
+   #associating-task-related-messages (all requests, notifications and
+   responses related to a task MUST carry it; "an elicitation that a
+   task-augmented tool call depends on MUST share the same related task ID").
+   An error answer has no ``_meta`` to carry it (schema ``Error``).
 """
 from __future__ import annotations
 
 from . import lifecycle, types
-from .errors import CapabilityNotSupported, InternalError, InvalidParamsError, McpError
+from .errors import CapabilityNotSupported, InternalError, InvalidParamsError, McpError, get_logger
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
@@ -49,17 +68,34 @@ if TYPE_CHECKING:          # names for annotations only
 
     from .types import CallToolResult, Task
 
-__all__ = ["TaskRequests", "TASKS_SINCE"]
+log = get_logger("mcp_ref.client")
+
+__all__ = ["TaskRequests", "TASKS_SINCE", "answer_related_task"]
 
 TASKS_SINCE = "2025-11-25"
 _REMEMBERED = 1024          # task id -> tool name, for output checks (the oldest are forgotten)
 _TERMINAL = ("completed", "failed", "cancelled")
+_UNLISTED = object()        # _listed_task_support: the listing does not name the tool
+RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"   # as types.tasks.RELATED_TASK_KEY
+
+
+def answer_related_task(params: dict | None, result):
+    """Rule 6: ``result`` (copied) with the related-task ``_meta`` of the request's
+    ``params``, when they carry a well-formed one (``{"taskId": str}``); else ``result``."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    related = meta.get(RELATED_TASK_KEY) if isinstance(meta, dict) else None
+    if not (isinstance(related, dict) and isinstance(related.get("taskId"), str) and isinstance(result, dict)):
+        return result
+    own = result.get("_meta")
+    return {**result, "_meta": {**(own if isinstance(own, dict) else {}),
+                                RELATED_TASK_KEY: {"taskId": related["taskId"]}}}
 
 
 class TaskRequests:
     """Task requests. Needs ``_request``, ``_require``, ``_live_session``, ``_lock``,
-    ``_tool_cache``, ``_check_output``, ``_notification_handlers``, ``on_approve``,
-    ``server_info`` and ``protocol_version`` (set by ``Client``)."""
+    ``_tool_cache``, ``list_tools``, ``_check_output``, ``_notification_handlers``,
+    ``on_approve``, ``server_info``, ``server_capabilities`` and ``protocol_version``
+    (set by ``Client``)."""
 
     _task_tools: dict | None = None           # task id -> tool name (rule 3), made on first use
     _task_progress: dict | None = None        # task id -> progress token (rule 5), of _progress_session
@@ -81,16 +117,10 @@ class TaskRequests:
         ``get_task`` or ``on_task_status``. ``on_progress(progress, total, message)`` gets the
         task's progress until it ends (rule 5). Spec: basic/utilities/tasks#creating-tasks."""
         self._require_tasks("tasks.requests.tools.call", "tools/call as a task")
-        with self._lock:
-            known = self._tool_cache.get(name)
-        if known is not None:
-            support = known.execution.task_support if known.execution is not None else None
-            if support not in ("optional", "required"):
-                raise CapabilityNotSupported(f"tool {name!r} does not support task-augmented execution "
-                                             f"(execution.taskSupport is {support or 'absent'!r}); use call_tool")
         if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 0):
             raise ValueError(f"ttl is a whole number of milliseconds >= 0, not {ttl!r}")
-        params = self._tool_call_params(name, arguments)     # approval and input check, as for call_tool
+        # Tool-level negotiation (rule 1), approval and input check, as for call_tool.
+        params = self._tool_call_params(name, arguments, as_task=True)
         name = params["name"]                                  # the approval hook may have changed it
         params["task"] = {} if ttl is None else {"ttl": ttl}
         session = token = None
@@ -122,6 +152,41 @@ class TaskRequests:
         if session is not None and not self._progress_created(task.task_id, session, token, task.status):
             session.stop_listening(token)
         return task
+
+    def _check_task_support(self, name: str, as_task: bool) -> None:
+        """Rule 1: refuse locally a call the tool's ``execution.taskSupport`` forbids
+        (``call_tool`` and ``call_tool_as_task`` call this before sending)."""
+        if not (lifecycle.at_least(self.protocol_version, TASKS_SINCE)
+                and lifecycle.has_capability(self.server_capabilities, "tasks.requests.tools.call")):
+            return                               # no tasks here: every tool is an ordinary one
+        support = self._listed_task_support(name)
+        if support is _UNLISTED:
+            return
+        if as_task and support not in ("optional", "required"):
+            raise CapabilityNotSupported(f"tool {name!r} does not support task-augmented execution "
+                                         f"(execution.taskSupport is {support or 'absent'!r}); use call_tool; "
+                                         f"nothing was sent")
+        if not as_task and support == "required":
+            raise CapabilityNotSupported(f"tool {name!r} must be called as a task (execution.taskSupport is "
+                                         f"'required'); use call_tool_as_task; nothing was sent")
+
+    def _listed_task_support(self, name: str):
+        """The tool's listed ``execution.taskSupport`` (None when it lists none), or
+        ``_UNLISTED``; the tools are listed first when none is cached (rule 1)."""
+        with self._lock:
+            tool = self._tool_cache.get(name)
+            empty = not self._tool_cache
+        if tool is None and empty and lifecycle.has_capability(self.server_capabilities, "tools"):
+            try:
+                self.list_tools()
+            except McpError as exc:             # a server that cannot list: it answers the call itself
+                log.debug("tools/list before calling %r failed: %s", name, exc)
+                return _UNLISTED
+            with self._lock:
+                tool = self._tool_cache.get(name)
+        if tool is None:
+            return _UNLISTED
+        return tool.execution.task_support if tool.execution is not None else None
 
     def _progress_created(self, task_id, session=None, token=None, status=None) -> bool:
         """Keep ``task_id``'s progress listener (rule 5); False when the task already ended."""

@@ -4,10 +4,12 @@ Rules (Spec: basic/lifecycle):
 
 1. Revisions we speak, newest first: ``SUPPORTED_REVISIONS``; ``LATEST_REVISION``
    is the default a client asks for.
-2. Negotiation: the client sends the revision it wants in ``initialize``. A
-   server answers that revision when it supports it, otherwise its latest. A
-   client that does not support the answer disconnects
-   (``UnsupportedProtocolVersion``).
+2. Negotiation: the client sends the revision it wants in ``initialize``, one
+   it supports (``check_requested``: anything else is refused before
+   connecting). A server answers that revision when it supports it, otherwise
+   its latest. A client that does not support the answer disconnects
+   (``UnsupportedProtocolVersion``). Spec: basic/lifecycle#version-negotiation
+   (the client MUST send a version it supports).
 3. Before ``initialize`` has been answered, a server answers only ``ping`` and
    ``initialize``; anything else gets a JSON-RPC error (never silence), so a
    client that probes with a method we do not know can fall back.
@@ -44,6 +46,14 @@ def negotiate(requested: str | None) -> str:
 
 def is_supported(version: str | None) -> bool:
     return version in SUPPORTED_REVISIONS
+
+
+def check_requested(version) -> str:
+    """Rule 2: the revision a client may ask for, or ValueError naming the ones it may."""
+    if not (isinstance(version, str) and version in SUPPORTED_REVISIONS):
+        raise ValueError(f"protocol_version {version!r} is not a revision this library speaks; "
+                         f"use one of {', '.join(SUPPORTED_REVISIONS)} (default {LATEST_REVISION})")
+    return version
 
 
 def at_least(version: str | None, revision: str) -> bool:

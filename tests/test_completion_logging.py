@@ -9,13 +9,14 @@ server-wide ``log``, and the bridge from Python's ``logging``. Every message is
 validated against its revision's schema.
 """
 import logging
+import sys
 
 import pytest
 
 from conftest import REVISIONS
-from features_helpers import Collector, connected
-from helpers import is_method
-from mcp_ref import Context, Server
+from features_helpers import Collector, connected, env
+from helpers import WAIT, is_method, tap_stdio_clients
+from mcp_ref import Client, Context, Server
 from mcp_ref.errors import CapabilityNotSupported, InvalidParamsError, MethodNotFoundError
 from mcp_ref.types import Completion, PromptReference, ResourceTemplateReference
 
@@ -217,6 +218,77 @@ def test_python_logging_bridge(wire_validator):
             rec_a.wait_count(is_method("notifications/message", "receive"), 3)
     finally:
         logger.removeHandler(handler)
+
+
+FAILING_SERVER = """
+import logging, sys
+from mcp_ref import Server
+
+logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="server log %(levelname)s: %(message)s")
+server = Server("failing")
+server.bridge_logging()              # the root logger: the library's own records included
+
+
+@server.tool
+def boom(secret: str) -> str:
+    raise RuntimeError(f"kaput ({len(secret)} characters)")
+
+
+server.run()
+"""
+
+
+def test_a_failing_tools_traceback_stays_in_the_servers_own_log_over_stdio(tmp_path, monkeypatch, wire_validator):
+    """Spec: server/utilities/logging#security (no internal details in log messages):
+    over a real stdio session, the client gets the failure's message through the bridge,
+    never its traceback; the traceback is in the server's own log (stderr here)."""
+    script = tmp_path / "failing_server.py"
+    script.write_text(FAILING_SERVER)
+    stderr, logs = Collector(), Collector()
+    tapped = tap_stdio_clients(monkeypatch)
+    with Client.stdio([sys.executable, str(script)], env=env(), on_stderr=stderr, on_log=logs,
+                      timeout=WAIT * 2, init_timeout=WAIT * 2) as client:
+        result = client.call_tool("boom", {"secret": "hunter2"})
+        assert result.is_error and result.content[0].text == "kaput (7 characters)"
+        failed = next(m for m in logs.wait_for(1) if "boom" in str(m.data))
+        assert (failed.level, failed.data, failed.logger) == ("info", "tool boom failed: kaput (7 characters)",
+                                                              "mcp_ref.server")
+        client.ping()                    # every log message of the call has been read
+        assert not [m for m in logs.items if "Traceback" in str(m.data) or "line " in str(m.data)]
+    text = "\n".join(stderr.items)
+    assert "server log INFO: tool boom failed: kaput (7 characters)" in text
+    assert "Traceback (most recent call last):" in text and "RuntimeError: kaput (7 characters)" in text
+    assert wire_validator.check_transcript(tapped[0].recorder.raw, "2025-11-25") > 0
+
+
+def test_the_bridge_never_forwards_a_traceback_or_stack_and_alone_it_leaves_stderr_to_last_resort(capsys):
+    server = Server("quiet")
+    logger = logging.getLogger("test_bridge_tracebacks")
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    handler = server.bridge_logging(logger, level=logging.INFO)
+
+    @server.tool
+    def work() -> str:
+        try:
+            raise ValueError("inner detail")
+        except ValueError:
+            logger.exception("could not work")
+        logger.info("where am I", stack_info=True)
+        logger.info("fine")              # below lastResort's WARNING: not on stderr
+        return "ok"
+
+    logs = Collector()
+    try:
+        with connected(server, "2025-11-25", on_log=logs) as (client, _, _):
+            assert client.call_tool("work").content[0].text == "ok"
+            assert [(m.level, m.data) for m in logs.wait_for(3)] == [
+                ("error", "could not work"), ("info", "where am I"), ("info", "fine")]
+    finally:
+        logger.removeHandler(handler)
+    err = capsys.readouterr().err                # the bridge alone: Python's last resort prints it
+    assert "could not work" in err and "ValueError: inner detail" in err
+    assert "where am I" not in err and "fine" not in err
 
 
 def test_no_log_messages_without_the_logging_capability():

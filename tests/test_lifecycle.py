@@ -5,6 +5,7 @@ the client: what it sends is what our client sent, what it receives is what
 our server sent, and all of it is validated against the negotiated revision's
 ``schema.json``. A scripted raw peer plays a misbehaving server or client.
 """
+import sys
 import threading
 from contextlib import contextmanager
 
@@ -83,11 +84,22 @@ def test_server_answers_its_latest_revision_otherwise(requested):
         assert session.protocol_version == LATEST_REVISION
 
 
-def test_client_asking_for_an_unknown_revision_accepts_the_servers_latest(wire_validator):
-    with connected(full_server(), wire_validator, protocol_version="2099-12-31") as (client, _, recorder):
-        assert recorder.sent()[0]["params"]["protocolVersion"] == "2099-12-31"
-        assert client.protocol_version == LATEST_REVISION
-        client.ping()
+@pytest.mark.parametrize("requested", ["2099-12-31", "2024-10-07", "", "DRAFT-2026-v1", None, 20251125])
+def test_the_client_refuses_to_ask_for_a_revision_it_does_not_speak(requested):
+    """Spec: basic/lifecycle#version-negotiation: the client MUST send a version it
+    supports. An unsupported ``protocol_version`` is a ValueError naming the supported
+    ones, before the client exists: nothing is sent, no thread or process is left."""
+    client_end, peer_end = memory_pair()
+    recorder = Recorder()
+    with pytest.raises(ValueError, match="is not a revision this library speaks; use one of "
+                                         "2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05"):
+        Client(TapTransport(client_end, recorder), protocol_version=requested)
+    assert recorder.raw == []
+    script = "import sys; sys.stdin.read()"
+    with pytest.raises(ValueError, match=repr(requested).replace("(", r"\(")):
+        Client.stdio([sys.executable, "-c", script], protocol_version=requested)
+    client_end.close()
+    peer_end.close()
 
 
 @pytest.mark.parametrize("answer", ["2099-01-01", "2024-12-01", None, 20251125])

@@ -2,8 +2,9 @@
 on_progress=fn)`` listens to the request's ``progressToken`` for the task's whole
 lifetime, not only until the ``CreateTaskResult`` answers the request, and stops when the
 client learns the task is terminal (a status notification, ``get_task``, ``task_result``,
-``cancel_task``) or closes. Every message is validated against the 2025-11-25 schema;
-nothing sleeps to wait.
+``cancel_task``) or closes. The server sends no progress for a task once it is terminal
+(cancelled, completed, failed) or expired. Every message is validated against the
+2025-11-25 schema; nothing sleeps to wait.
 
 Spec: basic/utilities/tasks#task-progress-notifications, basic/utilities/progress.
 Rules: client_tasks.py rule 5, session.py rule 4 (``Session.listen_progress``).
@@ -22,11 +23,23 @@ from mcp_ref.session import Session
 from mcp_ref.transports import TapTransport, memory_pair
 
 
+class FakeClock:
+    """Monotonic seconds a test moves by hand (the registry's ``clock``)."""
+
+    def __init__(self):
+        self.now = 5000.0
+
+    def __call__(self):
+        return self.now
+
+
 def progress_server() -> tuple:
     """``work`` reports once, waits for ``gate``, reports twice more; ``slow`` reports once,
-    waits for its cancellation and for ``after``, then reports again."""
+    waits for its cancellation and for ``after``, then tries to report again and sets
+    ``after.reported``."""
     server = Server("task-progress")
     gate, after = threading.Event(), threading.Event()
+    after.reported = threading.Event()
 
     @server.tool(task_support="required")
     def work(ctx: Context) -> str:
@@ -44,6 +57,7 @@ def progress_server() -> tuple:
         ctx.report_progress(1)
         if ctx.cancelled.wait(WAIT) and after.wait(WAIT):
             ctx.report_progress(2)
+            after.reported.set()
         return "stopped"
 
     @server.tool(task_support="optional")
@@ -100,7 +114,13 @@ def test_the_terminal_status_notification_alone_drops_the_listener(wire_validato
         assert progress.items == [(1, 1, None)]      # read before the status: already delivered
 
 
-def test_cancelling_the_task_drops_the_listener_and_its_later_progress_is_ignored(wire_validator):
+def wire_progress(recorder: Recorder) -> list:
+    return [m["params"]["progress"] for m in recorder.received() if m.get("method") == "notifications/progress"]
+
+
+def test_cancelling_the_task_drops_the_listener_and_the_server_sends_no_more_progress(wire_validator):
+    """Spec: basic/utilities/progress: progress for a task MUST stop after it reaches a
+    terminal status. The tool reports after its cancellation: nothing goes on the wire."""
     server, _, after = progress_server()
     progress, logs = Collector(), Collector()
     with connected(server, "2025-11-25", wire_validator, on_log=logs) as (client, session, recorder):
@@ -108,11 +128,42 @@ def test_cancelling_the_task_drops_the_listener_and_its_later_progress_is_ignore
         assert progress.wait_for(1) == [(1, None, None)]
         assert client.cancel_task(task.task_id).status == "cancelled"
         assert client.session._listening == {}
-        after.set()                      # the cancelled tool reports once more: still on the wire
-        recorder.wait_for(lambda d, m: d == "receive" and m.get("method") == "notifications/progress"
-                          and m["params"]["progress"] == 2, what="the tool's progress after cancel")
-        flush(session, logs)
+        after.set()                      # the cancelled tool reports once more
+        assert after.reported.wait(WAIT)
+        flush(session, logs)             # anything the tool wrote is read by now
+        assert wire_progress(recorder) == [1]
         assert progress.items == [(1, None, None)]
+
+
+def test_a_task_whose_ttl_elapsed_sends_no_more_progress_and_is_cancelled(wire_validator):
+    """Expiry is noticed when the task's code reports progress: the task ends (cancelled,
+    told to the client), its code is cancelled, and the progress is not sent."""
+    server = Server("task-progress-ttl")
+    clock = server.tasks.clock = FakeClock()
+    step, reported = threading.Event(), threading.Event()
+
+    @server.tool(task_support="required")
+    def long(ctx: Context) -> str:
+        ctx.report_progress(1)
+        if step.wait(WAIT):
+            ctx.report_progress(2)       # after the TTL: dropped, and the task expires
+            reported.set()
+        return "too late" if ctx.cancelled.is_set() else "not cancelled"
+
+    progress, statuses, logs = Collector(), Collector(), Collector()
+    with connected(server, "2025-11-25", wire_validator, on_log=logs, on_task_status=statuses) as (
+            client, session, recorder):
+        task = client.call_tool_as_task("long", ttl=1_000, on_progress=progress)
+        assert progress.wait_for(1) == [(1, None, None)]
+        clock.now += 2.0                 # the TTL elapses; nobody has looked at the task since
+        step.set()
+        assert reported.wait(WAIT)
+        final = statuses.wait_for(1)[0]
+        assert (final.task_id, final.status) == (task.task_id, "cancelled") and "expired" in final.status_message
+        flush(session, logs)
+        assert wire_progress(recorder) == [1]
+        assert progress.items == [(1, None, None)]
+        assert client.session._listening == {}
 
 
 def test_without_on_progress_no_token_is_sent_and_nothing_is_registered(wire_validator):

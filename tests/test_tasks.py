@@ -19,6 +19,7 @@ from conftest import REVISIONS
 from features_helpers import Collector, connected, env
 from helpers import WAIT, initialize_raw, is_method, raw_server
 from mcp_ref import Client, Context, Server
+from mcp_ref.approval import ToolCall
 from mcp_ref.errors import (ApprovalDenied, CapabilityNotSupported, InvalidParamsError, MethodNotFoundError)
 from mcp_ref.features.tasks import RELATED_TASK_KEY, TASK_THREAD_NAME
 from mcp_ref.types import Task
@@ -270,21 +271,65 @@ def test_an_unknown_task_id_is_invalid_params(method, wire_validator):
         assert info.value.message == f"Failed to {verb} task: Task not found"
 
 
-def test_tool_level_negotiation_errors(wire_validator):
-    server, *_ = task_server()
-    with connected(server, "2025-11-25", wire_validator) as (client, _, _):
-        # Not listed yet: the client sends, the server answers -32601.
-        with pytest.raises(MethodNotFoundError, match="does not support task-augmented execution"):
+def sent_methods(recorder) -> list:
+    return [(m["method"], (m.get("params") or {}).get("name")) for m in recorder.sent()
+            if m.get("method") in ("tools/list", "tools/call")]
+
+
+def test_tool_level_negotiation_is_refused_locally_and_the_tools_are_listed_once_to_know(wire_validator):
+    """Spec: basic/utilities/tasks#tool-level-negotiation: clients MUST NOT call a
+    "forbidden" (or unmarked) tool as a task, and MUST call a "required" one as a task.
+    Both are refused before anything is sent; with nothing cached the tools are listed
+    once first (client_tasks.py rule 1). The server's own -32601 answers are in
+    tests/test_tasks_store.py::test_tool_level_negotiation."""
+    server, gate, *_ = task_server()
+    gate.set()
+    with connected(server, "2025-11-25", wire_validator) as (client, _, recorder):
+        with pytest.raises(CapabilityNotSupported, match="'never' does not support task-augmented execution "
+                                                         r"\(execution.taskSupport is 'forbidden'\)"):
             client.call_tool_as_task("never")
-        with pytest.raises(MethodNotFoundError, match="does not support task-augmented execution"):
+        assert sent_methods(recorder) == [("tools/list", None)]          # listed to know; no call
+        with pytest.raises(CapabilityNotSupported, match="'plain' does not support .* is 'absent'"):
             client.call_tool_as_task("plain")
-        with pytest.raises(MethodNotFoundError, match="Task augmentation required"):
+        with pytest.raises(CapabilityNotSupported, match="'slow' must be called as a task .*call_tool_as_task"):
             client.call_tool("slow")
-        # Listed: the client knows better and sends nothing (clients MUST NOT).
-        client.list_tools()
-        with pytest.raises(CapabilityNotSupported, match="does not support task-augmented execution"):
-            client.call_tool_as_task("never")
+        assert sent_methods(recorder) == [("tools/list", None)]          # the cache answered
         assert client.call_tool("plain").content[0].text == "plain"
+        assert client.call_tool("add", {"a": 1, "b": 2}).content[0].text == "3"       # optional: both ways
+        assert client.task_result(client.call_tool_as_task("slow").task_id).content[0].text == "released"
+        # A name the listing does not have is sent: the server answers for it.
+        with pytest.raises(InvalidParamsError, match="Unknown tool: ghost"):
+            client.call_tool("ghost")
+        assert [m for m in sent_methods(recorder) if m[0] == "tools/list"] == [("tools/list", None)]
+
+
+def test_the_listing_is_fetched_again_after_list_changed_and_the_approval_hook_is_checked(wire_validator):
+    server, gate, *_ = task_server()
+    gate.set()
+    changed = Collector()
+    def hook(approval):                         # turns a call of "plain" into one of "slow"
+        call = approval.value
+        return ToolCall("slow", call.arguments) if call.name == "plain" else True
+
+    with connected(server, "2025-11-25", wire_validator, on_approve=hook,
+                   on_tools_list_changed=changed) as (client, _, recorder):
+        with pytest.raises(CapabilityNotSupported, match="'slow' must be called as a task"):
+            client.call_tool("plain")
+        assert sent_methods(recorder) == [("tools/list", None)]
+        server.remove_tool("never")              # tools/list_changed empties the cache
+        changed.wait_for(1)
+        assert client.call_tool("add", {"a": 2, "b": 2}).content[0].text == "4"
+        assert sent_methods(recorder)[1:] == [("tools/list", None), ("tools/call", "add")]
+
+
+def test_without_the_tasks_capability_tools_are_ordinary_and_nothing_is_listed(wire_validator):
+    for revision in ("2025-06-18", "2025-11-25"):
+        options = {"capabilities": {"tools": {"listChanged": True}}} if revision == "2025-11-25" else {}
+        server, gate, *_ = task_server(**options)
+        gate.set()
+        with connected(server, revision, wire_validator) as (client, _, recorder):
+            assert client.call_tool("slow").content[0].text == "released"
+            assert sent_methods(recorder) == [("tools/call", "slow")]
 
 
 def test_a_server_without_the_capability_ignores_the_task_param(wire_validator):
@@ -398,6 +443,42 @@ def test_an_elicitation_makes_the_task_input_required_until_answered(wire_valida
         release.set()
         assert [s.status for s in statuses.wait_for(3)] == ["input_required", "working", "completed"]
         assert client.task_result(task.task_id).content[0].text == "hello Ada"
+
+
+def test_the_clients_answers_to_a_tasks_requests_carry_its_related_task_meta(wire_validator):
+    """Spec: basic/utilities/tasks#associating-task-related-messages: every response
+    related to a task MUST carry the related-task ``_meta`` (an elicitation a task
+    depends on shares its task id). The same requests outside a task get none."""
+    server = Server("asks-all")
+
+    @server.tool(task_support="optional")
+    def ask(ctx: Context) -> str:
+        name = ctx.elicit("Your name?", {"type": "object", "properties": {"name": {"type": "string"}}})
+        reply = ctx.sample(["Say hi"], max_tokens=5)
+        roots = ctx.list_roots()
+        return f"{name.content['name']} {reply.content.text} {len(roots)}"
+
+    def sampling(request):
+        return {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m",
+                "_meta": {"example.com/mine": 1}}
+
+    with connected(server, "2025-11-25", wire_validator, elicitation=lambda r: {
+            "action": "accept", "content": {"name": "Ada"}}, sampling=sampling,
+                   roots=["file:///tmp"]) as (client, _, recorder):
+        task = client.call_tool_as_task("ask")
+        assert client.task_result(task.task_id).content[0].text == "Ada hi 1"
+        assert client.call_tool("ask").content[0].text == "Ada hi 1"
+        asked = {m["id"]: m for m in recorder.received() if m.get("method") in (
+            "elicitation/create", "sampling/createMessage", "roots/list")}
+        answers = [(asked[m["id"]]["method"], m["result"].get("_meta")) for m in recorder.sent()
+                   if "result" in m and m.get("id") in asked]
+        related = {RELATED_TASK_KEY: {"taskId": task.task_id}}
+        assert answers == [("elicitation/create", related),
+                           ("sampling/createMessage", {"example.com/mine": 1, **related}),
+                           ("roots/list", related),
+                           ("elicitation/create", None),                   # the plain call's
+                           ("sampling/createMessage", {"example.com/mine": 1}),
+                           ("roots/list", None)]
 
 
 # ---------------------------------------------------------------------- the client side

@@ -356,13 +356,27 @@ def structured_server() -> Server:
         return {"n": "not a number"}
 
     @server.tool(output_schema={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
-    def sneaky() -> CallToolResult:                 # bypasses the server's check
+    def sneaky() -> CallToolResult:                 # a result built by hand is checked too
         return CallToolResult(content=[TextContent(text="{}")], structured_content={"n": "x"})
 
     @server.tool(output_schema={"type": "object", "required": ["n"]})
     def forgetful() -> CallToolResult:
         return CallToolResult(content=[TextContent(text="nothing")])
 
+    @server.tool(output_schema={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
+    def built(fail: bool = False) -> CallToolResult:
+        if fail:                                    # an error result needs no structuredContent
+            return CallToolResult(content=[TextContent(text="it broke")], is_error=True)
+        return CallToolResult(content=[TextContent(text='{"n": 1}')], structured_content={"n": 1})
+
+    return server
+
+
+def unchecked(server: Server) -> Server:
+    """``server`` with its own output check of ``sneaky`` and ``forgetful`` off: a server
+    that breaks the outputSchema MUST, for the client's checks to meet."""
+    for name in ("sneaky", "forgetful"):
+        server.tools._entries[name].check_output = None
     return server
 
 
@@ -382,8 +396,29 @@ def test_structured_results_from_dataclass_typeddict_dict_and_wrapped(wire_valid
         assert liar.is_error and "does not match its outputSchema" in liar.content[0].text
 
 
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_a_call_tool_result_built_by_the_tool_is_held_to_its_output_schema(revision, wire_validator):
+    """Spec: server/tools#output-schema (servers MUST provide conforming structured
+    results): a ``CallToolResult`` is checked like any structured return, and a
+    violation is the same ``isError`` result; an ``isError`` result is not checked."""
+    with connected(structured_server(), revision, wire_validator, validate_output="off") as (client, _, recorder):
+        sneaky = client.call_tool("sneaky")
+        assert sneaky.is_error and sneaky.structured_content is None
+        assert sneaky.content[0].text == ("tool sneaky returned output that does not match its outputSchema: "
+                                          "n: 'x' is not of type 'integer'")
+        forgetful = client.call_tool("forgetful")
+        assert forgetful.is_error
+        assert forgetful.content[0].text == ("tool forgetful has an outputSchema but returned a CallToolResult "
+                                             "without structuredContent")
+        built = client.call_tool("built")
+        assert not built.is_error and built.content[0].text == '{"n": 1}'
+        assert built.structured_content == ({"n": 1} if revision >= "2025-06-18" else None)
+        failed = client.call_tool("built", {"fail": True})
+        assert failed.is_error and failed.content[0].text == "it broke"
+
+
 def test_client_validates_structured_content_strict_warn_off():
-    with connected(structured_server()) as (client, _, recorder):
+    with connected(unchecked(structured_server())) as (client, _, recorder):
         assert client.call_tool("sneaky").structured_content == {"n": "x"}     # not listed: not checked
         assert not [m for m in recorder.sent() if m.get("method") == "tools/list"]
         client.list_tools()
@@ -393,11 +428,11 @@ def test_client_validates_structured_content_strict_warn_off():
         assert "'x' is not of type 'integer'" in str(info.value)
         with pytest.raises(StructuredOutputError, match="no structuredContent"):
             client.call_tool("forgetful")
-    with connected(structured_server(), validate_output="warn") as (client, _, _):
+    with connected(unchecked(structured_server()), validate_output="warn") as (client, _, _):
         client.list_tools()
         with pytest.warns(StructuredOutputWarning, match="sneaky"):
             assert client.call_tool("sneaky").structured_content == {"n": "x"}
-    with connected(structured_server(), validate_output="off") as (client, _, _):
+    with connected(unchecked(structured_server()), validate_output="off") as (client, _, _):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             assert client.call_tool("sneaky").structured_content == {"n": "x"}

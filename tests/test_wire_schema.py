@@ -35,6 +35,8 @@ GOOD = [
     ({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2, "reason": "timed out"}},
      None, "notification"),
     ({"jsonrpc": "2.0", "id": 4, "error": {"code": -32601, "message": "Method not found: nope"}}, None, "error"),
+    # an unreadable request id is answered "id": null (JSON-RPC 2.0): the one exemption
+    ({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}, None, "error"),
 ]
 
 BAD = [
@@ -50,6 +52,13 @@ BAD = [
     ({"jsonrpc": "2.0", "id": 4, "error": {"code": "oops", "message": "bad code"}}, None, "oops"),
     ({"jsonrpc": "2.0", "id": 5, "method": "tools/invoke", "params": {}}, None, "not defined"),
     ({"jsonrpc": "2.0", "id": 6}, None, "not a request"),
+    # the id-null exemption is narrow: nothing but a well-formed error response has it
+    ({"jsonrpc": "2.0", "id": None, "result": {}}, "ping", "None"),
+    ({"jsonrpc": "2.0", "id": None, "method": "notifications/initialized"}, None, "None"),
+    ({"jsonrpc": "2.0", "id": None, "error": {"code": "oops", "message": "bad code"}}, None, "oops"),
+    ({"jsonrpc": "2.0", "id": None, "error": {"code": -32700}}, None, "message"),
+    ({"jsonrpc": "2.0", "id": None, "error": "Parse error"}, None, "Parse error"),
+    ({"jsonrpc": "1.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}, None, "2.0"),
 ]
 
 
@@ -122,13 +131,37 @@ def test_batches_only_in_2025_03_26(wire_validator, revision):
 
 def test_error_without_id_follows_the_revision(wire_validator):
     """An error to an unreadable request: the id may be left out only in 2025-11-25;
-    ``"id": null`` (plain JSON-RPC 2.0) is outside every revision's schema."""
+    ``"id": null`` (plain JSON-RPC 2.0, what we send) is outside every revision's schema,
+    and the validator's one exemption accepts it as an error response only."""
+    from jsonschema import Draft7Validator
     no_id = {"jsonrpc": "2.0", "error": {"code": -32700, "message": "Parse error"}}
     wire_validator.check(no_id, "2025-11-25")
     with pytest.raises(AssertionError, match="id"):
         wire_validator.check(no_id, "2025-06-18")
-    with pytest.raises(AssertionError):
-        wire_validator.check({**no_id, "id": None}, "2025-11-25")
+    for revision in REVISIONS:                   # the schemas themselves refuse null
+        _, defs = wire_validator.definitions(revision)
+        assert not Draft7Validator(defs["RequestId"]).is_valid(None)
+        wire_validator.check({**no_id, "id": None}, revision, kind="error")
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_a_real_sessions_answers_to_unreadable_ids_validate(wire_validator, revision):
+    """What our server answers to frames whose id cannot be read is an error with
+    ``"id": null``, valid under the exemption; a readable id is echoed as usual."""
+    from helpers import initialize_raw, raw_server
+    from mcp_ref import Server
+    with raw_server(Server("ids")) as (peer, _):
+        initialize_raw(peer, revision)
+        answers = []
+        for line in ('{"jsonrpc": "2.0", "id": 1, "method": "ping"', '{"jsonrpc": "2.0", "id": true, "method": "ping"}',
+                     '{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}', '{"jsonrpc": "2.0", "id": 7, "method": 3}'):
+            peer.send(line)
+            answers.append(peer.recv())
+        peer.ping()
+    assert [(a["id"], a["error"]["code"]) for a in answers] == [(None, -32700), (None, -32600), (None, -32600),
+                                                                 (7, -32600)]
+    for answer in answers:
+        wire_validator.check(answer, revision, kind="error")
 
 
 def test_module_level_shortcut():

@@ -9,7 +9,9 @@ request's own context has.
 Spec: basic/utilities/tasks#associating-task-related-messages (every message of a
 task carries ``_meta["io.modelcontextprotocol/related-task"]``),
 #input-required-status, #task-progress-notifications (the request's progress
-token stays valid for the task's lifetime).
+token stays valid for the task's lifetime); basic/utilities/progress (progress for
+a task MUST stop once the task is terminal: ``notify`` drops it from then on, and a
+task whose TTL elapsed is expired first, so it is terminal too).
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ if TYPE_CHECKING:          # names for annotations only
 __all__ = ["TaskContextMixin", "task_context_class", "TaskRequest", "with_related_task", "RELATED_TASK_KEY"]
 
 RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"   # as types.tasks.RELATED_TASK_KEY
+_TERMINAL = frozenset(("completed", "failed", "cancelled"))   # as tasks.TERMINAL
 
 
 def with_related_task(params: dict | None, task_id: str) -> dict:
@@ -46,8 +49,23 @@ class TaskContextMixin:
         return self._task.id if self._task is not None else None
 
     def notify(self, method: str, params: dict | None = None) -> None:
-        """Spec: basic/utilities/tasks#associating-task-related-messages."""
-        self.session.notify(method, with_related_task(params, self._task.id), related_id=self.request_id)
+        """Spec: basic/utilities/tasks#associating-task-related-messages.
+
+        ``notifications/progress`` (so ``report_progress``) is dropped once the task is
+        terminal, or expired (Spec: basic/utilities/progress: progress for a task MUST
+        stop after it reaches a terminal status). It is sent holding the task's
+        ``sending`` lock, which the registry passes through before it tells the client
+        of a terminal status: progress never follows that status on the wire."""
+        params = with_related_task(params, self._task.id)
+        if method != "notifications/progress":
+            self.session.notify(method, params, related_id=self.request_id)
+            return
+        task = self._task
+        self._registry._expire_due(task)       # a TTL that elapsed unnoticed ends the task now
+        with task.sending:
+            if task.status in _TERMINAL:
+                return
+            self.session.notify(method, params, related_id=self.request_id)
 
     def request(self, method: str, params: dict | None = None, **options) -> dict:
         """Spec: basic/utilities/tasks#input-required-status: the task is ``input_required``

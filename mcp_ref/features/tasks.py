@@ -34,6 +34,12 @@ Rules:
    the tool does afterwards. Every change is sent as
    ``notifications/tasks/status`` with the full task and no related-task
    ``_meta``. Spec: #task-status-lifecycle, #input-required-status, #task-notifications.
+   Progress stops at a terminal status (Spec: basic/utilities/progress: MUST):
+   the tool's ``notifications/progress`` are dropped from then on
+   (task_context.py). A task's progress is sent holding its ``sending`` lock,
+   which the change to a terminal status takes too (``_finish``, ``_cancel``;
+   expiry passes through it before telling the client): no progress of a task
+   follows its terminal status on the wire.
 5. ``tasks/result`` blocks until the task is terminal, then answers exactly
    what the ``tools/call`` would have answered: its result plus the
    related-task ``_meta``, or its JSON-RPC error. A cancelled task has no
@@ -44,7 +50,8 @@ Rules:
    a bad ``tasks/list`` cursor is -32602. Spec: #protocol-errors, #task-cancellation.
 7. Isolation: a task belongs to the session that created it; every other
    session gets "Task not found". Ids are ``secrets.token_urlsafe(16)``
-   (128 random bits). Spec: #task-isolation-and-access-control.
+   (``new_task_id``: 128 random bits, so unique without a registry-wide
+   table). Spec: #task-id-requirements, #task-isolation-and-access-control.
 8. Bounds (Spec: #resource-management, #ttl-and-resource-management): a
    requested ``ttl`` is capped at ``max_ttl`` (default ``default_ttl`` when
    absent); a task is removed once its TTL has elapsed, whatever its status
@@ -93,6 +100,14 @@ RESULT_POLL = 0.1              # s: how often a waiting tasks/result looks for c
 JOIN_TIMEOUT = 2.0             # s: how long closing a session waits for its task threads, in all
 
 
+def new_task_id() -> str:
+    """Rule 7: a fresh task id, 128 bits from ``secrets`` as URL-safe base64 (22 characters).
+    Spec: #task-id-requirements (unique among the receiver's tasks), #task-isolation-and-
+    access-control (cryptographically secure, enough entropy to prevent guessing)."""
+    import secrets                               # here: only a task needs it (start-up time)
+    return secrets.token_urlsafe(16)
+
+
 def _iso(t: float) -> str:
     """An RFC 3339 UTC timestamp with milliseconds, e.g. ``2025-11-25T10:30:00.123Z``."""
     whole = int(t)
@@ -104,7 +119,7 @@ class _Task:
     status is terminal (or the task was removed)."""
 
     __slots__ = ("id", "session", "serial", "tool", "status", "message", "created", "updated", "ttl",
-                 "expires", "result", "error", "done", "ctx", "thread", "waiting", "expired")
+                 "expires", "result", "error", "done", "ctx", "thread", "waiting", "expired", "sending")
 
     def __init__(self, task_id: str, session, tool: str, now: float, wall: float, ttl: int):
         self.id, self.session, self.tool = task_id, session, tool
@@ -118,6 +133,7 @@ class _Task:
         self.ctx = self.thread = None
         self.waiting = 0                         # requests to the client in flight (input_required)
         self.expired = False
+        self.sending = threading.Lock()          # held while progress is sent (rule 4)
 
     def wire(self, poll_interval: int | None) -> dict:
         """The ``Task`` object (schema Task); call under the lock for a consistent snapshot."""
@@ -194,8 +210,7 @@ class Tasks:
         """Create a task for this ``tools/call``, answer ``CreateTaskResult``, start the tool."""
         ttl = self._ttl(params.get("task"))
         session = ctx.session
-        import secrets                           # here: only a task needs it (start-up time)
-        task = _Task(secrets.token_urlsafe(16), session, entry.name, self.clock(), self.wall(), ttl)
+        task = _Task(new_task_id(), session, entry.name, self.clock(), self.wall(), ttl)
         task_ctx = task_context_class(type(ctx))(session, TaskRequest(ctx))
         task_ctx._task, task_ctx._registry = task, self
         task.ctx = task_ctx
@@ -272,7 +287,7 @@ class Tasks:
 
     def _finish(self, task: _Task, result: dict | None, error: tuple | None) -> None:
         """Rule 4: completed or failed, unless the task is terminal already (cancelled)."""
-        with self._lock:
+        with task.sending, self._lock:          # after any progress being sent (rule 4)
             if task.status in TERMINAL:
                 return
             if error is not None:
@@ -312,7 +327,7 @@ class Tasks:
     def _cancel(self, task: _Task, message: str, *, notify: bool = True) -> bool:
         """Move a non-terminal task to ``cancelled`` (first), then stop its code: set its
         ``cancelled`` and settle its requests to the client. False when already terminal."""
-        with self._lock:
+        with task.sending, self._lock:          # after any progress being sent (rule 4)
             if task.status in TERMINAL:
                 return False
             self._cancel_locked(task, message)
@@ -373,10 +388,19 @@ class Tasks:
         return False
 
     def _expired(self, changed: list) -> None:
-        """Stop the code of working tasks that expired, and tell the client they are cancelled."""
+        """Stop the code of working tasks that expired, and tell the client they are cancelled
+        (after any progress being sent: rule 4)."""
         for task, _ in changed:
             self._stop(task)
+            with task.sending:
+                pass
         self._send_status(changed)
+
+    def _expire_due(self, task: _Task) -> None:
+        """Expire ``task`` now when its TTL has elapsed and nobody noticed yet (rule 8):
+        its code is about to send progress, which must not outlive it (rule 4)."""
+        if task.status not in TERMINAL and task.expires <= self.clock():
+            self._store(task.session)
 
     def _store(self, session) -> _SessionTasks | None:
         """The session's tasks, after expiry."""

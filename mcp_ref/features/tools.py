@@ -24,7 +24,10 @@ Rules:
    contents are embedded; a ``CallToolResult`` is sent as it is. With an
    ``outputSchema`` (from a dict/dataclass/TypedDict return annotation, or
    given), the value becomes ``structuredContent`` plus its JSON as text, and
-   it is validated against the schema first (servers MUST conform).
+   it is validated against the schema first (servers MUST conform). A
+   ``CallToolResult`` the tool built itself is held to the same schema: its
+   ``structuredContent`` must be there and match, unless it has ``isError``.
+   A mismatch is an ``isError`` result naming the problem, either way.
 5. Anything else (numbers, lists, ...) is sent as its JSON text.
 6. A tool registered with ``same_thread=True`` runs on the server's one
    ``mcp-server-same-thread`` thread (``SameThread``), one call at a time in
@@ -181,11 +184,32 @@ def _structured(entry: _Entry, value: Any) -> dict:
     if not isinstance(structured, dict):
         raise ValueError(f"tool {entry.name} has an outputSchema but returned "
                          f"{type(value).__name__}, not an object")
+    _check_structured(entry, structured)
+    return structured
+
+
+def _check_structured(entry: _Entry, structured: dict) -> None:
+    """ValueError when ``structured`` breaks the tool's outputSchema (rule 4)."""
     problem = entry.check_output(structured)
     if problem:
         raise ValueError(f"tool {entry.name} returned output that does not match its "
                          f"outputSchema: {problem}")
-    return structured
+
+
+def _check_result(entry: _Entry, result: CallToolResult) -> None:
+    """Rule 4 for a ``CallToolResult`` the tool built: with an outputSchema, a result
+    without ``isError`` must carry conforming ``structuredContent`` (Spec:
+    server/tools#output-schema: servers MUST provide structured results that conform)."""
+    if entry.check_output is None or result.is_error:
+        return
+    structured = result.structured_content
+    if structured is None:
+        raise ValueError(f"tool {entry.name} has an outputSchema but returned a CallToolResult "
+                         f"without structuredContent")
+    if not isinstance(structured, dict):
+        raise ValueError(f"tool {entry.name} has an outputSchema but its structuredContent is "
+                         f"{type(structured).__name__}, not an object")
+    _check_structured(entry, structured)
 
 
 # ---------------------------------------------------------------------- validation and binding
@@ -584,6 +608,7 @@ class Tools(NamedRegistry):
         """Rules 4 and 5. Raises ValueError when structured output breaks the outputSchema."""
         from ..types import CallToolResult, TextContent
         if isinstance(value, CallToolResult):
+            _check_result(entry, value)
             return value
         unstructured = is_content(value) or (not entry.wrap and isinstance(value, (str, list, tuple)))
         if entry.check_output is None or unstructured:

@@ -25,7 +25,16 @@ Rules:
 5. The bridge maps Python levels to MCP levels; a record logged while a
    request is being handled goes to that request's session only, others to
    every session. It never logs about itself (no recursion).
+6. The bridge sends a record's message only: never its traceback
+   (``exc_info``) or stack (``stack_info``), which would show the client the
+   server's code, paths and values (Spec: server/utilities/logging#security:
+   log messages MUST NOT contain internal system details). The full record
+   stays in the server's own log: the logger's other handlers get it as
+   before, and when the bridge is the only handler, it hands the record to
+   ``logging.lastResort`` (stderr, WARNING and above), as Python would have
+   without the bridge.
 """
+import copy
 import logging
 import threading
 from typing import Any, Callable, NamedTuple, Optional
@@ -184,7 +193,7 @@ class LoggingBridge(logging.Handler):
         self._busy.on = True
         try:
             level = next(name for number, name in _PYTHON_LEVELS if record.levelno >= number)
-            message = self.format(record)
+            message = self.format(_without_traceback(record))          # rule 6
             ctx = getattr(current, "ctx", None)
             if ctx is not None and ctx.session.server is self.server:
                 ctx.log(level, message, logger=record.name)
@@ -196,3 +205,29 @@ class LoggingBridge(logging.Handler):
             self.handleError(record)
         finally:
             self._busy.on = False
+        if not _other_handlers(record) and not getattr(record, "_mcp_ref_last_resort", False):
+            record._mcp_ref_last_resort = True      # once, whatever the number of bridges
+            last = logging.lastResort
+            if last is not None and record.levelno >= last.level:
+                last.handle(record)                 # rule 6: the server's own log (stderr)
+
+
+def _without_traceback(record: logging.LogRecord) -> logging.LogRecord:
+    """A copy of ``record`` a formatter turns into its message alone (rule 6)."""
+    if record.exc_info is None and record.exc_text is None and record.stack_info is None:
+        return record
+    bare = copy.copy(record)
+    bare.exc_info = bare.exc_text = bare.stack_info = None
+    return bare
+
+
+def _other_handlers(record: logging.LogRecord) -> bool:
+    """Does a handler other than a bridge see ``record``, as ``Logger.callHandlers`` walks?"""
+    logger = logging.getLogger(record.name) if record.name != "root" else logging.getLogger()
+    while logger is not None:
+        if any(not isinstance(handler, LoggingBridge) for handler in logger.handlers):
+            return True
+        if not logger.propagate:
+            return False
+        logger = logger.parent
+    return False

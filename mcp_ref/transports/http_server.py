@@ -10,8 +10,8 @@ security_best_practices.
 
 Rules:
 
-1. Sessions: ``Mcp-Session-Id`` values come from ``secrets`` (URL-safe
-   base64: visible ASCII). A session ends on DELETE, after ``idle_timeout``
+1. Sessions: ``Mcp-Session-Id`` values come from ``secrets`` (``new_session_id``:
+   192 random bits, URL-safe base64: visible ASCII). A session ends on DELETE, after ``idle_timeout``
    seconds with no request and no open stream, or at shutdown; at most
    ``max_sessions`` live at once (the handler answers 503 beyond, after
    reaping idle ones). #session-management.
@@ -50,6 +50,13 @@ DEFAULT_MAX_SESSIONS = 1000
 DEFAULT_IDLE_TIMEOUT = 1800.0          # seconds
 DEFAULT_MAX_BODY = 4 * 1024 * 1024     # bytes
 LOOPBACK = frozenset(("localhost", "127.0.0.1", "::1"))
+
+
+def new_session_id() -> str:
+    """Rule 1: a fresh ``Mcp-Session-Id``, 192 bits from ``secrets`` as URL-safe base64
+    (``[A-Za-z0-9_-]``, 32 characters). Spec: basic/transports#session-management (SHOULD
+    be globally unique and cryptographically secure; MUST be visible ASCII, 0x21 to 0x7E)."""
+    return secrets.token_urlsafe(24)
 
 
 class HttpApp:
@@ -94,7 +101,7 @@ class HttpApp:
         for attempt in (0, 1):
             with self._lock:
                 if len(self._sessions) < self.max_sessions:
-                    session_id = secrets.token_urlsafe(24)        # [A-Za-z0-9_-]: visible ASCII
+                    session_id = new_session_id()                  # rule 1
                     if legacy:
                         transport = LegacySseTransport(session_id, on_close=self._forget)
                     else:
