@@ -99,7 +99,12 @@ class NamedRegistry:
     def list(self) -> list:
         """The registered objects, in registration order."""
         with self._lock:
-            return [getattr(entry, self.ITEM) for entry in self._entries.values()]
+            entries = list(self._entries.values())
+        return [self._item(entry) for entry in entries]
+
+    def _item(self, entry):
+        """The listed object of an entry (a subclass may build it on demand)."""
+        return getattr(entry, self.ITEM)
 
     def _register(self, name: str, entry) -> None:
         with self._lock:
@@ -123,7 +128,7 @@ class NamedRegistry:
             if listing is None:
                 listing = self._listing = Listing([(entry.serial, entry) for entry in self._entries.values()])
         entries, cursor = listing.page(params, self.owner.page_size, self.KIND)
-        page = [getattr(entry, self.ITEM) for entry in entries]
+        page = [self._item(entry) for entry in entries]
         result = {self.KIND: [item.to_dict(ctx.protocol_version) for item in page]}
         if cursor is not None:
             result["nextCursor"] = cursor
