@@ -29,6 +29,12 @@ Rules:
    threads are daemons, so a script can always exit.
 6. Tables are touched under ``self._lock``; no user code and no I/O runs
    under it. Writes are serialised by ``self._send_lock``.
+7. A request like one that ran longer than ``SLOW_AFTER`` before (the
+   same method and the same ``name`` or ``uri`` param: a tool that waits on
+   the network, say) is not served inline: the reader hands the reading role
+   on first, then runs it as a follower. So requests to blocking handlers
+   start as fast as they are read and keep the whole pool busy, instead of
+   one starting per takeover (``bench/bench_growth.py``, requests in flight).
 
 Theory of operation (why a leader/follower pool that serves inline):
 handing each request from a reader thread to a worker costs a thread wake-up
@@ -82,6 +88,8 @@ _LOST = object()
 # standby thread hands the reading role to another thread (see _standby).
 INLINE_TAKEOVER = 0.002
 STANDBY_IDLE_CHECKS = 25         # ~50 ms without jobs: the standby sleeps untimed
+SLOW_AFTER = INLINE_TAKEOVER     # rule 7: a job that ran this long is remembered as slow
+MAX_SLOW_KEYS = 1024             # rule 7: most (method, target) pairs remembered as slow
 
 
 class _Batch:
@@ -146,6 +154,7 @@ class Session:
         self._leading = False
         self._reading_done = False
         self._backlog: deque = deque()
+        self._slow: dict = {}                  # rule 7: (method, name or uri) -> True
         self._notices: queue.Queue | None = None
         self._control: queue.Queue | None = None
         self._helpers: list = []
@@ -343,10 +352,14 @@ class Session:
                 job = route(message)
             if job is None:
                 continue
+            handed = False
             with pool_lock:
                 # Serve inline only when someone could take the reading role over.
                 inline = self._idle or len(self._threads) < self._max_threads
-                if inline:
+                if inline and getattr(job, "slow", False):
+                    handed = True                      # rule 7: hand reading on, then run it here
+                    self._release_inline_locked()
+                elif inline:
                     self._inline_thread, self._inline_since = me, monotonic()
                     self._inline_count += 1
                     if self._standby_asleep:
@@ -355,6 +368,9 @@ class Session:
                     self._control_put(job)
                 else:
                     self._backlog.append(job)      # all busy: keep reading
+            if handed:
+                job()
+                return _LOST
             if not inline:
                 continue
             try:
@@ -502,7 +518,13 @@ class Session:
         if duplicate:
             return self._reply_job(ErrorResponse(request.id, ErrorObject(
                 INVALID_REQUEST, f"Invalid Request: id {request.id!r} is already in use")), batch)
-        return lambda: self._serve(ctx, request, batch)
+        params = request.params
+        target = (params.get("name") or params.get("uri")) if type(params) is dict else None
+        key = (request.method, target if type(target) is str else None)
+        job = lambda: self._serve(ctx, request, batch, key)      # noqa: E731
+        if key in self._slow:
+            job.slow = True                        # rule 7
+        return job
 
     def _on_response(self, message) -> None:
         request_id = message.id
@@ -564,7 +586,8 @@ class Session:
             self._handle_notification(message.method, message.params or {})
 
     # ------------------------------------------------------------------ serving (handler threads)
-    def _serve(self, ctx: RequestContext, request: Request, batch: _Batch | None = None) -> None:
+    def _serve(self, ctx: RequestContext, request: Request, batch: _Batch | None = None, key=None) -> None:
+        started = time.monotonic()
         try:
             result = self._handle_request(ctx, request.method, request.params or {})
             if not isinstance(result, dict):       # a result is an object on the wire
@@ -579,8 +602,16 @@ class Session:
             reply = ErrorResponse(request.id, ErrorObject(INTERNAL_ERROR, "Internal error"))
         finally:
             ctx.finished = True
+            slow = time.monotonic() - started >= SLOW_AFTER
             with self._lock:
                 self._inbound.pop(request.id, None)
+                if slow != (key in self._slow):   # rule 7: learn, and unlearn when it got fast
+                    if slow:
+                        self._slow[key] = True
+                        if len(self._slow) > MAX_SLOW_KEYS:
+                            del self._slow[next(iter(self._slow))]
+                    else:
+                        del self._slow[key]
         if ctx.is_cancelled():                     # Spec: receivers SHOULD NOT respond
             reply = None
         self._reply(reply, request.id, batch)

@@ -9,7 +9,7 @@ from conftest import REVISIONS
 from features_helpers import connected
 from mcp_ref import Server
 from mcp_ref.errors import InvalidParamsError
-from mcp_ref.features.pagination import make_cursor, paginate
+from mcp_ref.features.pagination import Listing, make_cursor
 
 COUNT = 7
 
@@ -84,7 +84,9 @@ def test_cursors_are_stable_when_the_list_changes():
         assert [t.name for t in page] == ["tool6", "tool9"] and cursor is None
 
 
-def test_paginate_directly():
+def test_listing_pages_directly():
+    def paginate(numbered, params, page_size, name):
+        return Listing(numbered).page(params, page_size, name)
     items = list(enumerate("abcde", start=1))
     assert paginate(items, None, 2, "x") == (["a", "b"], make_cursor("x", 2))
     assert paginate(items, {"cursor": make_cursor("x", 4)}, 2, "x") == (["e"], None)
@@ -93,6 +95,56 @@ def test_paginate_directly():
     assert paginate([], None, 2, "x") == ([], None)
     assert paginate(items, {}, 0, "x") == (list("abcde"), None)
     assert paginate(items, None, 5, "x") == (list("abcde"), None)
+    gaps = [(2, "b"), (5, "e"), (9, "i")]              # serials of removed items are skipped
+    assert paginate(gaps, {"cursor": make_cursor("x", 3)}, 1, "x") == (["e"], make_cursor("x", 5))
+    assert paginate(gaps, {"cursor": make_cursor("x", 5)}, 1, "x") == (["i"], None)
+
+
+class _CountingDict(dict):
+    """A registry table that counts how often the whole of it is walked."""
+    walks = 0
+
+    def values(self):
+        type(self).walks += 1
+        return super().values()
+
+
+@pytest.mark.parametrize("kind", ["tools", "prompts", "resources", "resources/templates"])
+def test_a_page_does_not_walk_the_whole_registry(kind):
+    """pagination.py rule 4: listing n items in pages walks the registry once, not once
+    per page (which made a paginated list cost the square of the catalogue)."""
+    server = Server("many", page_size=10)
+    for i in range(95):
+        if kind == "tools":
+            server.add_tool(lambda: "", name=f"tool{i}")
+        elif kind == "prompts":
+            server.add_prompt(lambda: "", name=f"prompt{i}")
+        elif kind == "resources":
+            server.add_resource(f"text {i}", f"mem://r{i}")
+        else:
+            server.add_resource(lambda x: x, f"mem://t{i}/{{x}}")
+    registry = server.tools if kind == "tools" else server.prompts if kind == "prompts" else server.resources
+    if kind in ("tools", "prompts"):
+        registry._entries = _CountingDict(registry._entries)
+    elif kind == "resources":
+        registry._static = _CountingDict(registry._static)
+    else:
+        registry._templates = _CountingDict(registry._templates)
+    method = {"tools": "tools/list", "prompts": "prompts/list", "resources": "resources/list",
+              "resources/templates": "resources/templates/list"}[kind]
+    key = {"tools": "tools", "prompts": "prompts", "resources": "resources",
+           "resources/templates": "resourceTemplates"}[kind]
+    with connected(server) as (client, _, _):
+        _CountingDict.walks = 0                         # the handshake's own looks do not count
+        listed, cursor = [], None
+        while True:
+            result = client.session.request(method, {"cursor": cursor} if cursor else {})
+            listed += result[key]
+            cursor = result.get("nextCursor")
+            if cursor is None:
+                break
+    assert len(listed) == 95
+    assert _CountingDict.walks == 1                     # one Listing, shared by the ten pages
 
 
 def test_all_pages_stops_on_a_repeated_cursor(caplog):

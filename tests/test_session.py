@@ -683,6 +683,40 @@ def test_ping_is_answered_promptly_while_every_handler_is_blocked(pinger):
         assert [text(pending.result()) for pending in pendings] == ["released"] * 5
 
 
+def test_a_handler_that_blocked_before_does_not_hold_the_reading_role(monkeypatch):
+    """Rule 7: with the standby's takeover out of the picture (a takeover after an hour),
+    a request like one that blocked before is run only after reading was handed on, so
+    a second request can release it. Without rule 7 the reader would serve it inline
+    and never read the release."""
+    monkeypatch.setattr(session_module, "INLINE_TAKEOVER", 3600.0)
+    monkeypatch.setattr(session_module, "SLOW_AFTER", 0.001)
+    opened = threading.Event()
+
+    def gate(ctx, args):
+        if args.get("warm"):
+            time.sleep(0.01)                     # ran long once: remembered as slow
+            return "warm"
+        return "opened" if opened.wait(WAIT) else "stuck"
+
+    def release(ctx, args):
+        opened.set()
+        return "released"
+
+    with Pair({"gate": gate, "release": release}) as p:
+        assert text(p.a.request("tools/call", call("gate", warm=True))) == "warm"
+        waiting = p.a.start_request("tools/call", call("gate"), timeout=WAIT)
+        assert text(p.a.request("tools/call", call("release"), timeout=WAIT)) == "released"
+        assert text(waiting.result()) == "opened"
+
+
+def test_a_handler_that_got_fast_again_is_served_inline_again():
+    with Pair({"gate": lambda ctx, args: time.sleep(args["t"]) or "ok"}) as p:
+        p.a.request("tools/call", call("gate", t=0.01))
+        assert ("tools/call", "gate") in p.b._slow
+        p.a.request("tools/call", call("gate", t=0))
+        assert ("tools/call", "gate") not in p.b._slow
+
+
 def test_periodic_ping_closes_the_session_when_the_peer_stops_answering():
     peer, session, _ = _raw_session(ping_interval=0.2)
     try:

@@ -383,6 +383,13 @@ def registry(*fns, **options) -> Tools:
     return registered
 
 
+def prepared(tools, name: str):
+    """A registered entry, its signature read (features/tools.py rule 8 defers that)."""
+    entry = tools._entries[name]
+    entry.prepare((Context,))
+    return entry
+
+
 BINDINGS = [
     (add, {"a": 1, "b": 2}), (add, {"a": 1}), (add, {"a": 1, "b": 2, "c": 3}), (add, {}),
     (defaults, {}), (defaults, {"f": 2, "i": 2, "b": False}), (defaults, {"f": True}), (defaults, {"zz": 1}),
@@ -406,19 +413,19 @@ def test_binding_is_the_same_on_both_paths(fn, arguments, monkeypatch):
     ctx = Ctx()
     inject = signature.context_params(fn, skip=(Context,))
     fast_tools = registry(fn, build=False)
-    fast = [outcome(lambda: fast_tools._entries[fn.__name__].bind(dict(arguments), ctx)),
+    fast = [outcome(lambda: prepared(fast_tools, fn.__name__).bind(dict(arguments), ctx)),
             outcome(lambda: signature.bind_arguments(fn, dict(arguments), inject={n: ctx for n in inject}))]
-    assert fast_tools._entries[fn.__name__].bind.direct is not None
+    assert prepared(fast_tools, fn.__name__).bind.direct is not None
     full_path(monkeypatch)
     full_tools = registry(fn, build=False)
-    full = [outcome(lambda: full_tools._entries[fn.__name__].bind(dict(arguments), ctx)),
+    full = [outcome(lambda: prepared(full_tools, fn.__name__).bind(dict(arguments), ctx)),
             outcome(lambda: signature.bind_arguments(fn, dict(arguments), inject={n: ctx for n in inject}))]
     assert fast == full
     assert fast[0] == fast[1]
 
 
 def test_float_parameters_are_bound_directly():
-    entry = registry(keyword_only)._entries["keyword_only"]
+    entry = prepared(registry(keyword_only), "keyword_only")
     assert entry.bind.floats == ("c",)
     kwargs = entry.bind({"a": 1, "c": 3}, Ctx())
     assert kwargs == {"a": 1, "c": 3.0} and type(kwargs["c"]) is float
@@ -452,7 +459,7 @@ def test_results_written_directly_are_the_dataclass_results(version):
         expected = CallToolResult(content=[TextContent(text=value if isinstance(value, str) else json.dumps(value))])
         assert wire(registered.handle_call(ctx, {"name": "scalars", "arguments": {"kind": kind}})) == \
             wire(expected.to_dict(version))
-        entry = registered._entries["wrapped_scalars"]
+        entry = prepared(registered, "wrapped_scalars")
         try:
             expected = Tools._result(entry, value).to_dict(version)
         except ValueError as exc:
@@ -460,7 +467,7 @@ def test_results_written_directly_are_the_dataclass_results(version):
         assert wire(registered.handle_call(ctx, {"name": "wrapped_scalars", "arguments": {"kind": kind}})) == \
             wire(expected)
     for name in ("structured", "wrapped"):
-        entry = registered._entries[name]
+        entry = prepared(registered, name)
         for kind in ("dict", "empty", "list"):
             result = registered.handle_call(ctx, {"name": name, "arguments": {"kind": kind}})
             try:
@@ -488,7 +495,7 @@ def test_errors_are_the_same_as_before():
 def test_build_false_builds_the_tool_on_first_use_once():
     registered = Tools(Owner(), Context)
     assert registered.add(add, build=False) is None
-    entry = registered._entries["add"]
+    entry = prepared(registered, "add")
     assert entry._tool is None
     tool = registered.get("add")
     assert tool is registered.get("add") is registered.list()[0] is entry.tool
@@ -505,7 +512,7 @@ def test_build_false_still_checks_annotations_and_icons_at_registration():
         registered.add(add, annotations=42, build=False)
     assert len(registered) == 0
     registered.add(add, annotations={"read_only_hint": True}, build=False)
-    assert registered._entries["add"]._tool is not None       # built at once, so it was checked
+    assert prepared(registered, "add")._tool is not None       # built at once, so it was checked
     with pytest.warns(ToolNameWarning, match="not ' '"):
         registered.add(nothing, name="with space", build=False)
 

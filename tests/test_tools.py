@@ -263,12 +263,12 @@ def test_validators_are_built_once_per_tool(monkeypatch):
     def add(a: int, b: int) -> dict:
         return {"sum": a + b}
 
-    assert len(built) == 2                       # input and output, at registration
+    assert built == []                           # rule 8: made on the first listing or call
     with connected(server) as (client, _, _):
         client.list_tools()                      # so that the client checks the output too
         for i in range(5):
             assert client.call_tool("add", {"a": i, "b": 1}).structured_content == {"sum": i + 1}
-    assert len(built) == 3                       # plus the client's output check, built once too
+    assert len(built) == 3                       # input and output, plus the client's output check: once each
 
 
 # ---------------------------------------------------------------------- results
@@ -481,3 +481,37 @@ def test_capabilities_are_enforced_both_ways():
             with pytest.raises(MethodNotFoundError):
                 client.session.request(method, {})
 
+
+
+def test_registering_a_plain_function_reads_its_signature_on_first_use(monkeypatch):
+    """features/tools.py rule 8: a server of many tools starts without reading their
+    signatures; the first listing, ``get`` or call reads each once."""
+    from mcp_ref import signature as signature_module
+    reads = []
+    original = signature_module.input_schema
+    monkeypatch.setattr(signature_module, "input_schema", lambda fn, **kw: reads.append(fn.__name__) or original(fn, **kw))
+    server = Server("t")
+    for i in range(3):
+        server.tool(name=f"t{i}")(lambda a: a)
+
+    @server.tool
+    def echo(text: str) -> str:
+        return text
+
+    assert reads == []
+    assert server.tools.get("t0").input_schema["required"] == ["a"]
+    with connected(server) as (client, _, _):
+        assert client.call_tool("echo", {"text": "hi"}).content[0].text == "hi"
+        assert sorted(reads) == ["<lambda>", "echo"]
+        assert [tool.name for tool in client.list_tools()] == ["t0", "t1", "t2", "echo"]
+        client.call_tool("echo", {"text": "again"})
+    assert sorted(reads) == ["<lambda>", "<lambda>", "<lambda>", "echo"]     # once each
+
+
+def test_a_positional_only_parameter_is_still_refused_at_registration():
+    server = Server("t")
+
+    def positional(a, /):
+        return a
+    with pytest.raises(TypeError, match="positional-only parameter 'a'"):
+        server.add_tool(positional)

@@ -15,15 +15,21 @@ Rules:
 2. A cursor of another list, or one that does not decode, is -32602 with the
    cursor in ``data``.
 3. ``page_size`` None or 0 means one page holding everything.
+4. A page costs O(page size), not O(catalogue): a registry keeps a
+   ``Listing`` (its items and their serials, in order) made on the first list
+   request after a change and shared by every page until the next change; a
+   cursor is found in it by binary search. Rebuilding the list for every page
+   made listing n items in pages of k cost n*n/k (``bench/bench_growth.py``).
 """
 from __future__ import annotations
 
 import json
 import threading
+from bisect import bisect_right
 
 from ..errors import InvalidParamsError
 
-__all__ = ["paginate", "make_cursor"]
+__all__ = ["Listing", "make_cursor"]
 
 
 def make_cursor(list_name: str, last_serial: int) -> str:
@@ -48,17 +54,27 @@ def _read_cursor(list_name: str, cursor) -> int:
     return serial
 
 
-def paginate(numbered: list, params: dict | None, page_size: int | None, list_name: str) -> tuple:
-    """``(page, next_cursor or None)`` for a list request's ``params``; ``numbered``
-    holds ``(serial, item)`` pairs in serial order."""
-    cursor = (params or {}).get("cursor")
-    if cursor is not None:
-        after = _read_cursor(list_name, cursor)
-        numbered = [pair for pair in numbered if pair[0] > after]
-    if not page_size or len(numbered) <= page_size:
-        return [item for _, item in numbered], None
-    page = numbered[:page_size]
-    return [item for _, item in page], make_cursor(list_name, page[-1][0])
+class Listing:
+    """A snapshot of a list in serial order: ``serials[i]`` is the serial of
+    ``items[i]`` (rule 1). Never changed after it is made (rule 4), so pages are
+    cut from it without a lock."""
+
+    __slots__ = ("serials", "items")
+
+    def __init__(self, numbered):
+        """``numbered``: ``(serial, item)`` pairs in increasing serial order."""
+        self.serials = [serial for serial, _ in numbered]
+        self.items = [item for _, item in numbered]
+
+    def page(self, params: dict | None, page_size: int | None, list_name: str) -> tuple:
+        """``(items of the page, next_cursor or None)`` for a list request's ``params``."""
+        cursor = (params or {}).get("cursor")
+        start = 0 if cursor is None else bisect_right(self.serials, _read_cursor(list_name, cursor))
+        end = len(self.items)
+        if page_size and end - start > page_size:
+            end = start + page_size
+            return self.items[start:end], make_cursor(list_name, self.serials[end - 1])
+        return self.items[start:end], None
 
 
 class NamedRegistry:
@@ -75,6 +91,7 @@ class NamedRegistry:
         self.context_class = context_class
         self._entries: dict = {}
         self._lock = threading.Lock()
+        self._listing: Listing | None = None        # rule 4: made on demand, dropped on change
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -82,26 +99,36 @@ class NamedRegistry:
     def list(self) -> list:
         """The registered objects, in registration order."""
         with self._lock:
-            return [getattr(entry, self.ITEM) for entry in self._entries.values()]
+            entries = list(self._entries.values())
+        return [self._item(entry) for entry in entries]
+
+    def _item(self, entry):
+        """The listed object of an entry (a subclass may build it on demand)."""
+        return getattr(entry, self.ITEM)
 
     def _register(self, name: str, entry) -> None:
         with self._lock:
             if name in self._entries:
                 raise ValueError(f"a {self.NOUN} named {name!r} is already registered")
             self._entries[name] = entry
+            self._listing = None
         self.owner._list_changed(self.CHANGED)
 
     def remove(self, name: str) -> None:
         """Unregister by name; KeyError when there is none of that name."""
         with self._lock:
             del self._entries[name]
+            self._listing = None
         self.owner._list_changed(self.CHANGED)
 
     def handle_list(self, ctx, params: dict) -> dict:
         """Spec: server/tools#listing-tools, server/prompts#listing-prompts, server/utilities/pagination."""
         with self._lock:
-            numbered = [(entry.serial, getattr(entry, self.ITEM)) for entry in self._entries.values()]
-        page, cursor = paginate(numbered, params, self.owner.page_size, self.KIND)
+            listing = self._listing
+            if listing is None:
+                listing = self._listing = Listing([(entry.serial, entry) for entry in self._entries.values()])
+        entries, cursor = listing.page(params, self.owner.page_size, self.KIND)
+        page = [self._item(entry) for entry in entries]
         result = {self.KIND: [item.to_dict(ctx.protocol_version) for item in page]}
         if cursor is not None:
             result["nextCursor"] = cursor

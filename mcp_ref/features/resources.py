@@ -38,7 +38,7 @@ from ..types import (Annotations, BlobResourceContents, ReadResourceResult, Reso
                      TextResourceContents)
 from ..uritemplate import UriTemplate
 from . import as_icons, as_model, next_serial
-from .pagination import paginate
+from .pagination import Listing
 
 __all__ = ["Resources", "to_contents"]
 
@@ -86,6 +86,7 @@ class Resources:
         self._static: dict = {}          # uri -> _Entry(Resource)
         self._templates: dict = {}       # uri template -> _Entry(ResourceTemplate)
         self._lock = threading.Lock()
+        self._listings: dict = {}        # id(table) -> Listing (pagination.py rule 4)
 
     def __len__(self) -> int:
         return len(self._static) + len(self._templates)
@@ -129,6 +130,7 @@ class Resources:
             if uri in table:
                 raise ValueError(f"a resource{' template' if template else ''} {uri!r} is already registered")
             table[uri] = _Entry(item, fn, inject, template)
+            self._listings.clear()
         self.owner._list_changed("notifications/resources/list_changed")
         return item
 
@@ -140,6 +142,7 @@ class Resources:
                 del self._static[uri]
             else:
                 del self._templates[uri]
+            self._listings.clear()
         self.owner._list_changed("notifications/resources/list_changed")
 
     def find(self, uri: str) -> Optional[tuple]:
@@ -160,14 +163,18 @@ class Resources:
             entry = self._templates.get(uri_template)
         return entry.item if entry is not None else None
 
-    def _numbered(self, table: dict) -> list:
+    def _page(self, table: dict, params: dict, list_name: str) -> tuple:
+        """A page of ``table``'s items, cut from its Listing (made once per change)."""
         with self._lock:
-            return [(entry.serial, entry.item) for entry in table.values()]
+            listing = self._listings.get(id(table))
+            if listing is None:
+                listing = self._listings[id(table)] = Listing([(e.serial, e.item) for e in table.values()])
+        return listing.page(params, self.owner.page_size, list_name)
 
     # -- handlers
     def handle_list(self, ctx, params: dict) -> dict:
         """Spec: server/resources#listing-resources."""
-        page, cursor = paginate(self._numbered(self._static), params, self.owner.page_size, "resources")
+        page, cursor = self._page(self._static, params, "resources")
         result = {"resources": [r.to_dict(ctx.protocol_version) for r in page]}
         if cursor is not None:
             result["nextCursor"] = cursor
@@ -175,8 +182,7 @@ class Resources:
 
     def handle_templates_list(self, ctx, params: dict) -> dict:
         """Spec: server/resources#resource-templates."""
-        page, cursor = paginate(self._numbered(self._templates), params, self.owner.page_size,
-                                "resources/templates")
+        page, cursor = self._page(self._templates, params, "resources/templates")
         result = {"resourceTemplates": [t.to_dict(ctx.protocol_version) for t in page]}
         if cursor is not None:
             result["nextCursor"] = cursor

@@ -78,7 +78,7 @@ from ..errors import (INTERNAL_ERROR, InternalError, InvalidParamsError, McpErro
 from ..lifecycle import has_capability
 from ..messages import Response
 from . import next_serial
-from .pagination import paginate
+from .pagination import Listing
 from .task_context import RELATED_TASK_KEY, TaskContextMixin, TaskRequest, task_context_class
 
 log = get_logger("mcp_ref.server")
@@ -465,7 +465,7 @@ class Tasks:
         with self._lock:
             numbered = [(task.serial, task.wire(self.poll_interval))
                          for task in (store.tasks.values() if store is not None else ())]
-        page, cursor = paginate(numbered, params, self.owner.page_size, "tasks")
+        page, cursor = Listing(numbered).page(params, self.owner.page_size, "tasks")
         result = {"tasks": page}
         if cursor is not None:
             result["nextCursor"] = cursor

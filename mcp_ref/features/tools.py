@@ -42,6 +42,13 @@ Rules:
    then: it runs the call as a task, as an ordinary call, or answers -32601.
    The ordinary call pays one dict lookup and one attribute read for this.
    Spec: basic/utilities/tasks#tool-level-negotiation.
+8. Registering a plain function keeps it and its options only; its schemas,
+   binder and validators are made on its first listing, ``get`` or call
+   (``_Entry.prepare``), so a server of 10,000 tools starts at once and a
+   paginated listing builds only the page it sends (bench/bench_growth.py).
+   A given ``annotations``/``icons``, or a function that is not a plain
+   ``def`` (or has positional-only parameters), is read at registration,
+   where its errors belong.
 
 Start-up and ``tools/call`` latency are benchmark targets (bench/bench_stdio.py),
 so registering the common tool (see signature.py's fast path) and calling it
@@ -56,6 +63,7 @@ import json
 import sys
 import threading
 from collections import deque
+from types import FunctionType
 
 from .. import signature, validation
 from ..errors import InvalidParamsError, MissingDependency, RequestCancelled, UrlElicitationRequiredError, get_logger
@@ -321,21 +329,34 @@ def _build_tool(fields: dict) -> Tool:
 
 
 class _Entry:
-    """A registered tool: what ``tools/call`` needs, and the ``Tool`` it is listed as
-    (``tool``, built on first use from ``fields``)."""
+    """A registered tool: what ``tools/call`` needs, and the ``Tool`` it is listed as.
 
-    __slots__ = ("name", "fn", "bind", "check_input", "check_output", "wrap", "same_thread", "task_support",
-                 "serial", "_fields", "_tool")
+    Rule 8: only the name, the function and the options are kept at
+    registration; ``prepare`` reads the signature (schemas, binder, validators)
+    on the first listing, ``get`` or call, once, whoever comes first."""
 
-    def __init__(self, fields: dict, fn: Callable, bind: _Binder, wrap: bool, same_thread: bool = False):
-        self.name, self.fn, self.bind, self.wrap = fields["name"], fn, bind, wrap
+    __slots__ = ("name", "fn", "options", "same_thread", "task_support", "serial",
+                 "bind", "check_input", "check_output", "wrap", "_fields", "_tool")
+
+    def __init__(self, name: str, fn: Callable, options: dict, same_thread: bool = False):
+        self.name, self.fn, self.options = name, fn, options
         self.same_thread = same_thread
-        self.task_support = fields.get("task_support")  # rule 7: None, or as given
+        self.task_support = options["task_support"]  # rule 7: None, or as given
         self.serial = next_serial()
-        self._fields, self._tool = fields, None
-        self.check_input = _compile(fields["input_schema"])
-        output = fields["output_schema"]
-        self.check_output = _compile(output) if output is not None else None
+        self._fields = self._tool = None
+        self.bind = self.check_input = self.check_output = self.wrap = None
+
+    def prepare(self, skip: tuple) -> None:
+        """Rule 8: read the signature once (``skip``: the server's Context class)."""
+        if self._fields is not None:
+            return
+        with _build_lock:
+            if self._fields is None:
+                fields, self.bind, self.wrap = _analyse(self.fn, self.name, self.options, skip)
+                self.check_input = _compile(fields["input_schema"])
+                output = fields["output_schema"]
+                self.check_output = _compile(output) if output is not None else None
+                self._fields = fields                # last: a reader that sees it sees the rest
 
     @property
     def tool(self) -> Tool:
@@ -346,6 +367,39 @@ class _Entry:
                 if tool is None:
                     tool = self._tool = _build_tool(self._fields)
         return tool
+
+
+def _deferrable(fn) -> bool:
+    """Rule 8 defers reading plain functions without positional-only parameters; the
+    rest (methods, partials, callable objects, and a positional-only parameter, which
+    is a TypeError the author should see at once) is read at registration."""
+    return type(fn) is FunctionType and not fn.__code__.co_posonlyargcount
+
+
+def _analyse(fn: Callable, name: str, options: dict, skip: tuple) -> tuple:
+    """``(fields, binder, wrap)`` of a tool: its listed fields (rule 2), how its
+    arguments are bound, and whether its result is wrapped as ``{"result": ...}``."""
+    wrap = False
+    output_schema = options["output_schema"]
+    structured_output = options["structured_output"]
+    if output_schema is None and structured_output is not False:
+        output_schema = signature.output_schema(fn)
+        if output_schema is None and structured_output:
+            output_schema = signature.output_schema(fn, wrap=True)   # {"result": ...}
+            wrap = output_schema is not None
+    description, input_schema = options["description"], options["input_schema"]
+    fields = {"name": name, "title": options["title"],
+              "description": description if description is not None else signature.description_of(fn),
+              "input_schema": input_schema if input_schema is not None else signature.input_schema(fn, skip=skip),
+              "output_schema": output_schema, "annotations": options["annotations"], "icons": options["icons"],
+              "meta": options["meta"], "task_support": options["task_support"]}
+    fast = signature.fast_parameters(fn, skip)
+    if fast is not None:
+        params, inject = fast
+    else:
+        inject = signature.context_params(fn, skip=skip)
+        params = _direct_params(fn, inject)
+    return fields, _Binder(fn, inject, params), wrap
 
 
 # ---------------------------------------------------------------------- the same thread (rule 6)
@@ -477,6 +531,10 @@ class Tools(NamedRegistry):
     ``_list_changed(method)`` and (for ``same_thread`` tools) ``sessions`` are used."""
 
     KIND, NOUN, CHANGED, ITEM = "tools", "tool", "notifications/tools/list_changed", "tool"
+
+    def _item(self, entry: _Entry) -> Tool:
+        entry.prepare((self.context_class,))        # rule 8
+        return entry.tool
     _same_thread: SameThread | None = None
 
     @property
@@ -507,7 +565,10 @@ class Tools(NamedRegistry):
     def get(self, name: str) -> Tool | None:
         """The registered ``Tool`` of that name, or None."""
         entry = self._entries.get(name)
-        return entry.tool if entry is not None else None
+        if entry is None:
+            return None
+        entry.prepare((self.context_class,))
+        return entry.tool
 
     def add(self, fn: Callable, *, name: str | None = None, title: str | None = None,
             description: str | None = None, input_schema: dict | None = None,
@@ -528,26 +589,12 @@ class Tools(NamedRegistry):
         if task_support is not None and task_support not in ("forbidden", "optional", "required"):
             raise ValueError(f"tool {tool_name!r}: task_support is 'forbidden', 'optional' or 'required' "
                              f"(execution.taskSupport), not {task_support!r}")
-        skip = (self.context_class,)
-        wrap = False
-        if output_schema is None and structured_output is not False:
-            output_schema = signature.output_schema(fn)
-            if output_schema is None and structured_output:
-                output_schema = signature.output_schema(fn, wrap=True)   # {"result": ...}
-                wrap = output_schema is not None
-        fields = {"name": tool_name, "title": title,
-                  "description": description if description is not None else signature.description_of(fn),
-                  "input_schema": input_schema if input_schema is not None else signature.input_schema(fn, skip=skip),
-                  "output_schema": output_schema, "annotations": annotations, "icons": icons, "meta": meta,
-                  "task_support": task_support}
-        fast = signature.fast_parameters(fn, skip)
-        if fast is not None:
-            params, inject = fast
-        else:
-            inject = signature.context_params(fn, skip=skip)
-            params = _direct_params(fn, inject)
-        entry = _Entry(fields, fn, _Binder(fn, inject, params), wrap, bool(same_thread))
-        if build or annotations is not None or icons is not None:
+        options = {"title": title, "description": description, "input_schema": input_schema,
+                   "output_schema": output_schema, "structured_output": structured_output,
+                   "annotations": annotations, "icons": icons, "meta": meta, "task_support": task_support}
+        entry = _Entry(tool_name, fn, options, bool(same_thread))
+        if build or annotations is not None or icons is not None or not _deferrable(fn):
+            entry.prepare((self.context_class,))    # errors in the signature raise here
             entry.tool                              # built now: bad annotations or icons raise here
         self._register(tool_name, entry)
         return entry.tool if build else None
@@ -570,6 +617,8 @@ class Tools(NamedRegistry):
             from .tasks import route_tool_call      # rule 7: loaded when a task is first needed
             return route_tool_call(self.owner.tasks, self, ctx, params, entry)
         version = ctx.protocol_version
+        if entry._fields is None:
+            entry.prepare((self.context_class,))    # rule 8: the first call reads the signature
         problem = entry.check_input(arguments)
         if problem:
             return error_result(f"Invalid arguments for tool {name}: {problem}", version)
