@@ -352,8 +352,8 @@ def test_tasks_list_paginates_with_opaque_cursors(wire_validator):
         assert seen == ids and pages == 3
         bad = peer.request(200, "tasks/list", {"cursor": "not-a-cursor"})
         assert bad["error"]["code"] == INVALID_PARAMS
-        other = peer.request(201, "tasks/list", {"cursor": tasks_module.paginate(
-            [(1, "x"), (2, "y")], {}, 1, "tools")[1]})
+        other = peer.request(201, "tasks/list", {"cursor": tasks_module.Listing(
+            [(1, "x"), (2, "y")]).page({}, 1, "tools")[1]})
         assert other["error"]["code"] == INVALID_PARAMS
     finally:
         harness.close()

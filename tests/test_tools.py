@@ -376,7 +376,9 @@ def unchecked(server: Server) -> Server:
     """``server`` with its own output check of ``sneaky`` and ``forgetful`` off: a server
     that breaks the outputSchema MUST, for the client's checks to meet."""
     for name in ("sneaky", "forgetful"):
-        server.tools._entries[name].check_output = None
+        entry = server.tools._entries[name]
+        entry.prepare((Context,))                   # read now (rule 8), so the change below stays
+        entry.check_output = None
     return server
 
 
