@@ -164,6 +164,17 @@ class Context(RequestContext):
         check_level(level)
         return self.server._logs.send(self.session, level, data, logger, related_id=self.request_id)
 
+    # -- Streamable HTTP (Spec: basic/transports#sending-messages-to-the-server, 2025-11-25)
+    def close_sse_stream(self) -> bool:
+        """End the HTTP response (SSE stream) carrying this request now, while the
+        handler goes on: SSE polling. The client reconnects after the ``retry`` interval
+        (GET with ``Last-Event-ID``) and gets what is sent later, the result included.
+        Frees the connection during a long call. A no-op returning False off HTTP, or where
+        the stream cannot be resumed (no event store, a JSON response, an older revision);
+        True once closed. See ``transports.http_session`` ``close_stream``."""
+        close_stream = getattr(self.session.transport, "close_stream", None)
+        return bool(close_stream(self.request_id)) if close_stream is not None else False
+
 
 def _decorator(register: Callable, fn, kwargs):
     """Let a decorator work bare (``@server.tool``) and called (``@server.tool(...)``)."""
