@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import WAIT, Recorder, is_method, run_in_thread
+from helpers import WAIT, Recorder, run_in_thread
 from mcp_ref import Client, ConnectionClosed, Server, SessionError, UnsupportedProtocolVersion
 from mcp_ref.transports import TapTransport, memory_pair
 
