@@ -298,6 +298,8 @@ class Client(ServerFeatureRequests, TaskRequests):
         with self._connect_lock:
             if self._connected:
                 return self
+            if self._closing:                   # closed (or a failed first connect): no new handshake
+                raise self.session.close_error or ConnectionClosed("client closed")
             try:
                 self._handshake(self.session)
             except UnsupportedProtocolVersion:
@@ -312,8 +314,6 @@ class Client(ServerFeatureRequests, TaskRequests):
         if self._pid != os.getpid():
             self._check_process()
         if not self._connected:
-            if self._closing:
-                raise self.session.close_error or ConnectionClosed("client closed")
             try:
                 self.connect()
             except BaseException:
