@@ -16,7 +16,20 @@ _LAZY = {
     "Server": ".server", "Context": ".server", "Client": ".client",
     "Approval": ".approval", "Deny": ".approval",
     "HttpError": ".transports.sse_client", "SessionExpired": ".transports.http_client",
+    "ToolNameWarning": ".features.tools",
 }
+
+# The same names for type checkers and editors, which do not run __getattr__: without
+# these, ``from mcp_ref import Client`` is ``Any`` to them. Never true at run time.
+# tests/test_public_api.py keeps this list and _LAZY in step.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .approval import Approval, Deny
+    from .client import Client
+    from .features.tools import ToolNameWarning
+    from .server import Context, Server
+    from .transports.http_client import SessionExpired
+    from .transports.sse_client import HttpError
 
 
 def __getattr__(name):
@@ -42,6 +55,6 @@ __all__ = [
     "SessionError", "ConnectionClosed", "RequestTimeout", "RequestCancelled", "CapabilityNotSupported",
     "UnsupportedProtocolVersion", "MissingDependency", "ApprovalDenied", "StructuredOutputError",
     "ToolInputError",
-    "Approval", "Deny", "HttpError", "SessionExpired",
+    "Approval", "Deny", "HttpError", "SessionExpired", "ToolNameWarning",
     "LATEST_REVISION", "SUPPORTED_REVISIONS", "__version__",
 ]

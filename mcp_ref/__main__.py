@@ -1,18 +1,25 @@
 """Command line: ``python -m mcp_ref demo`` (or the ``mcp-ref`` script).
 
 ``demo`` spawns an example server as a subprocess (by default
-``mcp_ref.examples.everything``), talks to it over stdio and prints every
-wire message with its direction (``client -> server  {json}`` /
-``server -> client  {json}``) and ``# ...`` commentary, then exits 0.
-
-With the everything server it walks through every server feature: the
+``mcp_ref.examples.everything``; ``--server MODULE`` picks another), talks to
+it over stdio and prints every wire message once, with its direction
+(``client -> server  {json}`` / ``server -> client  {json}``). Each step
+starts with a ``# ...`` line saying what it shows. With the everything server
+it walks through every server feature: the handshake, the log level, the
 tools (one of each content type, structured output, progress, logging, a
 failing tool, a list change), the resources and templates (reading,
-subscribing, an update), the prompts, completion and log levels. Features a
-server does not offer are skipped.
+subscribing, an update), the prompts, completion and ping. Features a server
+does not offer are skipped.
+
+So that a newcomer can read it, base64 data is elided (``<N chars of
+base64>``) and a message longer than ``WIDTH`` characters is cut where a
+visible ``…[+N chars]`` says how much is left out (never for less than
+``SLACK`` characters). ``--full`` prints every
+message whole, one JSON document per line.
 """
 import argparse
 import json
+import re
 import sys
 import threading
 
@@ -21,114 +28,178 @@ from .transports import TapTransport
 from .transports.stdio import StdioClientTransport
 
 WAIT = 5.0      # seconds to wait for a notification the demo asked for
-_print_lock = threading.Lock()      # lines come from the reading and the notification threads
+WIDTH = 160     # characters of JSON shown per message, unless --full
+SLACK = 40      # ... unless cutting would hide fewer characters than this
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
+_DATA_URI = re.compile(r"(data:[^,;]*;base64,)(.{40,})", re.S)
+# Tools with a step of their own below, called with the arguments they need.
+_OWN_STEP = ("long_operation", "count", "divide", "touch_counter", "toggle_extra_tool")
 
 
-def _emit(line: str) -> None:
-    with _print_lock:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
+class Transcript:
+    """The tap: prints each message as it crosses the wire, shortened unless ``full``.
+    Lines come from the calling thread (sent) and the reading thread (received)."""
+
+    def __init__(self, full: bool = False, out=None):
+        self.full = full
+        self.out = out or sys.stdout
+        self.lock = threading.Lock()
+
+    def emit(self, line: str) -> None:
+        with self.lock:
+            self.out.write(line + "\n")
+            self.out.flush()
+
+    def __call__(self, direction: str, message) -> None:
+        arrow = "client -> server" if direction == "send" else "server -> client"
+        data = [m.to_dict() for m in message] if isinstance(message, list) else message.to_dict()
+        self.emit(f"{arrow}  {self.render(data)}")
+
+    def render(self, data) -> str:
+        if self.full:
+            return json.dumps(data, ensure_ascii=False)
+        body = json.dumps(_elide(data), ensure_ascii=False)
+        if len(body) > WIDTH + SLACK:
+            body = f"{body[:WIDTH]} …[+{len(body) - WIDTH} chars]"
+        return body
 
 
-def _transcript(direction: str, message) -> None:
-    arrow = "client -> server" if direction == "send" else "server -> client"
-    if isinstance(message, list):
-        body = json.dumps([m.to_dict() for m in message], ensure_ascii=False)
-    else:
-        body = json.dumps(message.to_dict(), ensure_ascii=False)
-    _emit(f"{arrow}  {body}")
+def _elide(value):
+    """``value`` with base64 strings (image, audio, blob, data: URIs) replaced by their length."""
+    if isinstance(value, dict):
+        return {key: _elide(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_elide(item) for item in value]
+    if isinstance(value, str):
+        uri = _DATA_URI.fullmatch(value)
+        if uri:
+            return f"{uri.group(1)}<{len(uri.group(2))} chars of base64>"
+        if _BASE64.fullmatch(value):
+            return f"<{len(value)} chars of base64>"
+    return value
 
 
-def _say(text: str) -> None:
-    _emit(f"# {text}")
+def _summary(text) -> str:
+    """The first paragraph of a description, on one line."""
+    return " ".join((text or "").strip().split("\n\n", 1)[0].split())
 
 
-def _blocks(result) -> str:
-    return ", ".join(block.to_dict().get("type", "?") for block in result.content) or "no content"
+class Demo:
+    """The walk through one server; ``say`` prints the ``#`` line of a step."""
+
+    def __init__(self, client: Client, transcript: Transcript, updated: threading.Event):
+        self.client, self.transcript, self.updated = client, transcript, updated
+
+    def say(self, text: str) -> None:
+        self.transcript.emit(f"# {text}")
+
+    def step(self, text: str) -> None:
+        self.transcript.emit("")
+        self.say(text)
+
+    def tools(self) -> None:
+        client = self.client
+        self.step("tools/list: every tool with its description and the JSON Schema of its arguments")
+        tools = client.list_tools()
+        self.say(f"{len(tools)} tools: " + ", ".join(tool.name for tool in tools))
+        for tool in tools:
+            arguments = {"a": 2, "b": 3} if tool.name == "add" else {}
+            if tool.name in _OWN_STEP or (tool.input_schema.get("required") and not arguments):
+                continue
+            self.step(f"tools/call {tool.name}: {_summary(tool.description) or 'no description'}")
+            client.call_tool(tool.name, arguments)
+        names = {tool.name for tool in tools}
+        for name, arguments in (("long_operation", {"steps": 3}), ("count", {"n": 3})):
+            if name in names:
+                self.step(f"tools/call {name} with a progressToken in _meta: notifications/progress "
+                          "come before the result")
+                heard = []
+                client.call_tool(name, arguments, on_progress=lambda *progress: heard.append(progress))
+                self.say(f"{len(heard)} progress notifications reached on_progress, in order, before the result")
+        if "divide" in names:
+            self.step("tools/call divide by 0: a tool that raises answers a result with isError, not a "
+                      "JSON-RPC error, so the model can read why")
+            client.call_tool("divide", {"a": 1, "b": 0})
+        if "toggle_extra_tool" in names:
+            self.step("tools/call toggle_extra_tool: the server adds a tool and sends "
+                      "notifications/tools/list_changed")
+            client.call_tool("toggle_extra_tool")
+            self.step("tools/list again, as list_changed invites")
+            self.say("tools now: " + ", ".join(tool.name for tool in client.list_tools()))
+
+    def resources(self) -> None:
+        client = self.client
+        self.step("resources/list: what the server can be read for, by URI")
+        resources = client.list_resources()
+        self.say(f"{len(resources)} resources: " + ", ".join(r.uri for r in resources))
+        for resource in resources:
+            self.step(f"resources/read {resource.uri} ({resource.mime_type or 'no MIME type'}): "
+                      + ("binary contents come base64 in 'blob'" if not (resource.mime_type or "").startswith("text")
+                         else "text contents"))
+            client.read_resource(resource.uri)
+        self.step("resources/templates/list: URI templates (RFC 6570) the client fills in")
+        templates = [t.uri_template for t in client.list_resource_templates()]
+        if "everything://greeting/{name}" in templates:
+            self.step("resources/read of a filled-in template: everything://greeting/{name} with name=demo")
+            client.read_resource("everything://greeting/demo")
+        subscribe = client.server_capabilities.get("resources", {}).get("subscribe")
+        if subscribe and any(r.uri == "everything://counter" for r in resources):
+            self.step("resources/subscribe: from now on the server says when everything://counter changes")
+            client.subscribe_resource("everything://counter")
+            self.step("tools/call touch_counter: the counter changes, so notifications/resources/updated comes")
+            client.call_tool("touch_counter")
+            self.say(f"resources/updated reached on_resource_updated: {self.updated.wait(WAIT)}")
+            self.step("resources/read everything://counter: the new value")
+            client.read_resource("everything://counter")
+            self.step("resources/unsubscribe: no more updates")
+            client.unsubscribe_resource("everything://counter")
+
+    def prompts(self) -> list:
+        client = self.client
+        self.step("prompts/list: message templates the user can pick, with their arguments")
+        prompts = client.list_prompts()
+        self.say(f"{len(prompts)} prompts: " + ", ".join(p.name for p in prompts))
+        for prompt in prompts:
+            arguments = {a.name: ("everything://readme" if "uri" in a.name.lower() else "print('hi')")
+                         for a in prompt.arguments or () if a.required}
+            self.step(f"prompts/get {prompt.name}: {_summary(prompt.description) or 'no description'}")
+            client.get_prompt(prompt.name, arguments)
+        return prompts
 
 
-def _walk_tools(client: Client) -> None:
-    tools = client.list_tools()
-    _say("tools: " + ", ".join(tool.name for tool in tools))
-    names = {tool.name for tool in tools}
-    for tool in tools:
-        if tool.input_schema.get("required") or tool.name in ("long_operation", "count", "toggle_extra_tool"):
-            continue
-        result = client.call_tool(tool.name, {})
-        detail = f"structured {json.dumps(result.structured_content)}" if result.structured_content else _blocks(result)
-        _say(f"{tool.name}() -> {'is_error, ' if result.is_error else ''}{detail}")
-    if "add" in names:
-        result = client.call_tool("add", {"a": 2, "b": 3})
-        _say(f"add(2, 3) -> {result.content[0].text}")
-    for name, arguments in (("long_operation", {"steps": 3}), ("count", {"n": 3})):
-        if name in names:
-            result = client.call_tool(name, arguments,
-                                      on_progress=lambda p, total, msg: _say(f"progress {p}/{total} {msg}"))
-            _say(f"{name} -> {result.content[0].text}")
-    if "divide" in names:
-        result = client.call_tool("divide", {"a": 1, "b": 0})
-        _say(f"divide(1, 0) -> is_error={result.is_error}: {result.content[0].text}")
-    if "toggle_extra_tool" in names:
-        for _ in range(2):
-            _say(f"toggle_extra_tool -> {client.call_tool('toggle_extra_tool').content[0].text}")
-        _say("tools now: " + ", ".join(tool.name for tool in client.list_tools()))
-
-
-def _walk_resources(client: Client, updated: threading.Event) -> None:
-    for resource in client.list_resources():
-        contents = client.read_resource(resource.uri).contents[0]
-        kind = "text" if hasattr(contents, "text") else "blob"
-        _say(f"read {resource.uri} -> {kind} ({contents.mime_type})")
-    for template in client.list_resource_templates():
-        _say(f"template {template.uri_template}")
-    if "everything://greeting/{name}" in {t.uri_template for t in client.list_resource_templates()}:
-        _say("read everything://greeting/demo -> "
-             + client.read_resource("everything://greeting/demo").contents[0].text)
-    if client.server_capabilities.get("resources", {}).get("subscribe") and \
-            any(r.uri == "everything://counter" for r in client.list_resources()):
-        client.subscribe_resource("everything://counter")
-        client.call_tool("touch_counter")
-        _say(f"resources/updated received: {updated.wait(WAIT)}")
-        _say("counter is now " + client.read_resource("everything://counter").contents[0].text)
-        client.unsubscribe_resource("everything://counter")
-
-
-def _walk_prompts(client: Client) -> None:
-    for prompt in client.list_prompts():
-        arguments = {a.name: ("everything://readme" if "uri" in a.name.lower() else "print('hi')")
-                     for a in prompt.arguments or () if a.required}
-        result = client.get_prompt(prompt.name, arguments)
-        _say(f"prompt {prompt.name} -> " + ", ".join(f"{m.role}:{m.content.to_dict()['type']}"
-                                                    for m in result.messages))
-
-
-def demo(module: str = "mcp_ref.examples.everything") -> int:
+def demo(module: str = "mcp_ref.examples.everything", full: bool = False) -> int:
     """Walk through the example server, printing the wire transcript."""
-    transport = TapTransport(StdioClientTransport([sys.executable, "-m", module]), _transcript)
+    transcript = Transcript(full)
+    say = Demo(None, transcript, None).say
+    say(f"mcp_ref demo: this process is an MCP client; it spawns `python -m {module}` and talks")
+    say("JSON-RPC with it over the server's stdin and stdout, one message per line, shown below.")
+    if not full:
+        say("Base64 data is elided and long messages cut at …[+N chars]; --full prints them whole.")
+    transport = TapTransport(StdioClientTransport([sys.executable, "-m", module]), transcript)
     updated = threading.Event()
-    with Client(transport, timeout=30, on_resource_updated=lambda uri: updated.set(),
-                on_log=lambda m: _say(f"log {m.level}: {json.dumps(m.data)}")) as client:
-        _say(f"connected to {client.server_info.name} {client.server_info.version}, "
-             f"protocol {client.protocol_version}")
-        if client.instructions:
-            _say(f"instructions: {client.instructions}")
+    client = Client(transport, timeout=30, on_resource_updated=lambda uri: updated.set())
+    walk = Demo(client, transcript, updated)
+    walk.step("initialize: the client offers its protocol revision and capabilities, the server answers "
+              "with its own; notifications/initialized ends the handshake")
+    with client:
         caps = client.server_capabilities
-        _say("capabilities: " + ", ".join(sorted(caps)))
+        walk.say(f"connected to {client.server_info.name} {client.server_info.version}, protocol "
+                 f"{client.protocol_version}; server capabilities: {', '.join(sorted(caps))}")
         if "logging" in caps:
+            walk.step("logging/setLevel warning: log messages below warning are not sent from now on")
             client.set_logging_level("warning")
-            _say("log level set to warning: lower levels are not sent")
         if "tools" in caps:
-            _walk_tools(client)
+            walk.tools()
         if "resources" in caps:
-            _walk_resources(client, updated)
-        if "prompts" in caps:
-            _walk_prompts(client)
-        if "completions" in caps and any(p.name == "code_review" for p in client.list_prompts()):
-            completion = client.complete({"type": "ref/prompt", "name": "code_review"}, ("language", "py"))
-            _say(f"complete code_review.language 'py' -> {completion.values}")
+            walk.resources()
+        prompts = walk.prompts() if "prompts" in caps else []
+        if "completions" in caps and any(p.name == "code_review" for p in prompts):
+            walk.step("completion/complete: suggestions for code_review's argument language, typed so far 'py'")
+            client.complete({"type": "ref/prompt", "name": "code_review"}, ("language", "py"))
+        walk.step("ping: either side may check the other is alive")
         client.ping()
-        _say("ping answered")
-    _say("closed cleanly")
+        walk.step("closing: the client closes the server's stdin and the server exits (no MCP message)")
+    say("closed cleanly")
     return 0
 
 
@@ -138,9 +209,11 @@ def main(argv=None) -> int:
     demo_parser = sub.add_parser("demo", help="run an example server and print the wire transcript")
     demo_parser.add_argument("--server", default="mcp_ref.examples.everything",
                              help="module of the example server to run (default: %(default)s)")
+    demo_parser.add_argument("--full", action="store_true",
+                             help="print every message whole (no base64 elided, no long line cut)")
     args = parser.parse_args(argv)
     if args.command == "demo":
-        return demo(args.server)
+        return demo(args.server, full=args.full)
     return 2
 
 

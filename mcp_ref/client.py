@@ -5,7 +5,11 @@ Rules:
 1. Entering the context manager connects and runs the handshake (initialize,
    check the answered revision, notifications/initialized); leaving closes
    the session and the transport (for stdio: the shutdown ladder).
-   Spec: basic/lifecycle.
+   Spec: basic/lifecycle. Without ``with`` (a notebook, a module-level
+   client), the first request connects: one handshake, however many threads
+   ask at once (``connect()`` is idempotent); a handshake that fails closes
+   the client, as ``with`` does. A client nobody closed is closed at
+   interpreter exit (``atexit``), so no server process outlives the script.
 2. Each public method sends exactly one wire method, written literally in
    its body, and refuses locally (``CapabilityNotSupported``) when the server
    did not declare the capability it needs. (One exception: on a server that
@@ -22,16 +26,24 @@ Rules:
    handshake again, at most N times in a row. The respawn happens in
    ``_require`` and ``_request``, which every request goes through; ``close()``
    stops it for good.
+6. A client belongs to the process that made it: its pipes, sockets and
+   threads do. In a child made by ``fork()`` every request raises
+   ``SessionError`` at once (its replies would go to the parent's reader and
+   it would wait for its timeout), and ``close()`` there leaves the parent's
+   server alone. Make a new client in the child.
 """
 from __future__ import annotations
 
+import atexit
+import os
 import threading
+import weakref
 
 from . import lifecycle, types
 from .client_requests import VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages
 from .client_tasks import TaskRequests, answer_related_task
-from .errors import (ApprovalDenied, CapabilityNotSupported, MethodNotFoundError, UnsupportedProtocolVersion,
-                     get_logger)
+from .errors import (ApprovalDenied, CapabilityNotSupported, ConnectionClosed, MethodNotFoundError, SessionError,
+                     UnsupportedProtocolVersion, get_logger)
 from .session import Session
 
 TYPE_CHECKING = False
@@ -49,6 +61,19 @@ log = get_logger("mcp_ref.client")
 __all__ = ["Client"]
 
 DEFAULT_CLIENT_INFO = {"name": "mcp_ref", "version": "0.1.0"}     # clientInfo when none is given
+
+# Rule 1: the clients not closed yet, closed at interpreter exit. Weak: a client that
+# was collected had no session running (its threads hold it), so nothing to close.
+_unclosed: weakref.WeakSet = weakref.WeakSet()
+
+
+@atexit.register
+def _close_unclosed() -> None:
+    for client in list(_unclosed):
+        try:
+            client.close()              # in a forked child: does nothing (rule 6)
+        except Exception:
+            log.debug("closing %r at exit failed", client, exc_info=True)
 
 
 class _ClassOrInstance:
@@ -144,6 +169,9 @@ class Client(ServerFeatureRequests, TaskRequests):
         self.validate_input = bool(validate_input)
         self._listeners: dict = {}             # method -> [fn(params)], see on()
         self._lock = threading.Lock()
+        self._connect_lock = threading.Lock()  # rule 1: one handshake
+        self._connected = False
+        self._pid = os.getpid()                # rule 6
         self._max_workers, self._ping_interval = max_workers, ping_interval
         self.session = self._new_session(transport)
         # Rule 5: set by Client.stdio(auto_restart=N); _closing and _starting guard close().
@@ -185,6 +213,7 @@ class Client(ServerFeatureRequests, TaskRequests):
                 self.on(method, lambda p, callback=callback: callback())
         if on_task_status is not None:
             self.on("notifications/tasks/status", lambda p: on_task_status(types.Task.from_dict(p)))
+        _unclosed.add(self)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -192,7 +221,8 @@ class Client(ServerFeatureRequests, TaskRequests):
               on_stderr: Callable[[str | None, None]] = None, close_timeout: float = 2.0,
               terminate_timeout: float = 2.0, auto_restart: int = 0, on_restart: Callable | None = None,
               **options) -> "Client":
-        """A client for a server spawned as a subprocess; use it as a context manager.
+        """A client for a server spawned as a subprocess (spawned here). Use it in a ``with``
+        block, or call it directly: the first request connects (rule 1).
 
         ``auto_restart``: how many times in a row a server that exited may be
         respawned, on the next request (0, the default: never; rule 5).
@@ -266,14 +296,41 @@ class Client(ServerFeatureRequests, TaskRequests):
         self.close()
 
     def connect(self) -> "Client":
-        """Run the handshake. Raises UnsupportedProtocolVersion (after disconnecting),
-        RequestTimeout, ConnectionClosed or McpError."""
-        try:
-            self._handshake(self.session)
-        except UnsupportedProtocolVersion:
-            self.close()
-            raise
+        """Run the handshake, once: a connected client returns at once (rule 1). Raises
+        UnsupportedProtocolVersion (after disconnecting), RequestTimeout, ConnectionClosed
+        or McpError."""
+        self._check_process()
+        with self._connect_lock:
+            if self._connected:
+                return self
+            if self._closing:                   # closed (or a failed first connect): no new handshake
+                raise self.session.close_error or ConnectionClosed("client closed")
+            try:
+                self._handshake(self.session)
+            except UnsupportedProtocolVersion:
+                self.close()
+                raise
+            self._connected = True
         return self
+
+    def _ready(self) -> None:
+        """Before every request: in the process that made the client (rule 6), and
+        connected; the first request of a client used without ``with`` connects (rule 1)."""
+        if self._pid != os.getpid():
+            self._check_process()
+        if not self._connected:
+            try:
+                self.connect()
+            except BaseException:
+                self.close()                    # as a failed ``with`` does
+                raise
+
+    def _check_process(self) -> None:
+        pid = os.getpid()
+        if pid != self._pid:
+            raise SessionError(f"this client was made in process {self._pid} and cannot be used in process {pid}, "
+                               f"a child made by fork(): its connection and threads stay with the parent; "
+                               f"make a new client in the child")
 
     def _handshake(self, session: Session) -> None:
         """initialize, the revision check, notifications/initialized (rule 1); also a
@@ -297,7 +354,11 @@ class Client(ServerFeatureRequests, TaskRequests):
         session.notify("notifications/initialized")
 
     def close(self) -> None:
-        """Close the session and the transport (and stop any respawn, rule 5). Idempotent."""
+        """Close the session and the transport (and stop any respawn, rule 5). Idempotent.
+        In a forked child it only forgets the client: the server is the parent's (rule 6)."""
+        _unclosed.discard(self)
+        if self._pid != os.getpid():
+            return
         with self._lock:
             self._closing = True
             sessions = (self.session, self._starting)
@@ -313,6 +374,7 @@ class Client(ServerFeatureRequests, TaskRequests):
         return self.session.closed
 
     def _require(self, path: str, what: str) -> None:
+        self._ready()
         if self._restarter is not None:
             self._live_session()                # check the respawned server's capabilities (rule 5)
         lifecycle.require_peer_capability(self.server_capabilities, path, what)
@@ -326,6 +388,7 @@ class Client(ServerFeatureRequests, TaskRequests):
 
     def _request(self, method: str, params: dict | None = None, **options) -> dict:
         """Send one request and wait (Session.request); with ``auto_restart``, on a live session."""
+        self._ready()
         if self._restarter is None:
             return self.session.request(method, params, **options)
         return self._restarter.request(self, method, params, options)
@@ -335,7 +398,8 @@ class Client(ServerFeatureRequests, TaskRequests):
     def http(cls, url: str, *, timeout: float | None = None, headers: dict | None = None, auth=None,
              verify=True, cert=None, connect_timeout: float = 10.0, read_timeout: float | None = None,
              on_session_expired: str = "reinitialize", open_get_stream: bool = True, **options) -> "Client":
-        """A client for a Streamable HTTP server at ``url``; use it as a context manager.
+        """A client for a Streamable HTTP server at ``url``; use it in a ``with`` block, or
+        call it directly: the first request connects (rule 1).
 
         ``timeout`` is the default request timeout (as for ``Client``);
         ``connect_timeout``/``read_timeout`` are HTTP's. ``headers`` go on every
@@ -513,6 +577,7 @@ class Client(ServerFeatureRequests, TaskRequests):
                                              "pass roots=[] to the constructor to offer them")
             self._roots = new
         if self.protocol_version is not None and not self.closed:
+            self._check_process()
             self.session.notify("notifications/roots/list_changed")
 
     def handle_url_elicitations(self, error) -> list:

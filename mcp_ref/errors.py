@@ -194,10 +194,18 @@ class UnsupportedProtocolVersion(SessionError):
 
 
 class MissingDependency(SessionError, ImportError):
-    """An optional package is needed for a feature and is not installed."""
+    """A package a feature needs is not installed.
+
+    The core and stdio need only the standard library. The HTTP clients need
+    ``requests`` and ``sseclient-py``; JSON Schema checks beyond flat schemas
+    need ``jsonschema``. ``pip install mcp_ref`` installs all three (they are
+    its dependencies, imported only where used); a vendored copy of the package
+    folder, or an install with ``--no-deps``, may lack them.
+    """
 
     def __init__(self, package: str, feature: str):
-        super().__init__(f"{feature} needs the optional package {package!r}: pip install {package}")
+        super().__init__(f"{feature} needs the package {package!r}, which is not installed (a dependency of "
+                         f"mcp_ref, missing from a vendored copy or a --no-deps install): pip install {package}")
         self.package = package
         self.feature = feature
 

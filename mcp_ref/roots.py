@@ -19,15 +19,19 @@ Rules:
    refused otherwise: a server's working directory says nothing about where
    the client meant.
 4. ``as_roots`` accepts ``Root`` objects, ``{"uri", "name"}`` dicts,
-   ``file://`` strings and ``os.PathLike`` paths (made absolute), and
-   validates each (rule 1). It is what ``Client(roots=...)`` and
-   ``Client.set_roots`` use.
+   ``file://`` strings, and paths as ``str`` or ``os.PathLike`` (made
+   absolute and turned into ``file://`` URIs), and validates each (rule 1);
+   one path alone stands for a list of one. A string is a URI when it starts
+   with a scheme of two letters or more (``file:``, ``https:``, refused by
+   rule 1), otherwise a path (``C:\\data`` too). It is what
+   ``Client(roots=...)`` and ``Client.set_roots`` use.
 
 This module does no I/O of its own (``list_roots`` sends through the peer it
 is given); the path checks read the file system only to resolve symlinks.
 Spec: client/roots.
 """
 import os
+import re
 from pathlib import Path
 from typing import Iterable, Optional, Union
 from urllib.parse import unquote, urlsplit
@@ -92,8 +96,14 @@ def path_to_uri(path: PathLike) -> str:
     return Path(os.path.abspath(os.fspath(path))).as_uri()
 
 
+# A URI scheme (RFC 3986) of two characters or more: one letter is a Windows drive.
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
+
+
 def as_roots(items: Optional[Iterable]) -> list:
     """``Root`` objects for ``items`` (rule 4). Raises ``ValueError`` or ``TypeError``."""
+    if isinstance(items, (str, os.PathLike)):
+        items = [items]                           # one path: a list of one
     roots = []
     for item in items or ():
         if isinstance(item, Root):
@@ -103,7 +113,7 @@ def as_roots(items: Optional[Iterable]) -> list:
         elif isinstance(item, os.PathLike):
             root = Root(uri=path_to_uri(item))
         elif isinstance(item, str):
-            root = Root(uri=item)
+            root = Root(uri=item if _SCHEME.match(item) else path_to_uri(item))
         else:
             raise TypeError(f"a root is a Root, a {{'uri', 'name'}} dict, a file:// URI or a path, "
                             f"not {type(item).__name__}")

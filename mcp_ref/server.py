@@ -164,6 +164,17 @@ class Context(RequestContext):
         check_level(level)
         return self.server._logs.send(self.session, level, data, logger, related_id=self.request_id)
 
+    # -- Streamable HTTP (Spec: basic/transports#sending-messages-to-the-server, 2025-11-25)
+    def close_sse_stream(self) -> bool:
+        """End the HTTP response (SSE stream) carrying this request now, while the
+        handler goes on: SSE polling. The client reconnects after the ``retry`` interval
+        (GET with ``Last-Event-ID``) and gets what is sent later, the result included.
+        Frees the connection during a long call. A no-op returning False off HTTP, or where
+        the stream cannot be resumed (no event store, a JSON response, an older revision);
+        True once closed. See ``transports.http_session`` ``close_stream``."""
+        close_stream = getattr(self.session.transport, "close_stream", None)
+        return bool(close_stream(self.request_id)) if close_stream is not None else False
+
 
 def _decorator(register: Callable, fn, kwargs):
     """Let a decorator work bare (``@server.tool``) and called (``@server.tool(...)``)."""
@@ -194,13 +205,16 @@ class Server:
             ``logging/setLevel`` (None: every message is sent).
         logging_capability: declare ``logging`` always (True), never (False),
             or (None) once something that can log is registered.
+        eof_grace: when stdin closes under ``run()``, seconds to let the requests
+            already read finish and be answered (never longer; session.py rule 5).
     """
 
     def __init__(self, name: str, *, version: str = "0.1.0", instructions: str | None = None,
                  title: str | None = None, description: str | None = None, icons: list | None = None,
                  website_url: str | None = None, capabilities: dict | None = None,
                  timeout: float = 60.0, max_workers: int = 16, page_size: int | None = None,
-                 log_level: str | None = None, logging_capability: bool | None = None):
+                 log_level: str | None = None, logging_capability: bool | None = None,
+                 eof_grace: float = 1.0):
         self._info_fields = dict(name=name, version=version, title=title, description=description,
                                  icons=icons, website_url=website_url)
         self._info = None                       # the Implementation, built on first use (see info)
@@ -208,6 +222,7 @@ class Server:
         self.timeout = timeout
         self.max_workers = max_workers
         self.page_size = page_size
+        self.eof_grace = eof_grace
         if log_level is not None:
             from .features.utilities import check_level
             log_level = check_level(log_level)
@@ -517,16 +532,23 @@ class Server:
         if tools is not None:
             tools.session_closed()
 
-    def run(self, http=None, **options) -> None:
+    def run(self, http=None, *, eof_grace: float | None = None, **options) -> None:
         """Serve stdio until the client goes away (stdin EOF), or HTTP when
-        ``http=(host, port)`` is given (see ``transports.http_server``)."""
+        ``http=(host, port)`` is given (see ``transports.http_server``).
+
+        At stdin EOF the requests already read are answered when they finish
+        within ``eof_grace`` seconds (default: the server's, 1 s), so
+        ``printf '...' | python server.py`` prints every answer; a request still
+        running then is cancelled and the server returns. Spec: basic/lifecycle#shutdown."""
         if http is not None:
+            if eof_grace is not None:
+                raise TypeError("eof_grace applies to stdio; an HTTP server ends with shutdown()")
             from .transports.http_server import serve_http
             serve_http(self, http, **options)
             return
         from .transports.stdio import StdioServerTransport
         transport = StdioServerTransport(**options)
-        session = self.serve(transport)
+        session = self.serve(transport, eof_grace=self.eof_grace if eof_grace is None else eof_grace)
         try:
             session.wait_closed()
         except KeyboardInterrupt:

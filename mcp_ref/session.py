@@ -26,7 +26,11 @@ Rules:
    that outlives its request's answer (basic/utilities/tasks#task-progress-notifications).
 5. ``close`` fails every pending request once with ``ConnectionClosed``,
    cancels every inbound request, and stops every thread it started. All
-   threads are daemons, so a script can always exit.
+   threads are daemons, so a script can always exit. When the peer ends its
+   input (EOF) with requests of ours still being served, the session first
+   waits up to ``eof_grace`` seconds (0 by default; a stdio server's is 1 s)
+   for them to be answered, and never longer: ``printf ... | server`` gets
+   every answer due, and a stuck handler cannot keep the process alive.
 6. Tables are touched under ``self._lock``; no user code and no I/O runs
    under it. Writes are serialised by ``self._send_lock``.
 7. A request like one that ran longer than ``SLOW_AFTER`` before (the
@@ -119,11 +123,14 @@ class Session:
         context_class: the RequestContext subclass handed to ``handle_request``.
         on_close: ``fn(session)`` called once, after pending requests failed.
         ping_interval: when set, ping the peer this often; a missed ping closes.
+        eof_grace: at the peer's EOF, seconds to let requests already read finish
+            and be answered before closing (rule 5).
     """
 
     def __init__(self, transport, handle_request: Callable, handle_notification: Callable | None = None,
                  *, timeout: float = DEFAULT_TIMEOUT, max_workers: int = 16, context_class=RequestContext,
-                 on_close: Callable | None = None, ping_interval: float | None = None, name: str = "mcp"):
+                 on_close: Callable | None = None, ping_interval: float | None = None, name: str = "mcp",
+                 eof_grace: float = 0.0):
         self.transport = transport
         self.default_timeout = timeout
         self.protocol_version: str | None = None   # set by Server/Client once negotiated
@@ -139,6 +146,8 @@ class Session:
         self._send_lock = threading.Lock()
         self._outbound: dict = {}              # id -> _Waiter (requests we sent)
         self._inbound: dict = {}               # id -> RequestContext (requests we serve)
+        self._replying = 0                     # served requests whose answer is being sent
+        self._eof_grace = eof_grace
         self._listening: dict = {}             # progress token -> fn (listen_progress)
         # The leader/follower pool.
         self._pool_lock = pool_lock = threading.Lock()   # taken bare on the hot path (no Condition layer)
@@ -348,6 +357,7 @@ class Session:
                 break
             else:
                 if message is None:
+                    self._let_finish(reason)
                     break
                 job = route(message)
             if job is None:
@@ -612,9 +622,14 @@ class Session:
                             del self._slow[next(iter(self._slow))]
                     else:
                         del self._slow[key]
-        if ctx.is_cancelled():                     # Spec: receivers SHOULD NOT respond
-            reply = None
-        self._reply(reply, request.id, batch)
+                self._replying += 1                # until sent: the EOF grace waits for it (rule 5)
+        try:
+            if ctx.is_cancelled():                 # Spec: receivers SHOULD NOT respond
+                reply = None
+            self._reply(reply, request.id, batch)
+        finally:
+            with self._lock:
+                self._replying -= 1
 
     def _reply(self, reply, related_id, batch: _Batch | None) -> None:
         if batch is not None:
@@ -632,6 +647,24 @@ class Session:
             pass
 
     # ------------------------------------------------------------------ closing
+    def _let_finish(self, reason: str) -> None:
+        """The peer's input ended (rule 5): nothing more will be read, but the requests
+        already read may still finish and be answered, for at most ``eof_grace`` seconds."""
+        if self._eof_grace <= 0:
+            return
+        with self._pool:
+            self._reading_done = True              # followers drain the backlog, then stop
+            self._pool.notify_all()
+            self._standby_cv.notify_all()
+        deadline = time.monotonic() + self._eof_grace
+        while time.monotonic() < deadline:
+            with self._lock:
+                due = self._inbound or self._replying
+            if not (due or self._backlog) or self._closed_event.wait(0.005):
+                return
+        log.info("%s: %s; requests still running after %.1f s are cancelled", self._name, reason,
+                 self._eof_grace)
+
     def _on_close(self, reason: str) -> None:
         with self._lock:
             if self.closed:

@@ -1,7 +1,11 @@
 """``python -m mcp_ref demo``: runs the example server over stdio and prints the
-wire transcript (both directions), then exits 0. Every transcript line is a
-message our client or our server sent, so each is validated against the
-negotiated revision's schema."""
+wire transcript (both directions), then exits 0.
+
+By default the transcript is for reading: base64 data elided, long messages cut
+with a visible marker, each step opened by a ``#`` line, each exchange once.
+With ``--full`` every message is printed whole, so each line is parsed and
+validated against the negotiated revision's schema; the two runs show the same
+messages."""
 import json
 import os
 import re
@@ -9,34 +13,84 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mcp_ref.__main__ import SLACK, WIDTH
+
 ROOT = Path(__file__).resolve().parent.parent
+ARROWS = ("client -> server  ", "server -> client  ")
+_runs: dict = {}
 
 
-def run_demo() -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    return subprocess.run([sys.executable, "-m", "mcp_ref", "demo"], capture_output=True, text=True, timeout=60,
-                          env=env, cwd=str(ROOT))
-
-
-def test_demo_prints_a_transcript_and_exits_0(wire_validator):
-    done = run_demo()
+def run_demo(*options) -> subprocess.CompletedProcess:
+    if options not in _runs:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+        _runs[options] = subprocess.run([sys.executable, "-m", "mcp_ref", "demo", *options], capture_output=True,
+                                        text=True, timeout=60, env=env, cwd=str(ROOT))
+    done = _runs[options]
     assert done.returncode == 0, done.stderr[-3000:]
-    lines = done.stdout.splitlines()
-    sent = [json.loads(line.split("  ", 1)[1]) for line in lines if line.startswith("client -> server  ")]
-    received = [json.loads(line.split("  ", 1)[1]) for line in lines if line.startswith("server -> client  ")]
-    assert sent and received, done.stdout
+    return done
+
+
+def wire(lines) -> list:
+    return [line for line in lines if line.startswith(ARROWS)]
+
+
+def test_demo_full_prints_every_message_whole_and_valid(wire_validator):
+    lines = run_demo("--full").stdout.splitlines()
+    sent = [json.loads(line.split("  ", 1)[1]) for line in lines if line.startswith(ARROWS[0])]
+    received = [json.loads(line.split("  ", 1)[1]) for line in lines if line.startswith(ARROWS[1])]
+    assert sent and received
     assert sent[0]["method"] == "initialize"
-    assert any(line.startswith("client -> server") and '"initialize"' in line for line in lines)
     assert received[0]["id"] == sent[0]["id"] and "result" in received[0]
     assert any(m.get("method") == "notifications/initialized" for m in sent)
     assert any(m.get("method") == "tools/call" for m in sent)
     assert any(m.get("method") == "notifications/progress" for m in received)
-    match = re.search(r"protocol (\S+)", done.stdout)
-    assert match, done.stdout
+    match = re.search(r"protocol (\S+);", "\n".join(lines))
+    assert match
     revision = match.group(1)
     assert received[0]["result"]["protocolVersion"] == revision
-    records = [("send" if line.startswith("client") else "receive", json.loads(line.split("  ", 1)[1]))
-               for line in lines if line.startswith(("client -> server  ", "server -> client  "))]
+    records = [("send" if line.startswith(ARROWS[0]) else "receive", json.loads(line.split("  ", 1)[1]))
+               for line in wire(lines)]
     assert wire_validator.check_transcript(records, revision) == len(sent) + len(received)
+    assert any(len(line) > 1000 for line in lines), "--full cuts nothing"
     assert lines[-1] == "# closed cleanly"
+
+
+def test_demo_is_short_enough_to_read():
+    """Base64 elided, long messages cut with a marker that says how much, nothing else."""
+    out = run_demo().stdout
+    lines = out.splitlines()
+    longest = max(len(line) for line in wire(lines))
+    assert longest <= len(ARROWS[0]) + WIDTH + SLACK + len(" …[+99999 chars]"), longest
+    assert "chars of base64>" in out and " …[+" in out
+    assert not re.search(r"[A-Za-z0-9+/]{60,}", out), "a base64 blob was printed"
+    for line in wire(lines):
+        cut = re.search(r" …\[\+(\d+) chars\]$", line)
+        assert cut is None or int(cut.group(1)) > SLACK, line
+    assert "a error" not in out and "an error message" in out
+    assert lines[-1] == "# closed cleanly"
+
+
+def test_demo_shows_every_message_of_the_full_run():
+    """Shortening hides characters, never messages: the same lines in the same order."""
+    def skeleton(lines):
+        return [(line[:len(ARROWS[0])], re.search(r'"(id|method)": ("[^"]*"|\d+)', line).group(0))
+                for line in wire(lines)]
+    assert skeleton(run_demo().stdout.splitlines()) == skeleton(run_demo("--full").stdout.splitlines())
+
+
+def test_each_exchange_happens_once_and_each_step_says_what_it_shows():
+    lines = run_demo().stdout.splitlines()
+    methods = [re.search(r'"method": "([^"]+)"', line).group(1) for line in wire(lines)
+               if line.startswith(ARROWS[0]) and '"id"' in line]
+    for method in ("initialize", "resources/list", "resources/templates/list", "prompts/list",
+                   "completion/complete", "ping"):
+        assert methods.count(method) == 1, (method, methods)
+    assert methods.count("tools/list") == 2          # the second after notifications/tools/list_changed
+    calls = [re.search(r'"name": "([^"]+)"', line).group(1) for line in wire(lines) if '"tools/call"' in line]
+    assert len(calls) == len(set(calls)), calls
+    # Steps are separated by a blank line; every step with messages opens with a comment.
+    steps = "\n".join(lines).split("\n\n")
+    for step in steps:
+        if any(line.startswith(ARROWS) for line in step.splitlines()):
+            assert step.startswith("# "), step

@@ -162,7 +162,8 @@ def test_the_readme_features_example_works(tmp_path):
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     code = re.search(r"^## Resources, prompts, completion, logging.*?```python\n(.*?)```", readme,
                      re.S | re.M).group(1)
-    (tmp_path / "notes.py").write_text(code + "\nserver.run()\n", encoding="utf-8")
+    assert 'if __name__ == "__main__":\n    server.run()' in code      # a whole server script
+    (tmp_path / "notes.py").write_text(code, encoding="utf-8")
     logs, updates = Collector(), Collector()
     with Client.stdio([sys.executable, str(tmp_path / "notes.py")], env=env(), on_log=logs,
                       on_resource_updated=updates, timeout=20) as client:

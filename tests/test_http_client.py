@@ -18,6 +18,7 @@ requests = pytest.importorskip("requests", reason="the HTTP client needs request
 pytest.importorskip("sseclient", reason="the HTTP client needs sseclient-py")
 
 from mcp_ref import Client, Context, Server, SessionError  # noqa: E402
+from mcp_ref.transports import memory_pair  # noqa: E402
 from mcp_ref.transports.http_client import HttpError, SessionExpired, StreamableHttpTransport  # noqa: E402
 from mcp_ref.transports.http_server import start_http  # noqa: E402
 
@@ -33,9 +34,17 @@ def make_server() -> Server:
         """Send n notifications; the HTTP response is closed halfway and the rest waits for resumption."""
         for i in range(n):
             if i == n // 2:
-                ctx.session.transport.close_stream(ctx.request_id)
+                ctx.close_sse_stream()
             ctx.notify("notifications/message", {"level": "info", "data": f"{tag}:{i}"})
         return f"{tag} done"
+
+    @server.tool
+    def poll_me(ctx: Context) -> str:
+        """End this request's SSE stream at once (SSE polling), then answer."""
+        closed = ctx.close_sse_stream()
+        ctx.log("info", "after the close")
+        time.sleep(0.05)
+        return f"closed={closed}"
 
     @server.tool
     def ping_back(ctx: Context) -> str:
@@ -162,6 +171,23 @@ def test_a_closed_stream_is_resumed_and_every_message_arrives_once(http):
     with Client.http(handle.url, on_notification=notes) as client:
         assert text(client.call_tool("interrupted", {"tag": "t", "n": 10})) == "t done"
         assert notes.wait_for(10) == [f"t:{i}" for i in range(10)]
+
+
+def test_ctx_close_sse_stream_ends_the_response_and_the_client_resumes_for_the_result(http):
+    """``ctx.close_sse_stream()`` (2025-11-25 SSE polling): the HTTP response ends while the
+    tool runs on; the client reconnects with Last-Event-ID and gets the log and the result."""
+    handle = http(retry_interval=20)
+    notes = Notes()
+    with Client.http(handle.url, on_notification=notes) as client:
+        assert text(client.call_tool("poll_me")) == "closed=True"
+        assert notes.wait_for(1) == ["after the close"]
+
+
+def test_ctx_close_sse_stream_is_a_no_op_off_http():
+    client_end, server_end = memory_pair()
+    make_server().serve(server_end)
+    with Client(client_end) as client:
+        assert text(client.call_tool("poll_me")) == "closed=False"
 
 
 def test_polling_server_answers_arrive_after_reconnects(http):

@@ -40,7 +40,7 @@ def make_server() -> Server:
         """Send n notifications; close the HTTP response halfway (the stream lives on)."""
         for i in range(n):
             if i == n // 2:
-                ctx.session.transport.close_stream(ctx.request_id)
+                ctx.close_sse_stream()
             ctx.notify("notifications/message", {"level": "info", "data": f"{ctx.request_id}:{i}"})
         return "all sent"
 

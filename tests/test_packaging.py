@@ -101,6 +101,24 @@ def test_stdio_round_trip_with_optional_packages_blocked():
     assert lines[1:] == ["add 5", "missing True", "loaded none", "client-loaded none"]
 
 
+def test_the_http_client_without_its_packages_says_what_to_install():
+    """``requests`` and ``sseclient-py`` are dependencies (setup.cfg), not optional: a copy
+    that lacks them is told which feature needs them and the pip command."""
+    script = BLOCKER + """
+from mcp_ref import Client, MissingDependency
+try:
+    Client.http("http://127.0.0.1:9/mcp")
+except MissingDependency as exc:
+    print(exc.package, "|", exc)
+"""
+    result = _run([sys.executable, "-c", script])
+    assert result.returncode == 0, result.stderr
+    package, message = result.stdout.strip().split(" | ", 1)
+    assert package == "requests"
+    assert "the HTTP client needs the package 'requests'" in message
+    assert "pip install requests" in message and "optional" not in message
+
+
 def _oldest_python():
     """An interpreter of the oldest supported version, when one runs on this machine."""
     low = re.search(r">=\s*(\d+)\.(\d+)", _setup_cfg()["options"]["python_requires"])

@@ -65,6 +65,22 @@ def test_as_roots_accepts_each_form_and_validates(tmp_path):
         Client(None, roots=[{"uri": "file:///a/../b"}])
 
 
+def test_as_roots_takes_plain_string_paths(tmp_path, monkeypatch):
+    """``roots=["/home/me/project"]`` (and a single path, str or PathLike) become file:// URIs;
+    a relative path is made absolute; a string with a URI scheme stays a URI."""
+    monkeypatch.chdir(tmp_path)
+    assert [r.uri for r in as_roots([str(tmp_path), "sub dir", "file:///srv"])] == [
+        tmp_path.as_uri(), (tmp_path / "sub dir").as_uri(), "file:///srv"]
+    assert [r.uri for r in as_roots(str(tmp_path))] == [tmp_path.as_uri()]
+    assert [r.uri for r in as_roots(tmp_path)] == [tmp_path.as_uri()]
+    with pytest.raises(ValueError, match="file://"):
+        as_roots("https://example.com/data")
+    client = Client(None, roots=[str(tmp_path)])
+    assert client.roots[0].uri == tmp_path.as_uri()
+    client.set_roots(str(tmp_path / "other"))
+    assert [r.uri for r in client.roots] == [(tmp_path / "other").as_uri()]
+
+
 # ---------------------------------------------------------------------- paths inside roots
 @pytest.fixture
 def tree(tmp_path):

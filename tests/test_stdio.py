@@ -36,7 +36,7 @@ ENV = {"PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PY
        "PYTHONUNBUFFERED": "1"}
 
 SERVER_SCRIPT = r'''
-import os, signal, subprocess, sys, threading
+import os, signal, subprocess, sys, threading, time
 from mcp_ref import Context, Server
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "normal"
@@ -87,6 +87,13 @@ def chatty(megabytes: int) -> str:
         sys.stderr.write(line)
     sys.stderr.flush()
     return "chatted"
+
+
+@server.tool
+def nap(seconds: float) -> str:
+    """Sleep, deaf to cancellation (time.sleep)."""
+    time.sleep(seconds)
+    return "rested"
 
 
 @server.tool
@@ -301,6 +308,50 @@ def test_server_exits_promptly_on_stdin_eof_with_a_handler_running(tool):
         pump.join(WAIT)
         process.stdout.close()
         process.stderr.close()
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def pipe_into_server(*messages, timeout: float = WAIT) -> list:
+    """Write ``messages`` to a server's stdin at once and close it, as ``printf ... | python
+    server.py`` does; the answers it printed. A server still alive after ``timeout`` fails."""
+    lines = b"".join(json.dumps(m).encode() + b"\n" for m in messages)
+    try:
+        done = subprocess.run(argv(), input=lines, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              env={**os.environ, **ENV}, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        raise AssertionError(f"the server outlived its stdin by more than {timeout} s") from exc
+    assert done.returncode == 0, done.stderr.decode()
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def test_requests_read_before_stdin_closes_are_answered():
+    """``printf '<initialize>\\n<initialized>\\n<tools/list>\\n' | python server.py`` answers
+    all three requests, not only the initialize (session.py rule 5: the EOF grace)."""
+    answers = pipe_into_server(
+        INITIALIZE, INITIALIZED,
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 2, "b": 3}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "nap", "arguments": {"seconds": 0.05}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "ping"})
+    by_id = {answer["id"]: answer for answer in answers}
+    assert sorted(by_id) == [0, 1, 2, 3, 4], answers
+    assert "add" in [tool["name"] for tool in by_id[1]["result"]["tools"]]
+    assert by_id[2]["result"]["content"][0]["text"] == "5"
+    assert by_id[3]["result"]["content"][0]["text"] == "rested"
+
+
+def test_a_tool_still_sleeping_does_not_keep_the_server_past_the_eof_grace():
+    """A 30 s tool cut off by EOF: the server exits after the grace (1 s), well within the
+    subprocess timeout, without answering it."""
+    answers = pipe_into_server(
+        INITIALIZE, INITIALIZED,
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "nap", "arguments": {"seconds": 30}}},
+        timeout=10)
+    assert [answer["id"] for answer in answers] == [0]
 
 
 # ---------------------------------------------------------------------- client side of the shutdown

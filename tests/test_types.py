@@ -277,6 +277,19 @@ def test_content_registry():
         t.content_from_dict("text")
 
 
+def test_every_content_block_has_its_wire_type():
+    """``block.type`` is the wire name, on built and on decoded blocks alike (as
+    ``block["type"]`` is in the JSON), for every block class and the unknown kind."""
+    blocks = {cls: example for cls, example in examples().items() if cls in t.CONTENT_TYPES.values()}
+    assert set(blocks) == set(t.CONTENT_TYPES.values())
+    for cls, block in blocks.items():
+        wire = block.to_dict()
+        assert block.type == cls.TYPE == wire["type"]
+        assert t.content_from_dict(wire).type == wire["type"]
+    assert t.image(b"png", "image/png").type == "image" and t.audio(b"wav", "audio/wav").type == "audio"
+    assert t.content_from_dict({"type": "hologram"}).type == "hologram"
+
+
 def test_resource_contents_from_dict_and_bytes_helpers():
     assert isinstance(t.resource_contents_from_dict({"uri": "u", "text": "x"}), t.TextResourceContents)
     assert isinstance(t.resource_contents_from_dict({"uri": "u", "blob": "eA=="}), t.BlobResourceContents)

@@ -187,7 +187,8 @@ def long_operation(ctx: Context, steps: int = 3) -> str:
 def log_messages(ctx: Context) -> str:
     """Send a log message at each of the eight levels (filtered by logging/setLevel)."""
     for level in LEVELS:
-        ctx.log(level, {"message": f"a {level} message"}, logger="everything.tool")
+        article = "an" if level[0] in "aeiou" else "a"
+        ctx.log(level, {"message": f"{article} {level} message"}, logger="everything.tool")
     return ",".join(LEVELS)
 
 

@@ -42,6 +42,30 @@ _SUBMODULE = {
 }
 
 
+# The same names for type checkers and editors, which do not run __getattr__: without
+# these every type here is ``Any`` to them. Never true at run time.
+# tests/test_public_api.py keeps this list and _SUBMODULE in step.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .base import CONTENT_TYPES, Model, register_content, spec_field, wire_name
+    from .client_features import (CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+                                  ListRootsResult, ModelHint, ModelPreferences, Root, SamplingMessage, ToolChoice,
+                                  select_model)
+    from .content import (Annotations, AudioContent, BlobResourceContents, ContentBlock, EmbeddedResource,
+                          ImageContent, RawContent, ResourceContents, ResourceLink, SamplingContent, TextContent,
+                          TextResourceContents, ToolResultContent, ToolUseContent, audio, content_from_dict, image,
+                          resource_contents_from_dict)
+    from .initialize import Icon, Implementation, InitializeParams, InitializeRequestParams, InitializeResult
+    from .prompts import GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage
+    from .resources import (ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
+                            ResourceTemplate)
+    from .tasks import (CreateTaskResult, ListTasksResult, RELATED_TASK_KEY, RelatedTaskMetadata, TASK_STATUSES,
+                        TERMINAL_STATUSES, Task, TaskMetadata, related_task_meta)
+    from .tools import CallToolResult, ListToolsResult, Tool, ToolAnnotations, ToolExecution
+    from .utilities import (CompleteResult, Completion, LOGGING_LEVELS, LoggingMessageNotificationParams,
+                            ProgressNotificationParams, PromptReference, ResourceTemplateReference, level_at_least)
+
+
 def __getattr__(name):
     module = _SUBMODULE.get(name)
     if module is None:

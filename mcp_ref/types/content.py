@@ -1,7 +1,8 @@
 """Content blocks: what tool results, prompt messages and sampling messages carry.
 
 Each block class has a ``TYPE`` (the wire ``"type"``, implied by the class and
-written by ``to_dict()``) and a ``SINCE`` (the first revision that knows it);
+written by ``to_dict()``; ``block.type`` reads it, as on the wire) and a
+``SINCE`` (the first revision that knows it);
 the registry ``CONTENT_TYPES`` maps a tag to its class and
 ``content_from_dict`` decodes one block. A block of a type nobody registered
 decodes to ``RawContent``, which re-encodes it unchanged, so a newer peer's
@@ -46,8 +47,18 @@ class Annotations(Model):
     last_modified: Optional[str] = spec_field(since="2025-06-18")   # ISO 8601
 
 
+class _Block:
+    """What every content block has: ``type``, its wire name (``"text"``, ``"image"``, ...),
+    so ``block.type == "text"`` reads as the JSON does."""
+    TYPE: ClassVar[Optional[str]] = None
+
+    @property
+    def type(self) -> str:
+        return self.TYPE
+
+
 @dataclass
-class TextContent(Model):
+class TextContent(_Block, Model):
     TYPE = "text"
     text: str
     annotations: Optional[Annotations] = None
@@ -55,7 +66,7 @@ class TextContent(Model):
 
 
 @dataclass
-class ImageContent(Model):
+class ImageContent(_Block, Model):
     """``data`` is base64; see ``image()`` to build one from bytes."""
     TYPE = "image"
     data: str
@@ -65,7 +76,7 @@ class ImageContent(Model):
 
 
 @dataclass
-class AudioContent(Model):
+class AudioContent(_Block, Model):
     """``data`` is base64; see ``audio()`` to build one from bytes."""
     TYPE = "audio"
     SINCE = "2025-03-26"
@@ -76,7 +87,7 @@ class AudioContent(Model):
 
 
 @dataclass
-class ResourceLink(Model):
+class ResourceLink(_Block, Model):
     """A pointer to a resource the client may read (not its contents)."""
     TYPE = "resource_link"
     SINCE = "2025-06-18"
@@ -112,7 +123,7 @@ ResourceContents = Union[TextResourceContents, BlobResourceContents]
 
 
 @dataclass
-class EmbeddedResource(Model):
+class EmbeddedResource(_Block, Model):
     TYPE = "resource"
     resource: ResourceContents
     annotations: Optional[Annotations] = None
@@ -120,7 +131,7 @@ class EmbeddedResource(Model):
 
 
 @dataclass
-class ToolUseContent(Model):
+class ToolUseContent(_Block, Model):
     """The model asks to call a tool (sampling with tools). No ``annotations``:
     the schema gives this block none."""
     TYPE = "tool_use"
@@ -156,7 +167,7 @@ ContentBlock = Union[TextContent, ImageContent, AudioContent, ResourceLink, Embe
 
 
 @dataclass
-class ToolResultContent(Model):
+class ToolResultContent(_Block, Model):
     """The result of a ``tool_use``, sent back to the model (sampling with tools).
     ``content`` has the same form as ``CallToolResult.content``."""
     TYPE = "tool_result"

@@ -1,0 +1,113 @@
+"""The public names: importable from ``mcp_ref`` (and ``mcp_ref.types``), loaded lazily at
+run time, and seen as their real classes by type checkers and editors, which do not run a
+module's ``__getattr__`` (PEP 562). Each lazy table has a twin block of imports under
+``if TYPE_CHECKING:``; these tests keep the two in step and run mypy on a user script."""
+import ast
+import configparser
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import mcp_ref
+import mcp_ref.types
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def type_checking_imports(path: Path) -> dict:
+    """``{name: ".module"}`` imported under ``if TYPE_CHECKING:`` at the top of ``path``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: dict = {}
+    blocks = [node for node in tree.body if isinstance(node, ast.If) and isinstance(node.test, ast.Name)
+              and node.test.id == "TYPE_CHECKING"]
+    assert len(blocks) == 1, f"{path.name} needs one `if TYPE_CHECKING:` block of imports"
+    for node in blocks[0].body:
+        assert isinstance(node, ast.ImportFrom), ast.dump(node)
+        for alias in node.names:
+            assert alias.asname is None
+            found[alias.name] = "." * node.level + (node.module or "")
+    return found
+
+
+def test_every_name_in_all_is_importable_from_mcp_ref():
+    for name in mcp_ref.__all__:
+        assert getattr(mcp_ref, name) is not None, name
+    from mcp_ref import ToolNameWarning           # listed as importable from mcp_ref
+    assert issubclass(ToolNameWarning, UserWarning)
+    for name in mcp_ref.types.__all__:
+        getattr(mcp_ref.types, name)
+
+
+def test_the_type_checking_imports_of_mcp_ref_match_its_lazy_table():
+    assert type_checking_imports(ROOT / "mcp_ref" / "__init__.py") == mcp_ref._LAZY
+    assert set(mcp_ref._LAZY) <= set(mcp_ref.__all__)
+
+
+def test_the_type_checking_imports_of_mcp_ref_types_match_its_lazy_table():
+    expected = {name: "." + module for name, module in mcp_ref.types._SUBMODULE.items()}
+    assert type_checking_imports(ROOT / "mcp_ref" / "types" / "__init__.py") == expected
+    assert set(mcp_ref.types._SUBMODULE) == set(mcp_ref.types.__all__)
+
+
+def test_the_lazy_names_still_load_on_first_use():
+    """The TYPE_CHECKING block never runs: importing the package loads neither side."""
+    code = ("import sys, mcp_ref, mcp_ref.types\n"
+            "assert mcp_ref.TYPE_CHECKING is False and mcp_ref.types.TYPE_CHECKING is False\n"
+            "assert 'Client' not in vars(mcp_ref) and 'TextContent' not in vars(mcp_ref.types)\n"
+            "assert not any(m in sys.modules for m in ('mcp_ref.client', 'mcp_ref.server', 'mcp_ref.types.content'))\n"
+            "from mcp_ref import Client\n"
+            "assert 'mcp_ref.client' in sys.modules\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_package_ships_py_typed():
+    assert (ROOT / "mcp_ref" / "py.typed").is_file()
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg", encoding="utf-8")
+    assert config["options.package_data"]["mcp_ref"].split() == ["py.typed"]
+    extras = config["options.extras_require"]["test"]
+    assert "mypy" in extras.split()
+
+
+USER_SCRIPT = '''
+from mcp_ref import Client, Server, ToolNameWarning
+
+server = Server("typed")
+client = Client.stdio(["python", "server.py"])
+result = client.call_tool("add", {"a": 1, "b": 2})
+reveal_type(server)
+reveal_type(client)
+reveal_type(result)
+reveal_type(result.content[0])
+reveal_type(ToolNameWarning())
+'''
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mypy") is None,
+                    reason="mypy is not installed (it is in the `test` extra, not a dependency)")
+def test_mypy_sees_the_real_classes_behind_the_lazy_names(tmp_path):
+    """A user's script in a fresh folder, checked against the package as installed:
+    ``from mcp_ref import Client`` is ``mcp_ref.client.Client``, not ``Any``."""
+    (tmp_path / "user.py").write_text(USER_SCRIPT, encoding="utf-8")
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    package_home = Path(mcp_ref.__file__).resolve().parent.parent
+    if "site-packages" not in package_home.parts:
+        # An editable install is found through an import hook, which mypy does not run.
+        env["MYPYPATH"] = str(package_home)
+    result = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--follow-imports=silent",
+                             "--cache-dir", str(tmp_path / ".mypy_cache"), "user.py"],
+                            cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+    revealed = [line.split("Revealed type is ", 1)[1].strip('"') for line in result.stdout.splitlines()
+                if "Revealed type is" in line]
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert revealed[:4] == ["mcp_ref.server.Server", "mcp_ref.client.Client",
+                            "mcp_ref.types.tools.CallToolResult", revealed[3]], result.stdout
+    assert "mcp_ref.types.content.TextContent" in revealed[3]
+    assert revealed[4] == "mcp_ref.features.tools.ToolNameWarning"

@@ -1,0 +1,169 @@
+"""Every fenced Python example of the README runs.
+
+An HTML comment on the line above each ```python block says how (the README
+does not render it):
+
+``<!-- readme-test: server NAME.py -->``
+    the block is the whole file NAME.py, a stdio server: it is spawned with
+    ``Client.stdio`` and must complete the handshake and list what it offers.
+``<!-- readme-test: add-to NAME.py -->``
+    the block extends NAME.py as the README has built it so far: it goes in
+    before the file's ``if __name__ == "__main__":`` line, and the result is
+    checked as a server.
+``<!-- readme-test: script [needs=NAME.py ...] [expect=LINE ...] -->``
+    the block runs as a script in a folder holding the files it needs (as the
+    README has built them up to that point), and must exit 0; each ``expect``
+    is a line its output must contain. ``python`` on the PATH is the
+    interpreter running the tests.
+
+A Python block without a directive, or with one this file does not know,
+fails: no example is skipped silently.
+"""
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import List, NamedTuple, Optional
+
+import pytest
+
+from mcp_ref import Client
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+KINDS = ("server", "add-to", "script")
+TIMEOUT = 60
+MAIN_GUARD = 'if __name__ == "__main__":'
+
+
+class Block(NamedTuple):
+    index: int
+    line: int                   # of the ```python fence, 1-based
+    code: str
+    directive: Optional[str]    # the text after "readme-test:", None when missing
+
+
+def readme_blocks(text: str) -> List[Block]:
+    """Every ```python block with the directive on the line above it (blank lines between allowed)."""
+    lines = text.splitlines()
+    blocks, i = [], 0
+    while i < len(lines):
+        if lines[i].strip() == "```python":
+            start = i
+            end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == "```"), None)
+            assert end is not None, f"README line {i + 1}: a ```python block that never closes"
+            above = next((lines[j].strip() for j in range(start - 1, -1, -1) if lines[j].strip()), "")
+            match = re.fullmatch(r"<!--\s*readme-test:\s*(.*?)\s*-->", above)
+            blocks.append(Block(len(blocks), start + 1, "\n".join(lines[start + 1:end]) + "\n",
+                                match.group(1) if match else None))
+            i = end
+        i += 1
+    return blocks
+
+
+BLOCKS = readme_blocks(README.read_text(encoding="utf-8"))
+
+
+def parse(directive: str) -> tuple:
+    """``(kind, name or None, needs, expects)``; ValueError for what this file does not know."""
+    words = shlex.split(directive)
+    if not words or words[0] not in KINDS:
+        raise ValueError(f"unknown readme-test directive {directive!r}: the first word is one of {KINDS}")
+    kind, rest = words[0], words[1:]
+    if kind in ("server", "add-to"):
+        if len(rest) != 1 or not rest[0].endswith(".py"):
+            raise ValueError(f"'{kind}' takes one file name, NAME.py: {directive!r}")
+        return kind, rest[0], [], []
+    needs, expects = [], []
+    for word in rest:
+        key, sep, value = word.partition("=")
+        if not sep or key not in ("needs", "expect"):
+            raise ValueError(f"'script' takes needs=NAME.py and expect=LINE: {word!r} in {directive!r}")
+        (needs if key == "needs" else expects).append(value)
+    return kind, None, needs, expects
+
+
+def files_after(block: Block) -> dict:
+    """The files the server and add-to blocks have built, up to and including ``block``."""
+    files: dict = {}
+    for earlier in BLOCKS[:block.index + 1]:
+        kind, name, _, _ = parse(earlier.directive or "")
+        if kind == "server":
+            files[name] = earlier.code
+        elif kind == "add-to":
+            assert name in files, f"README line {earlier.line}: add-to {name} before any 'server {name}' block"
+            before, guard, after = files[name].partition(MAIN_GUARD)
+            files[name] = before.rstrip("\n") + "\n\n\n" + earlier.code + ("\n\n" + guard + after if guard else "")
+    return files
+
+
+def environment(folder: Path) -> dict:
+    """``python`` on the PATH runs this interpreter (whose site-packages hold mcp_ref)."""
+    bin_dir = folder / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    if os.name == "nt":
+        (bin_dir / "python.bat").write_text(f'@"{sys.executable}" %*\n', encoding="utf-8")
+    else:
+        shim = bin_dir / "python"
+        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+        shim.chmod(0o755)
+    env = dict(os.environ)
+    env["PATH"] = str(bin_dir) + os.pathsep + env.get("PATH", "")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def check_server(folder: Path, name: str, env: dict) -> None:
+    """Spawn ``name`` as a stdio server and list everything it declares."""
+    stderr: list = []
+    with Client.stdio([sys.executable, name], cwd=str(folder), env=env, on_stderr=stderr.append,
+                      timeout=TIMEOUT) as client:
+        capabilities = client.server_capabilities
+        assert capabilities, f"{name} declares nothing"
+        if "tools" in capabilities:
+            assert client.list_tools()
+        if "resources" in capabilities:
+            client.list_resources()
+            client.list_resource_templates()
+        if "prompts" in capabilities:
+            client.list_prompts()
+    assert not any("Traceback" in line for line in stderr), "\n".join(stderr)
+
+
+def test_the_readme_has_python_examples_and_each_says_how_it_runs():
+    assert len(BLOCKS) >= 10
+    missing = [block.line for block in BLOCKS if block.directive is None]
+    assert not missing, f"```python blocks without a <!-- readme-test: ... --> line above, at README lines {missing}"
+    for block in BLOCKS:
+        parse(block.directive)           # raises for a directive this file does not know
+
+
+def test_no_directive_is_left_without_its_block():
+    text = README.read_text(encoding="utf-8")
+    directives = len(re.findall(r"^<!--\s*readme-test:.*-->\s*$", text, re.M))
+    assert directives == sum(1 for block in BLOCKS if block.directive is not None)
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=[f"line{block.line}" for block in BLOCKS])
+def test_readme_python_block_runs(block, tmp_path):
+    if block.directive is None:
+        pytest.fail(f"README line {block.line}: no <!-- readme-test: ... --> directive above this block")
+    kind, name, needs, expects = parse(block.directive)
+    files = files_after(block)
+    for file_name, code in files.items():
+        (tmp_path / file_name).write_text(code, encoding="utf-8")
+    env = environment(tmp_path)
+    if kind in ("server", "add-to"):
+        check_server(tmp_path, name, env)
+        return
+    unknown = [need for need in needs if need not in files]
+    assert not unknown, f"README line {block.line}: needs {unknown}, which no earlier block defines"
+    (tmp_path / "example.py").write_text(block.code, encoding="utf-8")
+    done = subprocess.run([sys.executable, "example.py"], cwd=str(tmp_path), env=env, capture_output=True,
+                          text=True, timeout=TIMEOUT)
+    assert done.returncode == 0, f"README line {block.line} failed:\n{done.stdout}\n{done.stderr}"
+    printed = done.stdout.splitlines()
+    for line in expects:
+        assert line in printed, f"README line {block.line}: {line!r} not printed; got {printed!r}"
