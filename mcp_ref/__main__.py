@@ -13,6 +13,7 @@ server does not offer are skipped.
 """
 import argparse
 import json
+import os
 import sys
 import threading
 
@@ -102,9 +103,17 @@ def _walk_prompts(client: Client) -> None:
                                                     for m in result.messages))
 
 
+def _child_env() -> dict:
+    """The example server imports mcp_ref from where this process found it: a spawned
+    server gets only a safe set of our environment (transports/stdio.py rule 3), so
+    the directory holding the package goes first on its ``PYTHONPATH``."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))}
+
+
 def demo(module: str = "mcp_ref.examples.everything") -> int:
     """Walk through the example server, printing the wire transcript."""
-    transport = TapTransport(StdioClientTransport([sys.executable, "-m", module]), _transcript)
+    transport = TapTransport(StdioClientTransport([sys.executable, "-m", module], env=_child_env()), _transcript)
     updated = threading.Event()
     with Client(transport, timeout=30, on_resource_updated=lambda uri: updated.set(),
                 on_log=lambda m: _say(f"log {m.level}: {json.dumps(m.data)}")) as client:
