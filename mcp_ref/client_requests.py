@@ -77,7 +77,7 @@ def all_pages(fetch_page: Callable, limit: int = DEFAULT_MAX_PAGES, method: str 
         if cursor is None:
             return items
         if cursor == "" or cursor in seen:
-            log.warning("server repeated pagination cursor %r; stopping", cursor)
+            log.warning("%s: the server sent an empty or repeated pagination cursor %r; stopping", method, cursor)
             return items
         seen.add(cursor)
     raise TooManyPages(method, limit, items)

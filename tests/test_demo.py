@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -40,3 +42,18 @@ def test_demo_prints_a_transcript_and_exits_0(wire_validator):
                for line in lines if line.startswith(("client -> server  ", "server -> client  "))]
     assert wire_validator.check_transcript(records, revision) == len(sent) + len(received)
     assert lines[-1] == "# closed cleanly"
+
+
+def test_the_demo_works_from_a_checkout_that_is_only_on_pythonpath(tmp_path):
+    """A spawned server gets only a safe set of the environment (transports/stdio.py
+    rule 3), so the demo names PYTHONPATH for its example server itself: run by an
+    interpreter that has not installed mcp_ref, from another directory, it still works."""
+    base = getattr(sys, "_base_executable", None) or sys.executable
+    bare = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    probe = subprocess.run([base, "-c", "import mcp_ref"], cwd=str(tmp_path), env=bare, capture_output=True)
+    if probe.returncode == 0:
+        pytest.skip("mcp_ref is importable without PYTHONPATH here (installed for the base interpreter)")
+    done = subprocess.run([base, "-m", "mcp_ref", "demo"], capture_output=True, text=True, timeout=120,
+                          env={**bare, "PYTHONPATH": str(ROOT)}, cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines()[-1] == "# closed cleanly"
