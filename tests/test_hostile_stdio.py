@@ -312,8 +312,7 @@ def test_url_elicitations_with_other_schemes_never_reach_the_callback(spawned):
         answers = json.loads(poke(client).content[0].text)
         goes_on(client)
     assert seen == ["https://example.com/consent"]
-    assert answers[3] == "decline"
-    assert all(answer != "accept" for answer in answers[:3]), answers
+    assert answers == [-32602, -32602, -32602, "decline"]
 
 
 # ---------------------------------------------------------------------- our server (issue 15's two inputs)
@@ -526,3 +525,10 @@ def test_text_a_transport_cannot_encode_raises_and_the_session_stays_open():
         peer.assert_silent()
     finally:
         session.close()
+
+
+@pytest.mark.parametrize("size", [0, -1, 1.5, True, "16M"])
+def test_a_size_limit_that_is_not_a_number_of_bytes_is_refused_before_spawning(spawned, size):
+    with pytest.raises(ValueError, match="max_message_size"):
+        hostile("echo-env", max_message_size=size)
+    assert spawned == []

@@ -174,6 +174,8 @@ class StdioClientTransport:
                  terminate_timeout: float = 2.0, inherit_env: bool = False):
         if isinstance(argv, (str, bytes)):
             raise TypeError("argv must be a list of strings, not one string")
+        if isinstance(max_message_size, bool) or not isinstance(max_message_size, int) or max_message_size < 1:
+            raise ValueError(f"max_message_size must be a number of bytes >= 1, not {max_message_size!r}")
         self.argv = list(argv)
         self.max_message_size = max_message_size
         self.close_timeout = close_timeout
