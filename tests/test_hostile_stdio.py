@@ -532,3 +532,26 @@ def test_a_size_limit_that_is_not_a_number_of_bytes_is_refused_before_spawning(s
     with pytest.raises(ValueError, match="max_message_size"):
         hostile("echo-env", max_message_size=size)
     assert spawned == []
+
+
+def test_the_size_limit_reaches_the_http_transports_too():
+    """``max_message_size`` is accepted by every client constructor; the HTTP transports
+    keep it (their bodies and events are bounded by it in transports/http_client.py)."""
+    pytest.importorskip("requests")
+    pytest.importorskip("sseclient")
+    client = Client.http("http://127.0.0.1:9/mcp", max_message_size=1234)
+    try:
+        assert client.transport.max_message_size == 1234
+    finally:
+        client.close()
+    client = Client.connect("http://127.0.0.1:9/mcp", max_message_size=4321)
+    try:
+        assert client.transport.inner.max_message_size == 4321
+        assert client.transport._legacy_options["max_message_size"] == 4321
+    finally:
+        client.close()
+    default = Client.http("http://127.0.0.1:9/mcp")
+    try:
+        assert default.transport.max_message_size == 16 * 1024 * 1024
+    finally:
+        default.close()
