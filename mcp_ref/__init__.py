@@ -5,9 +5,10 @@ Importing this package needs only the standard library; the HTTP client
 lazily by the features that need them.
 """
 from .errors import (ApprovalDenied, CapabilityNotSupported, ConnectionClosed, InternalError, InvalidParamsError,
-                     InvalidRequestError, McpError, MethodNotFoundError, MissingDependency, ParseError,
-                     RequestCancelled, RequestTimeout, ResourceNotFoundError, SessionError, StructuredOutputError,
-                     ToolInputError, UnsupportedProtocolVersion, UrlElicitationRequiredError, UserRejectedError)
+                     InvalidRequestError, McpError, MessageTooLarge, MethodNotFoundError, MissingDependency,
+                     ParseError, RequestCancelled, RequestTimeout, ResourceNotFoundError, SessionError,
+                     StructuredOutputError, TooManyPages, ToolInputError, UnsupportedProtocolVersion,
+                     UrlElicitationRequiredError, UserRejectedError)
 from .lifecycle import LATEST_REVISION, SUPPORTED_REVISIONS
 
 # Server and Client load on first use (PEP 562), so a stdio server does not pay
@@ -54,7 +55,7 @@ __all__ = [
     "InternalError", "ResourceNotFoundError", "UrlElicitationRequiredError", "UserRejectedError",
     "SessionError", "ConnectionClosed", "RequestTimeout", "RequestCancelled", "CapabilityNotSupported",
     "UnsupportedProtocolVersion", "MissingDependency", "ApprovalDenied", "StructuredOutputError",
-    "ToolInputError",
+    "ToolInputError", "MessageTooLarge", "TooManyPages",
     "Approval", "Deny", "HttpError", "SessionExpired", "ToolNameWarning",
     "LATEST_REVISION", "SUPPORTED_REVISIONS", "__version__",
 ]

@@ -19,6 +19,7 @@ message whole, one JSON document per line.
 """
 import argparse
 import json
+import os
 import re
 import sys
 import threading
@@ -167,6 +168,14 @@ class Demo:
         return prompts
 
 
+def _child_env() -> dict:
+    """The example server imports mcp_ref from where this process found it: a spawned
+    server gets only a safe set of our environment (transports/stdio.py rule 3), so
+    the directory holding the package goes first on its ``PYTHONPATH``."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))}
+
+
 def demo(module: str = "mcp_ref.examples.everything", full: bool = False) -> int:
     """Walk through the example server, printing the wire transcript."""
     transcript = Transcript(full)
@@ -175,7 +184,7 @@ def demo(module: str = "mcp_ref.examples.everything", full: bool = False) -> int
     say("JSON-RPC with it over the server's stdin and stdout, one message per line, shown below.")
     if not full:
         say("Base64 data is elided and long messages cut at …[+N chars]; --full prints them whole.")
-    transport = TapTransport(StdioClientTransport([sys.executable, "-m", module]), transcript)
+    transport = TapTransport(StdioClientTransport([sys.executable, "-m", module], env=_child_env()), transcript)
     updated = threading.Event()
     client = Client(transport, timeout=30, on_resource_updated=lambda uri: updated.set())
     walk = Demo(client, transcript, updated)

@@ -40,7 +40,7 @@ import threading
 import weakref
 
 from . import lifecycle, types
-from .client_requests import VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages
+from .client_requests import DEFAULT_MAX_PAGES, VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages
 from .client_tasks import TaskRequests, answer_related_task
 from .errors import (ApprovalDenied, CapabilityNotSupported, ConnectionClosed, MethodNotFoundError, SessionError,
                      UnsupportedProtocolVersion, get_logger)
@@ -76,6 +76,11 @@ def _close_unclosed() -> None:
             log.debug("closing %r at exit failed", client, exc_info=True)
 
 
+def _size_option(max_message_size: int | None) -> dict:
+    """``max_message_size`` for a transport's constructor when given (None: the transport's default)."""
+    return {} if max_message_size is None else {"max_message_size": max_message_size}
+
+
 class _ClassOrInstance:
     """(HTTP transports) ``Client.connect(target, ...)`` builds a client for a URL or a
     command line; ``client.connect()`` runs the handshake. One name, two roles: the
@@ -108,6 +113,8 @@ class Client(ServerFeatureRequests, TaskRequests):
         protocol_version: the revision to ask for (default: the latest); one of
             ``SUPPORTED_REVISIONS``, else ``ValueError`` before anything is sent.
         ping_interval: ping the server this often (None: never).
+        max_pages: how many pages ``list_tools()`` and the other ``list_*()``
+            helpers follow before raising ``TooManyPages`` (client_requests.py rule 1).
 
     Client features (each declared only when given; Spec: client/sampling,
     client/roots, client/elicitation; see approval.py for the callbacks' argument):
@@ -146,7 +153,8 @@ class Client(ServerFeatureRequests, TaskRequests):
                  validate_input: bool = False, on_log: Callable | None = None,
                  on_resource_updated: Callable | None = None, on_tools_list_changed: Callable | None = None,
                  on_resources_list_changed: Callable | None = None,
-                 on_prompts_list_changed: Callable | None = None, on_task_status: Callable | None = None):
+                 on_prompts_list_changed: Callable | None = None, on_task_status: Callable | None = None,
+                 max_pages: int = DEFAULT_MAX_PAGES):
         lifecycle.check_requested(protocol_version)          # lifecycle.py rule 2
         if validate_output not in VALIDATE_OUTPUT_MODES:
             raise ValueError(f"validate_output must be one of {VALIDATE_OUTPUT_MODES}, not {validate_output!r}")
@@ -158,6 +166,7 @@ class Client(ServerFeatureRequests, TaskRequests):
         self.init_timeout = init_timeout
         self.requested_version = protocol_version
         self.on_notification = on_notification
+        self.max_pages = max_pages
         self.server_info: Implementation | None = None
         self.server_capabilities: dict = {}
         self.protocol_version: str | None = None
@@ -220,10 +229,15 @@ class Client(ServerFeatureRequests, TaskRequests):
     def stdio(cls, argv: Sequence[str], *, env: dict | None = None, cwd: str | None = None,
               on_stderr: Callable[[str | None, None]] = None, close_timeout: float = 2.0,
               terminate_timeout: float = 2.0, auto_restart: int = 0, on_restart: Callable | None = None,
-              **options) -> "Client":
+              inherit_env: bool = False, max_message_size: int | None = None, **options) -> "Client":
         """A client for a server spawned as a subprocess (spawned here). Use it in a ``with``
         block, or call it directly: the first request connects (rule 1).
 
+        The server sees only a small safe set of this process's environment
+        variables (``PATH``, ``HOME``, ... : ``transports.stdio.SAFE_ENV_VARS``)
+        plus those ``env`` names; ``inherit_env=True`` passes them all.
+        ``max_message_size``: the longest line read from the server, in bytes
+        (default 16 MiB); a longer reply fails its request with ``MessageTooLarge``.
         ``auto_restart``: how many times in a row a server that exited may be
         respawned, on the next request (0, the default: never; rule 5).
         ``on_restart(attempt)`` is called before each respawn (1 for the first
@@ -231,8 +245,10 @@ class Client(ServerFeatureRequests, TaskRequests):
         if isinstance(auto_restart, bool) or not isinstance(auto_restart, int) or auto_restart < 0:
             raise ValueError(f"auto_restart must be a whole number of restarts >= 0, not {auto_restart!r}")
         from .transports.stdio import StdioClientTransport
-        transport = StdioClientTransport(argv, env=env, cwd=cwd, on_stderr=on_stderr,
-                                         close_timeout=close_timeout, terminate_timeout=terminate_timeout)
+        spawn_options = dict(env=dict(env) if env else None, cwd=cwd, on_stderr=on_stderr,
+                             close_timeout=close_timeout, terminate_timeout=terminate_timeout,
+                             inherit_env=inherit_env, **_size_option(max_message_size))
+        transport = StdioClientTransport(argv, **spawn_options)
         try:
             client = cls(transport, **options)
         except BaseException:                   # e.g. an unknown option: do not leave the server running
@@ -240,11 +256,10 @@ class Client(ServerFeatureRequests, TaskRequests):
             raise
         if auto_restart:
             from .client_restart import Restarter
-            argv, env = transport.argv, (dict(env) if env else None)
+            argv = transport.argv
 
             def spawn():                        # the same command line and options as the first
-                return StdioClientTransport(argv, env=env, cwd=cwd, on_stderr=on_stderr,
-                                            close_timeout=close_timeout, terminate_timeout=terminate_timeout)
+                return StdioClientTransport(argv, **spawn_options)
             client._restarter = Restarter(auto_restart, spawn, on_restart)
         return client
 
@@ -397,7 +412,8 @@ class Client(ServerFeatureRequests, TaskRequests):
     @classmethod
     def http(cls, url: str, *, timeout: float | None = None, headers: dict | None = None, auth=None,
              verify=True, cert=None, connect_timeout: float = 10.0, read_timeout: float | None = None,
-             on_session_expired: str = "reinitialize", open_get_stream: bool = True, **options) -> "Client":
+             on_session_expired: str = "reinitialize", open_get_stream: bool = True,
+             max_message_size: int | None = None, **options) -> "Client":
         """A client for a Streamable HTTP server at ``url``; use it in a ``with`` block, or
         call it directly: the first request connects (rule 1).
 
@@ -405,25 +421,27 @@ class Client(ServerFeatureRequests, TaskRequests):
         ``connect_timeout``/``read_timeout`` are HTTP's. ``headers`` go on every
         request, ``auth`` is a requests auth object, ``verify``/``cert`` are
         requests' TLS options. ``on_session_expired``: ``"reinitialize"`` starts a
-        new session transparently, ``"raise"`` raises ``SessionExpired``. Other
-        options are ``Client``'s. See ``transports.http_client``.
+        new session transparently, ``"raise"`` raises ``SessionExpired``.
+        ``max_message_size``: the largest message read, in bytes (default: as for
+        stdio). Other options are ``Client``'s. See ``transports.http_client``.
         """
         from .transports.http_client import StreamableHttpTransport
         transport = StreamableHttpTransport(url, headers=headers, auth=auth, verify=verify, cert=cert,
                                             connect_timeout=connect_timeout, read_timeout=read_timeout,
-                                            on_session_expired=on_session_expired, open_get_stream=open_get_stream)
+                                            on_session_expired=on_session_expired, open_get_stream=open_get_stream,
+                                            **_size_option(max_message_size))
         return cls._over_http(transport, timeout, options)
 
     @classmethod
     def sse(cls, url: str, *, timeout: float | None = None, headers: dict | None = None, auth=None,
             verify=True, cert=None, connect_timeout: float = 10.0, read_timeout: float | None = None,
-            endpoint_timeout: float = 10.0, **options) -> "Client":
+            endpoint_timeout: float = 10.0, max_message_size: int | None = None, **options) -> "Client":
         """A client for a legacy HTTP+SSE server (2024-11-05) whose SSE stream is at ``url``.
         Connects at once (waits for the ``endpoint`` event); options as ``Client.http``."""
         from .transports.sse_client import SseClientTransport
         transport = SseClientTransport(url, headers=headers, auth=auth, verify=verify, cert=cert,
                                        connect_timeout=connect_timeout, read_timeout=read_timeout,
-                                       endpoint_timeout=endpoint_timeout)
+                                       endpoint_timeout=endpoint_timeout, **_size_option(max_message_size))
         return cls._over_http(transport, timeout, options)
 
     @classmethod
@@ -434,7 +452,7 @@ class Client(ServerFeatureRequests, TaskRequests):
         if isinstance(target, str) and target.startswith(("http://", "https://")):
             from .transports.sse_client import AutoHttpTransport
             names = ("headers", "auth", "verify", "cert", "connect_timeout", "read_timeout", "on_session_expired",
-                     "open_get_stream", "endpoint_timeout")
+                     "open_get_stream", "endpoint_timeout", "max_message_size")
             http_options = {name: options.pop(name) for name in names if name in options}
             timeout = options.pop("timeout", None)
             return cls._over_http(AutoHttpTransport(target, **http_options), timeout, options)
@@ -474,7 +492,7 @@ class Client(ServerFeatureRequests, TaskRequests):
 
     def list_tools(self) -> list:
         """Every tool, following ``nextCursor`` to the last page."""
-        return all_pages(self.list_tools_page)
+        return all_pages(self.list_tools_page, self.max_pages, "tools/list")
 
     def call_tool(self, name: str, arguments: dict | None = None, *, timeout: float | None = None,
                   on_progress: Callable | None = None, reset_timeout_on_progress: bool = False,

@@ -10,6 +10,10 @@ Rules:
 
 1. ``list_*_page(cursor)`` fetch one page: ``(items, next_cursor)``;
    ``list_*()`` follow ``nextCursor`` to the end. Spec: server/utilities/pagination.
+   The walk is bounded: an empty or repeated cursor ends it with a warning, and
+   after ``max_pages`` pages (``Client(max_pages=...)``) it raises ``TooManyPages``
+   (carrying the items so far), so a server that hands out a fresh cursor forever
+   cannot make the client send requests without end.
 2. ``complete`` needs the ``completions`` capability only from 2025-03-26
    (2024-11-05 had none) and sends ``context`` only from 2025-06-18.
    Spec: server/utilities/completion.
@@ -42,7 +46,7 @@ from __future__ import annotations
 import warnings
 
 from . import lifecycle, types
-from .errors import MissingDependency, StructuredOutputError, ToolInputError, get_logger
+from .errors import MissingDependency, StructuredOutputError, TooManyPages, ToolInputError, get_logger
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
@@ -52,17 +56,20 @@ if TYPE_CHECKING:          # names for annotations only
 
 log = get_logger("mcp_ref.client")
 
-__all__ = ["ServerFeatureRequests", "StructuredOutputWarning", "VALIDATE_OUTPUT_MODES", "all_pages"]
+__all__ = ["ServerFeatureRequests", "StructuredOutputWarning", "VALIDATE_OUTPUT_MODES", "all_pages",
+           "DEFAULT_MAX_PAGES"]
 
 VALIDATE_OUTPUT_MODES = ("strict", "warn", "off")
+DEFAULT_MAX_PAGES = 1000
 
 
 class StructuredOutputWarning(UserWarning):
     """A tool's structured output does not match its outputSchema (``validate_output="warn"``)."""
 
 
-def all_pages(fetch_page: Callable, limit: int = 10000) -> list:
-    """Follow cursors to the end; an empty or repeated cursor ends the walk with a warning."""
+def all_pages(fetch_page: Callable, limit: int = DEFAULT_MAX_PAGES, method: str = "list") -> list:
+    """Follow cursors to the end (rule 1): an empty or repeated cursor ends the walk with
+    a warning; ``limit`` pages without an end raise ``TooManyPages`` naming ``method``."""
     items, cursor, seen = [], None, set()
     for _ in range(limit):
         page, cursor = fetch_page(cursor)
@@ -70,10 +77,10 @@ def all_pages(fetch_page: Callable, limit: int = 10000) -> list:
         if cursor is None:
             return items
         if cursor == "" or cursor in seen:
-            log.warning("server repeated pagination cursor %r; stopping", cursor)
+            log.warning("%s: the server sent an empty or repeated pagination cursor %r; stopping", method, cursor)
             return items
         seen.add(cursor)
-    return items
+    raise TooManyPages(method, limit, items)
 
 
 def _cursor_params(cursor: str | None) -> dict | None:
@@ -82,7 +89,7 @@ def _cursor_params(cursor: str | None) -> dict | None:
 
 class ServerFeatureRequests:
     """Resources, prompts, completion and logging requests; callbacks; argument and output checks.
-    Needs ``_request``, ``_live_session``, ``protocol_version``, ``_require``, ``_lock``,
+    Needs ``_request``, ``_live_session``, ``protocol_version``, ``_require``, ``_lock``, ``max_pages``,
     ``_tool_cache``, ``_listeners``, ``_output_checks``, ``_input_checks``, ``validate_output``
     and ``validate_input`` (set by ``Client``)."""
 
@@ -95,7 +102,7 @@ class ServerFeatureRequests:
 
     def list_resources(self) -> list:
         """Every resource, following ``nextCursor``."""
-        return all_pages(self.list_resources_page)
+        return all_pages(self.list_resources_page, self.max_pages, "resources/list")
 
     def list_resource_templates_page(self, cursor: str | None = None) -> tuple:
         """One page of resource templates: ``(templates, next_cursor)``.
@@ -107,7 +114,7 @@ class ServerFeatureRequests:
 
     def list_resource_templates(self) -> list:
         """Every resource template, following ``nextCursor``."""
-        return all_pages(self.list_resource_templates_page)
+        return all_pages(self.list_resource_templates_page, self.max_pages, "resources/templates/list")
 
     def read_resource(self, uri: str, *, timeout: float | None = None) -> ReadResourceResult:
         """Read a resource: ``result.contents`` holds ``TextResourceContents``/``BlobResourceContents``.
@@ -136,7 +143,7 @@ class ServerFeatureRequests:
 
     def list_prompts(self) -> list:
         """Every prompt, following ``nextCursor``."""
-        return all_pages(self.list_prompts_page)
+        return all_pages(self.list_prompts_page, self.max_pages, "prompts/list")
 
     def get_prompt(self, name: str, arguments: dict | None = None) -> GetPromptResult:
         """Get a prompt's messages; argument values are strings. An unknown prompt or a

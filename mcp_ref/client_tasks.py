@@ -279,7 +279,7 @@ class TaskRequests:
     def list_tasks(self) -> list:
         """Every task of this session, following ``nextCursor`` to the last page."""
         from .client_requests import all_pages
-        return all_pages(self.list_tasks_page)
+        return all_pages(self.list_tasks_page, self.max_pages, "tasks/list")
 
     def cancel_task(self, task_id: str) -> Task:
         """Cancel a task (``tasks/cancel``); returns it, ``cancelled``. A task already

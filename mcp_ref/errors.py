@@ -123,20 +123,64 @@ class ConnectionClosed(SessionError):
     """The connection is gone; every pending request fails with this, once.
 
     ``exit_code`` and ``stderr_tail`` are filled in by the stdio client when
-    the server process ended.
+    the server process ended. The error is raised as soon as the connection
+    is gone, without waiting for the process: a server may close its stdout
+    and keep running. ``late_details`` (from the transport) is asked again,
+    without blocking, while the exit code is still unknown, so the code is
+    there once the process has ended, whenever the error is looked at.
     """
 
     def __init__(self, reason: str = "connection closed", *, exit_code: int | None = None,
-                 stderr_tail: str = ""):
-        detail = reason
-        if exit_code is not None:
-            detail += f" (exit code {exit_code})"
-        if stderr_tail:
-            detail += "; last stderr lines:\n" + stderr_tail
-        super().__init__(detail)
+                 stderr_tail: str = "", late_details=None):
+        super().__init__(reason)
         self.reason = reason
-        self.exit_code = exit_code
-        self.stderr_tail = stderr_tail
+        self._exit_code = exit_code
+        self._stderr_tail = stderr_tail
+        self._late = late_details if exit_code is None else None
+
+    def _refresh(self) -> None:
+        late = self._late
+        if late is None:
+            return
+        try:
+            details = late()
+        except Exception:
+            details = None
+        if details and details.get("exit_code") is not None:
+            self._late = None
+            self._exit_code = details["exit_code"]
+            self._stderr_tail = details.get("stderr_tail", self._stderr_tail)
+
+    @property
+    def exit_code(self) -> int | None:
+        self._refresh()
+        return self._exit_code
+
+    @property
+    def stderr_tail(self) -> str:
+        self._refresh()
+        return self._stderr_tail
+
+    def __str__(self) -> str:
+        detail = self.reason
+        if self.exit_code is not None:
+            detail += f" (exit code {self.exit_code})"
+        if self.stderr_tail:
+            detail += "; last stderr lines:\n" + self.stderr_tail
+        return detail
+
+
+class MessageTooLarge(InvalidRequestError):
+    """The peer's reply to a request was over the size limit (``max_message_size``)
+    and was skipped unread. Raised to that request's caller at once, like any reply
+    that cannot be read (see ``InvalidMessage``); ``size`` and ``limit`` are in bytes
+    (``size`` counts what was read before giving up when the frame had no end).
+    Code -32600, as the frame is answered when it is a request."""
+
+    def __init__(self, message: str, data: object = None, *, size: int | None = None, limit: int | None = None):
+        super().__init__(message, data)
+        self.size = size
+        self.limit = limit
 
 
 class RequestTimeout(SessionError):
@@ -184,6 +228,21 @@ class ToolInputError(SessionError):
         self.problem = problem
 
 
+class TooManyPages(SessionError):
+    """A ``list_*()`` helper followed ``nextCursor`` for ``pages`` pages without
+    reaching the end (a server that hands out a fresh cursor forever).
+    ``items`` holds what the pages brought, so nothing is lost; raise the limit
+    with ``Client(max_pages=...)`` or walk ``list_*_page`` by hand.
+    Spec: server/utilities/pagination."""
+
+    def __init__(self, method: str, pages: int, items: list):
+        super().__init__(f"{method}: still more pages after {pages} pages ({len(items)} items); "
+                         f"stopped (max_pages={pages})")
+        self.method = method
+        self.pages = pages
+        self.items = items
+
+
 class UnsupportedProtocolVersion(SessionError):
     """The peer chose a protocol revision we do not support."""
 
@@ -226,6 +285,9 @@ class InvalidMessage(Exception):
         # A malformed *response* is never answered: the peer would match an error
         # carrying that id to its own request of the same id.
         self.is_response = False
+        # A frame over the size limit, skipped unread: its size and the limit, in bytes.
+        self.size: int | None = None
+        self.limit: int | None = None
 
 
 def require(module: str, package: str, feature: str):

@@ -17,12 +17,24 @@ Rules (Spec: basic/index#messages, basic/index#json-rpc-batching (2025-03-26 onl
    when one could be read. A batch (a JSON array) decodes to a list whose
    items are messages or ``InvalidMessage`` objects; whether a batch is
    acceptable is a revision question for the session, not for this module.
+6. Any frame that cannot be decoded is bad input, never a broken connection:
+   invalid UTF-8, bad JSON, and JSON nested too deeply for the parser
+   (``RecursionError``) all raise ``InvalidMessage(-32700)``. When the head of
+   such a frame shows a response with a readable id (``peek``), the error
+   carries that id and ``is_response``, so the receiver fails the request it
+   answers at once instead of leaving it to time out (and does not answer it).
+7. ``encode_line`` gives the bytes of one frame, UTF-8. A string holding a lone
+   surrogate (``"\\ud800"`` decodes to one; so do file names read with
+   ``surrogateescape``) is not Unicode text and cannot be written as UTF-8: that
+   is an ``EncodeError`` like any value JSON cannot carry, raised before
+   anything is written.
 
 This module does no I/O.
 """
 from __future__ import annotations
 
 import json
+import re
 
 from .errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, InvalidMessage
 
@@ -172,13 +184,16 @@ def decode(data: str | bytes):
     """Parse one frame (one JSON text) into a message, or a list for a batch.
 
     Raises:
-        InvalidMessage: bad JSON (code -32700, id None), or valid JSON that is
-            not a JSON-RPC message (code -32600, with the id when readable).
+        InvalidMessage: bad JSON (code -32700; id None, unless the frame's head
+            shows a response: rule 6), or valid JSON that is not a JSON-RPC
+            message (code -32600, with the id when readable).
     """
     try:
         obj = _parse(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidMessage(PARSE_ERROR, f"Parse error: {exc}") from None
+    except ValueError as exc:              # bad JSON, and invalid UTF-8 (UnicodeDecodeError)
+        raise _undecodable(data, f"Parse error: {exc}") from None
+    except RecursionError:                 # nested deeper than the parser goes
+        raise _undecodable(data, "Parse error: the message is nested too deeply to decode") from None
     if isinstance(obj, list):
         if not obj:
             raise InvalidMessage(INVALID_REQUEST, "Invalid Request: empty batch")
@@ -190,6 +205,101 @@ def decode(data: str | bytes):
                 items.append(bad)
         return items
     return from_dict(obj)
+
+
+def _undecodable(data: str | bytes, message: str) -> InvalidMessage:
+    bad = InvalidMessage(PARSE_ERROR, message)
+    request_id, is_response = peek(data)
+    if is_response and request_id is not None:         # rule 6
+        bad.id, bad.is_response = request_id, True
+    return bad
+
+
+def oversized(head: str | bytes, size: int, limit: int) -> InvalidMessage:
+    """The error for a frame of ``size`` bytes over ``limit``, skipped unread; ``head``
+    is its beginning, read for a response's id as for an undecodable frame (rule 6)."""
+    bad = InvalidMessage(INVALID_REQUEST, f"Invalid Request: message of {size} bytes exceeds the limit "
+                                          f"of {limit} bytes")
+    bad.size, bad.limit = size, limit
+    request_id, is_response = peek(head)
+    if is_response and request_id is not None:
+        bad.id, bad.is_response = request_id, True
+    return bad
+
+
+# Reading the head of a frame that did not decode (rule 6). Only the top-level members
+# that fit in the first PEEK_CHARS characters are read, in order, until one does not
+# end there (the value nested too deeply, the part of a line too long to keep). A
+# response written by mcp_ref or the official SDKs starts with "jsonrpc" and "id".
+PEEK_CHARS = 4096
+_SPACE = re.compile(r"[ \t\n\r]*")
+_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null")
+_NESTED = object()                                      # a value not needed, so not kept
+_LITERALS = {"true": True, "false": False, "null": None}
+_scanstring = json.decoder.scanstring
+
+
+def peek(data: str | bytes) -> tuple:
+    """``(id, is_response)`` as far as the head of a frame shows them: ``id`` is a
+    string or integer read from a top-level ``"id"`` member (else None); ``is_response``
+    is True when a top-level ``result`` or ``error`` was seen and no ``method``. Never raises."""
+    if not isinstance(data, str):
+        data = bytes(data[:PEEK_CHARS]).decode("utf-8", "replace")
+    keys: dict = {}
+    try:
+        _members(data[:PEEK_CHARS], keys)
+    except (ValueError, IndexError):
+        pass                                            # the head ends (or breaks) here
+    raw_id = keys.get("id")
+    request_id = raw_id if is_request_id(raw_id) else None
+    is_response = ("result" in keys or "error" in keys) and "method" not in keys
+    return request_id, is_response
+
+
+def _members(text: str, keys: dict) -> None:
+    """Fill ``keys`` with the top-level members of the object ``text`` begins with."""
+    i = _SPACE.match(text, 1 if text[:1] == "\ufeff" else 0).end()
+    if text[i] != "{":
+        return
+    i = _SPACE.match(text, i + 1).end()
+    while text[i] == '"':
+        key, i = _scanstring(text, i + 1)
+        i = _SPACE.match(text, i).end()
+        if text[i] != ":":
+            return
+        i = _SPACE.match(text, i + 1).end()
+        keys[key] = _NESTED                             # seen, even when its value never ends
+        if text[i] == '"':
+            keys[key], i = _scanstring(text, i + 1)
+        elif text[i] in "{[":
+            i = _skip_container(text, i)
+        else:
+            match = _SCALAR.match(text, i)
+            if match is None:
+                return
+            token, i = match.group(), match.end()
+            keys[key] = int(token) if token.lstrip("-").isdigit() else _LITERALS.get(token, _NESTED)
+        i = _SPACE.match(text, i).end()
+        if text[i] != ",":
+            return
+        i = _SPACE.match(text, i + 1).end()
+
+
+def _skip_container(text: str, i: int) -> int:
+    """The index after the object or array starting at ``i`` (IndexError when it does not end in ``text``)."""
+    depth = 0
+    while True:
+        char = text[i]
+        if char == '"':
+            i = _scanstring(text, i + 1)[1]
+            continue
+        if char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
 
 
 def from_dict(obj: object):
@@ -281,12 +391,37 @@ def encode(message) -> str:
     return _dumps(message.to_dict())
 
 
+def encode_line(message) -> bytes:
+    """``encode`` as UTF-8 bytes with the closing newline: one stdio frame (rule 7).
+
+    Raises:
+        EncodeError: the message holds a value JSON cannot carry, or text that is
+            not Unicode (a lone surrogate).
+    """
+    text = encode(message)
+    try:
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError as exc:
+        raise unencodable_text(exc) from None
+
+
+class NotUnicode(EncodeError):
+    """A message holds text that is not Unicode (a lone surrogate): UTF-8 cannot carry it (rule 7)."""
+
+
+def unencodable_text(exc: UnicodeEncodeError) -> NotUnicode:
+    """The error for the text of ``exc``, which UTF-8 cannot carry (rule 7)."""
+    return NotUnicode(f"cannot encode the message as UTF-8: it holds {ascii(exc.object[exc.start:exc.end])}, "
+                      f"a lone surrogate, which is not Unicode text")
+
+
 def replace_unencodable(reply):
-    """``reply`` with every message JSON cannot carry replaced by a -32603 error."""
+    """``reply`` with every message JSON (or UTF-8, rule 7) cannot carry replaced by a -32603 error."""
     if isinstance(reply, list):
         return [replace_unencodable(item) for item in reply]
     try:
-        encode(reply)
+        encode_line(reply)
         return reply
-    except EncodeError:
-        return ErrorResponse(reply.id, ErrorObject(INTERNAL_ERROR, "Internal error: the result is not JSON"))
+    except EncodeError as exc:
+        what = "holds text that is not Unicode (a lone surrogate)" if isinstance(exc, NotUnicode) else "is not JSON"
+        return ErrorResponse(reply.id, ErrorObject(INTERNAL_ERROR, f"Internal error: the result {what}"))

@@ -30,10 +30,18 @@ Rules:
    input (EOF) with requests of ours still being served, the session first
    waits up to ``eof_grace`` seconds (0 by default; a stdio server's is 1 s)
    for them to be answered, and never longer: ``printf ... | server`` gets
-   every answer due, and a stuck handler cannot keep the process alive.
+   every answer due, and a stuck handler cannot keep the process alive. A
+   close already under way (the peer hung up and the reader is shutting the
+   transport down) is waited for, so ``close`` returns with nothing left
+   running.
 6. Tables are touched under ``self._lock``; no user code and no I/O runs
    under it. Writes are serialised by ``self._send_lock``.
-7. A request like one that ran longer than ``SLOW_AFTER`` before (the
+7. Replies that cannot be matched by id are not left to time out: a reply
+   that failed to decode or was too large fails the request its head names
+   (``messages`` rule 6); an error with a null id (the peer could not read a
+   request) fails the one pending request, or is logged when several are;
+   the elements of a batch of replies are routed one by one, in any revision.
+8. A request like one that ran longer than ``SLOW_AFTER`` before (the
    same method and the same ``name`` or ``uri`` param: a tool that waits on
    the network, say) is not served inline: the reader hands the reading role
    on first, then runs it as a follower. So requests to blocking handlers
@@ -67,10 +75,10 @@ from collections import deque
 
 from . import lifecycle
 from .calls import Pending, RequestContext, _call_progress, _Waiter
-from .errors import (INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosed, InvalidMessage, McpError,
+from .errors import (INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosed, InvalidMessage, McpError, MessageTooLarge,
                      RequestCancelled, RequestTimeout, SessionError, get_logger)
 from .messages import (EncodeError, ErrorObject, ErrorResponse, Notification, Request, Response, is_request_id,
-                       replace_unencodable)
+                       replace_unencodable, unencodable_text)
 
 log = get_logger("mcp_ref.session")
 
@@ -92,8 +100,8 @@ _LOST = object()
 # standby thread hands the reading role to another thread (see _standby).
 INLINE_TAKEOVER = 0.002
 STANDBY_IDLE_CHECKS = 25         # ~50 ms without jobs: the standby sleeps untimed
-SLOW_AFTER = INLINE_TAKEOVER     # rule 7: a job that ran this long is remembered as slow
-MAX_SLOW_KEYS = 1024             # rule 7: most (method, target) pairs remembered as slow
+SLOW_AFTER = INLINE_TAKEOVER     # rule 8: a job that ran this long is remembered as slow
+MAX_SLOW_KEYS = 1024             # rule 8: most (method, target) pairs remembered as slow
 
 
 class _Batch:
@@ -163,11 +171,12 @@ class Session:
         self._leading = False
         self._reading_done = False
         self._backlog: deque = deque()
-        self._slow: dict = {}                  # rule 7: (method, name or uri) -> True
+        self._slow: dict = {}                  # rule 8: (method, name or uri) -> True
         self._notices: queue.Queue | None = None
         self._control: queue.Queue | None = None
         self._helpers: list = []
         self._closed_event = threading.Event()
+        self._closing_thread: threading.Thread | None = None
         self._ping_interval = ping_interval
         self._started = False
 
@@ -262,6 +271,10 @@ class Session:
         """Fail what is pending, stop the threads, close the transport. Idempotent."""
         self._on_close(reason)
         me = threading.current_thread()
+        if self._closing_thread is not me:
+            # Rule 5: another thread is closing the transport (for stdio, the shutdown
+            # ladder, bounded by its timeouts): wait for it rather than leave it running.
+            self._closed_event.wait()
         for thread in list(self._threads) + self._helpers:
             if thread is not me:
                 thread.join(timeout=2.0)
@@ -287,6 +300,8 @@ class Session:
                 self.transport.send(message, related_id)
         except (SessionError, EncodeError):      # nothing was written: the session is fine
             raise
+        except UnicodeEncodeError as exc:        # text UTF-8 cannot carry; nothing was written either
+            raise unencodable_text(exc) from None
         except Exception as exc:                 # broken pipe, closed socket
             self._on_close(f"send failed: {exc}")
             raise self._closed_error() from exc
@@ -367,7 +382,7 @@ class Session:
                 # Serve inline only when someone could take the reading role over.
                 inline = self._idle or len(self._threads) < self._max_threads
                 if inline and getattr(job, "slow", False):
-                    handed = True                      # rule 7: hand reading on, then run it here
+                    handed = True                      # rule 8: hand reading on, then run it here
                     self._release_inline_locked()
                 elif inline:
                     self._inline_thread, self._inline_since = me, monotonic()
@@ -492,6 +507,19 @@ class Session:
         return None
 
     def _route_batch(self, items: list):
+        # Rule 7: replies are routed whatever the revision; a batch reply to a single
+        # request still answers it. Malformed replies are never answered.
+        rest = []
+        for item in items:
+            if isinstance(item, (Response, ErrorResponse)):
+                self._on_response(item)
+            elif isinstance(item, InvalidMessage) and item.is_response:
+                self._on_bad_response(item)
+            else:
+                rest.append(item)
+        if not rest:
+            return None
+        items = rest
         if not lifecycle.batches_allowed(self.protocol_version):
             return self._reply_job(ErrorResponse(None, ErrorObject(
                 INVALID_REQUEST, f"Invalid Request: JSON-RPC batches are not supported in protocol revision "
@@ -533,7 +561,7 @@ class Session:
         key = (request.method, target if type(target) is str else None)
         job = lambda: self._serve(ctx, request, batch, key)      # noqa: E731
         if key in self._slow:
-            job.slow = True                        # rule 7
+            job.slow = True                        # rule 8
         return job
 
     def _on_response(self, message) -> None:
@@ -542,8 +570,18 @@ class Session:
             request_id = int(request_id)           # a peer that echoes our ids as strings
         with self._lock:
             waiter = self._outbound.pop(request_id, None)
+            pending = len(self._outbound)
+            if waiter is None and request_id is None and pending == 1:
+                # Rule 7: the peer could not read a request of ours; with one in
+                # flight, it is that one.
+                request_id, waiter = self._outbound.popitem()
         if waiter is None:
-            log.debug("%s: dropped a reply to unknown or abandoned id %r", self._name, message.id)
+            if request_id is None:
+                error = getattr(message, "error", None)
+                log.warning("%s: the peer could not read a request (%d pending): %s (code %s)", self._name,
+                            pending, getattr(error, "message", "?"), getattr(error, "code", "?"))
+            else:
+                log.debug("%s: dropped a reply to unknown or abandoned id %r", self._name, message.id)
             return
         if waiter.ordered and self._notices is not None:
             # Settle after the progress callbacks already queued, so the caller
@@ -553,11 +591,22 @@ class Session:
             waiter.settle(message)
 
     def _on_bad_response(self, bad: InvalidMessage) -> None:
-        """A malformed reply: fail the request it names (if any) instead of letting it time out."""
+        """A malformed, undecodable or oversized reply: fail the request it names (if any)
+        instead of letting it time out (rule 7)."""
         log.warning("%s: malformed response from the peer (id %r): %s", self._name, bad.id, bad.message)
-        if bad.id is not None:
+        if bad.id is None:
+            return
+        if bad.size is None:
             self._on_response(ErrorResponse(bad.id, ErrorObject(
                 bad.code, f"the peer sent a malformed response: {bad.message}")))
+            return
+        request_id = int(bad.id) if isinstance(bad.id, str) and bad.id.isdigit() else bad.id
+        with self._lock:
+            waiter = self._outbound.pop(request_id, None)
+        if waiter is not None:
+            waiter.settle(MessageTooLarge(
+                f"the reply to {waiter.method} (id {bad.id!r}) is {bad.size} bytes, over the limit of {bad.limit} "
+                f"bytes (max_message_size); it was skipped unread", size=bad.size, limit=bad.limit))
 
     def _on_cancelled(self, params: dict) -> None:
         """Spec: basic/utilities/cancellation: unknown, late or malformed cancels are ignored;
@@ -615,7 +664,7 @@ class Session:
             slow = time.monotonic() - started >= SLOW_AFTER
             with self._lock:
                 self._inbound.pop(request.id, None)
-                if slow != (key in self._slow):   # rule 7: learn, and unlearn when it got fast
+                if slow != (key in self._slow):   # rule 8: learn, and unlearn when it got fast
                     if slow:
                         self._slow[key] = True
                         if len(self._slow) > MAX_SLOW_KEYS:
@@ -672,6 +721,7 @@ class Session:
             details = {}
             getter = getattr(self.transport, "close_details", None)
             self.closed = True
+            self._closing_thread = threading.current_thread()
             outbound, self._outbound = self._outbound, {}
             self._listening = {}
             inbound = list(self._inbound.values())
@@ -682,7 +732,8 @@ class Session:
             except Exception:
                 details = {}
         self.close_error = ConnectionClosed(reason, exit_code=details.get("exit_code"),
-                                            stderr_tail=details.get("stderr_tail", ""))
+                                            stderr_tail=details.get("stderr_tail", ""),
+                                            late_details=details.get("late"))
         for waiter in outbound.values():
             waiter.settle(self.close_error)
         for ctx in inbound:

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mcp_ref.__main__ import SLACK, WIDTH
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,3 +96,16 @@ def test_each_exchange_happens_once_and_each_step_says_what_it_shows():
     for step in steps:
         if any(line.startswith(ARROWS) for line in step.splitlines()):
             assert step.startswith("# "), step
+def test_the_demo_works_from_a_checkout_that_is_only_on_pythonpath(tmp_path):
+    """A spawned server gets only a safe set of the environment (transports/stdio.py
+    rule 3), so the demo names PYTHONPATH for its example server itself: run by an
+    interpreter that has not installed mcp_ref, from another directory, it still works."""
+    base = getattr(sys, "_base_executable", None) or sys.executable
+    bare = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    probe = subprocess.run([base, "-c", "import mcp_ref"], cwd=str(tmp_path), env=bare, capture_output=True)
+    if probe.returncode == 0:
+        pytest.skip("mcp_ref is importable without PYTHONPATH here (installed for the base interpreter)")
+    done = subprocess.run([base, "-m", "mcp_ref", "demo"], capture_output=True, text=True, timeout=120,
+                          env={**bare, "PYTHONPATH": str(ROOT)}, cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines()[-1] == "# closed cleanly"

@@ -631,3 +631,18 @@ def test_sse_format_and_parse_round_trip():
     assert split_event_id("abc:12") == ("abc", 12) and split_event_id("abc") is None
     with pytest.raises(ValueError):
         format_event("x", id="bad\nid")
+
+
+def test_a_reply_holding_a_lone_surrogate_is_answered_internal_error(http):
+    """The unknown tool's name is echoed in the -32602 message; a lone surrogate there
+    cannot be written as UTF-8, so the answer is -32603 (messages.py rule 7), not a
+    connection dropped without an answer. The session goes on."""
+    url = http().url
+    session_id = open_session(url)
+    response = post(url, '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\\udce9","arguments":{}}}',
+                    session_id)
+    assert response.status_code == 200
+    reply = response.json() if response.headers["Content-Type"] == "application/json" \
+        else messages_of(events_of(response))[-1]
+    assert reply["id"] == 1 and reply["error"]["code"] == -32603 and "lone surrogate" in reply["error"]["message"]
+    assert post(url, rpc(2, "ping"), session_id).json() == {"jsonrpc": "2.0", "id": 2, "result": {}}

@@ -208,3 +208,86 @@ def test_messages_are_immutable():
     request = Request(1, "ping")
     with pytest.raises(Exception):
         request.id = 2
+
+
+# ---------------------------------------------------------------------- frames that cannot be decoded (rule 6)
+DEEP = 100_000
+
+
+def test_a_frame_nested_too_deeply_is_a_parse_error_not_a_crash():
+    for frame in ('{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":%s%s}}' % ("[" * DEEP, "]" * DEEP),
+                  "[" * DEEP + "]" * DEEP, b'{"a":' + b"{\"a\":" * DEEP + b"1" + b"}" * (DEEP + 1)):
+        with pytest.raises(InvalidMessage) as info:
+            decode(frame)
+        assert info.value.code == PARSE_ERROR and "nested too deeply" in info.value.message
+        assert info.value.id is None and not info.value.is_response      # a request: answered with id null
+
+
+@pytest.mark.parametrize("frame, expected_id", [
+    ('{"jsonrpc":"2.0","id":7,"result":{"a":%s%s}}' % ("[" * DEEP, "]" * DEEP), 7),
+    ('{"jsonrpc":"2.0","id":"r-1","error":{"code":1,"message":"m","data":%s%s}}' % ("[" * DEEP, "]" * DEEP), "r-1"),
+    (b'{"jsonrpc":"2.0","id":3,"result":{"text":"\xff"}}', 3),               # not UTF-8
+    ('{"jsonrpc":"2.0","id":4,"result":{}', 4),                               # cut short
+    ('{"jsonrpc":"2.0","id":5,"result":{}} trailing', 5),
+])
+def test_an_undecodable_reply_carries_the_id_its_head_shows(frame, expected_id):
+    with pytest.raises(InvalidMessage) as info:
+        decode(frame)
+    assert info.value.code == PARSE_ERROR
+    assert info.value.id == expected_id and type(info.value.id) is type(expected_id)
+    assert info.value.is_response                                              # so it is never answered
+
+
+@pytest.mark.parametrize("head, expected", [
+    ('{"jsonrpc":"2.0","id":5,"result":' + "[" * 5000, (5, True)),
+    ('  \ufeff{"id" : -7 , "error":', (None, False)),                          # a BOM only at the start
+    ('\ufeff {"id" : -7 , "error":', (-7, True)),
+    ('{"result":{"id":9,"x":"}]"},"id":"a\\u00e9","jsonrpc":"2.0"', ("a\u00e9", True)),  # nested ids do not count
+    ('{"jsonrpc":"2.0","id":1.5,"result":{}}', (None, True)),                  # not an id
+    ('{"jsonrpc":"2.0","id":true,"result":{}}', (None, True)),
+    ('{"jsonrpc":"2.0","id":null,"error":{}}', (None, True)),
+    ('{"jsonrpc":"2.0","id":3,"method":"x","params":[[[', (3, False)),       # a request
+    ('{"jsonrpc":"2.0","result":{},"method":"x","id":3}', (3, False)),
+    ('{"jsonrpc":"2.0","result":' + "[" * 5000 + "]" * 5000 + ',"id":3}', (None, True)),   # the id is past the head
+    (b"\xff\xfe", (None, False)),
+    ("", (None, False)),
+    ("[1,2]", (None, False)),
+    ('{"id":', (None, False)),
+])
+def test_peek_reads_top_level_members_of_the_head_only(head, expected):
+    from mcp_ref.messages import peek
+    assert peek(head) == expected
+
+
+def test_oversized_names_size_and_limit_and_the_id_of_a_reply():
+    from mcp_ref.messages import oversized
+    bad = oversized(b'{"jsonrpc":"2.0","id":12,"result":{"text":"xxxx', 20_000_000, 16_777_216)
+    assert (bad.code, bad.id, bad.is_response, bad.size, bad.limit) == (INVALID_REQUEST, 12, True, 20_000_000,
+                                                                          16_777_216)
+    assert "20000000" in bad.message and "16777216" in bad.message
+    request = oversized(b'{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{', 20_000_000, 100)
+    assert request.id is None and not request.is_response                  # answered -32600 with id null
+
+
+# ---------------------------------------------------------------------- text UTF-8 cannot carry (rule 7)
+def test_encode_line_refuses_lone_surrogates_before_writing_anything():
+    from mcp_ref.messages import EncodeError, NotUnicode, encode_line
+    assert encode_line(Request(1, "x", {"t": "caf\u00e9 \U0001f600"})) == \
+        '{"jsonrpc":"2.0","id":1,"method":"x","params":{"t":"caf\u00e9 \U0001f600"}}\n'.encode("utf-8")
+    for text in ("\ud800", "a\udce9b", "\udfff\ud800"):
+        with pytest.raises(NotUnicode, match="lone surrogate") as info:
+            encode_line(Response(1, {"content": [{"type": "text", "text": text}]}))
+        assert isinstance(info.value, EncodeError)
+        str(info.value).encode("utf-8")                                       # the message itself is writable
+    decoded = decode('{"jsonrpc":"2.0","id":1,"result":{"t":"\\ud800"}}')    # valid JSON: decoded as is
+    assert decoded.result == {"t": "\ud800"}
+
+
+def test_replace_unencodable_answers_internal_error_naming_the_surrogate():
+    from mcp_ref.messages import replace_unencodable
+    ok = Response(1, {"t": "fine"})
+    assert replace_unencodable(ok) is ok
+    answer = replace_unencodable(Response(2, {"t": "\ud800"}))
+    assert isinstance(answer, ErrorResponse) and answer.id == 2 and answer.error.code == -32603
+    assert "lone surrogate" in answer.error.message
+    assert replace_unencodable(Response(3, {"t": {1, 2}})).error.message == "Internal error: the result is not JSON"

@@ -54,10 +54,13 @@ server.run()
 '''
 
 CLIENT = BLOCKER + '''
+import os
+
 import mcp_ref
 from mcp_ref import Client
 
-with Client.stdio([sys.executable, "-c", sys.argv[1]], timeout=30) as client:
+with Client.stdio([sys.executable, "-c", sys.argv[1]], env={"PYTHONPATH": os.environ["PYTHONPATH"]},
+                  timeout=30) as client:
     print("server", client.server_info.name, client.protocol_version)
     print("add", client.call_tool("add", {"a": 2, "b": 3}).content[0].text)
     print("missing", client.call_tool("add", {"a": 2}).is_error)

@@ -152,3 +152,28 @@ def test_all_pages_stops_on_a_repeated_cursor(caplog):
     pages = iter([([1], "c1"), ([2], "c1")])
     assert all_pages(lambda cursor: next(pages)) == [1, 2]
     assert "repeated pagination cursor" in caplog.text
+
+
+def test_all_pages_raises_after_the_page_limit_keeping_the_items():
+    from mcp_ref.client_requests import all_pages
+    from mcp_ref.errors import SessionError, TooManyPages
+    asked = []
+
+    def endless(cursor):
+        asked.append(cursor)
+        n = int(cursor or 0)
+        return [n], str(n + 1)
+    with pytest.raises(TooManyPages) as info:
+        all_pages(endless, 5, "prompts/list")
+    assert (info.value.method, info.value.pages, info.value.items) == ("prompts/list", 5, [0, 1, 2, 3, 4])
+    assert asked == [None, "1", "2", "3", "4"] and isinstance(info.value, SessionError)
+    assert "prompts/list" in str(info.value) and "5 pages" in str(info.value)
+    pages = iter([([1], "a"), ([2], "b"), ([3], None)])
+    assert all_pages(lambda cursor: next(pages), 3) == [1, 2, 3]      # ending on the last allowed page is fine
+
+
+def test_all_pages_stops_on_an_empty_cursor(caplog):
+    from mcp_ref.client_requests import all_pages
+    pages = iter([([1], "c1"), ([2], "")])
+    assert all_pages(lambda cursor: next(pages)) == [1, 2]
+    assert "empty or repeated pagination cursor ''" in caplog.text

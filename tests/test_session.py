@@ -684,9 +684,9 @@ def test_ping_is_answered_promptly_while_every_handler_is_blocked(pinger):
 
 
 def test_a_handler_that_blocked_before_does_not_hold_the_reading_role(monkeypatch):
-    """Rule 7: with the standby's takeover out of the picture (a takeover after an hour),
+    """Rule 8: with the standby's takeover out of the picture (a takeover after an hour),
     a request like one that blocked before is run only after reading was handed on, so
-    a second request can release it. Without rule 7 the reader would serve it inline
+    a second request can release it. Without rule 8 the reader would serve it inline
     and never read the release."""
     monkeypatch.setattr(session_module, "INLINE_TAKEOVER", 3600.0)
     monkeypatch.setattr(session_module, "SLOW_AFTER", 0.001)

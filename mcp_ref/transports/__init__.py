@@ -9,17 +9,22 @@ semantics. Spec: basic/transports. The session calls three methods:
   session serialises calls to ``send``; a transport need not lock.
 * ``receive()``: block until the next message and return it (a list for a
   batch), ``None`` once the peer has gone, or raise ``InvalidMessage`` for a
-  frame that failed to decode (the session answers it and reads on).
+  frame that failed to decode or was too large (``messages.oversized``; the
+  session answers it, or fails the request a reply answers, and reads on).
 * ``close()``: idempotent; must make a blocked ``receive()`` return ``None``.
 
-Optional: ``close_details() -> dict`` with ``exit_code``/``stderr_tail`` to
-enrich ``ConnectionClosed``; a writable ``protocol_version`` attribute (HTTP
-sends it as a header).
+``send`` encodes before it writes: a message that cannot be encoded raises
+``messages.EncodeError`` (or ``UnicodeEncodeError``) with nothing written, and
+the session stays open.
+
+Optional: ``close_details() -> dict`` with ``exit_code``/``stderr_tail`` (and
+``late``, a non-blocking function giving them once known) to enrich
+``ConnectionClosed``; a writable ``protocol_version`` attribute (HTTP sends it
+as a header); ``max_message_size``, the largest message read, in bytes.
 """
 from __future__ import annotations
 
-from ..errors import INVALID_REQUEST, InvalidMessage
-from ..messages import decode, encode
+from ..messages import decode, encode, oversized
 
 __all__ = ["Transport", "MemoryTransport", "memory_pair", "TapTransport"]
 
@@ -72,8 +77,7 @@ class MemoryTransport:
             self._inbox.put(_CLOSED)       # stay closed for any later reader
             return None
         if self.max_message_size and len(line) > self.max_message_size:
-            raise InvalidMessage(INVALID_REQUEST, f"Invalid Request: message of {len(line)} bytes exceeds "
-                                                  f"the limit of {self.max_message_size}")
+            raise oversized(line, len(line), self.max_message_size)
         return decode(line)
 
     def close(self) -> None:

@@ -48,6 +48,7 @@ from ..errors import INTERNAL_ERROR, ConnectionClosed, InvalidMessage, require
 from ..messages import ErrorObject, ErrorResponse, Notification, Request, Response, decode, encode
 from .sse_client import (CLOSED, HttpError, SessionExpired, content_type, http_error, http_session, iter_body,
                          settle_request, shutdown_response, take)
+from .stdio import DEFAULT_MAX_MESSAGE_SIZE
 
 log = logging.getLogger("mcp_ref.http")
 
@@ -83,8 +84,10 @@ class StreamableHttpTransport:
     def __init__(self, url: str, *, headers: Optional[dict] = None, auth=None, verify=True, cert=None,
                  connect_timeout: float = 10.0, read_timeout: Optional[float] = None,
                  on_session_expired: str = "reinitialize", open_get_stream: bool = True,
-                 max_reconnects: int = 5, default_retry: float = 1.0):
+                 max_reconnects: int = 5, default_retry: float = 1.0,
+                 max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE):
         requests = require("requests", "requests", "the HTTP client")
+        self.max_message_size = max_message_size  # the largest message read, in bytes
         self._sse = require("sseclient", "sseclient-py", "the HTTP client")
         if on_session_expired not in ("reinitialize", "raise"):
             raise ValueError("on_session_expired must be 'reinitialize' or 'raise'")

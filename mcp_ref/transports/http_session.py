@@ -45,7 +45,7 @@ import time
 from typing import Optional, Protocol
 
 from .. import lifecycle
-from ..messages import ErrorResponse, Notification, Response, is_request_id
+from ..messages import ErrorResponse, Notification, Response, encode_line, is_request_id
 from ._sse import make_event_id, split_event_id
 
 log = logging.getLogger("mcp_ref.http")
@@ -182,6 +182,7 @@ class HttpSessionTransport:
             for item in message:
                 self.send(item, related_id)
             return
+        encode_line(message)          # what cannot be written (a lone surrogate) fails here, not in a handler
         conn = None
         with self._lock:
             if self.closed:
@@ -422,6 +423,7 @@ class LegacySseTransport:
         self._lock = threading.Lock()
 
     def send(self, message, related_id=None) -> None:
+        encode_line(message)          # as HttpSessionTransport.send
         with self._lock:
             if self.closed:
                 raise ConnectionError("the SSE session is closed")

@@ -37,6 +37,7 @@ from urllib.parse import urljoin, urlsplit
 
 from ..errors import ConnectionClosed, InvalidMessage, SessionError, require
 from ..messages import Request, decode, encode
+from .stdio import DEFAULT_MAX_MESSAGE_SIZE
 
 log = logging.getLogger("mcp_ref.http")
 
@@ -167,8 +168,9 @@ class SseClientTransport:
 
     def __init__(self, url: str, *, headers: Optional[dict] = None, auth=None, verify=True, cert=None,
                  connect_timeout: float = 10.0, read_timeout: Optional[float] = None,
-                 endpoint_timeout: float = 10.0):
+                 endpoint_timeout: float = 10.0, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE):
         requests = require("requests", "requests", "the HTTP client")
+        self.max_message_size = max_message_size  # the largest message read, in bytes
         self._sse = require("sseclient", "sseclient-py", "the HTTP client")
         self.url = url
         self.endpoint: Optional[str] = None
@@ -278,7 +280,7 @@ class AutoHttpTransport:
         self.kind: Optional[str] = None
         self._legacy_options = {k: v for k, v in options.items()
                                 if k in ("headers", "auth", "verify", "cert", "connect_timeout", "read_timeout",
-                                         "endpoint_timeout")}
+                                         "endpoint_timeout", "max_message_size")}
         options.pop("endpoint_timeout", None)
         self.inner = StreamableHttpTransport(url, **options)
         self._closed = False

@@ -4,7 +4,9 @@ Rules (Spec: basic/transports#stdio, basic/lifecycle#shutdown):
 
 1. One message per line, UTF-8, no embedded newlines; flushed after every
    message. Lines longer than ``max_message_size`` are skipped whole and
-   reported as ``InvalidMessage`` (the session answers -32600 and reads on).
+   reported as ``InvalidMessage`` with their size and the limit: the session
+   answers a request -32600 and reads on; a reply whose id its head shows
+   fails that request at once (``MessageTooLarge``).
 2. Server side: nothing but MCP messages may reach stdout. While serving,
    ``sys.stdout`` points at stderr and file descriptor 1 is redirected to
    stderr too (so a stray ``print`` or a child process cannot corrupt the
@@ -13,9 +15,18 @@ Rules (Spec: basic/transports#stdio, basic/lifecycle#shutdown):
 3. Client side: the server is spawned with pipes (on POSIX in its own
    process group); its stderr is drained on a thread into a bounded buffer
    and a callback, so a chatty server never blocks on a full pipe.
+   Least privilege (Spec: security_best_practices, "Local MCP Server
+   Compromise"): the child's environment is a small safe set of the parent's
+   variables (``SAFE_ENV_VARS``) plus what ``env=`` names, not the whole of
+   ``os.environ``, so a secret of the host does not reach every server;
+   ``inherit_env=True`` passes everything, as a deliberate choice.
 4. Client shutdown ladder: close the child's stdin, wait; SIGTERM (the whole
    group), wait; SIGKILL, wait. The child is always reaped: no zombies. What
    is left of its process group afterwards (grandchildren) is killed.
+5. End of the server's stdout is the end of the connection, at once: the
+   exit code is not waited for (a server may close stdout and live on). It
+   reaches ``ConnectionClosed`` when the process has ended (``late_details``:
+   the first look at the error grants the exit ``LATE_EXIT_GRACE``).
 """
 from __future__ import annotations
 
@@ -23,10 +34,10 @@ import os
 import sys
 import threading
 
-from ..errors import INVALID_REQUEST, InvalidMessage
-from ..messages import decode, encode
+from ..messages import PEEK_CHARS, decode, encode_line, oversized
 
-__all__ = ["StdioServerTransport", "StdioClientTransport", "DEFAULT_MAX_MESSAGE_SIZE"]
+__all__ = ["StdioServerTransport", "StdioClientTransport", "DEFAULT_MAX_MESSAGE_SIZE", "SAFE_ENV_VARS",
+           "default_environment"]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
@@ -37,6 +48,23 @@ if TYPE_CHECKING:          # names for annotations only
 # is measured (bench/bench_stdio.py).
 
 DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024
+LATE_EXIT_GRACE = 0.1      # seconds an exit code may take to follow the end of stdout (rule 5)
+# What a spawned server inherits by default (rule 3): enough to find programs, a home
+# directory and a temporary directory, and to run at all on Windows; no credentials.
+SAFE_ENV_VARS = ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT", "PROCESSOR_ARCHITECTURE",
+                 "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE") if os.name == "nt" \
+    else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+
+
+def default_environment() -> dict:
+    """The safe variables of ``SAFE_ENV_VARS`` that are set here. A value starting with
+    ``()`` (an exported shell function) is left out: a shell would run it as code."""
+    env = {}
+    for name in SAFE_ENV_VARS:
+        value = os.environ.get(name)
+        if value is not None and not value.startswith("()"):
+            env[name] = value
+    return env
 
 
 def _read_message(stream, limit: int):
@@ -46,12 +74,11 @@ def _read_message(stream, limit: int):
         if not line:
             return None
         if len(line) > limit and not line.endswith(b"\n"):
-            size = len(line)
+            head, size = line[:PEEK_CHARS], len(line)     # the head may show a reply's id
             while line and not line.endswith(b"\n"):   # skip the rest of the frame
                 line = stream.readline(65536)
                 size += len(line)
-            raise InvalidMessage(INVALID_REQUEST, f"Invalid Request: message of {size} bytes exceeds the "
-                                                  f"limit of {limit} bytes")
+            raise oversized(head, size - line.endswith(b"\n"), limit)
         line = line.strip()
         if line:
             return decode(line)
@@ -92,7 +119,7 @@ class StdioServerTransport:
         return private
 
     def send(self, message, related_id=None) -> None:
-        self._stdout.write(encode(message).encode("utf-8") + b"\n")
+        self._stdout.write(encode_line(message))
         self._stdout.flush()
 
     def receive(self):
@@ -127,21 +154,28 @@ class StdioClientTransport:
     Args:
         argv: the command line. On Windows, resolve ``npx``-style shims with
             ``shutil.which`` (``npx.cmd``) before passing them.
-        env: variables added to (or overriding) the inherited environment.
+        env: variables for the child, added to the safe set of rule 3
+            (``default_environment()``); name here what the server needs
+            (an API key, ``PYTHONPATH``).
+        inherit_env: start from the whole of ``os.environ`` instead of the
+            safe set (every secret of this process reaches the server).
         cwd: working directory of the child.
         on_stderr: called with each stderr line (text); default passes it
             through to our stderr. ``None`` keeps the default; pass
             ``lambda line: None`` to silence.
         stderr_lines: how many stderr lines to keep for error reports.
+        max_message_size: the longest line read, in bytes (rule 1).
         close_timeout / terminate_timeout: the waits of the shutdown ladder.
     """
 
     def __init__(self, argv: Sequence[str], *, env: dict | None = None, cwd: str | None = None,
                  on_stderr: Callable[[str], None] | None = None, stderr_lines: int = 50,
                  max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE, close_timeout: float = 2.0,
-                 terminate_timeout: float = 2.0):
+                 terminate_timeout: float = 2.0, inherit_env: bool = False):
         if isinstance(argv, (str, bytes)):
             raise TypeError("argv must be a list of strings, not one string")
+        if isinstance(max_message_size, bool) or not isinstance(max_message_size, int) or max_message_size < 1:
+            raise ValueError(f"max_message_size must be a number of bytes >= 1, not {max_message_size!r}")
         self.argv = list(argv)
         self.max_message_size = max_message_size
         self.close_timeout = close_timeout
@@ -151,9 +185,10 @@ class StdioClientTransport:
         from collections import deque
         self.stderr_tail = deque(maxlen=stderr_lines)
         self._eof = False
+        self._late_grace_used = False
         self._closed = False
         self._close_lock = threading.Lock()
-        full_env = dict(os.environ)
+        full_env = dict(os.environ) if inherit_env else default_environment()
         if env:
             full_env.update(env)
         self.process = subprocess.Popen(
@@ -177,7 +212,7 @@ class StdioClientTransport:
 
     def send(self, message, related_id=None) -> None:
         stdin = self.process.stdin
-        stdin.write(encode(message).encode("utf-8") + b"\n")
+        stdin.write(encode_line(message))
         stdin.flush()
 
     def receive(self):
@@ -190,16 +225,29 @@ class StdioClientTransport:
         return message
 
     def close_details(self) -> dict:
-        """Exit code and stderr tail, for ConnectionClosed (waits briefly only when the child hung up)."""
+        """Exit code and stderr tail for ConnectionClosed, without waiting for the child
+        (rule 5): while it runs, ``late`` tells them once it has ended."""
+        details = self._ended_details()
+        return details if details is not None else \
+            {"exit_code": None, "stderr_tail": "\n".join(self.stderr_tail), "late": self._late_details}
+
+    def _late_details(self) -> dict | None:
+        """``_ended_details`` for an error looked at after the connection ended. The first
+        look grants the child ``LATE_EXIT_GRACE`` seconds to finish exiting (its stdout
+        closes a moment before its exit status can be read); later looks do not wait."""
+        if not self._late_grace_used and self.process.poll() is None:
+            self._late_grace_used = True
+            self._wait(LATE_EXIT_GRACE)
+        return self._ended_details()
+
+    def _ended_details(self) -> dict | None:
+        """Exit code and stderr tail once the child has ended (None while it runs). Its
+        last stderr lines are read first (the pump ends at EOF, which comes with the exit
+        unless a grandchild holds the pipe: hence the bound)."""
         code = self.process.poll()
-        if code is None and self._eof:
-            import subprocess
-            try:
-                code = self.process.wait(timeout=0.5)
-            except subprocess.TimeoutExpired:
-                code = None
-        if code is not None:
-            self._pump.join(timeout=0.5)
+        if code is None:
+            return None
+        self._pump.join(timeout=0.5)
         return {"exit_code": code, "stderr_tail": "\n".join(self.stderr_tail)}
 
     def close(self) -> None:
