@@ -26,6 +26,11 @@ Rules:
    every thread it started.
 4. ``serve_http`` prints one readiness line with the real URL (port 0 picks
    a free port) and installs SIGINT/SIGTERM handlers only on the main thread.
+5. The listening socket's accept queue (``backlog``) defaults to
+   ``socket.SOMAXCONN``, at least 128 (the kernel may cap it, e.g. Linux
+   ``net.core.somaxconn``). With socketserver's 5, clients that connect at the
+   same moment while the accepting thread waits for the CPU overflow it:
+   their handshakes are dropped and they see timeouts or resets.
 """
 import itertools
 import logging
@@ -49,6 +54,7 @@ __all__ = ["serve_http", "start_http", "HttpServerHandle", "HttpApp", "EventStor
 DEFAULT_MAX_SESSIONS = 1000
 DEFAULT_IDLE_TIMEOUT = 1800.0          # seconds
 DEFAULT_MAX_BODY = 4 * 1024 * 1024     # bytes
+DEFAULT_BACKLOG = max(socket.SOMAXCONN, 128)   # connections the kernel may hold before accept() (rule 5)
 LOOPBACK = frozenset(("localhost", "127.0.0.1", "::1"))
 
 
@@ -220,9 +226,12 @@ class _HttpServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address, app: HttpApp, ssl_context=None):
+    def __init__(self, address, app: HttpApp, ssl_context=None, backlog: int = DEFAULT_BACKLOG):
         self.app = app
         self.ssl_context = ssl_context
+        if backlog < 1:
+            raise ValueError(f"backlog must be at least 1, not {backlog!r}")
+        self.request_queue_size = backlog          # rule 5: socketserver's default is 5
         self._connections: dict = {}
         self._connections_lock = threading.Lock()
         self._numbers = itertools.count(1)
@@ -323,13 +332,15 @@ class HttpServerHandle:
         self.shutdown()
 
 
-def start_http(server, address=("127.0.0.1", 0), *, ssl_context=None, **options) -> HttpServerHandle:
+def start_http(server, address=("127.0.0.1", 0), *, ssl_context=None, backlog: int = DEFAULT_BACKLOG,
+               **options) -> HttpServerHandle:
     """Serve ``server`` over HTTP on a background thread; returns at once, listening.
     ``address`` ``(host, 0)`` picks a free port (see ``handle.port``); ``ssl_context``
-    (an ``ssl.SSLContext`` with a certificate) serves HTTPS. Options: ``serve_http``'s."""
+    (an ``ssl.SSLContext`` with a certificate) serves HTTPS; ``backlog`` is the accept
+    queue (rule 5). Options: ``serve_http``'s."""
     host, port = address
     app = HttpApp(server, host=host, **options)
-    return HttpServerHandle(_HttpServer((host, int(port)), app, ssl_context), app).start()
+    return HttpServerHandle(_HttpServer((host, int(port)), app, ssl_context, backlog), app).start()
 
 
 def serve_http(server, address=("127.0.0.1", 8000), *, ready=None, **options) -> None:
@@ -342,7 +353,8 @@ def serve_http(server, address=("127.0.0.1", 8000), *, ready=None, **options) ->
     ``max_body=4 MiB``, ``event_store`` (default in memory; ``resumable=False``
     turns resumption off), ``retry_interval=1000`` ms, ``poll_interval=None`` s,
     ``keepalive=15`` s, ``legacy_sse=True``, ``sse_path="/sse"``,
-    ``messages_path="/messages"``, ``ssl_context`` (HTTPS). ``ready``: a callable given the handle, or
+    ``messages_path="/messages"``, ``ssl_context`` (HTTPS), ``backlog`` (the
+    accept queue, default ``socket.SOMAXCONN``, at least 128). ``ready``: a callable given the handle, or
     an Event to set, once listening; ``handle.shutdown()`` also ends the call
     (the way out when not on the main thread, where no signal handler is
     installed). A readiness line with the real URL is printed on stdout.
