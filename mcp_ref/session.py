@@ -29,6 +29,12 @@ Rules:
    threads are daemons, so a script can always exit.
 6. Tables are touched under ``self._lock``; no user code and no I/O runs
    under it. Writes are serialised by ``self._send_lock``.
+7. Delivered mode (``executor=``, a ``workers.WorkerPool``): the session starts
+   no thread of its own. The transport hands each message to ``deliver`` on
+   its own thread (HTTP: the connection that carried it), which routes it as
+   the reader would; requests run on the shared pool, at most ``max_workers``
+   at once (``workers.Lane``), and rule 4's work runs there one job at a time,
+   in order. An idle session then holds no thread at all.
 
 Theory of operation (why a leader/follower pool that serves inline):
 handing each request from a reader thread to a worker costs a thread wake-up
@@ -111,11 +117,14 @@ class Session:
         context_class: the RequestContext subclass handed to ``handle_request``.
         on_close: ``fn(session)`` called once, after pending requests failed.
         ping_interval: when set, ping the peer this often; a missed ping closes.
+        executor: a ``workers.WorkerPool``: no threads of our own, the transport
+            calls ``deliver`` (rule 7).
     """
 
     def __init__(self, transport, handle_request: Callable, handle_notification: Callable | None = None,
                  *, timeout: float = DEFAULT_TIMEOUT, max_workers: int = 16, context_class=RequestContext,
-                 on_close: Callable | None = None, ping_interval: float | None = None, name: str = "mcp"):
+                 on_close: Callable | None = None, ping_interval: float | None = None, name: str = "mcp",
+                 executor=None):
         self.transport = transport
         self.default_timeout = timeout
         self.protocol_version: str | None = None   # set by Server/Client once negotiated
@@ -152,6 +161,10 @@ class Session:
         self._closed_event = threading.Event()
         self._ping_interval = ping_interval
         self._started = False
+        self._jobs = self._serial = None             # rule 7: lanes of the shared pool
+        if executor is not None:
+            from .workers import Lane
+            self._jobs, self._serial = Lane(executor, max_workers), Lane(executor, 1)
 
     # ------------------------------------------------------------------ public API
     def start(self) -> "Session":
@@ -160,8 +173,10 @@ class Session:
             if self._started:
                 return self
             self._started = True
-            self._spawn_locked()
-        self._start_helper("standby", self._standby)
+            if self._jobs is None:
+                self._spawn_locked()
+        if self._jobs is None:
+            self._start_helper("standby", self._standby)
         if self._ping_interval:
             self._start_helper("keepalive", self._keepalive)
         return self
@@ -250,6 +265,26 @@ class Session:
                 if thread.is_alive():
                     log.warning("%s thread %s did not stop (a handler ignores cancellation)",
                                 self._name, thread.name)
+
+    def deliver(self, message) -> None:
+        """Rule 7: route one message the transport received, on the caller's thread. Replies
+        and cancellations settle here, small control replies (``ping``) are written here, a
+        request is queued for the pool. Never blocks on user code."""
+        if self.closed:
+            return
+        if isinstance(message, InvalidMessage):
+            if message.is_response:
+                self._on_bad_response(message)
+                return
+            job = self._reply_job(ErrorResponse(message.id, ErrorObject(message.code, message.message)))
+        else:
+            job = self._route(message)
+        if job is None:
+            return
+        if getattr(job, "control", False):
+            job()
+        else:
+            self._jobs.submit(job)
 
     def wait_closed(self, timeout: float | None = None) -> bool:
         """Block until the session has closed (the peer went away or close() ran)."""
@@ -513,7 +548,7 @@ class Session:
         if waiter is None:
             log.debug("%s: dropped a reply to unknown or abandoned id %r", self._name, message.id)
             return
-        if waiter.ordered and self._notices is not None:
+        if waiter.ordered and (self._notices is not None or self._serial is not None):
             # Settle after the progress callbacks already queued, so the caller
             # has seen every progress notification by the time it has the result.
             self._notice(lambda w: w.settle(message), waiter)
@@ -557,6 +592,9 @@ class Session:
             self._notice(_call_progress, (waiter, params))
 
     def _notice(self, run, item) -> None:
+        if self._serial is not None:                # rule 7: in order, on the shared pool
+            self._serial.submit(lambda: run(item))
+            return
         self._helper_queue("_notices", "notify", lambda it: it[0](it[1])).put((run, item))
 
     def _call_notification_handler(self, message: Notification) -> None:
@@ -630,6 +668,8 @@ class Session:
         for q in helper_queues:
             if q is not None:
                 q.put(_STOP)
+        if self._jobs is not None:
+            self._jobs.close()                    # requests not started never start (rule 5)
         try:
             self.transport.close()
         except Exception:

@@ -157,3 +157,95 @@ def test_two_hundred_clients_connecting_at_once_on_a_busy_cpu_all_get_answers():
         for sock in sockets:
             sock.close()
     assert errors == []
+
+
+# ---------------------------------------------------------------------- idle sessions hold no thread
+def _open_session(conn: http.client.HTTPConnection) -> dict:
+    """initialize + notifications/initialized on ``conn``; the headers of the new session."""
+    conn.request("POST", "/mcp", init_body(), HEADERS)
+    response = conn.getresponse()
+    response.read()
+    assert response.status == 200
+    headers = {**HEADERS, "Mcp-Session-Id": response.getheader("Mcp-Session-Id"),
+               "MCP-Protocol-Version": "2025-11-25"}
+    conn.request("POST", "/mcp", json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), headers)
+    response = conn.getresponse()
+    response.read()
+    assert response.status == 202
+    return headers
+
+
+def _call_add(conn: http.client.HTTPConnection, headers: dict, request_id: int = 1) -> dict:
+    conn.request("POST", "/mcp", json.dumps(rpc(request_id, "tools/call", {"name": "add",
+                                                                            "arguments": {"a": 2, "b": 3}})),
+                 headers)
+    response = conn.getresponse()
+    body = response.read()
+    assert response.status == 200, body
+    return json.loads(body)
+
+
+def _threads_settle(limit: int) -> int:
+    """Wait (at most WAIT s) for the live thread count to drop to ``limit``; return it."""
+    deadline = time.monotonic() + WAIT
+    while threading.active_count() > limit and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return threading.active_count()
+
+
+def test_a_thousand_sessions_never_deleted_hold_no_threads():
+    """Issue: each idle session kept ~3 threads for idle_timeout (30 min), 1,000 sessions ~3,000.
+    Sessions that never send DELETE (the Inspector, the TypeScript clients) must cost no thread
+    once their requests are done: the count returns near where it started."""
+    with start_http(tool_server()) as handle:
+        start = threading.active_count()
+        conn = http.client.HTTPConnection("127.0.0.1", handle.port, timeout=WAIT)
+        sessions = [_open_session(conn) for _ in range(1000)]
+        assert _call_add(conn, sessions[0])["result"]["content"][0]["text"] == "5"
+        conn.close()
+        assert handle.app.session_count == 1000
+        assert _threads_settle(start + 10) <= start + 10
+        # Idle sessions still work: threads come back for the request, then go again.
+        conn = http.client.HTTPConnection("127.0.0.1", handle.port, timeout=WAIT)
+        for request_id, headers in enumerate(sessions[::100], 2):
+            assert _call_add(conn, headers, request_id)["result"]["content"][0]["text"] == "5"
+        conn.close()
+        assert _threads_settle(start + 10) <= start + 10
+        assert handle.app.session_count == 1000
+
+
+def test_requests_of_all_sessions_share_a_bounded_pool():
+    """One thread per open connection plus at most ``workers`` threads running requests."""
+    server = tool_server()
+    release = threading.Event()
+    running = threading.Semaphore(0)
+
+    @server.tool
+    def wait() -> str:
+        running.release()
+        release.wait(WAIT)
+        return "done"
+
+    clients, results = 12, []
+    with start_http(server, workers=4) as handle:
+        def client(number: int) -> None:
+            conn = http.client.HTTPConnection("127.0.0.1", handle.port, timeout=WAIT)
+            headers = _open_session(conn)
+            conn.request("POST", "/mcp", json.dumps(rpc(number, "tools/call", {"name": "wait", "arguments": {}})),
+                         {**headers, "Accept": "application/json"})
+            response = conn.getresponse()
+            results.append((response.status, json.loads(response.read())))
+            conn.close()
+        threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+        for thread in threads:
+            thread.start()
+        for _ in range(4):
+            assert running.acquire(timeout=WAIT)
+        assert not running.acquire(timeout=0.5)             # the other 8 wait for a worker
+        workers = [t for t in threading.enumerate() if t.name.startswith("mcp-http-worker")]
+        assert len(workers) == 4
+        release.set()
+        for thread in threads:
+            thread.join(WAIT)
+        assert [status for status, _ in results] == [200] * clients
+        assert all(body["result"]["content"][0]["text"] == "done" for _, body in results)

@@ -12,18 +12,23 @@ Rules:
 
 1. Sessions: ``Mcp-Session-Id`` values come from ``secrets`` (URL-safe
    base64: visible ASCII). A session ends on DELETE, after ``idle_timeout``
-   seconds with no request and no open stream, or at shutdown; at most
-   ``max_sessions`` live at once (the handler answers 503 beyond, after
-   reaping idle ones). #session-management.
+   seconds with no request and no open stream, or at shutdown. At most
+   ``max_sessions`` live at once: a new one evicts the session idle the
+   longest (many clients never send DELETE); only when every session has a
+   request running or a stream open is the new one refused (503).
+   #session-management.
 2. DNS-rebinding protection (#security-warning): on for a loopback bind
    (any ``Host`` other than localhost, 127.0.0.1 or [::1] is refused) and
    whenever ``allowed_hosts`` is given. An ``Origin`` is accepted when listed
    in ``allowed_origins``, or else when it is the request's own origin, or a
    loopback origin on a loopback bind. Bind 127.0.0.1 unless told otherwise.
-3. Every connection runs on a named daemon thread (``mcp-http-conn-N``) that
-   the server tracks; ``shutdown()`` stops accepting, closes every session
-   (which ends every stream), shuts every connection's socket and joins
-   every thread it started.
+3. Threads: one per open connection (``mcp-http-conn-N``), plus at most
+   ``workers`` shared ``mcp-http-worker-N`` threads that run requests
+   (``workers.WorkerPool``, started on demand, ended after a while idle). A
+   session has no thread of its own (session rule 7), so an idle session
+   costs none. ``shutdown()`` stops accepting, closes every session (which
+   ends every stream), shuts every connection's socket and joins every
+   thread it started.
 4. ``serve_http`` prints one readiness line with the real URL (port 0 picks
    a free port) and installs SIGINT/SIGTERM handlers only on the main thread.
 5. The listening socket's accept queue (``backlog``) defaults to
@@ -44,6 +49,7 @@ from http.server import ThreadingHTTPServer
 from typing import Optional
 from urllib.parse import urlsplit
 
+from ..workers import WorkerPool
 from .http_handler import McpRequestHandler
 from .http_session import EventStore, HttpSessionTransport, InMemoryEventStore, LegacySseTransport
 
@@ -52,6 +58,7 @@ log = logging.getLogger("mcp_ref.http")
 __all__ = ["serve_http", "start_http", "HttpServerHandle", "HttpApp", "EventStore", "InMemoryEventStore"]
 
 DEFAULT_MAX_SESSIONS = 1000
+DEFAULT_WORKERS = 128                  # threads running requests, shared by every session (rule 3)
 DEFAULT_IDLE_TIMEOUT = 1800.0          # seconds
 DEFAULT_MAX_BODY = 4 * 1024 * 1024     # bytes
 DEFAULT_BACKLOG = max(socket.SOMAXCONN, 128)   # connections the kernel may hold before accept() (rule 5)
@@ -67,7 +74,8 @@ class HttpApp:
                  max_sessions: int = DEFAULT_MAX_SESSIONS, idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
                  max_body: int = DEFAULT_MAX_BODY, event_store=None, resumable: bool = True,
                  retry_interval: int = 1000, poll_interval: Optional[float] = None, keepalive: float = 15.0,
-                 legacy_sse: bool = True, sse_path: str = "/sse", messages_path: str = "/messages"):
+                 legacy_sse: bool = True, sse_path: str = "/sse", messages_path: str = "/messages",
+                 workers: int = DEFAULT_WORKERS):
         if response_mode is None:
             response_mode = "json" if json_response else "auto"
         if response_mode not in ("auto", "json", "sse"):
@@ -88,6 +96,7 @@ class HttpApp:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._reaper: Optional[threading.Thread] = None
+        self.pool = WorkerPool(workers, name="mcp-http-worker")
 
     # ------------------------------------------------------------------ sessions
     def start(self) -> None:
@@ -96,31 +105,39 @@ class HttpApp:
             self._reaper.start()
 
     def new_session(self, legacy: bool = False):
-        """A new session and its transport, or None when ``max_sessions`` are live (rule 1)."""
-        for attempt in (0, 1):
-            with self._lock:
-                if len(self._sessions) < self.max_sessions:
-                    session_id = secrets.token_urlsafe(24)        # [A-Za-z0-9_-]: visible ASCII
-                    if legacy:
-                        transport = LegacySseTransport(session_id, on_close=self._forget)
-                    else:
-                        transport = HttpSessionTransport(session_id, event_store=self.event_store,
-                                                         on_close=self._forget)
-                    self._sessions[session_id] = transport
-                    break
-            if attempt == 0:
-                self.reap()
-        else:
-            return None
-        transport.session = self.server.serve(transport)
+        """A new session and its transport; when ``max_sessions`` are live the longest-idle
+        one is evicted, and None is returned only when none is idle (rule 1)."""
+        evicted = None
+        with self._lock:
+            if len(self._sessions) >= self.max_sessions:
+                evicted = self._longest_idle_locked()
+                if evicted is None:
+                    return None
+                del self._sessions[evicted.session_id]         # its id gets 404 from now on
+            session_id = secrets.token_urlsafe(24)            # [A-Za-z0-9_-]: visible ASCII
+            if legacy:
+                transport = LegacySseTransport(session_id, on_close=self._forget)
+            else:
+                transport = HttpSessionTransport(session_id, event_store=self.event_store, on_close=self._forget)
+            self._sessions[session_id] = transport
+        if evicted is not None:
+            log.info("HTTP session evicted after %.0f s idle: max_sessions (%d) reached", evicted.idle_for(),
+                     self.max_sessions)
+            self.terminate(evicted, "session evicted (max_sessions reached)")
+        transport.session = self.server.serve(transport, executor=self.pool)
         return transport
+
+    def _longest_idle_locked(self):
+        """The session idle the longest, or None when every one is busy (a request, a stream)."""
+        idle = [t for t in self._sessions.values() if t.idle_for() > 0.0]
+        return max(idle, key=lambda t: t.idle_for()) if idle else None
 
     def stateless_session(self):
         """Stateless mode: a fresh transport and session for one POST (closed by the caller)."""
         transport = HttpSessionTransport(None, on_close=self._forget)
         with self._lock:
             self._stateless.add(transport)
-        transport.session = self.server.serve(transport)
+        transport.session = self.server.serve(transport, executor=self.pool)
         return transport
 
     def lookup(self, session_id: Optional[str], legacy: bool = False):
@@ -168,6 +185,7 @@ class HttpApp:
             self.terminate(transport, "server shutting down")
         if self._reaper is not None:
             self._reaper.join(2.0)
+        self.pool.close()
 
     @property
     def session_count(self) -> int:
@@ -349,12 +367,15 @@ def serve_http(server, address=("127.0.0.1", 8000), *, ready=None, **options) ->
     Options: ``path="/mcp"``, ``stateless=False``, ``json_response=False`` (True:
     always one JSON body; ``response_mode="sse"``: always SSE),
     ``allowed_origins``/``allowed_hosts`` (lists; ``"host:*"`` for any port),
-    ``enable_get=True``, ``max_sessions=1000``, ``idle_timeout=1800`` s,
+    ``enable_get=True``, ``max_sessions=1000`` (beyond: the longest-idle session
+    is evicted), ``idle_timeout=1800`` s,
     ``max_body=4 MiB``, ``event_store`` (default in memory; ``resumable=False``
     turns resumption off), ``retry_interval=1000`` ms, ``poll_interval=None`` s,
     ``keepalive=15`` s, ``legacy_sse=True``, ``sse_path="/sse"``,
     ``messages_path="/messages"``, ``ssl_context`` (HTTPS), ``backlog`` (the
-    accept queue, default ``socket.SOMAXCONN``, at least 128). ``ready``: a callable given the handle, or
+    accept queue, default ``socket.SOMAXCONN``, at least 128), ``workers=128``
+    (threads running requests, shared by all sessions; each session runs at most
+    the ``Server``'s ``max_workers`` at once). ``ready``: a callable given the handle, or
     an Event to set, once listening; ``handle.shutdown()`` also ends the call
     (the way out when not on the main thread, where no signal handler is
     installed). A readiness line with the real URL is printed on stdout.
