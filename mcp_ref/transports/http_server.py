@@ -17,11 +17,18 @@ Rules:
    longest (many clients never send DELETE); only when every session has a
    request running or a stream open is the new one refused (503).
    #session-management.
-2. DNS-rebinding protection (#security-warning): on for a loopback bind
-   (any ``Host`` other than localhost, 127.0.0.1 or [::1] is refused) and
-   whenever ``allowed_hosts`` is given. An ``Origin`` is accepted when listed
-   in ``allowed_origins``, or else when it is the request's own origin, or a
-   loopback origin on a loopback bind. Bind 127.0.0.1 unless told otherwise.
+2. DNS-rebinding protection (#security-warning), always on. ``Host`` must
+   name this server: with ``allowed_hosts``, one of its patterns (``["*"]``
+   accepts any, and only when the application says so); else on a loopback
+   bind a loopback name (localhost, 127.0.0.1, [::1], any port); else one of
+   the server's own names with the listening port: the bound address, the
+   machine's hostname (``socket.gethostname()``) and, on a wildcard bind
+   (0.0.0.0, ::), the local address the connection arrived on (over loopback
+   also the loopback names and 0.0.0.0, the readiness line's URL). A name a proxy or a port mapping puts
+   in ``Host`` must be listed in ``allowed_hosts``. An ``Origin``, when
+   present, must be listed in ``allowed_origins``, or else be the request's
+   own origin (the same host and port as ``Host``), or a loopback origin on a
+   connection over loopback; else 403. Bind 127.0.0.1 unless told otherwise.
 3. Threads: one per open connection (``mcp-http-conn-N``), plus at most
    ``workers`` shared ``mcp-http-worker-N`` threads that run requests
    (``workers.WorkerPool``, started on demand, ended after a while idle). A
@@ -63,6 +70,9 @@ DEFAULT_IDLE_TIMEOUT = 1800.0          # seconds
 DEFAULT_MAX_BODY = 4 * 1024 * 1024     # bytes
 DEFAULT_BACKLOG = max(socket.SOMAXCONN, 128)   # connections the kernel may hold before accept() (rule 5)
 LOOPBACK = frozenset(("localhost", "127.0.0.1", "::1"))
+WILDCARD = frozenset(("", "0.0.0.0", "::"))
+DEFAULT_PORTS = {"http": 80, "https": 443}
+MAX_WARNED_HOSTS = 64                  # distinct refused Host values logged, at most
 
 
 class HttpApp:
@@ -89,8 +99,12 @@ class HttpApp:
         self.event_store = (event_store or InMemoryEventStore()) if resumable and not stateless else None
         self.allowed_origins = list(allowed_origins) if allowed_origins is not None else None
         self.allowed_hosts = list(allowed_hosts) if allowed_hosts is not None else None
-        # Rule 2: DNS-rebinding protection is on for a loopback bind, or whenever hosts are listed.
-        self.loopback = host.strip("[]") in LOOPBACK
+        # Rule 2: the names this server answers to (the port is set once the socket is bound).
+        bind = host.strip("[]").lower()
+        self.loopback, self.wildcard = bind in LOOPBACK, bind in WILDCARD
+        self.own_names = frozenset(name for name in (bind, socket.gethostname().lower()) if name not in WILDCARD)
+        self.port, self.scheme = 0, "http"
+        self._warned: set = set()
         self._sessions: dict = {}
         self._stateless: set = set()          # stateless mode: the sessions of POSTs in progress
         self._lock = threading.Lock()
@@ -193,27 +207,55 @@ class HttpApp:
             return len(self._sessions)
 
     # ------------------------------------------------------------------ rule 2 checks
-    def host_allowed(self, host: Optional[str]) -> bool:
-        if self.allowed_hosts is None and not self.loopback:
-            return True
+    def host_allowed(self, host: Optional[str], local_address=None) -> bool:
+        """``local_address``: a callable giving the address the connection arrived on
+        (asked only on a wildcard bind without ``allowed_hosts``)."""
         if not host:
             return False
-        name = _hostname(host)
-        if self.allowed_hosts is None:
-            return name in LOOPBACK
-        return any(_matches(pattern, host, name) for pattern in self.allowed_hosts)
+        if self.allowed_hosts is not None:
+            name = _hostname(host)
+            return any(p == "*" or _matches(p, host, name) for p in self.allowed_hosts)
+        if self.loopback:
+            return _hostname(host) in LOOPBACK
+        name, port = _split_host(host)
+        if (DEFAULT_PORTS[self.scheme] if port is None else port) != self.port:
+            allowed = False
+        elif name in self.own_names:
+            allowed = True
+        elif self.wildcard and local_address is not None:
+            local = _plain_address(local_address())
+            allowed = name == local or (local in LOOPBACK and (name in LOOPBACK or name in WILDCARD))
+        else:
+            allowed = False
+        if not allowed:
+            self._warn_host(host)
+        return allowed
 
-    def origin_allowed(self, origin: Optional[str], host: Optional[str]) -> bool:
+    def origin_allowed(self, origin: Optional[str], host: Optional[str], local_address=None) -> bool:
         if origin is None:
-            return True
+            return True                                    # not a browser: nothing to check
         if self.allowed_origins is not None:
             return any(p == "*" or _matches(p, origin, _origin_base(origin)) for p in self.allowed_origins)
         parts = urlsplit(origin)
         if not parts.scheme or not parts.hostname:
             return False                                   # "null", garbage
-        if host and parts.netloc.lower() == host.lower():
-            return True                                    # same origin
-        return self.loopback and parts.hostname in LOOPBACK
+        if host and parts.netloc.lower() == host.strip().lower():
+            return True                                    # same origin (Host is checked first)
+        if parts.hostname not in LOOPBACK:
+            return False
+        if self.loopback:
+            return True
+        return (self.wildcard and self.allowed_hosts is None and local_address is not None
+                and _plain_address(local_address()) in LOOPBACK)
+
+    def _warn_host(self, host: str) -> None:
+        """Log each refused ``Host`` once (a bounded set): a proxy or port mapping needs ``allowed_hosts``."""
+        with self._lock:
+            if host in self._warned or len(self._warned) >= MAX_WARNED_HOSTS:
+                return
+            self._warned.add(host)
+        log.warning("refused an HTTP request with Host %r: not one of this server's names (port %d); "
+                    "list the names clients use in allowed_hosts", host, self.port)
 
 
 def _hostname(host: str) -> str:
@@ -222,6 +264,23 @@ def _hostname(host: str) -> str:
     if host.startswith("["):
         return host[1:host.find("]")] if "]" in host else host
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _split_host(host: str):
+    """``example.com:8000`` → ``("example.com", 8000)``; no port → None; a bad port → -1."""
+    name = _hostname(host)
+    host = host.strip()
+    rest = host[host.find("]") + 1:] if host.startswith("[") else (host[len(name):] if host.count(":") == 1 else "")
+    if not rest:
+        return name, None
+    port = rest[1:]
+    return name, int(port) if rest.startswith(":") and port.isdigit() and port.isascii() else -1
+
+
+def _plain_address(address: str) -> str:
+    """A socket address as ``Host`` would name it: no IPv6 zone, IPv4 not mapped into IPv6."""
+    address = address.split("%", 1)[0].lower()
+    return address[7:] if address.startswith("::ffff:") and "." in address else address
 
 
 def _origin_base(origin: str) -> str:
@@ -358,7 +417,9 @@ def start_http(server, address=("127.0.0.1", 0), *, ssl_context=None, backlog: i
     queue (rule 5). Options: ``serve_http``'s."""
     host, port = address
     app = HttpApp(server, host=host, **options)
-    return HttpServerHandle(_HttpServer((host, int(port)), app, ssl_context, backlog), app).start()
+    httpd = _HttpServer((host, int(port)), app, ssl_context, backlog)
+    app.port, app.scheme = httpd.server_address[1], "https" if ssl_context is not None else "http"
+    return HttpServerHandle(httpd, app).start()
 
 
 def serve_http(server, address=("127.0.0.1", 8000), *, ready=None, **options) -> None:
