@@ -162,6 +162,7 @@ class Session:
         self._ping_interval = ping_interval
         self._started = False
         self._jobs = self._serial = None             # rule 7: lanes of the shared pool
+        self._noticing: threading.Thread | None = None   # the pool thread running rule 4's work
         if executor is not None:
             from .workers import Lane
             self._jobs, self._serial = Lane(executor, max_workers), Lane(executor, 1)
@@ -206,8 +207,9 @@ class Session:
         """Send a request and return a ``Pending`` handle without waiting."""
         request_id = next(self._ids)
         waiter = _Waiter(method, on_progress)
-        # From a callback on the notify thread, ordering would wait on ourselves.
-        waiter.ordered = on_progress is not None and threading.current_thread().name != f"{self._name}-notify"
+        # From a callback on the notify thread (or lane), ordering would wait on ourselves.
+        me = threading.current_thread()
+        waiter.ordered = on_progress is not None and me.name != f"{self._name}-notify" and me is not self._noticing
         if on_progress is not None or reset_timeout_on_progress:
             params = dict(params or {})
             params["_meta"] = {**(params.get("_meta") or {}), "progressToken": request_id}
@@ -593,9 +595,16 @@ class Session:
 
     def _notice(self, run, item) -> None:
         if self._serial is not None:                # rule 7: in order, on the shared pool
-            self._serial.submit(lambda: run(item))
+            self._serial.submit(lambda: self._run_notice(run, item))
             return
         self._helper_queue("_notices", "notify", lambda it: it[0](it[1])).put((run, item))
+
+    def _run_notice(self, run, item) -> None:
+        self._noticing = threading.current_thread()
+        try:
+            run(item)
+        finally:
+            self._noticing = None
 
     def _call_notification_handler(self, message: Notification) -> None:
         if self._handle_notification is not None:

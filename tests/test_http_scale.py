@@ -176,9 +176,8 @@ def _open_session(conn: http.client.HTTPConnection) -> dict:
 
 
 def _call_add(conn: http.client.HTTPConnection, headers: dict, request_id: int = 1) -> dict:
-    conn.request("POST", "/mcp", json.dumps(rpc(request_id, "tools/call", {"name": "add",
-                                                                            "arguments": {"a": 2, "b": 3}})),
-                 headers)
+    call = rpc(request_id, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
+    conn.request("POST", "/mcp", json.dumps(call), headers)
     response = conn.getresponse()
     body = response.read()
     assert response.status == 200, body
@@ -249,3 +248,27 @@ def test_requests_of_all_sessions_share_a_bounded_pool():
             thread.join(WAIT)
         assert [status for status, _ in results] == [200] * clients
         assert all(body["result"]["content"][0]["text"] == "done" for _, body in results)
+
+
+# ---------------------------------------------------------------------- sessions without threads
+def test_a_notification_handler_may_wait_on_a_request_with_progress():
+    """Without threads of its own a session runs notification handlers in order on the pool.
+    A handler that sends a request with ``on_progress`` must not wait for its own turn: the
+    answer is settled at once, as it is on a stdio session's notify thread."""
+    pytest.importorskip("requests")
+    from mcp_ref import Client
+
+    server = Server("roots-progress")
+    asked = threading.Event()
+    answers = []
+
+    @server.on_roots_changed
+    def changed(session) -> None:
+        answers.append(session.request("roots/list", on_progress=lambda *a: None, timeout=20))
+        asked.set()
+
+    with start_http(server) as handle:
+        with Client.http(handle.url, roots=[], timeout=WAIT) as client:
+            client.set_roots(["file:///srv/one"])
+            assert asked.wait(WAIT)
+    assert [root["uri"] for root in answers[0]["roots"]] == ["file:///srv/one"]
