@@ -272,6 +272,8 @@ class Session:
         """Rule 7: route one message the transport received, on the caller's thread. Replies
         and cancellations settle here, small control replies (``ping``) are written here, a
         request is queued for the pool. Never blocks on user code."""
+        if self._jobs is None:
+            raise RuntimeError("deliver() is for a session made with executor=; this one reads its transport")
         if self.closed:
             return
         if isinstance(message, InvalidMessage):

@@ -386,7 +386,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         return self._answer(transport, stream, batch, errors, headers)
 
     def _direct(self, answer, headers) -> None:
-        """Called on the session's thread that sends a lone JSON answer: write it now."""
+        """Called on the thread that sends a lone JSON answer (a pool worker): write it now."""
         self._direct_answer = answer
         try:
             self._json(200, answer, headers)

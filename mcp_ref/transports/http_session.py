@@ -34,7 +34,7 @@ Rules:
    resumable), ``STOP`` (the session closed or the connection was replaced),
    ``CANCELLED`` or ``WRITTEN``.
 7. One shortcut: a POST of one request answered as JSON gives its connection a
-   ``direct`` writer, and the session's thread that sends the answer writes it
+   ``direct`` writer, and the thread that sends the answer (a pool worker) writes it
    itself (outside the lock), then queues ``WRITTEN``; the connection's thread
    need not wake before the client has its answer. Everything else is queued.
 """
