@@ -47,6 +47,12 @@ Rules:
    on first, then runs it as a follower. So requests to blocking handlers
    start as fast as they are read and keep the whole pool busy, instead of
    one starting per takeover (``bench/bench_growth.py``, requests in flight).
+9. Delivered mode (``executor=``, a ``workers.WorkerPool``): the session starts
+   no thread of its own. The transport hands each message to ``deliver`` on
+   its own thread (HTTP: the connection that carried it), which routes it as
+   the reader would; requests run on the shared pool, at most ``max_workers``
+   at once (``workers.Lane``), and rule 4's work runs there one job at a time,
+   in order. An idle session then holds no thread at all.
 
 Theory of operation (why a leader/follower pool that serves inline):
 handing each request from a reader thread to a worker costs a thread wake-up
@@ -133,12 +139,14 @@ class Session:
         ping_interval: when set, ping the peer this often; a missed ping closes.
         eof_grace: at the peer's EOF, seconds to let requests already read finish
             and be answered before closing (rule 5).
+        executor: a ``workers.WorkerPool``: no threads of our own, the transport
+            calls ``deliver`` (rule 9).
     """
 
     def __init__(self, transport, handle_request: Callable, handle_notification: Callable | None = None,
                  *, timeout: float = DEFAULT_TIMEOUT, max_workers: int = 16, context_class=RequestContext,
                  on_close: Callable | None = None, ping_interval: float | None = None, name: str = "mcp",
-                 eof_grace: float = 0.0):
+                 eof_grace: float = 0.0, executor=None):
         self.transport = transport
         self.default_timeout = timeout
         self.protocol_version: str | None = None   # set by Server/Client once negotiated
@@ -179,6 +187,11 @@ class Session:
         self._closing_thread: threading.Thread | None = None
         self._ping_interval = ping_interval
         self._started = False
+        self._jobs = self._serial = None             # rule 9: lanes of the shared pool
+        self._noticing: threading.Thread | None = None   # the pool thread running rule 4's work
+        if executor is not None:
+            from .workers import Lane
+            self._jobs, self._serial = Lane(executor, max_workers), Lane(executor, 1)
 
     # ------------------------------------------------------------------ public API
     def start(self) -> "Session":
@@ -187,8 +200,10 @@ class Session:
             if self._started:
                 return self
             self._started = True
-            self._spawn_locked()
-        self._start_helper("standby", self._standby)
+            if self._jobs is None:
+                self._spawn_locked()
+        if self._jobs is None:
+            self._start_helper("standby", self._standby)
         if self._ping_interval:
             self._start_helper("keepalive", self._keepalive)
         return self
@@ -218,8 +233,9 @@ class Session:
         """Send a request and return a ``Pending`` handle without waiting."""
         request_id = next(self._ids)
         waiter = _Waiter(method, on_progress)
-        # From a callback on the notify thread, ordering would wait on ourselves.
-        waiter.ordered = on_progress is not None and threading.current_thread().name != f"{self._name}-notify"
+        # From a callback on the notify thread (or lane), ordering would wait on ourselves.
+        me = threading.current_thread()
+        waiter.ordered = on_progress is not None and me.name != f"{self._name}-notify" and me is not self._noticing
         if on_progress is not None or reset_timeout_on_progress:
             params = dict(params or {})
             params["_meta"] = {**(params.get("_meta") or {}), "progressToken": request_id}
@@ -281,6 +297,28 @@ class Session:
                 if thread.is_alive():
                     log.warning("%s thread %s did not stop (a handler ignores cancellation)",
                                 self._name, thread.name)
+
+    def deliver(self, message) -> None:
+        """Rule 7: route one message the transport received, on the caller's thread. Replies
+        and cancellations settle here, small control replies (``ping``) are written here, a
+        request is queued for the pool. Never blocks on user code."""
+        if self._jobs is None:
+            raise RuntimeError("deliver() is for a session made with executor=; this one reads its transport")
+        if self.closed:
+            return
+        if isinstance(message, InvalidMessage):
+            if message.is_response:
+                self._on_bad_response(message)
+                return
+            job = self._reply_job(ErrorResponse(message.id, ErrorObject(message.code, message.message)))
+        else:
+            job = self._route(message)
+        if job is None:
+            return
+        if getattr(job, "control", False):
+            job()
+        else:
+            self._jobs.submit(job)
 
     def wait_closed(self, timeout: float | None = None) -> bool:
         """Block until the session has closed (the peer went away or close() ran)."""
@@ -583,7 +621,7 @@ class Session:
             else:
                 log.debug("%s: dropped a reply to unknown or abandoned id %r", self._name, message.id)
             return
-        if waiter.ordered and self._notices is not None:
+        if waiter.ordered and (self._notices is not None or self._serial is not None):
             # Settle after the progress callbacks already queued, so the caller
             # has seen every progress notification by the time it has the result.
             self._notice(lambda w: w.settle(message), waiter)
@@ -638,7 +676,17 @@ class Session:
             self._notice(_call_progress, (waiter, params))
 
     def _notice(self, run, item) -> None:
+        if self._serial is not None:                # rule 9: in order, on the shared pool
+            self._serial.submit(lambda: self._run_notice(run, item))
+            return
         self._helper_queue("_notices", "notify", lambda it: it[0](it[1])).put((run, item))
+
+    def _run_notice(self, run, item) -> None:
+        self._noticing = threading.current_thread()
+        try:
+            run(item)
+        finally:
+            self._noticing = None
 
     def _call_notification_handler(self, message: Notification) -> None:
         if self._handle_notification is not None:
@@ -745,6 +793,8 @@ class Session:
         for q in helper_queues:
             if q is not None:
                 q.put(_STOP)
+        if self._jobs is not None:
+            self._jobs.close()                    # requests not started never start (rule 5)
         try:
             self.transport.close()
         except Exception:

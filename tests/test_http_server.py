@@ -322,11 +322,31 @@ def test_a_session_with_an_open_stream_is_not_idle(http):
     stream.close()
 
 
-def test_max_sessions(http):
+def test_max_sessions_evicts_the_longest_idle_session(http):
     url = http(max_sessions=2).url
-    open_session(url), open_session(url)
-    response = post(url, init_message())
+    first, second = open_session(url), open_session(url)
+    assert post(url, rpc(1, "ping"), first).status_code == 200        # second is now idle the longest
+    third = open_session(url)
+    assert post(url, rpc(2, "ping"), second).status_code == 404
+    assert post(url, rpc(3, "ping"), first).status_code == 200
+    assert post(url, rpc(4, "ping"), third).status_code == 200
+
+
+def test_max_sessions_refuses_only_when_no_session_is_idle(http):
+    handle = http(max_sessions=2, keepalive=0.05)
+    streams = []
+    for session_id in (open_session(handle.url), open_session(handle.url)):
+        streams.append(requests.get(handle.url, headers={**SSE_ACCEPT, "Mcp-Session-Id": session_id},
+                                    stream=True, timeout=10))
+    response = post(handle.url, init_message())
     assert response.status_code == 503 and "Mcp-Session-Id" not in response.headers
+    assert response.headers["Retry-After"]
+    streams[0].close()
+    deadline = time.monotonic() + 5              # the server notices the closed stream at its next keepalive
+    while post(handle.url, init_message()).status_code != 200:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    streams[1].close()
 
 
 def test_stateless_mode(http):

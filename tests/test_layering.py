@@ -27,7 +27,9 @@ ALLOWED = {
     "transports": {"errors", "messages", "transports"},
     "auth": {"errors", "messages"},
     "calls": {"errors", "messages", "lifecycle"},
-    "session": {"errors", "messages", "lifecycle", "calls"},
+    "session": {"errors", "messages", "lifecycle", "calls", "workers"},
+    # A bounded thread pool shared by sessions that have no reader of their own (HTTP).
+    "workers": set(),
     # Client features (sampling, roots, elicitation, the approval hook): pure helpers.
     "sampling": {"errors", "messages", "types", "lifecycle", "approval"},
     "roots": {"errors", "messages", "types", "lifecycle"},
@@ -53,8 +55,8 @@ ALLOWED = {
     "examples": ANYTHING,
     "__init__": ANYTHING,           # the package itself re-exports the public API
 }
-# HTTP transports also need the negotiated-revision rules and the OAuth helpers.
-HTTP_TRANSPORT_EXTRA = {"lifecycle", "auth"}
+# HTTP transports also need the negotiated-revision rules, the OAuth helpers and the shared worker pool.
+HTTP_TRANSPORT_EXTRA = {"lifecycle", "auth", "workers"}
 OPTIONAL = {"jsonschema", "requests", "sseclient"}
 
 

@@ -29,7 +29,8 @@ Rules:
    (2025-03-26 basic/lifecycle#initialization: it "MUST NOT be part of a
    JSON-RPC batch").
 3. A POST without ``Mcp-Session-Id`` must be ``initialize`` (400 otherwise); an
-   unknown id → 404; ``MCP-Protocol-Version`` unsupported → 400, absent →
+   unknown id → 404; ``MCP-Protocol-Version`` unsupported → 400 on every
+   request, ``initialize`` included (no session is created), absent →
    2025-03-26 (stateless mode: the session's revision; stateful: the session
    knows its own).
 4. GET → the standalone stream, or with ``Last-Event-ID`` a replay of the one
@@ -144,9 +145,10 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         self._headers = None
         app = self.app
         try:
-            if not app.host_allowed(self._header("host")):
+            host = self._header("host")
+            if not app.host_allowed(host, self._local_address):
                 return self._error(403, INVALID_REQUEST, "Forbidden: Host header not allowed")
-            if not app.origin_allowed(self._header("origin"), self._header("host")):
+            if not app.origin_allowed(self._header("origin"), host, self._local_address):
                 return self._error(403, INVALID_REQUEST, "Forbidden: Origin not allowed")
             path = urlsplit(self.path).path
             handler = routes.get(path)
@@ -163,6 +165,10 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             if not self._head_sent:
                 self._error(500, INTERNAL_ERROR, "Internal error")
+
+    def _local_address(self) -> str:
+        """The address this connection arrived on (the Host check of a wildcard bind)."""
+        return self.connection.getsockname()[0]
 
     def _allow(self, path: str) -> str:
         app = self.app
@@ -320,6 +326,8 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             if not (isinstance(message, Request) and message.method == "initialize"):
                 return self._error(400, INVALID_REQUEST, f"Bad Request: the {SESSION_HEADER} header is required "
                                                          "(send initialize first)")
+            if not self._version_ok():                              # rule 3 holds for initialize too
+                return
             transport = app.new_session()
             if transport is None:
                 return self._unavailable()
@@ -378,7 +386,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         return self._answer(transport, stream, batch, errors, headers)
 
     def _direct(self, answer, headers) -> None:
-        """Called on the session's thread that sends a lone JSON answer: write it now."""
+        """Called on the thread that sends a lone JSON answer (a pool worker): write it now."""
         self._direct_answer = answer
         try:
             self._json(200, answer, headers)

@@ -11,21 +11,38 @@ security_best_practices.
 Rules:
 
 1. Sessions: ``Mcp-Session-Id`` values come from ``secrets`` (``new_session_id``:
-   192 random bits, URL-safe base64: visible ASCII). A session ends on DELETE, after ``idle_timeout``
-   seconds with no request and no open stream, or at shutdown; at most
-   ``max_sessions`` live at once (the handler answers 503 beyond, after
-   reaping idle ones). #session-management.
-2. DNS-rebinding protection (#security-warning): on for a loopback bind
-   (any ``Host`` other than localhost, 127.0.0.1 or [::1] is refused) and
-   whenever ``allowed_hosts`` is given. An ``Origin`` is accepted when listed
-   in ``allowed_origins``, or else when it is the request's own origin, or a
-   loopback origin on a loopback bind. Bind 127.0.0.1 unless told otherwise.
-3. Every connection runs on a named daemon thread (``mcp-http-conn-N``) that
-   the server tracks; ``shutdown()`` stops accepting, closes every session
-   (which ends every stream), shuts every connection's socket and joins
-   every thread it started.
+   192 random bits, URL-safe base64: visible ASCII). A session ends on DELETE,
+   after ``idle_timeout`` seconds with no request and no open stream, or at
+   shutdown. At most ``max_sessions`` live at once: a new one evicts the
+   session idle the longest (many clients never send DELETE); only when every
+   session has a request running or a stream open is the new one refused
+   (503). #session-management.
+2. DNS-rebinding protection (#security-warning), always on. ``Host`` must
+   name this server: with ``allowed_hosts``, one of its patterns (``["*"]``
+   accepts any, and only when the application says so); else on a loopback
+   bind a loopback name (localhost, 127.0.0.1, [::1], any port); else one of
+   the server's own names with the listening port: the bound address, the
+   machine's hostname (``socket.gethostname()``) and, on a wildcard bind
+   (0.0.0.0, ::), the local address the connection arrived on (over loopback
+   also the loopback names and 0.0.0.0, the readiness line's URL). A name a proxy or a port mapping puts
+   in ``Host`` must be listed in ``allowed_hosts``. An ``Origin``, when
+   present, must be listed in ``allowed_origins``, or else be the request's
+   own origin (the same host and port as ``Host``), or a loopback origin on a
+   connection over loopback; else 403. Bind 127.0.0.1 unless told otherwise.
+3. Threads: one per open connection (``mcp-http-conn-N``), plus at most
+   ``workers`` shared ``mcp-http-worker-N`` threads that run requests
+   (``workers.WorkerPool``, started on demand, ended after a while idle). A
+   session has no thread of its own (session rule 9), so an idle session
+   costs none. ``shutdown()`` stops accepting, closes every session (which
+   ends every stream), shuts every connection's socket and joins every
+   thread it started.
 4. ``serve_http`` prints one readiness line with the real URL (port 0 picks
    a free port) and installs SIGINT/SIGTERM handlers only on the main thread.
+5. The listening socket's accept queue (``backlog``) defaults to
+   ``socket.SOMAXCONN``, at least 128 (the kernel may cap it, e.g. Linux
+   ``net.core.somaxconn``). With socketserver's 5, clients that connect at the
+   same moment while the accepting thread waits for the CPU overflow it:
+   their handshakes are dropped and they see timeouts or resets.
 """
 import itertools
 import logging
@@ -39,6 +56,7 @@ from http.server import ThreadingHTTPServer
 from typing import Optional
 from urllib.parse import urlsplit
 
+from ..workers import WorkerPool
 from .http_handler import McpRequestHandler
 from .http_session import EventStore, HttpSessionTransport, InMemoryEventStore, LegacySseTransport
 
@@ -47,9 +65,14 @@ log = logging.getLogger("mcp_ref.http")
 __all__ = ["serve_http", "start_http", "HttpServerHandle", "HttpApp", "EventStore", "InMemoryEventStore"]
 
 DEFAULT_MAX_SESSIONS = 1000
+DEFAULT_WORKERS = 128                  # threads running requests, shared by every session (rule 3)
 DEFAULT_IDLE_TIMEOUT = 1800.0          # seconds
 DEFAULT_MAX_BODY = 4 * 1024 * 1024     # bytes
+DEFAULT_BACKLOG = max(socket.SOMAXCONN, 128)   # connections the kernel may hold before accept() (rule 5)
 LOOPBACK = frozenset(("localhost", "127.0.0.1", "::1"))
+WILDCARD = frozenset(("", "0.0.0.0", "::"))
+DEFAULT_PORTS = {"http": 80, "https": 443}
+MAX_WARNED_HOSTS = 64                  # distinct refused Host values logged, at most
 
 
 def new_session_id() -> str:
@@ -68,7 +91,8 @@ class HttpApp:
                  max_sessions: int = DEFAULT_MAX_SESSIONS, idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
                  max_body: int = DEFAULT_MAX_BODY, event_store=None, resumable: bool = True,
                  retry_interval: int = 1000, poll_interval: Optional[float] = None, keepalive: float = 15.0,
-                 legacy_sse: bool = True, sse_path: str = "/sse", messages_path: str = "/messages"):
+                 legacy_sse: bool = True, sse_path: str = "/sse", messages_path: str = "/messages",
+                 workers: int = DEFAULT_WORKERS):
         if response_mode is None:
             response_mode = "json" if json_response else "auto"
         if response_mode not in ("auto", "json", "sse"):
@@ -82,13 +106,18 @@ class HttpApp:
         self.event_store = (event_store or InMemoryEventStore()) if resumable and not stateless else None
         self.allowed_origins = list(allowed_origins) if allowed_origins is not None else None
         self.allowed_hosts = list(allowed_hosts) if allowed_hosts is not None else None
-        # Rule 2: DNS-rebinding protection is on for a loopback bind, or whenever hosts are listed.
-        self.loopback = host.strip("[]") in LOOPBACK
+        # Rule 2: the names this server answers to (the port is set once the socket is bound).
+        bind = host.strip("[]").lower()
+        self.loopback, self.wildcard = bind in LOOPBACK, bind in WILDCARD
+        self.own_names = frozenset(name for name in (bind, socket.gethostname().lower()) if name not in WILDCARD)
+        self.port, self.scheme = 0, "http"
+        self._warned: set = set()
         self._sessions: dict = {}
         self._stateless: set = set()          # stateless mode: the sessions of POSTs in progress
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._reaper: Optional[threading.Thread] = None
+        self.pool = WorkerPool(workers, name="mcp-http-worker")
 
     # ------------------------------------------------------------------ sessions
     def start(self) -> None:
@@ -97,31 +126,39 @@ class HttpApp:
             self._reaper.start()
 
     def new_session(self, legacy: bool = False):
-        """A new session and its transport, or None when ``max_sessions`` are live (rule 1)."""
-        for attempt in (0, 1):
-            with self._lock:
-                if len(self._sessions) < self.max_sessions:
-                    session_id = new_session_id()                  # rule 1
-                    if legacy:
-                        transport = LegacySseTransport(session_id, on_close=self._forget)
-                    else:
-                        transport = HttpSessionTransport(session_id, event_store=self.event_store,
-                                                         on_close=self._forget)
-                    self._sessions[session_id] = transport
-                    break
-            if attempt == 0:
-                self.reap()
-        else:
-            return None
-        transport.session = self.server.serve(transport)
+        """A new session and its transport; when ``max_sessions`` are live the longest-idle
+        one is evicted, and None is returned only when none is idle (rule 1)."""
+        evicted = None
+        with self._lock:
+            if len(self._sessions) >= self.max_sessions:
+                evicted = self._longest_idle_locked()
+                if evicted is None:
+                    return None
+                del self._sessions[evicted.session_id]         # its id gets 404 from now on
+            session_id = new_session_id()                     # rule 1
+            if legacy:
+                transport = LegacySseTransport(session_id, on_close=self._forget)
+            else:
+                transport = HttpSessionTransport(session_id, event_store=self.event_store, on_close=self._forget)
+            self._sessions[session_id] = transport
+        if evicted is not None:
+            log.info("HTTP session evicted after %.0f s idle: max_sessions (%d) reached", evicted.idle_for(),
+                     self.max_sessions)
+            self.terminate(evicted, "session evicted (max_sessions reached)")
+        transport.session = self.server.serve(transport, executor=self.pool)
         return transport
+
+    def _longest_idle_locked(self):
+        """The session idle the longest, or None when every one is busy (a request, a stream)."""
+        idle = [t for t in self._sessions.values() if t.idle_for() > 0.0]
+        return max(idle, key=lambda t: t.idle_for()) if idle else None
 
     def stateless_session(self):
         """Stateless mode: a fresh transport and session for one POST (closed by the caller)."""
         transport = HttpSessionTransport(None, on_close=self._forget)
         with self._lock:
             self._stateless.add(transport)
-        transport.session = self.server.serve(transport)
+        transport.session = self.server.serve(transport, executor=self.pool)
         return transport
 
     def lookup(self, session_id: Optional[str], legacy: bool = False):
@@ -169,6 +206,7 @@ class HttpApp:
             self.terminate(transport, "server shutting down")
         if self._reaper is not None:
             self._reaper.join(2.0)
+        self.pool.close()
 
     @property
     def session_count(self) -> int:
@@ -176,27 +214,55 @@ class HttpApp:
             return len(self._sessions)
 
     # ------------------------------------------------------------------ rule 2 checks
-    def host_allowed(self, host: Optional[str]) -> bool:
-        if self.allowed_hosts is None and not self.loopback:
-            return True
+    def host_allowed(self, host: Optional[str], local_address=None) -> bool:
+        """``local_address``: a callable giving the address the connection arrived on
+        (asked only on a wildcard bind without ``allowed_hosts``)."""
         if not host:
             return False
-        name = _hostname(host)
-        if self.allowed_hosts is None:
-            return name in LOOPBACK
-        return any(_matches(pattern, host, name) for pattern in self.allowed_hosts)
+        if self.allowed_hosts is not None:
+            name = _hostname(host)
+            return any(p == "*" or _matches(p, host, name) for p in self.allowed_hosts)
+        if self.loopback:
+            return _hostname(host) in LOOPBACK
+        name, port = _split_host(host)
+        if (DEFAULT_PORTS[self.scheme] if port is None else port) != self.port:
+            allowed = False
+        elif name in self.own_names:
+            allowed = True
+        elif self.wildcard and local_address is not None:
+            local = _plain_address(local_address())
+            allowed = name == local or (local in LOOPBACK and (name in LOOPBACK or name in WILDCARD))
+        else:
+            allowed = False
+        if not allowed:
+            self._warn_host(host)
+        return allowed
 
-    def origin_allowed(self, origin: Optional[str], host: Optional[str]) -> bool:
+    def origin_allowed(self, origin: Optional[str], host: Optional[str], local_address=None) -> bool:
         if origin is None:
-            return True
+            return True                                    # not a browser: nothing to check
         if self.allowed_origins is not None:
             return any(p == "*" or _matches(p, origin, _origin_base(origin)) for p in self.allowed_origins)
         parts = urlsplit(origin)
         if not parts.scheme or not parts.hostname:
             return False                                   # "null", garbage
-        if host and parts.netloc.lower() == host.lower():
-            return True                                    # same origin
-        return self.loopback and parts.hostname in LOOPBACK
+        if host and parts.netloc.lower() == host.strip().lower():
+            return True                                    # same origin (Host is checked first)
+        if parts.hostname not in LOOPBACK:
+            return False
+        if self.loopback:
+            return True
+        return (self.wildcard and self.allowed_hosts is None and local_address is not None
+                and _plain_address(local_address()) in LOOPBACK)
+
+    def _warn_host(self, host: str) -> None:
+        """Log each refused ``Host`` once (a bounded set): a proxy or port mapping needs ``allowed_hosts``."""
+        with self._lock:
+            if host in self._warned or len(self._warned) >= MAX_WARNED_HOSTS:
+                return
+            self._warned.add(host)
+        log.warning("refused an HTTP request with Host %r: not one of this server's names (port %d); "
+                    "list the names clients use in allowed_hosts", host, self.port)
 
 
 def _hostname(host: str) -> str:
@@ -205,6 +271,23 @@ def _hostname(host: str) -> str:
     if host.startswith("["):
         return host[1:host.find("]")] if "]" in host else host
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _split_host(host: str):
+    """``example.com:8000`` → ``("example.com", 8000)``; no port → None; a bad port → -1."""
+    name = _hostname(host)
+    host = host.strip()
+    rest = host[host.find("]") + 1:] if host.startswith("[") else (host[len(name):] if host.count(":") == 1 else "")
+    if not rest:
+        return name, None
+    port = rest[1:]
+    return name, int(port) if rest.startswith(":") and port.isdigit() and port.isascii() else -1
+
+
+def _plain_address(address: str) -> str:
+    """A socket address as ``Host`` would name it: no IPv6 zone, IPv4 not mapped into IPv6."""
+    address = address.split("%", 1)[0].lower()
+    return address[7:] if address.startswith("::ffff:") and "." in address else address
 
 
 def _origin_base(origin: str) -> str:
@@ -227,9 +310,12 @@ class _HttpServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address, app: HttpApp, ssl_context=None):
+    def __init__(self, address, app: HttpApp, ssl_context=None, backlog: int = DEFAULT_BACKLOG):
         self.app = app
         self.ssl_context = ssl_context
+        if backlog < 1:
+            raise ValueError(f"backlog must be at least 1, not {backlog!r}")
+        self.request_queue_size = backlog          # rule 5: socketserver's default is 5
         self._connections: dict = {}
         self._connections_lock = threading.Lock()
         self._numbers = itertools.count(1)
@@ -330,13 +416,17 @@ class HttpServerHandle:
         self.shutdown()
 
 
-def start_http(server, address=("127.0.0.1", 0), *, ssl_context=None, **options) -> HttpServerHandle:
+def start_http(server, address=("127.0.0.1", 0), *, ssl_context=None, backlog: int = DEFAULT_BACKLOG,
+               **options) -> HttpServerHandle:
     """Serve ``server`` over HTTP on a background thread; returns at once, listening.
     ``address`` ``(host, 0)`` picks a free port (see ``handle.port``); ``ssl_context``
-    (an ``ssl.SSLContext`` with a certificate) serves HTTPS. Options: ``serve_http``'s."""
+    (an ``ssl.SSLContext`` with a certificate) serves HTTPS; ``backlog`` is the accept
+    queue (rule 5). Options: ``serve_http``'s."""
     host, port = address
     app = HttpApp(server, host=host, **options)
-    return HttpServerHandle(_HttpServer((host, int(port)), app, ssl_context), app).start()
+    httpd = _HttpServer((host, int(port)), app, ssl_context, backlog)
+    app.port, app.scheme = httpd.server_address[1], "https" if ssl_context is not None else "http"
+    return HttpServerHandle(httpd, app).start()
 
 
 def serve_http(server, address=("127.0.0.1", 8000), *, ready=None, **options) -> None:
@@ -345,11 +435,15 @@ def serve_http(server, address=("127.0.0.1", 8000), *, ready=None, **options) ->
     Options: ``path="/mcp"``, ``stateless=False``, ``json_response=False`` (True:
     always one JSON body; ``response_mode="sse"``: always SSE),
     ``allowed_origins``/``allowed_hosts`` (lists; ``"host:*"`` for any port),
-    ``enable_get=True``, ``max_sessions=1000``, ``idle_timeout=1800`` s,
+    ``enable_get=True``, ``max_sessions=1000`` (beyond: the longest-idle session
+    is evicted), ``idle_timeout=1800`` s,
     ``max_body=4 MiB``, ``event_store`` (default in memory; ``resumable=False``
     turns resumption off), ``retry_interval=1000`` ms, ``poll_interval=None`` s,
     ``keepalive=15`` s, ``legacy_sse=True``, ``sse_path="/sse"``,
-    ``messages_path="/messages"``, ``ssl_context`` (HTTPS). ``ready``: a callable given the handle, or
+    ``messages_path="/messages"``, ``ssl_context`` (HTTPS), ``backlog`` (the
+    accept queue, default ``socket.SOMAXCONN``, at least 128), ``workers=128``
+    (threads running requests, shared by all sessions; each session runs at most
+    the ``Server``'s ``max_workers`` at once). ``ready``: a callable given the handle, or
     an Event to set, once listening; ``handle.shutdown()`` also ends the call
     (the way out when not on the main thread, where no signal handler is
     installed). A readiness line with the real URL is printed on stdout.

@@ -7,7 +7,9 @@ basic/transports#resumability-and-redelivery, 2024-11-05 basic/transports#http-w
 Rules:
 
 1. One ``HttpSessionTransport`` per MCP session is the Session's transport:
-   ``receive()`` returns what POST handlers ``push()``ed; ``send()`` routes.
+   ``push()`` hands what a POST carried to ``session.deliver`` on the POST's
+   own thread (the session has no reader thread: session rule 9, so an idle
+   session holds no thread); ``send()`` routes.
 2. Routing: a response goes to the stream of the POST that carried its
    request; a request or notification with ``related_id`` goes to that
    request's stream while it is unfinished and may carry SSE; everything else
@@ -32,7 +34,7 @@ Rules:
    resumable), ``STOP`` (the session closed or the connection was replaced),
    ``CANCELLED`` or ``WRITTEN``.
 7. One shortcut: a POST of one request answered as JSON gives its connection a
-   ``direct`` writer, and the session's thread that sends the answer writes it
+   ``direct`` writer, and the thread that sends the answer (a pool worker) writes it
    itself (outside the lock), then queues ``WRITTEN``; the connection's thread
    need not wake before the client has its answer. Everything else is queued.
 """
@@ -57,7 +59,6 @@ CLOSE = object()              # end the HTTP response, keep the stream (close_st
 STOP = object()               # end the HTTP response: the session closed or a new connection took over
 CANCELLED = object()          # end the HTTP response: the client cancelled every request of the POST
 WRITTEN = object()            # rule 7: the answer has been written by the sender
-_CLOSED = object()            # inbox sentinel
 PRIMING_SINCE = "2025-11-25"  # Spec 2025-11-25: POST SSE streams start with a priming event
 FINISHED_KEPT = 256           # finished SSE streams kept for late resumption, per session
 
@@ -161,7 +162,6 @@ class HttpSessionTransport:
         self.last_active = time.monotonic()
         self.active = 0                       # HTTP requests of this session being served
         self._on_close = on_close
-        self._inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._streams: dict = {}              # stream id -> _Stream (ours: rule 5)
         self._by_request: dict = {}           # request id -> the unfinished _Stream carrying its answer
@@ -169,13 +169,6 @@ class HttpSessionTransport:
         self.standalone = self._new_stream((), "sse")
 
     # ------------------------------------------------------------------ Transport interface
-    def receive(self):
-        item = self._inbox.get()
-        if item is _CLOSED:
-            self._inbox.put(_CLOSED)
-            return None
-        return item
-
     def send(self, message, related_id=None) -> None:
         """Route one message (rule 2); a list is routed item by item."""
         if isinstance(message, list):
@@ -223,7 +216,6 @@ class HttpSessionTransport:
                     stream.conn.queue.put(STOP)
                     stream.conn = None
             stream_ids = list(self._streams)
-        self._inbox.put(_CLOSED)
         forget = getattr(self.event_store, "forget", None)
         if forget is not None:
             for stream_id in stream_ids:
@@ -233,10 +225,10 @@ class HttpSessionTransport:
 
     # ------------------------------------------------------------------ used by the HTTP layer
     def push(self, message) -> None:
-        """A message the client POSTed, for the session to read. A cancellation also ends
+        """A message the client POSTed, for the session (rule 1). A cancellation also ends
         the cancelled request's HTTP response: the session will not answer it, and a late
         answer is dropped (Spec: basic/utilities/cancellation)."""
-        self._inbox.put(message)
+        self.session.deliver(message)
         if isinstance(message, Notification) and message.method == "notifications/cancelled":
             request_id = (message.params or {}).get("requestId")
             with self._lock:
@@ -409,7 +401,8 @@ class HttpSessionTransport:
 
 class LegacySseTransport:
     """The Transport of one 2024-11-05 HTTP+SSE session: every message is a ``message``
-    event on the session's one GET stream; POSTs ``push()`` what the client sends."""
+    event on the session's one GET stream; POSTs ``push()`` what the client sends to
+    ``session.deliver`` (rule 1)."""
 
     def __init__(self, session_id: str, *, on_close=None):
         self.session_id = session_id
@@ -419,7 +412,6 @@ class LegacySseTransport:
         self.last_active = time.monotonic()
         self.active = 1                        # the GET stream is open for the whole session
         self._on_close = on_close
-        self._inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
 
     def send(self, message, related_id=None) -> None:
@@ -429,15 +421,8 @@ class LegacySseTransport:
                 raise ConnectionError("the SSE session is closed")
             self.conn.queue.put((None, message, False))
 
-    def receive(self):
-        item = self._inbox.get()
-        if item is _CLOSED:
-            self._inbox.put(_CLOSED)
-            return None
-        return item
-
     def push(self, message) -> None:
-        self._inbox.put(message)
+        self.session.deliver(message)
 
     def idle_for(self) -> float:
         return 0.0
@@ -448,7 +433,6 @@ class LegacySseTransport:
                 return
             self.closed = True
         self.conn.queue.put(STOP)
-        self._inbox.put(_CLOSED)
         if self._on_close is not None:
             self._on_close(self)
 
