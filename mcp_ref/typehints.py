@@ -16,7 +16,12 @@ Rules:
 3. A string inside a builtin generic (``list["Node"]``, ``dict[str, "Node"]``)
    is resolved too: ``typing.get_type_hints`` does it only from 3.11 and
    leaves the bare string on 3.9 and 3.10. ``Literal`` values stay as written.
-4. Why rule 2 instead of refusing: a tool module written for 3.10+ with
+4. Before 3.11 ``typing.get_type_hints`` turned a function's ``x: T = None``
+   into ``Optional[T]``; 3.11 stopped. A function's hints are read here as
+   written on every version, so a tool's schema does not depend on the
+   interpreter (``Annotated[int | None, ...] = None`` would otherwise nest a
+   second ``anyOf`` on 3.10).
+5. Why rule 2 instead of refusing: a tool module written for 3.10+ with
    ``from __future__ import annotations`` and ``int | None`` hints then lists
    and binds the same schema on 3.9, which is the Python of several long-term
    support systems people vendor this package into.
@@ -116,8 +121,9 @@ def _owners(obj) -> list:
     return [(annotations, globalns)]
 
 
-# Before 3.11 typing.get_type_hints leaves strings inside list[...] / dict[...] unresolved (rule 3).
-_NESTED_STRINGS_LEFT = sys.version_info < (3, 11)
+# Before 3.11 typing.get_type_hints leaves strings inside list[...] / dict[...] unresolved
+# (rule 3) and makes a function's None default Optional (rule 4).
+_BEFORE_3_11 = sys.version_info < (3, 11)
 
 
 def _resolve_nested(tp, globalns: dict, localns, depth: int = 0):
@@ -142,13 +148,15 @@ def _resolve_nested(tp, globalns: dict, localns, depth: int = 0):
 
 
 def get_type_hints(obj, localns=None) -> dict:
-    """Type hints with ``Annotated`` kept (rules 2 and 3)."""
-    try:
-        hints = typing.get_type_hints(obj, localns=localns, include_extras=True)
-    except Exception:
-        hints = None
-    if hints is not None and not _NESTED_STRINGS_LEFT:
-        return hints
+    """Type hints with ``Annotated`` kept (rules 2 to 4)."""
+    hints = None
+    if not _BEFORE_3_11 or isinstance(obj, type):
+        try:
+            hints = typing.get_type_hints(obj, localns=localns, include_extras=True)
+        except Exception:
+            pass
+        if hints is not None and not _BEFORE_3_11:
+            return hints
     resolved = {}
     for annotations, globalns in _owners(obj):
         for name, annotation in annotations.items():

@@ -225,3 +225,15 @@ def test_any_hint_decodes_as_is():
     class Loose(Model):
         value: Any = None
     assert Loose.from_dict({"value": {"deep": [1]}}).value == {"deep": [1]}
+
+
+def none_default(a: int = None, b: Annotated[Optional[int], Field(minimum=1)] = None) -> str:   # noqa: RUF013
+    return ""
+
+
+def test_a_none_default_is_not_made_optional_on_any_version():
+    """3.9 and 3.10's typing would read ``a: int = None`` as ``Optional[int]`` (3.11 stopped)."""
+    assert get_type_hints(none_default)["a"] is int
+    assert input_schema(none_default) == {"type": "object", "properties": {
+        "a": {"type": "integer", "default": None},
+        "b": {**INT_OR_NULL, "minimum": 1, "default": None}}}

@@ -139,6 +139,8 @@ class _TakesExtra(type):
     ones is allowed only when it stays out of the generated ``__init__``
     (``field(kw_only=True)`` would do it, but needs Python 3.10; 3.9 is
     supported). So the field is ``init=False`` and the keyword is taken here.
+    One consequence: ``dataclasses.replace`` copies only ``__init__`` fields, so
+    its copy starts with an empty ``extra`` (pass ``extra=`` to the class instead).
     """
 
     def __call__(cls, *args, extra: Optional[dict] = None, **kwargs):
