@@ -188,7 +188,7 @@ def description_of(fn) -> str | None:
 
 # ====================================================================== full path
 # Bound by _load() on first use; everything below it runs after _load().
-inspect = typing = dataclasses = enum = functools = copy = None
+inspect = typing = dataclasses = enum = functools = copy = typehints = None
 Any = Literal = Union = get_args = get_origin = None
 _WRAPPERS = _UNIONS = _LISTS = _SETS = _MAPPINGS = ()
 _loaded = False
@@ -197,7 +197,7 @@ _loaded = False
 def _load() -> None:
     """Import what the full path needs (inspect, typing, ...) and bind it here, once."""
     global inspect, typing, dataclasses, enum, functools, copy, Any, Literal, Union, get_args, get_origin
-    global _WRAPPERS, _UNIONS, _LISTS, _SETS, _MAPPINGS, _loaded
+    global _WRAPPERS, _UNIONS, _LISTS, _SETS, _MAPPINGS, typehints, _loaded
     if _loaded:
         return
     import copy
@@ -205,12 +205,13 @@ def _load() -> None:
     import enum
     import functools
     import inspect
-    import types
     import typing
     from typing import Any, Literal, Union, get_args, get_origin
+
+    from . import typehints
     _WRAPPERS = tuple(getattr(typing, name) for name in ("Required", "NotRequired", "ReadOnly")
                       if hasattr(typing, name))
-    _UNIONS = (Union, types.UnionType) if hasattr(types, "UnionType") else (Union,)
+    _UNIONS = typehints.UNION_ORIGINS
     _LISTS = (list, abc.Sequence, abc.MutableSequence, abc.Iterable, abc.Collection)
     _SETS = (set, frozenset, abc.Set, abc.MutableSet)
     _MAPPINGS = (dict, abc.Mapping, abc.MutableMapping)
@@ -232,13 +233,18 @@ def _split_annotated(tp) -> tuple:
             return tp, metadata
 
 
+def _is_class(tp) -> bool:
+    """A class, not a parametrized ``list[int]`` (which 3.9 and 3.10 report as a ``type``)."""
+    return isinstance(tp, type) and not isinstance(tp, GenericAlias)
+
+
 def _is_union(tp) -> bool:
     return get_origin(tp) in _UNIONS
 
 
 def _is_record(tp) -> bool:
     """A dataclass or TypedDict class: a JSON object with known properties."""
-    return isinstance(tp, type) and (dataclasses.is_dataclass(tp) or typing.is_typeddict(tp))
+    return _is_class(tp) and (dataclasses.is_dataclass(tp) or typehints.is_typeddict(tp))
 
 
 def _is_unknown(tp) -> bool:
@@ -253,19 +259,10 @@ def _target(fn):
 
 
 def _hints(obj, localns: dict | None = None) -> dict:
-    """Type hints with ``Annotated`` kept; an annotation that does not resolve stays a string."""
-    try:
-        return typing.get_type_hints(obj, localns=localns, include_extras=True)
-    except Exception:                               # e.g. a class imported under TYPE_CHECKING
-        module = sys.modules.get(getattr(obj, "__module__", None) or "", sys)
-        globalns = getattr(inspect.unwrap(obj), "__globals__", None) or vars(module)
-    hints = {}
-    for name, annotation in getattr(obj, "__annotations__", {}).items():
-        try:
-            hints[name] = eval(annotation, globalns, localns) if isinstance(annotation, str) else annotation
-        except Exception:
-            hints[name] = annotation
-    return hints
+    """Type hints with ``Annotated`` kept; an annotation that does not resolve (e.g. a
+    class imported under TYPE_CHECKING) stays a string, and ``"X | Y"`` strings are
+    read on 3.9 too (typehints.py)."""
+    return typehints.get_type_hints(obj, localns)
 
 
 def _parameters(fn) -> list:
@@ -282,7 +279,7 @@ def _record_fields(cls) -> tuple:
     if doc and dataclasses.is_dataclass(cls) and doc.startswith(cls.__name__ + "("):
         doc = None                                  # the signature that dataclasses writes itself
     text, docs = parse_docstring(doc)
-    if typing.is_typeddict(cls):
+    if typehints.is_typeddict(cls):
         return text, [(name, hint, name in cls.__required_keys__, NO_DEFAULT, docs.get(name))
                       for name, hint in hints.items()]
     fields = []
@@ -357,7 +354,7 @@ class _SchemaBuilder:
             return {"anyOf": [self.schema(arg) for arg in args]}
         if _is_record(tp):
             return self._record(tp)
-        if isinstance(tp, type):
+        if _is_class(tp):
             if issubclass(tp, enum.Enum):
                 return _enum_schema([member.value for member in tp])
             for base, name in _JSON_TYPES.items():
@@ -469,7 +466,7 @@ def _is_content_type(tp, extra: tuple) -> bool:
     tp, _ = _split_annotated(tp)
     if _is_union(tp) or get_origin(tp) is tuple or get_origin(tp) in _LISTS:
         return any(_is_content_type(arg, extra) for arg in get_args(tp) if arg not in (_NONE, Ellipsis))
-    return isinstance(tp, type) and (issubclass(tp, extra) or hasattr(tp, "TYPE") or tp.__name__ in _CONTENT_NAMES)
+    return _is_class(tp) and (issubclass(tp, extra) or hasattr(tp, "TYPE") or tp.__name__ in _CONTENT_NAMES)
 
 
 def output_schema(fn, *, wrap: bool = False, unstructured: tuple = ()) -> dict | None:
@@ -515,11 +512,11 @@ def _fits(value, tp) -> bool:
         return isinstance(value, dict)
     if kind is tuple or kind in _LISTS or kind in _SETS:
         return isinstance(value, list)
-    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+    if _is_class(tp) and issubclass(tp, enum.Enum):
         return any(member.value == value for member in tp)
     if tp in (float, bytes, bytearray):
         return isinstance(value, (int, float) if tp is float else str)
-    return not isinstance(tp, type) or isinstance(value, tp)
+    return not _is_class(tp) or isinstance(value, tp)
 
 
 def _convert(value, tp, path: str):
@@ -532,7 +529,7 @@ def _convert(value, tp, path: str):
         return _convert(value, members[0], path) if members and value is not None else value
     if value is None or _is_unknown(tp):
         return value
-    if isinstance(tp, type):
+    if _is_class(tp):
         if issubclass(tp, enum.Enum):
             try:
                 return tp(value)
@@ -567,7 +564,7 @@ def _convert(value, tp, path: str):
 
 
 def _to_record(value, cls, path: str):
-    typed_dict = typing.is_typeddict(cls)
+    typed_dict = typehints.is_typeddict(cls)
     if not typed_dict and isinstance(value, cls):
         return value
     if not isinstance(value, dict):

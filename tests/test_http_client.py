@@ -463,7 +463,10 @@ def test_tls_verification_options(tmp_path):
 
 
 def _self_signed_certificate(directory):
-    pytest.importorskip("cryptography", reason="generating a test certificate needs cryptography")
+    try:
+        import cryptography  # noqa: F401
+    except ImportError:                             # e.g. Python 3.9, where the test extras bring no cryptography
+        return _self_signed_certificate_by_openssl(directory)
     import datetime
     import ipaddress
 
@@ -486,6 +489,21 @@ def _self_signed_certificate(directory):
     cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
     key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                            serialization.NoEncryption()))
+    return cert_file, key_file
+
+
+def _self_signed_certificate_by_openssl(directory):
+    import shutil
+    import subprocess
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("generating a test certificate needs cryptography or the openssl command")
+    cert_file, key_file = directory / "cert.pem", directory / "key.pem"
+    subprocess.run([openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-keyout", str(key_file), "-out", str(cert_file), "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-addext", "basicConstraints=critical,CA:TRUE"],
+                   check=True, capture_output=True, timeout=60)
     return cert_file, key_file
 
 

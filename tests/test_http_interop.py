@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mcp", reason="interop tests need the official MCP SDK (pip install mcp)")
+from helpers import require_official_sdk
+
+require_official_sdk()
 pytest.importorskip("uvicorn", reason="the SDK's HTTP server runs on uvicorn")
 pytest.importorskip("requests", reason="the mcp_ref HTTP client needs requests")
 pytest.importorskip("sseclient", reason="the mcp_ref HTTP client needs sseclient-py")

@@ -19,7 +19,9 @@ import threading
 
 import pytest
 
-pytest.importorskip("mcp", reason="the official MCP SDK (pip install mcp) is needed for interop tests")
+from helpers import require_official_sdk
+
+require_official_sdk()
 
 from client_features_helpers import FEATURE_SERVER, REPO, WAIT, check_transcript, env  # noqa: E402
 from conftest import _wire_validator, spec_path  # noqa: E402

@@ -20,7 +20,9 @@ import sys
 
 import pytest
 
-pytest.importorskip("mcp", reason="the official MCP SDK (pip install mcp) is needed for interop tests")
+from helpers import require_official_sdk
+
+require_official_sdk()
 
 from conftest import REVISIONS  # noqa: E402
 from features_helpers import EVERYTHING, ROOT, Collector, check_wire, env  # noqa: E402

@@ -34,7 +34,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mcp", reason="the official MCP SDK (pip install mcp) is needed for interop tests")
+from helpers import require_official_sdk
+
+require_official_sdk()
 
 from mcp_ref import SUPPORTED_REVISIONS, Client  # noqa: E402
 from mcp_ref.transports import TapTransport  # noqa: E402

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mcp", reason="the official MCP SDK (pip install mcp) is needed for interop tests")
+from helpers import require_official_sdk
+
+require_official_sdk()
 
 from features_helpers import check_wire  # noqa: E402
 from mcp_ref import Client  # noqa: E402

@@ -18,7 +18,9 @@ ANYTHING = None
 ALLOWED = {
     "errors": set(),
     "messages": {"errors"},
-    "types": {"errors", "messages", "types"},
+    # Type hints read alike on Python 3.9 to 3.13 (PEP 604 unions, "X | Y" strings).
+    "typehints": set(),
+    "types": {"errors", "messages", "types", "typehints"},
     "lifecycle": {"errors", "messages", "types"},
     "docstrings": set(),
     "validation": {"errors"},

@@ -123,24 +123,30 @@ except MissingDependency as exc:
 
 
 def _oldest_python():
-    """An interpreter of the oldest supported version, when one runs on this machine."""
+    """An interpreter of the oldest supported version, when one runs on this machine: this
+    one, else ``$PYTHON39`` (for 3.9), ``python3.9`` on PATH, or a pyenv ``3.9.*`` (as
+    ``.ci/run`` looks for it)."""
     low = re.search(r">=\s*(\d+)\.(\d+)", _setup_cfg()["options"]["python_requires"])
-    name = f"python{low.group(1)}.{low.group(2)}"
-    exe = shutil.which(name)
-    if exe is None:
-        return None
-    try:
-        probe = subprocess.run([exe, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True,
-                               text=True, timeout=30)
-    except OSError:
-        return None
-    return exe if probe.returncode == 0 and probe.stdout.strip() == f"({low.group(1)}, {low.group(2)})" else None
+    major, minor = int(low.group(1)), int(low.group(2))
+    if sys.version_info[:2] == (major, minor):
+        return sys.executable
+    candidates = [os.environ.get(f"PYTHON{major}{minor}"), shutil.which(f"python{major}.{minor}")]
+    candidates += sorted(str(p) for p in Path.home().glob(f".pyenv/versions/{major}.{minor}*/bin/python"))
+    for exe in filter(None, candidates):
+        try:
+            probe = subprocess.run([exe, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True,
+                                   text=True, timeout=30)
+        except OSError:
+            continue
+        if probe.returncode == 0 and probe.stdout.strip() == f"({major}, {minor})":
+            return exe
+    return None
 
 
 def test_oldest_supported_python_runs_the_round_trip():
     exe = _oldest_python()
     if exe is None:
-        pytest.skip("no interpreter of the oldest supported version on PATH")
+        pytest.skip("no interpreter of the oldest supported version ($PYTHON39, python3.9 on PATH, pyenv)")
     result = _run([exe, "-c", CLIENT, SERVER])
     assert result.returncode == 0, f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
     assert result.stdout.splitlines()[1] == "add 5"

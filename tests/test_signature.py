@@ -4,8 +4,7 @@ Spec: server/tools#tool, server/tools#structured-content."""
 import enum
 import sys
 from dataclasses import dataclass, field
-from typing import (Annotated, Any, Dict, List, Literal, NewType, NotRequired, Optional, Sequence, Tuple, TypedDict,
-                    Union)
+from typing import Annotated, Any, Dict, List, Literal, NewType, Optional, Sequence, Tuple, TypedDict, Union
 
 import pytest
 
@@ -65,10 +64,23 @@ class Positive:
             raise ValueError("n must be positive")
 
 
-class Movie(TypedDict):
+# Optional keys as Python 3.9 writes them (NotRequired is 3.11+; MovieMarked below).
+class _MovieTitle(TypedDict):
     title: str
-    year: NotRequired[int]
-    where: NotRequired[Point]
+
+
+class Movie(_MovieTitle, total=False):
+    year: int
+    where: Point
+
+
+if sys.version_info >= (3, 11):
+    from typing import NotRequired
+
+    class MovieMarked(TypedDict):
+        title: str
+        year: NotRequired[int]
+        where: NotRequired[Point]
 
 
 class Context:
@@ -125,7 +137,6 @@ TYPE_SCHEMAS = [
     (Dict[str, int], {"type": "object", "additionalProperties": {"type": "integer"}}),
     (dict[str, list[Point]], {"type": "object", "additionalProperties": {"type": "array", "items": POINT}}),
     (Optional[int], {"anyOf": [{"type": "integer"}, {"type": "null"}]}),
-    (int | None, {"anyOf": [{"type": "integer"}, {"type": "null"}]}),
     (Union[int, str, Point], {"anyOf": [{"type": "integer"}, {"type": "string"}, POINT]}),
     (Literal["a", "b"], {"type": "string", "enum": ["a", "b"]}),
     (Literal[1, 2], {"type": "integer", "enum": [1, 2]}),
@@ -143,6 +154,8 @@ TYPE_SCHEMAS = [
         "label": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}},
         "required": ["start", "end"]}),
     (Movie, MOVIE),
+    *([(MovieMarked, MOVIE)] if sys.version_info >= (3, 11) else []),
+    *([(eval("int | None"), {"anyOf": [{"type": "integer"}, {"type": "null"}]})] if sys.version_info >= (3, 10) else []),
     (Node, {"$ref": "#/$defs/Node", "$defs": {"Node": NODE_DEF}}),
     (Tree, {"type": "object", "properties": {"root": {"$ref": "#/$defs/Node", "description": "the root node"},
                                              "name": {"type": "string", "description": "tree name", "default": "t"}},

@@ -198,7 +198,7 @@ def optional_hint(a: "int | None" = None, b: "list[int]" = (), c: "Undefined" = 
     return 0
 
 
-def subclass_hint(a: bool, e: type(re.NOFLAG)) -> int:
+def subclass_hint(a: bool, e: re.RegexFlag) -> int:
     return 0
 
 

@@ -246,8 +246,9 @@ def _needs_conversion(hint) -> bool:
     something else? (Floats, enums, records, tuples, bytes... do; str, int, bool, lists
     and dicts of them do not.)"""
     import inspect
-    import types
     import typing
+
+    from ..typehints import UNION_ORIGINS
     while typing.get_origin(hint) is typing.Annotated:
         hint = hint.__origin__
     if hint in (str, int, bool, dict, list, typing.Any, inspect.Parameter.empty, type(None)):
@@ -255,7 +256,7 @@ def _needs_conversion(hint) -> bool:
     origin = typing.get_origin(hint)
     if origin is typing.Literal:
         return False
-    if origin in (list, dict, typing.Union, getattr(types, "UnionType", typing.Union)):
+    if origin in (list, dict) or origin in UNION_ORIGINS:
         return any(_needs_conversion(arg) for arg in typing.get_args(hint))
     return True
 
@@ -266,10 +267,12 @@ def _direct_params(fn: Callable, inject: list) -> list | None:
     float (from an int), else None."""
     import inspect
     import typing
+
+    from ..typehints import get_type_hints
     if not (inspect.isfunction(fn) or inspect.ismethod(fn)):
         return None
     try:
-        hints = typing.get_type_hints(fn, include_extras=True)
+        hints = get_type_hints(fn)
         params = inspect.signature(fn).parameters
     except Exception:
         return None

@@ -34,11 +34,11 @@ reference decoder on the same input, which raises the precise
 
 Spec: none of its own; the decoding rules are those of ``base``.
 """
-import types
 from dataclasses import MISSING
-from typing import Any, Union, get_args, get_origin
+from typing import Any, get_args, get_origin
 
-from .base import _ANY_CONTENT, _BASIC, CONTENT_TYPES, Model, _fast_decoders, _Invalid, _is_model, \
+from ..typehints import UNION_ORIGINS
+from .base import _ANY_CONTENT, _BASIC, CONTENT_TYPES, Model, _build, _fast_decoders, _Invalid, _is_model, \
     _raw_content, _specs
 
 # _BASIC entries whose check is one isinstance.
@@ -102,8 +102,10 @@ def _compile_model(cls, building: frozenset):
             elif fn is not None:
                 value = fn(value)
             kwargs[attr] = value
-        extra = {} if known.issuperset(data) else {k: v for k, v in data.items() if k not in known}
-        return cls(**kwargs, extra=extra)
+        obj = _build(cls, **kwargs)
+        if not known.issuperset(data):
+            obj.extra = {k: v for k, v in data.items() if k not in known}
+        return obj
     return decode
 
 
@@ -112,7 +114,7 @@ def _compile(tp: Any, building: frozenset) -> tuple:
     if tp is Any:
         return None, None
     origin = get_origin(tp)
-    if origin in (Union, types.UnionType):
+    if origin in UNION_ORIGINS:
         return _compile_union([a for a in get_args(tp) if a is not type(None)], building)
     if origin is list:
         args = get_args(tp)

@@ -39,11 +39,11 @@ tuple of field facts and passes JSON scalars through without a call.
 Spec: basic/index#general-fields (``_meta``); each revision's schema.json.
 """
 import dataclasses
-import types
 from dataclasses import MISSING, dataclass, field
-from typing import Any, ClassVar, Optional, Union, get_args, get_origin, get_type_hints
+from typing import Any, ClassVar, Optional, get_args, get_origin
 
 from ..errors import InvalidParamsError
+from ..typehints import UNION_ORIGINS, get_type_hints
 
 __all__ = ["Model", "spec_field", "wire_name", "register_content", "register_raw_content",
            "decode_content", "CONTENT_TYPES"]
@@ -132,19 +132,43 @@ def _older(revision: Optional[str], since: Optional[str]) -> bool:
     return revision is not None and since is not None and revision < since
 
 
+class _TakesExtra(type):
+    """Lets every model be built with ``extra=`` (``Tool(name="t", extra={...})``).
+
+    ``extra`` has a default, and a defaulted field before a subclass's required
+    ones is allowed only when it stays out of the generated ``__init__``
+    (``field(kw_only=True)`` would do it, but needs Python 3.10; 3.9 is
+    supported). So the field is ``init=False`` and the keyword is taken here.
+    One consequence: ``dataclasses.replace`` copies only ``__init__`` fields, so
+    its copy starts with an empty ``extra`` (pass ``extra=`` to the class instead).
+    """
+
+    def __call__(cls, *args, extra: Optional[dict] = None, **kwargs):
+        obj = super().__call__(*args, **kwargs)
+        if extra:
+            obj.extra = dict(extra)
+        return obj
+
+
+# Builds a model without the keyword handling above (the decoders set ``extra`` themselves).
+_build = type.__call__
+
+
 @dataclass
-class Model:
+class Model(metaclass=_TakesExtra):
     """Base class: subclasses are ``@dataclass`` classes of wire fields.
 
     ``SINCE`` is the first revision that knows the type; lists drop items of
     a newer type when encoding for an older revision. ``extra`` holds wire
-    members the class does not model (kept on a round trip).
+    members the class does not model (kept on a round trip); pass it as the
+    keyword ``extra=`` to any model.
     """
 
     SINCE: ClassVar[Optional[str]] = None
 
-    # kw_only so subclasses may declare required fields after this defaulted one.
-    extra: dict = field(default_factory=dict, repr=False, kw_only=True)
+    # Not an __init__ parameter (see _TakesExtra), so subclasses may declare
+    # required fields after this defaulted one.
+    extra: dict = field(default_factory=dict, repr=False, init=False)
 
     @classmethod
     def wire_fields(cls) -> dict:
@@ -205,8 +229,9 @@ class Model:
                     raise InvalidParamsError(f"{path}.{spec.wire}: required field missing")
                 continue
             kwargs[spec.name] = _decode(value, spec.tp, f"{path}.{spec.wire}")
-        extra = {key: value for key, value in data.items() if key not in known}
-        return cls(**kwargs, extra=extra)
+        obj = _build(cls, **kwargs)
+        obj.extra = {key: value for key, value in data.items() if key not in known}
+        return obj
 
     @classmethod
     def _has_required(cls, data: dict) -> bool:
@@ -268,7 +293,7 @@ def _decode(value: Any, tp: Any, path: str) -> Any:
     if tp is Any:
         return value
     origin = get_origin(tp)
-    if origin in (Union, types.UnionType):
+    if origin in UNION_ORIGINS:
         return _decode_union(value, [a for a in get_args(tp) if a is not type(None)], path)
     if origin is list:
         if not isinstance(value, list):
