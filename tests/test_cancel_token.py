@@ -266,14 +266,17 @@ def test_cancel_over_stdio(tmp_path):
     assert not any("method" not in m and m.get("id") == call["id"] for m in recorder.received())
 
 
-def test_cancel_over_streamable_http():
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_cancel_over_streamable_http(transport):
+    """Streamable HTTP (and the legacy HTTP+SSE transport)."""
     pytest.importorskip("requests")
     from mcp_ref.transports.http_server import start_http
     seen: dict = {}
     handle = start_http(_blocking_server(seen), ("127.0.0.1", 0))
     token = CancelToken()
     try:
-        with Client.http(handle.url, timeout=WAIT) as client:
+        connect = Client.http if transport == "http" else Client.sse
+        with connect(handle.url if transport == "http" else handle.sse_url, timeout=WAIT) as client:
             stopper = _cancel_from_another_thread(token, seen["started"])
             with pytest.raises(RequestCancelled, match=REASON):
                 client.call_tool("block", cancel=token)
