@@ -30,20 +30,21 @@ sys.path.insert(0, str(ROOT))
 # What a method can be answered with besides its result (the "errors" column): facts
 # of the spec and of our server, cited in the notes of each area.
 ERRORS = {
-    "initialize": "-32602 malformed params; a version we do not speak gets our latest (the client may disconnect)",
+    "initialize": "-32602 protocolVersion or capabilities malformed; -32600 a second initialize; a version "
+                  "we do not speak gets our latest (the client may disconnect)",
     "tools/call": "-32602 unknown tool or bad arguments; a failing tool is a result with isError; "
                   "-32042 URL elicitation required (2025-11-25)",
     "resources/read": "-32002 resource not found; -32602",
-    "resources/subscribe": "-32602",
-    "resources/unsubscribe": "-32602",
+    "resources/subscribe": "-32002 resource not found; -32602 uri not a string",
+    "resources/unsubscribe": "-32602 uri not a string (an URI not subscribed is fine)",
     "prompts/get": "-32602 unknown prompt or missing argument",
-    "completion/complete": "-32602 unknown prompt or template",
+    "completion/complete": "-32602 unknown prompt, template or argument",
     "logging/setLevel": "-32602 unknown level",
     "tasks/get": "-32602 unknown or expired task",
     "tasks/result": "-32602 unknown task; the task's own error",
     "tasks/cancel": "-32602 unknown or already terminal task",
     "sampling/createMessage": "-1 the user (or on_approve) refused",
-    "elicitation/create": "-1 refused by on_approve; -32602 a schema outside the subset",
+    "elicitation/create": "-1 refused by on_approve; -32602 a schema outside the subset or an undeclared mode (elicitation.py rules 2, 3)",
 }
 LIST_ERROR = "-32602 invalid cursor"
 # The capability a notification needs, and who declares it.
