@@ -139,13 +139,15 @@ def _files(places: list) -> list:
     return found
 
 
-def _locate(method: str, places: list, patterns: tuple) -> str | None:
+def _locate(method: str, places: list, patterns: tuple, most: int = 1) -> str | None:
+    """Where the first pattern that matches at all finds ``method``'s literal (``most`` places)."""
     for pattern in patterns:
         regex = re.compile(pattern.format(m=re.escape(method)))
-        for path in _files(places):
-            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-                if regex.search(line):
-                    return f"{path.relative_to(ROOT).as_posix()}:{number}"
+        found = [f"{path.relative_to(ROOT).as_posix()}:{number}" for path in _files(places)
+                 for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+                 if regex.search(line)]
+        if found:
+            return ", ".join(dict.fromkeys(found[:most]))
     return None
 
 
@@ -270,7 +272,7 @@ def build() -> str:
             cap = f"`{capability}` ({declarer})" if capability else "none"
             result, errors = "—", "— (never answered)"
         senders, handlers = (CLIENT_SIDE, SERVER_SIDE) if to_server else (SERVER_SIDE, CLIENT_SIDE)
-        sent = _locate(method, senders, SENDER_PATTERNS) or "—"
+        sent = _locate(method, senders, SENDER_PATTERNS, most=3) or "—"
         handled = _locate(method, handlers, HANDLER_PATTERNS) or "—"
         test = _test_for(method, tests) if (sent, handled) != ("—", "—") else "— (neither side of ours does it)"
         lines.append(f"| `{method}` | {row['kind']} | {direction} | {span} | {cap} | {_outline(names, required, since)} "
