@@ -17,7 +17,7 @@ _LAZY = {
     "Server": ".server", "Context": ".server", "Client": ".client",
     "Approval": ".approval", "Deny": ".approval",
     "HttpError": ".transports.sse_client", "SessionExpired": ".transports.http_client",
-    "ToolNameWarning": ".features.tools",
+    "ToolNameWarning": ".features.tools", "CancelToken": ".calls",
 }
 
 # The same names for type checkers and editors, which do not run __getattr__: without
@@ -26,6 +26,7 @@ _LAZY = {
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .approval import Approval, Deny
+    from .calls import CancelToken
     from .client import Client
     from .features.tools import ToolNameWarning
     from .server import Context, Server
@@ -56,6 +57,6 @@ __all__ = [
     "SessionError", "ConnectionClosed", "RequestTimeout", "RequestCancelled", "CapabilityNotSupported",
     "UnsupportedProtocolVersion", "MissingDependency", "ApprovalDenied", "StructuredOutputError",
     "ToolInputError", "MessageTooLarge", "TooManyPages",
-    "Approval", "Deny", "HttpError", "SessionExpired", "ToolNameWarning",
+    "Approval", "Deny", "HttpError", "SessionExpired", "ToolNameWarning", "CancelToken",
     "LATEST_REVISION", "SUPPORTED_REVISIONS", "__version__",
 ]

@@ -220,7 +220,13 @@ def main(argv=None) -> int:
                              help="module of the example server to run (default: %(default)s)")
     demo_parser.add_argument("--full", action="store_true",
                              help="print every message whole (no base64 elided, no long line cut)")
+    demo_parser.add_argument("--scenario", metavar="NAME",
+                             help="show one topic the demo does not (cancel, sampling, http, ...); "
+                                  "'list' names them all")
     args = parser.parse_args(argv)
+    if args.command == "demo" and args.scenario:
+        from . import scenarios
+        return scenarios.run(args.scenario, Transcript(args.full))
     if args.command == "demo":
         return demo(args.server, full=args.full)
     return 2

@@ -17,6 +17,10 @@ basic/lifecycle#timeouts):
    up to a hard maximum.
 4. A reply that arrives after the caller stopped waiting is dropped by the
    session (the waiter is forgotten first).
+5. Another thread cancels a request through a ``CancelToken`` given as
+   ``cancel=`` to any request method (the caller's Stop button): the token
+   cancels every request in flight that carries it, as ``Pending.cancel``
+   does, and a request started with a cancelled token is not sent.
 
 This module starts no threads and does no I/O of its own: it sends through
 the session.
@@ -35,7 +39,7 @@ if TYPE_CHECKING:          # names for annotations only
     from .messages import Request
     from .session import Session
 
-__all__ = ["RequestContext", "Pending"]
+__all__ = ["RequestContext", "Pending", "CancelToken"]
 
 _EVENT_LOCK = threading.Lock()   # makes RequestContext.cancelled once, whichever thread asks first
 
@@ -250,6 +254,67 @@ class Pending:
                 self.session.notify("notifications/cancelled", params)
             except SessionError:
                 pass
+
+
+class CancelToken:
+    """Cancels requests in flight from any thread (rule 5).
+
+    Pass it as ``cancel=`` to a request method (``client.call_tool(...,
+    cancel=token)``, ``Session.request``); ``token.cancel(reason)`` from
+    another thread then sends ``notifications/cancelled`` with ``reason`` for
+    every request in flight that carries it, and each waiting caller raises
+    ``RequestCancelled``. A reply that comes later is dropped. A request
+    started after the token was cancelled raises at once and is not sent.
+    One token may serve several requests (every page of ``list_tools()``, a
+    batch of calls): cancelling is final. Spec: basic/utilities/cancellation.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._pending: set = set()
+        self._event = threading.Event()
+        self.reason: str | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def cancel(self, reason: str = "cancelled by the caller") -> None:
+        """Cancel every request carrying this token, now and later. Idempotent: the
+        first reason is the one sent. Safe from any thread, also before any request."""
+        with self._lock:
+            if self._event.is_set():
+                return
+            self.reason = reason
+            self._event.set()
+            pending = list(self._pending)
+        for handle in pending:
+            handle.cancel(reason)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the token is cancelled (True) or ``timeout`` passes (False)."""
+        return self._event.wait(timeout)
+
+    def error(self, method: str) -> RequestCancelled:
+        """What a request raises when it was not sent because the token was cancelled."""
+        return RequestCancelled(f"{method} not sent: cancelled" + (f": {self.reason}" if self.reason else ""))
+
+    def run(self, pending: "Pending") -> dict:
+        """Wait for ``pending`` unless the token is (or becomes) cancelled, which cancels it."""
+        with self._lock:
+            live = not self._event.is_set()
+            if live:
+                self._pending.add(pending)
+        if not live:
+            pending.cancel(self.reason)
+        try:
+            return pending.result()
+        finally:
+            with self._lock:
+                self._pending.discard(pending)
+
+    def __repr__(self) -> str:
+        return f"CancelToken(cancelled={self.cancelled}, reason={self.reason!r})"
 
 
 def _call_progress(item) -> None:

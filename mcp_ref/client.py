@@ -31,6 +31,10 @@ Rules:
    ``SessionError`` at once (its replies would go to the parent's reader and
    it would wait for its timeout), and ``close()`` there leaves the parent's
    server alone. Make a new client in the child.
+7. Every request method takes ``cancel=``, a ``CancelToken`` (calls.py rule 5):
+   another thread's ``token.cancel(reason)`` sends ``notifications/cancelled``
+   and the caller raises ``RequestCancelled``, on every transport. A list
+   method hands it to each page it asks for.
 """
 from __future__ import annotations
 
@@ -44,6 +48,7 @@ from .client_requests import DEFAULT_MAX_PAGES, VALIDATE_OUTPUT_MODES, ServerFea
 from .client_tasks import TaskRequests, answer_related_task
 from .errors import (ApprovalDenied, CapabilityNotSupported, ConnectionClosed, MethodNotFoundError, SessionError,
                      UnsupportedProtocolVersion, get_logger)
+from .calls import CancelToken
 from .session import Session
 
 TYPE_CHECKING = False
@@ -475,28 +480,28 @@ class Client(ServerFeatureRequests, TaskRequests):
         return client
 
     # ------------------------------------------------------------------ requests
-    def ping(self, timeout: float | None = None) -> None:
+    def ping(self, timeout: float | None = None, *, cancel: CancelToken | None = None) -> None:
         """Spec: basic/utilities/ping."""
-        self._request("ping", timeout=timeout)
+        self._request("ping", timeout=timeout, cancel=cancel)
 
-    def list_tools_page(self, cursor: str | None = None) -> tuple:
+    def list_tools_page(self, cursor: str | None = None, *, cancel: CancelToken | None = None) -> tuple:
         """One page of tools: ``(tools, next_cursor)``. Spec: server/tools#listing-tools."""
         self._require("tools", "tools/list")
         params = {"cursor": cursor} if cursor is not None else None
-        result = self._request("tools/list", params)
+        result = self._request("tools/list", params, cancel=cancel)
         tools = [types.Tool.from_dict(t) for t in result.get("tools", [])]
         with self._lock:
             for tool in tools:
                 self._tool_cache[tool.name] = tool
         return tools, result.get("nextCursor")
 
-    def list_tools(self) -> list:
+    def list_tools(self, *, cancel: CancelToken | None = None) -> list:
         """Every tool, following ``nextCursor`` to the last page."""
-        return all_pages(self.list_tools_page, self.max_pages, "tools/list")
+        return all_pages(lambda cursor: self.list_tools_page(cursor, cancel=cancel), self.max_pages, "tools/list")
 
     def call_tool(self, name: str, arguments: dict | None = None, *, timeout: float | None = None,
                   on_progress: Callable | None = None, reset_timeout_on_progress: bool = False,
-                  max_total_timeout: float | None = None) -> CallToolResult:
+                  max_total_timeout: float | None = None, cancel: CancelToken | None = None) -> CallToolResult:
         """Call a tool. A result with ``is_error`` is returned, not raised.
 
         ``on_progress(progress, total, message)`` receives progress; with
@@ -505,13 +510,14 @@ class Client(ServerFeatureRequests, TaskRequests):
         arguments that do not match the cached tool's inputSchema raise
         ``ToolInputError`` and nothing is sent. A tool listed with
         ``execution.taskSupport`` ``"required"`` raises ``CapabilityNotSupported``
-        (use ``call_tool_as_task``; client_tasks.py rule 1). Spec: server/tools#calling-tools.
+        (use ``call_tool_as_task``; client_tasks.py rule 1). ``cancel``: a ``CancelToken``
+        another thread may cancel the call with (rule 7). Spec: server/tools#calling-tools.
         """
         self._require("tools", "tools/call")
         params = self._tool_call_params(name, arguments)
         result = self._request("tools/call", params, timeout=timeout, on_progress=on_progress,
                                reset_timeout_on_progress=reset_timeout_on_progress,
-                               max_total_timeout=max_total_timeout)
+                               max_total_timeout=max_total_timeout, cancel=cancel)
         result = types.CallToolResult.from_dict(result)
         self._check_output(name, result)          # client_requests.py rule 4
         return result

@@ -52,6 +52,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
     from typing import Callable
 
+    from .calls import CancelToken
     from .types import CallToolResult, Completion, GetPromptResult, ReadResourceResult
 
 log = get_logger("mcp_ref.client")
@@ -94,68 +95,75 @@ class ServerFeatureRequests:
     and ``validate_input`` (set by ``Client``)."""
 
     # ------------------------------------------------------------------ resources
-    def list_resources_page(self, cursor: str | None = None) -> tuple:
+    def list_resources_page(self, cursor: str | None = None, *, cancel: CancelToken | None = None) -> tuple:
         """One page of resources: ``(resources, next_cursor)``. Spec: server/resources#listing-resources."""
         self._require("resources", "resources/list")
-        result = self._request("resources/list", _cursor_params(cursor))
+        result = self._request("resources/list", _cursor_params(cursor), cancel=cancel)
         return [types.Resource.from_dict(r) for r in result.get("resources", [])], result.get("nextCursor")
 
-    def list_resources(self) -> list:
+    def list_resources(self, *, cancel: CancelToken | None = None) -> list:
         """Every resource, following ``nextCursor``."""
-        return all_pages(self.list_resources_page, self.max_pages, "resources/list")
+        return all_pages(lambda cursor: self.list_resources_page(cursor, cancel=cancel), self.max_pages,
+                         "resources/list")
 
-    def list_resource_templates_page(self, cursor: str | None = None) -> tuple:
+    def list_resource_templates_page(self, cursor: str | None = None, *,
+                                     cancel: CancelToken | None = None) -> tuple:
         """One page of resource templates: ``(templates, next_cursor)``.
         Spec: server/resources#resource-templates."""
         self._require("resources", "resources/templates/list")
-        result = self._request("resources/templates/list", _cursor_params(cursor))
+        result = self._request("resources/templates/list", _cursor_params(cursor), cancel=cancel)
         templates = [types.ResourceTemplate.from_dict(t) for t in result.get("resourceTemplates", [])]
         return templates, result.get("nextCursor")
 
-    def list_resource_templates(self) -> list:
+    def list_resource_templates(self, *, cancel: CancelToken | None = None) -> list:
         """Every resource template, following ``nextCursor``."""
-        return all_pages(self.list_resource_templates_page, self.max_pages, "resources/templates/list")
+        return all_pages(lambda cursor: self.list_resource_templates_page(cursor, cancel=cancel), self.max_pages,
+                         "resources/templates/list")
 
-    def read_resource(self, uri: str, *, timeout: float | None = None) -> ReadResourceResult:
+    def read_resource(self, uri: str, *, timeout: float | None = None,
+                      cancel: CancelToken | None = None) -> ReadResourceResult:
         """Read a resource: ``result.contents`` holds ``TextResourceContents``/``BlobResourceContents``.
         An unknown URI raises ``ResourceNotFoundError`` (-32002). Spec: server/resources#reading-resources."""
         self._require("resources", "resources/read")
-        result = self._request("resources/read", {"uri": uri}, timeout=timeout)
+        result = self._request("resources/read", {"uri": uri}, timeout=timeout, cancel=cancel)
         return types.ReadResourceResult.from_dict(result)
 
-    def subscribe_resource(self, uri: str) -> None:
+    def subscribe_resource(self, uri: str, *, cancel: CancelToken | None = None) -> None:
         """Ask for ``notifications/resources/updated`` about ``uri`` (see ``on_resource_updated``).
         Spec: server/resources#subscriptions."""
         self._require("resources.subscribe", "resources/subscribe")
-        self._request("resources/subscribe", {"uri": uri})
+        self._request("resources/subscribe", {"uri": uri}, cancel=cancel)
 
-    def unsubscribe_resource(self, uri: str) -> None:
+    def unsubscribe_resource(self, uri: str, *, cancel: CancelToken | None = None) -> None:
         """Stop the updates about ``uri``."""
         self._require("resources.subscribe", "resources/unsubscribe")
-        self._request("resources/unsubscribe", {"uri": uri})
+        self._request("resources/unsubscribe", {"uri": uri}, cancel=cancel)
 
     # ------------------------------------------------------------------ prompts
-    def list_prompts_page(self, cursor: str | None = None) -> tuple:
+    def list_prompts_page(self, cursor: str | None = None, *, cancel: CancelToken | None = None) -> tuple:
         """One page of prompts: ``(prompts, next_cursor)``. Spec: server/prompts#listing-prompts."""
         self._require("prompts", "prompts/list")
-        result = self._request("prompts/list", _cursor_params(cursor))
+        result = self._request("prompts/list", _cursor_params(cursor), cancel=cancel)
         return [types.Prompt.from_dict(p) for p in result.get("prompts", [])], result.get("nextCursor")
 
-    def list_prompts(self) -> list:
+    def list_prompts(self, *, cancel: CancelToken | None = None) -> list:
         """Every prompt, following ``nextCursor``."""
-        return all_pages(self.list_prompts_page, self.max_pages, "prompts/list")
+        return all_pages(lambda cursor: self.list_prompts_page(cursor, cancel=cancel), self.max_pages,
+                         "prompts/list")
 
-    def get_prompt(self, name: str, arguments: dict | None = None) -> GetPromptResult:
+    def get_prompt(self, name: str, arguments: dict | None = None, *,
+                   cancel: CancelToken | None = None) -> GetPromptResult:
         """Get a prompt's messages; argument values are strings. An unknown prompt or a
         missing required argument raises ``InvalidParamsError``. Spec: server/prompts#getting-a-prompt."""
         self._require("prompts", "prompts/get")
         params = {"name": name}
         if arguments:
             params["arguments"] = dict(arguments)
-        return types.GetPromptResult.from_dict(self._request("prompts/get", params))
+        return types.GetPromptResult.from_dict(self._request("prompts/get", params, cancel=cancel))
 
     # ------------------------------------------------------------------ completion and logging
-    def complete(self, ref, argument, context: dict | None = None) -> Completion:
+    def complete(self, ref, argument, context: dict | None = None, *,
+                 cancel: CancelToken | None = None) -> Completion:
         """Completion values for one argument of a prompt or resource template (rule 2).
 
         ``ref``: a ``PromptReference``/``ResourceTemplateReference`` or its wire dict
@@ -174,14 +182,14 @@ class ServerFeatureRequests:
         if context is not None and lifecycle.at_least(version, "2025-06-18"):
             wire = set(context) == {"arguments"} and isinstance(context["arguments"], dict)
             params["context"] = dict(context) if wire else {"arguments": dict(context)}
-        result = self._request("completion/complete", params)
+        result = self._request("completion/complete", params, cancel=cancel)
         return types.Completion.from_dict(result.get("completion") or {"values": []})
 
-    def set_logging_level(self, level: str) -> None:
+    def set_logging_level(self, level: str, *, cancel: CancelToken | None = None) -> None:
         """Ask for log messages at ``level`` and above (see ``on_log``); an invalid level
         raises ``InvalidParamsError``. Spec: server/utilities/logging#setting-log-level."""
         self._require("logging", "logging/setLevel")
-        self._request("logging/setLevel", {"level": level})
+        self._request("logging/setLevel", {"level": level}, cancel=cancel)
 
     # ------------------------------------------------------------------ callbacks (rule 3)
     def on(self, method: str, callback: Callable) -> Callable:

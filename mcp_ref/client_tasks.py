@@ -66,6 +66,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
     from typing import Callable
 
+    from .calls import CancelToken
     from .types import CallToolResult, Task
 
 log = get_logger("mcp_ref.client")
@@ -110,7 +111,8 @@ class TaskRequests:
         self._require(path, what)
 
     def call_tool_as_task(self, name: str, arguments: dict | None = None, *, ttl: int | None = None,
-                          timeout: float | None = None, on_progress: Callable | None = None) -> Task:
+                          timeout: float | None = None, on_progress: Callable | None = None,
+                          cancel: CancelToken | None = None) -> Task:
         """Start a tool call as a task (rule 1); returns the ``Task`` (status ``working``)
         at once. ``ttl``: how long, in milliseconds, the server should keep the task and its
         result (it may grant less: see ``Task.ttl``). Follow it with ``task_result``,
@@ -132,7 +134,7 @@ class TaskRequests:
             with self._lock:
                 self._creating += 1
         try:
-            result = self._request("tools/call", params, timeout=timeout)
+            result = self._request("tools/call", params, timeout=timeout, cancel=cancel)
             if not isinstance(result.get("task"), dict):
                 raise InternalError(f"the server answered a task-augmented tools/call of {name!r} without a "
                                     f"task (CreateTaskResult expected)", {"result": result})
@@ -233,12 +235,13 @@ class TaskRequests:
     def _watching(self) -> bool:
         return bool(self._task_progress) or self._creating > 0
 
-    def get_task(self, task_id: str, *, timeout: float | None = None) -> Task:
+    def get_task(self, task_id: str, *, timeout: float | None = None, cancel: CancelToken | None = None) -> Task:
         """The task's current state (``tasks/get``); an unknown or expired id raises
         ``InvalidParamsError``. Spec: basic/utilities/tasks#getting-tasks."""
         self._require_tasks("tasks", "tasks/get")
         try:
-            task = types.Task.from_dict(self._request("tasks/get", {"taskId": task_id}, timeout=timeout))
+            task = types.Task.from_dict(self._request("tasks/get", {"taskId": task_id}, timeout=timeout,
+                                                       cancel=cancel))
         except InvalidParamsError:
             if self._watching():
                 self._task_ended(task_id)          # unknown or expired: gone for good
@@ -247,7 +250,8 @@ class TaskRequests:
             self._task_ended(task_id)
         return task
 
-    def task_result(self, task_id: str, *, timeout: float | None = None) -> CallToolResult:
+    def task_result(self, task_id: str, *, timeout: float | None = None,
+                    cancel: CancelToken | None = None) -> CallToolResult:
         """The tool's result once the task is terminal (``tasks/result``, rule 3); ``timeout``
         as for any request (None: the client's default). A cancelled task, an unknown id and
         a task that failed with a JSON-RPC error raise ``McpError``.
@@ -255,7 +259,7 @@ class TaskRequests:
         self._require_tasks("tasks", "tasks/result")
         try:
             result = types.CallToolResult.from_dict(self._request("tasks/result", {"taskId": task_id},
-                                                                  timeout=timeout))
+                                                                  timeout=timeout, cancel=cancel))
         except McpError:                         # the task's own error, cancelled, or gone
             if self._watching():
                 self._task_ended(task_id)
@@ -268,25 +272,25 @@ class TaskRequests:
             self._check_output(name, result)     # client_requests.py rule 4
         return result
 
-    def list_tasks_page(self, cursor: str | None = None) -> tuple:
+    def list_tasks_page(self, cursor: str | None = None, *, cancel: CancelToken | None = None) -> tuple:
         """One page of this session's tasks: ``(tasks, next_cursor)``.
         Spec: basic/utilities/tasks#listing-tasks."""
         self._require_tasks("tasks.list", "tasks/list")
         params = {"cursor": cursor} if cursor is not None else None
-        result = self._request("tasks/list", params)
+        result = self._request("tasks/list", params, cancel=cancel)
         return [types.Task.from_dict(t) for t in result.get("tasks", [])], result.get("nextCursor")
 
-    def list_tasks(self) -> list:
+    def list_tasks(self, *, cancel: CancelToken | None = None) -> list:
         """Every task of this session, following ``nextCursor`` to the last page."""
         from .client_requests import all_pages
-        return all_pages(self.list_tasks_page, self.max_pages, "tasks/list")
+        return all_pages(lambda cursor: self.list_tasks_page(cursor, cancel=cancel), self.max_pages, "tasks/list")
 
-    def cancel_task(self, task_id: str) -> Task:
+    def cancel_task(self, task_id: str, *, cancel: CancelToken | None = None) -> Task:
         """Cancel a task (``tasks/cancel``); returns it, ``cancelled``. A task already
         terminal raises ``InvalidParamsError``. Spec: basic/utilities/tasks#cancelling-tasks."""
         self._require_tasks("tasks.cancel", "tasks/cancel")
         try:
-            task = types.Task.from_dict(self._request("tasks/cancel", {"taskId": task_id}))
+            task = types.Task.from_dict(self._request("tasks/cancel", {"taskId": task_id}, cancel=cancel))
         except InvalidParamsError:               # already terminal, or unknown
             if self._watching():
                 self._task_ended(task_id)

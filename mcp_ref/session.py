@@ -80,7 +80,7 @@ import time
 from collections import deque
 
 from . import lifecycle
-from .calls import Pending, RequestContext, _call_progress, _Waiter
+from .calls import CancelToken, Pending, RequestContext, _call_progress, _Waiter
 from .errors import (INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosed, InvalidMessage, McpError, MessageTooLarge,
                      RequestCancelled, RequestTimeout, SessionError, get_logger)
 from .messages import (EncodeError, ErrorObject, ErrorResponse, Notification, Request, Response, is_request_id,
@@ -210,21 +210,28 @@ class Session:
 
     def request(self, method: str, params: dict | None = None, *, timeout: float | None = None,
                 on_progress: ProgressCallback | None = None, reset_timeout_on_progress: bool = False,
-                max_total_timeout: float | None = None, related_id: RequestId | None = None) -> dict:
+                max_total_timeout: float | None = None, related_id: RequestId | None = None,
+                cancel: CancelToken | None = None) -> dict:
         """Send a request and block until its result.
 
         A progress token (the request id) is attached when ``on_progress`` is
         given or ``reset_timeout_on_progress`` is asked for: without a token
-        the peer could never reset the timeout.
+        the peer could never reset the timeout. ``cancel``: a ``CancelToken``
+        another thread may cancel the request with (calls.py rule 5).
 
         Raises:
             McpError: the peer answered an error (the subclass for its code).
             RequestTimeout: no reply within ``timeout`` (a cancellation was sent).
+            RequestCancelled: ``cancel`` was cancelled (a cancellation was sent,
+                unless the request never was).
             ConnectionClosed: the connection closed before the reply.
         """
-        return self.start_request(method, params, timeout=timeout, on_progress=on_progress,
-                                  reset_timeout_on_progress=reset_timeout_on_progress,
-                                  max_total_timeout=max_total_timeout, related_id=related_id).result()
+        if cancel is not None and cancel.cancelled:
+            raise cancel.error(method)
+        pending = self.start_request(method, params, timeout=timeout, on_progress=on_progress,
+                                     reset_timeout_on_progress=reset_timeout_on_progress,
+                                     max_total_timeout=max_total_timeout, related_id=related_id)
+        return pending.result() if cancel is None else cancel.run(pending)
 
     def start_request(self, method: str, params: dict | None = None, *, timeout: float | None = None,
                       on_progress: ProgressCallback | None = None, reset_timeout_on_progress: bool = False,
@@ -586,6 +593,10 @@ class Session:
             return self._reply_job(Response(request.id, {}), batch)
         ctx = self._context_class(self, request)
         with self._lock:
+            if self.closed:
+                # Rule 5: read after close (a transport may still hold buffered lines).
+                # Registered now, it would miss close's cancellation and run on.
+                return None
             if request.id in self._inbound:
                 duplicate = True
             else:

@@ -54,6 +54,7 @@ ALLOWED = {
     "client_restart": {"errors"},
     "host": ANYTHING,
     "__main__": ANYTHING,
+    "scenarios": ANYTHING,          # `demo --scenario NAME`: a client and a server together, like the demo
     "examples": ANYTHING,
     "__init__": ANYTHING,           # the package itself re-exports the public API
 }

@@ -159,3 +159,20 @@ def test_a_prompt_returning_something_else_is_an_internal_error():
         from mcp_ref.errors import InternalError
         with pytest.raises(InternalError):
             client.get_prompt("number")
+
+
+def test_adding_and_removing_prompts_sends_list_changed(wire_validator):
+    """Spec: server/prompts#list-changed-notification: a server that declared
+    prompts.listChanged tells initialized clients when its prompts change."""
+    from helpers import is_method
+    server = Server("p")
+    server.add_prompt(lambda: "one", name="first")
+    changed = Collector()
+    with connected(server, "2025-11-25", wire_validator, on_prompts_list_changed=changed) as (client, _, recorder):
+        assert client.server_capabilities["prompts"] == {"listChanged": True}
+        server.add_prompt(lambda: "two", name="second")
+        changed.wait_for(1)
+        server.remove_prompt("first")
+        changed.wait_for(2)
+        assert [p.name for p in client.list_prompts()] == ["second"]
+        recorder.wait_count(is_method("notifications/prompts/list_changed", "receive"), 2)

@@ -925,3 +925,28 @@ def test_on_cancel_callbacks_run_once_when_the_peer_cancels_or_the_session_close
         for event in release.values():
             event.set()
         session.close()
+
+
+def test_requests_read_after_close_are_not_served():
+    """Close cancels every request it knows; a request the reader takes from the
+    transport's buffer after that must not start (it would never be cancelled and
+    would outlive the session). Here the peer writes requests and hangs up at once,
+    and the session is closed while the reader may still be draining them."""
+    for _ in range(5):
+        started, unseen = [], []
+
+        def handle(ctx, method, params):
+            started.append(ctx.request_id)
+            if not ctx.cancelled.wait(WAIT):
+                unseen.append(ctx.request_id)
+            return {}
+
+        peer_end, session_end = memory_pair()
+        session = Session(session_end, handle, name="mcp-server").start()
+        peer = RawPeer(peer_end)
+        for request_id in (1, 2, 3):
+            peer.send({"jsonrpc": "2.0", "id": request_id, "method": "block"})
+        peer.close()
+        session.close()
+        assert session.wait_closed(WAIT)
+        assert unseen == [], f"requests {unseen} ran on after close, never cancelled (started: {started})"
