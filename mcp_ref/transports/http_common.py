@@ -20,16 +20,15 @@ Rules:
    GET). Any other redirect raises ``RedirectRefused`` naming the target's
    origin, and nothing is sent there. Headers are read from the final answer
    only, never from a redirect (so a session id is never taken from one).
-3. Connections can be cut. Every connection is tracked with the *exchange*
-   (one request job, or one call on the caller's thread) that uses it.
-   Cutting an exchange (a cancelled request) or closing the client shuts the
-   sockets down, which wakes a thread waiting for headers or reading a body;
-   a connection made after the cut is shut at once. Once closed, no new
-   connection is made.
+3. Connections can be cut (``http_exchange``): every connection is tracked
+   with the *exchange* (one request job, or one call on the caller's thread)
+   that uses it. Cutting an exchange (a cancelled request) or closing the
+   client shuts the sockets down, which wakes a thread waiting for headers or
+   reading a body; a connection made after the cut is shut at once. Once
+   closed, no new connection is made.
 4. Deadlines: an exchange may be armed with a total deadline, headers and
-   body together. One watchdog thread (``mcp-http-deadline``, started on first
-   use) shuts the exchange's connections down when it passes; the socket's
-   read timeout is also never longer than what is left.
+   body together; a watchdog thread shuts its connections down when it
+   passes, and the socket's read timeout is never longer than what is left.
 5. Bounded reading: a body, or one SSE event, holds at most
    ``max_message_size`` bytes counted after decompression. ``gzip`` and
    ``deflate`` are decoded here in steps of at most ``CHUNK`` bytes of output
@@ -38,14 +37,10 @@ Rules:
 6. The environment (proxies, CA bundle, netrc) is read once per client, and
    explicit ``verify``/``auth`` win over it.
 """
-import heapq
-import itertools
 import json
 import logging
 import os
-import socket
 import threading
-import time
 import weakref
 import zlib
 from typing import Optional
@@ -53,6 +48,7 @@ from urllib.parse import urljoin, urlsplit
 
 from ..errors import SessionError, require
 from ._sse import EventParser
+from .http_exchange import Scope, Watchdog, current_exchange, shut, tracking_adapter
 from .stdio import DEFAULT_MAX_MESSAGE_SIZE         # one limit for every transport (16 MiB)
 
 log = logging.getLogger("mcp_ref.http")
@@ -163,142 +159,6 @@ def pending_ids(session) -> list:
         return list(outbound)
 
 
-def _shut(sock) -> None:
-    if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-
-
-# ---------------------------------------------------------------------- exchanges (rules 3, 4)
-_current = threading.local()
-
-
-class Exchange:
-    """What one request job (or one call on the caller's thread) has open: it can be cut
-    (sticky: a cancelled request) or expire (its deadline passed)."""
-
-    def __init__(self, client: "HttpClient"):
-        self.client = client
-        self.cut_off = False
-        self.expired = False
-        self.deadline: Optional[float] = None
-        self.timeout: Optional[float] = None
-        self.conns: "weakref.WeakSet" = weakref.WeakSet()
-
-    def arm(self, timeout: Optional[float]) -> None:
-        """A total deadline of ``timeout`` seconds from now (None: none)."""
-        self.expired = False
-        self.timeout = timeout
-        self.deadline = None if timeout is None else time.monotonic() + timeout
-        if self.deadline is not None:
-            self.client._watchdog.add(self.deadline, self)
-
-    def disarm(self) -> None:
-        self.deadline = self.timeout = None
-
-    def remaining(self) -> Optional[float]:
-        return None if self.deadline is None else max(0.001, self.deadline - time.monotonic())
-
-    def cut(self) -> None:
-        """Shut every connection of this exchange now, and any it makes later."""
-        with self.client._lock:
-            self.cut_off = True
-            conns = list(self.conns)
-        for conn in conns:
-            _shut(getattr(conn, "sock", None))
-
-    def _expire(self, when: float) -> None:
-        if self.deadline is None or self.deadline != when:
-            return                           # disarmed, or armed again since
-        with self.client._lock:
-            self.expired = True
-            conns = list(self.conns)
-        for conn in conns:
-            _shut(getattr(conn, "sock", None))
-
-
-class _Watchdog:
-    """Rule 4: one thread that expires exchanges at their deadlines."""
-
-    def __init__(self):
-        self._heap: list = []
-        self._order = itertools.count()
-        self._cond = threading.Condition()
-        self._thread: Optional[threading.Thread] = None
-        self._stopped = False
-
-    def add(self, when: float, exchange: Exchange) -> None:
-        with self._cond:
-            if self._stopped:
-                return
-            if len(self._heap) > 1024:       # drop entries of exchanges disarmed since
-                self._heap = [e for e in self._heap if e[2].deadline == e[0]]
-                heapq.heapify(self._heap)
-            heapq.heappush(self._heap, (when, next(self._order), exchange))
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="mcp-http-deadline", daemon=True)
-                self._thread.start()
-            self._cond.notify()
-
-    def stop(self) -> None:
-        with self._cond:
-            self._stopped = True
-            self._heap = []
-            thread = self._thread
-            self._cond.notify()
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(2.0)
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._stopped and (not self._heap or self._heap[0][0] > time.monotonic()):
-                    self._cond.wait(self._heap[0][0] - time.monotonic() if self._heap else None)
-                if self._stopped:
-                    return
-                when, _, exchange = heapq.heappop(self._heap)
-            exchange._expire(when)
-
-
-def _tracking_adapter(requests, client: "HttpClient", pool_size: int):
-    """A requests adapter whose connections are tracked by ``client`` (rule 3)."""
-    from urllib3 import connection, connectionpool
-
-    def tracked(conn_base, pool_base):
-        class Connection(conn_base):
-            def connect(self):
-                super().connect()
-                client._connected(self)
-
-        class Pool(pool_base):
-            ConnectionCls = Connection
-
-            def _get_conn(self, timeout=None):
-                return client._taken(super()._get_conn(timeout))
-
-            def _put_conn(self, conn):
-                client._returned(conn)
-                super()._put_conn(conn)
-        return Pool
-
-    pools = {"http": tracked(connection.HTTPConnection, connectionpool.HTTPConnectionPool),
-             "https": tracked(connection.HTTPSConnection, connectionpool.HTTPSConnectionPool)}
-
-    class Adapter(requests.adapters.HTTPAdapter):
-        def init_poolmanager(self, *args, **kwargs):
-            super().init_poolmanager(*args, **kwargs)
-            self.poolmanager.pool_classes_by_scheme = pools
-
-        def proxy_manager_for(self, proxy, **kwargs):
-            manager = super().proxy_manager_for(proxy, **kwargs)
-            if not proxy.lower().startswith("socks"):      # SOCKS pools are their own: closed, not cut
-                manager.pool_classes_by_scheme = pools
-            return manager
-    return Adapter(pool_connections=4, pool_maxsize=pool_size)
-
-
 # ---------------------------------------------------------------------- the client
 class HttpClient:
     """One transport's ``requests`` session with the rules above.
@@ -322,14 +182,14 @@ class HttpClient:
         self._errors = (requests.RequestException, OSError, ValueError)
         self._lock = threading.Lock()
         self._conns: "weakref.WeakSet" = weakref.WeakSet()
-        self._watchdog = _Watchdog()
+        self._watchdog = Watchdog()
         http = requests.Session()
         http.trust_env = False
         http.proxies.update(requests.utils.get_environ_proxies(url))
         if verify is True:
             verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
         http.auth = auth if auth is not None else requests.utils.get_netrc_auth(url)
-        adapter = _tracking_adapter(requests, self, pool_size)
+        adapter = tracking_adapter(requests, self, pool_size)
         http.mount("http://", adapter)
         http.mount("https://", adapter)
         http.headers.update({"User-Agent": "mcp_ref", "Accept-Encoding": "gzip, deflate"})
@@ -337,15 +197,13 @@ class HttpClient:
         self._http, self._tls = http, {"verify": verify, "cert": cert}
 
     # -- exchanges (rule 3)
-    def exchange(self, timeout: Optional[float] = None) -> "_Scope":
+    def exchange(self, timeout: Optional[float] = None) -> Scope:
         """``with client.exchange(timeout) as ex:`` everything this thread sends in the block
         belongs to ``ex``; a block inside another one joins the outer exchange."""
-        return _Scope(self, timeout)
+        return Scope(self, timeout)
 
     def _taken(self, conn):
-        exchange = getattr(_current, "exchange", None)
-        if exchange is not None and exchange.client is not self:
-            exchange = None
+        exchange = current_exchange(self)
         with self._lock:
             conn._mcp_exchange = exchange
             self._conns.add(conn)
@@ -353,7 +211,7 @@ class HttpClient:
                 exchange.conns.add(conn)
             dead = self.closed or (exchange is not None and (exchange.cut_off or exchange.expired))
         if dead:
-            _shut(getattr(conn, "sock", None))
+            shut(getattr(conn, "sock", None))
         return conn
 
     def _connected(self, conn) -> None:
@@ -362,7 +220,7 @@ class HttpClient:
             self._conns.add(conn)
             dead = self.closed or (exchange is not None and (exchange.cut_off or exchange.expired))
         if dead:
-            _shut(conn.sock)
+            shut(conn.sock)
             raise ConnectionAbortedError("the HTTP exchange was cut")
 
     def _returned(self, conn) -> None:
@@ -379,7 +237,7 @@ class HttpClient:
         with self._lock:
             conns = list(self._conns)
         for conn in conns:
-            _shut(getattr(conn, "sock", None))
+            shut(getattr(conn, "sock", None))
 
     def close(self) -> None:
         """No new connection from now on; every open one is shut; the watchdog stops."""
@@ -393,7 +251,7 @@ class HttpClient:
     def request(self, method: str, url: str, *, headers: Optional[dict] = None, data: Optional[bytes] = None):
         """Send one request, following redirects as rule 2 says; returns the final response
         (any status but a redirect's), its body unread. Raises HttpError."""
-        exchange = getattr(_current, "exchange", None)
+        exchange = current_exchange(self)
         target = url
         for _ in range(MAX_REDIRECTS + 1):
             read = self.read_timeout
@@ -431,7 +289,7 @@ class HttpClient:
         """An HttpError for an exception raised while sending or reading (timeouts named as such)."""
         if isinstance(exc, HttpError):
             return exc
-        exchange = getattr(_current, "exchange", None)
+        exchange = current_exchange(self)
         if exchange is not None and exchange.expired:
             return HttpError(f"{what}: no complete answer within {exchange.timeout:g} s (timed out)", url=url)
         if self.closed:
@@ -443,7 +301,7 @@ class HttpClient:
     def interrupted(self) -> bool:
         """True when this thread's exchange was cut or expired, or the client closed: a read
         that ended may have been cut short (a shut socket reads as the end of the body)."""
-        exchange = getattr(_current, "exchange", None)
+        exchange = current_exchange(self)
         return self.closed or (exchange is not None and (exchange.cut_off or exchange.expired))
 
     # -- reading (rule 5)
@@ -516,29 +374,6 @@ class HttpClient:
         message = f"{what}: HTTP {response.status_code} {response.reason or ''}".rstrip()
         return cls(message + (f": {str(detail)[:500]}" if detail else ""), status=response.status_code, body=body,
                    url=str(response.url))
-
-
-class _Scope:
-    """The context manager of ``HttpClient.exchange``."""
-
-    def __init__(self, client: HttpClient, timeout: Optional[float]):
-        self.client, self.timeout = client, timeout
-        self.exchange: Optional[Exchange] = None
-        self.outer = None
-
-    def __enter__(self) -> Exchange:
-        self.outer = getattr(_current, "exchange", None)
-        if self.outer is not None and self.outer.client is self.client:
-            return self.outer
-        self.exchange = Exchange(self.client)
-        self.exchange.arm(self.timeout)
-        _current.exchange = self.exchange
-        return self.exchange
-
-    def __exit__(self, *exc_info) -> None:
-        if self.exchange is not None:
-            self.exchange.disarm()
-            _current.exchange = self.outer
 
 
 class EventStream:
