@@ -383,10 +383,11 @@ class Behaviours:
     # -- 8. reconnect storms
     @staticmethod
     def storm_get(h: Handler, method, endpoint, seen) -> bool:
-        """The standalone GET: a stream that says ``retry: 0`` and ends at once, every time."""
+        """The standalone GET: a stream whose one event (empty data) says ``retry: 0``, and the end,
+        every time."""
         if method == "GET":
             h.start_stream()
-            h.write_chunk(b"retry: 0\n\n")
+            h.write_chunk(b"retry: 0\ndata:\n\n")
             h.end_stream()
             return True
         return False
