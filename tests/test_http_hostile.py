@@ -23,6 +23,7 @@ requests = pytest.importorskip("requests", reason="the HTTP client needs request
 from helpers import run_in_thread  # noqa: E402
 from hostile_http_server import WAIT, HostileServer, bad_session_id  # noqa: E402
 from mcp_ref import Client, ConnectionClosed, McpError, RequestTimeout  # noqa: E402
+from mcp_ref.transports._sse import EventParser  # noqa: E402
 from mcp_ref.transports.http_streams import MIN_RETRY  # noqa: E402
 from mcp_ref.transports.http_common import (HttpError, RedirectRefused, ResponseTooLarge,  # noqa: E402
                                             SessionExpired)
@@ -195,8 +196,9 @@ def test_a_call_that_stalls_times_out_and_its_connection_is_cut(hostile, behavio
         assert [t.name for t in client.list_tools()] == ["echo"]
 
 
-def test_close_ends_a_call_waiting_for_headers_at_once(hostile):
-    client = open_client(http(hostile.url("stall-call")))
+@pytest.mark.parametrize("behaviour", ["stall-call", "trickle-call"])
+def test_close_ends_a_call_waiting_for_its_answer_at_once(hostile, behaviour):
+    client = open_client(http(hostile.url(behaviour)))
     thread, outcome = run_in_thread(client.call_tool, "echo", {"text": "x"})
     assert hostile.wait_for(lambda s: s.requests("POST", "tools/call"))
     client.close()
@@ -281,6 +283,17 @@ def test_a_compression_bomb_stops_at_the_limit(hostile, behaviour):
     finally:
         tracemalloc.stop()
     assert peak < 64 * MiB                               # the bomb inflates to 256 MiB
+
+
+def test_the_event_parser_reports_an_oversized_event_at_once_and_reads_on():
+    parser = EventParser(max_event_size=100)
+    events = parser.feed(b"id: a\ndata: " + b"x" * 60)
+    events += parser.feed(b"x" * 60)                         # past the limit inside one line: reported now
+    assert [(e.oversized > 100, e.id, e.data) for e in events] == [(True, "a", "")]
+    events = parser.feed(b"x" * 10_000 + b"\ndata: more\n\n: " + b"c" * 500 + b"\r")
+    events += parser.feed(b"\ndata: next\r\n\r\n")
+    assert [(e.data, e.oversized) for e in events] == [("next", 0)]     # the rest dropped, comments not kept
+    assert parser.last_event_id == "a"
 
 
 def test_gzip_answers_are_decoded_and_other_encodings_refused(hostile):

@@ -130,7 +130,7 @@ class StreamableHttpTransport(AnswerReader):
         if isinstance(message, Request):
             if message.method == "initialize":
                 self._init = message
-                with self._http.exchange(self.init_timeout):
+                with self._http.exchange(self.init_timeout or self.timeout):
                     response = self._post(message)
                     self._take_session_id(response)
                     self._consume(response, StreamState(self.session_id, [message.id], what=about(message)),

@@ -139,7 +139,7 @@ class SseClientTransport:
             raise ConnectionClosed("the SSE transport is closed")
         initialize = isinstance(message, Request) and message.method == "initialize"
         what = f"POST {self.endpoint}"
-        with self._http.exchange(self.init_timeout if initialize else self.timeout):
+        with self._http.exchange((self.init_timeout or self.timeout) if initialize else self.timeout):
             response = self._http.request("POST", self.endpoint, data=encode(message).encode("utf-8"),
                                           headers={"Content-Type": "application/json"})
             if response.status_code >= 300:
