@@ -157,7 +157,7 @@ class AnswerReader:
                         return self._fail(state.pending, exc)
 
     def _delay(self, state: StreamState, quiet: int) -> float:
-        """Rule 4: the wait before the next reconnection."""
+        """Rule 3: the wait before the next reconnection."""
         base = max(MIN_RETRY, state.retry if state.retry is not None else self.default_retry)
         return max(base, min(MAX_BACKOFF, base * 2 ** min(16, max(0, quiet - 1))))
 
@@ -183,6 +183,10 @@ class AnswerReader:
                 except (InvalidMessage, RecursionError) as bad:
                     log.warning("ignored an invalid SSE event from the server: %s", getattr(bad, "message", bad))
             clean = not stop and not self._http.interrupted()
+        except HttpError as exc:                 # an answer we cannot read at all (its Content-Encoding)
+            self._fail([i for i in state.pending if i != state.capture], exc)
+            state.pending.clear()
+            stop = True
         except Exception as exc:                 # requests, urllib3 and socket errors alike
             if not self._closed.is_set():
                 log.debug("SSE stream from %s broke: %s", self.url, exc)
