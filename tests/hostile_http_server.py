@@ -606,9 +606,9 @@ class Behaviours:
     def stray_answer(h: Handler, method, endpoint, seen) -> bool:
         """tools/call: an SSE stream with an answer to another id first, then the real one."""
         if seen.rpc_method == "tools/call":
+            stray = rpc_result(424242, {"content": [{"type": "text", "text": "stray"}]})
             h.start_stream()
-            h.write_chunk(format_event(json.dumps(rpc_result(424242, {"content": [{"type": "text",
-                                                                                     "text": "stray"}]}))))
+            h.write_chunk(format_event(json.dumps(stray)))
             h.write_chunk(format_event(json.dumps(h.app.answer(seen.message))))
             h.end_stream()
             return True
