@@ -1,7 +1,7 @@
 """mcp_ref: a synchronous, thread-based reference implementation of the Model Context Protocol.
 
 Importing this package needs only the standard library; the HTTP client
-(requests, sseclient-py) and schema validation (jsonschema) are imported
+(requests) and schema validation (jsonschema) are imported
 lazily by the features that need them.
 """
 from .errors import (ApprovalDenied, CapabilityNotSupported, ConnectionClosed, InternalError, InvalidParamsError,

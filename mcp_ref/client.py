@@ -66,6 +66,7 @@ log = get_logger("mcp_ref.client")
 __all__ = ["Client"]
 
 DEFAULT_CLIENT_INFO = {"name": "mcp_ref", "version": "0.1.0"}     # clientInfo when none is given
+_HTTP_MAX_MESSAGE_SIZE = 16 * 1024 * 1024   # http_common.DEFAULT_MAX_MESSAGE_SIZE (not imported: requests is optional)
 
 # Rule 1: the clients not closed yet, closed at interpreter exit. Weak: a client that
 # was collected had no session running (its threads hold it), so nothing to close.
@@ -418,7 +419,7 @@ class Client(ServerFeatureRequests, TaskRequests):
     def http(cls, url: str, *, timeout: float | None = None, headers: dict | None = None, auth=None,
              verify=True, cert=None, connect_timeout: float = 10.0, read_timeout: float | None = None,
              on_session_expired: str = "reinitialize", open_get_stream: bool = True,
-             max_message_size: int | None = None, **options) -> "Client":
+             max_message_size: int = _HTTP_MAX_MESSAGE_SIZE, **options) -> "Client":
         """A client for a Streamable HTTP server at ``url``; use it in a ``with`` block, or
         call it directly: the first request connects (rule 1).
 
@@ -427,26 +428,27 @@ class Client(ServerFeatureRequests, TaskRequests):
         request, ``auth`` is a requests auth object, ``verify``/``cert`` are
         requests' TLS options. ``on_session_expired``: ``"reinitialize"`` starts a
         new session transparently, ``"raise"`` raises ``SessionExpired``.
-        ``max_message_size``: the largest message read, in bytes (default: as for
-        stdio). Other options are ``Client``'s. See ``transports.http_client``.
+        ``max_message_size``: the largest body or SSE event accepted, in bytes
+        (16 MiB). Other options are ``Client``'s. See ``transports.http_client``.
         """
         from .transports.http_client import StreamableHttpTransport
         transport = StreamableHttpTransport(url, headers=headers, auth=auth, verify=verify, cert=cert,
                                             connect_timeout=connect_timeout, read_timeout=read_timeout,
                                             on_session_expired=on_session_expired, open_get_stream=open_get_stream,
-                                            **_size_option(max_message_size))
+                                            max_message_size=max_message_size)
         return cls._over_http(transport, timeout, options)
 
     @classmethod
     def sse(cls, url: str, *, timeout: float | None = None, headers: dict | None = None, auth=None,
             verify=True, cert=None, connect_timeout: float = 10.0, read_timeout: float | None = None,
-            endpoint_timeout: float = 10.0, max_message_size: int | None = None, **options) -> "Client":
+            endpoint_timeout: float = 10.0, max_message_size: int = _HTTP_MAX_MESSAGE_SIZE,
+            **options) -> "Client":
         """A client for a legacy HTTP+SSE server (2024-11-05) whose SSE stream is at ``url``.
         Connects at once (waits for the ``endpoint`` event); options as ``Client.http``."""
         from .transports.sse_client import SseClientTransport
         transport = SseClientTransport(url, headers=headers, auth=auth, verify=verify, cert=cert,
                                        connect_timeout=connect_timeout, read_timeout=read_timeout,
-                                       endpoint_timeout=endpoint_timeout, **_size_option(max_message_size))
+                                       endpoint_timeout=endpoint_timeout, max_message_size=max_message_size)
         return cls._over_http(transport, timeout, options)
 
     @classmethod
@@ -477,6 +479,8 @@ class Client(ServerFeatureRequests, TaskRequests):
             transport.close()
             raise
         transport.session = client.session       # typed HTTP failures reach the waiting caller
+        # What the transport waits for on the caller's thread ends by the client's timeouts.
+        transport.timeout, transport.init_timeout = client.timeout, client.init_timeout
         return client
 
     # ------------------------------------------------------------------ requests

@@ -15,7 +15,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 requests = pytest.importorskip("requests", reason="the HTTP client needs requests")
-pytest.importorskip("sseclient", reason="the HTTP client needs sseclient-py")
 
 from mcp_ref import Client, Context, Server, SessionError  # noqa: E402
 from mcp_ref.transports import memory_pair  # noqa: E402

@@ -26,7 +26,6 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 requests = pytest.importorskip("requests", reason="the HTTP client needs requests")
-pytest.importorskip("sseclient", reason="the HTTP client needs sseclient-py")
 
 from helpers import WAIT, http_tools_server  # noqa: E402
 from mcp_ref import Client  # noqa: E402

@@ -24,7 +24,6 @@ from helpers import require_official_sdk
 require_official_sdk()
 pytest.importorskip("uvicorn", reason="the SDK's HTTP server runs on uvicorn")
 pytest.importorskip("requests", reason="the mcp_ref HTTP client needs requests")
-pytest.importorskip("sseclient", reason="the mcp_ref HTTP client needs sseclient-py")
 
 from mcp_ref import Client, Context, Server  # noqa: E402
 from mcp_ref.transports.http_server import start_http  # noqa: E402

@@ -165,7 +165,7 @@ def test_setup_cfg_declares_the_package():
     assert config["metadata"]["long_description"].strip() == "file: README.md"
     assert re.fullmatch(r"\d+\.\d+\.\d+([ab]\d+)?", _version())
     requires = [re.split(r"[<>=;! ]", line)[0] for line in _lines(config["options"]["install_requires"])]
-    assert sorted(requires) == ["jsonschema", "requests", "sseclient-py"]
+    assert sorted(requires) == ["jsonschema", "requests"]
     assert not any("<" in line for line in _lines(config["options"]["install_requires"])), "no upper pins"
     extras = [re.split(r"[<>=;! ]", line)[0] for line in _lines(config["options.extras_require"]["test"])]
     assert "pytest" in extras and "mcp" in extras

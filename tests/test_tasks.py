@@ -517,7 +517,6 @@ def test_tasks_over_stdio_with_client_stdio(wire_validator):
                          ids=["auto", "json", "sse", "stateless"])
 def test_tasks_over_streamable_http(options):
     pytest.importorskip("requests", reason="the HTTP client needs requests")
-    pytest.importorskip("sseclient", reason="the HTTP client needs sseclient-py")
     from mcp_ref.transports.http_server import start_http
     server, gate, started, seen = task_server()
     handle = start_http(server, ("127.0.0.1", 0), **options)
@@ -546,7 +545,6 @@ def test_a_task_asks_the_client_over_streamable_http():
     """The task's elicitation/create goes on the GET stream (its tools/call was answered
     long ago); the answer comes back in a POST. Spec: basic/utilities/tasks#input-required-status."""
     pytest.importorskip("requests", reason="the HTTP client needs requests")
-    pytest.importorskip("sseclient", reason="the HTTP client needs sseclient-py")
     from mcp_ref.transports.http_server import start_http
     server = Server("asks-http")
 

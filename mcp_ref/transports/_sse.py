@@ -15,15 +15,24 @@ the event-stream format is the WHATWG HTML "server-sent events" section):
 3. Event ids name their stream: ``<stream-id>:<seq>`` (``make_event_id`` /
    ``split_event_id``), so a ``Last-Event-ID`` leads back to the one stream
    it came from and never to another.
-4. ``EventParser`` is the incremental reader used by tests and tools: feed it
-   bytes as they arrive, it returns complete events. It follows the standard:
-   a comment line starts with ``:``, a missing value is empty, one leading
-   space is removed, ``\\r``, ``\\n`` and ``\\r\\n`` all end a line.
+4. ``EventParser`` is the incremental reader of both HTTP clients (and of the
+   tests): feed it bytes as they arrive, it returns complete events. It follows
+   the standard: a comment line starts with ``:``, a missing value is empty,
+   one leading space is removed, ``\\r``, ``\\n`` and ``\\r\\n`` all end a
+   line, a byte order mark opening the stream is dropped. Its work is linear in
+   the bytes fed, however they are cut (a line is searched for once, pieces are
+   joined once).
 5. ``accepts(header)`` tells whether an ``Accept`` header admits JSON and SSE:
    no header admits both, wildcards count, ``q=0`` refuses (Spec:
    basic/transports#sending-messages-to-the-server: a server answers in a
    type the client accepts).
+6. With ``max_event_size`` the parser holds at most that many bytes for one
+   event (its field lines and the line being read; comments are never kept).
+   An event that grows past it is reported at once as an ``SseEvent`` with
+   ``oversized`` set (no data), and the rest of it is read and dropped, so the
+   stream goes on with the next event.
 """
+import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -80,46 +89,105 @@ class SseEvent:
     event: str = "message"
     id: Optional[str] = None
     retry: Optional[int] = None
+    oversized: int = 0          # rule 6: bytes held when the event outgrew the limit (0: it did not)
+
+
+_LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
 class EventParser:
-    """Incremental event-stream parser (rule 4): ``feed(bytes) -> [SseEvent]``.
+    """Incremental event-stream parser (rules 4 and 6): ``feed(bytes) -> [SseEvent]``.
 
     Events are returned even when their data is empty, so a caller sees the
     ``id`` and ``retry`` of a priming event. ``last_event_id`` follows the
-    standard: it keeps the last id seen, across events.
+    standard: it keeps the last id seen, across events. ``max_event_size``
+    (bytes, 0 for none) bounds what one event may hold (rule 6).
     """
 
-    def __init__(self):
-        self._buffer = b""
+    def __init__(self, max_event_size: int = 0):
+        self.max_event_size = max_event_size
+        self._partial: list = []             # pieces of the line not ended yet
+        self._partial_size = 0
+        self._line_bytes = 0                 # bytes of the line not ended yet, kept or not
+        self._comment = False                # the line not ended yet is a comment: nothing of it is kept
+        self._skip_lf = False                # the last feed ended in \r: a \n starting the next one is its pair
+        self._skipping = False               # rule 6: the rest of an oversized event is dropped
+        self._started = False
         self._fields: dict = {}
         self._data: list = []
+        self._size = 0                       # bytes held for the current event
         self.last_event_id: Optional[str] = None
         self.retry: Optional[int] = None
 
     def feed(self, data: bytes) -> list:
-        self._buffer += data
-        events = []
-        while True:
-            cut = _line_end(self._buffer)
-            if cut is None:
-                return events
-            line, self._buffer = self._buffer[:cut[0]], self._buffer[cut[1]:]
-            event = self._line(line.decode("utf-8", "replace"))
+        if not data:
+            return []
+        events: list = []
+        start = 0
+        if self._skip_lf and data[:1] == b"\n":
+            start = 1
+        self._skip_lf = False
+        if not self._started and data:
+            self._started = True
+            if data.startswith(b"\xef\xbb\xbf"):     # a byte order mark opening the stream is dropped
+                start = 3
+        for end in _LINE_END.finditer(data, start):
+            self._take(data[start:end.start()])
+            event = self._end_line()
             if event is not None:
                 events.append(event)
+            start = end.end()
+        if start < len(data):
+            self._take(data[start:])
+            if self._too_big():
+                events.append(self._overflow())
+        self._skip_lf = data.endswith(b"\r")
+        return events
 
-    def _line(self, line: str) -> Optional[SseEvent]:
-        if not line:
-            if not self._fields and not self._data:
-                return None
-            event = SseEvent(data="\n".join(self._data), event=self._fields.get("event") or "message",
-                             id=self._fields.get("id"), retry=self._fields.get("retry"))
-            self._fields, self._data = {}, []
-            return event
-        if line.startswith(":"):
+    def _take(self, piece: bytes) -> None:
+        """Keep a piece of the current line (nothing of a comment, or of an event being skipped)."""
+        if not piece:
+            return
+        if not self._line_bytes and piece[:1] == b":":
+            self._comment = True
+        self._line_bytes += len(piece)
+        if not (self._comment or self._skipping):
+            self._partial.append(piece)
+            self._partial_size += len(piece)
+
+    def _end_line(self) -> Optional[SseEvent]:
+        line, blank, ignored = b"".join(self._partial), not self._line_bytes, self._comment or self._skipping
+        self._partial, self._partial_size, self._line_bytes, self._comment = [], 0, 0, False
+        if blank:
+            return self._dispatch()
+        return None if ignored else self._line(line)
+
+    def _too_big(self) -> bool:
+        return bool(self.max_event_size) and not self._skipping and \
+            self._size + self._partial_size > self.max_event_size
+
+    def _overflow(self) -> SseEvent:
+        """Rule 6: report the event now and drop the rest of it."""
+        size = self._size + self._partial_size
+        event = SseEvent(event=self._fields.get("event") or "message", id=self._fields.get("id"), oversized=size)
+        self._skipping = True
+        self._partial, self._partial_size, self._data = [], 0, []
+        return event
+
+    def _dispatch(self) -> Optional[SseEvent]:
+        """A blank line ends the event (an oversized one was reported already)."""
+        skipped, fields, data = self._skipping, self._fields, self._data
+        self._skipping, self._fields, self._data, self._size = False, {}, [], 0
+        if skipped or (not fields and not data):
             return None
-        name, _, value = line.partition(":")
+        return SseEvent(data="\n".join(data), event=fields.get("event") or "message", id=fields.get("id"),
+                        retry=fields.get("retry"))
+
+    def _line(self, raw: bytes) -> Optional[SseEvent]:
+        self._size += len(raw)
+        if self._too_big():
+            return self._overflow()
+        name, _, value = raw.decode("utf-8", "replace").partition(":")
         if value.startswith(" "):
             value = value[1:]
         if name == "data":
@@ -133,16 +201,6 @@ class EventParser:
             self._fields["retry"] = int(value)
             self.retry = int(value)
         return None
-
-
-def _line_end(buffer: bytes) -> Optional[tuple]:
-    """``(end of line, start of next line)`` for the first complete line, else None."""
-    lf, cr = buffer.find(b"\n"), buffer.find(b"\r")
-    if cr == -1 or (lf != -1 and lf < cr):
-        return None if lf == -1 else (lf, lf + 1)
-    if cr + 1 == len(buffer):
-        return None                          # a \r\n may be split across reads
-    return (cr, cr + 2) if buffer[cr + 1] == 0x0A else (cr, cr + 1)
 
 
 def accepts(header: Optional[str]) -> tuple:

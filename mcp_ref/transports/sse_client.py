@@ -1,5 +1,4 @@
-"""The legacy HTTP+SSE client transport (2024-11-05), HTTP transport auto-detection,
-and the plumbing both HTTP clients share (typed errors, reading and cutting responses).
+"""The legacy HTTP+SSE client transport (2024-11-05), and HTTP transport auto-detection.
 
 Spec: 2024-11-05 basic/transports#http-with-sse;
 2025-11-25 basic/transports#backwards-compatibility.
@@ -10,193 +9,77 @@ Rules:
    first event, ``endpoint``, whose data is a URI. It is resolved against the
    SSE URL and must have the same origin (scheme, host and port): a server may
    not send our messages elsewhere. Otherwise ``HttpError``, and nothing is
-   sent.
+   sent. The GET's answer and the endpoint event together must come within
+   ``endpoint_timeout``.
 2. Every message is POSTed to the endpoint on the caller's thread (2xx
-   expected, else ``HttpError``); everything from the server arrives as
-   ``message`` events on the one stream, read by one thread (``mcp-http-sse``).
+   expected, else ``HttpError``), within ``timeout`` seconds, answer included
+   (``init_timeout`` for ``initialize``; ``Client`` sets both to its own).
+   Everything from the server arrives as ``message`` events on the one
+   stream, read by one thread (``mcp-http-sse``).
 3. This transport has no resumption: when the stream ends, the connection
    has ended and ``receive()`` returns None.
 4. ``AutoHttpTransport`` sends ``initialize`` with Streamable HTTP; when that
    POST fails with 400, 404 or 405 it opens the legacy transport at the same
    URL and sends ``initialize`` there. Everything after goes to whichever
    transport answered.
-5. Shared with ``http_client``: every failure is an ``HttpError`` (``.status``,
-   ``.body``; ``SessionExpired`` for 404 to a session id); a thread reading a
-   response is woken by shutting its socket down (closing would not wake it);
-   the environment (proxies, CA bundle, netrc) is read once per transport, and
-   explicit ``verify``/``auth`` win over it.
+5. Redirects, deadlines, cutting connections at close and size bounds are
+   those of ``http_common``: an event over ``max_message_size`` is dropped,
+   and fails the one request the session waits for when there is exactly one
+   (the stream says no more about whose answer it was).
 """
-import json
 import logging
-import os
 import queue
-import socket
 import threading
+import time
 from typing import Optional
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
-from ..errors import ConnectionClosed, InvalidMessage, SessionError, require
+from ..errors import ConnectionClosed, InvalidMessage
 from ..messages import Request, decode, encode
-from .stdio import DEFAULT_MAX_MESSAGE_SIZE
+from .http_common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, ERROR_BODY, HttpClient, HttpError, ResponseTooLarge,
+                          SessionExpired, content_type, origin, origin_text, pending_ids, settle_request, take)
 
 log = logging.getLogger("mcp_ref.http")
 
 __all__ = ["SseClientTransport", "AutoHttpTransport", "HttpError", "SessionExpired"]
-
-CLOSED = object()              # inbox sentinel
-
-
-def take(inbox):
-    """The next message of a reader-fed inbox; None once closed (and for every later call)."""
-    item = inbox.get()
-    if item is CLOSED:
-        inbox.put(CLOSED)
-        return None
-    return item
-
-
-class HttpError(SessionError):
-    """An HTTP failure: an error status (``.status``), an unusable answer or no answer at all
-    (``.status`` None). ``.body`` holds the start of the response body."""
-
-    def __init__(self, message: str, *, status: Optional[int] = None, body: str = "", url: str = ""):
-        super().__init__(message)
-        self.status, self.body, self.url = status, body, url
-
-
-class SessionExpired(HttpError):
-    """The server answered 404 to a request carrying our session id (``.session_id``): the
-    session is gone."""
-
-    session_id: Optional[str] = None
-
-
-def http_session(requests, url: str, *, headers=None, auth=None, verify=True, cert=None, pool_size: int = 10):
-    """A ``requests.Session`` for ``url`` and the TLS options to pass on every request (rule 5).
-
-    The environment (proxies, ``REQUESTS_CA_BUNDLE``/``CURL_CA_BUNDLE``, ``.netrc``)
-    is read once, here: requests would read it again on every request, which
-    costs more than a local round trip. Explicit ``verify``/``auth`` win over it.
-    """
-    http = requests.Session()
-    http.trust_env = False
-    http.proxies.update(requests.utils.get_environ_proxies(url))
-    if verify is True:
-        verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
-    http.auth = auth if auth is not None else requests.utils.get_netrc_auth(url)
-    adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=pool_size)
-    http.mount("http://", adapter)
-    http.mount("https://", adapter)
-    http.headers.update({"User-Agent": "mcp_ref"})
-    http.headers.update(headers or {})
-    return http, {"verify": verify, "cert": cert}
-
-
-def http_error(response, what: str, cls=HttpError) -> HttpError:
-    """A typed error for a response with an error status, naming the JSON-RPC error when there is one."""
-    try:
-        body = response.text[:2000]
-    except Exception:
-        body = ""
-    try:
-        detail = (json.loads(body).get("error") or {}).get("message") or ""
-    except Exception:
-        detail = body[:200].strip()
-    message = f"{what}: HTTP {response.status_code} {response.reason or ''}".rstrip()
-    return cls(message + (f": {detail}" if detail else ""), status=response.status_code, body=body,
-               url=str(response.url))
-
-
-def shutdown_response(response) -> None:
-    """Wake a thread blocked reading ``response``: shut its socket down (closing alone would not)."""
-    raw = getattr(response, "raw", None)
-    sock = getattr(getattr(raw, "_connection", None), "sock", None)
-    if sock is None:
-        fp = getattr(getattr(raw, "_fp", None), "fp", None)
-        sock = getattr(getattr(fp, "raw", None), "_sock", None)
-    if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-
-
-def iter_body(response):
-    """The body as it arrives: one read per chunk (``iter_content`` would wait for a full buffer)."""
-    raw = response.raw
-    while True:
-        data = raw.read1(65536, decode_content=True)
-        if not data:
-            return
-        yield data
-
-
-def content_type(response) -> str:
-    return response.headers.get("Content-Type", "").split(";")[0].strip().lower()
-
-
-def settle_request(session, request_id, exc: Exception) -> bool:
-    """Fail one pending request of ``session`` with a local exception (``http_client`` rule 6). Uses the
-    session's ``fail_request`` when it has one, else its waiter table."""
-    fail = getattr(session, "fail_request", None)
-    if fail is not None:
-        return bool(fail(request_id, exc))
-    lock, outbound = getattr(session, "_lock", None), getattr(session, "_outbound", None)
-    if lock is None or outbound is None:
-        return False
-    with lock:
-        waiter = outbound.pop(request_id, None)
-    if waiter is None:
-        return False
-    waiter.settle(exc)
-    return True
-
-
-def _origin(url: str) -> tuple:
-    parts = urlsplit(url)
-    default = {"http": 80, "https": 443}.get(parts.scheme)
-    return parts.scheme, parts.hostname, parts.port or default
 
 
 class SseClientTransport:
     """The client end of the 2024-11-05 HTTP+SSE transport (see the module rules).
 
     Options as ``StreamableHttpTransport`` (headers, auth, verify, cert,
-    connect_timeout, read_timeout), plus ``endpoint_timeout``: seconds to wait
-    for the ``endpoint`` event.
+    connect_timeout, read_timeout, max_message_size), plus ``endpoint_timeout``:
+    seconds to wait for the stream and its ``endpoint`` event.
     """
 
     def __init__(self, url: str, *, headers: Optional[dict] = None, auth=None, verify=True, cert=None,
                  connect_timeout: float = 10.0, read_timeout: Optional[float] = None,
                  endpoint_timeout: float = 10.0, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE):
-        requests = require("requests", "requests", "the HTTP client")
-        self.max_message_size = max_message_size  # the largest message read, in bytes
-        self._sse = require("sseclient", "sseclient-py", "the HTTP client")
         self.url = url
         self.endpoint: Optional[str] = None
         self.session = None
-        self._errors = (requests.RequestException, OSError, ValueError)
-        self._http, self._tls = http_session(requests, url, headers=headers, auth=auth, verify=verify, cert=cert)
-        self._timeout = (connect_timeout, read_timeout)
+        self.timeout, self.init_timeout = 60.0, 10.0       # rule 2; Client sets its own
+        self._http = HttpClient(url, headers=headers, auth=auth, verify=verify, cert=cert,
+                                connect_timeout=connect_timeout, read_timeout=read_timeout,
+                                max_message_size=max_message_size)
         self._inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._closed = threading.Event()
         self._ready = threading.Event()
         self._problem: Optional[HttpError] = None
+        self._reader: Optional[threading.Thread] = None
+        deadline = time.monotonic() + endpoint_timeout
         try:
-            response = self._http.get(url, headers={"Accept": "text/event-stream"}, stream=True, **self._tls,
-                                      timeout=(connect_timeout, None))
-        except self._errors as exc:
+            with self._http.exchange(endpoint_timeout):
+                response = self._http.request("GET", url, headers={"Accept": "text/event-stream"})
+                if response.status_code != 200 or content_type(response) != "text/event-stream":
+                    raise self._http.error(response, f"GET {url} (expected an SSE stream)")
+        except HttpError:
             self._http.close()
-            raise HttpError(f"GET {url} failed: {exc}", url=url) from None
-        if response.status_code != 200 or content_type(response) != "text/event-stream":
-            error = http_error(response, f"GET {url} (expected an SSE stream)")
-            response.close()
-            self._http.close()
-            raise error
+            raise
         self._response = response
         self._reader = threading.Thread(target=self._read, name="mcp-http-sse", daemon=True)
         self._reader.start()
-        if not self._ready.wait(endpoint_timeout):
+        if not self._ready.wait(max(0.0, deadline - time.monotonic())):
             self._problem = HttpError(f"GET {url}: no endpoint event within {endpoint_timeout:g} s", url=url)
         if self._problem is not None:
             self.close()
@@ -204,14 +87,16 @@ class SseClientTransport:
 
     def _read(self) -> None:
         try:
-            for event in self._sse.SSEClient(iter_body(self._response)).events():
-                if event.event == "endpoint" and self.endpoint is None:
+            for event in self._http.events(self._response):
+                if event.oversized:
+                    self._oversized(event.oversized)
+                elif event.event == "endpoint" and self.endpoint is None:
                     self._set_endpoint(event.data.strip())
-                elif event.event == "message" and self.endpoint is not None:
+                elif event.event == "message" and self.endpoint is not None and event.data:
                     try:
                         self._deliver(decode(event.data))
-                    except InvalidMessage as bad:
-                        log.warning("ignored an invalid SSE event from the server: %s", bad.message)
+                    except (InvalidMessage, RecursionError) as bad:
+                        log.warning("ignored an invalid SSE event from the server: %s", getattr(bad, "message", bad))
         except Exception as exc:                 # requests, urllib3 and socket errors alike
             if not self._closed.is_set():
                 log.debug("SSE stream from %s broke: %s", self.url, exc)
@@ -224,14 +109,24 @@ class SseClientTransport:
 
     def _set_endpoint(self, data: str) -> None:
         """Rule 1."""
-        endpoint = urljoin(self.url, data)
-        if _origin(endpoint) != _origin(self.url):
-            self._problem = HttpError(f"the server's endpoint {endpoint!r} is not on the origin of {self.url!r}; "
-                                      "refusing to send messages there", url=self.url)
-            shutdown_response(self._response)
+        endpoint = urljoin(self._response.url or self.url, data)
+        if origin(endpoint) != origin(self.url):
+            self._problem = HttpError(f"the server's endpoint on {origin_text(endpoint)} is not on the origin of "
+                                      f"{self.url!r}; refusing to send messages there", url=self.url)
+            self._http.cut_all()
         else:
             self.endpoint = endpoint
         self._ready.set()
+
+    def _oversized(self, size: int) -> None:
+        """Rule 5: an event too large to keep."""
+        limit = self._http.max_message_size
+        error = ResponseTooLarge(f"GET {self.url}: an SSE event is larger than the message size limit of {limit} "
+                                 "bytes (max_message_size); dropped", limit=limit, size=size, url=self.url)
+        pending = pending_ids(self.session) if self.session is not None else []
+        if len(pending) == 1 and settle_request(self.session, pending[0], error):
+            return
+        log.warning("%s", error)
 
     def _deliver(self, decoded) -> None:
         for message in decoded if isinstance(decoded, list) else [decoded]:
@@ -242,13 +137,17 @@ class SseClientTransport:
         """Rule 2. Raises HttpError or ConnectionClosed."""
         if self._closed.is_set():
             raise ConnectionClosed("the SSE transport is closed")
-        try:
-            response = self._http.post(self.endpoint, data=encode(message).encode("utf-8"), **self._tls,
-                                       headers={"Content-Type": "application/json"}, timeout=self._timeout)
-        except self._errors as exc:
-            raise HttpError(f"POST {self.endpoint} failed: {exc}", url=self.endpoint) from None
-        if response.status_code >= 300:
-            raise http_error(response, f"POST {self.endpoint}")
+        initialize = isinstance(message, Request) and message.method == "initialize"
+        what = f"POST {self.endpoint}"
+        with self._http.exchange((self.init_timeout or self.timeout) if initialize else self.timeout):
+            response = self._http.request("POST", self.endpoint, data=encode(message).encode("utf-8"),
+                                          headers={"Content-Type": "application/json"})
+            if response.status_code >= 300:
+                raise self._http.error(response, what)
+            try:                                 # read (and dropped) so the connection is reused
+                self._http.read_body(response, what, limit=ERROR_BODY)
+            except HttpError:                    # too long, or too slow: the message was accepted all the same
+                pass
 
     def receive(self):
         return take(self._inbox)
@@ -257,11 +156,10 @@ class SseClientTransport:
         if self._closed.is_set():
             return
         self._closed.set()
-        shutdown_response(self._response)
-        if self._reader is not threading.current_thread():
+        self._http.close()                       # cuts the stream and any POST in flight
+        if self._reader is not None and self._reader is not threading.current_thread():
             self._reader.join(2.0)
         self._response.close()
-        self._http.close()
         self._inbox.put(CLOSED)
 
 
@@ -297,6 +195,7 @@ class AutoHttpTransport:
                 log.info("POST initialize got HTTP %s: trying the legacy HTTP+SSE transport", exc.status)
             legacy = SseClientTransport(self.url, **self._legacy_options)
             legacy.session = self.inner.session
+            legacy.timeout, legacy.init_timeout = self.inner.timeout, self.inner.init_timeout
             old, self.inner = self.inner, legacy
             old.close()                          # wakes a reader blocked on it; receive() moves on
             self.kind = "sse"
@@ -321,6 +220,22 @@ class AutoHttpTransport:
     @protocol_version.setter
     def protocol_version(self, value) -> None:
         self.inner.protocol_version = value
+
+    @property
+    def timeout(self):
+        return self.inner.timeout
+
+    @timeout.setter
+    def timeout(self, value) -> None:
+        self.inner.timeout = value
+
+    @property
+    def init_timeout(self):
+        return self.inner.init_timeout
+
+    @init_timeout.setter
+    def init_timeout(self, value) -> None:
+        self.inner.init_timeout = value
 
     @property
     def session(self):

@@ -1,0 +1,205 @@
+"""Connections that can be cut, for the HTTP clients (``http_common`` rules 3 and 4).
+
+A thread blocked waiting for an answer's headers, or reading a trickled body,
+wakes only when its socket is shut down; ``requests`` offers no way to reach
+that socket. So every connection the client's pools hand out is tracked with
+the *exchange* that took it: one request job, or one call on the caller's
+thread. Cutting an exchange (a cancelled request), its deadline passing, or
+closing the client shuts those sockets down; a connection made after that is
+shut as soon as it connects.
+
+Rules:
+
+1. An exchange is current for the thread inside ``with client.exchange(...)``;
+   the connections the thread takes from a pool meanwhile belong to it, until
+   they go back to the pool.
+2. ``cut()`` is final (a cancelled request stays cancelled); an expired
+   deadline is not: disarming forgets it, so the exchange may go on.
+3. One watchdog thread per client (``mcp-http-deadline``, started on first
+   use, stopped by ``close``) expires exchanges at their deadlines.
+4. The pools are urllib3's, subclassed only to tell the client when a
+   connection is taken, connected and given back. Connections through a SOCKS
+   proxy use urllib3's own pools: they are closed at close, not cut.
+"""
+import heapq
+import itertools
+import socket
+import threading
+import time
+import weakref
+from typing import Optional
+
+_current = threading.local()
+
+
+def current_exchange(client) -> "Optional[Exchange]":
+    """This thread's exchange with ``client`` (rule 1), or None."""
+    exchange = getattr(_current, "exchange", None)
+    return exchange if exchange is not None and exchange.client is client else None
+
+
+def shut(sock) -> None:
+    """Shut a socket down: a thread blocked on it wakes (closing alone would not wake it)."""
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+class Exchange:
+    """What one request job (or one call on the caller's thread) has open: it can be cut
+    (sticky: a cancelled request) or expire (its deadline passed)."""
+
+    def __init__(self, client):
+        self.client = client
+        self.cut_off = False
+        self.expired = False
+        self.deadline: Optional[float] = None
+        self.timeout: Optional[float] = None
+        self.conns: "weakref.WeakSet" = weakref.WeakSet()
+
+    def arm(self, timeout: Optional[float]) -> None:
+        """A total deadline of ``timeout`` seconds from now (None: none)."""
+        with self.client._lock:
+            self.expired = False
+            self.timeout = timeout
+            self.deadline = None if timeout is None else time.monotonic() + timeout
+        if self.deadline is not None:
+            self.client._watchdog.add(self.deadline, self)
+
+    def disarm(self) -> None:
+        """No deadline any more; a past expiry is forgotten (the exchange may go on)."""
+        with self.client._lock:
+            self.deadline = self.timeout = None
+            self.expired = False
+
+    def remaining(self) -> Optional[float]:
+        return None if self.deadline is None else max(0.001, self.deadline - time.monotonic())
+
+    def cut(self) -> None:
+        """Shut every connection of this exchange now, and any it makes later."""
+        with self.client._lock:
+            self.cut_off = True
+            conns = list(self.conns)
+        for conn in conns:
+            shut(getattr(conn, "sock", None))
+
+    def _expire(self, when: float) -> None:
+        with self.client._lock:
+            if self.deadline is None or self.deadline != when:
+                return                           # disarmed, or armed again since
+            self.expired = True
+            conns = list(self.conns)
+        for conn in conns:
+            shut(getattr(conn, "sock", None))
+
+
+class Watchdog:
+    """Rule 3: one thread that expires exchanges at their deadlines."""
+
+    def __init__(self):
+        self._heap: list = []
+        self._order = itertools.count()
+        self._cond = threading.Condition()
+        self._thread: Optional[threading.Thread] = None
+        self._stopped = False
+
+    def add(self, when: float, exchange: Exchange) -> None:
+        with self._cond:
+            if self._stopped:
+                return
+            if len(self._heap) > 1024:       # drop entries of exchanges disarmed since
+                self._heap = [e for e in self._heap if e[2].deadline == e[0]]
+                heapq.heapify(self._heap)
+            heapq.heappush(self._heap, (when, next(self._order), exchange))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="mcp-http-deadline", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._heap = []
+            thread = self._thread
+            self._cond.notify()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(2.0)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._stopped and (not self._heap or self._heap[0][0] > time.monotonic()):
+                    self._cond.wait(self._heap[0][0] - time.monotonic() if self._heap else None)
+                if self._stopped:
+                    return
+                when, _, exchange = heapq.heappop(self._heap)
+            exchange._expire(when)
+
+
+def tracking_adapter(requests, client, pool_size: int):
+    """A requests adapter whose connections are tracked by ``client`` (rule 4)."""
+    from urllib3 import connection, connectionpool
+
+    def tracked(conn_base, pool_base):
+        class Connection(conn_base):
+            def connect(self):
+                super().connect()
+                client._connected(self)
+
+        class Pool(pool_base):
+            ConnectionCls = Connection
+
+            def _get_conn(self, timeout=None):
+                return client._taken(super()._get_conn(timeout))
+
+            def _put_conn(self, conn):
+                client._returned(conn)
+                super()._put_conn(conn)
+        return Pool
+
+    pools = {"http": tracked(connection.HTTPConnection, connectionpool.HTTPConnectionPool),
+             "https": tracked(connection.HTTPSConnection, connectionpool.HTTPSConnectionPool)}
+
+    class Adapter(requests.adapters.HTTPAdapter):
+        def init_poolmanager(self, *args, **kwargs):
+            super().init_poolmanager(*args, **kwargs)
+            self.poolmanager.pool_classes_by_scheme = pools
+
+        def proxy_manager_for(self, proxy, **kwargs):
+            manager = super().proxy_manager_for(proxy, **kwargs)
+            if not proxy.lower().startswith("socks"):      # SOCKS pools are their own: closed, not cut
+                manager.pool_classes_by_scheme = pools
+            return manager
+    return Adapter(pool_connections=4, pool_maxsize=pool_size)
+
+
+class Scope:
+    """The context manager of ``HttpClient.exchange`` (rule 1). Inside another exchange of the
+    same client it joins that one, and arms it with its timeout for the block when it has none."""
+
+    def __init__(self, client, timeout: Optional[float]):
+        self.client, self.timeout = client, timeout
+        self.exchange: Optional[Exchange] = None
+        self.armed: Optional[Exchange] = None
+        self.outer = None
+
+    def __enter__(self) -> Exchange:
+        self.outer = getattr(_current, "exchange", None)
+        if current_exchange(self.client) is not None:
+            if self.timeout is not None and self.outer.deadline is None:
+                self.outer.arm(self.timeout)
+                self.armed = self.outer
+            return self.outer
+        self.exchange = Exchange(self.client)
+        self.exchange.arm(self.timeout)
+        _current.exchange = self.exchange
+        return self.exchange
+
+    def __exit__(self, *exc_info) -> None:
+        if self.armed is not None:
+            self.armed.disarm()
+        if self.exchange is not None:
+            self.exchange.disarm()
+            _current.exchange = self.outer
