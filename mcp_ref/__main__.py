@@ -1,4 +1,6 @@
-"""Command line: ``python -m mcp_ref demo`` (or the ``mcp-ref`` script).
+"""Command line: ``python -m mcp_ref demo`` (or the ``mcp-ref`` script); the other
+commands (serve, shell, the inspector) are in ``mcp_ref.cli``, ``demo --host`` in
+``mcp_ref.cli.host_demo``.
 
 ``demo`` spawns an example server as a subprocess (by default
 ``mcp_ref.examples.everything``; ``--server MODULE`` picks another), talks to
@@ -220,10 +222,17 @@ def main(argv=None) -> int:
                              help="module of the example server to run (default: %(default)s)")
     demo_parser.add_argument("--full", action="store_true",
                              help="print every message whole (no base64 elided, no long line cut)")
+    demo_parser.add_argument("--host", action="store_true",
+                             help="run the host with a scripted model across two example servers (mcp_ref.cli.host_demo)")
+    from .cli import add_commands, guarded
+    add_commands(sub)                       # serve, shell and the inspector commands (mcp_ref.cli)
     args = parser.parse_args(argv)
+    if args.command == "demo" and args.host:
+        from .cli.host_demo import demo_host
+        return demo_host(full=args.full)
     if args.command == "demo":
         return demo(args.server, full=args.full)
-    return 2
+    return guarded(args.run, args)
 
 
 if __name__ == "__main__":

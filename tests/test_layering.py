@@ -49,6 +49,8 @@ ALLOWED = {
     # Stdio auto-restart: the respawn policy; it reaches the client only through the object it is given.
     "client_restart": {"errors"},
     "host": ANYTHING,
+    # The command line (serve, the inspector, the shell, demo --host): on top of everything.
+    "cli": ANYTHING,
     "__main__": ANYTHING,
     "examples": ANYTHING,
     "__init__": ANYTHING,           # the package itself re-exports the public API
