@@ -75,7 +75,7 @@ def _fail(message: str) -> int:
 
 def _describe(exc: BaseException) -> str:
     from ..errors import McpError
-    if isinstance(exc, McpError):
+    if isinstance(exc, McpError) and str(exc.code) not in str(exc):
         return f"{exc} (JSON-RPC error {exc.code})"
     if isinstance(exc, FileNotFoundError) and exc.filename:
         return f"cannot run {exc.filename!r}: no such file or command"
@@ -109,6 +109,8 @@ def _inspect(args) -> int:
 def _print_log(params) -> None:
     logger = f" {params.logger}" if params.logger else ""
     data = params.data.get("message", params.data) if isinstance(params.data, dict) else params.data
+    from .wire import ProgressBar
+    ProgressBar.interrupt(sys.stderr)
     sys.stderr.write(f"[log {params.level}{logger}] {data}\n")
 
 

@@ -42,6 +42,7 @@ class Tracer:
         arrow = "->" if direction == "send" else "<-"
         with self.lock:
             out = self.out or sys.stderr
+            ProgressBar.interrupt(out)
             out.write(f"{stamp} [{where}] {arrow} {json.dumps(data, ensure_ascii=False)}\n")
             out.flush()
 
@@ -50,10 +51,19 @@ class ProgressBar:
     """``on_progress(progress, total, message)`` drawing on stderr (rule 3)."""
 
     WIDTH = 30
+    _drawn = None           # the bar whose line is unfinished on stderr
+
+    @classmethod
+    def interrupt(cls, out) -> None:
+        """End a bar's unfinished line before another stderr line (the trace) is written."""
+        if cls._drawn is not None and (cls._drawn.out or sys.stderr) is out:
+            out.write("\n")
+            cls._drawn.shown = 0
+            cls._drawn = None
 
     def __init__(self, out=None):
         self.out = out
-        self.drawn = False
+        self.shown = 0
 
     def __call__(self, progress, total=None, message=None) -> None:
         out = self.out or sys.stderr
@@ -62,14 +72,16 @@ class ProgressBar:
             line = f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {progress:g}/{total:g}"
         else:
             line = f"[progress {progress:g}]"
-        out.write("\r" + line + (f" {message}" if message else "") + "\033[K")
+        line += f" {message}" if message else ""
+        out.write("\r" + line + " " * max(0, self.shown - len(line)))     # spaces cover a longer line
         out.flush()
-        self.drawn = True
+        self.shown = len(line)
+        ProgressBar._drawn = self
 
     def done(self) -> None:
-        if self.drawn:
+        if ProgressBar._drawn is self:
             (self.out or sys.stderr).write("\n")
-            self.drawn = False
+            ProgressBar._drawn = None
 
 
 def _pairs(items, what: str) -> dict:
@@ -116,8 +128,9 @@ def connect(args, **client_options):
         config.roots = list(args.root)
     host = Host({config.name: config}, trace=Tracer() if getattr(args, "trace", False) else None,
                 client_info={"name": "mcp-ref", "version": "0.1.0"}, **client_options)
-    host.start()
-    if config.name in host.failed:
+    try:
+        host.start(strict=True)
+    except BaseException:
         host.close()
-        raise host.failed[config.name]
+        raise
     return host, host.client(config.name)

@@ -95,7 +95,9 @@ def _server(name, entry: dict) -> ServerConfig:
     config.disabled = bool(entry.get("disabled", False))
     if "roots" in entry:
         config.roots = list(_check(name, "roots", entry["roots"], list, "a list of file URIs or paths"))
-    config.auto_restart = _check(name, "autoRestart", entry.get("autoRestart", 0), int, "a whole number")
+    config.auto_restart = _check(name, "autoRestart", entry.get("autoRestart", 0), int, "a whole number >= 0")
+    if config.auto_restart < 0:
+        raise ConfigError(f"server {name!r}: 'autoRestart' must be a whole number >= 0, not {config.auto_restart}")
     if has_command:
         config.command = _check(name, "command", entry["command"], str, "a string")
         if not config.command:

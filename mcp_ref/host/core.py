@@ -146,9 +146,10 @@ class Host:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def start(self, names=None) -> "Host":
+    def start(self, names=None, *, strict: bool = False) -> "Host":
         """Start and connect each configured server (or those ``names``); a failure is recorded
-        in ``failed`` (rule 1). Servers start one after another, in configuration order."""
+        in ``failed`` (rule 1), or raised with ``strict``. Servers start one after another, in
+        configuration order."""
         for name in (names or list(self._servers)):
             entry = self._entry(name)
             if entry.config.disabled or (entry.client is not None and not entry.client.closed):
@@ -157,6 +158,8 @@ class Host:
                 self._start(entry)
                 self.failed.pop(name, None)
             except Exception as exc:     # noqa: BLE001 -- recorded, the other servers run on
+                if strict:
+                    raise
                 log.warning("server %r did not start: %s", name, exc)
                 self.failed[name] = exc
         return self
@@ -222,8 +225,11 @@ class Host:
         if self.trace is None:
             return transport
         trace = self.trace
-        return TapTransport(transport, lambda direction, message: trace(
-            name, direction, message, getattr(transport, "session_id", None)))
+
+        def session_id():                    # HTTP: the Mcp-Session-Id once assigned (auto: the chosen inner)
+            inner = getattr(transport, "inner", transport)
+            return getattr(inner, "session_id", None) or getattr(transport, "session_id", None)
+        return TapTransport(transport, lambda direction, message: trace(name, direction, message, session_id()))
 
     def _stdio(self, entry: _Server, options: dict) -> Client:
         from ..client_restart import Restarter
