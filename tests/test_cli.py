@@ -266,38 +266,28 @@ def test_demo_host_shows_the_loop_and_consent():
                for line in text.splitlines())
 
 
-SDK_SERVER = '''
-from mcp.server.fastmcp import FastMCP
-
-mcp = FastMCP("sdk-server")
-
-
-@mcp.tool()
-def shout(text: str) -> str:
-    """Upper-case the text."""
-    return text.upper()
-
-
-@mcp.resource("sdk://hello")
-def hello() -> str:
-    return "hello from the SDK"
-
-
-if __name__ == "__main__":
-    mcp.run()
-'''
-
-
-def test_against_an_official_sdk_server(capsys, tmp_path):
-    pytest.importorskip("mcp.server.fastmcp", reason="the official SDK (mcp package) is not installed")
-    script = tmp_path / "sdk_server.py"
-    script.write_text(SDK_SERVER)
-    target = ["--stdio", f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"]
+def test_against_an_official_sdk_server(capsys):
+    """tests/interop/sdk_server.py is written with the official Python SDK (mcp >= 2): two one-shot
+    commands, then the rest through the shell on one connection (the SDK starts slowly)."""
+    pytest.importorskip("mcp.server.mcpserver", reason="the official SDK (mcp >= 2) is not installed")
+    from mcp_ref.cli.shell import Shell
+    from mcp_ref.client import Client
+    argv = [sys.executable, str(HERE / "interop" / "sdk_server.py")]
+    target = ["--stdio", " ".join(shlex.quote(part) for part in argv)]
     status, out, err = run(capsys, "info", *target)
-    assert status == 0 and out.startswith("server: sdk-server "), err
-    status, out, _ = run(capsys, "tools", *target)
-    assert out == "shout  Upper-case the text.\n"
-    status, out, _ = run(capsys, "call", "shout", "text=hi", *target)
-    assert (status, out.splitlines()[0]) == (0, "HI")
-    status, out, _ = run(capsys, "read", "sdk://hello", *target)
-    assert (status, out) == (0, "hello from the SDK\n")
+    assert status == 0 and "protocol: 2025-11-25" in out, err
+    status, out, _ = run(capsys, "call", "add", "a=2", "b=3", *target)
+    assert (status, out) == (0, '5\nstructured: {"result": 5}\n')
+    out = io.StringIO()
+    with Client.stdio(argv, timeout=WAIT) as client:
+        shell = Shell(client, out=out)
+        expected = {"tools": "add ", "call count n=3": "", "read demo://readme": "Hello from the official SDK.\n",
+                    "prompt review code=x": "Review this python code:", "complete review language p":
+                    "python\nperl\nphp\n", "complete demo://greeting/{name} name": "alice\nbob\ncarol\n",
+                    "ping": "pong\n", "log-level warning": "log level set to warning\n",
+                    "templates": "demo://greeting/{name}", "prompts": "review", "resources": "demo://readme"}
+        for line, text in expected.items():
+            out.seek(0)
+            out.truncate()
+            shell.onecmd(shell.precmd(line))
+            assert text in out.getvalue() and not out.getvalue().startswith("error: "), (line, out.getvalue())
