@@ -122,7 +122,8 @@ class Shell(cmd.Cmd):
         return True
 
     def do_EOF(self, line: str) -> bool:
-        self.stdout.write("\n")
+        if self.prompt:
+            self.stdout.write("\n")             # end the prompt's line
         return True
 
     # -- rule 2
@@ -183,6 +184,8 @@ def run_shell(args) -> int:
             except (ImportError, OSError):
                 pass
         shell = Shell(client)
+        if not sys.stdin.isatty():           # commands from a pipe: no prompts in the output
+            shell.prompt = ""
         while True:
             try:
                 shell.cmdloop()
