@@ -223,7 +223,7 @@ def main(argv=None) -> int:
     demo_parser.add_argument("--full", action="store_true",
                              help="print every message whole (no base64 elided, no long line cut)")
     demo_parser.add_argument("--host", action="store_true",
-                             help="run the host with a scripted model across two example servers (mcp_ref.cli.host_demo)")
+                             help="the host with a scripted model across two example servers (cli/host_demo.py)")
     from .cli import add_commands, guarded
     add_commands(sub)                       # serve, shell and the inspector commands (mcp_ref.cli)
     args = parser.parse_args(argv)

@@ -232,7 +232,7 @@ def test_shell_reads_commands_from_a_pipe():
 
 def test_ctrl_c_cancels_the_request_in_flight(tmp_path):
     log = tmp_path / "server.log"
-    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'host_servers.py'))} --log {shlex.quote(str(log))}"
+    command = " ".join(shlex.quote(part) for part in (sys.executable, str(HERE / "host_servers.py"), "--log", str(log)))
     process = subprocess.Popen([sys.executable, "-m", "mcp_ref", "call", "wait", "--stdio", command],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
     try:

@@ -246,3 +246,16 @@ def test_configuration_file_errors(tmp_path):
     servers = load_config(good)
     assert servers["files"].argv == ["python", "-m", "x"] and servers["files"].auto_restart == 1
     assert servers["web"].transport == "sse"
+
+
+def test_ping_interval_pings_every_server(tmp_path):
+    logs = {name: tmp_path / f"{name}.log" for name in ("alpha", "beta")}
+    config = {"mcpServers": {name: stdio_entry(name, log) for name, log in logs.items()}}
+    import time
+    with Host(config, timeout=WAIT, ping_interval=0.1):
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline and not all(
+                sum(1 for m in received(log) if m.get("method") == "ping") >= 2 for log in logs.values()):
+            time.sleep(0.05)
+    for log in logs.values():
+        assert sum(1 for m in received(log) if m.get("method") == "ping") >= 2

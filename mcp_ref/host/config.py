@@ -66,7 +66,9 @@ class ServerConfig:
         return [self.command] + list(self.args)
 
     def describe(self) -> str:
-        """What is started or reached, as a person reads it (the launch consent shows it)."""
+        """What is started or reached, as a person reads it (the launch consent shows it): the
+        whole command line, never shortened (security_best_practices#local-mcp-server-compromise);
+        environment variables by name only, since their values are often secrets."""
         if self.url is not None:
             return f"connect to {self.url} ({self.transport})"
         import shlex

@@ -59,7 +59,9 @@ def describe(consent: Consent) -> str:
     """What a person is asked, in one or a few lines."""
     server, value = consent.server, consent.value
     if consent.kind == "launch":
-        return f"server {server!r} wants to start: {value}"
+        warning = "" if str(value).startswith("connect to ") else \
+            " (this runs a program on this machine, with this user's rights)"
+        return f"server {server!r} wants to start: {value}{warning}"
     if consent.kind == "roots":
         return f"server {server!r} may see these roots: " + ", ".join(getattr(r, "uri", str(r)) for r in value)
     if consent.kind == "tool_call":
