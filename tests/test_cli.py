@@ -191,6 +191,12 @@ def test_serve_finds_the_server_object_and_explains_when_it_cannot(capsys, tmp_p
     serve = f"{shlex.quote(sys.executable)} -m mcp_ref serve {shlex.quote(str(tmp_path / 'two.py'))}:a"
     status, out, _ = run(capsys, "info", "--stdio", serve)
     assert status == 0 and out.startswith("server: a 0.1.0\n")
+    # serve --trace: the server's own view of the wire, on its stderr
+    ping = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n'
+    done = subprocess.run([sys.executable, "-m", "mcp_ref", "serve", "mcp_ref.examples.demo_server", "--trace"],
+                          input=ping, capture_output=True, timeout=WAIT, env=child_env())
+    assert json.loads(done.stdout) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    assert [line.split("] ")[1][:2] for line in done.stderr.decode().splitlines()] == ["<-", "->"]
 
 
 def test_shell_through_onecmd(http_url):

@@ -12,6 +12,9 @@ Rules:
    with the legacy HTTP+SSE endpoints, with ``--stateless``,
    ``--json-response`` and ``--allowed-origin`` (repeatable) passed to
    ``serve_http``. The HTTP server prints its URL and stops on Ctrl-C.
+3. ``--trace`` (stdio) prints each message on stderr as the inspector
+   commands do (wire.py rule 2), ``->`` for what the server sends: stdout
+   stays the protocol's.
 """
 from __future__ import annotations
 
@@ -43,6 +46,7 @@ def add_serve_arguments(parser) -> None:
                         help="(HTTP) answer each POST with one JSON body, never an SSE stream")
     parser.add_argument("--allowed-origin", action="append", metavar="ORIGIN",
                         help="(HTTP) an Origin browsers may call from (repeatable)")
+    parser.add_argument("--trace", action="store_true", help="(stdio) print every JSON-RPC message on stderr")
 
 
 def load_server(target: str):
@@ -86,8 +90,23 @@ def serve_command(args) -> int:
         for name in ("stateless", "json_response", "allowed_origin"):
             if getattr(args, name):
                 raise ValueError(f"--{name.replace('_', '-')} applies to --http only")
-        server.run()
+        if not args.trace:
+            server.run()
+            return 0
+        from ..transports import TapTransport
+        from ..transports.stdio import StdioServerTransport
+        from .wire import Tracer
+        tracer = Tracer()
+        transport = TapTransport(StdioServerTransport(), lambda direction, message: tracer(
+            server.info.name, direction, message))
+        session = server.serve(transport, eof_grace=server.eof_grace)
+        try:
+            session.wait_closed()
+        finally:
+            session.close("server stopped")
         return 0
+    if args.trace:
+        raise ValueError("--trace applies to stdio; trace an HTTP server from the client side (mcp-ref --trace)")
     server.run(http=args.http, path=args.path, stateless=args.stateless, json_response=args.json_response,
                allowed_origins=args.allowed_origin)
     return 0
