@@ -57,8 +57,11 @@ def make_server(name: str) -> Server:
         os._exit(3)
 
     @server.tool
-    def grow() -> str:
+    def grow(ctx: Context) -> str:
         """Add a tool named ``extra`` (notifications/tools/list_changed)."""
+        # list_changed goes to READY sessions only, and notifications/initialized is handled on the
+        # notify thread, which under load may come after this call started: wait for it.
+        ctx.session.ready.wait(10)
         server.add_tool(lambda: "extra", name="extra", description="added by grow")
         return "grown"
 

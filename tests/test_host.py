@@ -252,7 +252,7 @@ def test_ping_interval_pings_every_server(tmp_path):
     logs = {name: tmp_path / f"{name}.log" for name in ("alpha", "beta")}
     config = {"mcpServers": {name: stdio_entry(name, log) for name, log in logs.items()}}
     import time
-    with Host(config, timeout=WAIT, ping_interval=0.1):
+    with Host(config, timeout=WAIT, ping_interval=1.0):        # each ping may take up to 1 s
         deadline = time.monotonic() + WAIT
         while time.monotonic() < deadline and not all(
                 sum(1 for m in received(log) if m.get("method") == "ping") >= 2 for log in logs.values()):
