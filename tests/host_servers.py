@@ -41,6 +41,12 @@ def make_server(name: str) -> Server:
         return f"{result.model}: {result.content.text}"
 
     @server.tool
+    def confirm(ctx: Context) -> str:
+        """Ask the user (form elicitation)."""
+        result = ctx.elicit("proceed?", {"type": "object", "properties": {"ok": {"type": "boolean"}}})
+        return f"{result.action} {json.dumps(result.content)}"
+
+    @server.tool
     def roots(ctx: Context) -> str:
         """The roots this server sees."""
         return ",".join(root.uri for root in ctx.list_roots()) or "none"

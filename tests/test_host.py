@@ -120,6 +120,23 @@ def test_sampling_goes_through_the_hook_to_the_model_with_the_servers_messages_o
                       {"role": "user", "content": {"type": "text", "text": "the answer?"}}]]
 
 
+def test_elicitation_goes_through_the_hook_and_a_denial_reaches_the_server():
+    asked = []
+
+    def consent(request):
+        if request.kind == "elicitation":
+            asked.append((request.server, request.stage))
+            return request.server == "alpha"
+        return True
+    config = {"mcpServers": {"alpha": stdio_entry("alpha"), "beta": stdio_entry("beta")}}
+    with Host(config, consent=consent, elicitation=lambda request: {"action": "accept", "content": {"ok": True}},
+              timeout=WAIT) as host:
+        assert host.call_tool("alpha__confirm").content[0].text == 'accept {"ok": true}'
+        refused = host.call_tool("beta__confirm")
+    assert refused.is_error and "rejected" in refused.content[0].text.lower()
+    assert asked == [("alpha", "request"), ("alpha", "result"), ("beta", "request")]
+
+
 def test_a_killed_stdio_server_is_restarted_and_its_lists_fetched_again(tmp_path):
     changes = []
     config = {"mcpServers": {"alpha": stdio_entry("alpha", autoRestart=2), "beta": stdio_entry("beta")}}
