@@ -178,6 +178,8 @@ def test_a_refused_launch_leaves_that_server_out_and_roots_are_per_server(tmp_pa
     with Host(config, consent=consent, timeout=WAIT) as host:
         assert list(host.failed) == ["beta"] and isinstance(host.failed["beta"], PermissionError)
         assert [tool.server for tool in host.tools()].count("beta") == 0
+        with pytest.raises(KeyError, match="server 'beta' is not running: launch of server 'beta' denied"):
+            host.client("beta")
         assert host.call_tool("alpha__roots").content[0].text == (tmp_path / "work").as_uri()
         assert "roots" not in host.client("gamma").capabilities()          # gamma was given no roots
     launch = [value for kind, server, value in shown if kind == "launch" and server == "alpha"][0]

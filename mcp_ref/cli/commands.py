@@ -189,7 +189,12 @@ def complete(client, args, out) -> int:
         ref = {"type": "ref/resource", "uri": args.ref}
     else:
         ref = {"type": "ref/prompt", "name": args.ref}
-    context = parse_arguments(args.context) if args.context else None
+    context = {}
+    for pair in args.context or ():              # completion context values are strings
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise CommandError(f"--context takes key=value, not {pair!r}")
+        context[key] = value
     completion = client.complete(ref, (args.argument, args.value), {"arguments": context} if context else None)
     if args.json:
         _json(out, completion.to_dict())

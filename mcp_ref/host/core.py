@@ -158,6 +158,9 @@ class Host:
                 self._start(entry)
                 self.failed.pop(name, None)
             except Exception as exc:     # noqa: BLE001 -- recorded, the other servers run on
+                if entry.client is not None:
+                    entry.client.close()
+                    entry.client = None
                 if strict:
                     raise
                 log.warning("server %r did not start: %s", name, exc)
