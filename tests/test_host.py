@@ -278,3 +278,18 @@ def test_ping_interval_pings_every_server(tmp_path):
             time.sleep(0.05)
     for log in logs.values():
         assert sum(1 for m in received(log) if m.get("method") == "ping") >= 2
+
+
+def test_terminal_policy_edits_a_sampling_answer_before_it_goes_back():
+    from io import StringIO
+
+    from mcp_ref.host import Consent
+    from mcp_ref.types import CreateMessageResult
+    answer = CreateMessageResult.from_dict({"role": "assistant", "content": {"type": "text", "text": "raw"},
+                                            "model": "m"})
+    answers = iter(["e", "reviewed"])
+    out = StringIO()
+    edited = TerminalPolicy(ask=lambda prompt: next(answers), out=out)(
+        Consent("sampling", "result", answer, server="alpha"))
+    assert edited["content"] == {"type": "text", "text": "reviewed"}
+    assert "the model answers server 'alpha': {\"type\": \"text\", \"text\": \"raw\"}" in out.getvalue()
