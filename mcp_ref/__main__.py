@@ -1,4 +1,6 @@
-"""Command line: ``python -m mcp_ref demo`` (or the ``mcp-ref`` script).
+"""Command line: ``python -m mcp_ref demo`` (or the ``mcp-ref`` script); the other
+commands (serve, shell, the inspector) are in ``mcp_ref.cli``, ``demo --host`` in
+``mcp_ref.cli.host_demo``.
 
 ``demo`` spawns an example server as a subprocess (by default
 ``mcp_ref.examples.everything``; ``--server MODULE`` picks another), talks to
@@ -223,13 +225,20 @@ def main(argv=None) -> int:
     demo_parser.add_argument("--scenario", metavar="NAME",
                              help="show one topic the demo does not (cancel, sampling, http, ...); "
                                   "'list' names them all")
+    demo_parser.add_argument("--host", action="store_true",
+                             help="the host with a scripted model across two example servers (cli/host_demo.py)")
+    from .cli import add_commands, guarded
+    add_commands(sub)                       # serve, shell and the inspector commands (mcp_ref.cli)
     args = parser.parse_args(argv)
     if args.command == "demo" and args.scenario:
         from . import scenarios
         return scenarios.run(args.scenario, Transcript(args.full))
+    if args.command == "demo" and args.host:
+        from .cli.host_demo import demo_host
+        return demo_host(full=args.full)
     if args.command == "demo":
         return demo(args.server, full=args.full)
-    return 2
+    return guarded(args.run, args)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,8 @@ ALLOWED = {
     # Stdio auto-restart: the respawn policy; it reaches the client only through the object it is given.
     "client_restart": {"errors"},
     "host": ANYTHING,
+    # The command line (serve, the inspector, the shell, demo --host): on top of everything.
+    "cli": ANYTHING,
     "__main__": ANYTHING,
     "scenarios": ANYTHING,          # `demo --scenario NAME`: a client and a server together, like the demo
     "examples": ANYTHING,

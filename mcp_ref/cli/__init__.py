@@ -1,0 +1,134 @@
+"""The ``mcp-ref`` command line beyond ``demo``: serve, inspect, shell (stdlib argparse and cmd only).
+
+``python -m mcp_ref`` (or ``mcp-ref``) works from any folder with the
+standard library alone, to smoke-test any MCP server, ours or anyone's::
+
+    mcp-ref serve mypackage.server:server --http 127.0.0.1:8000
+    mcp-ref tools --stdio "python -m mcp_ref.examples.everything"
+    mcp-ref call add a=2 b=3 --url http://127.0.0.1:8000/mcp
+    mcp-ref shell --config servers.json --server files
+
+Rules:
+
+1. Every command exits 0 on success, 1 with one line ``mcp-ref: error: ...``
+   on stderr for any failure (an error answer, a tool's ``isError``, a
+   server that would not start, a bad argument), 2 for a usage error, and
+   130 after Ctrl-C.
+2. Ctrl-C during a request cancels that request: the server is sent
+   ``notifications/cancelled`` (Spec: basic/utilities/cancellation), then the
+   command ends (the shell goes back to its prompt). The server is then shut
+   down as usual, never killed first.
+3. Common options on every inspector command: the target (wire.py rule 1),
+   ``--trace`` (wire.py rule 2), ``--protocol-version``, ``--timeout``,
+   ``--root PATH`` (roots offered); ``--json`` for machine-readable output.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .. import lifecycle
+
+__all__ = ["add_commands", "main"]
+
+
+def _target_options() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    target = common.add_argument_group("target (one of)")
+    target.add_argument("--stdio", metavar="COMMAND", help='spawn this command line: --stdio "python server.py"')
+    target.add_argument("--url", help="a Streamable HTTP (or legacy HTTP+SSE) endpoint")
+    target.add_argument("--config", metavar="FILE", help="an mcpServers configuration file (with --server)")
+    target.add_argument("--server", metavar="NAME", help="the server of --config to use")
+    options = common.add_argument_group("connection")
+    options.add_argument("--env", action="append", metavar="KEY=VALUE", help="(stdio) an environment variable")
+    options.add_argument("--header", action="append", metavar="KEY=VALUE", help="(HTTP) a request header")
+    options.add_argument("--root", action="append", metavar="PATH", help="offer this root (file path or URI)")
+    options.add_argument("--trace", action="store_true", help="print every JSON-RPC message on stderr")
+    options.add_argument("--protocol-version", choices=lifecycle.SUPPORTED_REVISIONS,
+                         help="ask for this protocol revision (default: the latest)")
+    options.add_argument("--timeout", type=float, help="seconds to wait for each answer (default 60)")
+    return common
+
+
+def add_commands(sub) -> None:
+    """Add serve, shell and the inspector commands to ``sub`` (argparse subparsers): each sets ``run``."""
+    from .commands import COMMANDS
+    from .serve import add_serve_arguments, serve_command
+    serve = sub.add_parser("serve", help="run a server object over stdio or HTTP: serve MODULE[:ATTR]")
+    add_serve_arguments(serve)
+    serve.set_defaults(run=serve_command)
+    common = _target_options()
+    shell = sub.add_parser("shell", parents=[common], help="an interactive inspector")
+    shell.add_argument("target", nargs="?", help="a URL or a command line (instead of --url/--stdio)")
+    shell.set_defaults(run=_shell)
+    for name, (text, add_arguments, _) in COMMANDS.items():
+        parser = sub.add_parser(name, parents=[common], help=text, description=text)
+        if add_arguments is not None:
+            add_arguments(parser)
+        parser.set_defaults(run=_inspect, inspector=name)
+
+
+def _fail(message: str) -> int:
+    sys.stderr.write(f"mcp-ref: error: {message}\n")
+    return 1
+
+
+def _describe(exc: BaseException) -> str:
+    from ..errors import McpError
+    if isinstance(exc, McpError) and str(exc.code) not in str(exc):
+        return f"{exc} (JSON-RPC error {exc.code})"
+    if isinstance(exc, FileNotFoundError) and exc.filename:
+        return f"cannot run {exc.filename!r}: no such file or command"
+    if isinstance(exc, KeyError):
+        return str(exc.args[0]) if exc.args else "not found"
+    return str(exc) or type(exc).__name__
+
+
+def guarded(run, args) -> int:
+    """Run ``run(args)`` under rule 1 and rule 2."""
+    try:
+        return run(args)
+    except KeyboardInterrupt:
+        sys.stderr.write("\nmcp-ref: interrupted; the request in flight was cancelled\n")
+        return 130
+    except Exception as exc:          # noqa: BLE001 -- rule 1: a clear line, no traceback
+        return _fail(_describe(exc))
+
+
+def _inspect(args) -> int:
+    from .commands import COMMANDS
+    from .wire import connect
+    run = COMMANDS[args.inspector][2]
+    host, client = connect(args, on_log=_print_log)
+    try:
+        return run(client, args, sys.stdout)
+    finally:
+        host.close()
+
+
+def _print_log(params) -> None:
+    logger = f" {params.logger}" if params.logger else ""
+    data = params.data.get("message", params.data) if isinstance(params.data, dict) else params.data
+    from .wire import ProgressBar
+    ProgressBar.interrupt(sys.stderr)
+    sys.stderr.write(f"[log {params.level}{logger}] {data}\n")
+
+
+def _shell(args) -> int:
+    from .shell import run_shell
+    if args.target:
+        if args.stdio or args.url or args.config:
+            raise ValueError("give the target once: a positional TARGET or --stdio/--url/--config")
+        if args.target.startswith(("http://", "https://")):
+            args.url = args.target
+        else:
+            args.stdio = args.target
+    return run_shell(args)
+
+
+def main(argv=None) -> int:
+    """The command line without ``demo`` (``python -m mcp_ref`` adds it)."""
+    parser = argparse.ArgumentParser(prog="mcp-ref", description="mcp_ref command line")
+    add_commands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return guarded(args.run, args)

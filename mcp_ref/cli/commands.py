@@ -1,0 +1,313 @@
+"""The inspector commands: one request each, printed for a person or, with ``--json``, for a script.
+
+Each command is ``(add_arguments(parser), run(client, args, out) -> exit status)``
+in ``COMMANDS``; the one-shot command line and the shell (shell.py) both use
+them, so they behave the same.
+
+Rules:
+
+1. Human-readable output is stable (the tests compare it): no times, no ids.
+   ``--json`` prints the result as the server sent it, as JSON.
+2. ``key=value`` arguments: the value is read as JSON when it parses
+   (``n=3``, ``flag=true``, ``xs=[1,2]``, ``s='"3"'``), else taken as a string
+   (``message=hello``). ``--json '{...}'`` gives the whole object instead.
+3. A tool result with ``isError`` prints its content and exits 1, like
+   any error; a progress bar is drawn on stderr while a call reports progress.
+"""
+from __future__ import annotations
+
+import json
+import queue
+import sys
+
+from .wire import ProgressBar
+
+__all__ = ["COMMANDS", "parse_arguments", "CommandError"]
+
+
+class CommandError(Exception):
+    """A command's own failure (bad ``key=value``, say): printed, exit status 1."""
+
+
+def parse_arguments(pairs, raw=None) -> dict:
+    """The arguments object from ``key=value`` words or a ``--json`` text (rule 2)."""
+    if raw is not None:
+        if pairs:
+            raise CommandError("give arguments as key=value words or as --json, not both")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"--json is not JSON: {exc}") from None
+        if not isinstance(value, dict):
+            raise CommandError(f"--json must be an object, not {raw!r}")
+        return value
+    arguments = {}
+    for pair in pairs or ():
+        key, sep, text = pair.partition("=")
+        if not sep or not key:
+            raise CommandError(f"arguments are key=value, not {pair!r}")
+        try:
+            arguments[key] = json.loads(text)
+        except json.JSONDecodeError:
+            arguments[key] = text
+    return arguments
+
+
+def _json(out, data) -> None:
+    out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def _summary(text) -> str:
+    return " ".join((text or "").strip().split("\n\n", 1)[0].split())
+
+
+def _block(block) -> str:
+    """One content block as a line or more of text."""
+    kind = block.type
+    if kind == "text":
+        return block.text
+    if kind in ("image", "audio"):
+        return f"[{kind} {block.mime_type}, {len(block.data) * 3 // 4} bytes base64-decoded]"
+    if kind == "resource_link":
+        return f"[resource link {block.uri}" + (f" ({block.name})" if block.name else "") + "]"
+    if kind == "resource":
+        return _contents(block.resource)
+    return f"[{kind}]"
+
+
+def _contents(contents) -> str:
+    text = getattr(contents, "text", None)
+    if text is not None:
+        return text
+    return f"[blob {contents.mime_type or 'no MIME type'}, {len(contents.blob) * 3 // 4} bytes base64-decoded]"
+
+
+# ---------------------------------------------------------------------- the commands
+def info(client, args, out) -> int:
+    if args.json:
+        _json(out, {"serverInfo": client.server_info.to_dict(), "protocolVersion": client.protocol_version,
+                    "capabilities": client.server_capabilities, "instructions": client.instructions})
+        return 0
+    server = client.server_info
+    title = f" ({server.title})" if getattr(server, "title", None) else ""
+    out.write(f"server: {server.name} {server.version}{title}\n")
+    out.write(f"protocol: {client.protocol_version}\n")
+    out.write(f"capabilities: {', '.join(sorted(client.server_capabilities)) or 'none'}\n")
+    if client.instructions:
+        out.write(f"instructions: {client.instructions}\n")
+    return 0
+
+
+def _listing(items, name, describe, out, args) -> int:
+    if args.json:
+        _json(out, [item.to_dict() for item in items])
+        return 0
+    width = max([len(name(item)) for item in items] + [0])
+    for item in items:
+        text = describe(item)
+        out.write(f"{name(item):<{width}}  {text}".rstrip() + "\n")
+    return 0
+
+
+def tools(client, args, out) -> int:
+    return _listing(client.list_tools(), lambda t: t.name, lambda t: _summary(t.description), out, args)
+
+
+def resources(client, args, out) -> int:
+    return _listing(client.list_resources(), lambda r: r.uri,
+                    lambda r: " ".join(filter(None, [r.name, f"({r.mime_type})" if r.mime_type else ""])), out, args)
+
+
+def templates(client, args, out) -> int:
+    return _listing(client.list_resource_templates(), lambda t: t.uri_template,
+                    lambda t: " ".join(filter(None, [t.name, f"({t.mime_type})" if t.mime_type else ""])), out, args)
+
+
+def prompts(client, args, out) -> int:
+    def describe(prompt):
+        names = [a.name + ("" if a.required else "?") for a in prompt.arguments or ()]
+        return f"({', '.join(names)}) {_summary(prompt.description)}".rstrip()
+    return _listing(client.list_prompts(), lambda p: p.name, describe, out, args)
+
+
+def _with_json_arguments(args) -> dict:
+    """``call``/``prompt``: ``--json`` alone asks for JSON output; ``--json '{...}'`` also gives the
+    arguments (a ``key=value`` word right after ``--json`` is still a word)."""
+    pairs, raw = list(args.arguments), args.json_arguments
+    if isinstance(args.json, str):
+        if args.json.lstrip().startswith("{"):
+            raw = args.json
+        else:
+            pairs.insert(0, args.json)
+    return parse_arguments(pairs, raw)
+
+
+def call(client, args, out) -> int:
+    arguments = _with_json_arguments(args)
+    bar = ProgressBar()
+    try:
+        result = client.call_tool(args.tool, arguments, on_progress=bar)
+    finally:
+        bar.done()
+    if args.json:
+        _json(out, result.to_dict())
+    else:
+        for block in result.content:
+            out.write(_block(block) + "\n")
+        if result.structured_content is not None:
+            out.write("structured: " + json.dumps(result.structured_content, ensure_ascii=False) + "\n")
+    if result.is_error:
+        raise CommandError(f"tool {args.tool!r} reported an error (isError)")
+    return 0
+
+
+def read(client, args, out) -> int:
+    result = client.read_resource(args.uri)
+    if args.json:
+        _json(out, result.to_dict())
+        return 0
+    for contents in result.contents:
+        text = _contents(contents)
+        out.write(text + ("" if text.endswith("\n") else "\n"))
+    return 0
+
+
+def prompt(client, args, out) -> int:
+    result = client.get_prompt(args.name, _with_json_arguments(args))
+    if args.json:
+        _json(out, result.to_dict())
+        return 0
+    if result.description:
+        out.write(f"# {result.description}\n")
+    for message in result.messages:
+        out.write(f"{message.role}: {_block(message.content)}\n")
+    return 0
+
+
+def complete(client, args, out) -> int:
+    if "://" in args.ref or "{" in args.ref:
+        ref = {"type": "ref/resource", "uri": args.ref}
+    else:
+        ref = {"type": "ref/prompt", "name": args.ref}
+    context = {}
+    for pair in args.context or ():              # completion context values are strings
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise CommandError(f"--context takes key=value, not {pair!r}")
+        context[key] = value
+    completion = client.complete(ref, (args.argument, args.value), {"arguments": context} if context else None)
+    if args.json:
+        _json(out, completion.to_dict())
+        return 0
+    for value in completion.values:
+        out.write(value + "\n")
+    return 0
+
+
+def subscribe(client, args, out) -> int:
+    """Print each update of ``uri`` (its new contents) until Ctrl-C or ``--count`` updates."""
+    updates: queue.Queue = queue.Queue()
+    client.on("notifications/resources/updated", lambda params: updates.put(params.get("uri")))
+    client.subscribe_resource(args.uri)
+    sys.stderr.write(f"subscribed to {args.uri}; waiting for updates (Ctrl-C to stop)\n")
+    sys.stderr.flush()
+    seen = 0
+    try:
+        while args.count is None or seen < args.count:
+            uri = updates.get()
+            seen += 1
+            result = client.read_resource(uri)
+            if args.json:
+                out.write(json.dumps({"uri": uri, **result.to_dict()}, ensure_ascii=False) + "\n")
+            else:
+                out.write(f"updated {uri}: " + " ".join(_contents(c) for c in result.contents) + "\n")
+            out.flush()
+    except KeyboardInterrupt:
+        pass
+    client.unsubscribe_resource(args.uri)
+    return 0
+
+
+def ping(client, args, out) -> int:
+    import time
+    start = time.monotonic()
+    client.ping()
+    if args.json:
+        _json(out, {"ok": True, "seconds": round(time.monotonic() - start, 6)})
+    else:
+        out.write("pong\n")
+    return 0
+
+
+def log_level(client, args, out) -> int:
+    client.set_logging_level(args.level)
+    if args.json:
+        _json(out, {"level": args.level})
+    else:
+        out.write(f"log level set to {args.level}\n")
+    return 0
+
+
+# ---------------------------------------------------------------------- arguments
+def _json_flag(parser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _arguments(parser) -> None:
+    parser.add_argument("arguments", nargs="*", metavar="key=value", help="arguments; values are JSON when they parse")
+    parser.add_argument("--json", nargs="?", const=True, default=False, metavar="'{...}'",
+                        help="print the result as JSON; with a JSON object, it is the arguments")
+    parser.add_argument("--args", dest="json_arguments", metavar="'{...}'", help="the arguments as one JSON object")
+
+
+def _tool_args(parser) -> None:
+    parser.add_argument("tool", help="the tool's name")
+    _arguments(parser)
+
+
+def _prompt_args(parser) -> None:
+    parser.add_argument("name", help="the prompt's name")
+    _arguments(parser)
+
+
+def _complete_args(parser) -> None:
+    _json_flag(parser)
+    parser.add_argument("ref", help="a prompt name, or a resource template URI")
+    parser.add_argument("argument", help="the argument being completed")
+    parser.add_argument("value", nargs="?", default="", help="what was typed so far")
+    parser.add_argument("--context", nargs="*", metavar="key=value", help="arguments already given")
+
+
+def _subscribe_args(parser) -> None:
+    _json_flag(parser)
+    parser.add_argument("uri")
+    parser.add_argument("--count", type=int, help="stop after this many updates")
+
+
+LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+def _uri_args(parser) -> None:
+    _json_flag(parser)
+    parser.add_argument("uri")
+
+
+def _level_args(parser) -> None:
+    _json_flag(parser)
+    parser.add_argument("level", choices=LEVELS)
+
+
+# name -> (help, add_arguments, run)
+COMMANDS = {
+    "info": ("the server's name, version, protocol revision, capabilities, instructions", _json_flag, info),
+    "tools": ("list the tools", _json_flag, tools),
+    "call": ("call a tool: call TOOL key=value ... (or --args '{...}')", _tool_args, call),
+    "resources": ("list the resources", _json_flag, resources),
+    "read": ("read a resource by URI", _uri_args, read),
+    "templates": ("list the resource templates", _json_flag, templates),
+    "prompts": ("list the prompts", _json_flag, prompts),
+    "prompt": ("get a prompt: prompt NAME key=value ...", _prompt_args, prompt),
+    "complete": ("complete an argument: complete PROMPT|TEMPLATE ARGUMENT [VALUE]", _complete_args, complete),
+    "subscribe": ("print a resource's updates until Ctrl-C", _subscribe_args, subscribe),
+    "ping": ("check the server answers", _json_flag, ping),
+    "log-level": ("set the server's log level", _level_args, log_level),
+}

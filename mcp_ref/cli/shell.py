@@ -1,0 +1,203 @@
+"""``mcp-ref shell TARGET``: an interactive inspector on stdlib ``cmd``.
+
+Rules:
+
+1. Each inspector command of commands.py is a shell command with the same
+   arguments (``call echo message=hi``, ``read everything://readme``,
+   ``log-level debug``, ``--json`` ...); ``help`` lists them. A bad line
+   prints the usage and the shell goes on.
+2. Tab completes tool, prompt and resource names (and URIs) from the
+   server's lists, fetched again after its ``list_changed``; with readline,
+   the history is kept in ``~/.mcp_ref_history``.
+3. Notifications are shown live, as they arrive, one ``* method params``
+   line each (log messages, list changes, resource updates, progress goes
+   to the bar). ``subscribe URI`` returns at once; the updates then appear
+   as notifications.
+4. Ctrl-C during a request cancels it (``notifications/cancelled``) and
+   returns to the prompt; Ctrl-D or ``quit`` leaves.
+
+The class can be driven without a terminal: ``Shell(client, out).onecmd(line)``.
+"""
+from __future__ import annotations
+
+import argparse
+import cmd
+import json
+import os
+import shlex
+import sys
+import threading
+
+from .commands import COMMANDS, CommandError
+
+__all__ = ["Shell", "run_shell"]
+
+HISTORY = os.path.join(os.path.expanduser("~"), ".mcp_ref_history")
+
+
+class _Usage(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports instead of exiting (rule 1)."""
+
+    def error(self, message):
+        raise _Usage(f"{self.prog}: {message}")
+
+    def exit(self, status=0, message=None):
+        if message:
+            self._print_message(message)
+        raise _Usage("")
+
+
+class Shell(cmd.Cmd):
+    prompt = "mcp> "
+
+    def __init__(self, client, out=None, stdin=None):
+        super().__init__(stdin=stdin, stdout=out or sys.stdout)
+        if stdin is not None:
+            self.use_rawinput = False
+        self.client = client
+        self.lock = threading.Lock()
+        self._names: dict = {}                  # kind -> names for completion, None when stale
+        self.intro = (f"connected to {client.server_info.name} {client.server_info.version} "
+                      f"(protocol {client.protocol_version}); 'help' lists the commands, Ctrl-D leaves")
+        client.on_notification = self.notification
+        self.parsers = {}
+        for name, (text, add_arguments, _) in COMMANDS.items():
+            parser = _Parser(prog=name, description=text)
+            if add_arguments is not None:
+                add_arguments(parser)
+            self.parsers[name] = parser
+
+    # -- rule 3
+    def notification(self, method: str, params) -> None:
+        if method == "notifications/progress":
+            return
+        if method.endswith("/list_changed"):
+            self._names.clear()
+        shown = {k: v for k, v in (params or {}).items() if k != "_meta"}
+        with self.lock:
+            self.stdout.write(f"* {method} {json.dumps(shown, ensure_ascii=False)}\n")
+            self.stdout.flush()
+
+    # -- rule 1
+    def precmd(self, line: str) -> str:
+        word, _, rest = line.strip().partition(" ")
+        return word.replace("-", "_") + (" " + rest if rest else "")
+
+    def default(self, line: str) -> None:
+        self.stdout.write(f"unknown command {line.split()[0]!r}; 'help' lists the commands\n")
+
+    def emptyline(self) -> bool:
+        return False
+
+    def run(self, name: str, line: str) -> None:
+        try:
+            args = self.parsers[name].parse_args(shlex.split(line))
+            if name == "subscribe":
+                self.client.subscribe_resource(args.uri)
+                self.stdout.write(f"subscribed to {args.uri}; updates appear as notifications\n")
+                return
+            COMMANDS[name][2](self.client, args, self.stdout)
+        except _Usage as usage:
+            if str(usage):
+                self.stdout.write(f"{usage}\n")
+        except ValueError as exc:            # shlex: no closing quotation
+            self.stdout.write(f"error: {exc}\n")
+        except (CommandError, Exception) as exc:      # noqa: BLE001 -- shown, the shell goes on
+            from . import _describe
+            self.stdout.write(f"error: {_describe(exc)}\n")
+
+    def do_unsubscribe(self, line: str) -> None:
+        """unsubscribe URI: stop the updates of a resource"""
+        try:
+            self.client.unsubscribe_resource(line.strip())
+        except Exception as exc:              # noqa: BLE001
+            self.stdout.write(f"error: {exc}\n")
+
+    def do_quit(self, line: str) -> bool:
+        """quit: leave the shell"""
+        return True
+
+    def do_EOF(self, line: str) -> bool:
+        if self.prompt:
+            self.stdout.write("\n")             # end the prompt's line
+        return True
+
+    # -- rule 2
+    def names(self, kind: str) -> list:
+        if kind not in self._names:
+            client = self.client
+            try:
+                if kind == "tools":
+                    found = [t.name for t in client.list_tools()]
+                elif kind == "prompts":
+                    found = [p.name for p in client.list_prompts()]
+                else:
+                    found = [r.uri for r in client.list_resources()]
+            except Exception:                 # noqa: BLE001 -- nothing to complete
+                found = []
+            self._names[kind] = found
+        return self._names[kind]
+
+    def _complete(self, kind: str, text: str, line: str) -> list:
+        words = len(line.split())
+        if words > 2 or (words == 2 and not text):      # only the word after the command
+            return []
+        return [name for name in self.names(kind) if name.startswith(text)]
+
+    def complete_call(self, text, line, begidx, endidx):
+        return self._complete("tools", text, line)
+
+    def complete_prompt(self, text, line, begidx, endidx):
+        return self._complete("prompts", text, line)
+
+    def complete_read(self, text, line, begidx, endidx):
+        return self._complete("resources", text, line)
+
+    complete_subscribe = complete_unsubscribe = complete_read
+
+
+def _make(name: str):
+    def do(self, line):
+        self.run(name, line)
+    do.__doc__ = f"{name}: {COMMANDS[name][0]} (-h for its options)"
+    return do
+
+
+for _name in COMMANDS:
+    setattr(Shell, "do_" + _name.replace("-", "_"), _make(_name))
+
+
+def run_shell(args) -> int:
+    """Connect to the target and run the shell until Ctrl-D (rule 4)."""
+    from .wire import connect
+    host, client = connect(args)
+    try:
+        readline = None
+        if sys.stdin.isatty():
+            try:
+                import readline
+                readline.read_history_file(HISTORY)
+            except (ImportError, OSError):
+                pass
+        shell = Shell(client)
+        if not sys.stdin.isatty():           # commands from a pipe: no prompts in the output
+            shell.prompt = ""
+        while True:
+            try:
+                shell.cmdloop()
+                break
+            except KeyboardInterrupt:
+                shell.stdout.write("^C: the request in flight was cancelled\n")
+                shell.intro = ""
+        if readline is not None:
+            try:
+                readline.write_history_file(HISTORY)
+            except OSError:
+                pass
+        return 0
+    finally:
+        host.close()

@@ -1,0 +1,136 @@
+"""What the command line shows of the wire, and how it reaches a server.
+
+Rules:
+
+1. A target is ``--stdio "command args"`` (spawned, with ``--env K=V``
+   added to its safe environment), ``--url URL`` (Streamable HTTP, falling
+   back to legacy HTTP+SSE), or ``--config FILE --server NAME`` (an entry of
+   the shared ``mcpServers`` file). All three go through one ``Host``
+   holding one server, so the CLI and the host start servers the same way.
+2. ``--trace`` prints every JSON-RPC message on stderr as it crosses:
+   time, server (and HTTP session id once known), direction (``->`` sent,
+   ``<-`` received), and the message as one line of JSON. stdout keeps the
+   command's output only, so ``--json`` output stays parseable.
+3. Progress goes to stderr as a bar redrawn in place (``\\r``), plain text,
+   ended by a newline before anything else is printed.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import threading
+import time
+
+from ..host import ConfigError, Host, ServerConfig, load_config
+
+__all__ = ["Tracer", "ProgressBar", "connect", "target_config"]
+
+
+class Tracer:
+    """``trace(server, direction, message, session_id)`` for ``Host`` (rule 2)."""
+
+    def __init__(self, out=None):
+        self.out = out
+        self.lock = threading.Lock()
+
+    def __call__(self, server: str, direction: str, message, session_id=None) -> None:
+        now = time.time()
+        stamp = time.strftime("%H:%M:%S", time.localtime(now)) + f".{int(now % 1 * 1000):03d}"
+        data = [m.to_dict() for m in message] if isinstance(message, list) else message.to_dict()
+        where = server + (f" session={session_id}" if session_id else "")
+        arrow = "->" if direction == "send" else "<-"
+        with self.lock:
+            out = self.out or sys.stderr
+            ProgressBar.interrupt(out)
+            out.write(f"{stamp} [{where}] {arrow} {json.dumps(data, ensure_ascii=False)}\n")
+            out.flush()
+
+
+class ProgressBar:
+    """``on_progress(progress, total, message)`` drawing on stderr (rule 3)."""
+
+    WIDTH = 30
+    _drawn = None           # the bar whose line is unfinished on stderr
+
+    @classmethod
+    def interrupt(cls, out) -> None:
+        """End a bar's unfinished line before another stderr line (the trace) is written."""
+        if cls._drawn is not None and (cls._drawn.out or sys.stderr) is out:
+            out.write("\n")
+            cls._drawn.shown = 0
+            cls._drawn = None
+
+    def __init__(self, out=None):
+        self.out = out
+        self.shown = 0
+
+    def __call__(self, progress, total=None, message=None) -> None:
+        out = self.out or sys.stderr
+        if total:
+            filled = int(self.WIDTH * max(0.0, min(1.0, progress / total)))
+            line = f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {progress:g}/{total:g}"
+        else:
+            line = f"[progress {progress:g}]"
+        line += f" {message}" if message else ""
+        out.write("\r" + line + " " * max(0, self.shown - len(line)))     # spaces cover a longer line
+        out.flush()
+        self.shown = len(line)
+        ProgressBar._drawn = self
+
+    def done(self) -> None:
+        if ProgressBar._drawn is self:
+            (self.out or sys.stderr).write("\n")
+            ProgressBar._drawn = None
+
+
+def _pairs(items, what: str) -> dict:
+    result = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"{what} must be KEY=VALUE, not {item!r}")
+        result[key] = value
+    return result
+
+
+def target_config(args) -> ServerConfig:
+    """The one server the command talks to (rule 1); ``ConfigError`` when the target is unclear."""
+    given = [name for name in ("stdio", "url", "config") if getattr(args, name, None)]
+    if len(given) != 1:
+        raise ConfigError("give one target: --stdio \"command args\", --url URL, or --config FILE --server NAME"
+                          + (f" (got {', '.join('--' + g for g in given)})" if given else ""))
+    if args.stdio:
+        argv = shlex.split(args.stdio)
+        if not argv:
+            raise ConfigError("--stdio needs a command line")
+        return ServerConfig("server", command=argv[0], args=argv[1:], env=_pairs(args.env, "--env"))
+    if args.url:
+        if not args.url.startswith(("http://", "https://")):
+            raise ConfigError(f"--url must start with http:// or https://, not {args.url!r}")
+        return ServerConfig("server", url=args.url, transport="auto", headers=_pairs(args.header, "--header"))
+    servers = load_config(args.config)
+    if not args.server:
+        raise ConfigError(f"--config needs --server NAME; {args.config} has: {', '.join(servers) or 'none'}")
+    if args.server not in servers:
+        raise ConfigError(f"no server {args.server!r} in {args.config}; it has: {', '.join(servers) or 'none'}")
+    return servers[args.server]
+
+
+def connect(args, **client_options):
+    """``(host, client)`` connected to the target; the caller closes the host."""
+    config = target_config(args)
+    if getattr(args, "protocol_version", None):
+        client_options["protocol_version"] = args.protocol_version
+    if getattr(args, "timeout", None):
+        client_options["timeout"] = args.timeout
+    if getattr(args, "root", None):
+        config.roots = list(args.root)
+    host = Host({config.name: config}, trace=Tracer() if getattr(args, "trace", False) else None,
+                client_info={"name": "mcp-ref", "version": "0.1.0"}, **client_options)
+    try:
+        host.start(strict=True)
+    except BaseException:
+        host.close()
+        raise
+    return host, host.client(config.name)

@@ -1,0 +1,377 @@
+"""The host: many servers, one client each, one catalogue, one consent hook.
+
+Spec: architecture (the host creates and manages clients, enforces consent and
+security boundaries, coordinates sampling, aggregates context), basic/lifecycle.
+
+Rules:
+
+1. One ``Client`` per configured server, each with its own session and
+   transport: no server sees another's messages, its roots or its sampling.
+   A server that fails to start (refused launch, bad command, failed
+   handshake) is recorded in ``failed`` and the others run on.
+2. The catalogue names each tool and prompt ``server__name`` (config.py
+   rule 2: never ambiguous); resources and templates keep their URIs and
+   carry their server. Each server's lists are fetched on first use and
+   again after its ``notifications/*/list_changed`` (or a restart); the
+   application hears of a change through ``on_change(server, kind)``.
+3. A call is routed by its qualified name (``call_tool``, ``get_prompt``),
+   a read by the URI's server (``read_resource``: the server listing the URI,
+   else the one whose template matches; ``server=`` picks when several do).
+4. Every tool call, sampling request and elicitation goes through the
+   consent hook (consent.py) before anything is sent or answered; launching
+   a server and the roots it sees too, once, before its first start.
+5. Sampling: the host owns the model. A server's ``sampling/createMessage``
+   is answered by the application's ``model`` (loop.py: messages and tools in,
+   text out) with the server's own messages only -- never the host's
+   conversation -- or by a ``sampling`` callable given instead.
+6. Health: ``ping_interval`` pings every server (a silent one is
+   disconnected); a stdio server with ``autoRestart`` (or ``auto_restart``)
+   is respawned on its next request (client_restart.py); an HTTP session the
+   server forgot (404) is re-initialized by the transport. ``check()`` pings
+   each server now.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from ..client import Client
+from ..errors import InternalError, InvalidParamsError, get_logger
+from ..transports import TapTransport
+from .config import SEPARATOR, ConfigError, ServerConfig, load_config, parse_config
+from .consent import Consent, allow_all
+
+log = get_logger("mcp_ref.host")
+
+__all__ = ["Host", "HostTool", "HostPrompt", "HostResource", "HostTemplate"]
+
+KINDS = ("tools", "resources", "templates", "prompts")
+
+
+@dataclass
+class HostTool:
+    """A tool in the catalogue: ``name`` is qualified, ``tool`` is the server's own."""
+    name: str
+    server: str
+    tool: object
+
+    def to_dict(self) -> dict:
+        """The tool as a model sees it: the server's definition under the qualified name."""
+        return {**self.tool.to_dict(), "name": self.name}
+
+
+@dataclass
+class HostPrompt:
+    name: str
+    server: str
+    prompt: object
+
+
+@dataclass
+class HostResource:
+    uri: str
+    server: str
+    resource: object
+
+
+@dataclass
+class HostTemplate:
+    uri_template: str
+    server: str
+    template: object
+
+
+class _Server:
+    """What the host keeps per server: its configuration, client and catalogue."""
+
+    def __init__(self, config: ServerConfig):
+        self.config = config
+        self.client: Optional[Client] = None
+        self.lists: dict = {}               # kind -> list of the server's objects
+        self.stale: set = set(KINDS)        # kinds to fetch again (rule 2)
+        self.launch_allowed = False         # the launch consent, asked once (rule 4)
+        self.roots = None
+
+
+class Host:
+    """Many MCP servers behind one consent hook (the rules above).
+
+    Args:
+        servers: ``{name: ServerConfig}``, the parsed ``{"mcpServers": ...}`` dict, or a file path.
+        consent: the hook (consent.py); default ``allow_all``.
+        model: ``model(messages, tools) -> str | [ToolCall]`` (loop.py), answers sampling.
+        sampling: a ``Client`` sampling callback used instead of ``model``.
+        elicitation: a ``Client`` elicitation callback (none: not offered).
+        roots: ``{server: [roots]}``, added to each configuration's ``roots``.
+        trace: ``trace(server, direction, message, session_id)`` for every message.
+        on_change: ``on_change(server, kind)`` when a server's list changed.
+        auto_restart: respawns for every stdio server without its own ``autoRestart``.
+        client_options: more ``Client`` options (``timeout``, ``ping_interval``, ``protocol_version`` ...).
+    """
+
+    def __init__(self, servers, *, consent: Callable = allow_all, model: Optional[Callable] = None,
+                 sampling: Optional[Callable] = None, elicitation: Optional[Callable] = None,
+                 roots: Optional[dict] = None, trace: Optional[Callable] = None,
+                 on_change: Optional[Callable] = None, on_stderr: Optional[Callable] = None,
+                 auto_restart: int = 0, **client_options):
+        if isinstance(servers, (str, bytes)) or hasattr(servers, "__fspath__"):
+            servers = load_config(servers)
+        elif isinstance(servers, dict) and "mcpServers" in servers:
+            servers = parse_config(servers)
+        self._servers = {name: _Server(config) for name, config in servers.items()}
+        for name, extra in (roots or {}).items():
+            if name not in self._servers:
+                raise ConfigError(f"roots given for {name!r}, which is not configured")
+            config = self._servers[name].config
+            config.roots = list(config.roots or []) + list(extra)
+        self.consent = consent
+        self.model, self.sampling, self.elicitation = model, sampling, elicitation
+        self.trace, self.on_change, self.on_stderr = trace, on_change, on_stderr
+        self.auto_restart = auto_restart
+        self.client_options = client_options
+        self.failed: dict = {}              # server -> the exception that kept it out (rule 1)
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # ------------------------------------------------------------------ lifecycle
+    def __enter__(self) -> "Host":
+        try:
+            self.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def start(self, names=None, *, strict: bool = False) -> "Host":
+        """Start and connect each configured server (or those ``names``); a failure is recorded
+        in ``failed`` (rule 1), or raised with ``strict``. Servers start one after another, in
+        configuration order."""
+        for name in (names or list(self._servers)):
+            entry = self._entry(name)
+            if entry.config.disabled or (entry.client is not None and not entry.client.closed):
+                continue
+            try:
+                self._start(entry)
+                self.failed.pop(name, None)
+            except Exception as exc:     # noqa: BLE001 -- recorded, the other servers run on
+                if entry.client is not None:
+                    entry.client.close()
+                    entry.client = None
+                if strict:
+                    raise
+                log.warning("server %r did not start: %s", name, exc)
+                self.failed[name] = exc
+        return self
+
+    def close(self) -> None:
+        """Close every client (and so stop every server process). Idempotent."""
+        self._closed = True
+        for entry in self._servers.values():
+            if entry.client is not None:
+                entry.client.close()
+
+    @property
+    def servers(self) -> list:
+        """The configured names, in order."""
+        return list(self._servers)
+
+    def client(self, name: str) -> Client:
+        """The client of server ``name`` (started); KeyError when it is not running."""
+        entry = self._entry(name)
+        if entry.client is None:
+            raise KeyError(f"server {name!r} is not running" + (f": {self.failed[name]}" if name in self.failed
+                                                                  else ""))
+        return entry.client
+
+    def _entry(self, name: str) -> _Server:
+        try:
+            return self._servers[name]
+        except KeyError:
+            raise KeyError(f"no server named {name!r}; configured: {', '.join(self._servers) or 'none'}") from None
+
+    def _ask(self, kind: str, value, server: str):
+        from ..approval import Denied, decide
+        try:
+            return decide(self.consent, Consent(kind, "request", value, server=server))
+        except Denied as denied:
+            raise PermissionError(f"{kind} of server {server!r} denied: {denied.reason}") from None
+
+    def _start(self, entry: _Server) -> None:
+        config, name = entry.config, entry.config.name
+        if not entry.launch_allowed:                        # rule 4: once, before the first start
+            self._ask("launch", config.describe(), name)
+            entry.launch_allowed = True
+            if config.roots is not None:
+                from ..roots import as_roots
+                entry.roots = self._ask("roots", as_roots(config.roots), name)
+        options = dict(self.client_options)
+        options.update(on_approve=lambda approval, name=name: self.consent(Consent(
+            approval.kind, approval.stage, approval.value, approval.request, approval.server_info, server=name)))
+        if self.sampling is not None or self.model is not None:
+            options["sampling"] = lambda request, name=name: self._sample(name, request)
+        if self.elicitation is not None:
+            options["elicitation"] = self.elicitation
+        if entry.roots is not None:
+            options["roots"] = entry.roots
+        for kind in ("tools", "resources", "prompts"):
+            options[f"on_{kind}_list_changed"] = lambda kind=kind, name=name: self._changed(name, kind)
+        client = self._stdio(entry, options) if config.url is None else self._http(entry, options)
+        with self._lock:
+            entry.client, entry.stale = client, set(KINDS)
+        client.connect()
+
+    def _tap(self, name: str, transport):
+        if self.trace is None:
+            return transport
+        trace = self.trace
+
+        def session_id():                    # HTTP: the Mcp-Session-Id once assigned (auto: the chosen inner)
+            inner = getattr(transport, "inner", transport)
+            return getattr(inner, "session_id", None) or getattr(transport, "session_id", None)
+        return TapTransport(transport, lambda direction, message: trace(name, direction, message, session_id()))
+
+    def _stdio(self, entry: _Server, options: dict) -> Client:
+        from ..client_restart import Restarter
+        from ..transports.stdio import StdioClientTransport
+        config = entry.config
+        on_stderr = None if self.on_stderr is None else (lambda line, name=config.name: self.on_stderr(name, line))
+
+        def spawn():
+            return self._tap(config.name, StdioClientTransport(config.argv, env=config.env or None, cwd=config.cwd,
+                                                               on_stderr=on_stderr))
+        transport = spawn()
+        try:
+            client = Client(transport, **options)
+        except BaseException:
+            transport.close()
+            raise
+        restarts = config.auto_restart or self.auto_restart
+        if restarts:
+            client._restarter = Restarter(restarts, spawn, lambda attempt: self._changed(config.name, None))
+        return client
+
+    def _http(self, entry: _Server, options: dict) -> Client:
+        config = entry.config
+        http = {"headers": config.headers or None}
+        if config.transport == "http":
+            from ..transports.http_client import StreamableHttpTransport as Transport
+        elif config.transport == "sse":
+            from ..transports.sse_client import SseClientTransport as Transport
+        else:
+            from ..transports.sse_client import AutoHttpTransport as Transport
+        return Client._over_http(self._tap(config.name, Transport(config.url, **http)), None, options)
+
+    # ------------------------------------------------------------------ catalogue (rule 2)
+    def _changed(self, name: str, kind: Optional[str]) -> None:
+        kinds = set(KINDS) if kind is None else ({kind, "templates"} if kind == "resources" else {kind})
+        with self._lock:
+            self._servers[name].stale |= kinds
+        if self.on_change is not None:
+            for changed in sorted(kinds):
+                self.on_change(name, changed)
+
+    def _list(self, kind: str) -> list:
+        """``[(server, items)]`` for every running server offering ``kind``, fetched when stale."""
+        found = []
+        for name, entry in self._servers.items():
+            client = entry.client
+            if client is None or (client.closed and client._restarter is None):
+                continue
+            capability = "resources" if kind == "templates" else kind
+            if capability not in client.server_capabilities:
+                continue
+            with self._lock:
+                stale = kind in entry.stale
+                entry.stale.discard(kind)
+            if stale:
+                fetch = {"tools": client.list_tools, "resources": client.list_resources,
+                         "templates": client.list_resource_templates, "prompts": client.list_prompts}[kind]
+                try:
+                    items = fetch()
+                except BaseException:
+                    with self._lock:
+                        entry.stale.add(kind)
+                    raise
+                with self._lock:
+                    entry.lists[kind] = items
+            with self._lock:
+                found.append((name, list(entry.lists.get(kind, ()))))
+        return found
+
+    def tools(self) -> list:
+        """Every running server's tools, as ``HostTool`` with qualified names."""
+        return [HostTool(f"{name}{SEPARATOR}{tool.name}", name, tool)
+                for name, tools in self._list("tools") for tool in tools]
+
+    def prompts(self) -> list:
+        return [HostPrompt(f"{name}{SEPARATOR}{prompt.name}", name, prompt)
+                for name, prompts in self._list("prompts") for prompt in prompts]
+
+    def resources(self) -> list:
+        return [HostResource(r.uri, name, r) for name, items in self._list("resources") for r in items]
+
+    def resource_templates(self) -> list:
+        return [HostTemplate(t.uri_template, name, t) for name, items in self._list("templates") for t in items]
+
+    def _split(self, qualified: str) -> tuple:
+        server, sep, name = qualified.partition(SEPARATOR)
+        if not sep or server not in self._servers:
+            raise InvalidParamsError(f"{qualified!r} is not a qualified name (server{SEPARATOR}name); "
+                                     f"servers: {', '.join(self._servers)}")
+        return server, name
+
+    # ------------------------------------------------------------------ routing (rule 3)
+    def call_tool(self, qualified: str, arguments: Optional[dict] = None, **options):
+        """Call ``server__tool`` on its server; consent first (the client's ``on_approve``)."""
+        server, name = self._split(qualified)
+        return self.client(server).call_tool(name, arguments, **options)
+
+    def get_prompt(self, qualified: str, arguments: Optional[dict] = None):
+        server, name = self._split(qualified)
+        return self.client(server).get_prompt(name, arguments)
+
+    def read_resource(self, uri: str, server: Optional[str] = None):
+        """Read ``uri`` from the server listing it, else the one whose template matches."""
+        if server is None:
+            owners = sorted({r.server for r in self.resources() if r.uri == uri})
+            if not owners:
+                from ..uritemplate import UriTemplate
+                owners = sorted({t.server for t in self.resource_templates()
+                                 if UriTemplate(t.uri_template).match(uri) is not None})
+            if len(owners) != 1:
+                raise InvalidParamsError(f"resource {uri!r} is offered by " + (
+                    f"several servers ({', '.join(owners)}): pass server=" if owners else "no running server"))
+            server = owners[0]
+        return self.client(server).read_resource(uri)
+
+    def check(self, timeout: float = 5.0) -> dict:
+        """Ping every running server now: ``{server: None (alive) or the exception}`` (rule 6)."""
+        health = {}
+        for name, entry in self._servers.items():
+            if entry.client is None:
+                continue
+            try:
+                entry.client.ping(timeout=timeout)
+                health[name] = None
+            except Exception as exc:      # noqa: BLE001 -- reported, not raised
+                health[name] = exc
+        return health
+
+    # ------------------------------------------------------------------ sampling (rule 5)
+    def _sample(self, server: str, request):
+        if self.sampling is not None:
+            return self.sampling(request)
+        params = request.params
+        messages = [message.to_dict() for message in params.messages]
+        if params.system_prompt:
+            messages.insert(0, {"role": "system", "content": {"type": "text", "text": params.system_prompt}})
+        reply = self.model(messages, [])
+        if not isinstance(reply, str):
+            raise InternalError("the model answered a sampling request with tool calls, but no tools were offered")
+        return {"role": "assistant", "content": {"type": "text", "text": reply},
+                "model": getattr(self.model, "name", type(self.model).__name__), "stopReason": "endTurn"}
+
