@@ -256,8 +256,8 @@ class MissingDependency(SessionError, ImportError):
     """A package a feature needs is not installed.
 
     The core and stdio need only the standard library. The HTTP clients need
-    ``requests`` and ``sseclient-py``; JSON Schema checks beyond flat schemas
-    need ``jsonschema``. ``pip install mcp_ref`` installs all three (they are
+    ``requests``; JSON Schema checks beyond flat schemas need ``jsonschema``.
+    ``pip install mcp_ref`` installs both (they are
     its dependencies, imported only where used); a vendored copy of the package
     folder, or an install with ``--no-deps``, may lack them.
     """

@@ -104,7 +104,7 @@ def test_stdio_http_and_connect_clients_work_without_with():
     """The three constructors of the issue: each returns an unconnected client whose first
     call connects (before: CapabilityNotSupported: tools/call needs 'tools')."""
     pytest.importorskip("requests")
-    pytest.importorskip("sseclient")
+    pytest.importorskip("requests")
     from mcp_ref.transports.http_server import start_http
     handle = start_http(arithmetic_server(), ("127.0.0.1", 0))
     clients = []

@@ -538,7 +538,7 @@ def test_the_size_limit_reaches_the_http_transports_too():
     """``max_message_size`` is accepted by every client constructor; the HTTP transports
     keep it (their bodies and events are bounded by it in transports/http_client.py)."""
     pytest.importorskip("requests")
-    pytest.importorskip("sseclient")
+    pytest.importorskip("requests")
     client = Client.http("http://127.0.0.1:9/mcp", max_message_size=1234)
     try:
         assert client.transport.max_message_size == 1234

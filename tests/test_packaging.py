@@ -105,8 +105,8 @@ def test_stdio_round_trip_with_optional_packages_blocked():
 
 
 def test_the_http_client_without_its_packages_says_what_to_install():
-    """``requests`` and ``sseclient-py`` are dependencies (setup.cfg), not optional: a copy
-    that lacks them is told which feature needs them and the pip command."""
+    """``requests`` is a dependency (setup.cfg), not optional: a copy
+    that lacks it is told which feature needs it and the pip command."""
     script = BLOCKER + """
 from mcp_ref import Client, MissingDependency
 try:
