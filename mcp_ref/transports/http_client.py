@@ -44,6 +44,7 @@ import threading
 from typing import Optional
 
 from .. import lifecycle
+from ..auth.exceptions import AuthorizationError
 from ..errors import INTERNAL_ERROR, ConnectionClosed, InvalidMessage, require
 from ..messages import ErrorObject, ErrorResponse, Notification, Request, Response, decode, encode
 from .sse_client import (CLOSED, HttpError, SessionExpired, content_type, http_error, http_session, iter_body,
@@ -256,7 +257,7 @@ class StreamableHttpTransport:
                 if self.on_session_expired == "raise":
                     self._expired = exc
                 return self._fail([message.id], exc)
-            except HttpError as exc:
+            except (HttpError, AuthorizationError) as exc:      # auth: the provider could not authorize
                 return self._fail([message.id], exc)
             return self._consume(response, _StreamState(self.session_id, [message.id]))
 
@@ -324,7 +325,7 @@ class StreamableHttpTransport:
                     return
                 try:
                     response = self._get(state.last_event_id)
-                except HttpError as exc:
+                except (HttpError, AuthorizationError) as exc:  # auth: the provider could not authorize
                     failures += 1
                     if isinstance(exc, SessionExpired) or exc.status == 405 or failures >= self.max_reconnects:
                         log.info("gave up resuming an SSE stream: %s", exc)
@@ -399,7 +400,7 @@ class StreamableHttpTransport:
     def _run_get(self, known: threading.Event) -> None:
         try:
             response = self._get(None)
-        except HttpError as exc:
+        except (HttpError, AuthorizationError) as exc:          # auth: the provider could not authorize
             self.get_status = exc.status
             known.set()
             if exc.status != 405:
