@@ -20,10 +20,13 @@ Switches (constructor keywords):
 * ``scopes_supported``; ``consent``: a function (requested scopes) -> granted scopes.
 * ``assertions``: accepted JWT bearer assertions ``{assertion: subject}``;
   ``client_assertion``: a function (client_id, assertion) -> bool for private_key_jwt.
-* ``prefix``: the path the endpoints live under; ``default_endpoints``: serve
+* ``default_endpoints``: serve
   /authorize, /token, /register at the root (the 2025-03-26 fallbacks);
   ``proxy_to``: forward every other path to this origin (an MCP server made to
   look like a 2025-03-26 server that is its own authorization server).
+
+``POST /introspect`` (RFC 7662) answers for the tokens it issued, so a verifier in
+another process (the official SDK's server in the interop tests) can check them.
 """
 import base64
 import hashlib
@@ -191,6 +194,14 @@ class _Handler(BaseHTTPRequestHandler):
             request = json.loads(body)
             auth.log.append(("POST", path, request))
             return self._register(request)
+        if path == "/introspect":                        # RFC 7662, for a verifier in another process
+            form = {k: v[0] for k, v in parse_qs(body.decode()).items()}
+            access = auth.verify(form.get("token"), None)
+            if access is None:
+                return self._send(200, {"active": False})
+            return self._send(200, {"active": True, "sub": access.subject, "scope": " ".join(access.scopes),
+                                    "exp": int(access.expires_at), "aud": access.audience,
+                                    "client_id": access.client_id})
         if self._route("token"):
             form = {k: v[0] for k, v in parse_qs(body.decode()).items()}
             auth.log.append(("POST", path, {**form, "_authorization": self.headers.get("Authorization")}))
