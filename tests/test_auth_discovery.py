@@ -132,7 +132,7 @@ def test_pkce_and_https_checks():
 
 
 def test_pkce_s256_matches_rfc_7636_appendix_b():
-    assert challenge_for("dBjftJeZ4CVP-mJ92K9qlrZ8qlYB9JMUdJvbBRyoYWw") == \
+    assert challenge_for("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk") == \
         "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
 
 
