@@ -6,6 +6,7 @@ Spec: basic/authorization (2025-11-25): #authorization-server-discovery,
 2026-07-28 basic/authorization (iss check, application_type, issuer-keyed credentials);
 2025-03-26 basic/authorization#fallbacks-for-servers-without-metadata-discovery.
 """
+import threading
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
@@ -401,3 +402,19 @@ def test_tokens_go_to_the_bound_origin_only(world):
         client.list_tools()
     prepared = requests.Request("GET", "https://elsewhere.example/x").prepare()
     assert "Authorization" not in provider(prepared).headers
+
+
+def test_loopback_user_agent_catches_the_redirect(world):
+    port = free_port()
+    redirect = f"http://localhost:{port}/callback"
+    auth, handle = world()
+    from mcp_ref.auth import LoopbackUserAgent
+
+    def browser(url):                       # what the system browser does: follow the redirects
+        threading.Thread(target=requests.get, args=(url,), kwargs={"timeout": 10}, daemon=True).start()
+    provider = OAuthClientProvider(redirect_uri=redirect, user_agent=LoopbackUserAgent(redirect, open_browser=browser,
+                                                                                       timeout=20))
+    with Client.http(handle.url, auth=provider) as client:
+        assert text(client.call_tool("whoami")).startswith("alice")
+    with pytest.raises(ValueError, match="loopback"):
+        LoopbackUserAgent("https://app.example.com/cb")

@@ -10,12 +10,13 @@ assertions) is the application's callback. Spec: basic/authorization.
 from .challenge import canonical_resource, parse_challenges
 from .exceptions import (AuthorizationDenied, AuthorizationError, DiscoveryError, InsufficientScope,
                          RegistrationError, TokenError)
+from .loopback import LoopbackUserAgent
 from .providers import ClientCredentialsProvider, JwtBearerGrantProvider, OAuthClientProvider
 from .resource_server import AccessToken, StaticTokenVerifier, TokenVerifier
 from .storage import InMemoryStorage, TokenStorage
 
 __all__ = ["OAuthClientProvider", "ClientCredentialsProvider", "JwtBearerGrantProvider", "TokenStorage",
-           "InMemoryStorage",
+           "InMemoryStorage", "LoopbackUserAgent",
            "AccessToken", "TokenVerifier", "StaticTokenVerifier",
            "AuthorizationError", "DiscoveryError", "RegistrationError", "TokenError", "AuthorizationDenied",
            "InsufficientScope", "canonical_resource", "parse_challenges"]
