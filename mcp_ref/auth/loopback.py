@@ -9,7 +9,6 @@ was sent to (``OAuthClientProvider`` checks ``state``, ``iss`` and the code).
 from __future__ import annotations
 
 import threading
-import webbrowser
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from urllib.parse import urlsplit
 
@@ -30,7 +29,10 @@ class LoopbackUserAgent:
         if parts.scheme != "http" or parts.hostname not in ("localhost", "127.0.0.1", "::1") or not parts.port:
             raise ValueError(f"a loopback redirect_uri is http://localhost:PORT/path, not {redirect_uri!r}")
         self.redirect_uri, self.timeout = redirect_uri, timeout
-        self.open_browser = open_browser or webbrowser.open
+        if open_browser is None:
+            import webbrowser                    # only where a browser is wanted
+            open_browser = webbrowser.open
+        self.open_browser = open_browser
         self._host = "127.0.0.1" if parts.hostname == "localhost" else parts.hostname
         self._port, self._path = parts.port, parts.path or "/"
 

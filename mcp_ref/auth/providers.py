@@ -147,6 +147,7 @@ class _Provider:
                 return response
             rounds += 1
             if rounds > self.max_retries:
+                response.close()
                 if status == 403:
                     raise InsufficientScope(f"{self.server_url} still refuses the request for insufficient scope "
                                             f"(needs {(challenge or {}).get('scope')!r}) after {self.max_retries} "
@@ -157,16 +158,18 @@ class _Provider:
             headers = {}
             if request.headers.get("MCP-Protocol-Version"):
                 headers["MCP-Protocol-Version"] = request.headers["MCP-Protocol-Version"]
-            with self._lock:
-                current = self._tokens()
-                if current is None or same_secret(current.get("access_token"), sent) or sent is None:
-                    self._respond(status, challenge or {}, sent, headers)
-                token = self._token(refresh=False)
-            if token is None:
-                raise AuthorizationError(f"no access token for {self.server_url}", status=status,
-                                         url=self.server_url)
-            response.content                                   # read to the end: the connection is reused
-            response.close()
+            try:
+                with self._lock:
+                    current = self._tokens()
+                    if current is None or same_secret(current.get("access_token"), sent) or sent is None:
+                        self._respond(status, challenge or {}, sent, headers)
+                    token = self._token(refresh=False)
+                if token is None:
+                    raise AuthorizationError(f"no access token for {self.server_url}", status=status,
+                                             url=self.server_url)
+                response.content                               # read to the end: the connection is reused
+            finally:
+                response.close()
             retry = request.copy()
             retry.headers["Authorization"] = f"Bearer {token}"
             new = response.connection.send(retry, **kwargs)
