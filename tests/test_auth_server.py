@@ -277,3 +277,25 @@ def test_challenge_parsing_and_resource_uris():
         "https://h.example/.well-known/oauth-protected-resource/public/mcp",
         "https://h.example/.well-known/oauth-protected-resource"]
     assert well_known_resource_metadata("https://h.example") == ["https://h.example/.well-known/oauth-protected-resource"]
+
+
+def test_stateless_mode_checks_tokens_and_the_tool_sees_them(served):
+    handle = served(stateless=True, required_scopes={"tool:delete_all": ["admin"]})
+    call = rpc(1, "tools/call", {"name": "whoami", "arguments": {}})
+    assert post(handle.url, call).status_code == 401
+    answer = post(handle.url, call, "admin")
+    assert answer.status_code == 200 and answer.json()["result"]["content"][0]["text"] == "alice mcp admin"
+    refused = post(handle.url, rpc(2, "tools/call", {"name": "delete_all", "arguments": {}}), "good")
+    assert refused.status_code == 403 and challenge(refused)["scope"] == "admin"
+
+
+def test_context_has_no_auth_off_http():
+    from mcp_ref import Client
+    from mcp_ref.transports import memory_pair
+    client_end, server_end = memory_pair()
+    session = protected_server().serve(server_end)
+    try:
+        with Client(client_end) as client:
+            assert client.call_tool("whoami").content[0].text == "None "
+    finally:
+        session.close("done")
