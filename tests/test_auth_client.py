@@ -150,15 +150,17 @@ def test_client_connect_and_legacy_sse_take_a_provider(world, how):
                             resource_metadata={"authorization_servers": [auth.issuer],
                                                "resource": f"http://127.0.0.1:{port}"})
         world.extra.append(handle)
-    client = Client.connect(handle.url, auth=provider) if how == "connect" else Client.sse(handle.sse_url,
-                                                                                          auth=provider)
+    if how == "connect":
+        client = Client.connect(handle.url, auth=provider)
+    else:
+        client = Client.sse(handle.sse_url, auth=provider)
     with client:
         assert text(client.call_tool("whoami")).startswith("alice")
     assert provider.server_url == (handle.url if how == "connect" else handle.sse_url)
 
 
 @pytest.mark.parametrize("issuer_path, where", [("", "oauth"), ("", "oidc"), ("/tenant1", "oauth"),
-                                                 ("/tenant1", "oidc"), ("/tenant1", "oidc-append")])
+                                                ("/tenant1", "oidc"), ("/tenant1", "oidc-append")])
 def test_authorization_server_metadata_at_each_well_known_location(world, issuer_path, where):
     auth, handle = world(issuer_path=issuer_path, metadata=where)
     with Client.http(handle.url, auth=user_client(auth)) as client:

@@ -59,9 +59,9 @@ async def main(url):
     async def callback_handler():
         query = {k: v[0] for k, v in parse_qs(urlsplit(seen["location"]).query).items()}
         return AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
-    provider = OAuthClientProvider(url, OAuthClientMetadata(client_name="sdk", redirect_uris=["http://localhost:3030/cb"],
-                                                            grant_types=["authorization_code", "refresh_token"]),
-                                   Memory(), redirect_handler, callback_handler)
+    metadata = OAuthClientMetadata(client_name="sdk", redirect_uris=["http://localhost:3030/cb"],
+                                   grant_types=["authorization_code", "refresh_token"])
+    provider = OAuthClientProvider(url, metadata, Memory(), redirect_handler, callback_handler)
     async with httpx2.AsyncClient(auth=provider, timeout=30) as http:
         async with Client(streamable_http_client(url, http_client=http)) as client:
             result = await client.call_tool("whoami", {})

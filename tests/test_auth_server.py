@@ -276,7 +276,8 @@ def test_challenge_parsing_and_resource_uris():
     assert well_known_resource_metadata("https://h.example/public/mcp") == [
         "https://h.example/.well-known/oauth-protected-resource/public/mcp",
         "https://h.example/.well-known/oauth-protected-resource"]
-    assert well_known_resource_metadata("https://h.example") == ["https://h.example/.well-known/oauth-protected-resource"]
+    assert well_known_resource_metadata("https://h.example") == [
+        "https://h.example/.well-known/oauth-protected-resource"]
 
 
 def test_stateless_mode_checks_tokens_and_the_tool_sees_them(served):

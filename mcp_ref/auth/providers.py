@@ -363,8 +363,8 @@ class OAuthClientProvider(_Provider):
             raise AuthorizationDenied("the authorization response's state does not match the request's: refused")
         if "error" in query:
             described = query.get("error_description")
-            raise AuthorizationDenied(f"authorization refused: {query['error']}" + (f": {described}" if described
-                                                                                       else ""))
+            detail = f": {described}" if described else ""
+            raise AuthorizationDenied(f"authorization refused: {query['error']}{detail}")
         if not query.get("code"):
             raise AuthorizationDenied("the authorization response carries no code")
         return query["code"]
