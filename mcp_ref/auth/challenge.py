@@ -29,7 +29,8 @@ def parse_challenges(value: str) -> list:
         match = _SCHEME.match(value, pos)
         if not match:
             break
-        scheme, pos, params = match.group(1).lower(), match.end(), {}
+        scheme, pos = match.group(1).lower(), match.end()
+        params: dict = {}
         while pos < len(value):
             param = _PARAM.match(value, pos)
             if not param:

@@ -61,7 +61,7 @@ def token_request(http, metadata: dict, client: dict, form: dict, client_asserti
     form = {key: value for key, value in form.items() if value is not None}
     headers = {"Accept": "application/json"}
     method = auth_method(metadata, client, client_assertion)
-    client_id, secret = client.get("client_id"), client.get("client_secret")
+    client_id, secret = str(client.get("client_id")), client.get("client_secret")
     if method == "client_secret_basic":
         if not secret:
             raise TokenError("client_secret_basic needs a client_secret")

@@ -171,7 +171,7 @@ class ResourceGuard:
         if access.expires_at is not None and time.time() >= access.expires_at:
             return "the access token has expired"
         audience = access.audience
-        audiences = [audience] if isinstance(audience, str) else list(audience or ())
+        audiences = [audience] if isinstance(audience, str) else list(audience or ())  # type: ignore[call-overload]
         if not any(isinstance(a, str) and canonical_resource(a) == self.resource for a in audiences):
             return "the access token was not issued for this server (audience)"
         return ""
