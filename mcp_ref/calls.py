@@ -87,6 +87,12 @@ class RequestContext:
         self._last_progress: float | None = None
 
     @property
+    def protocol_version(self) -> str | None:
+        """The revision this request is served in (the session's; a server's Context
+        answers a 2026-07-28 request's own)."""
+        return self.session.protocol_version
+
+    @property
     def cancelled(self) -> threading.Event:
         """Set when the request is cancelled. Made on first use: most requests finish
         without anyone asking, and an Event per request is a measurable share of a
@@ -146,7 +152,7 @@ class RequestContext:
         params = {"progressToken": self.progress_token, "progress": progress}
         if total is not None:
             params["total"] = total
-        if message is not None and lifecycle.at_least(self.session.protocol_version, "2025-03-26"):
+        if message is not None and lifecycle.at_least(self.protocol_version, "2025-03-26"):
             params["message"] = message            # the field arrived in 2025-03-26
         self.notify("notifications/progress", params)
 

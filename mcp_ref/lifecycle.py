@@ -19,6 +19,12 @@ Rules (Spec: basic/lifecycle):
 5. Requests of a capability the receiver did not declare are answered -32601;
    a sender refuses locally to use a capability the peer did not declare.
 
+6. Two eras (Spec 2026-07-28: basic/versioning#terminology). The revisions
+   above open with ``initialize`` (legacy); ``MODERN_REVISIONS`` carry their
+   version, client capabilities and client info in every request's ``_meta``
+   and have no handshake. ``is_modern_request`` tells them apart per request;
+   their rules are in modern.py.
+
 Per-revision differences are data here (``since``), so feature code asks
 ``at_least(version, "2025-06-18")`` instead of comparing strings by hand.
 This module does no I/O and starts no threads.
@@ -29,6 +35,9 @@ from .errors import CapabilityNotSupported, InvalidRequestError, MethodNotFoundE
 
 LATEST_REVISION = "2025-11-25"
 SUPPORTED_REVISIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+# Rule 6: the per-request revisions (no initialize), newest first; see modern.py.
+MODERN_REVISIONS = ("2026-07-28",)
+PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
 # Spec: basic/transports#protocol-version-header: a server without the header assumes this.
 HTTP_DEFAULT_REVISION = "2025-03-26"
 
@@ -46,6 +55,14 @@ def negotiate(requested: str | None) -> str:
 
 def is_supported(version: str | None) -> bool:
     return version in SUPPORTED_REVISIONS
+
+
+def is_modern_request(params) -> bool:
+    """Rule 6: does this request's ``_meta`` name its protocol version (a modern request)?"""
+    if type(params) is not dict:
+        return False
+    meta = params.get("_meta")
+    return type(meta) is dict and PROTOCOL_VERSION_META in meta
 
 
 def check_requested(version) -> str:

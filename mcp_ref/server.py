@@ -30,6 +30,10 @@ Rules:
    never over stateless HTTP (a task cannot outlive its request's session there).
    The registry and its handlers are ``features/tasks.py``, loaded when a task
    is first needed; closing a session cancels and forgets its tasks.
+8. Dual-era (2026-07-28): a request whose ``_meta`` names its protocol version,
+   or of a method only that era has (``server/discover``), is served by
+   server_modern.py on the request's own metadata, with or without a prior
+   ``initialize`` on the connection; everything else is served as before.
 
 Spec: basic/lifecycle, server/tools, server/resources, server/prompts,
 server/utilities/completion, server/utilities/logging, server/utilities/pagination,
@@ -56,6 +60,8 @@ if TYPE_CHECKING:          # names for annotations only
     from .types import Implementation, Prompt, Tool
 
 log = get_logger("mcp_ref.server")
+
+_MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen"})     # modern.py rule 4
 
 __all__ = ["Server", "Context", "ServerSession"]
 
@@ -108,6 +114,9 @@ class Context(RequestContext):
     """
 
     task_id: str | None = None
+    # A modern (2026-07-28) request's metadata (modern.RequestMeta), else None: the
+    # request, not the session, says who the client is (server_modern.py rule 2).
+    era = None
 
     @property
     def server(self) -> "Server":
@@ -115,11 +124,23 @@ class Context(RequestContext):
 
     @property
     def client_capabilities(self) -> dict:
-        return self.session.client_capabilities
+        era = self.era
+        return era.capabilities if era is not None else self.session.client_capabilities
 
     @property
     def protocol_version(self) -> str | None:
-        return self.session.protocol_version
+        era = self.era
+        return era.version if era is not None else self.session.protocol_version
+
+    @property
+    def client_info(self) -> Implementation | None:
+        """The client's ``Implementation``: from this request's ``_meta`` (2026-07-28), else
+        from ``initialize``; None when the client did not say."""
+        era = self.era
+        if era is None:
+            return self.session.client_info
+        from .types import Implementation
+        return Implementation.from_dict(era.client_info) if era.client_info is not None else None
 
     # -- client features: sampling, elicitation, roots (sampling.py, elicitation.py, roots.py).
     # Each raises CapabilityNotSupported locally, before sending, when the client did not
@@ -162,6 +183,8 @@ class Context(RequestContext):
         eight RFC 5424 levels (ValueError otherwise); ``data`` is any JSON value."""
         from .features.utilities import check_level
         check_level(level)
+        if self.era is not None:        # 2026-07-28: the level is the request's, none means no messages
+            return self.server._logs.send_for_request(self, level, data, logger)
         return self.server._logs.send(self.session, level, data, logger, related_id=self.request_id)
 
     # -- Streamable HTTP (Spec: basic/transports#sending-messages-to-the-server, 2025-11-25)
@@ -236,9 +259,12 @@ class Server:
         self._features: dict = {}
         self._features_lock = threading.Lock()
         self._bridges: list = []
+        # 2026-07-28 cache hints, {method: (ttlMs, cacheScope)}; None: modern.py rule 3's defaults.
+        self.cache_hints: dict | None = None
         # Rule 1: one row per method, a literal each, with the capability it needs.
         self._request_handlers = {
             "initialize": (self._on_initialize, None),
+            "server/discover": (self._on_discover, None),
             "tools/list": (lambda ctx, params: self.tools.handle_list(ctx, params), "tools"),
             "tools/call": (lambda ctx, params: self.tools.handle_call(ctx, params), "tools"),
             "resources/list": (lambda ctx, params: self.resources.handle_list(ctx, params), "resources"),
@@ -558,6 +584,9 @@ class Server:
 
     # ------------------------------------------------------------------ dispatch
     def _handle_request(self, ctx: Context, method: str, params: dict) -> dict:
+        if method in _MODERN_ONLY or ("_meta" in params and lifecycle.is_modern_request(params)):
+            from . import server_modern             # rule 8: a 2026-07-28 request
+            return server_modern.serve(self, ctx, method, params)
         entry = self._request_handlers.get(method)
         if entry is None:
             raise MethodNotFoundError(f"Method not found: {method}")
@@ -570,6 +599,9 @@ class Server:
             lifecycle.require_own_capability(declared or self.capabilities(), capability, method)
             if declared and capability is not None and session.state == lifecycle.READY:
                 session.checked_capabilities.add(capability)    # what it was told never changes
+        return self._run_handler(handler, ctx, params)
+
+    def _run_handler(self, handler: Callable, ctx: Context, params: dict) -> dict:
         if not self._bridges:
             return handler(ctx, params)
         from .features.utilities import current     # the logging bridge finds the request here
@@ -617,6 +649,18 @@ class Server:
         if self.instructions:
             result["instructions"] = self.instructions
         return result
+
+    def check_modern_request(self, method: str, params, check_headers: Callable | None = None) -> None:
+        """Raise the McpError a 2026-07-28 request is refused with before it is served
+        (server_modern.py rule 4); ``check_headers(version)`` returns a transport's
+        header error, if any (the HTTP handler's)."""
+        from . import server_modern
+        server_modern.preflight(self, method, params, check_headers)
+
+    def _on_discover(self, ctx: Context, params: dict) -> dict:
+        """Spec 2026-07-28: server/discover (served only in the modern era, rule 8)."""
+        from . import server_modern
+        return server_modern.discover(self, ctx)
 
     def _server_info(self, version: str) -> dict:
         fields = self._info_fields

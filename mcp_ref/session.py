@@ -544,7 +544,8 @@ class Session:
         return run_all
 
     def _on_request(self, request: Request, batch: _Batch | None = None):
-        if request.method == "ping":               # Spec: basic/utilities/ping: answer promptly
+        if request.method == "ping" and not lifecycle.is_modern_request(request.params):
+            # Spec: basic/utilities/ping: answer promptly (2026-07-28 has no ping: the handler says -32601)
             return self._reply_job(Response(request.id, {}), batch)
         ctx = self._context_class(self, request)
         with self._lock:

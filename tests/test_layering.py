@@ -28,6 +28,8 @@ ALLOWED = {
     "auth": {"errors", "messages"},
     "calls": {"errors", "messages", "lifecycle"},
     "session": {"errors", "messages", "lifecycle", "calls"},
+    # The modern era (2026-07-28): per-request metadata, discovery and result rules, pure.
+    "modern": {"errors", "messages", "lifecycle"},
     # Client features (sampling, roots, elicitation, the approval hook): pure helpers.
     "sampling": {"errors", "messages", "types", "lifecycle", "approval"},
     "roots": {"errors", "messages", "types", "lifecycle"},
@@ -39,6 +41,10 @@ ALLOWED = {
     "server": {"session", "calls", "lifecycle", "types", "signature", "uritemplate", "errors", "messages", "transports",
                "features",
                "sampling", "roots", "elicitation", "elicitation_schema", "approval"},
+    # The server's serving of a modern request (and its multi round-trip requests).
+    "server_modern": {"lifecycle", "modern", "errors", "messages", "types"},
+    # The client's modern era: choosing it, request metadata, reading modern results.
+    "client_modern": {"lifecycle", "modern", "types", "errors", "messages"},
     # The client's requests for resources, prompts, completion, logging; callbacks; output checks.
     "client_requests": {"lifecycle", "types", "errors", "messages"},
     # The client's task requests (2025-11-25): call_tool_as_task, tasks/get, tasks/result, tasks/list, tasks/cancel.

@@ -41,6 +41,9 @@ Rules:
    ``retry`` event (SEP-1699 polling); the stream itself lives on.
 6. Legacy: GET ``/sse`` → first event ``endpoint`` (``/messages?session_id=...``),
    then ``message`` events; POST there → 202. The session ends with the stream.
+7. 2026-07-28: a POST without ``Mcp-Session-Id`` that is modern (http_modern.py
+   rule 1) is checked there and answered without a session; the legacy rules
+   above apply to everything else, so one endpoint serves both eras.
 """
 import logging
 import queue
@@ -53,9 +56,10 @@ from typing import Optional
 from urllib.parse import parse_qs, urlsplit
 
 from .. import lifecycle
-from ..errors import INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage
+from ..errors import INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage, McpError
 from ..messages import ErrorObject, ErrorResponse, Request, decode, encode
 from ._sse import accepts, chunk, format_comment, format_event
+from .http_modern import header_problem, is_modern_post, status_for
 from .http_session import CANCELLED, CLOSE, STOP, WRITTEN
 
 log = logging.getLogger("mcp_ref.http")
@@ -310,6 +314,8 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             message = decode(body)
         except InvalidMessage as bad:
             return self._error(400, bad.code, bad.message)
+        if self._header("mcp-session-id") is None and is_modern_post(message, self._header("mcp-protocol-version")):
+            return self._post_modern(message, json_ok, sse_ok)                # rule 7
         if app.stateless:
             return self._post_stateless(message, json_ok, sse_ok)
         session_id = self._header("mcp-session-id")
@@ -496,6 +502,29 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             self._post_messages(transport, message, json_ok, sse_ok, [])
         finally:
             session.close("stateless request done")
+
+    # ------------------------------------------------------------------ modern POST (2026-07-28)
+    def _post_modern(self, message, json_ok: bool, sse_ok: bool) -> None:
+        """Rule 7: one request, checked (http_modern.py rules 2 to 4), then served on a
+        session of its own that ends with the response."""
+        if isinstance(message, list):
+            return self._error(400, INVALID_REQUEST, "Bad Request: JSON-RPC batches are not part of protocol "
+                                                     "revision 2026-07-28")
+        if isinstance(message, InvalidMessage):
+            return self._json(400, ErrorResponse(message.id, ErrorObject(message.code, message.message)))
+        if not isinstance(message, Request):
+            return self._head(202)
+        try:
+            self.app.server.check_modern_request(
+                message.method, message.params, lambda version: header_problem(self._header, message, version))
+        except McpError as exc:
+            return self._json(status_for(exc.code), ErrorResponse(message.id, ErrorObject(exc.code, exc.message,
+                                                                                           exc.data)))
+        transport = self.app.stateless_session()
+        try:
+            self._post_messages(transport, message, json_ok, sse_ok, [])
+        finally:
+            transport.session.close("request done")
 
     # ------------------------------------------------------------------ GET /mcp, DELETE /mcp
     def _session_for_get_or_delete(self):

@@ -1,0 +1,137 @@
+"""Streamable HTTP in the modern era, 2026-07-28 (Spec 2026-07-28:
+basic/transports/streamable-http#request-metadata, #server-validation,
+#backward-compatibility; basic/versioning).
+
+Raw ``requests`` POSTs play a modern client: no ``initialize``, no
+``Mcp-Session-Id``; the headers mirror the body. Every JSON-RPC message the
+server answers is validated against the 2026-07-28 ``schema.json``. The same
+endpoint still opens legacy sessions with ``initialize``.
+"""
+import json
+
+import pytest
+
+from conftest import MODERN_REVISION, validate_wire
+from test_modern_server import LEVEL, meta, modern_server
+
+requests = pytest.importorskip("requests")
+
+from mcp_ref.transports.http_modern import decode_value, encode_value  # noqa: E402
+from mcp_ref.transports.http_server import start_http  # noqa: E402
+
+ACCEPT = "application/json, text/event-stream"
+
+
+@pytest.fixture
+def url():
+    handle = start_http(modern_server(), ("127.0.0.1", 0))
+    try:
+        yield handle.url
+    finally:
+        handle.shutdown()
+
+
+def post(url, method, params=None, *, headers=None, request_id=1, raw=None):
+    body = raw if raw is not None else {"jsonrpc": "2.0", "id": request_id, "method": method,
+                                        "params": params if params is not None else meta()}
+    sent = {"Accept": ACCEPT, "Content-Type": "application/json", "MCP-Protocol-Version": MODERN_REVISION,
+            "Mcp-Method": method}
+    name = (body.get("params") or {}).get("name") or (body.get("params") or {}).get("uri") \
+        if isinstance(body, dict) else None
+    if name is not None and method in ("tools/call", "resources/read", "prompts/get"):
+        sent["Mcp-Name"] = encode_value(name)
+    sent.update(headers or {})
+    sent = {k: v for k, v in sent.items() if v is not None}
+    return requests.post(url, data=json.dumps(body), headers=sent, timeout=30)
+
+
+def messages(response) -> list:
+    """The JSON-RPC messages of a JSON or SSE answer."""
+    if response.headers.get("Content-Type", "").startswith("text/event-stream"):
+        return [json.loads(line[5:]) for line in response.text.splitlines() if line.startswith("data:")
+                and line[5:].strip()]
+    return [response.json()]
+
+
+def answer(response, method):
+    found = messages(response)
+    reply = found[-1]
+    for note in found[:-1]:
+        validate_wire(note, MODERN_REVISION, "notification", sender="server")
+    validate_wire(reply, MODERN_REVISION, request_method=method if "result" in reply else None)
+    return reply, found[:-1]
+
+
+def test_discover_and_calls_without_a_session(url):
+    response = post(url, "server/discover")
+    assert response.status_code == 200 and "Mcp-Session-Id" not in response.headers
+    reply, _ = answer(response, "server/discover")
+    assert reply["result"]["supportedVersions"][0] == MODERN_REVISION
+    reply, _ = answer(post(url, "tools/call", {"name": "echo", "arguments": {"text": "x"}, **meta()}), "tools/call")
+    assert reply["result"]["content"][0]["text"] == "x" and reply["result"]["resultType"] == "complete"
+    reply, _ = answer(post(url, "resources/read", {"uri": "demo://readme", **meta()}), "resources/read")
+    assert reply["result"]["cacheScope"] == "private"
+
+
+def test_progress_and_log_messages_flow_on_the_requests_stream(url):
+    params = {"name": "chatty", "arguments": {}, "_meta": {**meta(**{LEVEL: "warning"})["_meta"], "progressToken": "p"}}
+    response = post(url, "tools/call", params)
+    assert response.headers["Content-Type"].startswith("text/event-stream")
+    assert "id:" not in response.text                         # no event ids: nothing to resume
+    reply, notes = answer(response, "tools/call")
+    assert [n["method"] for n in notes] == ["notifications/progress", "notifications/message"]
+    assert notes[1]["params"]["level"] == "warning"
+
+
+@pytest.mark.parametrize("headers, params, code, status", [
+    ({"MCP-Protocol-Version": None}, None, -32020, 400),
+    ({"MCP-Protocol-Version": "2025-11-25"}, None, -32020, 400),
+    ({"Mcp-Method": "tools/call"}, None, -32020, 400),
+    ({"Mcp-Method": None}, None, -32020, 400),
+    ({}, {"_meta": {"io.modelcontextprotocol/protocolVersion": MODERN_REVISION}}, -32602, 400),
+    ({"MCP-Protocol-Version": "1900-01-01"}, meta(**{"io.modelcontextprotocol/protocolVersion": "1900-01-01"}),
+     -32022, 400),
+])
+def test_bad_headers_and_metadata_are_refused_with_their_status(url, headers, params, code, status):
+    response = post(url, "tools/list", params, headers=headers)
+    assert response.status_code == status, response.text
+    reply = response.json()
+    validate_wire(reply, MODERN_REVISION, "error")
+    assert reply["error"]["code"] == code
+    if code == -32022:
+        assert reply["error"]["data"]["requested"] == "1900-01-01"
+
+
+def test_mcp_name_must_match_the_body_and_may_be_base64(url):
+    params = {"name": "echo", "arguments": {"text": "y"}, **meta()}
+    response = post(url, "tools/call", params, headers={"Mcp-Name": "other"})
+    assert response.status_code == 400 and response.json()["error"]["code"] == -32020
+    response = post(url, "tools/call", params, headers={"Mcp-Name": None})
+    assert response.status_code == 400 and response.json()["error"]["code"] == -32020
+    response = post(url, "tools/call", params, headers={"Mcp-Name": "=?base64?ZWNobw==?="})
+    assert response.status_code == 200 and response.json()["result"]["content"][0]["text"] == "y"
+
+
+def test_unknown_and_removed_methods_are_404_method_not_found(url):
+    for method in ("no/such", "ping", "initialize", "logging/setLevel"):
+        response = post(url, method)
+        assert response.status_code == 404, (method, response.text)
+        assert response.json()["error"]["code"] == -32601
+
+
+def test_the_same_endpoint_still_opens_legacy_sessions(url):
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "l", "version": "1"}}}
+    response = requests.post(url, data=json.dumps(init), timeout=30,
+                             headers={"Accept": ACCEPT, "Content-Type": "application/json"})
+    assert response.status_code == 200 and response.headers.get("Mcp-Session-Id")
+    assert messages(response)[-1]["result"]["protocolVersion"] == "2025-11-25"
+
+
+def test_header_values_round_trip_through_the_base64_sentinel():
+    for value in ("us-west1", "Hello, 世界", " padded ", "line1\nline2", "=?base64?literal?="):
+        encoded = encode_value(value)
+        assert encoded.isascii() and "\n" not in encoded
+        assert decode_value(encoded) == value
+    assert encode_value("Hello, 世界") == "=?base64?SGVsbG8sIOS4lueVjA==?="      # the spec's own example
+    assert decode_value("=?base64?not base64!?=") is None
