@@ -81,6 +81,9 @@ class RequestContext:
         else:
             self.meta, self.progress_token = {}, None
         self._cancelled = None             # the Event, made on first use (see ``cancelled``)
+        # A request that ends only when the peer cancels it (2026-07-28 subscriptions/listen):
+        # cancelled at once when the peer's input ends, not awaited (session.py rule 5).
+        self.ends_with_input = False
         self.finished = False
         self._nested: set | None = None    # Pending requests sent on behalf of this one
         self._on_cancel: list | None = None    # see on_cancel

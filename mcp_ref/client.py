@@ -31,6 +31,11 @@ Rules:
    ``SessionError`` at once (its replies would go to the parent's reader and
    it would wait for its timeout), and ``close()`` there leaves the parent's
    server alone. Make a new client in the child.
+7. Dual-era (Spec 2026-07-28: basic/versioning): ``protocol_version="auto"``
+   (the default) probes with ``server/discover`` and speaks the modern era
+   (no handshake, ``_meta`` on every request) when the server offers it, else
+   runs ``initialize`` as before; client_modern.py has the rules. The public
+   methods and what they return are the same in both eras.
 """
 from __future__ import annotations
 
@@ -39,7 +44,7 @@ import os
 import threading
 import weakref
 
-from . import lifecycle, types
+from . import client_modern, lifecycle, types
 from .client_requests import DEFAULT_MAX_PAGES, VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages
 from .client_tasks import TaskRequests, answer_related_task
 from .errors import (ApprovalDenied, CapabilityNotSupported, ConnectionClosed, MethodNotFoundError, SessionError,
@@ -110,8 +115,9 @@ class Client(ServerFeatureRequests, TaskRequests):
         client_info: ``Implementation`` or dict for ``clientInfo``.
         timeout: default seconds for every request.
         init_timeout: seconds for ``initialize`` alone.
-        protocol_version: the revision to ask for (default: the latest); one of
-            ``SUPPORTED_REVISIONS``, else ``ValueError`` before anything is sent.
+        protocol_version: ``"auto"`` (the default: the modern era when the server
+            offers it, else the newest legacy revision, rule 7), or one revision of
+            ``SUPPORTED_REVISIONS`` to insist on; else ``ValueError`` before anything is sent.
         ping_interval: ping the server this often (None: never).
         max_pages: how many pages ``list_tools()`` and the other ``list_*()``
             helpers follow before raising ``TooManyPages`` (client_requests.py rule 1).
@@ -144,7 +150,7 @@ class Client(ServerFeatureRequests, TaskRequests):
     """
 
     def __init__(self, transport, *, client_info=None, timeout: float = 60.0, init_timeout: float = 10.0,
-                 protocol_version: str = lifecycle.LATEST_REVISION, ping_interval: float | None = None,
+                 protocol_version: str = "auto", ping_interval: float | None = None,
                  max_workers: int = 8, on_notification: Callable | None = None,
                  sampling: Callable | None = None, sampling_tools: bool | None = None,
                  elicitation: Callable | None = None, elicitation_url: Callable | None = None,
@@ -155,7 +161,7 @@ class Client(ServerFeatureRequests, TaskRequests):
                  on_resources_list_changed: Callable | None = None,
                  on_prompts_list_changed: Callable | None = None, on_task_status: Callable | None = None,
                  max_pages: int = DEFAULT_MAX_PAGES):
-        lifecycle.check_requested(protocol_version)          # lifecycle.py rule 2
+        client_modern.check_requested(protocol_version)      # lifecycle.py rule 2, client_modern.py rule 2
         if validate_output not in VALIDATE_OUTPUT_MODES:
             raise ValueError(f"validate_output must be one of {VALIDATE_OUTPUT_MODES}, not {validate_output!r}")
         if client_info is None or isinstance(client_info, dict):
@@ -171,6 +177,10 @@ class Client(ServerFeatureRequests, TaskRequests):
         self.server_capabilities: dict = {}
         self.protocol_version: str | None = None
         self.instructions: str | None = None
+        self.modern = False                    # rule 7: the modern era was chosen (set by the handshake)
+        self._asking: str | None = None        # the revision a handshake request is sent in
+        self._listening = client_modern.Listening()    # the modern era's subscriptions/listen
+        self._log_level: str | None = None     # the modern era's per-request log level (set_logging_level)
         self._tool_cache: dict = {}
         self._output_checks: dict = {}         # tool name -> (outputSchema, validator)
         self._input_checks: dict = {}          # tool name -> (inputSchema, validator)
@@ -209,6 +219,7 @@ class Client(ServerFeatureRequests, TaskRequests):
         self._notification_handlers: dict = {
             "notifications/elicitation/complete": self._on_elicitation_complete,
             "notifications/tools/list_changed": self._on_tools_list_changed,
+            "notifications/subscriptions/acknowledged": self._listening.acknowledged,
         }
         # Callbacks for server notifications (client_requests.py rule 3).
         if on_log is not None:
@@ -278,16 +289,20 @@ class Client(ServerFeatureRequests, TaskRequests):
 
     def capabilities(self) -> dict:
         """What this client declares: a feature only when its callback (or roots) was
-        given, and only what the requested revision knows (``sampling.tools`` and
-        ``elicitation`` modes from 2025-11-25, elicitation from 2025-06-18).
-        Spec: basic/lifecycle#capability-negotiation."""
-        version = self.requested_version
+        given, and only what the revision knows (the one spoken, else the one being
+        asked for; ``sampling.tools`` and ``elicitation`` modes from 2025-11-25,
+        elicitation from 2025-06-18, roots without ``listChanged`` from 2026-07-28).
+        Spec: basic/lifecycle#capability-negotiation, 2026-07-28 basic/index#meta."""
+        version = self.protocol_version or self._asking or self.requested_version
+        if version == client_modern.AUTO:
+            version = lifecycle.MODERN_REVISIONS[0]
+        modern = version in lifecycle.MODERN_REVISIONS
         caps: dict = {}
         if self.sampling is not None:
             tools = self.sampling_tools and lifecycle.at_least(version, "2025-11-25")
             caps["sampling"] = {"tools": {}} if tools else {}
         if self._roots is not None:
-            caps["roots"] = {"listChanged": True}
+            caps["roots"] = {} if modern else {"listChanged": True}
         if lifecycle.at_least(version, "2025-06-18"):
             modes = {}
             if self.elicitation is not None:
@@ -348,25 +363,68 @@ class Client(ServerFeatureRequests, TaskRequests):
                                f"make a new client in the child")
 
     def _handshake(self, session: Session) -> None:
-        """initialize, the revision check, notifications/initialized (rule 1); also a
-        respawned server's (rule 5), which replaces everything learnt from the old one."""
+        """The era first (rule 7: ``server/discover``, unless a legacy revision is asked
+        for), then, for a legacy server, initialize, the revision check,
+        notifications/initialized (rule 1); also a respawned server's (rule 5), which
+        replaces everything learnt from the old one."""
         session.start()
+        requested = self.requested_version
+        self.modern = False
+        self._asking = None
+        if requested == client_modern.AUTO or requested in lifecycle.MODERN_REVISIONS:
+            chosen = client_modern.probe(lambda method, params: session.request(method, params,
+                                                                                timeout=self.init_timeout),
+                                         requested, self._modern_meta)
+            if chosen is not None:
+                version, discovery = chosen
+                self.modern = True
+                self._speak(session, version)
+                self.server_capabilities = discovery.capabilities
+                self.server_info = discovery.server_info or types.Implementation(name="", version="")
+                self.instructions = discovery.instructions
+                self._relisten(session)
+                return
+            requested = lifecycle.LATEST_LEGACY_REVISION
+        self._asking = requested
         result = session.request("initialize", {
-            "protocolVersion": self.requested_version,
+            "protocolVersion": requested,
             "capabilities": self.capabilities(),
-            "clientInfo": self.client_info.to_dict(self.requested_version),
+            "clientInfo": self.client_info.to_dict(requested),
         }, timeout=self.init_timeout)
         version = result.get("protocolVersion")
         if not lifecycle.is_supported(version):
-            raise UnsupportedProtocolVersion(version, lifecycle.SUPPORTED_REVISIONS)
-        self.protocol_version = version
-        session.protocol_version = version
-        if hasattr(session.transport, "protocol_version"):
-            session.transport.protocol_version = version
+            raise UnsupportedProtocolVersion(version, lifecycle.LEGACY_REVISIONS)
+        self._speak(session, version)
         self.server_capabilities = result.get("capabilities") or {}
         self.server_info = types.Implementation.from_dict(result.get("serverInfo") or {"name": "", "version": ""})
         self.instructions = result.get("instructions")
         session.notify("notifications/initialized")
+
+    def _relisten(self, session: Session | None = None) -> None:
+        """client_modern.py rule 6: (re)open the listen stream for the current filter."""
+        session = session or self._live_session()
+        version = self.protocol_version
+
+        def start(params):
+            return session.start_request("subscriptions/listen", client_modern.with_meta(
+                params, self._modern_meta(version)))
+        self._listening.reopen(start, self.server_capabilities, self.init_timeout)
+
+    def _speak(self, session: Session, version: str) -> None:
+        self.protocol_version = version
+        session.protocol_version = version
+        if hasattr(session.transport, "protocol_version"):
+            session.transport.protocol_version = version
+
+    def _modern_meta(self, version: str) -> dict:
+        """client_modern.py rule 3: the ``_meta`` of a modern request."""
+        from .modern import RequestMeta
+        if self.protocol_version is None:
+            self._asking = version              # the probe: capabilities() speaks of this revision
+        level = self._log_level
+        if level is None and (self.on_notification is not None or self._listeners.get("notifications/message")):
+            level = "debug"     # someone listens: everything, as a legacy server sends before logging/setLevel
+        return RequestMeta(version, self.capabilities(), self.client_info.to_dict(version), level).to_meta()
 
     def close(self) -> None:
         """Close the session and the transport (and stop any respawn, rule 5). Idempotent.
@@ -404,9 +462,37 @@ class Client(ServerFeatureRequests, TaskRequests):
     def _request(self, method: str, params: dict | None = None, **options) -> dict:
         """Send one request and wait (Session.request); with ``auto_restart``, on a live session."""
         self._ready()
+        if self.modern:                         # rule 7
+            return self._modern_request(method, params, options)
         if self._restarter is None:
             return self.session.request(method, params, **options)
         return self._restarter.request(self, method, params, options)
+
+    def _modern_request(self, method: str, params: dict | None, options: dict) -> dict:
+        """client_modern.py rules 3 to 5: send, answer input requests, retry, until complete."""
+        base = dict(params or {})
+        params = base
+        for _ in range(client_modern.MAX_INPUT_ROUNDS):
+            params = client_modern.with_meta(params, self._modern_meta(self.protocol_version))
+            if self._restarter is None:
+                result = self.session.request(method, params, **options)
+            else:
+                result = self._restarter.request(self, method, params, options)
+            if client_modern.check_result_type(result) == "complete":
+                return client_modern.strip(result)
+            params = client_modern.retry_params(base, method, result, self._answer_input)
+        raise SessionError(f"{method}: the server asked for input {client_modern.MAX_INPUT_ROUNDS} times "
+                           "without completing")
+
+    def _answer_input(self, method: str, params: dict) -> dict:
+        """One input request of a multi round-trip answer (client_modern.py rule 5): the same
+        callbacks, capability checks and approval hook as a legacy server request."""
+        entry = self._request_handlers.get(method)
+        if entry is None:
+            raise MethodNotFoundError(f"Method not found: {method}")
+        handler, capability = entry
+        lifecycle.require_own_capability(self.capabilities(), capability, method)
+        return handler(None, params)
 
     # ------------------------------------------------------------------ HTTP transports
     @classmethod
@@ -476,8 +562,10 @@ class Client(ServerFeatureRequests, TaskRequests):
 
     # ------------------------------------------------------------------ requests
     def ping(self, timeout: float | None = None) -> None:
-        """Spec: basic/utilities/ping."""
-        self._request("ping", timeout=timeout)
+        """Spec: basic/utilities/ping. The modern era has no ping: there an answered
+        ``server/discover`` proves the server alive (rule 7)."""
+        self._ready()
+        self._request("server/discover" if self.modern else "ping", timeout=timeout)
 
     def list_tools_page(self, cursor: str | None = None) -> tuple:
         """One page of tools: ``(tools, next_cursor)``. Spec: server/tools#listing-tools."""
@@ -594,8 +682,8 @@ class Client(ServerFeatureRequests, TaskRequests):
                 raise CapabilityNotSupported("roots were not declared when this client connected; "
                                              "pass roots=[] to the constructor to offer them")
             self._roots = new
-        if self.protocol_version is not None and not self.closed:
-            self._check_process()
+        if self.protocol_version is not None and not self.closed and not self.modern:
+            self._check_process()               # (2026-07-28 has no such notification: roots are asked anew)
             self.session.notify("notifications/roots/list_changed")
 
     def handle_url_elicitations(self, error) -> list:
@@ -618,6 +706,8 @@ class Client(ServerFeatureRequests, TaskRequests):
         return self.elicitations.wait(elicitation_id, timeout)
 
     def _handle_notification(self, method: str, params: dict) -> None:
+        if self.modern and method != "notifications/subscriptions/acknowledged" and self._listening.stale(params):
+            return                              # client_modern.py rule 6: a replaced listen's
         handler = self._notification_handlers.get(method)
         if handler is not None:
             handler(params)

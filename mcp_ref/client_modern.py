@@ -12,21 +12,45 @@ basic/transports/streamable-http#backward-compatibility, basic/index#meta):
    with a modern revision of its ``supported`` list, or, when it lists only
    legacy ones we speak (a dual-era server without our modern revision),
    ``initialize``. Any other error (legacy servers answer -32601, -32600 or
-   -32602 before ``initialize``) or no answer within ``init_timeout`` → the
-   legacy ``initialize`` handshake, as before. The answer is kept for the
+   -32602 before ``initialize``; over HTTP, 400, 404 or 405 without a modern
+   error body) or no answer within ``init_timeout`` → the legacy
+   ``initialize`` handshake, as before. Other HTTP failures (401, 403, no
+   connection) are raised: they are not an answer about the era. The answer is kept for the
    client's life (a respawned stdio server is probed again).
 2. A fixed revision is asked for as before: a legacy one runs ``initialize``
    with no probe; ``"2026-07-28"`` probes and refuses a server that is not
    modern (``UnsupportedProtocolVersion``).
 3. In the modern era every request carries ``_meta``: the protocol version,
-   the client capabilities, the client info, and the log level when one was
-   set (``set_logging_level`` keeps it on the client, as the modern era has no
-   ``logging/setLevel``). A caller's own ``_meta`` entries are kept.
+   the client capabilities, the client info, and the log level: the one set
+   with ``set_logging_level`` (kept on the client, as the modern era has no
+   ``logging/setLevel``), else ``"debug"`` when log messages have a listener
+   (``on_log``, ``on("notifications/message")``, ``on_notification``: all of
+   them, as a legacy server sends before ``logging/setLevel``), else none (no
+   log messages). A caller's own ``_meta`` entries are kept.
 4. Results are read as in the legacy era: ``strip`` removes ``resultType``,
    the cache hints and ``serverInfo`` from what the public methods parse, so a
    script sees the same objects in both eras. A ``resultType`` other than
    ``"complete"`` or ``"input_required"`` is invalid (-32603 locally). An
    absent one is ``"complete"``.
+
+5. Multi round-trip (Spec 2026-07-28: basic/patterns/mrtr): an
+   ``InputRequiredResult`` to ``tools/call``, ``prompts/get`` or
+   ``resources/read`` is answered through the callbacks the client already
+   has (``sampling``, ``elicitation``, ``elicitation_url``, ``roots``, and the
+   approval hook), as a legacy server's requests are, and the request is sent
+   again (a new id) with the original params, ``inputResponses`` and the
+   ``requestState`` echoed exactly (``retry_params``). An answer that fails
+   (the user rejected sampling, an undeclared capability) fails the call with
+   that error: the modern era has no way to tell the server. At most
+   ``MAX_INPUT_ROUNDS`` rounds. An interim result to another method is -32603.
+
+6. Change notifications (Spec 2026-07-28: basic/patterns/subscriptions): in
+   the modern era the client keeps one ``subscriptions/listen`` open
+   (``Listening``) asking for every list change the server declares and for
+   the resources subscribed with ``subscribe_resource``; subscribing or
+   unsubscribing opens a new one (its acknowledgment awaited) and cancels the
+   old. Notifications reach the same callbacks as in the legacy era; those of
+   a replaced listen are dropped, so none is delivered twice.
 
 This module does no I/O and starts no threads: the Client sends.
 """
@@ -34,11 +58,15 @@ from __future__ import annotations
 
 from . import lifecycle, modern, types
 from .errors import (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
-                     InternalError, InvalidParamsError, McpError)
+                     InternalError, InvalidParamsError, McpError, RequestTimeout, SessionError,
+                     UnsupportedProtocolVersion)
 
 AUTO = "auto"
 MODERN_ERRORS = (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
 INPUT_METHODS = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
+# Spec 2026-07-28: basic/transports/streamable-http#backward-compatibility: the statuses a
+# legacy server refuses a modern request with (a modern server adds a JSON-RPC error body).
+LEGACY_STATUSES = (400, 404, 405)
 _STRIPPED = ("resultType", "ttlMs", "cacheScope")
 
 
@@ -67,7 +95,7 @@ def pick_modern(versions) -> str | None:
 
 
 def pick_legacy(versions) -> str | None:
-    for version in lifecycle.SUPPORTED_REVISIONS:
+    for version in lifecycle.LEGACY_REVISIONS:
         if version in (versions or ()):
             return version
     return None
@@ -79,6 +107,55 @@ class Discovery:
     def __init__(self, versions: list, capabilities: dict, server_info, instructions: str | None):
         self.versions, self.capabilities = versions, capabilities
         self.server_info, self.instructions = server_info, instructions
+
+
+def probe(request, requested: str, meta_for) -> tuple | None:
+    """Rules 1 and 2: ``(version, Discovery)`` for a modern server, None for a legacy one.
+
+    ``request(method, params)`` sends and waits (the caller's timeout); ``meta_for(version)``
+    gives the ``_meta`` of a request in ``version``. Raises ``UnsupportedProtocolVersion``
+    when the server is modern but shares no revision with us, or when ``requested`` is a
+    modern revision the server does not speak."""
+    version = requested if requested != AUTO else lifecycle.MODERN_REVISIONS[0]
+    tried = set()
+    while True:
+        tried.add(version)
+        try:
+            result = request("server/discover", with_meta(None, meta_for(version)))
+        except McpError as exc:
+            if not is_modern_error(exc):
+                return _legacy(requested, None)              # a legacy server's refusal
+            data = exc.data if isinstance(exc.data, dict) else {}
+            supported = data.get("supported") if isinstance(data.get("supported"), list) else []
+            other = pick_modern(supported)
+            if other is not None and other not in tried and requested == AUTO:
+                version = other
+                continue
+            if requested == AUTO and pick_legacy(supported):
+                return None                                    # a dual-era server without our modern revision
+            raise UnsupportedProtocolVersion(version, supported) from None
+        except RequestTimeout:
+            return _legacy(requested, None)                    # no answer: a legacy server (rule 1)
+        except SessionError as exc:
+            if getattr(exc, "status", None) not in LEGACY_STATUSES:
+                raise                                          # no answer, or auth: not an era question
+            return _legacy(requested, None)                    # HTTP 400/404/405 without a modern error body
+        discovery = read_discover(result)
+        if version in discovery.versions:
+            return version, discovery
+        other = pick_modern(discovery.versions)
+        if other is not None and other not in tried:
+            version = other
+            continue
+        if requested == AUTO and pick_legacy(discovery.versions):
+            return None
+        raise UnsupportedProtocolVersion(version, discovery.versions)
+
+
+def _legacy(requested: str, versions):
+    if requested != AUTO:
+        raise UnsupportedProtocolVersion(requested, versions or lifecycle.LEGACY_REVISIONS)
+    return None
 
 
 def read_discover(result) -> Discovery:
@@ -137,7 +214,24 @@ def with_meta(params: dict | None, meta: dict) -> dict:
     return params
 
 
-# ---------------------------------------------------------------- multi round-trip (client_mrtr)
+# ---------------------------------------------------------------- multi round-trip (rule 5)
+MAX_INPUT_ROUNDS = 32
+
+
+def retry_params(base: dict, method: str, result: dict, answer) -> dict:
+    """Rule 5: the params of the retry of ``method`` (``base`` without ``_meta``), after
+    ``answer(method, params)`` answered each input request of ``result``."""
+    if method not in modern.INPUT_REQUIRED_METHODS:
+        raise InternalError(f"the server answered {method} with an InputRequiredResult, which only "
+                            f"{', '.join(sorted(modern.INPUT_REQUIRED_METHODS))} may get")
+    requests, state = read_input_required(result)
+    params = {k: v for k, v in base.items() if k not in ("inputResponses", "requestState")}
+    responses = {key: answer(input_method, input_params) for key, (input_method, input_params) in requests.items()}
+    if responses:
+        params["inputResponses"] = responses
+    if state is not None:
+        params["requestState"] = state
+    return params
 def read_input_request(data) -> tuple:
     """One ``InputRequest``: ``(method, params)`` with the params read by our types
     (Spec 2026-07-28: basic/patterns/mrtr#inputrequests)."""
@@ -205,3 +299,71 @@ def read_example(name: str, data):
             raise InvalidParamsError("SubscriptionsListenResult._meta needs the subscription id")
         return data
     raise InvalidParamsError(f"no modern-era reader for {name}")
+
+
+# ---------------------------------------------------------------- subscriptions/listen (rule 6)
+LIST_FLAGS = {"toolsListChanged": "tools", "promptsListChanged": "prompts", "resourcesListChanged": "resources"}
+
+
+class Listening:
+    """The client's one open ``subscriptions/listen`` (rule 6). ``start(params)`` sends the
+    request and returns its ``Pending``; the Client feeds acknowledgments to ``acknowledged``."""
+
+    def __init__(self):
+        import threading
+        self._lock = threading.Lock()
+        self.uris: set = set()              # resources subscribed (subscribe_resource)
+        self.current = None                 # the Pending of the open listen
+        self._acks: dict = {}               # listen id -> Event, set by its acknowledgment
+        self.active = None                  # the listen acknowledged last, in wire order
+
+    def wanted(self, capabilities: dict) -> dict:
+        """The filter: every change the server can announce, and the subscribed URIs."""
+        wanted = {flag: True for flag, feature in LIST_FLAGS.items()
+                  if lifecycle.has_capability(capabilities, feature + ".listChanged")}
+        if self.uris and lifecycle.has_capability(capabilities, "resources.subscribe"):
+            wanted["resourceSubscriptions"] = sorted(self.uris)
+        return wanted
+
+    def reopen(self, start, capabilities: dict, timeout: float) -> None:
+        """Open a listen for the current filter (none when empty), wait for its
+        acknowledgment (up to ``timeout``), then cancel the one it replaces."""
+        import threading
+        with self._lock:
+            wanted = self.wanted(capabilities)
+            old = self.current
+            self.current = None
+            pending = None
+            if wanted:
+                pending = start({"notifications": wanted})
+                self._acks[pending.id] = threading.Event()
+                self.current = pending
+        if pending is not None:
+            self._acks[pending.id].wait(timeout)
+        if old is not None:
+            old.cancel("replaced by a new subscriptions/listen")
+            self._acks.pop(old.id, None)
+
+    def acknowledged(self, params: dict) -> None:
+        subscription = (params.get("_meta") or {}).get(modern.SUBSCRIPTION_ID) \
+            if isinstance(params.get("_meta"), dict) else None
+        event = self._acks.get(subscription)
+        if event is not None:
+            self.active = subscription
+            event.set()
+
+    def stale(self, params) -> bool:
+        """A notification of a listen already replaced when it was read: the one
+        acknowledged after it delivers the same notifications. Notifications and
+        acknowledgments are handled in wire order (one thread), so none is lost."""
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if not isinstance(meta, dict) or modern.SUBSCRIPTION_ID not in meta:
+            return False
+        return meta[modern.SUBSCRIPTION_ID] != self.active
+
+    def close(self) -> None:
+        with self._lock:
+            old, self.current = self.current, None
+            self._acks.clear()
+        if old is not None:
+            old.cancel("client closed")

@@ -73,7 +73,7 @@ INPUT_REQUIRED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read
 
 def supported_versions() -> list:
     """Every revision we speak, newest first (rule 1; ``DiscoverResult.supportedVersions``)."""
-    return list(lifecycle.MODERN_REVISIONS) + list(lifecycle.SUPPORTED_REVISIONS)
+    return list(lifecycle.SUPPORTED_REVISIONS)
 
 
 class RequestMeta:
@@ -115,7 +115,7 @@ def read_meta(params) -> RequestMeta:
                                  if PROTOCOL_VERSION in meta else
                                  f"Invalid params: _meta[{PROTOCOL_VERSION!r}] is required")
     if version not in lifecycle.MODERN_REVISIONS:
-        note = " (it is served after initialize)" if version in lifecycle.SUPPORTED_REVISIONS else ""
+        note = " (it is served after initialize)" if version in lifecycle.LEGACY_REVISIONS else ""
         raise UnsupportedProtocolVersionError(f"Unsupported protocol version: {version!r}{note}",
                                               {"supported": supported_versions(), "requested": version})
     capabilities = meta.get(CLIENT_CAPABILITIES)

@@ -41,10 +41,11 @@ basic/utilities/tasks.
 """
 from __future__ import annotations
 
+import os
 import threading
 
 from . import lifecycle
-from .errors import InvalidParamsError, MethodNotFoundError, get_logger
+from .errors import CapabilityNotSupported, InvalidParamsError, MethodNotFoundError, get_logger
 from .session import RequestContext, Session
 
 TYPE_CHECKING = False
@@ -117,6 +118,7 @@ class Context(RequestContext):
     # A modern (2026-07-28) request's metadata (modern.RequestMeta), else None: the
     # request, not the session, says who the client is (server_modern.py rule 2).
     era = None
+    _mrtr = None            # server_mrtr.py: this run's answers, read from a retry on first ask
 
     @property
     def server(self) -> "Server":
@@ -142,10 +144,24 @@ class Context(RequestContext):
         from .types import Implementation
         return Implementation.from_dict(era.client_info) if era.client_info is not None else None
 
+    def request(self, method: str, params: dict | None = None, **options) -> dict:
+        """Send a request to the client on behalf of this one (legacy era only: a
+        2026-07-28 request has no server-to-client requests, ``CapabilityNotSupported``;
+        ``elicit``, ``sample`` and ``list_roots`` ask there through multi round-trip)."""
+        if self.era is not None:
+            if method in ("elicitation/create", "sampling/createMessage", "roots/list"):
+                from . import server_mrtr               # multi round-trip: answered, or the run ends
+                return server_mrtr.ask(self, method, params)
+            raise CapabilityNotSupported(f"{method}: a {self.era.version} server sends no requests to the client "
+                                         "(Spec 2026-07-28: basic/patterns/mrtr)")
+        return super().request(method, params, **options)
+
     # -- client features: sampling, elicitation, roots (sampling.py, elicitation.py, roots.py).
     # Each raises CapabilityNotSupported locally, before sending, when the client did not
     # declare the feature or the session's revision does not know it; a tool turns that
-    # into an isError result. Nested requests carry this request's id (related_id), honour
+    # into an isError result. In a 2026-07-28 request each ends the call with an
+    # InputRequiredResult and returns the answer when the client retries: the function
+    # runs again (server_mrtr.py, which says how a function should behave then). Nested requests carry this request's id (related_id), honour
     # ``timeout`` (RequestTimeout) and are cancelled with this request.
     def sample(self, messages: list, *, max_tokens: int, system_prompt: str | None = None, **options):
         """Ask the client's LLM for a message (``sampling/createMessage``); returns a
@@ -255,16 +271,20 @@ class Server:
         self._roots_changed: list = []          # callbacks fn(session), see on_roots_changed
         self._lock = threading.Lock()
         self.sessions: set = set()
+        self._listeners: set = set()            # open 2026-07-28 subscriptions/listen requests (rule 8)
         # Rule 6: the registries of features/, made on first use (see _feature).
         self._features: dict = {}
         self._features_lock = threading.Lock()
         self._bridges: list = []
         # 2026-07-28 cache hints, {method: (ttlMs, cacheScope)}; None: modern.py rule 3's defaults.
         self.cache_hints: dict | None = None
+        # 2026-07-28 multi round-trip: the key that signs requestState (server_mrtr.py rule 4).
+        self.mrtr_secret: bytes = os.urandom(32)
         # Rule 1: one row per method, a literal each, with the capability it needs.
         self._request_handlers = {
             "initialize": (self._on_initialize, None),
             "server/discover": (self._on_discover, None),
+            "subscriptions/listen": (self._on_listen, None),
             "tools/list": (lambda ctx, params: self.tools.handle_list(ctx, params), "tools"),
             "tools/call": (lambda ctx, params: self.tools.handle_call(ctx, params), "tools"),
             "resources/list": (lambda ctx, params: self.resources.handle_list(ctx, params), "resources"),
@@ -473,8 +493,13 @@ class Server:
 
     def notify_resource_updated(self, uri: str) -> int:
         """Send ``notifications/resources/updated`` to the sessions subscribed to ``uri``
-        (only those); returns how many. Spec: server/resources#subscriptions."""
-        return self.resources.notify_updated(uri)
+        (only those), and on the 2026-07-28 listen streams that subscribed to it; returns
+        how many. Spec: server/resources#subscriptions, 2026-07-28 basic/patterns/subscriptions."""
+        sent = self.resources.notify_updated(uri)
+        if self._listeners:
+            from . import server_modern
+            sent += server_modern.broadcast(self, "notifications/resources/updated", {"uri": uri})
+        return sent
 
     # ------------------------------------------------------------------ prompts (features/prompts.py)
     def prompt(self, fn: Callable | None = None, **kwargs):
@@ -536,6 +561,9 @@ class Server:
                     session.notify(method)
                 except Exception:
                     log.debug("could not send %s", method, exc_info=True)
+        if self._listeners:
+            from . import server_modern            # and on the 2026-07-28 listen streams
+            server_modern.broadcast(self, method)
 
     # ------------------------------------------------------------------ serving
     def serve(self, transport, **options) -> ServerSession:
@@ -656,6 +684,11 @@ class Server:
         header error, if any (the HTTP handler's)."""
         from . import server_modern
         server_modern.preflight(self, method, params, check_headers)
+
+    def _on_listen(self, ctx: Context, params: dict) -> dict:
+        """Spec 2026-07-28: basic/patterns/subscriptions (rule 8)."""
+        from . import server_modern
+        return server_modern.listen(self, ctx, params)
 
     def _on_discover(self, ctx: Context, params: dict) -> dict:
         """Spec 2026-07-28: server/discover (served only in the modern era, rule 8)."""

@@ -706,6 +706,10 @@ class Session:
             self._reading_done = True              # followers drain the backlog, then stop
             self._pool.notify_all()
             self._standby_cv.notify_all()
+        with self._lock:                           # a stream only the peer could end (subscriptions/listen)
+            streams = [ctx for ctx in self._inbound.values() if ctx.ends_with_input]
+        for ctx in streams:
+            ctx._cancel()
         deadline = time.monotonic() + self._eof_grace
         while time.monotonic() < deadline:
             with self._lock:

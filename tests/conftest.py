@@ -245,6 +245,17 @@ def wire_validator() -> WireValidator:
     return _wire_validator
 
 
+# ---------------------------------------------------------------------- the era of a default Client
+@pytest.fixture
+def legacy_client_default(monkeypatch):
+    """``Client(...)`` without ``protocol_version`` asks for 2025-11-25 (no 2026-07-28 probe)
+    during the test. For a module of tests about the legacy era's own mechanics (HTTP
+    sessions, the GET stream, resumability, tasks as in 2025-11-25): opt in with
+    ``pytestmark = pytest.mark.usefixtures("legacy_client_default")``."""
+    from mcp_ref import Client
+    monkeypatch.setitem(Client.__init__.__kwdefaults__, "protocol_version", "2025-11-25")
+
+
 # ---------------------------------------------------------------------- thread hygiene
 def _suspect_threads(before: set) -> list:
     return [t for t in threading.enumerate()

@@ -42,7 +42,8 @@ ALLOWED = {
                "features",
                "sampling", "roots", "elicitation", "elicitation_schema", "approval"},
     # The server's serving of a modern request (and its multi round-trip requests).
-    "server_modern": {"lifecycle", "modern", "errors", "messages", "types"},
+    "server_modern": {"lifecycle", "modern", "errors", "messages", "types", "server_mrtr"},
+    "server_mrtr": {"errors"},
     # The client's modern era: choosing it, request metadata, reading modern results.
     "client_modern": {"lifecycle", "modern", "types", "errors", "messages"},
     # The client's requests for resources, prompts, completion, logging; callbacks; output checks.
@@ -50,6 +51,7 @@ ALLOWED = {
     # The client's task requests (2025-11-25): call_tool_as_task, tasks/get, tasks/result, tasks/list, tasks/cancel.
     "client_tasks": {"lifecycle", "types", "errors", "messages"},
     "client": {"session", "calls", "lifecycle", "types", "errors", "messages", "transports", "client_requests",
+               "client_modern", "modern",
                "client_tasks",
                "sampling", "roots", "elicitation", "elicitation_schema", "approval"},
     # Stdio auto-restart: the respawn policy; it reaches the client only through the object it is given.

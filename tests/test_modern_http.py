@@ -135,3 +135,48 @@ def test_header_values_round_trip_through_the_base64_sentinel():
         assert decode_value(encoded) == value
     assert encode_value("Hello, 世界") == "=?base64?SGVsbG8sIOS4lueVjA==?="      # the spec's own example
     assert decode_value("=?base64?not base64!?=") is None
+
+
+# ---------------------------------------------------------------------- our client over HTTP
+def test_our_client_speaks_2026_07_28_over_http_without_a_session():
+    import threading
+
+    from mcp_ref import Client
+    from test_modern_client import FEATURES, feature_server
+    server = feature_server()
+    handle = start_http(server, ("127.0.0.1", 0), keepalive=0.2)
+    updates, changed = [], threading.Event()
+    try:
+        with Client.http(handle.url, timeout=30, on_resource_updated=updates.append,
+                         on_tools_list_changed=changed.set, **FEATURES) as client:
+            assert client.modern and client.transport.session_id is None
+            assert client.call_tool("echo", {"text": "hé"}).content[0].text == "hé"
+            trip = client.call_tool("trip", {"city": "Oslo"})             # multi round-trip over HTTP
+            assert trip.content[0].text == "accept:{'confirm': True}:sunny:['file:///srv/trips']"
+            assert client.read_resource("demo://readme").contents[0].text == "read me"
+            client.subscribe_resource("demo://readme")
+            server.notify_resource_updated("demo://readme")
+            server.add_tool(lambda: "new", name="added")
+            assert changed.wait(10)
+            client.unsubscribe_resource("demo://readme")
+            assert client.session.wait_closed(0.3) is False
+        assert updates == ["demo://readme"]
+    finally:
+        handle.shutdown()
+    assert server._listeners == set()                 # every listen ended with its stream
+
+
+def test_our_client_falls_back_to_initialize_over_http(monkeypatch):
+    """A legacy Streamable HTTP server (ours with the modern path turned off) refuses the
+    probe with 400 and no modern error: the client runs initialize and keeps a session."""
+    from mcp_ref import Client
+    from mcp_ref.transports import http_handler
+    monkeypatch.setattr(http_handler, "is_modern_post", lambda message, version: False)
+    handle = start_http(modern_server(), ("127.0.0.1", 0))
+    try:
+        with Client.http(handle.url, timeout=30) as client:
+            assert not client.modern and client.protocol_version == "2025-11-25"
+            assert client.transport.session_id
+            assert client.call_tool("echo", {"text": "x"}).content[0].text == "x"
+    finally:
+        handle.shutdown()

@@ -35,6 +35,14 @@ Rules:
    exception; unbound, it is answered with a JSON-RPC error with ``httpStatus``.
 7. ``close()`` shuts the GET stream's connection, sends DELETE (about 1 s at
    most), shuts every other open stream and joins every thread it started.
+8. 2026-07-28 (a request whose ``_meta`` names its protocol version): the
+   ``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name`` headers mirror the
+   body (transports/http_modern.py); no session id is ever held; a 4xx whose
+   body is a JSON-RPC error is that request's answer (so the client can tell a
+   modern refusal, -32022 say, from a legacy server's); such a request is
+   cancelled by closing its answer (no ``notifications/cancelled`` is POSTed,
+   and a broken modern stream is never resumed: it has no event ids). Spec 2026-07-28:
+   basic/transports/streamable-http#request-metadata, #backward-compatibility.
 """
 import collections
 import itertools
@@ -48,6 +56,7 @@ from ..errors import INTERNAL_ERROR, ConnectionClosed, InvalidMessage, require
 from ..messages import ErrorObject, ErrorResponse, Notification, Request, Response, decode, encode
 from .sse_client import (CLOSED, HttpError, SessionExpired, content_type, http_error, http_session, iter_body,
                          settle_request, shutdown_response, take)
+from .http_modern import request_headers
 from .stdio import DEFAULT_MAX_MESSAGE_SIZE
 
 log = logging.getLogger("mcp_ref.http")
@@ -55,6 +64,20 @@ log = logging.getLogger("mcp_ref.http")
 __all__ = ["StreamableHttpTransport", "HttpError", "SessionExpired"]
 
 ACCEPT = "application/json, text/event-stream"
+
+
+def _modern_refusal(message: Request, exc: HttpError) -> Optional[ErrorResponse]:
+    """Rule 8: the JSON-RPC error a modern server sent with a 4xx to a modern request,
+    as the request's answer (None when the body holds none: a legacy server's refusal)."""
+    if exc.status not in (400, 404) or not lifecycle.is_modern_request(message.params):
+        return None
+    try:
+        reply = decode(exc.body)
+    except InvalidMessage:
+        return None
+    if not isinstance(reply, ErrorResponse) or reply.id not in (None, message.id):
+        return None
+    return ErrorResponse(message.id, reply.error)
 
 
 class _StreamState:
@@ -118,6 +141,7 @@ class StreamableHttpTransport:
         self._abandoned: set = set()          # requests we cancelled: their streams are not resumed
         self._reinit_lock = threading.Lock()
         self._reinit_ids = itertools.count(1)
+        self._modern_answers: dict = {}       # rule 8: a modern request's id -> its open answer
 
     # ------------------------------------------------------------------ Transport interface
     def send(self, message, related_id=None) -> None:
@@ -140,6 +164,10 @@ class StreamableHttpTransport:
                 if len(self._abandoned) > 10000:
                     self._abandoned.clear()
                 self._abandoned.add((message.params or {}).get("requestId"))
+                answer = self._modern_answers.pop((message.params or {}).get("requestId"), None)
+            if answer is not None:          # rule 8: closing a modern request's stream cancels it
+                shutdown_response(answer)
+                return
         self._post_and_forget(message)
         if isinstance(message, Notification) and message.method == "notifications/initialized" \
                 and self.open_get_stream:
@@ -192,9 +220,13 @@ class StreamableHttpTransport:
     def _post(self, message):
         """POST one message; returns the response (status 2xx) or raises (rule 6)."""
         sent_session = self.session_id
+        headers = self._headers({"Content-Type": "application/json"})
+        if isinstance(message, Request) and lifecycle.is_modern_request(message.params):     # rule 8
+            headers.update(request_headers(message.method, message.params,
+                                           message.params["_meta"][lifecycle.PROTOCOL_VERSION_META]))
         try:
             response = self._http.post(self.url, data=encode(message).encode("utf-8"), stream=True,
-                                       headers=self._headers({"Content-Type": "application/json"}),
+                                       headers=headers,
                                        timeout=self._timeout, **self._tls)
         except self._errors as exc:
             raise HttpError(f"POST {self.url} failed: {exc}", url=self.url) from None
@@ -257,8 +289,19 @@ class StreamableHttpTransport:
                     self._expired = exc
                 return self._fail([message.id], exc)
             except HttpError as exc:
+                reply = _modern_refusal(message, exc)
+                if reply is not None:                   # rule 8: the server's JSON-RPC answer
+                    return self._deliver(reply, _StreamState(None, [message.id]))
                 return self._fail([message.id], exc)
-            return self._consume(response, _StreamState(self.session_id, [message.id]))
+            if not lifecycle.is_modern_request(message.params):
+                return self._consume(response, _StreamState(self.session_id, [message.id]))
+            with self._lock:
+                self._modern_answers[message.id] = response     # rule 8: closed to cancel
+            try:
+                return self._consume(response, _StreamState(self.session_id, [message.id]))
+            finally:
+                with self._lock:
+                    self._modern_answers.pop(message.id, None)
 
     def _consume(self, response, state: _StreamState, in_background: bool = False) -> None:
         """Deliver a POST's answer: a JSON body now, an SSE stream here or on a pool thread."""

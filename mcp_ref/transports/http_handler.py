@@ -296,7 +296,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         version = self._header("mcp-protocol-version")
         if version is not None and not lifecycle.is_supported(version):
             self._error(400, INVALID_REQUEST, f"Bad Request: unsupported {VERSION_HEADER}: {version!r} "
-                                              f"(supported: {', '.join(lifecycle.SUPPORTED_REVISIONS)})")
+                                              f"(supported: {', '.join(lifecycle.LEGACY_REVISIONS)})")
             return False
         return True
 
@@ -607,10 +607,11 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         if not app.legacy_sse:
             return self._error(404, INVALID_REQUEST, "Not Found")
         session_id = parse_qs(urlsplit(self.path).query).get("session_id", [None])[0]
-        if session_id is None:
-            return self._error(400, INVALID_REQUEST, "Bad Request: session_id is required")
-        transport = app.lookup(session_id, legacy=True)
+        transport = app.lookup(session_id, legacy=True) if session_id is not None else None
         if transport is None:
+            self.close_connection = True        # rule 1: the body stays unread, so the connection ends
+            if session_id is None:
+                return self._error(400, INVALID_REQUEST, "Bad Request: session_id is required")
             return self._error(404, INVALID_REQUEST, "Not Found: unknown or expired session")
         body = self._read_body()
         if body is None:
