@@ -40,10 +40,9 @@ basic/transports/streamable-http#backward-compatibility, basic/index#meta):
    approval hook), as a legacy server's requests are, and the request is sent
    again (a new id) with the original params, ``inputResponses`` and the
    ``requestState`` echoed exactly (``retry_params``). An answer that fails
-   (the user rejected sampling, an undeclared capability) fails the call with
+   (the user rejected sampling) fails the call with
    that error: the modern era has no way to tell the server. At most
    ``MAX_INPUT_ROUNDS`` rounds. An interim result to another method is -32603.
-
 6. Change notifications (Spec 2026-07-28: basic/patterns/subscriptions): in
    the modern era the client keeps one ``subscriptions/listen`` open
    (``Listening``) asking for every list change the server declares and for

@@ -62,6 +62,15 @@ if TYPE_CHECKING:          # names for annotations only
 
 log = get_logger("mcp_ref.server")
 
+class _NoCheck:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NO_CHECK = _NoCheck()
 _MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen"})     # modern.py rule 4
 
 __all__ = ["Server", "Context", "ServerSession"]
@@ -170,27 +179,42 @@ class Context(RequestContext):
         ``include_context``, ``temperature``, ``stop_sequences``, ``metadata``,
         ``tools``, ``tool_choice``, ``timeout``, ``meta``. Spec: client/sampling."""
         from . import sampling  # client features load on first use
-        return sampling.create_message(self, messages, max_tokens=max_tokens, system_prompt=system_prompt,
-                                       **options)
+        wanted = {"tools": {}} if options.get("tools") is not None else {}
+        if options.get("include_context") not in (None, "none"):
+            wanted["context"] = {}
+        with self._needs({"sampling": wanted}):
+            return sampling.create_message(self, messages, max_tokens=max_tokens, system_prompt=system_prompt,
+                                           **options)
 
     def elicit(self, message: str, requested_schema: dict, *, timeout: float | None = None):
         """Ask the user to fill in a form (``elicitation/create``, form mode); returns an
         ``ElicitResult`` whose accepted content has been validated against the schema.
         Spec: client/elicitation."""
         from . import elicitation  # client features load on first use
-        return elicitation.elicit_form(self, message, requested_schema, timeout=timeout)
+        with self._needs({"elicitation": {"form": {}}}):
+            return elicitation.elicit_form(self, message, requested_schema, timeout=timeout)
 
     def elicit_url(self, message: str, url: str, elicitation_id: str, *, timeout: float | None = None):
         """Send the user to ``url`` (URL mode elicitation, 2025-11-25); returns an
         ``ElicitResult`` (accept = the user consented). Finish with
         ``ctx.session.complete_elicitation(elicitation_id)``. Spec: client/elicitation."""
         from . import elicitation  # client features load on first use
-        return elicitation.elicit_url(self, message, url, elicitation_id, timeout=timeout)
+        with self._needs({"elicitation": {"url": {}}}):
+            return elicitation.elicit_url(self, message, url, elicitation_id, timeout=timeout)
 
     def list_roots(self, *, timeout: float | None = None) -> list:
         """The client's roots (``roots/list``) as ``Root`` objects. Spec: client/roots."""
         from . import roots  # client features load on first use
-        return roots.list_roots(self, timeout=timeout)
+        with self._needs({"roots": {}}):
+            return roots.list_roots(self, timeout=timeout)
+
+    def _needs(self, required: dict):
+        """In a 2026-07-28 request, a capability the request did not declare ends the
+        call with -32021 (server_mrtr.py rule 6); elsewhere a no-op."""
+        if self.era is None:
+            return _NO_CHECK
+        from . import server_mrtr
+        return server_mrtr.needs(required)
 
     # -- logging (Spec: server/utilities/logging); see features/utilities.py
     def log(self, level: str, data: Any, logger: str | None = None) -> bool:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from . import lifecycle, modern
 from .errors import McpError, MethodNotFoundError
-from .server_mrtr import InputRequired, input_required_result, load
+from .server_mrtr import InputRequired, MissingCapability, input_required_result, load
 
 __all__ = ["serve", "preflight", "discover", "told_capabilities"]
 
@@ -77,6 +77,8 @@ def serve(server, ctx, method: str, params: dict) -> dict:
         result = server._run_handler(handler, ctx, params)
     except InputRequired as stop:                   # rule 5: multi round-trip
         result = input_required_result(ctx, stop)
+    except MissingCapability as missing:            # server_mrtr.py rule 6
+        raise missing.error() from None
     except McpError as exc:
         translated = modern.translate_error(exc)
         if translated is exc:

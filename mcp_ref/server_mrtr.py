@@ -14,8 +14,8 @@ Rules:
 1. ``Context.request`` of ``elicitation/create``, ``sampling/createMessage`` or
    ``roots/list`` during a modern ``tools/call``, ``prompts/get`` or
    ``resources/read`` comes here (``ask``); during any other request it is
-   refused (``CapabilityNotSupported``: the spec allows input requests only on
-   those three). The capability checks of sampling.py, elicitation.py and
+   refused (the spec allows input requests only on
+   those three; ``SessionError``). The capability checks of sampling.py, elicitation.py and
    roots.py run first, against the request's own client capabilities.
 2. The n-th ask of a run has the key ``<kind>-<n>`` (``elicit-1``,
    ``sample-2``, ...). An answer is used only for the same key *and* the same
@@ -31,6 +31,12 @@ Rules:
    any check is refused with -32602 (Spec: MUST treat it as attacker-controlled).
    A server restarted with a new key refuses old states; clients then start over.
 5. Answers the client adds that we did not ask for are ignored.
+6. A question the request's client capabilities do not allow ends the call
+   with -32021 ``MissingRequiredClientCapabilityError`` whose
+   ``data.requiredCapabilities`` names what was missing (Spec 2026-07-28:
+   basic/index#meta: MUST), instead of the legacy era's ``isError`` result
+   (``needs``; ``MissingCapability`` is a ``BaseException`` for the same reason
+   as ``InputRequired``).
 
 How a function should behave when it runs twice: everything before its last
 ask runs once per round. Ask first, act after: do side effects (writes,
@@ -45,9 +51,9 @@ import hmac
 import json
 import time
 
-from .errors import CapabilityNotSupported, InvalidParamsError
+from .errors import CapabilityNotSupported, InvalidParamsError, MissingRequiredClientCapabilityError, SessionError
 
-__all__ = ["InputRequired", "ask", "input_required_result", "STATE_TTL"]
+__all__ = ["InputRequired", "MissingCapability", "needs", "ask", "input_required_result", "STATE_TTL"]
 
 STATE_TTL = 600.0           # seconds a requestState is accepted (rule 4)
 KINDS = {"elicitation/create": "elicit", "sampling/createMessage": "sample", "roots/list": "roots"}
@@ -60,6 +66,34 @@ class InputRequired(BaseException):
     def __init__(self, key: str, method: str, params: dict, state: "_State"):
         super().__init__(f"input required: {method} ({key})")
         self.key, self.method, self.params, self.state = key, method, params, state
+
+
+class MissingCapability(BaseException):
+    """Rule 6: the call ends with -32021."""
+
+    def __init__(self, required: dict, message: str):
+        super().__init__(message)
+        self.required, self.message = required, message
+
+    def error(self) -> MissingRequiredClientCapabilityError:
+        return MissingRequiredClientCapabilityError(f"Missing required client capability: {self.message}",
+                                                    {"requiredCapabilities": self.required})
+
+
+class needs:
+    """Rule 6: ``with needs({"sampling": {}}):`` turns the capability refusal of the
+    code inside into ``MissingCapability``."""
+
+    def __init__(self, required: dict):
+        self.required = required
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if kind is not None and issubclass(kind, CapabilityNotSupported):
+            raise MissingCapability(self.required, str(exc)) from None
+        return False
 
 
 class _State:
@@ -142,7 +176,7 @@ def _load(ctx) -> _State:
 def ask(ctx, method: str, params) -> dict:
     """Rules 1 to 3: the client's answer to this ask, or ``InputRequired``."""
     if ctx.method not in ASKING_METHODS:
-        raise CapabilityNotSupported(f"{method}: a {ctx.era.version} server may ask the client only during "
+        raise SessionError(f"{method}: a {ctx.era.version} server may ask the client only during "
                                      f"{', '.join(ASKING_METHODS)} (Spec 2026-07-28: basic/patterns/mrtr)")
     state = ctx._mrtr
     if state is None:

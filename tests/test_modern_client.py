@@ -16,7 +16,8 @@ import pytest
 
 from conftest import MODERN_REVISION
 from helpers import WAIT, RawPeer, Recorder, run_in_thread
-from mcp_ref import Client, Context, McpError, Server, UnsupportedProtocolVersion, UserRejectedError
+from mcp_ref import (Client, Context, McpError, MissingRequiredClientCapabilityError, Server,
+                     UnsupportedProtocolVersion, UserRejectedError)
 from mcp_ref.transports import TapTransport, memory_pair
 
 V = "io.modelcontextprotocol/protocolVersion"
@@ -280,9 +281,16 @@ def test_a_rejected_sampling_fails_the_call_in_the_modern_era(wire_validator):
             client.call_tool("trip", {"city": "Oslo"})
 
 
-def test_an_undeclared_capability_is_an_error_result_as_before(wire_validator):
+def test_an_undeclared_capability_is_missing_required_client_capability(wire_validator):
+    """2026-07-28 basic/index#meta: the server MUST answer -32021 naming what is missing
+    (the legacy era's tool gets CapabilityNotSupported, an isError result)."""
     with Connected(feature_server(), wire_validator, elicitation=FEATURES["elicitation"]) as client:
-        result = client.call_tool("trip", {"city": "Oslo"})        # no sampling callback: not declared
+        with pytest.raises(MissingRequiredClientCapabilityError) as info:
+            client.call_tool("trip", {"city": "Oslo"})             # no sampling callback: not declared
+        assert info.value.data == {"requiredCapabilities": {"sampling": {}}}
+    with Connected(feature_server(), wire_validator, protocol_version="2025-11-25",
+                   elicitation=FEATURES["elicitation"]) as client:
+        result = client.call_tool("trip", {"city": "Oslo"})
         assert result.is_error and "sampling" in result.content[0].text
 
 

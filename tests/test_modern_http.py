@@ -180,3 +180,33 @@ def test_our_client_falls_back_to_initialize_over_http(monkeypatch):
             assert client.call_tool("echo", {"text": "x"}).content[0].text == "x"
     finally:
         handle.shutdown()
+
+
+def test_an_error_while_serving_keeps_status_200(url):
+    reply = post(url, "tools/call", {"name": "asks", "arguments": {}, **meta()})
+    assert reply.status_code == 200 and reply.json()["error"]["code"] == -32602     # unknown tool: as before
+
+
+@pytest.fixture
+def asking_url():
+    from mcp_ref import Context, Server
+    server = Server("asking")
+
+    @server.tool
+    def asks(ctx: Context) -> str:
+        return ctx.list_roots()[0].uri
+
+    handle = start_http(server, ("127.0.0.1", 0), response_mode="json")
+    try:
+        yield handle.url
+    finally:
+        handle.shutdown()
+
+
+def test_a_question_the_client_cannot_answer_is_400_missing_required_client_capability(asking_url):
+    response = post(asking_url, "tools/call", {"name": "asks", "arguments": {}, **meta()})
+    assert response.status_code == 400, response.text
+    reply = response.json()
+    validate_wire(reply, MODERN_REVISION, "error")
+    assert reply["error"]["code"] == -32021
+    assert reply["error"]["data"] == {"requiredCapabilities": {"roots": {}}}

@@ -56,7 +56,7 @@ from typing import Optional
 from urllib.parse import parse_qs, urlsplit
 
 from .. import lifecycle
-from ..errors import INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage, McpError
+from ..errors import INTERNAL_ERROR, INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY, InvalidMessage, McpError
 from ..messages import ErrorObject, ErrorResponse, Request, decode, encode
 from ._sse import accepts, chunk, format_comment, format_event
 from .http_modern import header_problem, is_modern_post, status_for
@@ -386,8 +386,12 @@ class McpRequestHandler(BaseHTTPRequestHandler):
     def _direct(self, answer, headers) -> None:
         """Called on the session's thread that sends a lone JSON answer: write it now."""
         self._direct_answer = answer
+        status = 200
+        if getattr(self, "_modern", False) and isinstance(answer, ErrorResponse) and \
+                answer.error.code == MISSING_REQUIRED_CLIENT_CAPABILITY:
+            status = status_for(answer.error.code)      # rule 7: 400, as the spec says
         try:
-            self._json(200, answer, headers)
+            self._json(status, answer, headers)
         except Exception as exc:                  # the client went away: never the session's problem
             log.debug("writing an answer failed: %s", exc)
             self.close_connection = True
@@ -521,9 +525,11 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             return self._json(status_for(exc.code), ErrorResponse(message.id, ErrorObject(exc.code, exc.message,
                                                                                            exc.data)))
         transport = self.app.stateless_session()
+        self._modern = True
         try:
             self._post_messages(transport, message, json_ok, sse_ok, [])
         finally:
+            self._modern = False
             transport.session.close("request done")
 
     # ------------------------------------------------------------------ GET /mcp, DELETE /mcp
