@@ -558,7 +558,16 @@ class Client(ServerFeatureRequests, TaskRequests):
             transport.close()
             raise
         transport.session = client.session       # typed HTTP failures reach the waiting caller
+        streamable = getattr(transport, "inner", transport)
+        if hasattr(streamable, "param_headers"):  # 2026-07-28 x-mcp-header (client_modern.py rule 7)
+            streamable.param_headers = client._param_headers
         return client
+
+    def _param_headers(self, params: dict) -> dict:
+        """The ``Mcp-Param-*`` headers of a ``tools/call`` (the tool as last listed)."""
+        with self._lock:
+            tool = self._tool_cache.get(params.get("name"))
+        return client_modern.param_headers(tool, params.get("arguments"))
 
     # ------------------------------------------------------------------ requests
     def ping(self, timeout: float | None = None) -> None:
@@ -573,6 +582,8 @@ class Client(ServerFeatureRequests, TaskRequests):
         params = {"cursor": cursor} if cursor is not None else None
         result = self._request("tools/list", params)
         tools = [types.Tool.from_dict(t) for t in result.get("tools", [])]
+        if self.modern and getattr(getattr(self.transport, "inner", self.transport), "param_headers", None):
+            tools = client_modern.valid_for_http(tools)       # client_modern.py rule 7
         with self._lock:
             for tool in tools:
                 self._tool_cache[tool.name] = tool

@@ -51,6 +51,13 @@ basic/transports/streamable-http#backward-compatibility, basic/index#meta):
    old. Notifications reach the same callbacks as in the legacy era; those of
    a replaced listen are dropped, so none is delivered twice.
 
+7. ``x-mcp-header`` over HTTP (Spec 2026-07-28: streamable-http#custom-headers-
+   from-tool-parameters): ``tools/call`` carries the ``Mcp-Param-*`` headers the
+   tool's inputSchema asks for (the tool as last listed; one not listed yet gets
+   none), and a listed tool whose annotations break the rules is left out of
+   ``list_tools()`` with a warning (``valid_for_http``). Over stdio they are
+   ignored, as the spec allows.
+
 This module does no I/O and starts no threads: the Client sends.
 """
 from __future__ import annotations
@@ -366,3 +373,28 @@ class Listening:
             self._acks.clear()
         if old is not None:
             old.cancel("client closed")
+
+
+# ---------------------------------------------------------------- x-mcp-header (rule 7)
+def param_headers(tool, arguments) -> dict:
+    from .transports.http_modern import param_annotations, param_headers as headers_for
+    if tool is None or not isinstance(arguments, dict):
+        return {}
+    try:
+        return headers_for(param_annotations(tool.input_schema), arguments)
+    except ValueError:
+        return {}
+
+
+def valid_for_http(tools: list) -> list:
+    from .errors import get_logger
+    from .transports.http_modern import param_annotations
+    kept = []
+    for tool in tools:
+        try:
+            param_annotations(tool.input_schema)
+        except ValueError as exc:
+            get_logger("mcp_ref.client").warning("tool %r left out: invalid x-mcp-header: %s", tool.name, exc)
+            continue
+        kept.append(tool)
+    return kept

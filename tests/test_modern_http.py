@@ -210,3 +210,67 @@ def test_a_question_the_client_cannot_answer_is_400_missing_required_client_capa
     validate_wire(reply, MODERN_REVISION, "error")
     assert reply["error"]["code"] == -32021
     assert reply["error"]["data"] == {"requiredCapabilities": {"roots": {}}}
+
+
+def test_listen_is_a_stream_even_when_the_server_answers_json():
+    import threading
+
+    from mcp_ref import Client
+    server = modern_server()
+    handle = start_http(server, ("127.0.0.1", 0), response_mode="json")
+    updates = []
+    done = threading.Event()
+    try:
+        with Client.http(handle.url, timeout=30, init_timeout=30,
+                         on_resource_updated=lambda uri: (updates.append(uri), done.set())) as client:
+            client.subscribe_resource("demo://readme")          # acknowledged: the stream is open
+            server.notify_resource_updated("demo://readme")
+            assert done.wait(10)
+            assert client.call_tool("echo", {"text": "x"}).content[0].text == "x"   # others stay JSON
+    finally:
+        handle.shutdown()
+    assert updates == ["demo://readme"]
+
+
+# ---------------------------------------------------------------------- x-mcp-header
+@pytest.fixture
+def sql_server():
+    from mcp_ref import Server
+    server = Server("sql")
+    schema = {"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "limit": {"type": "integer", "x-mcp-header": "Limit"},
+        "query": {"type": "string"}}, "required": ["region", "query"]}
+    server.add_tool(lambda region, query, limit=10: f"{region}:{limit}:{query}", name="execute_sql",
+                    input_schema=schema)
+    bad = {"type": "object", "properties": {"ratio": {"type": "number", "x-mcp-header": "Ratio"}}}
+    server.add_tool(lambda ratio=1.0: "never listed", name="bad_header", input_schema=bad)
+    handle = start_http(server, ("127.0.0.1", 0))
+    try:
+        yield handle.url
+    finally:
+        handle.shutdown()
+
+
+def test_mcp_param_headers_are_required_and_checked(sql_server):
+    params = {"name": "execute_sql", "arguments": {"region": "Hello, 世界", "limit": 5, "query": "SELECT 1"}, **meta()}
+    good = {"Mcp-Param-Region": "=?base64?SGVsbG8sIOS4lueVjA==?=", "Mcp-Param-Limit": "5.0"}
+    response = post(sql_server, "tools/call", params, headers=good)
+    assert response.status_code == 200 and response.json()["result"]["content"][0]["text"] == \
+        "Hello, 世界:5:SELECT 1"
+    for headers in ({"Mcp-Param-Limit": "5"}, {**good, "Mcp-Param-Limit": "6"},
+                    {**good, "Mcp-Param-Region": "elsewhere"}, {**good, "Mcp-Param-Region": "=?base64?%%%?="}):
+        response = post(sql_server, "tools/call", params, headers=headers)
+        assert response.status_code == 400 and response.json()["error"]["code"] == -32020, headers
+    # an argument that is absent needs no header
+    params["arguments"] = {"region": "eu", "query": "SELECT 2"}
+    response = post(sql_server, "tools/call", params, headers={"Mcp-Param-Region": "eu"})
+    assert response.json()["result"]["content"][0]["text"] == "eu:10:SELECT 2"
+
+
+def test_our_client_sends_mcp_param_headers_and_leaves_out_invalid_tools(sql_server):
+    from mcp_ref import Client
+    with Client.http(sql_server, timeout=30) as client:
+        assert [t.name for t in client.list_tools()] == ["execute_sql"]        # bad_header left out
+        result = client.call_tool("execute_sql", {"region": " padded ", "limit": 3, "query": "SELECT 3"})
+        assert result.content[0].text == " padded :3:SELECT 3"

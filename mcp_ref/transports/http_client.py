@@ -37,7 +37,8 @@ Rules:
    most), shuts every other open stream and joins every thread it started.
 8. 2026-07-28 (a request whose ``_meta`` names its protocol version): the
    ``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name`` headers mirror the
-   body (transports/http_modern.py); no session id is ever held; a 4xx whose
+   body (transports/http_modern.py), with a tool's ``Mcp-Param-*`` headers
+   (``param_headers``, from the client's tool cache); no session id is ever held; a 4xx whose
    body is a JSON-RPC error is that request's answer (so the client can tell a
    modern refusal, -32022 say, from a legacy server's); such a request is
    cancelled by closing its answer (no ``notifications/cancelled`` is POSTed,
@@ -142,6 +143,8 @@ class StreamableHttpTransport:
         self._reinit_lock = threading.Lock()
         self._reinit_ids = itertools.count(1)
         self._modern_answers: dict = {}       # rule 8: a modern request's id -> its open answer
+        # rule 8: fn(tools/call params) -> the tool's Mcp-Param-* headers (set by Client.http)
+        self.param_headers = None
 
     # ------------------------------------------------------------------ Transport interface
     def send(self, message, related_id=None) -> None:
@@ -224,6 +227,8 @@ class StreamableHttpTransport:
         if isinstance(message, Request) and lifecycle.is_modern_request(message.params):     # rule 8
             headers.update(request_headers(message.method, message.params,
                                            message.params["_meta"][lifecycle.PROTOCOL_VERSION_META]))
+            if self.param_headers is not None and message.method == "tools/call":
+                headers.update(self.param_headers(message.params))
         try:
             response = self._http.post(self.url, data=encode(message).encode("utf-8"), stream=True,
                                        headers=headers,

@@ -59,7 +59,7 @@ from .. import lifecycle
 from ..errors import INTERNAL_ERROR, INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY, InvalidMessage, McpError
 from ..messages import ErrorObject, ErrorResponse, Request, decode, encode
 from ._sse import accepts, chunk, format_comment, format_event
-from .http_modern import header_problem, is_modern_post, status_for
+from .http_modern import header_problem, is_modern_post, param_annotations, param_problem, status_for
 from .http_session import CANCELLED, CLOSE, STOP, WRITTEN
 
 log = logging.getLogger("mcp_ref.http")
@@ -519,11 +519,16 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         if not isinstance(message, Request):
             return self._head(202)
         try:
-            self.app.server.check_modern_request(
-                message.method, message.params, lambda version: header_problem(self._header, message, version))
+            self.app.server.check_modern_request(message.method, message.params,
+                                                 lambda version: self._modern_header_problem(message, version))
         except McpError as exc:
             return self._json(status_for(exc.code), ErrorResponse(message.id, ErrorObject(exc.code, exc.message,
                                                                                            exc.data)))
+        if message.method == "subscriptions/listen":     # a stream by nature, whatever the response mode
+            if not sse_ok:
+                return self._error(406, INVALID_REQUEST, "Not Acceptable: subscriptions/listen answers with "
+                                                         "text/event-stream")
+            json_ok = False
         transport = self.app.stateless_session()
         self._modern = True
         try:
@@ -531,6 +536,21 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         finally:
             self._modern = False
             transport.session.close("request done")
+
+    def _modern_header_problem(self, message, version: str):
+        """http_modern.py rules 3 and 6: the standard headers, then a tool's Mcp-Param-* headers."""
+        problem = header_problem(self._header, message, version)
+        if problem is not None or message.method != "tools/call":
+            return problem
+        params = message.params if isinstance(message.params, dict) else {}
+        name = params.get("name")
+        tool = self.app.server.tools.get(name) if isinstance(name, str) else None
+        try:
+            annotations = param_annotations(tool.input_schema) if tool is not None else {}
+        except ValueError as exc:                 # our own tool is invalid: nothing to check against
+            log.warning("tool %r: %s", name, exc)
+            return None
+        return param_problem(self._header, annotations, params.get("arguments") or {})
 
     # ------------------------------------------------------------------ GET /mcp, DELETE /mcp
     def _session_for_get_or_delete(self):
