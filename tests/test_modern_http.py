@@ -274,3 +274,26 @@ def test_our_client_sends_mcp_param_headers_and_leaves_out_invalid_tools(sql_ser
         assert [t.name for t in client.list_tools()] == ["execute_sql"]        # bad_header left out
         result = client.call_tool("execute_sql", {"region": " padded ", "limit": 3, "query": "SELECT 3"})
         assert result.content[0].text == " padded :3:SELECT 3"
+
+
+def test_every_message_of_our_client_over_http_is_valid(wire_validator):
+    from helpers import Recorder
+    from mcp_ref import Client
+    from mcp_ref.transports import TapTransport
+    from mcp_ref.transports.http_client import StreamableHttpTransport
+    from test_modern_client import FEATURES, feature_server
+    server = feature_server()
+    handle = start_http(server, ("127.0.0.1", 0))
+    recorder = Recorder()
+    try:
+        inner = StreamableHttpTransport(handle.url)
+        with Client._over_http(TapTransport(inner, recorder), 30, dict(on_log=lambda p: None, **FEATURES)) as client:
+            assert client.modern
+            client.call_tool("trip", {"city": "Oslo"})
+            client.call_tool("chatty")
+            client.subscribe_resource("demo://readme")
+            client.read_resource("demo://readme")
+            client.get_prompt("greet", {"name": "Ada"})
+    finally:
+        handle.shutdown()
+    assert wire_validator.check_transcript(recorder.raw, MODERN_REVISION) >= 12
