@@ -46,6 +46,7 @@ import weakref
 
 from . import client_modern, lifecycle, types
 from .client_requests import DEFAULT_MAX_PAGES, VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages
+from .client_modern import ModernEra
 from .client_tasks import TaskRequests, answer_related_task
 from .errors import (ApprovalDenied, CapabilityNotSupported, ConnectionClosed, MethodNotFoundError, SessionError,
                      UnsupportedProtocolVersion, get_logger)
@@ -101,7 +102,7 @@ class _ClassOrInstance:
         return self.on_instance.__get__(obj, cls)
 
 
-class Client(ServerFeatureRequests, TaskRequests):
+class Client(ServerFeatureRequests, TaskRequests, ModernEra):
     """An MCP client over any transport (see ``Client.stdio`` for the common case).
 
     Resources, prompts, completion, logging and the notification callbacks are
@@ -400,31 +401,11 @@ class Client(ServerFeatureRequests, TaskRequests):
         self.instructions = result.get("instructions")
         session.notify("notifications/initialized")
 
-    def _relisten(self, session: Session | None = None) -> None:
-        """client_modern.py rule 6: (re)open the listen stream for the current filter."""
-        session = session or self._live_session()
-        version = self.protocol_version
-
-        def start(params):
-            return session.start_request("subscriptions/listen", client_modern.with_meta(
-                params, self._modern_meta(version)))
-        self._listening.reopen(start, self.server_capabilities, self.init_timeout)
-
     def _speak(self, session: Session, version: str) -> None:
         self.protocol_version = version
         session.protocol_version = version
         if hasattr(session.transport, "protocol_version"):
             session.transport.protocol_version = version
-
-    def _modern_meta(self, version: str) -> dict:
-        """client_modern.py rule 3: the ``_meta`` of a modern request."""
-        from .modern import RequestMeta
-        if self.protocol_version is None:
-            self._asking = version              # the probe: capabilities() speaks of this revision
-        level = self._log_level
-        if level is None and (self.on_notification is not None or self._listeners.get("notifications/message")):
-            level = "debug"     # someone listens: everything, as a legacy server sends before logging/setLevel
-        return RequestMeta(version, self.capabilities(), self.client_info.to_dict(version), level).to_meta()
 
     def close(self) -> None:
         """Close the session and the transport (and stop any respawn, rule 5). Idempotent.
@@ -467,32 +448,6 @@ class Client(ServerFeatureRequests, TaskRequests):
         if self._restarter is None:
             return self.session.request(method, params, **options)
         return self._restarter.request(self, method, params, options)
-
-    def _modern_request(self, method: str, params: dict | None, options: dict) -> dict:
-        """client_modern.py rules 3 to 5: send, answer input requests, retry, until complete."""
-        base = dict(params or {})
-        params = base
-        for _ in range(client_modern.MAX_INPUT_ROUNDS):
-            params = client_modern.with_meta(params, self._modern_meta(self.protocol_version))
-            if self._restarter is None:
-                result = self.session.request(method, params, **options)
-            else:
-                result = self._restarter.request(self, method, params, options)
-            if client_modern.check_result_type(result) == "complete":
-                return client_modern.strip(result)
-            params = client_modern.retry_params(base, method, result, self._answer_input)
-        raise SessionError(f"{method}: the server asked for input {client_modern.MAX_INPUT_ROUNDS} times "
-                           "without completing")
-
-    def _answer_input(self, method: str, params: dict) -> dict:
-        """One input request of a multi round-trip answer (client_modern.py rule 5): the same
-        callbacks, capability checks and approval hook as a legacy server request."""
-        entry = self._request_handlers.get(method)
-        if entry is None:
-            raise MethodNotFoundError(f"Method not found: {method}")
-        handler, capability = entry
-        lifecycle.require_own_capability(self.capabilities(), capability, method)
-        return handler(None, params)
 
     # ------------------------------------------------------------------ HTTP transports
     @classmethod
@@ -562,12 +517,6 @@ class Client(ServerFeatureRequests, TaskRequests):
         if hasattr(streamable, "param_headers"):  # 2026-07-28 x-mcp-header (client_modern.py rule 7)
             streamable.param_headers = client._param_headers
         return client
-
-    def _param_headers(self, params: dict) -> dict:
-        """The ``Mcp-Param-*`` headers of a ``tools/call`` (the tool as last listed)."""
-        with self._lock:
-            tool = self._tool_cache.get(params.get("name"))
-        return client_modern.param_headers(tool, params.get("arguments"))
 
     # ------------------------------------------------------------------ requests
     def ping(self, timeout: float | None = None) -> None:

@@ -58,13 +58,14 @@ basic/transports/streamable-http#backward-compatibility, basic/index#meta):
    ``list_tools()`` with a warning (``valid_for_http``). Over stdio they are
    ignored, as the spec allows.
 
-This module does no I/O and starts no threads: the Client sends.
+This module does no I/O and starts no threads: the Client sends (``ModernEra``, the
+Client's methods of this era, send through its session).
 """
 from __future__ import annotations
 
 from . import lifecycle, modern, types
 from .errors import (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
-                     InternalError, InvalidParamsError, McpError, RequestTimeout, SessionError,
+                     InternalError, InvalidParamsError, McpError, MethodNotFoundError, RequestTimeout, SessionError,
                      UnsupportedProtocolVersion)
 
 AUTO = "auto"
@@ -398,3 +399,63 @@ def valid_for_http(tools: list) -> list:
             continue
         kept.append(tool)
     return kept
+
+
+# ---------------------------------------------------------------- the Client's modern-era methods
+class ModernEra:
+    """The ``Client`` methods of rules 3 to 7 (a mixin, as client_requests.py's).
+    Needs the Client's ``session``, ``protocol_version``, ``capabilities()``,
+    ``client_info``, ``_log_level``, ``_listeners``, ``on_notification``, ``_asking``,
+    ``_listening``, ``_restarter``, ``_request_handlers``, ``_tool_cache``, ``_lock``,
+    ``server_capabilities``, ``init_timeout`` and ``_live_session()``."""
+
+    def _relisten(self, session=None) -> None:
+        """Rule 6: (re)open the listen stream for the current filter."""
+        session = session or self._live_session()
+        version = self.protocol_version
+
+        def start(params):
+            return session.start_request("subscriptions/listen", with_meta(
+                params, self._modern_meta(version)))
+        self._listening.reopen(start, self.server_capabilities, self.init_timeout)
+
+    def _modern_meta(self, version: str) -> dict:
+        """Rule 3: the ``_meta`` of a modern request."""
+        if self.protocol_version is None:
+            self._asking = version              # the probe: capabilities() speaks of this revision
+        level = self._log_level
+        if level is None and (self.on_notification is not None or self._listeners.get("notifications/message")):
+            level = "debug"     # someone listens: everything, as a legacy server sends before logging/setLevel
+        return modern.RequestMeta(version, self.capabilities(), self.client_info.to_dict(version), level).to_meta()
+
+    def _modern_request(self, method: str, params: dict | None, options: dict) -> dict:
+        """Rules 3 to 5: send, answer input requests, retry, until complete."""
+        base = dict(params or {})
+        params = base
+        for _ in range(MAX_INPUT_ROUNDS):
+            params = with_meta(params, self._modern_meta(self.protocol_version))
+            if self._restarter is None:
+                result = self.session.request(method, params, **options)
+            else:
+                result = self._restarter.request(self, method, params, options)
+            if check_result_type(result) == "complete":
+                return strip(result)
+            params = retry_params(base, method, result, self._answer_input)
+        raise SessionError(f"{method}: the server asked for input {MAX_INPUT_ROUNDS} times "
+                           "without completing")
+
+    def _answer_input(self, method: str, params: dict) -> dict:
+        """One input request of a multi round-trip answer (rule 5): the same
+        callbacks, capability checks and approval hook as a legacy server request."""
+        entry = self._request_handlers.get(method)
+        if entry is None:
+            raise MethodNotFoundError(f"Method not found: {method}")
+        handler, capability = entry
+        lifecycle.require_own_capability(self.capabilities(), capability, method)
+        return handler(None, params)
+
+    def _param_headers(self, params: dict) -> dict:
+        """The ``Mcp-Param-*`` headers of a ``tools/call`` (the tool as last listed)."""
+        with self._lock:
+            tool = self._tool_cache.get(params.get("name"))
+        return param_headers(tool, params.get("arguments"))

@@ -62,15 +62,6 @@ if TYPE_CHECKING:          # names for annotations only
 
 log = get_logger("mcp_ref.server")
 
-class _NoCheck:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-_NO_CHECK = _NoCheck()
 _MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen"})     # modern.py rule 4
 
 __all__ = ["Server", "Context", "ServerSession"]
@@ -211,10 +202,8 @@ class Context(RequestContext):
     def _needs(self, required: dict):
         """In a 2026-07-28 request, a capability the request did not declare ends the
         call with -32021 (server_mrtr.py rule 6); elsewhere a no-op."""
-        if self.era is None:
-            return _NO_CHECK
         from . import server_mrtr
-        return server_mrtr.needs(required)
+        return server_mrtr.needs(required, active=self.era is not None)
 
     # -- logging (Spec: server/utilities/logging); see features/utilities.py
     def log(self, level: str, data: Any, logger: str | None = None) -> bool:

@@ -81,17 +81,17 @@ class MissingCapability(BaseException):
 
 
 class needs:
-    """Rule 6: ``with needs({"sampling": {}}):`` turns the capability refusal of the
-    code inside into ``MissingCapability``."""
+    """Rule 6: ``with needs({"sampling": {}}, active=...):`` turns the capability refusal
+    of the code inside into ``MissingCapability`` (when ``active``: a modern request)."""
 
-    def __init__(self, required: dict):
-        self.required = required
+    def __init__(self, required: dict, active: bool = True):
+        self.required, self.active = required, active
 
     def __enter__(self):
         return self
 
     def __exit__(self, kind, exc, tb):
-        if kind is not None and issubclass(kind, CapabilityNotSupported):
+        if self.active and kind is not None and issubclass(kind, CapabilityNotSupported):
             raise MissingCapability(self.required, str(exc)) from None
         return False
 

@@ -335,3 +335,17 @@ def test_subscriptions_ride_subscriptions_listen(wire_validator):
     assert "resources/subscribe" not in sent and sent.count("subscriptions/listen") == 3
     acks = [m for m in connected.recorder.received() if m.get("method") == "notifications/subscriptions/acknowledged"]
     assert acks[1]["params"]["notifications"]["resourceSubscriptions"] == ["demo://readme"]
+
+
+def test_a_task_tool_runs_as_an_ordinary_call_in_the_modern_era(wire_validator):
+    """No tasks extension is offered to a 2026-07-28 client, so a tool with task_support
+    falls back to core behavior (basic/versioning#extension-negotiation)."""
+    server = Server("tasks-fallback")
+
+    @server.tool(task_support="required")
+    def render(scene: str) -> str:
+        return f"rendered {scene}"
+
+    with Connected(server, wire_validator) as client:
+        assert "tasks" not in client.server_capabilities and "extensions" not in client.server_capabilities
+        assert client.call_tool("render", {"scene": "city"}).content[0].text == "rendered city"
