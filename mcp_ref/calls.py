@@ -85,10 +85,19 @@ class RequestContext:
         else:
             self.meta, self.progress_token = {}, None
         self._cancelled = None             # the Event, made on first use (see ``cancelled``)
+        # A request that ends only when the peer cancels it (2026-07-28 subscriptions/listen):
+        # cancelled at once when the peer's input ends, not awaited (session.py rule 5).
+        self.ends_with_input = False
         self.finished = False
         self._nested: set | None = None    # Pending requests sent on behalf of this one
         self._on_cancel: list | None = None    # see on_cancel
         self._last_progress: float | None = None
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The revision this request is served in (the session's; a server's Context
+        answers a 2026-07-28 request's own)."""
+        return self.session.protocol_version
 
     @property
     def cancelled(self) -> threading.Event:
@@ -150,7 +159,7 @@ class RequestContext:
         params = {"progressToken": self.progress_token, "progress": progress}
         if total is not None:
             params["total"] = total
-        if message is not None and lifecycle.at_least(self.session.protocol_version, "2025-03-26"):
+        if message is not None and lifecycle.at_least(self.protocol_version, "2025-03-26"):
             params["message"] = message            # the field arrived in 2025-03-26
         self.notify("notifications/progress", params)
 

@@ -35,6 +35,11 @@ Rules:
    another thread's ``token.cancel(reason)`` sends ``notifications/cancelled``
    and the caller raises ``RequestCancelled``, on every transport. A list
    method hands it to each page it asks for.
+8. Dual-era (Spec 2026-07-28: basic/versioning): ``protocol_version="auto"``
+   (the default) probes with ``server/discover`` and speaks the modern era
+   (no handshake, ``_meta`` on every request) when the server offers it, else
+   runs ``initialize`` as before; client_modern.py has the rules. The public
+   methods and what they return are the same in both eras.
 """
 from __future__ import annotations
 
@@ -43,8 +48,9 @@ import os
 import threading
 import weakref
 
-from . import lifecycle, types
+from . import client_modern, lifecycle, types
 from .client_requests import DEFAULT_MAX_PAGES, VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages
+from .client_modern import ModernEra
 from .client_tasks import TaskRequests, answer_related_task
 from .errors import (ApprovalDenied, CapabilityNotSupported, ConnectionClosed, MethodNotFoundError, SessionError,
                      UnsupportedProtocolVersion, get_logger)
@@ -110,7 +116,7 @@ class _ClassOrInstance:
         return self.on_instance.__get__(obj, cls)
 
 
-class Client(ServerFeatureRequests, TaskRequests):
+class Client(ServerFeatureRequests, TaskRequests, ModernEra):
     """An MCP client over any transport (see ``Client.stdio`` for the common case).
 
     Resources, prompts, completion, logging and the notification callbacks are
@@ -124,8 +130,9 @@ class Client(ServerFeatureRequests, TaskRequests):
         client_info: ``Implementation`` or dict for ``clientInfo``.
         timeout: default seconds for every request.
         init_timeout: seconds for ``initialize`` alone.
-        protocol_version: the revision to ask for (default: the latest); one of
-            ``SUPPORTED_REVISIONS``, else ``ValueError`` before anything is sent.
+        protocol_version: ``"auto"`` (the default: the modern era when the server
+            offers it, else the newest legacy revision, rule 8), or one revision of
+            ``SUPPORTED_REVISIONS`` to insist on; else ``ValueError`` before anything is sent.
         ping_interval: ping the server this often (None: never).
         max_pages: how many pages ``list_tools()`` and the other ``list_*()``
             helpers follow before raising ``TooManyPages`` (client_requests.py rule 1).
@@ -158,7 +165,7 @@ class Client(ServerFeatureRequests, TaskRequests):
     """
 
     def __init__(self, transport, *, client_info=None, timeout: float = 60.0, init_timeout: float = 10.0,
-                 protocol_version: str = lifecycle.LATEST_REVISION, ping_interval: float | None = None,
+                 protocol_version: str = "auto", ping_interval: float | None = None,
                  max_workers: int = 8, on_notification: Callable | None = None,
                  sampling: Callable | None = None, sampling_tools: bool | None = None,
                  elicitation: Callable | None = None, elicitation_url: Callable | None = None,
@@ -169,7 +176,7 @@ class Client(ServerFeatureRequests, TaskRequests):
                  on_resources_list_changed: Callable | None = None,
                  on_prompts_list_changed: Callable | None = None, on_task_status: Callable | None = None,
                  max_pages: int = DEFAULT_MAX_PAGES):
-        lifecycle.check_requested(protocol_version)          # lifecycle.py rule 2
+        client_modern.check_requested(protocol_version)      # lifecycle.py rule 2, client_modern.py rule 2
         if validate_output not in VALIDATE_OUTPUT_MODES:
             raise ValueError(f"validate_output must be one of {VALIDATE_OUTPUT_MODES}, not {validate_output!r}")
         if client_info is None or isinstance(client_info, dict):
@@ -185,6 +192,10 @@ class Client(ServerFeatureRequests, TaskRequests):
         self.server_capabilities: dict = {}
         self.protocol_version: str | None = None
         self.instructions: str | None = None
+        self.modern = False                    # rule 8: the modern era was chosen (set by the handshake)
+        self._asking: str | None = None        # the revision a handshake request is sent in
+        self._listening = client_modern.Listening()    # the modern era's subscriptions/listen
+        self._log_level: str | None = None     # the modern era's per-request log level (set_logging_level)
         self._tool_cache: dict = {}
         self._output_checks: dict = {}         # tool name -> (outputSchema, validator)
         self._input_checks: dict = {}          # tool name -> (inputSchema, validator)
@@ -223,6 +234,7 @@ class Client(ServerFeatureRequests, TaskRequests):
         self._notification_handlers: dict = {
             "notifications/elicitation/complete": self._on_elicitation_complete,
             "notifications/tools/list_changed": self._on_tools_list_changed,
+            "notifications/subscriptions/acknowledged": self._listening.acknowledged,
         }
         # Callbacks for server notifications (client_requests.py rule 3).
         if on_log is not None:
@@ -292,16 +304,20 @@ class Client(ServerFeatureRequests, TaskRequests):
 
     def capabilities(self) -> dict:
         """What this client declares: a feature only when its callback (or roots) was
-        given, and only what the requested revision knows (``sampling.tools`` and
-        ``elicitation`` modes from 2025-11-25, elicitation from 2025-06-18).
-        Spec: basic/lifecycle#capability-negotiation."""
-        version = self.requested_version
+        given, and only what the revision knows (the one spoken, else the one being
+        asked for; ``sampling.tools`` and ``elicitation`` modes from 2025-11-25,
+        elicitation from 2025-06-18, roots without ``listChanged`` from 2026-07-28).
+        Spec: basic/lifecycle#capability-negotiation, 2026-07-28 basic/index#meta."""
+        version = self.protocol_version or self._asking or self.requested_version
+        if version == client_modern.AUTO:
+            version = lifecycle.MODERN_REVISIONS[0]
+        modern = version in lifecycle.MODERN_REVISIONS
         caps: dict = {}
         if self.sampling is not None:
             tools = self.sampling_tools and lifecycle.at_least(version, "2025-11-25")
             caps["sampling"] = {"tools": {}} if tools else {}
         if self._roots is not None:
-            caps["roots"] = {"listChanged": True}
+            caps["roots"] = {} if modern else {"listChanged": True}
         if lifecycle.at_least(version, "2025-06-18"):
             modes = {}
             if self.elicitation is not None:
@@ -362,25 +378,48 @@ class Client(ServerFeatureRequests, TaskRequests):
                                f"make a new client in the child")
 
     def _handshake(self, session: Session) -> None:
-        """initialize, the revision check, notifications/initialized (rule 1); also a
-        respawned server's (rule 5), which replaces everything learnt from the old one."""
+        """The era first (rule 8: ``server/discover``, unless a legacy revision is asked
+        for), then, for a legacy server, initialize, the revision check,
+        notifications/initialized (rule 1); also a respawned server's (rule 5), which
+        replaces everything learnt from the old one."""
         session.start()
+        requested = self.requested_version
+        self.modern = False
+        self._asking = None
+        if requested == client_modern.AUTO or requested in lifecycle.MODERN_REVISIONS:
+            chosen = client_modern.probe(lambda method, params: session.request(method, params,
+                                                                                timeout=self.init_timeout),
+                                         requested, self._modern_meta)
+            if chosen is not None:
+                version, discovery = chosen
+                self.modern = True
+                self._speak(session, version)
+                self.server_capabilities = discovery.capabilities
+                self.server_info = discovery.server_info or types.Implementation(name="", version="")
+                self.instructions = discovery.instructions
+                self._relisten(session)
+                return
+            requested = lifecycle.LATEST_LEGACY_REVISION
+        self._asking = requested
         result = session.request("initialize", {
-            "protocolVersion": self.requested_version,
+            "protocolVersion": requested,
             "capabilities": self.capabilities(),
-            "clientInfo": self.client_info.to_dict(self.requested_version),
+            "clientInfo": self.client_info.to_dict(requested),
         }, timeout=self.init_timeout)
         version = result.get("protocolVersion")
         if not lifecycle.is_supported(version):
-            raise UnsupportedProtocolVersion(version, lifecycle.SUPPORTED_REVISIONS)
-        self.protocol_version = version
-        session.protocol_version = version
-        if hasattr(session.transport, "protocol_version"):
-            session.transport.protocol_version = version
+            raise UnsupportedProtocolVersion(version, lifecycle.LEGACY_REVISIONS)
+        self._speak(session, version)
         self.server_capabilities = result.get("capabilities") or {}
         self.server_info = types.Implementation.from_dict(result.get("serverInfo") or {"name": "", "version": ""})
         self.instructions = result.get("instructions")
         session.notify("notifications/initialized")
+
+    def _speak(self, session: Session, version: str) -> None:
+        self.protocol_version = version
+        session.protocol_version = version
+        if hasattr(session.transport, "protocol_version"):
+            session.transport.protocol_version = version
 
     def close(self) -> None:
         """Close the session and the transport (and stop any respawn, rule 5). Idempotent.
@@ -418,6 +457,8 @@ class Client(ServerFeatureRequests, TaskRequests):
     def _request(self, method: str, params: dict | None = None, **options) -> dict:
         """Send one request and wait (Session.request); with ``auto_restart``, on a live session."""
         self._ready()
+        if self.modern:                         # rule 8
+            return self._modern_request(method, params, options)
         if self._restarter is None:
             return self.session.request(method, params, **options)
         return self._restarter.request(self, method, params, options)
@@ -494,12 +535,17 @@ class Client(ServerFeatureRequests, TaskRequests):
         transport.session = client.session       # typed HTTP failures reach the waiting caller
         # What the transport waits for on the caller's thread ends by the client's timeouts.
         transport.timeout, transport.init_timeout = client.timeout, client.init_timeout
+        streamable = getattr(transport, "inner", transport)
+        if hasattr(streamable, "param_headers"):  # 2026-07-28 x-mcp-header (client_modern.py rule 7)
+            streamable.param_headers = client._param_headers
         return client
 
     # ------------------------------------------------------------------ requests
     def ping(self, timeout: float | None = None, *, cancel: CancelToken | None = None) -> None:
-        """Spec: basic/utilities/ping."""
-        self._request("ping", timeout=timeout, cancel=cancel)
+        """Spec: basic/utilities/ping. The modern era has no ping: there an answered
+        ``server/discover`` proves the server alive (rule 8)."""
+        self._ready()
+        self._request("server/discover" if self.modern else "ping", timeout=timeout, cancel=cancel)
 
     def list_tools_page(self, cursor: str | None = None, *, cancel: CancelToken | None = None) -> tuple:
         """One page of tools: ``(tools, next_cursor)``. Spec: server/tools#listing-tools."""
@@ -507,6 +553,8 @@ class Client(ServerFeatureRequests, TaskRequests):
         params = {"cursor": cursor} if cursor is not None else None
         result = self._request("tools/list", params, cancel=cancel)
         tools = [types.Tool.from_dict(t) for t in result.get("tools", [])]
+        if self.modern and getattr(getattr(self.transport, "inner", self.transport), "param_headers", None):
+            tools = client_modern.valid_for_http(tools)       # client_modern.py rule 7
         with self._lock:
             for tool in tools:
                 self._tool_cache[tool.name] = tool
@@ -617,8 +665,8 @@ class Client(ServerFeatureRequests, TaskRequests):
                 raise CapabilityNotSupported("roots were not declared when this client connected; "
                                              "pass roots=[] to the constructor to offer them")
             self._roots = new
-        if self.protocol_version is not None and not self.closed:
-            self._check_process()
+        if self.protocol_version is not None and not self.closed and not self.modern:
+            self._check_process()               # (2026-07-28 has no such notification: roots are asked anew)
             self.session.notify("notifications/roots/list_changed")
 
     def handle_url_elicitations(self, error) -> list:
@@ -641,6 +689,8 @@ class Client(ServerFeatureRequests, TaskRequests):
         return self.elicitations.wait(elicitation_id, timeout)
 
     def _handle_notification(self, method: str, params: dict) -> None:
+        if self.modern and method != "notifications/subscriptions/acknowledged" and self._listening.stale(params):
+            return                              # client_modern.py rule 6: a replaced listen's
         handler = self._notification_handlers.get(method)
         if handler is not None:
             handler(params)

@@ -30,6 +30,10 @@ Rules:
    never over stateless HTTP (a task cannot outlive its request's session there).
    The registry and its handlers are ``features/tasks.py``, loaded when a task
    is first needed; closing a session cancels and forgets its tasks.
+8. Dual-era (2026-07-28): a request whose ``_meta`` names its protocol version,
+   or of a method only that era has (``server/discover``), is served by
+   server_modern.py on the request's own metadata, with or without a prior
+   ``initialize`` on the connection; everything else is served as before.
 
 Spec: basic/lifecycle, server/tools, server/resources, server/prompts,
 server/utilities/completion, server/utilities/logging, server/utilities/pagination,
@@ -37,10 +41,11 @@ basic/utilities/tasks.
 """
 from __future__ import annotations
 
+import os
 import threading
 
 from . import lifecycle
-from .errors import InvalidParamsError, MethodNotFoundError, get_logger
+from .errors import CapabilityNotSupported, InvalidParamsError, MethodNotFoundError, get_logger
 from .session import RequestContext, Session
 
 TYPE_CHECKING = False
@@ -56,6 +61,8 @@ if TYPE_CHECKING:          # names for annotations only
     from .types import Implementation, Prompt, Tool
 
 log = get_logger("mcp_ref.server")
+
+_MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen"})     # modern.py rule 4
 
 __all__ = ["Server", "Context", "ServerSession"]
 
@@ -108,6 +115,10 @@ class Context(RequestContext):
     """
 
     task_id: str | None = None
+    # A modern (2026-07-28) request's metadata (modern.RequestMeta), else None: the
+    # request, not the session, says who the client is (server_modern.py rule 2).
+    era = None
+    _mrtr = None            # server_mrtr.py: this run's answers, read from a retry on first ask
 
     @property
     def server(self) -> "Server":
@@ -115,11 +126,35 @@ class Context(RequestContext):
 
     @property
     def client_capabilities(self) -> dict:
-        return self.session.client_capabilities
+        era = self.era
+        return era.capabilities if era is not None else self.session.client_capabilities
 
     @property
     def protocol_version(self) -> str | None:
-        return self.session.protocol_version
+        era = self.era
+        return era.version if era is not None else self.session.protocol_version
+
+    @property
+    def client_info(self) -> Implementation | None:
+        """The client's ``Implementation``: from this request's ``_meta`` (2026-07-28), else
+        from ``initialize``; None when the client did not say."""
+        era = self.era
+        if era is None:
+            return self.session.client_info
+        from .types import Implementation
+        return Implementation.from_dict(era.client_info) if era.client_info is not None else None
+
+    def request(self, method: str, params: dict | None = None, **options) -> dict:
+        """Send a request to the client on behalf of this one (legacy era only: a
+        2026-07-28 request has no server-to-client requests, ``CapabilityNotSupported``;
+        ``elicit``, ``sample`` and ``list_roots`` ask there through multi round-trip)."""
+        if self.era is not None:
+            if method in ("elicitation/create", "sampling/createMessage", "roots/list"):
+                from . import server_mrtr               # multi round-trip: answered, or the run ends
+                return server_mrtr.ask(self, method, params)
+            raise CapabilityNotSupported(f"{method}: a {self.era.version} server sends no requests to the client "
+                                         "(Spec 2026-07-28: basic/patterns/mrtr)")
+        return super().request(method, params, **options)
 
     # -- authorization (HTTP with auth=; Spec: basic/authorization): the caller's token
     @property
@@ -143,7 +178,9 @@ class Context(RequestContext):
     # -- client features: sampling, elicitation, roots (sampling.py, elicitation.py, roots.py).
     # Each raises CapabilityNotSupported locally, before sending, when the client did not
     # declare the feature or the session's revision does not know it; a tool turns that
-    # into an isError result. Nested requests carry this request's id (related_id), honour
+    # into an isError result. In a 2026-07-28 request each ends the call with an
+    # InputRequiredResult and returns the answer when the client retries: the function
+    # runs again (server_mrtr.py, which says how a function should behave then). Nested requests carry this request's id (related_id), honour
     # ``timeout`` (RequestTimeout) and are cancelled with this request.
     def sample(self, messages: list, *, max_tokens: int, system_prompt: str | None = None, **options):
         """Ask the client's LLM for a message (``sampling/createMessage``); returns a
@@ -152,27 +189,40 @@ class Context(RequestContext):
         ``include_context``, ``temperature``, ``stop_sequences``, ``metadata``,
         ``tools``, ``tool_choice``, ``timeout``, ``meta``. Spec: client/sampling."""
         from . import sampling  # client features load on first use
-        return sampling.create_message(self, messages, max_tokens=max_tokens, system_prompt=system_prompt,
-                                       **options)
+        wanted = {"tools": {}} if options.get("tools") is not None else {}
+        if options.get("include_context") not in (None, "none"):
+            wanted["context"] = {}
+        with self._needs({"sampling": wanted}):
+            return sampling.create_message(self, messages, max_tokens=max_tokens, system_prompt=system_prompt,
+                                           **options)
 
     def elicit(self, message: str, requested_schema: dict, *, timeout: float | None = None):
         """Ask the user to fill in a form (``elicitation/create``, form mode); returns an
         ``ElicitResult`` whose accepted content has been validated against the schema.
         Spec: client/elicitation."""
         from . import elicitation  # client features load on first use
-        return elicitation.elicit_form(self, message, requested_schema, timeout=timeout)
+        with self._needs({"elicitation": {"form": {}}}):
+            return elicitation.elicit_form(self, message, requested_schema, timeout=timeout)
 
     def elicit_url(self, message: str, url: str, elicitation_id: str, *, timeout: float | None = None):
         """Send the user to ``url`` (URL mode elicitation, 2025-11-25); returns an
         ``ElicitResult`` (accept = the user consented). Finish with
         ``ctx.session.complete_elicitation(elicitation_id)``. Spec: client/elicitation."""
         from . import elicitation  # client features load on first use
-        return elicitation.elicit_url(self, message, url, elicitation_id, timeout=timeout)
+        with self._needs({"elicitation": {"url": {}}}):
+            return elicitation.elicit_url(self, message, url, elicitation_id, timeout=timeout)
 
     def list_roots(self, *, timeout: float | None = None) -> list:
         """The client's roots (``roots/list``) as ``Root`` objects. Spec: client/roots."""
         from . import roots  # client features load on first use
-        return roots.list_roots(self, timeout=timeout)
+        with self._needs({"roots": {}}):
+            return roots.list_roots(self, timeout=timeout)
+
+    def _needs(self, required: dict):
+        """In a 2026-07-28 request, a capability the request did not declare ends the
+        call with -32021 (server_mrtr.py rule 6); elsewhere a no-op."""
+        from . import server_mrtr
+        return server_mrtr.needs(required, active=self.era is not None)
 
     # -- logging (Spec: server/utilities/logging); see features/utilities.py
     def log(self, level: str, data: Any, logger: str | None = None) -> bool:
@@ -181,6 +231,8 @@ class Context(RequestContext):
         eight RFC 5424 levels (ValueError otherwise); ``data`` is any JSON value."""
         from .features.utilities import check_level
         check_level(level)
+        if self.era is not None:        # 2026-07-28: the level is the request's, none means no messages
+            return self.server._logs.send_for_request(self, level, data, logger)
         return self.server._logs.send(self.session, level, data, logger, related_id=self.request_id)
 
     # -- Streamable HTTP (Spec: basic/transports#sending-messages-to-the-server, 2025-11-25)
@@ -251,13 +303,20 @@ class Server:
         self._roots_changed: list = []          # callbacks fn(session), see on_roots_changed
         self._lock = threading.Lock()
         self.sessions: set = set()
+        self._listeners: set = set()            # open 2026-07-28 subscriptions/listen requests (rule 8)
         # Rule 6: the registries of features/, made on first use (see _feature).
         self._features: dict = {}
         self._features_lock = threading.Lock()
         self._bridges: list = []
+        # 2026-07-28 cache hints, {method: (ttlMs, cacheScope)}; None: modern.py rule 3's defaults.
+        self.cache_hints: dict | None = None
+        # 2026-07-28 multi round-trip: the key that signs requestState (server_mrtr.py rule 4).
+        self.mrtr_secret: bytes = os.urandom(32)
         # Rule 1: one row per method, a literal each, with the capability it needs.
         self._request_handlers = {
             "initialize": (self._on_initialize, None),
+            "server/discover": (self._on_discover, None),
+            "subscriptions/listen": (self._on_listen, None),
             "tools/list": (lambda ctx, params: self.tools.handle_list(ctx, params), "tools"),
             "tools/call": (lambda ctx, params: self.tools.handle_call(ctx, params), "tools"),
             "resources/list": (lambda ctx, params: self.resources.handle_list(ctx, params), "resources"),
@@ -466,8 +525,13 @@ class Server:
 
     def notify_resource_updated(self, uri: str) -> int:
         """Send ``notifications/resources/updated`` to the sessions subscribed to ``uri``
-        (only those); returns how many. Spec: server/resources#subscriptions."""
-        return self.resources.notify_updated(uri)
+        (only those), and on the 2026-07-28 listen streams that subscribed to it; returns
+        how many. Spec: server/resources#subscriptions, 2026-07-28 basic/patterns/subscriptions."""
+        sent = self.resources.notify_updated(uri)
+        if self._listeners:
+            from . import server_modern
+            sent += server_modern.broadcast(self, "notifications/resources/updated", {"uri": uri})
+        return sent
 
     # ------------------------------------------------------------------ prompts (features/prompts.py)
     def prompt(self, fn: Callable | None = None, **kwargs):
@@ -529,6 +593,9 @@ class Server:
                     session.notify(method)
                 except Exception:
                     log.debug("could not send %s", method, exc_info=True)
+        if self._listeners:
+            from . import server_modern            # and on the 2026-07-28 listen streams
+            server_modern.broadcast(self, method)
 
     # ------------------------------------------------------------------ serving
     def serve(self, transport, **options) -> ServerSession:
@@ -580,6 +647,9 @@ class Server:
 
     # ------------------------------------------------------------------ dispatch
     def _handle_request(self, ctx: Context, method: str, params: dict) -> dict:
+        if method in _MODERN_ONLY or ("_meta" in params and lifecycle.is_modern_request(params)):
+            from . import server_modern             # rule 8: a 2026-07-28 request
+            return server_modern.serve(self, ctx, method, params)
         entry = self._request_handlers.get(method)
         if entry is None:
             raise MethodNotFoundError(f"Method not found: {method}")
@@ -592,6 +662,9 @@ class Server:
             lifecycle.require_own_capability(declared or self.capabilities(), capability, method)
             if declared and capability is not None and session.state == lifecycle.READY:
                 session.checked_capabilities.add(capability)    # what it was told never changes
+        return self._run_handler(handler, ctx, params)
+
+    def _run_handler(self, handler: Callable, ctx: Context, params: dict) -> dict:
         if not self._bridges:
             return handler(ctx, params)
         from .features.utilities import current     # the logging bridge finds the request here
@@ -639,6 +712,23 @@ class Server:
         if self.instructions:
             result["instructions"] = self.instructions
         return result
+
+    def check_modern_request(self, method: str, params, check_headers: Callable | None = None) -> None:
+        """Raise the McpError a 2026-07-28 request is refused with before it is served
+        (server_modern.py rule 4); ``check_headers(version)`` returns a transport's
+        header error, if any (the HTTP handler's)."""
+        from . import server_modern
+        server_modern.preflight(self, method, params, check_headers)
+
+    def _on_listen(self, ctx: Context, params: dict) -> dict:
+        """Spec 2026-07-28: basic/patterns/subscriptions (rule 8)."""
+        from . import server_modern
+        return server_modern.listen(self, ctx, params)
+
+    def _on_discover(self, ctx: Context, params: dict) -> dict:
+        """Spec 2026-07-28: server/discover (served only in the modern era, rule 8)."""
+        from . import server_modern
+        return server_modern.discover(self, ctx)
 
     def _server_info(self, version: str) -> dict:
         fields = self._info_fields

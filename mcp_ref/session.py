@@ -327,6 +327,15 @@ class Session:
         else:
             self._jobs.submit(job)
 
+    def cancel_inbound(self, request_id, reason: str | None = None) -> None:
+        """Cancel a request we are serving, as the peer's ``notifications/cancelled`` would
+        (for a transport whose cancellation signal is not a message: 2026-07-28 Streamable
+        HTTP, where the client closing the response stream cancels the request)."""
+        params = {"requestId": request_id}
+        if reason:
+            params["reason"] = reason
+        self._on_cancelled(params)
+
     def wait_closed(self, timeout: float | None = None) -> bool:
         """Block until the session has closed (the peer went away or close() ran)."""
         return self._closed_event.wait(timeout)
@@ -589,7 +598,8 @@ class Session:
         return run_all
 
     def _on_request(self, request: Request, batch: _Batch | None = None):
-        if request.method == "ping":               # Spec: basic/utilities/ping: answer promptly
+        if request.method == "ping" and not lifecycle.is_modern_request(request.params):
+            # Spec: basic/utilities/ping: answer promptly (2026-07-28 has no ping: the handler says -32601)
             return self._reply_job(Response(request.id, {}), batch)
         ctx = self._context_class(self, request)
         with self._lock:
@@ -764,6 +774,10 @@ class Session:
             self._reading_done = True              # followers drain the backlog, then stop
             self._pool.notify_all()
             self._standby_cv.notify_all()
+        with self._lock:                           # a stream only the peer could end (subscriptions/listen)
+            streams = [ctx for ctx in self._inbound.values() if ctx.ends_with_input]
+        for ctx in streams:
+            ctx._cancel()
         deadline = time.monotonic() + self._eof_grace
         while time.monotonic() < deadline:
             with self._lock:

@@ -32,6 +32,8 @@ ALLOWED = {
     "session": {"errors", "messages", "lifecycle", "calls", "workers"},
     # A bounded thread pool shared by sessions that have no reader of their own (HTTP).
     "workers": set(),
+    # The modern era (2026-07-28): per-request metadata, discovery and result rules, pure.
+    "modern": {"errors", "messages", "lifecycle"},
     # Client features (sampling, roots, elicitation, the approval hook): pure helpers.
     "sampling": {"errors", "messages", "types", "lifecycle", "approval"},
     "roots": {"errors", "messages", "types", "lifecycle"},
@@ -43,11 +45,17 @@ ALLOWED = {
     "server": {"session", "calls", "lifecycle", "types", "signature", "uritemplate", "errors", "messages", "transports",
                "features",
                "sampling", "roots", "elicitation", "elicitation_schema", "approval"},
+    # The server's serving of a modern request (and its multi round-trip requests).
+    "server_modern": {"lifecycle", "modern", "errors", "messages", "types", "server_mrtr"},
+    "server_mrtr": {"errors"},
+    # The client's modern era: choosing it, request metadata, reading modern results.
+    "client_modern": {"lifecycle", "modern", "types", "errors", "messages"},
     # The client's requests for resources, prompts, completion, logging; callbacks; output checks.
     "client_requests": {"lifecycle", "types", "errors", "messages"},
     # The client's task requests (2025-11-25): call_tool_as_task, tasks/get, tasks/result, tasks/list, tasks/cancel.
     "client_tasks": {"lifecycle", "types", "errors", "messages"},
     "client": {"session", "calls", "lifecycle", "types", "errors", "messages", "transports", "client_requests",
+               "client_modern", "modern",
                "client_tasks",
                "sampling", "roots", "elicitation", "elicitation_schema", "approval"},
     # Stdio auto-restart: the respawn policy; it reaches the client only through the object it is given.

@@ -40,6 +40,8 @@ Rules:
    is still there and sends a comment every ``keepalive`` seconds. With
    ``poll_interval`` a connection is closed after that long, after a
    ``retry`` event (SEP-1699 polling); the stream itself lives on.
+6. Legacy: GET ``/sse`` → first event ``endpoint`` (``/messages?session_id=...``),
+   then ``message`` events; POST there → 202. The session ends with the stream.
 7. Authorization (``auth.resource_server`` rules; only with ``auth=``): after the
    Host/Origin check, GET of a protected resource metadata path → the document
    (no token needed); every MCP path needs a valid Bearer token (401/400 with
@@ -48,8 +50,12 @@ Rules:
    ``insufficient_scope`` before anything reaches the session; a session id
    created by another subject → 404. The token's ``AccessToken`` is the
    transport's ``auth`` (``Context.auth``).
-6. Legacy: GET ``/sse`` → first event ``endpoint`` (``/messages?session_id=...``),
-   then ``message`` events; POST there → 202. The session ends with the stream.
+8. 2026-07-28: a POST without ``Mcp-Session-Id`` that is modern (http_modern.py
+   rule 1) is checked there and answered without a session; the legacy rules
+   above apply to everything else, so one endpoint serves both eras. A client
+   that closes the connection of such a request cancels it (the handler's
+   ``ctx.cancelled`` is set; nothing more is sent for it), noticed within
+   ``MODERN_POLL`` seconds.
 """
 import json
 import logging
@@ -63,10 +69,11 @@ from typing import Optional
 from urllib.parse import parse_qs, urlsplit
 
 from .. import lifecycle
-from ..errors import INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage
+from ..errors import INTERNAL_ERROR, INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY, InvalidMessage, McpError
 from ..messages import ErrorObject, ErrorResponse, Request, decode, encode
 from ._sse import accepts, chunk, format_comment, format_event
 from ..auth.resource_server import Refusal
+from .http_modern import header_problem, is_modern_post, param_annotations, param_problem, status_for
 from .http_session import CANCELLED, CLOSE, STOP, WRITTEN
 
 log = logging.getLogger("mcp_ref.http")
@@ -81,6 +88,7 @@ MAX_CHUNK_LINE = 4096          # bytes of one chunk-size line (with extensions) 
 FRAMING_MIN = 64 * 1024        # chunk framing allowed beyond the data, at least (rule 1)
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 
+MODERN_POLL = 0.2             # seconds between looks at a 2026-07-28 client's connection (rule 8)
 INITIALIZE_IN_BATCH = "Bad Request: initialize must not be part of a JSON-RPC batch; send it alone"
 
 _date_cache = [0, ""]
@@ -275,13 +283,37 @@ class McpRequestHandler(BaseHTTPRequestHandler):
 
     def _keepalive(self) -> None:
         """Rule 5: on an idle stream, notice a client that has gone (EOF), else send a comment."""
-        try:
-            gone = self.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
-        except (BlockingIOError, ValueError):      # nothing to read; or TLS, which takes no flags
-            gone = False
-        if gone:
+        if self._peer_gone():
             raise ConnectionResetError("the client closed the stream")
         self._event(format_comment("keepalive"))
+
+    def _peer_gone(self) -> bool:
+        """Whether the client closed its end of the connection (EOF waiting to be read)."""
+        try:
+            return self.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except (BlockingIOError, ValueError):      # nothing to read; or TLS, which takes no flags
+            return False
+        except OSError:
+            return True
+
+    def _next(self, conn, transport, stream, timeout: Optional[float] = None):
+        """The connection's next item. In a 2026-07-28 request, a client that closes the
+        connection cancels the request (rule 8; Spec 2026-07-28:
+        basic/transports/streamable-http#cancellation): checked every ``MODERN_POLL`` s."""
+        if not getattr(self, "_modern", False):
+            return conn.queue.get(timeout=timeout) if timeout is not None else conn.queue.get()
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            wait = MODERN_POLL if end is None else max(0.0, min(MODERN_POLL, end - time.monotonic()))
+            try:
+                return conn.queue.get(timeout=wait)
+            except queue.Empty:
+                if self._peer_gone():
+                    for request_id in list(stream.pending):
+                        transport.session.cancel_inbound(request_id, "the client closed the response stream")
+                    return CANCELLED
+                if end is not None and time.monotonic() >= end:
+                    raise
 
     # ------------------------------------------------------------------ reading
     def _read_body(self) -> Optional[bytes]:
@@ -364,7 +396,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         version = self._header("mcp-protocol-version")
         if version is not None and not lifecycle.is_supported(version):
             self._error(400, INVALID_REQUEST, f"Bad Request: unsupported {VERSION_HEADER}: {version!r} "
-                                              f"(supported: {', '.join(lifecycle.SUPPORTED_REVISIONS)})")
+                                              f"(supported: {', '.join(lifecycle.LEGACY_REVISIONS)})")
             return False
         return True
 
@@ -384,6 +416,8 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             return self._error(400, bad.code, bad.message)
         if self._scopes_refused(message):
             return
+        if self._header("mcp-session-id") is None and is_modern_post(message, self._header("mcp-protocol-version")):
+            return self._post_modern(message, json_ok, sse_ok)                # rule 8
         if app.stateless:
             return self._post_stateless(message, json_ok, sse_ok)
         session_id = self._header("mcp-session-id")
@@ -456,8 +490,12 @@ class McpRequestHandler(BaseHTTPRequestHandler):
     def _direct(self, answer, headers) -> None:
         """Called on the thread that sends a lone JSON answer (a pool worker): write it now."""
         self._direct_answer = answer
+        status = 200
+        if getattr(self, "_modern", False) and isinstance(answer, ErrorResponse) and \
+                answer.error.code == MISSING_REQUIRED_CLIENT_CAPABILITY:
+            status = status_for(answer.error.code)      # rule 8: 400, as the spec says
         try:
-            self._json(200, answer, headers)
+            self._json(status, answer, headers)
         except Exception as exc:                  # the client went away: never the session's problem
             log.debug("writing an answer failed: %s", exc)
             self.close_connection = True
@@ -467,7 +505,11 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         conn = stream.conn
         first = None
         if stream.mode != "sse":
-            first = conn.queue.get()
+            first = self._next(conn, transport, stream)
+            if first is CANCELLED:                 # rule 8: the client hung up; nobody to answer
+                transport.end_post(stream)
+                self.close_connection = True
+                return None
             if first is WRITTEN:
                 transport.end_post(stream)
                 return [self._direct_answer]
@@ -478,7 +520,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
                     replies.append(item[1])
                     if item[2]:
                         break
-                    item = conn.queue.get()
+                    item = self._next(conn, transport, stream)
                 else:
                     if item is STOP:
                         replies += [ErrorResponse(rid, ErrorObject(INTERNAL_ERROR, "the session closed "
@@ -516,7 +558,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
                     if deadline is not None:
                         wait = max(0.0, min(wait, deadline - time.monotonic()))
                     try:
-                        item = conn.queue.get(timeout=wait)
+                        item = self._next(conn, transport, stream, wait)
                     except queue.Empty:
                         if deadline is not None and time.monotonic() >= deadline:
                             if resume_id is not None:         # SEP-1699 polling: the client comes back
@@ -572,6 +614,51 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             self._post_messages(transport, message, json_ok, sse_ok, [])
         finally:
             session.close("stateless request done")
+
+    # ------------------------------------------------------------------ modern POST (2026-07-28)
+    def _post_modern(self, message, json_ok: bool, sse_ok: bool) -> None:
+        """Rule 8: one request, checked (http_modern.py rules 2 to 4), then served on a
+        session of its own that ends with the response."""
+        if isinstance(message, list):
+            return self._error(400, INVALID_REQUEST, "Bad Request: JSON-RPC batches are not part of protocol "
+                                                     "revision 2026-07-28")
+        if isinstance(message, InvalidMessage):
+            return self._json(400, ErrorResponse(message.id, ErrorObject(message.code, message.message)))
+        if not isinstance(message, Request):
+            return self._head(202)
+        try:
+            self.app.server.check_modern_request(message.method, message.params,
+                                                 lambda version: self._modern_header_problem(message, version))
+        except McpError as exc:
+            return self._json(status_for(exc.code), ErrorResponse(message.id, ErrorObject(exc.code, exc.message,
+                                                                                           exc.data)))
+        if message.method == "subscriptions/listen":     # a stream by nature, whatever the response mode
+            if not sse_ok:
+                return self._error(406, INVALID_REQUEST, "Not Acceptable: subscriptions/listen answers with "
+                                                         "text/event-stream")
+            json_ok = False
+        transport = self.app.stateless_session(owner=self._access)
+        self._modern = True
+        try:
+            self._post_messages(transport, message, json_ok, sse_ok, [])
+        finally:
+            self._modern = False
+            transport.session.close("request done")
+
+    def _modern_header_problem(self, message, version: str):
+        """http_modern.py rules 3 and 6: the standard headers, then a tool's Mcp-Param-* headers."""
+        problem = header_problem(self._header, message, version)
+        if problem is not None or message.method != "tools/call":
+            return problem
+        params = message.params if isinstance(message.params, dict) else {}
+        name = params.get("name")
+        tool = self.app.server.tools.get(name) if isinstance(name, str) else None
+        try:
+            annotations = param_annotations(tool.input_schema) if tool is not None else {}
+        except ValueError as exc:                 # our own tool is invalid: nothing to check against
+            log.warning("tool %r: %s", name, exc)
+            return None
+        return param_problem(self._header, annotations, params.get("arguments") or {})
 
     # ------------------------------------------------------------------ GET /mcp, DELETE /mcp
     def _session_for_get_or_delete(self):
@@ -654,10 +741,11 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         if not app.legacy_sse:
             return self._error(404, INVALID_REQUEST, "Not Found")
         session_id = parse_qs(urlsplit(self.path).query).get("session_id", [None])[0]
-        if session_id is None:
-            return self._error(400, INVALID_REQUEST, "Bad Request: session_id is required")
-        transport = app.lookup(session_id, legacy=True)
+        transport = app.lookup(session_id, legacy=True) if session_id is not None else None
         if transport is None or not self._owned(transport):
+            self.close_connection = True        # rule 1: the body stays unread, so the connection ends
+            if session_id is None:
+                return self._error(400, INVALID_REQUEST, "Bad Request: session_id is required")
             return self._error(404, INVALID_REQUEST, "Not Found: unknown or expired session")
         body = self._read_body()
         if body is None:
