@@ -79,9 +79,8 @@ def _read_message(stream, limit: int):
                 line = stream.readline(65536)
                 size += len(line)
             raise oversized(head, size - line.endswith(b"\n"), limit)
-        line = line.strip()
-        if line:
-            return decode(line)
+        if line[:1] not in b" \t\r\n" or line.strip():   # a blank line is skipped
+            return decode(line)                          # not stripped: no copy (messages._parse)
 
 
 class StdioServerTransport:
@@ -126,6 +125,16 @@ class StdioServerTransport:
         if self.closed:
             return None
         return _read_message(self._stdin, self.max_message_size)
+
+    def input_waiting(self) -> bool:
+        """Whether stdin has bytes to read now (session rule 10). True when it cannot
+        tell (no descriptor; ``select`` on a pipe is POSIX only): the session then
+        hands the reading role on as it would without asking."""
+        try:
+            import select
+            return bool(select.select([self._stdin], [], [], 0)[0])
+        except (AttributeError, OSError, ValueError, TypeError):
+            return True
 
     def close(self) -> None:
         if self.closed:
