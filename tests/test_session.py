@@ -1003,3 +1003,21 @@ def test_a_long_answer_keeps_the_reading_role_unless_input_is_waiting(monkeypatc
         assert (first is second) is not waiting
     finally:
         session.close()
+
+
+def test_a_waiter_keeps_the_first_settlement_and_stays_open():
+    """calls.py: the waiter is two bare locks; the first settle wins (a reply racing a
+    close or a cancel), and once settled every wait returns at once."""
+    from mcp_ref.calls import _Waiter
+    waiter = _Waiter("tools/call")
+    assert not waiter.settled and waiter.wait(0.01) is False
+    settlers = [threading.Thread(target=waiter.settle, args=(i,)) for i in range(8)]
+    for thread in settlers:
+        thread.start()
+    for thread in settlers:
+        thread.join(WAIT)
+    assert waiter.settled and waiter.reply in range(8)
+    first = waiter.reply
+    waiter.settle("late")
+    assert waiter.reply == first
+    assert waiter.wait(WAIT) and waiter.wait(WAIT)
