@@ -183,7 +183,7 @@ def _parse(data: str | bytes):
         if start == len(data):
             raise json.JSONDecodeError("Expecting value", data, start)
     obj, end = _raw_decode(data, start)
-    if end != len(data) and data[end:].strip(_JSON_SPACE):
+    if end != len(data) and not (end == len(data) - 1 and data[end] == "\n") and data[end:].strip(_JSON_SPACE):
         raise json.JSONDecodeError("Extra data", data, end)
     return obj
 

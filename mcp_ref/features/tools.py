@@ -342,11 +342,14 @@ class _Checker:
     def __init__(self, schema: dict):
         self.schema, self.check = schema, None
 
-    def __call__(self, instance) -> str | None:
+    def compiled(self) -> Callable:
         check = self.check
         if check is None:
             check = self.check = _compile(self.schema)
-        return check(instance)
+        return check
+
+    def __call__(self, instance) -> str | None:
+        return self.compiled()(instance)
 
 
 class _Entry:
@@ -644,7 +647,10 @@ class Tools(NamedRegistry):
         version = ctx.protocol_version
         if entry._fields is None:
             entry.prepare((self.context_class,))    # rule 8: the first call reads the signature
-        problem = entry.check_input(arguments)
+        check = entry.check_input
+        if type(check) is _Checker:                 # rule 8: compiled on the first call, then kept
+            check = entry.check_input = check.compiled()
+        problem = check(arguments)
         if problem:
             return error_result(f"Invalid arguments for tool {name}: {problem}", version)
         try:

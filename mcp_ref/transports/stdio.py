@@ -34,6 +34,7 @@ import os
 import sys
 import threading
 
+from ..errors import InvalidMessage
 from ..messages import PEEK_CHARS, decode, encode_line, oversized
 
 __all__ = ["StdioServerTransport", "StdioClientTransport", "DEFAULT_MAX_MESSAGE_SIZE", "SAFE_ENV_VARS",
@@ -79,8 +80,11 @@ def _read_message(stream, limit: int):
                 line = stream.readline(65536)
                 size += len(line)
             raise oversized(head, size - line.endswith(b"\n"), limit)
-        if line[:1] not in b" \t\r\n" or line.strip():   # a blank line is skipped
-            return decode(line)                          # not stripped: no copy (messages._parse)
+        try:
+            return decode(line)             # not stripped first: no copy of the frame (messages._parse)
+        except InvalidMessage:
+            if line.strip():
+                raise                       # a blank line is skipped, anything else reported
 
 
 class StdioServerTransport:
