@@ -79,7 +79,8 @@ same thread, then reads on: a sequential exchange involves one thread and no
 wake-ups. Rule 1 still holds because the leader gives the reading role away
 whenever the job could keep replies from being read: at once when the job
 waits on the peer (``Pending.result``), and otherwise when it runs longer
-than ``INLINE_TAKEOVER`` (2 ms) -- a ``standby`` thread watches for that and
+than ``INLINE_TAKEOVER`` (2 ms; rule 10: not while it writes its answer and
+nothing waits to be read) -- a ``standby`` thread watches for that and
 wakes an idle thread (or starts one, up to ``max_workers``) to read on. The
 standby polls only while jobs are flowing and sleeps untimed when the session
 is idle. When every thread is busy the leader does not serve inline: it keeps
@@ -752,13 +753,16 @@ class Session:
                     else:
                         del self._slow[key]
                 self._replying += 1                # until sent: the EOF grace waits for it (rule 5)
-        if self._inline_thread is threading.current_thread():
-            self._inline_replying = True           # rule 10
+        inline = self._inline_thread is threading.current_thread()
+        if inline:
+            self._inline_replying = True           # rule 10: while this answer is written
         try:
             if ctx.is_cancelled():                 # Spec: receivers SHOULD NOT respond
                 reply = None
             self._reply(reply, request.id, batch)
         finally:
+            if inline:
+                self._inline_replying = False      # the next job of a batch is user code again
             with self._lock:
                 self._replying -= 1
 
