@@ -53,6 +53,22 @@ Rules:
    the reader would; requests run on the shared pool, at most ``max_workers``
    at once (``workers.Lane``), and rule 4's work runs there one job at a time,
    in order. An idle session then holds no thread at all.
+10. A reader serving inline that has finished the handler and is writing
+   its answer keeps the reading role past ``INLINE_TAKEOVER`` while the
+   transport says no input is waiting (``transport.input_waiting()``: stdio
+   asks ``select``). Why: a large answer takes tens of ms to encode and
+   write; handing the role on then moved every next request to another
+   thread, and the last request's megabytes were freed at once each time, so
+   the C allocator gave them back to the system and faulted them in again on
+   every call (~1.4x the floor's CPU at 1-4 MB, almost all of it system
+   time: ``bench/bench_growth.py``, payload). Kept on one thread, the last
+   request stays referenced until the next is read, as in the floor's loop,
+   and its memory is reused (peak memory: about one payload more). Nothing
+   that matters is left unread: a peer blocked writing to us has filled the
+   pipe, which ``select`` sees, and the role is handed on as before; lines
+   already buffered were written in full, so their writer is free to read
+   our answer. A transport without ``input_waiting``, or one that cannot
+   tell, is handed on as before.
 
 Theory of operation (why a leader/follower pool that serves inline):
 handing each request from a reader thread to a worker costs a thread wake-up
@@ -63,7 +79,8 @@ same thread, then reads on: a sequential exchange involves one thread and no
 wake-ups. Rule 1 still holds because the leader gives the reading role away
 whenever the job could keep replies from being read: at once when the job
 waits on the peer (``Pending.result``), and otherwise when it runs longer
-than ``INLINE_TAKEOVER`` (2 ms) -- a ``standby`` thread watches for that and
+than ``INLINE_TAKEOVER`` (2 ms; rule 10: not while it writes its answer and
+nothing waits to be read) -- a ``standby`` thread watches for that and
 wakes an idle thread (or starts one, up to ``max_workers``) to read on. The
 standby polls only while jobs are flowing and sleeps untimed when the session
 is idle. When every thread is busy the leader does not serve inline: it keeps
@@ -172,6 +189,8 @@ class Session:
         self._inline_thread: threading.Thread | None = None     # the reader serving inline
         self._inline_since: float | None = None
         self._inline_count = 0
+        self._inline_replying = False              # the inline job is writing its answer (rule 10)
+        self._input_waiting = getattr(transport, "input_waiting", None)
         self._standby_asleep = False
         self._max_threads = max(1, max_workers) + 1   # handlers + the one reading
         self._threads: list = []
@@ -459,6 +478,7 @@ class Session:
                     still_reading = self._inline_thread is me
                     if still_reading:
                         self._inline_thread = self._inline_since = None
+                        self._inline_replying = False
             if not still_reading:
                 return _LOST
         with self._pool:
@@ -471,6 +491,7 @@ class Session:
     def _release_inline_locked(self) -> None:
         """Take the reading role from the thread serving inline and give it to another."""
         self._inline_thread = self._inline_since = None
+        self._inline_replying = False
         self._leading = False
         if self._idle:
             self._pool.notify()
@@ -495,8 +516,9 @@ class Session:
         with self._pool:
             while not self._reading_done:
                 since = self._inline_since
-                if since is not None and time.monotonic() - since >= INLINE_TAKEOVER:
-                    self._release_inline_locked()
+                if since is not None and time.monotonic() - since >= INLINE_TAKEOVER and not (
+                        self._inline_replying and self._input_waiting is not None and not self._input_waiting()):
+                    self._release_inline_locked()             # (rule 10: an answer being written keeps it)
                 if self._inline_count != seen or self._inline_since is not None:
                     seen, quiet = self._inline_count, 0
                 else:
@@ -741,11 +763,16 @@ class Session:
                     else:
                         del self._slow[key]
                 self._replying += 1                # until sent: the EOF grace waits for it (rule 5)
+        inline = self._inline_thread is threading.current_thread()
+        if inline:
+            self._inline_replying = True           # rule 10: while this answer is written
         try:
             if ctx.is_cancelled():                 # Spec: receivers SHOULD NOT respond
                 reply = None
             self._reply(reply, request.id, batch)
         finally:
+            if inline:
+                self._inline_replying = False      # the next job of a batch is user code again
             with self._lock:
                 self._replying -= 1
 

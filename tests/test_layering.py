@@ -215,3 +215,14 @@ def test_the_checker_sees_violations(tmp_path):
         ["mcp_ref.Server"]
     assert _allowed("mcp_ref.transports.http_client") >= {"lifecycle"}
     assert "lifecycle" not in _allowed("mcp_ref.transports.stdio")
+
+
+def test_an_http_server_does_not_load_dataclasses():
+    """Cold start (bench/bench_http.py): ``dataclasses`` loads ``inspect``, ``ast``,
+    ``dis`` and ``tokenize``; nothing an HTTP server imports to serve needs it."""
+    import subprocess
+    import sys
+    code = ("import sys; from mcp_ref import Server; from mcp_ref.transports.http_server import serve_http; "
+            "print('dataclasses' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "False", out.stderr

@@ -138,10 +138,17 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             log.debug("%s - %s", self.address_string(), format % args)
 
     def _header(self, name: str, default=None):
-        """A request header by lower-case name (one pass over the headers per request)."""
+        """A request header by lower-case name (one pass over the headers per request).
+        Read raw (``raw_items``, as the request carried it): ``items`` and ``get_all``
+        run the email package's header policy on every header, which cost more per
+        call than the rest of the POST handling (bench/bench_http.py, server CPU)."""
         if self._headers is None:
-            self._headers = {key.lower(): value for key, value in self.headers.items()}
+            self._headers = {key.lower(): value for key, value in self.headers.raw_items()}
         return self._headers.get(name, default)
+
+    def _header_all(self, name: str) -> list:
+        """Every value of a request header (lower-case name), in order."""
+        return [value for key, value in self.headers.raw_items() if key.lower() == name]
 
     # ------------------------------------------------------------------ dispatch
     def do_POST(self):
@@ -322,9 +329,9 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         ctype = self._header("content-type", "")
         if ctype.split(";")[0].strip().lower() != "application/json":
             return self._refuse(415, "Unsupported Media Type: Content-Type must be application/json")
-        codings = [c.strip().lower() for value in self.headers.get_all("Transfer-Encoding") or ()
+        codings = [c.strip().lower() for value in self._header_all("transfer-encoding")
                    for c in value.split(",") if c.strip()]
-        lengths = {v.strip() for v in self.headers.get_all("Content-Length") or ()}
+        lengths = {v.strip() for v in self._header_all("content-length")}
         if codings:
             if lengths:          # RFC 9112 §6.3: a request smuggling risk; refuse rather than guess
                 return self._refuse(400, "Bad Request: both Transfer-Encoding and Content-Length")
