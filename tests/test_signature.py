@@ -156,6 +156,7 @@ def test_schema_for_type(tp, expected):
     assert schema_for_type(tp) == expected
 
 
+@pytest.mark.req("BASE-15", "BASE-20")
 @pytest.mark.parametrize("tp, expected", TYPE_SCHEMAS, ids=[str(i) for i in range(len(TYPE_SCHEMAS))])
 def test_type_schemas_are_valid_json_schema(tp, expected):
     jsonschema = pytest.importorskip("jsonschema")
@@ -231,6 +232,7 @@ def test_input_schema(fn, expected):
     assert input_schema(fn, skip=(Context,)) == expected
 
 
+@pytest.mark.req("BASE-15", "BASE-20")
 @pytest.mark.parametrize("fn", [add, search, no_params, untyped, optional_context, draw])
 def test_input_schemas_are_valid_json_schema(fn):
     jsonschema = pytest.importorskip("jsonschema")
@@ -555,6 +557,7 @@ VALIDATION = [
 ]
 
 
+@pytest.mark.req("BASE-16")
 @pytest.mark.parametrize("instance, schema, expected", VALIDATION)
 def test_validate(instance, schema, expected):
     pytest.importorskip("jsonschema")

@@ -205,6 +205,7 @@ def wait_exit(pidfd: int, timeout: float = WAIT) -> bool:
 
 
 # ---------------------------------------------------------------------- the stream
+@pytest.mark.req("TRN-5")
 def test_stray_output_does_not_corrupt_the_stream():
     lines, recorder = Lines(), Recorder()
     client, transport = make_client(recorder=recorder, on_stderr=lines)
@@ -232,6 +233,7 @@ def test_oversized_line_from_the_server_is_skipped_and_the_session_goes_on():
         assert "exceeds" in errors[0]["error"]["message"]
 
 
+@pytest.mark.req("TRN-4")
 def test_a_chatty_server_never_blocks():
     count = [0]
 
@@ -304,6 +306,7 @@ def test_server_exits_promptly_on_stdin_eof_with_a_handler_running(tool):
 
 
 # ---------------------------------------------------------------------- client side of the shutdown
+@pytest.mark.req("LIFE-15")
 def test_a_well_behaved_server_exits_on_eof_without_signals():
     client, transport = make_client(close_timeout=WAIT)
     with client:
@@ -312,6 +315,7 @@ def test_a_well_behaved_server_exits_on_eof_without_signals():
     assert_reaped(transport.process)
 
 
+@pytest.mark.req("LIFE-15")
 @pytest.mark.parametrize("mode, expected_signal", [("ignore-eof", signal.SIGTERM), ("ignore-term", signal.SIGKILL)])
 def test_shutdown_ladder(mode, expected_signal):
     lines = Lines()
@@ -441,6 +445,7 @@ def test_the_client_is_safe_to_share_between_threads():
     assert all(text == str(k * 100 + j) for k, j, text in results)
 
 
+@pytest.mark.req("TRN-2")
 def test_nothing_is_left_behind_after_with():
     before_children = set(children_of(os.getpid()))
     recorder = Recorder()
