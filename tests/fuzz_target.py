@@ -11,7 +11,8 @@ with a completion, and logging.
 Environment: ``FUZZ_BASE`` the folder the file resources serve (default: none:
 every file read is refused); ``FUZZ_STDERR_BYTES`` writes that many bytes to
 stderr at start (the chatty-server fault); ``FUZZ_IGNORE_SIGTERM`` installs a
-SIGTERM handler that does nothing.
+SIGTERM handler that does nothing; ``FUZZ_HANG_AT_EXIT`` starts a thread that keeps
+the process alive after stdin closes (so only SIGKILL ends it).
 """
 import os
 import sys
@@ -132,6 +133,8 @@ def main() -> None:
     if os.environ.get("FUZZ_IGNORE_SIGTERM"):
         import signal
         signal.signal(signal.SIGTERM, lambda *args: None)
+    if os.environ.get("FUZZ_HANG_AT_EXIT"):
+        threading.Thread(target=threading.Event().wait, name="hang-at-exit", daemon=False).start()
     build(os.environ.get("FUZZ_BASE") or None).run()
 
 

@@ -167,6 +167,40 @@ def test_a_lone_surrogate_anywhere_is_answered_and_the_stdio_server_lives(where)
         target.close()
 
 
+SURROGATE_SERVER = r"""
+import json, sys
+def w(m):
+    sys.stdout.buffer.write(json.dumps(m).encode() + b"\n")
+    sys.stdout.buffer.flush()
+for line in sys.stdin.buffer:
+    m = json.loads(line)
+    if m.get("method") == "initialize":
+        w({"jsonrpc": "2.0", "id": m["id"], "result": {"protocolVersion": "2025-11-25",
+           "capabilities": {"tools": {}, "logging": {}}, "serverInfo": {"name": "s\ud800", "version": "1"}}})
+    elif m.get("method") == "tools/call":
+        w({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "\udfff"}})
+        w({"jsonrpc": "2.0", "id": "p\ud800", "method": "ping"})
+        w({"jsonrpc": "2.0", "id": "e1", "method": "elicitation/create", "params": {"message": "\ud800",
+           "requestedSchema": {"type": "object", "properties": {"n": {"type": "string"}}}}})
+        w({"jsonrpc": "2.0", "id": m["id"], "result": {"content": [{"type": "text", "text": "a\ud800b"}]}})
+    elif m.get("method") == "ping":
+        w({"jsonrpc": "2.0", "id": m["id"], "result": {}})
+"""
+
+
+@pytest.mark.req("TRN-1")
+@pytest.mark.xfail(strict=True, reason=f"lone surrogates ({DECODER_BRANCH}?): answering a server's request whose "
+                                       "id holds a lone surrogate fails the stdio client's write and closes it")
+def test_lone_surrogates_from_a_server_leave_the_stdio_client_working():
+    logs = []
+    client = Client.stdio([sys.executable, "-c", SURROGATE_SERVER], timeout=WAIT, on_log=logs.append,
+                          elicitation=lambda request: {"action": "decline"})
+    with client:
+        assert client.server_info.name == "s\ud800"
+        assert client.call_tool("x", {}).content[0].text == "a\ud800b"
+        client.ping()                                     # the client still works after answering both
+
+
 @pytest.mark.req("BASE-2")
 @pytest.mark.xfail(strict=True, reason=f"{DECODER_BRANCH}: deep nesting kills the stdio server")
 def test_a_request_nested_ten_thousand_deep_is_answered_and_the_stdio_server_lives():
