@@ -25,7 +25,7 @@ from __future__ import annotations
 import threading
 
 from . import lifecycle, types
-from .client_requests import VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages
+from .client_requests import VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages, page_of
 from .client_tasks import TaskRequests
 from .errors import (ApprovalDenied, CapabilityNotSupported, MethodNotFoundError, UnsupportedProtocolVersion,
                      get_logger)
@@ -397,11 +397,11 @@ class Client(ServerFeatureRequests, TaskRequests):
         self._require("tools", "tools/list")
         params = {"cursor": cursor} if cursor is not None else None
         result = self._request("tools/list", params)
-        tools = [types.Tool.from_dict(t) for t in result.get("tools", [])]
+        tools, cursor = page_of(result, "tools", types.Tool.from_dict)
         with self._lock:
             for tool in tools:
                 self._tool_cache[tool.name] = tool
-        return tools, result.get("nextCursor")
+        return tools, cursor
 
     def list_tools(self) -> list:
         """Every tool, following ``nextCursor`` to the last page."""

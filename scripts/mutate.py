@@ -5,13 +5,14 @@ when the code that meets it breaks?
 For every MUST row of spec_notes/traceability.md whose status is ``implemented``,
 this script takes the functions the row names (``module:Qual.name`` in
 spec_notes/traceability_map.json; class and module references are too broad and are
-skipped), makes small mutants of them with the standard library's ``ast`` and runs
+skipped) -- only their lines holding one of the row's ``lines`` texts when the map
+gives some for that function --, makes small mutants of them with the standard library's ``ast`` and runs
 only the tests that cite the row (``@pytest.mark.req``) against each mutant:
 
 * ``cmp``: flip a comparison (``==``/``!=``, ``<``/``>=``, ``in``/``not in``, ...);
 * ``bool``: ``and`` <-> ``or``; ``not x`` -> ``x``;
-* ``const``: a number n -> n + 1, ``True`` <-> ``False``, a string compared with or
-  used as a key -> another string;
+* ``const``: a number n -> n - 1 (n >= 2) or n + 1, ``True`` <-> ``False``, a string
+  compared with or used as a key -> another string;
 * ``drop``: a statement -> ``pass`` (logging calls and docstrings are left alone).
 
 A mutant is *killed* when a cited test fails, errors or times out, and *survives*
@@ -136,12 +137,18 @@ def mutation_points(function) -> list:
             if isinstance(value, bool):
                 points.append((index, "const", line, f"{value} -> {not value}"))
             elif isinstance(value, (int, float)):
-                points.append((index, "const", line, f"{value!r} -> {value + 1!r}"))
+                points.append((index, "const", line, f"{value!r} -> {_shifted(value)!r}"))
             elif isinstance(value, str) and id(node) in keyish:
                 points.append((index, "const", line, f"{value[:30]!r} -> other string"))
         if isinstance(node, DROPPABLE) and not _is_log_call(node):
             points.append((index, "drop", line, f"drop {type(node).__name__}"))
     return points
+
+
+def _shifted(value):
+    """A number's mutant: one less for a count or size of 2 or more (where a bound is
+    usually a minimum), one more otherwise."""
+    return value - 1 if isinstance(value, int) and value >= 2 else value + 1
 
 
 class _Apply(ast.NodeTransformer):
@@ -165,7 +172,7 @@ class _Apply(ast.NodeTransformer):
             if isinstance(value, bool):
                 node.value = not value
             elif isinstance(value, (int, float)):
-                node.value = value + 1
+                node.value = _shifted(value)
             elif isinstance(value, str):
                 node.value = value + "\x00mutant"
         return node
@@ -219,7 +226,10 @@ def plan(rows_filter: list | None, per_row: int, seed: int) -> list:
                 function = find_function(tree, qualname)
                 cache[ref] = [] if function is None else mutation_points(function)
             rel = path.relative_to(REPO).as_posix()
-            mutants += [Mutant(ref, i, kind, line, what, rel) for i, kind, line, what in cache[ref]]
+            anchors = entry.get("lines", {}).get(ref)
+            keep = traceability.anchored_lines(ref, anchors) if anchors else None
+            mutants += [Mutant(ref, i, kind, line, what, rel) for i, kind, line, what in cache[ref]
+                        if keep is None or line in keep]
         if per_row and len(mutants) > per_row:
             mutants = random.Random(f"{seed}:{req.id}").sample(mutants, per_row)
             mutants.sort(key=lambda m: (m.file, m.line or 0, m.index))

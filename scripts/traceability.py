@@ -318,6 +318,33 @@ def load_map(path: Path = MAP) -> dict:
         return json.load(f)
 
 
+def function_span(ref: str):
+    """``(path, first line, last line)`` of the function or class ``module:Qual.name``, or None."""
+    module, _, qualname = ref.partition(":")
+    path = REPO / (module.replace(".", "/") + ".py")
+    if not path.is_file() or not qualname:
+        return None
+    node, body = None, ast.parse(path.read_text(encoding="utf-8")).body
+    for part in qualname.split("."):
+        node = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                     and n.name == part), None)
+        if node is None:
+            return None
+        body = node.body
+    return path, node.lineno, node.end_lineno
+
+
+def anchored_lines(ref: str, anchors: list) -> set:
+    """The line numbers of ``ref`` whose text holds one of ``anchors`` (the "lines" of a
+    map entry: the code lines that meet the requirement, for scripts/mutate.py)."""
+    span = function_span(ref)
+    if span is None:
+        return set()
+    path, first, last = span
+    lines = path.read_text(encoding="utf-8").split("\n")
+    return {n for n in range(first, last + 1) if any(a in lines[n - 1] for a in anchors)}
+
+
 def resolve_code(ref: str) -> bool:
     """True when ``module:Qual.name`` names a function or class defined in the repository."""
     module, _, qualname = ref.partition(":")
@@ -367,6 +394,8 @@ def render(requirements: list, mapping: dict, cited: dict) -> str:
            "Ids are `<PAGE>-<n>`: the n-th requirement sentence of the page, in page order. "
            "Revisions: the revisions whose same page holds the same sentence (`all` = every revision "
            "since 2024-11-05; a later requirement may exist in other words on an older page). "
+           "Code: `module:function`, followed by the text of the lines that meet the requirement "
+           "when the function does more (scripts/mutate.py mutates only those lines). "
            "Status: `implemented` (code names where), `gap` (a requirement of an implemented area "
            "that mcp_ref does not meet yet; a MUST gap is pinned by a strict xfail test), "
            "`n/a` (the requirement binds someone "
@@ -402,7 +431,9 @@ def render(requirements: list, mapping: dict, cited: dict) -> str:
         for req in (r for r in requirements if r.page == page):
             entry = mapping.get(req.id, {})
             status = status_of(req, entry)
-            code = "<br>".join(f"`{c}`" for c in entry.get("code", []))
+            lines = entry.get("lines", {})
+            code = "<br>".join(f"`{c}`" + "".join(f" `{_cell(a)}`" for a in lines.get(c, ()))
+                               for c in entry.get("code", []))
             if entry.get("note"):
                 code = (code + "<br>" if code else "") + _cell(entry["note"])
             tests = "<br>".join(f"`{t.split('/', 1)[-1]}`" for t in cited.get(req.id, []))
@@ -436,6 +467,12 @@ def problems(requirements: list, mapping: dict, cited: dict) -> list:
         for ref in entry.get("code", []):
             if not resolve_code(ref):
                 found.append(f"{req.id}: code reference {ref} does not resolve")
+        for ref, anchors in entry.get("lines", {}).items():
+            if ref not in entry.get("code", []):
+                found.append(f"{req.id}: lines given for {ref}, which the row does not name")
+            for anchor in anchors:
+                if not anchored_lines(ref, [anchor]):
+                    found.append(f"{req.id}: no line of {ref} holds {anchor!r} (the code changed: update the map)")
         if status == "implemented" and not entry.get("code"):
             found.append(f"{req.id}: implemented but no code named")
         if status == "n/a" and not entry.get("note"):

@@ -151,6 +151,7 @@ TYPE_SCHEMAS = [
 ]
 
 
+@pytest.mark.req("BASE-20")
 @pytest.mark.parametrize("tp, expected", TYPE_SCHEMAS, ids=[str(i) for i in range(len(TYPE_SCHEMAS))])
 def test_schema_for_type(tp, expected):
     assert schema_for_type(tp) == expected
@@ -227,6 +228,7 @@ INPUT_SCHEMAS = [
 ]
 
 
+@pytest.mark.req("BASE-20")
 @pytest.mark.parametrize("fn, expected", INPUT_SCHEMAS, ids=lambda v: getattr(v, "__name__", ""))
 def test_input_schema(fn, expected):
     assert input_schema(fn, skip=(Context,)) == expected
@@ -377,6 +379,7 @@ OUTPUT_SCHEMAS = [
 ]
 
 
+@pytest.mark.req("BASE-20")
 @pytest.mark.parametrize("annotation, plain, wrap", OUTPUT_SCHEMAS, ids=[str(i) for i in range(len(OUTPUT_SCHEMAS))])
 def test_output_schema(annotation, plain, wrap):
     fn = returns(annotation)

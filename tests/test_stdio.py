@@ -445,7 +445,7 @@ def test_the_client_is_safe_to_share_between_threads():
     assert all(text == str(k * 100 + j) for k, j, text in results)
 
 
-@pytest.mark.req("TRN-2")
+@pytest.mark.req("TRN-2", "TRN-6", "TRN-3", "TRN-1")
 def test_nothing_is_left_behind_after_with():
     before_children = set(children_of(os.getpid()))
     recorder = Recorder()
