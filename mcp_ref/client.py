@@ -420,6 +420,12 @@ class Client(ServerFeatureRequests, TaskRequests):
         """
         self._require("tools", "tools/call")
         params = self._tool_call_params(name, arguments)
+        known = self._tool_cache.get(params["name"])     # one dict read: atomic
+        if known is not None and known.execution is not None and known.execution.task_support == "required" \
+                and lifecycle.has_capability(self.server_capabilities, "tasks.requests.tools.call"):
+            # Spec: basic/utilities/tasks#tool-level-negotiation: clients MUST invoke it as a task.
+            raise CapabilityNotSupported(f"tool {params['name']!r} requires task-augmented execution "
+                                         f"(execution.taskSupport is 'required'): use call_tool_as_task")
         result = self._request("tools/call", params, timeout=timeout, on_progress=on_progress,
                                reset_timeout_on_progress=reset_timeout_on_progress,
                                max_total_timeout=max_total_timeout)

@@ -269,8 +269,6 @@ def test_the_task_id_param_wins_over_a_related_task_meta(wire_validator):
 
 
 @pytest.mark.req("TASK-7")
-@pytest.mark.xfail(strict=True, reason="gap: call_tool does not refuse a listed tool whose taskSupport is "
-                                       "'required' (the server answers -32601 instead)")
 def test_the_client_refuses_a_plain_call_of_a_required_task_tool(wire_validator):
     server, gate, _ = _task_server()
     gate.set()
