@@ -42,6 +42,7 @@ import os
 import queue
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -256,17 +257,27 @@ def run_tests(copy_root: Path, tests: list, timeout: float) -> str:
     env = dict(os.environ)
     env["MCP_SPEC_DIR"] = str(traceability.spec_root())
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.setdefault("MCP_SOAK_SESSIONS", "3")       # tests/test_faults.py soak: small for each mutant
+    env.setdefault("MCP_SOAK_CALLS", "20")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(copy_root), env.get("PYTHONPATH")) if p)
     command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header",
                "-o", "addopts=", *tests]
+    process = subprocess.Popen(command, cwd=str(copy_root), env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        done = subprocess.run(command, cwd=str(copy_root), env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, timeout=timeout, start_new_session=True)
+        returncode = process.wait(timeout)
     except subprocess.TimeoutExpired:
+        returncode = None
+    try:                    # the whole group: servers a hung test spawned go too
+        os.killpg(process.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    process.wait()
+    if returncode is None:
         return "timeout"
-    if done.returncode == 0:
+    if returncode == 0:
         return "survived"
-    if done.returncode == 5:
+    if returncode == 5:
         return "no tests"
     return "killed"
 

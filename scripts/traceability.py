@@ -254,11 +254,16 @@ def extract(spec_dir: Path) -> list:
                     old_path = spec_dir / revision / page
                     older[key] = [_norm(t) for _, t, _ in page_requirements(old_path)] if old_path.is_file() else []
                 mine = _norm(text)
-                if any(o == mine or difflib.SequenceMatcher(None, o, mine).ratio() >= 0.9 for o in older[key]):
+                if any(o == mine or _similar(o, mine) for o in older[key]):
                     shared.append(revision)
             req.revisions = _revisions_label(shared)
             requirements.append(req)
     return requirements
+
+
+def _similar(a: str, b: str) -> bool:
+    matcher = difflib.SequenceMatcher(None, a, b)
+    return matcher.real_quick_ratio() >= 0.9 and matcher.quick_ratio() >= 0.9 and matcher.ratio() >= 0.9
 
 
 def _revisions_label(shared: list) -> str:
@@ -318,13 +323,24 @@ def load_map(path: Path = MAP) -> dict:
         return json.load(f)
 
 
+_parsed: dict = {}
+
+
+def _module_body(path: Path) -> list:
+    """The parsed top level of a source file, parsed once per run."""
+    key = (path, path.stat().st_mtime_ns)
+    if key not in _parsed:
+        _parsed[key] = ast.parse(path.read_text(encoding="utf-8")).body
+    return _parsed[key]
+
+
 def function_span(ref: str):
     """``(path, first line, last line)`` of the function or class ``module:Qual.name``, or None."""
     module, _, qualname = ref.partition(":")
     path = REPO / (module.replace(".", "/") + ".py")
     if not path.is_file() or not qualname:
         return None
-    node, body = None, ast.parse(path.read_text(encoding="utf-8")).body
+    node, body = None, _module_body(path)
     for part in qualname.split("."):
         node = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
                      and n.name == part), None)
@@ -355,7 +371,7 @@ def resolve_code(ref: str) -> bool:
         return False
     if not qualname:
         return True
-    body = ast.parse(path.read_text(encoding="utf-8")).body
+    body = _module_body(path)
     for part in qualname.split("."):
         match = [n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
                  and n.name == part]

@@ -186,11 +186,11 @@ def test_a_call_to_a_server_that_stopped_reading_times_out_and_close_returns():
     process = subprocess.Popen([sys.executable, "-c", CALL_A_DEAF_SERVER, DEAF_SERVER], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env=_env(), start_new_session=True)
     try:
-        out, _ = process.communicate(timeout=10)
+        out, _ = process.communicate(timeout=8)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.communicate()
-        pytest.fail("the call (timeout 1 s) and close() were still blocked after 10 s")
+        pytest.fail("the call (timeout 1 s) and close() were still blocked after 8 s")
     assert out.split() == [b"timed", b"out", b"closed"], out
 
 
