@@ -16,8 +16,10 @@ only the tests that cite the row (``@pytest.mark.req``) against each mutant:
 * ``drop``: a statement -> ``pass`` (logging calls and docstrings are left alone).
 
 A mutant is *killed* when a cited test fails, errors or times out, and *survives*
-when they all pass. A row *kills its mutants* when none of its sampled mutants
-survives. Mutants run in a private copy of the repository (``--jobs`` copies), so the
+when they all pass. A survivor the map lists under the row's ``equivalent``
+(``"Qual.name: <mutation> @ <text of the line>": "why"``) cannot change what the
+requirement is about; it is counted apart. A row *kills its mutants* when none of
+its sampled mutants survives except those. Mutants run in a private copy of the repository (``--jobs`` copies), so the
 checkout is never touched; a baseline run of the cited tests on the unmutated copy
 comes first.
 
@@ -190,10 +192,11 @@ def mutated_source(source: str, qualname: str, index: int, kind: str) -> str:
 
 # ---------------------------------------------------------------------- the plan
 class Mutant:
-    __slots__ = ("ref", "index", "kind", "line", "what", "file")
+    __slots__ = ("ref", "index", "kind", "line", "what", "file", "equivalent")
 
     def __init__(self, ref, index, kind, line, what, file):
         self.ref, self.index, self.kind, self.line, self.what, self.file = ref, index, kind, line, what, file
+        self.equivalent = None               # why it cannot be killed, from the map (reviewed by hand)
 
     @property
     def key(self):
@@ -229,8 +232,17 @@ def plan(rows_filter: list | None, per_row: int, seed: int) -> list:
             rel = path.relative_to(REPO).as_posix()
             anchors = entry.get("lines", {}).get(ref)
             keep = traceability.anchored_lines(ref, anchors) if anchors else None
-            mutants += [Mutant(ref, i, kind, line, what, rel) for i, kind, line, what in cache[ref]
-                        if keep is None or line in keep]
+            source = path.read_text(encoding="utf-8").split("\n")
+            for i, kind, line, what in cache[ref]:
+                if keep is not None and line not in keep:
+                    continue
+                mutant = Mutant(ref, i, kind, line, what, rel)
+                for claim, why in entry.get("equivalent", {}).items():
+                    name, _, rest = claim.partition(": ")
+                    kind_text, _, text = rest.partition(" @ ")
+                    if name == qualname and kind_text == what and text in source[line - 1]:
+                        mutant.equivalent = why
+                mutants.append(mutant)
         if per_row and len(mutants) > per_row:
             mutants = random.Random(f"{seed}:{req.id}").sample(mutants, per_row)
             mutants.sort(key=lambda m: (m.file, m.line or 0, m.index))
@@ -356,20 +368,25 @@ def main(argv=None) -> int:
     report = []
     for req, tests, mutants in rows:
         outcomes = [(m, results[(m.key, tuple(tests))]) for m in mutants]
-        survived = [m.label() for m, o in outcomes if o in ("survived", "no tests")]
+        survived = [m.label() for m, o in outcomes if o in ("survived", "no tests") and not m.equivalent]
+        equivalent = [m.label() for m, o in outcomes if o in ("survived", "no tests") and m.equivalent]
         report.append({"id": req.id, "tests": len(tests), "mutants": len(mutants),
                        "killed": sum(1 for _, o in outcomes if o in ("killed", "timeout")),
-                       "timeouts": sum(1 for _, o in outcomes if o == "timeout"), "survived": survived})
+                       "timeouts": sum(1 for _, o in outcomes if o == "timeout"), "survived": survived,
+                       "equivalent": equivalent})
     mutant_runs = len(results)
     killed_runs = sum(1 for v in results.values() if v in ("killed", "timeout"))
     with_mutants = [r for r in report if r["mutants"]]
     clean = [r for r in with_mutants if not r["survived"]]
     print()
-    print("| row | tests | mutants | killed | survivors |")
-    print("| --- | ---: | ---: | ---: | --- |")
+    print("| row | tests | mutants | killed | equivalent | survivors |")
+    print("| --- | ---: | ---: | ---: | ---: | --- |")
     for r in report:
-        print(f"| {r['id']} | {r['tests']} | {r['mutants']} | {r['killed']} | {'; '.join(r['survived'])} |")
+        print(f"| {r['id']} | {r['tests']} | {r['mutants']} | {r['killed']} | {len(r['equivalent'])} | "
+              f"{'; '.join(r['survived'])} |")
     print()
+    equivalents = sum(len(r["equivalent"]) for r in report)
+    print(f"equivalent survivors (the map's 'equivalent', reviewed by hand): {equivalents}")
     print(f"mutant runs: {mutant_runs}, killed {killed_runs} "
           f"({100.0 * killed_runs / max(1, mutant_runs):.1f} %), survived {mutant_runs - killed_runs}")
     print(f"MUST rows with mutants: {len(with_mutants)}; rows that kill all their mutants: {len(clean)} "

@@ -483,6 +483,12 @@ def problems(requirements: list, mapping: dict, cited: dict) -> list:
         for ref in entry.get("code", []):
             if not resolve_code(ref):
                 found.append(f"{req.id}: code reference {ref} does not resolve")
+        for claim in entry.get("equivalent", {}):
+            name, _, rest = claim.partition(": ")
+            text = rest.partition(" @ ")[2]
+            refs = [r for r in entry.get("code", []) if r.partition(":")[2] == name]
+            if not refs or not text or not any(anchored_lines(r, [text]) for r in refs):
+                found.append(f"{req.id}: the equivalent mutant {claim!r} names no line of the row's code")
         for ref, anchors in entry.get("lines", {}).items():
             if ref not in entry.get("code", []):
                 found.append(f"{req.id}: lines given for {ref}, which the row does not name")

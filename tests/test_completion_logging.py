@@ -51,6 +51,7 @@ def completion_server(seen=None) -> Server:
     return server
 
 
+@pytest.mark.req("COMP-1")
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_completion_of_prompt_arguments_and_template_variables(revision, wire_validator):
     seen = []

@@ -227,7 +227,7 @@ def answer(action="accept", content=None, typed=False):
     return callback
 
 
-@pytest.mark.req("ELIC-7", "ELIC-9", "ELIC-10")
+@pytest.mark.req("ELIC-7", "ELIC-9", "ELIC-10", "ELIC-30")
 @pytest.mark.parametrize("typed", [False, True])
 def test_accept_fills_defaults_before_replying_and_the_server_gets_a_typed_result(typed):
     server = form_server()
@@ -342,7 +342,7 @@ def test_an_undeclared_mode_is_answered_32602():
                             timeout=WAIT)
 
 
-@pytest.mark.req("ELIC-4", "ELIC-8", "ELIC-9")
+@pytest.mark.req("ELIC-4", "ELIC-8", "ELIC-9", "ELIC-5")
 def test_revisions_elicitation_from_2025_06_18_modes_from_2025_11_25():
     server = form_server()
     callback = answer(content={"name": "Ada"})
@@ -362,7 +362,7 @@ def test_revisions_elicitation_from_2025_06_18_modes_from_2025_11_25():
 
 
 # ---------------------------------------------------------------------- in process: URL mode
-@pytest.mark.req("ELIC-11", "ELIC-14", "ELIC-16")
+@pytest.mark.req("ELIC-11", "ELIC-14", "ELIC-16", "ELIC-5", "ELIC-8")
 def test_url_mode_accept_and_completion_notification():
     completed = []
     done = threading.Event()

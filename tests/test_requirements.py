@@ -13,11 +13,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+import fuzzing
 from features_helpers import connected
 from helpers import WAIT
 from mcp_ref import Client, Context, Server
 from mcp_ref.errors import ApprovalDenied, CapabilityNotSupported, McpError
 from mcp_ref.features.tasks import RELATED_TASK_KEY
+from mcp_ref.transports import memory_pair
 from mcp_ref.validation import validate
 
 pytest.importorskip("jsonschema")
@@ -53,6 +55,10 @@ def test_an_unsupported_dialect_is_an_error_naming_it():
               "properties": {"a": {"type": "string"}}}
     problem = validate({"a": "fine"}, schema)
     assert problem is not None and "not supported" in problem and "https://example.com/my-own-dialect" in problem
+    assert "not supported" in validate({}, {"$schema": 7, "type": "object"})          # not even a string
+    known = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+             "properties": {"a": {"type": "string"}}}
+    assert validate({"a": "fine"}, known) is None and "not of type" in validate({"a": 1}, known)
 
 
 @pytest.mark.req("BASE-18")
@@ -216,6 +222,8 @@ def test_task_ids_are_distinct_and_carry_at_least_128_random_bits(wire_validator
     server, *_ = _task_server()
     with connected(server, "2025-11-25", wire_validator) as (client, _, _):
         ids = [client.call_tool_as_task("add", {"a": i, "b": 1}).task_id for i in range(20)]
+        assert sorted(t.task_id for t in client.list_tasks()) == sorted(ids)     # each one kept, under its id
+        assert client.task_result(ids[7]).content[0].text == "8"
     assert len(set(ids)) == len(ids)
     for task_id in ids:
         assert isinstance(task_id, str) and re.fullmatch(r"[A-Za-z0-9_-]{22,}", task_id), task_id
@@ -295,6 +303,82 @@ def test_no_task_progress_after_the_task_is_terminal(wire_validator):
         late = [m for d, m in recorder.records[answered:] if d == "receive"
                 and m.get("method") == "notifications/progress"]
         assert late == []
+
+
+@pytest.mark.req("TASK-28", "TASK-29")
+def test_task_timestamps_are_the_receivers_clock_in_iso_8601(wire_validator):
+    server, gate, _ = _task_server()
+    ticks = iter([1700000000.25, 1700000001.5, 1700000002.75, 1700000003.0, 1700000004.0])
+    server.tasks.wall = lambda: next(ticks)
+    gate.set()
+    with connected(server, "2025-11-25", wire_validator) as (client, _, _):
+        task = client.call_tool_as_task("wait_gate")
+        assert task.created_at == "2023-11-14T22:13:20.250Z" == task.last_updated_at
+        client.task_result(task.task_id)
+        done = client.get_task(task.task_id)
+    assert done.status == "completed" and done.created_at == "2023-11-14T22:13:20.250Z"
+    assert done.last_updated_at == "2023-11-14T22:13:21.500Z"
+
+
+@pytest.mark.req("TASK-50", "TASK-21")
+def test_a_cancelled_task_stays_cancelled_when_its_tool_returns_anyway(wire_validator):
+    server, gate, reported = _task_server()
+    with connected(server, "2025-11-25", wire_validator) as (client, _, _):
+        task = client.call_tool_as_task("stubborn")
+        assert client.cancel_task(task.task_id).status == "cancelled"
+        gate.set()                      # the tool ignores its cancellation and returns a result
+        assert reported.wait(WAIT)
+        client.ping()
+        with pytest.raises(McpError) as info:
+            client.task_result(task.task_id)
+        assert info.value.code == -32602 and "cancelled" in str(info.value)
+        assert client.get_task(task.task_id).status == "cancelled"
+
+
+@pytest.mark.req("CANC-1", "SCHEMA-13")
+def test_cancelling_a_request_after_its_reply_sends_nothing(wire_validator):
+    server, *_ = _task_server()
+    with connected(server, "2025-11-25", wire_validator) as (client, _, recorder):
+        pending = client.session.start_request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
+        assert pending.result()["content"][0]["text"] == "3"
+        pending.cancel("too late")
+        client.ping()
+        assert not [m for m in recorder.sent() if m.get("method") == "notifications/cancelled"]
+        late = client.session.start_request("tools/call", {"name": "wait_gate", "arguments": {}}, timeout=WAIT)
+        late.cancel("now")              # still in flight: this one is cancelled at the peer
+        cancel = recorder.wait_for(lambda d, m: m.get("method") == "notifications/cancelled")
+        assert cancel["params"] == {"requestId": late.id, "reason": "now"}
+
+
+@pytest.mark.req("ELIC-30")
+def test_a_url_elicitation_to_a_2025_06_18_client_is_invalid_params():
+    """Before 2025-11-25 there is no URL mode: a client of that revision answers -32602
+    even when it has a URL callback."""
+    client_end, peer_end = memory_pair()
+    client = Client(client_end, timeout=WAIT, protocol_version="2025-06-18",
+                    elicitation=lambda request: {"action": "decline"},
+                    elicitation_url=lambda request: {"action": "accept"})
+    peer = fuzzing.memory_peer(peer_end)
+
+    def handshake():
+        message = peer.recv(WAIT)
+        result = dict(fuzzing.SERVER_RESULTS["initialize"], protocolVersion="2025-06-18")
+        peer.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode())
+    helper = threading.Thread(target=handshake, daemon=True)
+    helper.start()
+    with client:
+        helper.join(WAIT)
+        peer.send(json.dumps({"jsonrpc": "2.0", "id": "u1", "method": "elicitation/create", "params": {
+            "mode": "url", "message": "m", "url": "https://example.com/x", "elicitationId": "e1"}}).encode())
+        peer.send(json.dumps({"jsonrpc": "2.0", "id": "f1", "method": "elicitation/create", "params": {
+            "message": "m", "requestedSchema": {"type": "object", "properties": {}}}}).encode())
+        answers = {}
+        while len(answers) < 2:
+            message = peer.recv(WAIT)
+            if message.get("id") in ("u1", "f1"):
+                answers[message["id"]] = message
+    assert answers["u1"]["error"]["code"] == -32602
+    assert answers["f1"]["result"] == {"action": "decline"}
 
 
 # ---------------------------------------------------------------------- tools

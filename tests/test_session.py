@@ -252,7 +252,7 @@ def _blocker(seen_cancel: threading.Event, started: threading.Event):
     return block
 
 
-@pytest.mark.req("LIFE-16", "LIFE-17", "LIFE-20", "CANC-1", "SCHEMA-13", "SCHEMA-14")
+@pytest.mark.req("LIFE-16", "LIFE-17", "LIFE-20", "CANC-1", "SCHEMA-13", "SCHEMA-14", "CANC-2", "SCHEMA-12")
 @pytest.mark.parametrize("where", ["session", "call"])
 def test_timeout_raises_and_cancels_the_request_at_the_peer(where):
     seen_cancel, started = threading.Event(), threading.Event()
@@ -354,7 +354,7 @@ def test_asking_for_the_reset_attaches_a_progress_token_without_a_callback():
 
 
 # ---------------------------------------------------------------------- cancellation
-@pytest.mark.req("CANC-4", "SCHEMA-11")
+@pytest.mark.req("CANC-4", "SCHEMA-11", "CANC-2")
 @pytest.mark.parametrize("caller", ["a", "b"])
 def test_cancel_stops_the_handler_and_no_response_is_sent(caller):
     """The serving side has one handler thread: the second request waits in the

@@ -123,7 +123,7 @@ def test_task_support_is_checked_at_registration():
 
 # ---------------------------------------------------------------------- a task from start to end
 @pytest.mark.req("TASK-16", "TASK-17", "TASK-19", "TASK-32", "TASK-33", "TASK-36", "TASK-37", "TASK-43", "TASK-52",
-                 "TASK-54", "TASK-59", "TASK-28")
+                 "TASK-54", "TASK-59", "TASK-28", "TASK-34")
 def test_a_task_answers_at_once_then_reports_its_status_then_its_result_equals_a_direct_call(wire_validator):
     server, gate, started, seen = task_server()
     statuses = Collector()
@@ -386,7 +386,7 @@ def test_closing_the_session_cancels_its_tasks_and_leaves_no_thread(wire_validat
 
 
 # ---------------------------------------------------------------------- input_required
-@pytest.mark.req("TASK-20", "TASK-24", "TASK-25", "TASK-27", "TASK-38")
+@pytest.mark.req("TASK-20", "TASK-24", "TASK-25", "TASK-27", "TASK-38", "TASK-21")
 def test_an_elicitation_makes_the_task_input_required_until_answered(wire_validator):
     server = Server("asks")
     asked = threading.Event()

@@ -207,7 +207,7 @@ def test_an_error_result_fails_the_task_and_is_its_result(harness):
     assert result["_meta"] == {RELATED_TASK_KEY: {"taskId": task["taskId"]}}
 
 
-@pytest.mark.req("TASK-34", "TASK-58")
+@pytest.mark.req("TASK-34", "TASK-58", "TASK-36")
 def test_a_json_rpc_error_fails_the_task_and_tasks_result_returns_it(harness):
     def refuses(ctx):
         raise McpError("needs a URL elicitation", {"elicitations": []}, code=-32042)

@@ -88,7 +88,7 @@ ROWS = [
 ]
 
 
-@pytest.mark.req("BASE-2", "BASE-3", "BASE-4", "BASE-8", "BASE-11", "LIFE-1", "LOG-4")
+@pytest.mark.req("BASE-2", "BASE-3", "BASE-4", "BASE-8", "BASE-11", "LIFE-1", "LOG-4", "BASE-1")
 @pytest.mark.parametrize("revision, line, expected", [row[1:] for row in ROWS], ids=[row[0] for row in ROWS])
 def test_raw_line_is_answered_correctly_and_the_session_survives(revision, line, expected, wire_validator):
     with raw_server(make_server(), max_message_size=LIMIT) as (peer, session):
