@@ -432,3 +432,13 @@ def test_a_url_elicitation_completion_goes_only_to_the_session_that_was_asked(wi
         notices = [m for _, m in rec_a.records if m.get("method") == "notifications/elicitation/complete"]
         assert [m["params"]["elicitationId"] for m in notices] == ["for-a-only"]
         assert not [m for _, m in rec_b.records if m.get("method") == "notifications/elicitation/complete"]
+
+
+# ---------------------------------------------------------------------- sampling: model hints
+@pytest.mark.req("SCHEMA-19")
+def test_model_hints_are_evaluated_in_order_and_an_empty_hint_is_skipped():
+    from mcp_ref.types import select_model
+    models = ["a-opus", "b-sonnet", "c-haiku"]
+    assert select_model(models, {"hints": [{"name": "haiku"}, {"name": "sonnet"}]}) == "c-haiku"
+    assert select_model(models, {"hints": [{"name": "gpt"}, {"name": "sonnet"}]}) == "b-sonnet"
+    assert select_model(models, {"hints": [{"name": ""}, {}, {"name": "sonnet"}]}) == "b-sonnet"

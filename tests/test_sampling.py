@@ -43,6 +43,7 @@ def sampling_server(**options) -> Server:
 
 
 # ---------------------------------------------------------------------- the flow
+@pytest.mark.req("SAMP-4")
 def test_the_callback_receives_the_full_typed_request_and_the_server_a_typed_result():
     callback = sampler("Paris.", "claude-3-sonnet-20240307")
     server = sampling_server()
@@ -146,6 +147,7 @@ def test_without_the_capability_the_server_refuses_locally_and_the_client_answer
             create_message(session, ["x"], max_tokens=5)
 
 
+@pytest.mark.req("SAMP-17")
 def test_local_argument_errors_send_nothing():
     server = Server("args")
 
