@@ -442,3 +442,65 @@ def test_model_hints_are_evaluated_in_order_and_an_empty_hint_is_skipped():
     assert select_model(models, {"hints": [{"name": "haiku"}, {"name": "sonnet"}]}) == "c-haiku"
     assert select_model(models, {"hints": [{"name": "gpt"}, {"name": "sonnet"}]}) == "b-sonnet"
     assert select_model(models, {"hints": [{"name": ""}, {}, {"name": "sonnet"}]}) == "b-sonnet"
+
+
+# ---------------------------------------------------------------------- roots, URL elicitation errors, passthrough
+@pytest.mark.req("ROOT-3", "ROOT-5")
+def test_roots_given_as_objects_are_checked_too():
+    from mcp_ref.roots import as_roots
+    from mcp_ref.types import Root
+    assert as_roots([Root(uri="file:///tmp", name="t")])[0].name == "t"
+    with pytest.raises((TypeError, ValueError)):
+        as_roots([Root(uri="file:///tmp", name=5)])
+    with pytest.raises((TypeError, ValueError)):
+        as_roots([Root(uri="https://example.com/not-a-file", name="web")])
+
+
+@pytest.mark.req("ROOT-2")
+def test_set_roots_after_connecting_without_roots_is_refused():
+    server = Server("no-roots")
+    with connected(server, "2025-11-25") as (client, _, recorder):
+        with pytest.raises(CapabilityNotSupported):
+            client.set_roots(["file:///tmp"])
+        client.ping()
+        assert not [m for m in recorder.sent() if m.get("method") == "notifications/roots/list_changed"]
+    with connected(Server("roots"), "2025-11-25", roots=[]) as (client, _, recorder):
+        client.set_roots(["file:///tmp"])
+        recorder.wait_for(lambda d, m: m.get("method") == "notifications/roots/list_changed")
+
+
+@pytest.mark.req("ELIC-17", "ELIC-18", "ELIC-19")
+def test_a_url_elicitation_required_error_holds_only_url_elicitations_with_ids():
+    from mcp_ref.elicitation import url_elicitation, url_elicitation_required
+    good = url_elicitation("Connect", "https://example.com/c", "e1")
+    error = url_elicitation_required([good])
+    assert error.code == -32042 and error.data == {"elicitations": [good]}
+    for bad in ([dict(good, mode="form")], [{k: v for k, v in good.items() if k != "elicitationId"}],
+                [dict(good, elicitationId=7)], []):
+        with pytest.raises(ValueError):
+            url_elicitation_required(bad)
+    with pytest.raises(TypeError):
+        url_elicitation(5, "https://example.com/c", "e1")
+
+
+@pytest.mark.req("TASK-5")
+def test_a_listed_tool_without_task_support_is_refused_as_a_task(wire_validator):
+    server, *_ = _task_server()
+    server.add_tool(lambda: "plain", name="plain")          # no execution member at all
+    with connected(server, "2025-11-25", wire_validator) as (client, _, recorder):
+        client.list_tools()
+        with pytest.raises(CapabilityNotSupported):
+            client.call_tool_as_task("plain")
+        assert not [m for m in recorder.sent() if m.get("method") == "tools/call"]
+
+
+@pytest.mark.req("RES-9", "PROM-5")
+def test_a_read_resource_result_from_the_function_is_sent_as_it_is(wire_validator):
+    from mcp_ref.types import BlobResourceContents, ReadResourceResult
+    server = Server("passthrough")
+    server.add_resource(lambda: ReadResourceResult(contents=[BlobResourceContents(
+        uri="x://blob", blob="AAEC", mime_type="application/octet-stream")]), "x://blob")
+    server.add_resource(lambda: b"\x00\x01\x02", "x://bytes")
+    with connected(server, "2025-11-25", wire_validator) as (client, _, _):
+        assert client.read_resource("x://blob").contents[0].blob == "AAEC"
+        assert client.read_resource("x://bytes").contents[0].blob == "AAEC"
