@@ -49,12 +49,12 @@ import threading
 import weakref
 
 from . import client_modern, lifecycle, types
-from .client_requests import DEFAULT_MAX_PAGES, VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages
+from .calls import CancelToken
 from .client_modern import ModernEra
+from .client_requests import DEFAULT_MAX_PAGES, VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages, page_of
 from .client_tasks import TaskRequests, answer_related_task
 from .errors import (ApprovalDenied, CapabilityNotSupported, ConnectionClosed, MethodNotFoundError, SessionError,
                      UnsupportedProtocolVersion, get_logger)
-from .calls import CancelToken
 from .session import Session
 
 TYPE_CHECKING = False
@@ -552,13 +552,13 @@ class Client(ServerFeatureRequests, TaskRequests, ModernEra):
         self._require("tools", "tools/list")
         params = {"cursor": cursor} if cursor is not None else None
         result = self._request("tools/list", params, cancel=cancel)
-        tools = [types.Tool.from_dict(t) for t in result.get("tools", [])]
+        tools, cursor = page_of(result, "tools", types.Tool.from_dict)
         if self.modern and getattr(getattr(self.transport, "inner", self.transport), "param_headers", None):
             tools = client_modern.valid_for_http(tools)       # client_modern.py rule 7
         with self._lock:
             for tool in tools:
                 self._tool_cache[tool.name] = tool
-        return tools, result.get("nextCursor")
+        return tools, cursor
 
     def list_tools(self, *, cancel: CancelToken | None = None) -> list:
         """Every tool, following ``nextCursor`` to the last page."""
@@ -580,6 +580,12 @@ class Client(ServerFeatureRequests, TaskRequests, ModernEra):
         """
         self._require("tools", "tools/call")
         params = self._tool_call_params(name, arguments)
+        known = self._tool_cache.get(params["name"])     # one dict read: atomic
+        if known is not None and known.execution is not None and known.execution.task_support == "required" \
+                and lifecycle.has_capability(self.server_capabilities, "tasks.requests.tools.call"):
+            # Spec: basic/utilities/tasks#tool-level-negotiation: clients MUST invoke it as a task.
+            raise CapabilityNotSupported(f"tool {params['name']!r} requires task-augmented execution "
+                                         f"(execution.taskSupport is 'required'): use call_tool_as_task")
         result = self._request("tools/call", params, timeout=timeout, on_progress=on_progress,
                                reset_timeout_on_progress=reset_timeout_on_progress,
                                max_total_timeout=max_total_timeout, cancel=cancel)

@@ -84,6 +84,18 @@ def all_pages(fetch_page: Callable, limit: int = DEFAULT_MAX_PAGES, method: str 
     raise TooManyPages(method, limit, items)
 
 
+def page_of(result: dict, key: str, decode: Callable) -> tuple:
+    """``(items, next_cursor)`` of one list page, each item decoded; a page whose list
+    is not a list, or whose ``nextCursor`` is not a string, is malformed
+    (``InvalidParamsError``, as ``Model.from_dict`` says of a malformed object)."""
+    items, cursor = result.get(key, []), result.get("nextCursor")
+    if not isinstance(items, list):
+        raise InvalidParamsError(f"malformed page: {key} must be a list, not {type(items).__name__}")
+    if cursor is not None and not isinstance(cursor, str):
+        raise InvalidParamsError(f"malformed page: nextCursor must be a string, not {type(cursor).__name__}")
+    return [decode(item) for item in items], cursor
+
+
 def _cursor_params(cursor: str | None) -> dict | None:
     return {"cursor": cursor} if cursor is not None else None
 
@@ -99,7 +111,7 @@ class ServerFeatureRequests:
         """One page of resources: ``(resources, next_cursor)``. Spec: server/resources#listing-resources."""
         self._require("resources", "resources/list")
         result = self._request("resources/list", _cursor_params(cursor), cancel=cancel)
-        return [types.Resource.from_dict(r) for r in result.get("resources", [])], result.get("nextCursor")
+        return page_of(result, "resources", types.Resource.from_dict)
 
     def list_resources(self, *, cancel: CancelToken | None = None) -> list:
         """Every resource, following ``nextCursor``."""
@@ -112,8 +124,7 @@ class ServerFeatureRequests:
         Spec: server/resources#resource-templates."""
         self._require("resources", "resources/templates/list")
         result = self._request("resources/templates/list", _cursor_params(cursor), cancel=cancel)
-        templates = [types.ResourceTemplate.from_dict(t) for t in result.get("resourceTemplates", [])]
-        return templates, result.get("nextCursor")
+        return page_of(result, "resourceTemplates", types.ResourceTemplate.from_dict)
 
     def list_resource_templates(self, *, cancel: CancelToken | None = None) -> list:
         """Every resource template, following ``nextCursor``."""
@@ -155,7 +166,7 @@ class ServerFeatureRequests:
         """One page of prompts: ``(prompts, next_cursor)``. Spec: server/prompts#listing-prompts."""
         self._require("prompts", "prompts/list")
         result = self._request("prompts/list", _cursor_params(cursor), cancel=cancel)
-        return [types.Prompt.from_dict(p) for p in result.get("prompts", [])], result.get("nextCursor")
+        return page_of(result, "prompts", types.Prompt.from_dict)
 
     def list_prompts(self, *, cancel: CancelToken | None = None) -> list:
         """Every prompt, following ``nextCursor``."""

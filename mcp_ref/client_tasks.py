@@ -278,7 +278,8 @@ class TaskRequests:
         self._require_tasks("tasks.list", "tasks/list")
         params = {"cursor": cursor} if cursor is not None else None
         result = self._request("tasks/list", params, cancel=cancel)
-        return [types.Task.from_dict(t) for t in result.get("tasks", [])], result.get("nextCursor")
+        from .client_requests import page_of
+        return page_of(result, "tasks", types.Task.from_dict)
 
     def list_tasks(self, *, cancel: CancelToken | None = None) -> list:
         """Every task of this session, following ``nextCursor`` to the last page."""

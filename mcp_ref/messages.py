@@ -438,4 +438,10 @@ def replace_unencodable(reply):
         return reply
     except EncodeError as exc:
         what = "holds text that is not Unicode (a lone surrogate)" if isinstance(exc, NotUnicode) else "is not JSON"
-        return ErrorResponse(reply.id, ErrorObject(INTERNAL_ERROR, f"Internal error: the result {what}"))
+        error = ErrorResponse(reply.id, ErrorObject(INTERNAL_ERROR, f"Internal error: the result {what}"))
+        try:
+            encode_line(error)
+        except EncodeError:                        # the id itself cannot be written back
+            error = ErrorResponse(None, ErrorObject(INVALID_REQUEST, "Invalid Request: the request id is "
+                                                                     "not Unicode text (a lone surrogate)"))
+        return error

@@ -201,13 +201,13 @@ def answer_create_message(ctx, params: dict, *, callback: Callable, tools_declar
     if ("tools" in params or "toolChoice" in params) and not tools_declared:
         raise InvalidParamsError("sampling/createMessage: tools and toolChoice need the sampling.tools "
                                  "capability, which this client did not declare")
-    problem = tool_message_problem([m for m in messages if isinstance(m, dict)])
-    if problem:
-        raise InvalidParamsError(problem)
-    try:
+    try:                        # typed first: the tool-message check below hashes ids and types
         typed = CreateMessageRequestParams.from_dict(params)
     except (KeyError, TypeError, ValueError) as exc:
         raise InvalidParamsError(f"sampling/createMessage: invalid params: {exc}") from None
+    problem = tool_message_problem([m for m in messages if isinstance(m, dict)])
+    if problem:
+        raise InvalidParamsError(problem)
     try:
         typed = decide(approve, Approval("sampling", "request", typed, server_info=server_info))
         request = PeerRequest("sampling/createMessage", typed, ctx, server_info)

@@ -12,6 +12,11 @@ Rules:
 3. The flat schemas generated for most tools are checked in plain Python with
    the same messages; everything else needs the optional ``jsonschema``
    package, imported on first use (``MissingDependency`` names it otherwise).
+4. Dialects: a schema without ``$schema`` is 2020-12; a ``$schema`` naming a
+   draft ``jsonschema`` knows (draft 3 to 2020-12) selects that draft; any other
+   ``$schema`` makes every check answer "the JSON Schema dialect ... is not
+   supported" rather than guess. Spec: basic/index#json-schema-usage ("handle
+   unsupported dialects gracefully by returning an appropriate error").
 
 No I/O.
 """
@@ -40,6 +45,12 @@ def compile_validator(schema: dict):
         return fast
     jsonschema = require("jsonschema", "jsonschema", "JSON Schema validation")
     specifications = require("jsonschema_specifications", "jsonschema", "JSON Schema validation")
+    dialect = schema.get("$schema", None) if isinstance(schema, dict) else None
+    if dialect is not None and (not isinstance(dialect, str)
+                                or jsonschema.validators.validator_for(schema, default=None) is None):
+        unsupported = (f"the JSON Schema dialect {dialect!r} is not supported (supported: draft 3, 4, 6, 7, "
+                       f"2019-09 and 2020-12, the default)")
+        return lambda instance: unsupported                 # rule 4
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     validator = cls(schema, registry=specifications.REGISTRY)     # the metaschemas, and no retrieval
     best_match = jsonschema.exceptions.best_match

@@ -28,6 +28,8 @@ THREAD_GRACE = 2.0          # seconds a test's threads get to finish after it
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "allow_thread_leaks: the test may leave threads running")
+    config.addinivalue_line("markers", "req(*ids): the spec requirements the test proves "
+                                       "(ids of spec_notes/traceability.md, read by scripts/traceability.py)")
 
 
 # ---------------------------------------------------------------------- the spec folder

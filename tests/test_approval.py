@@ -51,6 +51,7 @@ def test_decide_allow_edit_deny_and_fail_closed():
 
 
 # ---------------------------------------------------------------------- sampling
+@pytest.mark.req("SAMP-1", "SAMP-12")
 def test_sampling_request_and_result_are_shown_and_can_be_edited():
     def edit_request(approval):
         params = approval.value
@@ -71,6 +72,7 @@ def test_sampling_request_and_result_are_shown_and_can_be_edited():
     assert hook.seen[1].server_info.name == "client-features"          # which server is asking
 
 
+@pytest.mark.req("SAMP-1", "SAMP-11")
 @pytest.mark.parametrize("stage", ["request", "result"])
 def test_a_sampling_denial_is_error_minus_one_at_the_server(stage):
     hook = Hook(**{f"sampling_{stage}": Deny("the user said no")})
@@ -85,6 +87,7 @@ def test_a_sampling_denial_is_error_minus_one_at_the_server(stage):
 
 
 # ---------------------------------------------------------------------- elicitation
+@pytest.mark.req("ELIC-33")
 def test_elicitation_request_and_answer_are_shown_and_can_be_edited():
     def edit_answer(approval):
         assert isinstance(approval.request.params, ElicitRequestParams)
@@ -126,6 +129,7 @@ def test_tool_calls_are_shown_before_sending_and_can_be_edited():
     assert hook.seen[0].value.name == "ask_llm" and hook.seen[0].server_info.name == "client-features"
 
 
+@pytest.mark.req("TOOL-1", "TOOL-18")
 def test_a_denied_tool_call_is_never_sent():
     hook = Hook(tool_call_request=lambda a: Deny("not this tool") if a.value.name == "show_roots" else True)
     with connect(feature_server(), roots=["file:///a"], on_approve=hook) as (client, _, rec):

@@ -52,6 +52,7 @@ def completion_server(seen=None) -> Server:
     return server
 
 
+@pytest.mark.req("COMP-1")
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_completion_of_prompt_arguments_and_template_variables(revision, wire_validator):
     seen = []
@@ -76,6 +77,7 @@ def test_completion_of_prompt_arguments_and_template_variables(revision, wire_va
             assert framework.values == [] and seen[-1][2] is None and "context" not in sent
 
 
+@pytest.mark.req("COMP-5")
 def test_at_most_100_values_with_total_and_has_more(wire_validator):
     with connected(completion_server(), "2025-11-25", wire_validator) as (client, _, _):
         result = client.complete({"type": "ref/resource", "uri": "repo://{owner}/{name}"}, ("name", "r"),
@@ -86,6 +88,7 @@ def test_at_most_100_values_with_total_and_has_more(wire_validator):
         assert (empty.values, empty.total, empty.has_more) == ([], 0, False)
 
 
+@pytest.mark.req("COMP-2", "COMP-5")
 def test_unknown_references_are_32602(wire_validator):
     with connected(completion_server(), "2025-11-25", wire_validator) as (client, _, _):
         with pytest.raises(InvalidParamsError, match="Unknown prompt: nope"):
@@ -96,6 +99,7 @@ def test_unknown_references_are_32602(wire_validator):
             client.complete({"type": "ref/prompt", "name": "review"}, ("colour", ""))
 
 
+@pytest.mark.req("COMP-1")
 def test_completions_capability_only_with_a_completer():
     server = Server("c")
     server.add_prompt(lambda topic: topic, name="p")
@@ -161,6 +165,7 @@ def test_messages_are_sent_before_the_response(wire_validator):
         assert len(log_at) == 8 and max(log_at) < reply_at
 
 
+@pytest.mark.req("LOG-2", "LOG-5")
 def test_invalid_levels():
     with connected(logging_server()) as (client, _, _):           # no schema check: the request is bad
         with pytest.raises(InvalidParamsError, match="Invalid log level") as info:
@@ -291,6 +296,7 @@ def test_the_bridge_never_forwards_a_traceback_or_stack_and_alone_it_leaves_stde
     assert "where am I" not in err and "fine" not in err
 
 
+@pytest.mark.req("LOG-1")
 def test_no_log_messages_without_the_logging_capability():
     server = logging_server(logging_capability=False)
     assert "logging" not in server.capabilities()

@@ -113,6 +113,7 @@ def test_shapes_of_2025_11_25_are_not_sent_to_2025_06_18(prop):
         check_requested_schema(obj({"p": prop}), "2025-06-18")
 
 
+@pytest.mark.req("ELIC-10")
 def test_defaults_fill_only_missing_properties():
     content = fill_defaults(EVERY_SHAPE, {"name": "Grace", "agree": True})
     assert content == {"name": "Grace", "email": "ada@example.com", "day": "2025-11-25", "score": 2.5,
@@ -160,6 +161,7 @@ def test_required_and_shape_of_content():
     assert content_problem(obj({"at": DATE_TIME}), {"at": "2025-11-25T10:00:00.5+02:00"}) is None
 
 
+@pytest.mark.req("ELIC-4", "ELIC-5")
 def test_modes_from_capabilities():
     assert client_modes({}) == set()
     assert client_modes({"elicitation": {}}) == {"form"}        # backwards compatibility
@@ -167,6 +169,7 @@ def test_modes_from_capabilities():
     assert client_modes({"elicitation": {"form": {}, "url": {}}}) == {"form", "url"}
 
 
+@pytest.mark.req("ELIC-12", "ELIC-17", "ELIC-18", "ELIC-19")
 def test_url_helpers():
     params = url_elicitation("Connect your account", "https://example.com/connect?x=1", "abc")
     assert params == {"mode": "url", "message": "Connect your account", "url": "https://example.com/connect?x=1",
@@ -184,6 +187,7 @@ def test_url_helpers():
         url_elicitation_required([params], capabilities={"elicitation": {}}, revision="2025-11-25")
 
 
+@pytest.mark.req("ELIC-15", "SCHEMA-7")
 def test_tracker_reports_each_known_id_once():
     seen = []
     tracker = ElicitationTracker(seen.append)
@@ -223,6 +227,7 @@ def answer(action="accept", content=None, typed=False):
     return callback
 
 
+@pytest.mark.req("ELIC-7", "ELIC-9", "ELIC-10", "ELIC-30")
 @pytest.mark.parametrize("typed", [False, True])
 def test_accept_fills_defaults_before_replying_and_the_server_gets_a_typed_result(typed):
     server = form_server()
@@ -255,6 +260,7 @@ def test_a_fractional_number_is_sent_as_schema_ts_allows(wire_validator):
         wire_validator.check(reply, "2025-11-25", "elicitation/create")
 
 
+@pytest.mark.req("ELIC-34")
 @pytest.mark.parametrize("action", ["decline", "cancel"])
 def test_decline_and_cancel_carry_no_content(action):
     server = form_server()
@@ -265,6 +271,7 @@ def test_decline_and_cancel_carry_no_content(action):
     assert server.results[0].content is None
 
 
+@pytest.mark.req("ELIC-52")
 def test_invalid_user_content_is_never_sent():
     server = form_server()
     with connect(server, elicitation=answer(content={"name": "R2D2", "agree": True})) as (client, _, rec):
@@ -276,6 +283,7 @@ def test_invalid_user_content_is_never_sent():
     assert not [m for d, m in rec.records if d == "send" and "result" in m and "action" in m["result"]]
 
 
+@pytest.mark.req("ELIC-53")
 def test_the_server_validates_again():
     server = form_server()
     with connect(server, elicitation=answer()) as (client, _, _rec):
@@ -297,6 +305,7 @@ def test_schemas_outside_the_subset_are_refused_before_sending():
     assert not any(m.get("method") == "elicitation/create" for _, m in rec.records)
 
 
+@pytest.mark.req("ELIC-4", "ELIC-6")
 def test_not_declared_refuses_locally_and_the_client_answers_32601():
     server = form_server()
     with connect(server, sampling=lambda r: None) as (client, session, rec):
@@ -322,6 +331,7 @@ def test_an_empty_elicitation_capability_counts_as_form():
     assert sent["params"]["mode"] == "form"
 
 
+@pytest.mark.req("ELIC-30")
 def test_an_undeclared_mode_is_answered_32602():
     with connect(form_server(), validate=False, elicitation=answer()) as (client, session, _rec):
         with pytest.raises(InvalidParamsError, match="mode 'url' was not declared"):
@@ -332,6 +342,7 @@ def test_an_undeclared_mode_is_answered_32602():
                             timeout=WAIT)
 
 
+@pytest.mark.req("ELIC-4", "ELIC-8", "ELIC-9", "ELIC-5")
 def test_revisions_elicitation_from_2025_06_18_modes_from_2025_11_25():
     server = form_server()
     callback = answer(content={"name": "Ada"})
@@ -351,6 +362,7 @@ def test_revisions_elicitation_from_2025_06_18_modes_from_2025_11_25():
 
 
 # ---------------------------------------------------------------------- in process: URL mode
+@pytest.mark.req("ELIC-11", "ELIC-14", "ELIC-16", "ELIC-5", "ELIC-8")
 def test_url_mode_accept_and_completion_notification():
     completed = []
     done = threading.Event()
@@ -375,6 +387,7 @@ def test_url_mode_accept_and_completion_notification():
     assert reply_sent["result"] == {"action": "accept"}
 
 
+@pytest.mark.req("ELIC-15")
 def test_unknown_completions_are_ignored():
     completed = []
     with connect(feature_server(), elicitation_url=answer("decline"), on_elicitation_complete=completed.append) \
@@ -387,6 +400,7 @@ def test_unknown_completions_are_ignored():
     assert completed == []
 
 
+@pytest.mark.req("ELIC-17", "ELIC-18", "ELIC-29")
 def test_url_elicitation_required_error_then_retry():
     with connect(feature_server(), elicitation_url=answer("accept")) as (client, _, rec):
         with pytest.raises(UrlElicitationRequiredError) as info:
@@ -404,6 +418,7 @@ def test_url_elicitation_required_error_then_retry():
         assert text(client.call_tool("needs_connection", {"service": "drive"})) == "used drive"
 
 
+@pytest.mark.req("ELIC-6")
 def test_url_mode_needs_its_capability_and_2025_11_25():
     with connect(feature_server(), elicitation=answer()) as (client, _, rec):          # form only
         result = client.call_tool("connect_account", {"service": "x"})
@@ -417,6 +432,7 @@ def test_url_mode_needs_its_capability_and_2025_11_25():
     assert not any(m.get("method") == "elicitation/create" for _, m in rec.records)
 
 
+@pytest.mark.req("ELIC-12")
 def test_a_bad_url_is_refused_before_sending():
     server = Server("urls")
 

@@ -27,6 +27,7 @@ SUBCLASSES = [
 ]
 
 
+@pytest.mark.req("BASE-9")
 def test_code_and_message_without_data():
     error = InvalidParamsError("Unknown tool: nope")
     assert error.to_error() == {"code": -32602, "message": "Unknown tool: nope"}
@@ -86,6 +87,7 @@ def test_url_elicitation_data_survives_the_round_trip():
     assert back.elicitations == data["elicitations"]
 
 
+@pytest.mark.req("BASE-9", "BASE-10")
 @pytest.mark.parametrize("revision", REVISIONS)
 @pytest.mark.parametrize("cls", [c[0] for c in SUBCLASSES] + [McpError], ids=lambda c: c.__name__)
 def test_the_error_object_is_valid_in_every_revision(wire_validator, revision, cls):

@@ -318,6 +318,7 @@ MALFORMED = {
 }
 
 
+@pytest.mark.req("TRN-17")
 @pytest.mark.parametrize("framed", list(MALFORMED.values()), ids=list(MALFORMED))
 def test_malformed_chunk_framing_gets_400(server, framed):
     session_id = new_session(server)
@@ -346,6 +347,7 @@ def test_a_chunked_body_cut_short_gets_400(server, framed, mention):
     assert_server_works(server, session_id)
 
 
+@pytest.mark.req("TRN-17")
 @pytest.mark.parametrize("headers, version, status, mention", [
     ({}, "HTTP/1.1", 411, "Length Required"),
     ({"Transfer-Encoding": "chunked", "Content-Length": "10"}, "HTTP/1.1", 400,

@@ -99,6 +99,7 @@ def text(result) -> str:
 
 
 # ---------------------------------------------------------------------- every answer mode
+@pytest.mark.req("TRN-12", "TRN-19")
 @pytest.mark.parametrize("options", [{}, {"json_response": True}, {"response_mode": "sse"}, {"stateless": True}],
                          ids=["auto", "json", "sse", "stateless"])
 def test_streamable_http_in_every_mode(http, options):
@@ -193,6 +194,7 @@ def test_ctx_close_sse_stream_is_a_no_op_off_http():
         assert text(client.call_tool("poll_me")) == "closed=False"
 
 
+@pytest.mark.req("TRN-21")
 def test_polling_server_answers_arrive_after_reconnects(http):
     handle = http(poll_interval=0.1, retry_interval=20, response_mode="sse")
     with Client.http(handle.url) as client:
@@ -200,6 +202,7 @@ def test_polling_server_answers_arrive_after_reconnects(http):
         assert text(client.call_tool("add", {"a": 1, "b": 1})) == "2"
 
 
+@pytest.mark.req("TRN-33")
 def test_the_get_stream_is_resumed_across_polling_disconnects(http):
     """Server messages on the standalone stream arrive once each while the server keeps
     closing the GET connection (SEP-1699 polling) and the client keeps resuming it."""
@@ -216,6 +219,7 @@ def test_the_get_stream_is_resumed_across_polling_disconnects(http):
         assert client.transport.get_status == 200
 
 
+@pytest.mark.req("TRN-34")
 def test_concurrent_interrupted_streams_deliver_nothing_twice(http):
     handle = http(retry_interval=20)
     notes = Notes()
@@ -318,6 +322,8 @@ def scripted():
     thread.join()
 
 
+@pytest.mark.req("TRN-12", "TRN-13", "TRN-14", "TRN-15", "TRN-19", "TRN-23", "TRN-27", "TRN-29", "TRN-37", "TRN-42",
+                 "TRN-46", "TRN-47", "TRN-48", "LIFE-13")
 def test_resumption_waits_the_servers_retry_and_drops_duplicates(scripted):
     notes = Notes()
     client = Client.http(scripted, on_notification=notes, headers={"X-Test": "yes"}, auth=("user", "pw"))
@@ -337,6 +343,8 @@ def test_resumption_waits_the_servers_retry_and_drops_duplicates(scripted):
                for h in posts[1:])
     deletes = [headers for kind, headers, _, _ in log if kind == "DELETE"]
     assert deletes and deletes[0]["Mcp-Session-Id"] == "scripted-session"
+    gets = [headers for kind, headers, _, _ in log if kind == "GET"]
+    assert gets and all("text/event-stream" in h["Accept"] for h in gets)     # the standalone GET and the resumption
     sent = [message.get("method") for kind, _, message, _ in log if kind == "POST"]
     assert "notifications/cancelled" not in sent              # a disconnect is not a cancellation
 
@@ -356,6 +364,7 @@ def test_resumption_gives_up_after_bounded_attempts(scripted, answer):
     assert len(resumes) == 2
 
 
+@pytest.mark.req("TRN-28")
 def test_a_cancelled_request_is_not_resumed(http, monkeypatch):
     from mcp_ref import RequestTimeout
     from mcp_ref.transports import http_handler
@@ -389,6 +398,7 @@ def test_legacy_client_refuses_an_endpoint_on_another_origin(scripted):
 
 
 # ---------------------------------------------------------------------- sessions, errors, close
+@pytest.mark.req("TRN-45")
 def test_an_expired_session_is_renewed_transparently(http):
     handle = http()
     with Client.http(handle.url) as client:
@@ -433,6 +443,7 @@ def test_read_timeout_is_a_typed_error(http):
         assert info.value.status is None and "timed out" in str(info.value).lower()
 
 
+@pytest.mark.req("TRN-46")
 def test_close_deletes_the_session_quickly_while_the_get_stream_is_open(http):
     handle = http()
     client = Client.http(handle.url)

@@ -221,6 +221,7 @@ def test_our_client_against_the_sdk_server(sdk_server, mode):
         client.ping()
 
 
+@pytest.mark.req("TRN-45")
 def test_the_sdk_server_expires_a_deleted_session_and_we_renew_it(sdk_server):
     base = sdk_server("streamable")
     requests = pytest.importorskip("requests")

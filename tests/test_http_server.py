@@ -138,6 +138,7 @@ def read_events_until(response, predicate, limit=5.0) -> list:
 
 
 # ---------------------------------------------------------------------- POST: JSON or SSE
+@pytest.mark.req("TRN-39", "TRN-40", "SEC-16", "SEC-17")
 def test_initialize_assigns_a_random_visible_ascii_session_id(http):
     url = http().url
     first, second = post(url, init_message()), post(url, init_message())
@@ -149,6 +150,7 @@ def test_initialize_assigns_a_random_visible_ascii_session_id(http):
     assert first.json()["result"]["serverInfo"]["name"] == "http-test"
 
 
+@pytest.mark.req("TRN-18")
 def test_a_result_with_nothing_before_it_is_one_json_body(http):
     url = http().url
     session_id = open_session(url)
@@ -158,6 +160,7 @@ def test_a_result_with_nothing_before_it_is_one_json_body(http):
     assert response.json()["id"] == 1 and response.json()["result"]["content"][0]["text"] == "5"
 
 
+@pytest.mark.req("TRN-18", "TRN-20", "TRN-24", "TRN-26", "TRN-35")
 def test_progress_before_the_result_turns_the_answer_into_sse(http):
     url = http().url
     session_id = open_session(url)
@@ -175,6 +178,7 @@ def test_progress_before_the_result_turns_the_answer_into_sse(http):
     assert len(set(ids)) == len(ids) and len({split_event_id(i)[0] for i in ids}) == 1
 
 
+@pytest.mark.req("TRN-20")
 def test_no_priming_event_before_2025_11_25(http):
     """The session's negotiated revision decides, not the request's header."""
     url = http().url
@@ -186,6 +190,7 @@ def test_no_priming_event_before_2025_11_25(http):
     assert all(e.data for e in events) and len(events) == 2
 
 
+@pytest.mark.req("TRN-25", "TRN-32", "TRN-34")
 def test_json_response_mode_answers_json_and_sends_related_messages_on_the_get_stream(http):
     url = http(json_response=True).url
     session_id = open_session(url)
@@ -199,6 +204,7 @@ def test_json_response_mode_answers_json_and_sends_related_messages_on_the_get_s
     assert [m["params"]["data"] for m in messages_of(events)] == ["on GET"]
 
 
+@pytest.mark.req("TRN-18")
 def test_sse_response_mode_streams_even_a_plain_result(http):
     url = http(response_mode="sse").url
     session_id = open_session(url)
@@ -233,6 +239,7 @@ def test_accept_negotiation(http, accept, status, kind):
         assert '"counted to 2"' in text
 
 
+@pytest.mark.req("TRN-16")
 def test_notifications_and_responses_get_202_without_body(http):
     url = http().url
     session_id = open_session(url)
@@ -242,6 +249,7 @@ def test_notifications_and_responses_get_202_without_body(http):
     assert response.status_code == 202 and response.content == b""
 
 
+@pytest.mark.req("TRN-17")
 def test_unacceptable_input_gets_400_with_an_error_without_id(http):
     url = http().url
     session_id = open_session(url)
@@ -268,6 +276,7 @@ def test_batches_only_in_2025_03_26(http):
 
 
 # ---------------------------------------------------------------------- sessions and versions
+@pytest.mark.req("TRN-43", "TRN-44")
 def test_session_header_rules(http):
     url = http().url
     session_id = open_session(url)
@@ -281,6 +290,7 @@ def test_session_header_rules(http):
     assert requests.delete(url, headers={"Mcp-Session-Id": session_id}, timeout=10).status_code == 404
 
 
+@pytest.mark.req("TRN-50")
 def test_protocol_version_header(http):
     url = http().url
     session_id = open_session(url)
@@ -304,6 +314,7 @@ def test_sessions_are_isolated(http):
                 second).status_code == 200                                  # same request id, other session
 
 
+@pytest.mark.req("TRN-44")
 def test_idle_sessions_expire(http):
     handle = http(idle_timeout=0.2)
     session_id = open_session(handle.url)
@@ -349,6 +360,7 @@ def test_max_sessions_refuses_only_when_no_session_is_idle(http):
     streams[1].close()
 
 
+@pytest.mark.req("TRN-49", "TRN-50")
 def test_stateless_mode(http):
     url = http(stateless=True).url
     response = post(url, init_message())
@@ -364,6 +376,7 @@ def test_stateless_mode(http):
 
 
 # ---------------------------------------------------------------------- GET, resumption
+@pytest.mark.req("TRN-7", "TRN-30", "TRN-31", "TRN-32")
 def test_get_stream_carries_unrelated_server_messages(http):
     handle = http()
     session_id = open_session(handle.url)
@@ -388,6 +401,7 @@ def test_messages_sent_while_no_get_is_open_wait_for_the_next_get(http):
     assert [m["method"] for m in messages_of(events)] == ["notifications/tools/list_changed"]
 
 
+@pytest.mark.req("TRN-30")
 def test_get_405_when_disabled(http):
     url = http(enable_get=False).url
     session_id = open_session(url)
@@ -404,6 +418,7 @@ def test_get_needs_an_accept_admitting_sse(http):
     assert response.status_code == 406
 
 
+@pytest.mark.req("TRN-35", "TRN-36", "TRN-38")
 def test_close_stream_then_resume_replays_only_that_stream(http):
     handle = http(retry_interval=25)
     url = handle.url
@@ -431,6 +446,7 @@ def test_close_stream_then_resume_replays_only_that_stream(http):
     assert bad.status_code == 400
 
 
+@pytest.mark.req("TRN-22", "TRN-33")
 def test_polling_disconnect_sends_retry_and_the_answer_waits_for_the_client(http):
     url = http(poll_interval=0.1, retry_interval=40, response_mode="sse").url
     session_id = open_session(url)
@@ -451,6 +467,7 @@ def test_polling_disconnect_sends_retry_and_the_answer_waits_for_the_client(http
     assert answer is not None and answer["id"] == 9 and answer["result"]["content"][0]["text"] == "slept"
 
 
+@pytest.mark.req("TRN-28")
 def test_cancelling_a_request_ends_its_post(http):
     handle = http(response_mode="sse")
     url = handle.url
@@ -471,6 +488,7 @@ def test_cancelling_a_request_ends_its_post(http):
 
 
 # ---------------------------------------------------------------------- security checks
+@pytest.mark.req("TRN-8", "TRN-9", "SEC-22")
 @pytest.mark.parametrize("headers, options, status", [
     ({"Host": "evil.example"}, {}, 403),
     ({"Host": "evil.example:80"}, {}, 403),
@@ -492,6 +510,7 @@ def test_dns_rebinding_protection(http, headers, options, status):
         assert response.json()["error"]["code"] == -32600 and response.json()["id"] is None
 
 
+@pytest.mark.req("TRN-17")
 def test_body_size_content_type_and_json_checks(http):
     url = http(max_body=1000).url
     big = post(url, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "y" * 2000}}))
@@ -502,6 +521,7 @@ def test_body_size_content_type_and_json_checks(http):
     assert bad.status_code == 400 and bad.json()["error"]["code"] == -32700 and bad.json()["id"] is None
 
 
+@pytest.mark.req("LOG-4")
 def test_no_stack_trace_in_an_internal_error(http, monkeypatch):
     handle = http()
 
@@ -514,6 +534,7 @@ def test_no_stack_trace_in_an_internal_error(http, monkeypatch):
     assert response.json()["error"]["code"] == -32603
 
 
+@pytest.mark.req("TRN-7")
 def test_other_methods_and_paths(http):
     handle = http()
     assert requests.put(handle.url, data="{}", headers=HEADERS, timeout=10).status_code == 405
@@ -611,6 +632,7 @@ def test_serve_http_off_the_main_thread_installs_no_signal_handler():
 
 
 # ---------------------------------------------------------------------- pure helpers
+@pytest.mark.req("TRN-36", "TRN-38")
 def test_event_store_replays_one_stream_after_an_id():
     store = InMemoryEventStore(max_events=3)
     a1, b1 = store.store("a", None), store.store("b", "b-1")

@@ -33,6 +33,7 @@ def _drain(peer: RawPeer) -> list:
         seen.append(message)
 
 
+@pytest.mark.req("LIFE-20")
 def test_a_server_that_never_answers_initialize_times_out_after_init_timeout():
     client_end, peer_end = memory_pair()
     peer = RawPeer(peer_end)

@@ -85,6 +85,7 @@ def test_sdk_client_drives_tasks_on_our_server(tmp_path, wire_validator):
     assert sorted(statuses) == ["cancelled", "completed", "failed"]
 
 
+@pytest.mark.req("TASK-4")
 def test_our_client_refuses_tasks_with_the_sdk_server(wire_validator):
     argv = [sys.executable, str(INTEROP / "sdk_server.py")]
     with Client.stdio(argv, env=_env(), cwd=str(REPO), timeout=20) as client:

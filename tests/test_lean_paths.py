@@ -122,6 +122,7 @@ def test_a_result_json_cannot_carry_is_answered_internal_error_and_the_session_l
         session.close()
 
 
+@pytest.mark.req("TRN-6")
 def test_sending_a_request_json_cannot_carry_raises_and_nothing_is_written():
     session, peer = _session_answering({})
     try:

@@ -65,6 +65,7 @@ def connected(server: Server, wire_validator=None, **client_options):
 
 
 # ---------------------------------------------------------------------- version negotiation
+@pytest.mark.req("LIFE-8", "LIFE-11")
 def test_the_four_revisions_are_supported_newest_first():
     assert SUPPORTED_REVISIONS == ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
     assert LATEST_REVISION == "2025-11-25"
@@ -74,6 +75,7 @@ def test_the_four_revisions_are_supported_newest_first():
     assert lifecycle.LATEST_REVISION == "2026-07-28"
 
 
+@pytest.mark.req("LIFE-7", "LIFE-9")
 @pytest.mark.parametrize("revision", SUPPORTED_REVISIONS)
 def test_server_answers_the_requested_revision_when_supported(revision, wire_validator):
     with connected(full_server(), wire_validator, protocol_version=revision) as (client, session, recorder):
@@ -86,6 +88,7 @@ def test_server_answers_the_requested_revision_when_supported(revision, wire_val
         assert client.call_tool("echo", {"text": "hi"}).content[0].text == "hi"
 
 
+@pytest.mark.req("LIFE-10", "LIFE-11")
 @pytest.mark.parametrize("requested", ["2024-10-07", "2099-01-01", "", "DRAFT-2026-v1"])
 def test_server_answers_its_latest_revision_otherwise(requested):
     with raw_server(full_server()) as (peer, session):
@@ -94,6 +97,7 @@ def test_server_answers_its_latest_revision_otherwise(requested):
         assert session.protocol_version == LATEST_REVISION
 
 
+@pytest.mark.req("LIFE-10")
 @pytest.mark.parametrize("requested", ["2099-12-31", "2024-10-07", "", "DRAFT-2026-v1", None, 20251125])
 def test_the_client_refuses_to_ask_for_a_revision_it_does_not_speak(requested):
     """Spec: basic/lifecycle#version-negotiation: the client MUST send a version it
@@ -112,6 +116,7 @@ def test_the_client_refuses_to_ask_for_a_revision_it_does_not_speak(requested):
     peer_end.close()
 
 
+@pytest.mark.req("LIFE-12", "LIFE-20", "SCHEMA-8")
 @pytest.mark.parametrize("answer", ["2099-01-01", "2024-12-01", None, 20251125])
 def test_client_disconnects_when_the_server_answers_an_unsupported_revision(answer):
     client_end, peer_end = memory_pair()
@@ -146,6 +151,7 @@ def test_client_disconnects_when_the_server_answers_an_unsupported_revision(answ
 
 
 # ---------------------------------------------------------------------- what initialize carries
+@pytest.mark.req("LIFE-3")
 @pytest.mark.parametrize("revision", SUPPORTED_REVISIONS)
 def test_server_info_and_instructions(revision, wire_validator):
     with connected(full_server(), wire_validator, protocol_version=revision) as (client, _, recorder):
@@ -165,6 +171,7 @@ def test_server_info_and_instructions(revision, wire_validator):
         assert client.server_capabilities.get("tools") is not None
 
 
+@pytest.mark.req("LIFE-3")
 def test_no_instructions_means_no_instructions_member(wire_validator):
     with connected(Server("bare", version="1.0"), wire_validator) as (client, _, recorder):
         assert "instructions" not in recorder.received()[0]["result"]
@@ -172,6 +179,7 @@ def test_no_instructions_means_no_instructions_member(wire_validator):
         assert recorder.received()[0]["result"]["capabilities"] == {}
 
 
+@pytest.mark.req("LIFE-2")
 def test_default_client_info_has_a_name_and_version(wire_validator):
     with connected(full_server(), wire_validator) as (client, session, recorder):
         sent = recorder.sent()[0]["params"]["clientInfo"]
@@ -181,6 +189,7 @@ def test_default_client_info_has_a_name_and_version(wire_validator):
         assert session.client_info.version == sent["version"]
 
 
+@pytest.mark.req("LIFE-2")
 def test_custom_client_info_reaches_the_server(wire_validator):
     info = {"name": "my-host", "version": "3.1"}
     with connected(full_server(), wire_validator, client_info=info) as (_, session, recorder):
@@ -188,6 +197,7 @@ def test_custom_client_info_reaches_the_server(wire_validator):
         assert session.client_info.name == "my-host" and session.client_info.version == "3.1"
 
 
+@pytest.mark.req("BASE-1", "LIFE-1", "LIFE-4")
 def test_handshake_order_and_server_state(wire_validator):
     server = full_server()
     ready = threading.Event()
@@ -207,6 +217,7 @@ def test_handshake_order_and_server_state(wire_validator):
 
 
 # ---------------------------------------------------------------------- capabilities
+@pytest.mark.req("LIFE-14")
 def test_client_refuses_locally_to_use_tools_the_server_did_not_declare(wire_validator):
     with connected(Server("no-tools", version="1.0"), wire_validator) as (client, _, recorder):
         assert "tools" not in client.server_capabilities
@@ -218,6 +229,7 @@ def test_client_refuses_locally_to_use_tools_the_server_did_not_declare(wire_val
         client.ping()
 
 
+@pytest.mark.req("LIFE-14")
 def test_server_answers_method_not_found_for_a_capability_it_did_not_declare(wire_validator):
     with raw_server(Server("no-tools", version="1.0")) as (peer, _):
         initialize_raw(peer)

@@ -51,6 +51,7 @@ VALID = [
 ]
 
 
+@pytest.mark.req("BASE-2", "BASE-12")
 @pytest.mark.parametrize("text, expected", VALID, ids=[row[0][:60] for row in VALID])
 def test_valid_frames_decode_and_encode_exactly(text, expected):
     message = decode(text)
@@ -60,12 +61,14 @@ def test_valid_frames_decode_and_encode_exactly(text, expected):
     assert decode(text.encode("utf-8")) == expected          # bytes in, same message
 
 
+@pytest.mark.req("TRN-1", "TRN-3")
 def test_encode_is_one_compact_line_and_keeps_non_ascii():
     text = encode(Request(1, "x", {"s": "line1\nline2", "u": "日本"}))
     assert "\n" not in text
     assert text == '{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"line1\\nline2","u":"日本"}}'
 
 
+@pytest.mark.req("BASE-21")
 def test_unknown_members_and_meta_survive_decode_encode_in_any_order():
     original = {"method": "tools/call", "zzz": {"nested": [1, 2]}, "id": "q", "jsonrpc": "2.0",
                 "params": {"name": "t", "_meta": {"progressToken": 3, "io.example/trace": "t1"}}}
@@ -137,6 +140,7 @@ INVALID = [
 ]
 
 
+@pytest.mark.req("BASE-2", "BASE-3", "BASE-4", "BASE-10")
 @pytest.mark.parametrize("text, code, expected_id", INVALID, ids=[row[0][:60] or "(empty)" for row in INVALID])
 def test_invalid_frames_raise_with_code_and_id(text, code, expected_id):
     with pytest.raises(InvalidMessage) as info:
@@ -151,12 +155,14 @@ def test_invalid_frames_raise_with_code_and_id(text, code, expected_id):
     assert answer == {"jsonrpc": "2.0", "id": expected_id, "error": {"code": code, "message": bad.message}}
 
 
+@pytest.mark.req("TRN-1")
 def test_invalid_utf8_is_a_parse_error():
     with pytest.raises(InvalidMessage) as info:
         decode(b'{"jsonrpc":"2.0","id":1,"method":"\xff"}')
     assert info.value.code == PARSE_ERROR and info.value.id is None
 
 
+@pytest.mark.req("BASE-3", "BASE-4")
 @pytest.mark.parametrize("value, ok", [(1, True), (0, True), (-3, True), ("x", True), ("", True),
                                        (True, False), (False, False), (None, False), (1.0, False),
                                        (1.5, False), ([1], False), ({}, False)])

@@ -35,6 +35,7 @@ LISTS = {
 }
 
 
+@pytest.mark.req("PROM-8", "PAGE-1", "PAGE-3", "PAGE-4")
 @pytest.mark.parametrize("revision", REVISIONS)
 @pytest.mark.parametrize("method", list(LISTS))
 def test_every_list_method_pages(method, revision, wire_validator):
@@ -52,6 +53,7 @@ def test_every_list_method_pages(method, revision, wire_validator):
         assert ["nextCursor" in r for r in results] == [True, True, False] * 2
 
 
+@pytest.mark.req("PAGE-3")
 def test_no_page_size_means_one_page(wire_validator):
     with connected(many_server(page_size=None), "2025-11-25", wire_validator) as (client, _, recorder):
         tools, cursor = client.list_tools_page()
@@ -59,6 +61,7 @@ def test_no_page_size_means_one_page(wire_validator):
         assert "nextCursor" not in recorder.received()[-1]["result"]
 
 
+@pytest.mark.req("PAGE-2", "PAGE-5")
 @pytest.mark.parametrize("method", list(LISTS))
 def test_invalid_cursors_are_32602(method):
     with connected(many_server()) as (client, _, _):           # no schema check: the requests are bad
@@ -70,6 +73,7 @@ def test_invalid_cursors_are_32602(method):
             assert info.value.code == -32602 and info.value.data == {"cursor": cursor}
 
 
+@pytest.mark.req("PAGE-2")
 def test_cursors_are_stable_when_the_list_changes():
     server = many_server()
     with connected(server) as (client, _, _):
@@ -208,6 +212,7 @@ def test_a_page_does_not_walk_the_whole_registry(kind):
     assert _CountingDict.walks == 1                     # one Listing, shared by the ten pages
 
 
+@pytest.mark.req("PAGE-4")
 def test_all_pages_stops_on_a_repeated_cursor(caplog):
     from mcp_ref.client_requests import all_pages
     pages = iter([([1], "c1"), ([2], "c1")])

@@ -82,6 +82,7 @@ def test_list_prompts_with_arguments_from_the_signature(revision, wire_validator
         assert (prompts["topic"].icons is not None) == (revision >= "2025-11-25")
 
 
+@pytest.mark.req("PROM-3", "PROM-4", "PROM-5")
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_get_prompt_return_forms_and_content_types(revision, wire_validator):
     with connected(prompt_server(), revision, wire_validator) as (client, _, recorder):
@@ -110,6 +111,7 @@ def test_get_prompt_return_forms_and_content_types(revision, wire_validator):
         assert client.get_prompt("topic", {"topic": "MCP"}).messages[0].content.text == "Tell me about MCP"
 
 
+@pytest.mark.req("PROM-6", "PROM-7", "PROM-10")
 def test_errors_are_32602(wire_validator):
     with connected(prompt_server(), "2025-11-25", wire_validator) as (client, _, _):
         with pytest.raises(InvalidParamsError, match="Unknown prompt: nope") as info:
@@ -122,6 +124,7 @@ def test_errors_are_32602(wire_validator):
             client.get_prompt("simple", {"surprise": "x"})
 
 
+@pytest.mark.req("PROM-7", "PROM-10")
 def test_non_string_argument_values_are_32602():
     with connected(prompt_server()) as (client, _, _):           # no schema check: the request is bad
         with pytest.raises(InvalidParamsError, match="argument values are strings"):
@@ -130,6 +133,7 @@ def test_non_string_argument_values_are_32602():
             client.session.request("prompts/get", {"name": 5})
 
 
+@pytest.mark.req("PROM-1", "PROM-2")
 def test_registration_rules_and_list_changes(wire_validator):
     server = Server("p")
     assert server.capabilities() == {}
@@ -152,6 +156,7 @@ def test_registration_rules_and_list_changes(wire_validator):
         server.remove_prompt("first")
 
 
+@pytest.mark.req("PROM-6", "PROM-10")
 def test_a_prompt_returning_something_else_is_an_internal_error():
     server = Server("p")
     server.add_prompt(lambda: 42, name="number")

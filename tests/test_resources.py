@@ -61,6 +61,7 @@ def resource_server() -> Server:
     return server
 
 
+@pytest.mark.req("RES-9")
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_list_templates_and_read_in_every_revision(revision, wire_validator):
     with connected(resource_server(), revision, wire_validator) as (client, _, recorder):
@@ -88,6 +89,7 @@ def test_list_templates_and_read_in_every_revision(revision, wire_validator):
         assert [c.uri for c in client.read_resource("multi://two").contents] == ["multi://two#a", "multi://two#b"]
 
 
+@pytest.mark.req("RES-7")
 def test_templates_match_and_answer_the_requested_uri(wire_validator):
     with connected(resource_server(), "2025-11-25", wire_validator) as (client, _, _):
         profile = client.read_resource("users://42/profile").contents[0]
@@ -100,6 +102,7 @@ def test_templates_match_and_answer_the_requested_uri(wire_validator):
             client.read_resource("users://42/settings")             # {var} does not span "/"
 
 
+@pytest.mark.req("RES-6", "RES-7")
 def test_unknown_uri_is_32002_with_the_uri_in_data(wire_validator):
     with connected(resource_server(), "2025-11-25", wire_validator) as (client, _, recorder):
         with pytest.raises(ResourceNotFoundError) as info:
@@ -109,6 +112,7 @@ def test_unknown_uri_is_32002_with_the_uri_in_data(wire_validator):
         assert error == {"code": -32002, "message": "Resource not found", "data": {"uri": "file:///missing.txt"}}
 
 
+@pytest.mark.req("RES-7")
 def test_a_uri_that_is_not_a_string_is_32602():
     with connected(resource_server()) as (client, _, _):           # no schema check: the request is bad
         for method in ("resources/read", "resources/subscribe", "resources/unsubscribe"):
@@ -116,6 +120,7 @@ def test_a_uri_that_is_not_a_string_is_32602():
                 client.session.request(method, {"uri": 5})
 
 
+@pytest.mark.req("RES-1")
 def test_registration_mistakes_are_reported():
     server = Server("r")
     with pytest.raises(ValueError, match="takes no arguments"):
@@ -168,6 +173,7 @@ def test_subscribe_needs_the_capability():
             client.subscribe_resource("fixed://x")
 
 
+@pytest.mark.req("RES-2")
 def test_adding_and_removing_resources_sends_list_changed(wire_validator):
     server = Server("r")
     server.add_resource("x", "fixed://x")
@@ -187,6 +193,7 @@ def test_adding_and_removing_resources_sends_list_changed(wire_validator):
         server.remove_resource("fixed://nope")
 
 
+@pytest.mark.req("RES-6")
 def test_a_resource_function_error_is_an_internal_error():
     server = Server("r")
 

@@ -85,6 +85,7 @@ def _tool_call_id(recorder: Recorder) -> int:
     return calls[0]["id"]
 
 
+@pytest.mark.req("CANC-4", "CANC-1")
 @pytest.mark.parametrize("revision", REVISIONS)
 @pytest.mark.parametrize("how", ["timeout", "cancel"])
 def test_client_cancellation_reaches_the_server_in_every_revision(wire_validator, revision, how):

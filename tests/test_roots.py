@@ -21,12 +21,14 @@ needs_symlinks = pytest.mark.skipif(not hasattr(os, "symlink") or os.name == "nt
 
 
 # ---------------------------------------------------------------------- URIs
+@pytest.mark.req("ROOT-3", "ROOT-5")
 @pytest.mark.parametrize("uri", ["file:///home/user/projects/myproject", "file://localhost/srv/data",
                                  "file:///C:/Users/me", "file:///with%20space", "file:///"])
 def test_good_root_uris(uri):
     assert validate_root_uri(uri) == uri
 
 
+@pytest.mark.req("ROOT-3", "ROOT-5")
 @pytest.mark.parametrize("uri, problem", [
     ("https://example.com/x", "must start with file://"),
     ("/home/user", "must start with file://"),
@@ -52,6 +54,7 @@ def test_uri_and_path_round_trip(tmp_path):
     assert uri_to_path(uri) == str(tmp_path / "a b")
 
 
+@pytest.mark.req("ROOT-3", "ROOT-5")
 def test_as_roots_accepts_each_form_and_validates(tmp_path):
     roots = as_roots([Root(uri="file:///srv", name="Server"), {"uri": "file:///data", "name": "Data"},
                       "file:///tmp", tmp_path])
@@ -94,6 +97,7 @@ def tree(tmp_path):
     return tmp_path
 
 
+@pytest.mark.req("ROOT-6")
 def test_inside_and_outside(tree):
     roots = [Root(uri=(tree / "project").as_uri(), name="p")]
     assert is_inside(tree / "project" / "src" / "main.py", roots)
@@ -120,6 +124,7 @@ def test_relative_paths_need_a_base(tree):
     assert not is_inside("../outside/secret", roots, base=tree / "project")
 
 
+@pytest.mark.req("ROOT-6")
 def test_require_inside_returns_the_resolved_path_or_refuses(tree):
     roots = [Root(uri=(tree / "project").as_uri())]
     assert require_inside(tree / "project" / "src" / ".." / "src" / "main.py", roots) == \
@@ -135,6 +140,7 @@ def test_invalid_root_uris_never_match(tree):
     assert not is_inside(tree / "project", ["https://example.com/", {"uri": "file:///x/../" + str(tree)}])
 
 
+@pytest.mark.req("ROOT-6")
 @needs_symlinks
 def test_symlinks_are_resolved_in_paths_and_roots(tree):
     (tree / "project" / "escape").symlink_to(tree / "outside")
@@ -164,6 +170,7 @@ def roots_server() -> Server:
     return server
 
 
+@pytest.mark.req("ROOT-1")
 @pytest.mark.parametrize("revision", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
 def test_list_roots_from_context_and_session_in_every_revision(revision):
     server = roots_server()
@@ -177,6 +184,7 @@ def test_list_roots_from_context_and_session_in_every_revision(revision):
     assert ("_meta" in reply["result"]["roots"][0]) == (revision >= "2025-06-18")
 
 
+@pytest.mark.req("ROOT-2")
 def test_set_roots_replaces_them_and_notifies():
     server = roots_server()
     with connect(server, roots=[]) as (client, session, rec):
@@ -201,6 +209,7 @@ def test_set_roots_before_connecting_only_replaces():
             client.set_roots(["file:///x"])
 
 
+@pytest.mark.req("ROOT-4", "ROOT-8")
 def test_without_roots_the_server_refuses_locally_and_the_client_answers_32601():
     server = roots_server()
     with connect(server) as (client, session, rec):
@@ -214,6 +223,7 @@ def test_without_roots_the_server_refuses_locally_and_the_client_answers_32601()
             session.request("roots/list", timeout=WAIT)
 
 
+@pytest.mark.req("ROOT-8")
 def test_a_failing_roots_changed_callback_does_not_break_the_session():
     server = roots_server()
     done = threading.Event()
@@ -239,6 +249,7 @@ def test_stdio_roots_with_client_stdio(tree):
         assert outside.is_error and "outside the client's roots" in text(outside)
 
 
+@pytest.mark.req("ROOT-2")
 def test_stdio_list_changed(tree):
     with stdio_client(roots=[tree / "project"]) as client:
         assert text(client.call_tool("roots_changes")) == "0"

@@ -410,6 +410,7 @@ def test_progress_and_logs_from_the_same_thread_reach_the_client(wire_validator)
 
 
 # ---------------------------------------------------------------------- the same results as any tool
+@pytest.mark.req("TOOL-14")
 def test_results_errors_and_validation_are_those_of_ordinary_tools(wire_validator):
     server = Server("twins")
     ran_on = []

@@ -43,6 +43,7 @@ def sampling_server(**options) -> Server:
 
 
 # ---------------------------------------------------------------------- the flow
+@pytest.mark.req("SAMP-4")
 def test_the_callback_receives_the_full_typed_request_and_the_server_a_typed_result():
     callback = sampler("Paris.", "claude-3-sonnet-20240307")
     server = sampling_server()
@@ -92,6 +93,7 @@ def test_every_revision_validates_and_drops_what_it_does_not_know(revision):
     assert len(sent) == (1 if revision == "2024-11-05" else 2)
 
 
+@pytest.mark.req("SAMP-3", "SAMP-5")
 def test_sampling_is_declared_only_with_a_callback_and_tools_only_when_supported():
     assert Client(None).capabilities() == {}
     assert Client(None, sampling=sampler()).capabilities() == {"sampling": {}}
@@ -104,6 +106,7 @@ def test_sampling_is_declared_only_with_a_callback_and_tools_only_when_supported
 
 
 # ---------------------------------------------------------------------- refusals and errors
+@pytest.mark.req("SAMP-11")
 def test_a_refusal_reaches_the_server_as_error_minus_one_and_the_client_goes_on():
     calls = []
 
@@ -124,6 +127,7 @@ def test_a_refusal_reaches_the_server_as_error_minus_one_and_the_client_goes_on(
     assert [e["code"] for e in errors] == [-1, -32603]
 
 
+@pytest.mark.req("SAMP-13")
 def test_a_malformed_answer_is_an_internal_error_not_a_crash():
     with connect(sampling_server(), sampling=lambda request: {"role": "robot", "model": "m"}) as (client, _, _r):
         result = client.call_tool("sample")
@@ -143,6 +147,7 @@ def test_without_the_capability_the_server_refuses_locally_and_the_client_answer
             create_message(session, ["x"], max_tokens=5)
 
 
+@pytest.mark.req("SAMP-17")
 def test_local_argument_errors_send_nothing():
     server = Server("args")
 
@@ -182,6 +187,7 @@ def test_several_blocks_in_one_message_need_2025_11_25():
     assert [b.text for b in callback.requests[-1].messages[0].content] == ["part 0", "part 1"]
 
 
+@pytest.mark.req("SAMP-6", "SCHEMA-9", "SCHEMA-16")
 def test_include_context_needs_sampling_context_from_2025_11_25():
     server = Server("ctx")
 
@@ -213,6 +219,7 @@ def weather_llm(request):
 weather_llm.supports_tools = True
 
 
+@pytest.mark.req("SAMP-17")
 def test_the_tool_loop_with_tool_use_and_tool_result_content():
     weather_llm.requests = []
     with connect(feature_server(), sampling=weather_llm) as (client, _, rec):
@@ -226,6 +233,7 @@ def test_the_tool_loop_with_tool_use_and_tool_result_content():
     assert requests[1]["params"]["messages"][1]["content"][0]["type"] == "tool_use"
 
 
+@pytest.mark.req("SAMP-4")
 def test_tools_need_the_capability_and_the_revision():
     with connect(feature_server(), sampling=sampler()) as (client, _, rec):     # no sampling.tools
         result = client.call_tool("weather_agent", {"question": "Weather?"})
@@ -236,6 +244,7 @@ def test_tools_need_the_capability_and_the_revision():
         assert result.is_error and "2025-11-25" in text(result)
 
 
+@pytest.mark.req("SAMP-7", "SAMP-8", "SAMP-11", "SCHEMA-17")
 def test_the_client_refuses_tools_it_did_not_declare_and_broken_tool_messages():
     callback = sampler()         # the "server" here sends invalid requests on purpose: no wire validation
     with connect(Server("raw"), validate=False, sampling=callback) as (client, session, _rec):
@@ -261,6 +270,7 @@ def result_block(id_):
     return {"type": "tool_result", "toolUseId": id_, "content": []}
 
 
+@pytest.mark.req("SAMP-7", "SAMP-8", "SAMP-17", "SCHEMA-23")
 @pytest.mark.parametrize("messages, problem", [
     ([{"role": "user", "content": {"type": "text", "text": "q"}}], None),
     ([{"role": "assistant", "content": [use("a"), use("b")]},
@@ -344,6 +354,7 @@ def test_concurrent_tool_calls_each_sampling():
 
 
 # ---------------------------------------------------------------------- choosing a model
+@pytest.mark.req("SAMP-14", "SCHEMA-18", "SCHEMA-19", "SCHEMA-20")
 def test_select_model_follows_hints_in_order_then_priorities():
     models = ["gemini-1.5-pro", "claude-3-haiku-20240307", "claude-3-5-sonnet-20241022"]
     table = {"gemini-1.5-pro": {"cost": 0.5, "speed": 0.5, "intelligence": 0.8},

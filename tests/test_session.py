@@ -97,6 +97,7 @@ def request_ids(records: list, method=None) -> list:
 
 
 # ---------------------------------------------------------------------- request / response
+@pytest.mark.req("BASE-6")
 def test_request_and_response_exact_result():
     with Pair({"echo": lambda ctx, args: f"{args['s']}|{ctx.method}|{ctx.request_id}"}) as p:
         result = p.a.request("tools/call", call("echo", s="héllo"))
@@ -106,6 +107,7 @@ def test_request_and_response_exact_result():
                                          "params": {"name": "echo", "arguments": {"s": "héllo"}}}
 
 
+@pytest.mark.req("BASE-9")
 def test_error_answers_raise_the_matching_subclass_with_data():
     def bad(ctx, args):
         raise InvalidParamsError("no good", {"why": "testing"})
@@ -132,6 +134,7 @@ def test_handler_crash_is_a_generic_internal_error():
         assert p.a.request("ping") == {}
 
 
+@pytest.mark.req("BASE-6")
 def test_responses_out_of_order_reach_the_right_callers():
     started = queue.Queue()
     gates = {}
@@ -154,6 +157,7 @@ def test_responses_out_of_order_reach_the_right_callers():
         assert replied == [pendings[i].id for i in order]
 
 
+@pytest.mark.req("BASE-5", "PROG-2")
 def test_request_ids_are_never_reused():
     def slow(ctx, args):
         ctx.cancelled.wait(WAIT)
@@ -248,6 +252,7 @@ def _blocker(seen_cancel: threading.Event, started: threading.Event):
     return block
 
 
+@pytest.mark.req("LIFE-16", "LIFE-17", "LIFE-20", "CANC-1", "SCHEMA-13", "SCHEMA-14", "CANC-2", "SCHEMA-12")
 @pytest.mark.parametrize("where", ["session", "call"])
 def test_timeout_raises_and_cancels_the_request_at_the_peer(where):
     seen_cancel, started = threading.Event(), threading.Event()
@@ -267,6 +272,7 @@ def test_timeout_raises_and_cancels_the_request_at_the_peer(where):
         assert p.a.request("ping") == {}
 
 
+@pytest.mark.req("LIFE-18")
 def test_per_call_timeout_overrides_the_session_default():
     def pause(ctx, args):
         ctx.cancelled.wait(args["seconds"])     # simulated work
@@ -298,6 +304,7 @@ def test_progress_resets_the_timeout():
             p.a.request("tools/call", call("tick", count=10, every=0.1), timeout=0.5)
 
 
+@pytest.mark.req("LIFE-19")
 def test_progress_reset_has_a_hard_maximum():
     with Pair({"tick": _ticker}) as p:
         begin = time.monotonic()
@@ -309,6 +316,7 @@ def test_progress_reset_has_a_hard_maximum():
         p.rec_b.wait_for(is_method("notifications/cancelled", "receive"), what="cancellation")
 
 
+@pytest.mark.req("LIFE-19")
 def test_progress_reset_without_a_maximum_is_capped_by_default(monkeypatch):
     assert MAX_TOTAL_FACTOR > 1
     monkeypatch.setattr(session_module, "MAX_TOTAL_FACTOR", 3)    # a 0.9 s cap keeps the test short
@@ -322,6 +330,7 @@ def test_progress_reset_without_a_maximum_is_capped_by_default(monkeypatch):
         assert timeout * 3 - 0.05 <= elapsed < timeout * 3 + 2.0
 
 
+@pytest.mark.req("PROG-2")
 def test_asking_for_the_reset_attaches_a_progress_token_without_a_callback():
     tokens = queue.Queue()
 
@@ -345,6 +354,7 @@ def test_asking_for_the_reset_attaches_a_progress_token_without_a_callback():
 
 
 # ---------------------------------------------------------------------- cancellation
+@pytest.mark.req("CANC-4", "SCHEMA-11", "CANC-2")
 @pytest.mark.parametrize("caller", ["a", "b"])
 def test_cancel_stops_the_handler_and_no_response_is_sent(caller):
     """The serving side has one handler thread: the second request waits in the
@@ -395,6 +405,7 @@ def _raw_session(handler=None, notify=None, **options):
     return RawPeer(peer_end), session.start(), recorder
 
 
+@pytest.mark.req("CANC-5", "CANC-6")
 @pytest.mark.parametrize("how", ["cancel", "timeout"])
 def test_late_response_after_the_caller_gave_up_is_ignored(how):
     peer, session, recorder = _raw_session()
@@ -428,6 +439,7 @@ def test_late_response_after_the_caller_gave_up_is_ignored(how):
         session.close()
 
 
+@pytest.mark.req("CANC-2", "SCHEMA-12")
 def test_outbound_initialize_is_never_cancelled():
     peer, session, recorder = _raw_session()
     try:
@@ -447,6 +459,7 @@ def test_outbound_initialize_is_never_cancelled():
         session.close()
 
 
+@pytest.mark.req("CANC-2", "CANC-6")
 def test_inbound_initialize_is_never_cancelled():
     started, release = threading.Event(), threading.Event()
     seen = {}
@@ -487,6 +500,7 @@ MALFORMED_CANCELS = [
 ]
 
 
+@pytest.mark.req("CANC-6", "CANC-9")
 def test_unknown_and_malformed_cancellations_are_ignored():
     started, release = threading.Event(), threading.Event()
     seen = {}
@@ -520,6 +534,7 @@ def test_unknown_and_malformed_cancellations_are_ignored():
 
 
 # ---------------------------------------------------------------------- progress
+@pytest.mark.req("PROG-4")
 def test_progress_callbacks_arrive_in_order_before_the_result():
     def report(ctx, args):
         for i in range(1, args["n"] + 1):
@@ -541,6 +556,7 @@ def test_progress_callbacks_arrive_in_order_before_the_result():
             assert threads == {"mcp-a-notify"}   # never the reader, never the caller
 
 
+@pytest.mark.req("PROG-3")
 def test_non_increasing_progress_raises_in_the_handler():
     def report(ctx, args):
         ctx.report_progress(1)
@@ -562,6 +578,7 @@ def test_non_increasing_progress_raises_in_the_handler():
         assert sent == [1, 1.5]
 
 
+@pytest.mark.req("PROG-5", "PROG-11")
 def test_no_progress_is_sent_after_the_request_completed():
     kept = []
 
@@ -581,6 +598,7 @@ def test_no_progress_is_sent_after_the_request_completed():
         assert calls == [1]
 
 
+@pytest.mark.req("PROG-1")
 @pytest.mark.parametrize("token", ["tok-1", "", "007", 7, 0, -3, 2 ** 60])
 def test_progress_token_is_echoed_exactly(token):
     def report(ctx, args):
@@ -600,6 +618,7 @@ def test_progress_token_is_echoed_exactly(token):
         session.close()
 
 
+@pytest.mark.req("PROG-1")
 @pytest.mark.parametrize("token", [True, 1.5, None, [1], {"t": 1}])
 def test_an_invalid_progress_token_gets_no_progress(token):
     tokens = []
@@ -620,6 +639,7 @@ def test_an_invalid_progress_token_gets_no_progress(token):
         session.close()
 
 
+@pytest.mark.req("PROG-9")
 def test_incoming_progress_for_unknown_or_finished_tokens_is_ignored():
     done = threading.Event()
     notes, calls = [], []
@@ -654,6 +674,7 @@ def test_incoming_progress_for_unknown_or_finished_tokens_is_ignored():
 
 
 # ---------------------------------------------------------------------- ping
+@pytest.mark.req("PING-1")
 @pytest.mark.parametrize("pinger", ["a", "b"])
 def test_ping_is_answered_promptly_while_every_handler_is_blocked(pinger):
     started = queue.Queue()
@@ -718,6 +739,7 @@ def test_a_handler_that_got_fast_again_is_served_inline_again(monkeypatch):
         assert ("tools/call", "gate") not in p.b._slow
 
 
+@pytest.mark.req("PING-2", "PING-3", "PING-6", "PING-7")
 def test_periodic_ping_closes_the_session_when_the_peer_stops_answering():
     peer, session, _ = _raw_session(ping_interval=0.2)
     try:
@@ -734,6 +756,7 @@ def test_periodic_ping_closes_the_session_when_the_peer_stops_answering():
         session.close()
 
 
+@pytest.mark.req("PING-2", "PING-3")
 def test_periodic_ping_keeps_a_live_session_open():
     with Pair(a_opts={"ping_interval": 0.1}) as p:
         pings = p.rec_b.wait_count(is_method("ping", "receive"), 3, what="pings")
@@ -846,6 +869,7 @@ def test_a_message_read_while_the_session_closes_leaves_no_thread_behind(what):
     assert mcp_threads("mcp-gated") == []
 
 
+@pytest.mark.req("BASE-7")
 def test_a_handler_returning_a_non_object_is_an_internal_error_not_an_invalid_result():
     """``result`` must be an object on the wire; a handler bug must not put
     ``"result": null`` there (the peer would reject the frame and never match it)."""

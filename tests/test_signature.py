@@ -164,11 +164,13 @@ TYPE_SCHEMAS = [
 ]
 
 
+@pytest.mark.req("BASE-20")
 @pytest.mark.parametrize("tp, expected", TYPE_SCHEMAS, ids=[str(i) for i in range(len(TYPE_SCHEMAS))])
 def test_schema_for_type(tp, expected):
     assert schema_for_type(tp) == expected
 
 
+@pytest.mark.req("BASE-15", "BASE-20")
 @pytest.mark.parametrize("tp, expected", TYPE_SCHEMAS, ids=[str(i) for i in range(len(TYPE_SCHEMAS))])
 def test_type_schemas_are_valid_json_schema(tp, expected):
     jsonschema = pytest.importorskip("jsonschema")
@@ -239,11 +241,13 @@ INPUT_SCHEMAS = [
 ]
 
 
+@pytest.mark.req("BASE-20")
 @pytest.mark.parametrize("fn, expected", INPUT_SCHEMAS, ids=lambda v: getattr(v, "__name__", ""))
 def test_input_schema(fn, expected):
     assert input_schema(fn, skip=(Context,)) == expected
 
 
+@pytest.mark.req("BASE-15", "BASE-20")
 @pytest.mark.parametrize("fn", [add, search, no_params, untyped, optional_context, draw])
 def test_input_schemas_are_valid_json_schema(fn):
     jsonschema = pytest.importorskip("jsonschema")
@@ -388,6 +392,7 @@ OUTPUT_SCHEMAS = [
 ]
 
 
+@pytest.mark.req("BASE-20")
 @pytest.mark.parametrize("annotation, plain, wrap", OUTPUT_SCHEMAS, ids=[str(i) for i in range(len(OUTPUT_SCHEMAS))])
 def test_output_schema(annotation, plain, wrap):
     fn = returns(annotation)
@@ -568,6 +573,7 @@ VALIDATION = [
 ]
 
 
+@pytest.mark.req("BASE-16")
 @pytest.mark.parametrize("instance, schema, expected", VALIDATION)
 def test_validate(instance, schema, expected):
     pytest.importorskip("jsonschema")

@@ -212,6 +212,7 @@ def wait_exit(pidfd: int, timeout: float = WAIT) -> bool:
 
 
 # ---------------------------------------------------------------------- the stream
+@pytest.mark.req("TRN-5")
 def test_stray_output_does_not_corrupt_the_stream():
     lines, recorder = Lines(), Recorder()
     client, transport = make_client(recorder=recorder, on_stderr=lines)
@@ -238,6 +239,7 @@ def test_oversized_line_from_the_server_is_skipped_and_the_session_goes_on():
         assert not [m for m in recorder.sent() if "error" in m]
 
 
+@pytest.mark.req("TRN-4")
 def test_a_chatty_server_never_blocks():
     count = [0]
 
@@ -354,6 +356,7 @@ def test_a_tool_still_sleeping_does_not_keep_the_server_past_the_eof_grace():
 
 
 # ---------------------------------------------------------------------- client side of the shutdown
+@pytest.mark.req("LIFE-15")
 def test_a_well_behaved_server_exits_on_eof_without_signals():
     client, transport = make_client(close_timeout=WAIT)
     with client:
@@ -362,6 +365,7 @@ def test_a_well_behaved_server_exits_on_eof_without_signals():
     assert_reaped(transport.process)
 
 
+@pytest.mark.req("LIFE-15")
 @pytest.mark.parametrize("mode, expected_signal", [("ignore-eof", signal.SIGTERM), ("ignore-term", signal.SIGKILL)])
 def test_shutdown_ladder(mode, expected_signal):
     lines = Lines()
@@ -492,6 +496,7 @@ def test_the_client_is_safe_to_share_between_threads():
     assert all(text == str(k * 100 + j) for k, j, text in results)
 
 
+@pytest.mark.req("TRN-2", "TRN-6", "TRN-3", "TRN-1")
 def test_nothing_is_left_behind_after_with():
     before_children = set(children_of(os.getpid()))
     recorder = Recorder()

@@ -86,6 +86,7 @@ def flush(server_session, logs: Collector) -> None:
 
 
 # ---------------------------------------------------------------------- a task to its end
+@pytest.mark.req("PROG-6", "PROG-7")
 def test_task_progress_reaches_on_progress_in_order_until_the_result_then_late_progress_is_ignored(
         wire_validator):
     server, gate, _ = progress_server()

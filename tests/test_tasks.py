@@ -79,6 +79,7 @@ class FakeClock:
 
 
 # ---------------------------------------------------------------------- capabilities and listing
+@pytest.mark.req("TASK-1", "SCHEMA-6")
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_the_tasks_capability_is_declared_only_to_2025_11_25_sessions(revision, wire_validator):
     server, *_ = task_server()
@@ -90,6 +91,7 @@ def test_the_tasks_capability_is_declared_only_to_2025_11_25_sessions(revision, 
             assert "tasks" not in caps and "tasks" not in session.declared_capabilities
 
 
+@pytest.mark.req("TASK-1")
 def test_no_task_tool_no_tasks_capability_and_no_tasks_module(wire_validator):
     server = Server("plain")
     server.add_tool(lambda: "x", name="x")
@@ -125,6 +127,8 @@ def test_task_support_is_checked_at_registration():
 
 
 # ---------------------------------------------------------------------- a task from start to end
+@pytest.mark.req("TASK-16", "TASK-17", "TASK-19", "TASK-32", "TASK-33", "TASK-36", "TASK-37", "TASK-43", "TASK-52",
+                 "TASK-54", "TASK-59", "TASK-28", "TASK-34")
 def test_a_task_answers_at_once_then_reports_its_status_then_its_result_equals_a_direct_call(wire_validator):
     server, gate, started, seen = task_server()
     statuses = Collector()
@@ -147,6 +151,7 @@ def test_a_task_answers_at_once_then_reports_its_status_then_its_result_equals_a
         assert "_meta" not in records[status][1]["params"]
 
 
+@pytest.mark.req("TASK-13", "TASK-35", "TASK-42")
 def test_tasks_result_blocks_until_the_task_is_done(wire_validator):
     server, gate, started, seen = task_server()
     with connected(server, "2025-11-25", wire_validator) as (client, _, _):
@@ -183,6 +188,7 @@ def test_ctx_task_id_names_the_task_and_is_none_for_a_plain_call(wire_validator)
     assert ids == [None, task.task_id]
 
 
+@pytest.mark.req("PROG-6", "PROG-7", "TASK-37", "TASK-52")
 def test_progress_and_logs_of_a_task_carry_the_related_task_meta(wire_validator):
     server = Server("progress")
 
@@ -212,6 +218,7 @@ def test_progress_and_logs_of_a_task_carry_the_related_task_meta(wire_validator)
 
 
 # ---------------------------------------------------------------------- failures
+@pytest.mark.req("TASK-34", "TASK-57")
 def test_a_failing_tool_fails_its_task_and_tasks_result_is_its_error_result(wire_validator):
     server, *_ = task_server()
     statuses = Collector()
@@ -236,6 +243,7 @@ def test_invalid_arguments_fail_the_task_like_the_direct_call(wire_validator):
 
 
 # ---------------------------------------------------------------------- cancellation
+@pytest.mark.req("CANC-3", "TASK-20", "TASK-49", "SCHEMA-15")
 def test_cancel_sets_the_tools_cancelled_and_the_task_ends_cancelled(wire_validator):
     server, gate, started, seen = task_server()
     statuses = Collector()
@@ -253,6 +261,7 @@ def test_cancel_sets_the_tools_cancelled_and_the_task_ends_cancelled(wire_valida
             client.task_result(task.task_id)
 
 
+@pytest.mark.req("TASK-48", "TASK-55")
 def test_cancel_of_a_completed_task_is_invalid_params(wire_validator):
     server, *_ = task_server()
     with connected(server, "2025-11-25", wire_validator) as (client, _, _):
@@ -265,6 +274,7 @@ def test_cancel_of_a_completed_task_is_invalid_params(wire_validator):
 
 
 # ---------------------------------------------------------------------- protocol errors
+@pytest.mark.req("TASK-39", "TASK-55", "TASK-56")
 @pytest.mark.parametrize("method", ["get_task", "task_result", "cancel_task"])
 def test_an_unknown_task_id_is_invalid_params(method, wire_validator):
     server, *_ = task_server()
@@ -280,6 +290,7 @@ def sent_methods(recorder) -> list:
             if m.get("method") in ("tools/list", "tools/call")]
 
 
+@pytest.mark.req("TASK-5", "TASK-6", "TASK-8")
 def test_tool_level_negotiation_is_refused_locally_and_the_tools_are_listed_once_to_know(wire_validator):
     """Spec: basic/utilities/tasks#tool-level-negotiation: clients MUST NOT call a
     "forbidden" (or unmarked) tool as a task, and MUST call a "required" one as a task.
@@ -336,6 +347,7 @@ def test_without_the_tasks_capability_tools_are_ordinary_and_nothing_is_listed(w
             assert sent_methods(recorder) == [("tools/call", "slow")]
 
 
+@pytest.mark.req("TASK-15")
 def test_a_server_without_the_capability_ignores_the_task_param(wire_validator):
     server, *_ = task_server(capabilities={"tools": {"listChanged": True}})
     with raw_server(server) as (peer, session):
@@ -347,6 +359,7 @@ def test_a_server_without_the_capability_ignores_the_task_param(wire_validator):
 
 
 # ---------------------------------------------------------------------- listing
+@pytest.mark.req("TASK-44", "TASK-45", "TASK-46", "TASK-47")
 def test_tasks_list_paginates_and_the_client_follows_every_page(wire_validator):
     server, *_ = task_server(page_size=2)
     with connected(server, "2025-11-25", wire_validator) as (client, _, _):
@@ -376,6 +389,7 @@ def test_ttl_expiry_removes_the_task(wire_validator):
         assert client.list_tasks() == [] and len(server.tasks) == 0
 
 
+@pytest.mark.req("TASK-60", "TASK-64", "TASK-65")
 def test_tasks_are_isolated_between_sessions(wire_validator):
     server, *_ = task_server()
     with connected(server, "2025-11-25", wire_validator) as (first, _, _):
@@ -389,6 +403,7 @@ def test_tasks_are_isolated_between_sessions(wire_validator):
 
 
 # ---------------------------------------------------------------------- older revisions
+@pytest.mark.req("TASK-2", "TASK-3", "TASK-4", "TASK-15")
 @pytest.mark.parametrize("revision", OLDER)
 def test_older_revisions_have_no_tasks(revision, wire_validator):
     server, *_ = task_server()
@@ -420,6 +435,7 @@ def test_closing_the_session_cancels_its_tasks_and_leaves_no_thread(wire_validat
 
 
 # ---------------------------------------------------------------------- input_required
+@pytest.mark.req("TASK-20", "TASK-24", "TASK-25", "TASK-27", "TASK-38", "TASK-21")
 def test_an_elicitation_makes_the_task_input_required_until_answered(wire_validator):
     server = Server("asks")
     asked = threading.Event()
@@ -517,6 +533,7 @@ def test_tasks_over_stdio_with_client_stdio(wire_validator):
 
 
 # ---------------------------------------------------------------------- over Streamable HTTP
+@pytest.mark.req("TASK-9", "TASK-23")
 @pytest.mark.parametrize("options", [{}, {"json_response": True}, {"response_mode": "sse"}, {"stateless": True}],
                          ids=["auto", "json", "sse", "stateless"])
 def test_tasks_over_streamable_http(options):
@@ -545,6 +562,7 @@ def test_tasks_over_streamable_http(options):
         handle.shutdown()
 
 
+@pytest.mark.req("TASK-9", "TASK-22")
 def test_a_task_asks_the_client_over_streamable_http():
     """The task's elicitation/create goes on the GET stream (its tools/call was answered
     long ago); the answer comes back in a POST. Spec: basic/utilities/tasks#input-required-status."""
@@ -564,6 +582,7 @@ def test_a_task_asks_the_client_over_streamable_http():
         handle.shutdown()
 
 
+@pytest.mark.req("CANC-3")
 def test_notifications_cancelled_for_the_answered_tools_call_does_not_touch_the_task(wire_validator):
     """After its CreateTaskResult the tools/call is finished; the task is cancelled only
     with tasks/cancel. Spec: basic/utilities/cancellation (task-augmented requests)."""

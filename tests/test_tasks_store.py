@@ -145,6 +145,7 @@ def gated_tool(harness, name="slow", task_support="optional"):
 
 
 # ---------------------------------------------------------------------- creation and result
+@pytest.mark.req("TASK-19", "TASK-32", "TASK-59")
 def test_a_task_answers_at_once_then_reports_and_keeps_its_result(harness):
     release = threading.Event()
 
@@ -175,6 +176,7 @@ def test_a_task_answers_at_once_then_reports_and_keeps_its_result(harness):
     assert got["status"] == "completed" and got["lastUpdatedAt"] >= got["createdAt"]
 
 
+@pytest.mark.req("TASK-35")
 def test_tasks_result_blocks_until_the_task_ends(harness):
     started, release, _ = gated_tool(harness)
     session, peer = harness.connect()
@@ -205,6 +207,7 @@ def test_an_error_result_fails_the_task_and_is_its_result(harness):
     assert result["_meta"] == {RELATED_TASK_KEY: {"taskId": task["taskId"]}}
 
 
+@pytest.mark.req("TASK-34", "TASK-58", "TASK-36")
 def test_a_json_rpc_error_fails_the_task_and_tasks_result_returns_it(harness):
     def refuses(ctx):
         raise McpError("needs a URL elicitation", {"elicitations": []}, code=-32042)
@@ -217,6 +220,7 @@ def test_a_json_rpc_error_fails_the_task_and_tasks_result_returns_it(harness):
     assert reply["error"] == {"code": -32042, "message": "needs a URL elicitation", "data": {"elicitations": []}}
 
 
+@pytest.mark.req("TASK-58")
 def test_an_unexpected_exception_is_an_internal_error_result(harness):
     """What the session answers -32603 for (a failure outside the tool function) fails the task the same way."""
     harness.tools.add("crash", lambda ctx: None, "optional")
@@ -231,6 +235,7 @@ def test_an_unexpected_exception_is_an_internal_error_result(harness):
 
 
 # ---------------------------------------------------------------------- cancellation
+@pytest.mark.req("TASK-21", "TASK-49", "TASK-50")
 def test_cancel_sets_the_tools_cancelled_and_the_task_stays_cancelled(harness):
     started, release, seen = gated_tool(harness)
     session, peer = harness.connect()
@@ -253,6 +258,7 @@ def test_cancel_sets_the_tools_cancelled_and_the_task_stays_cancelled(harness):
     assert peer.request(5, "tasks/get", {"taskId": task["taskId"]})["result"]["status"] == "cancelled"
 
 
+@pytest.mark.req("TASK-48")
 def test_cancel_of_a_completed_task_is_invalid_params(harness):
     harness.tools.add("quick", lambda ctx: "done", "optional")
     session, peer = harness.connect()
@@ -289,6 +295,7 @@ def test_a_cancelled_tasks_result_request_gets_no_answer(harness):
 
 
 # ---------------------------------------------------------------------- errors
+@pytest.mark.req("TASK-55")
 @pytest.mark.parametrize("method", ["tasks/get", "tasks/result", "tasks/cancel"])
 def test_an_unknown_task_id_is_invalid_params(harness, method):
     session, peer = harness.connect()
@@ -300,6 +307,7 @@ def test_an_unknown_task_id_is_invalid_params(harness, method):
     assert bad["error"]["code"] == INVALID_PARAMS and "taskId must be a string" in bad["error"]["message"]
 
 
+@pytest.mark.req("TASK-6", "TASK-8")
 def test_tool_level_negotiation(harness):
     harness.tools.add("plain", lambda ctx: "plain", None)
     harness.tools.add("forbidden", lambda ctx: "f", "forbidden")
@@ -315,6 +323,7 @@ def test_tool_level_negotiation(harness):
     assert peer.call_as_task(4, "required")["status"] == "working"
 
 
+@pytest.mark.req("TASK-15")
 def test_without_the_capability_the_task_param_is_ignored(harness):
     harness.tools.add("required", lambda ctx: "ran", "required")
     session, peer = harness.connect(declared={"tools": {}})
@@ -334,6 +343,7 @@ def test_a_malformed_task_param_is_invalid_params(harness, task):
 
 
 # ---------------------------------------------------------------------- listing
+@pytest.mark.req("TASK-44", "TASK-45", "TASK-55")
 def test_tasks_list_paginates_with_opaque_cursors(wire_validator):
     harness = Harness(wire_validator, page_size=2)
     try:
@@ -368,6 +378,7 @@ class FakeClock:
         return self.now
 
 
+@pytest.mark.req("TASK-30", "TASK-67")
 def test_ttl_is_capped_defaulted_and_expired_tasks_are_removed(harness):
     clock = harness.registry.clock = FakeClock()
     harness.registry.max_ttl = 10_000
@@ -405,6 +416,7 @@ def test_an_expired_working_task_is_cancelled_and_its_waiter_told(harness):
     assert statuses and statuses[0]["status"] == "cancelled" and "expired" in statuses[0]["statusMessage"]
 
 
+@pytest.mark.req("TASK-67")
 def test_a_full_session_drops_its_oldest_finished_task_or_refuses(harness):
     harness.registry.max_tasks = 2
     harness.tools.add("quick", lambda ctx: "done", "optional")
@@ -423,6 +435,7 @@ def test_a_full_session_drops_its_oldest_finished_task_or_refuses(harness):
 
 
 # ---------------------------------------------------------------------- isolation and closing
+@pytest.mark.req("TASK-64")
 def test_a_task_is_found_only_by_the_session_that_created_it(harness):
     harness.tools.add("quick", lambda ctx: "done", "optional")
     session_a, peer_a = harness.connect()
@@ -449,6 +462,7 @@ def test_closing_the_session_cancels_its_tasks_and_joins_their_threads(harness):
 
 
 # ---------------------------------------------------------------------- input_required
+@pytest.mark.req("TASK-20", "TASK-24", "TASK-25")
 def test_a_request_to_the_client_makes_the_task_input_required(harness):
     answers = {}
 
@@ -474,6 +488,7 @@ def test_a_request_to_the_client_makes_the_task_input_required(harness):
 
 
 # ---------------------------------------------------------------------- the Task type
+@pytest.mark.req("TASK-30")
 def test_task_ttl_is_required_and_may_be_null():
     from mcp_ref.errors import InvalidParamsError
     from mcp_ref.types import Task

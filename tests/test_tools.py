@@ -68,6 +68,7 @@ def test_registration_by_decorator_bare_called_and_by_call(wire_validator):
         assert client.call_tool("bare", {"x": 4}).content[0].text == "4"
 
 
+@pytest.mark.req("TOOL-11")
 def test_duplicate_name_is_an_error():
     server = Server("t")
     server.add_tool(lambda: "a", name="same")
@@ -75,6 +76,7 @@ def test_duplicate_name_is_an_error():
         server.add_tool(lambda: "b", name="same")
 
 
+@pytest.mark.req("TOOL-7", "TOOL-9")
 @pytest.mark.parametrize("name", ["getUser", "DATA_EXPORT_v2", "admin.tools.list", "a", "x" * 128, "a-b"])
 def test_names_within_the_guidance_do_not_warn(name):
     with warnings.catch_warnings():
@@ -83,6 +85,7 @@ def test_names_within_the_guidance_do_not_warn(name):
     assert tool_name_problem(name) is None
 
 
+@pytest.mark.req("TOOL-7", "TOOL-9", "TOOL-10")
 @pytest.mark.parametrize("name, rule", [("has space", "only A-Z"), ("comma,name", "only A-Z"),
                                         ("", "between 1 and 128"), ("x" * 129, "between 1 and 128"),
                                         ("héllo", "only A-Z")])
@@ -93,6 +96,7 @@ def test_names_outside_the_guidance_warn_naming_the_rule(name, rule):
     assert any(tool.name == name for tool in server.tools.list())      # a SHOULD: still registered
 
 
+@pytest.mark.req("TOOL-4")
 def test_removal_at_runtime_sends_list_changed_to_initialized_sessions(wire_validator):
     server = Server("t")
     server.add_tool(lambda: "a", name="first")
@@ -211,6 +215,7 @@ HAND_WRITTEN = {
 }
 
 
+@pytest.mark.req("TOOL-17")
 def test_hand_written_schema_is_listed_untouched_validated_then_bound_by_name(wire_validator):
     server = Server("t")
 
@@ -229,6 +234,7 @@ def test_hand_written_schema_is_listed_untouched_validated_then_bound_by_name(wi
 
 
 # ---------------------------------------------------------------------- errors
+@pytest.mark.req("TOOL-17", "SCHEMA-27")
 def test_validation_failure_is_a_tool_execution_error_and_unknown_tool_is_32602(wire_validator):
     server = Server("t")
 
@@ -382,6 +388,7 @@ def unchecked(server: Server) -> Server:
     return server
 
 
+@pytest.mark.req("TOOL-13", "TOOL-14")
 def test_structured_results_from_dataclass_typeddict_dict_and_wrapped(wire_validator):
     with connected(structured_server(), "2025-11-25", wire_validator) as (client, _, recorder):
         tools = {tool.name: tool for tool in client.list_tools()}
@@ -419,6 +426,7 @@ def test_a_call_tool_result_built_by_the_tool_is_held_to_its_output_schema(revis
         assert failed.is_error and failed.content[0].text == "it broke"
 
 
+@pytest.mark.req("TOOL-15")
 def test_client_validates_structured_content_strict_warn_off():
     with connected(unchecked(structured_server())) as (client, _, recorder):
         assert client.call_tool("sneaky").structured_content == {"n": "x"}     # not listed: not checked
@@ -461,6 +469,7 @@ def test_structured_output_title_and_icons_only_for_revisions_that_know_them(rev
 
 
 # ---------------------------------------------------------------------- capabilities
+@pytest.mark.req("TOOL-3", "RES-1", "PROM-1")
 def test_capabilities_follow_registrations_and_can_be_overridden():
     server = Server("t")
     assert server.capabilities() == {}
@@ -473,6 +482,7 @@ def test_capabilities_follow_registrations_and_can_be_overridden():
     assert Server("t", capabilities={"tools": {}}).capabilities() == {"tools": {}}
 
 
+@pytest.mark.req("LIFE-14")
 def test_capabilities_are_enforced_both_ways():
     with connected(Server("empty")) as (client, session, _):
         with pytest.raises(CapabilityNotSupported):

@@ -148,6 +148,7 @@ def test_exact_dict_none_omitted_and_type_from_class():
         {"type": "image", "data": "aGk=", "mimeType": "image/png"}
 
 
+@pytest.mark.req("BASE-21")
 def test_round_trip_keeps_unknown_fields_at_every_level():
     wire = {
         "tools": [{
@@ -309,6 +310,7 @@ def mixed_result() -> "t.CallToolResult":
         structured_content={"temperature": 20})
 
 
+@pytest.mark.req("LIFE-14")
 def test_revision_filtering_exact_dicts():
     assert mixed_result().to_dict("2024-11-05") == {"content": [{"type": "text", "text": "20 C"}]}
     assert [b["type"] for b in mixed_result().to_dict("2025-03-26")["content"]] == ["text", "audio"]
@@ -349,6 +351,7 @@ def hints(*names):
     return t.ModelPreferences(hints=[t.ModelHint(name=n) for n in names])
 
 
+@pytest.mark.req("SCHEMA-19")
 def test_select_model_hints_in_order():
     assert t.select_model(MODELS, hints("gemini", "claude-3-sonnet", "claude")) == "claude-3-sonnet-20240229"
     assert t.select_model(MODELS, hints("haiku", "gpt")) == "claude-3-haiku-20240307"

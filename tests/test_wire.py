@@ -88,6 +88,7 @@ ROWS = [
 ]
 
 
+@pytest.mark.req("BASE-2", "BASE-3", "BASE-4", "BASE-8", "BASE-11", "LIFE-1", "LOG-4", "BASE-1")
 @pytest.mark.parametrize("revision, line, expected", [row[1:] for row in ROWS], ids=[row[0] for row in ROWS])
 def test_raw_line_is_answered_correctly_and_the_session_survives(revision, line, expected, wire_validator):
     with raw_server(make_server(), max_message_size=LIMIT) as (peer, session):
@@ -149,6 +150,7 @@ def test_batches_are_not_executed_when_rejected():
         assert calls == []
 
 
+@pytest.mark.req("PING-1")
 def test_ping_reply_is_exactly_empty_before_and_after_initialize():
     with raw_server(make_server()) as (peer, _):
         assert peer.request("p0", "ping") == {"jsonrpc": "2.0", "id": "p0", "result": {}}
@@ -164,6 +166,7 @@ def test_raw_peer_helper_sees_the_session_close():
         peer.expect_closed()
 
 
+@pytest.mark.req("BASE-5")
 def test_a_request_id_still_in_flight_is_refused():
     """Spec: basic/index#requests: the requestor MUST NOT reuse an id within a session."""
     started, release = threading.Event(), threading.Event()

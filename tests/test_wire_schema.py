@@ -183,6 +183,7 @@ def test_transcript_pairs_results_with_requests(wire_validator):
         wire_validator.check_transcript(records, "2025-06-18")
 
 
+@pytest.mark.req("BASE-1", "BASE-2", "BASE-7", "LIFE-2", "PROG-1", "TRN-51")
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_a_real_session_validates(wire_validator, revision):
     """Everything our Client and Server put on the wire in a short session is valid

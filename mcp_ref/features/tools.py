@@ -12,7 +12,8 @@ Rules:
    a ``ToolNameWarning`` naming the rule broken: the guidance is a SHOULD.
 2. Schemas come from the function's signature unless given; a given schema
    is listed exactly as given (``$schema``, ``$defs``, ``$ref``,
-   ``additionalProperties`` kept, nothing added).
+   ``additionalProperties`` kept, nothing added). A given schema that is not an
+   object with ``"type": "object"`` is a ``ValueError`` at registration.
 3. Arguments are validated against ``inputSchema`` before the function runs,
    with a validator built once per tool. A validation failure, and anything
    the function raises, is a tool execution error (``isError: true`` with the
@@ -617,6 +618,11 @@ class Tools(NamedRegistry):
         if task_support is not None and task_support not in ("forbidden", "optional", "required"):
             raise ValueError(f"tool {tool_name!r}: task_support is 'forbidden', 'optional' or 'required' "
                              f"(execution.taskSupport), not {task_support!r}")
+        for which, schema in (("inputSchema", input_schema), ("outputSchema", output_schema)):
+            # Spec: server/tools#tool: "a valid JSON Schema object (not null)" of type object.
+            if schema is not None and (not isinstance(schema, dict) or schema.get("type") != "object"):
+                raise ValueError(f"tool {tool_name!r}: {which} must be a JSON Schema object with "
+                                 f'"type": "object", not {schema!r}')
         options = {"title": title, "description": description, "input_schema": input_schema,
                    "output_schema": output_schema, "structured_output": structured_output,
                    "annotations": annotations, "icons": icons, "meta": meta, "task_support": task_support}

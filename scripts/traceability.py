@@ -1,0 +1,578 @@
+#!/usr/bin/env python3
+"""The requirement matrix: every RFC 2119 requirement of the 2025-11-25 spec pages,
+with the code that meets it and the tests that prove it.
+
+Why a script: the matrix must be reproducible. Requirement ids come from the spec
+text alone (page prefix + ordinal of the requirement on its page), so rerunning the
+extraction on the same spec always yields the same ids. The human part -- which
+function meets a requirement, or why it does not apply -- lives in
+``spec_notes/traceability_map.json``; which test proves it lives in the tests
+themselves, as ``@pytest.mark.req("LIFE-3", ...)`` markers. This script joins the
+three and writes ``spec_notes/traceability.md``.
+
+What counts as a requirement: a sentence (or list item) of a page holding one of
+the keywords MUST, MUST NOT, REQUIRED, SHALL, SHALL NOT, SHOULD, SHOULD NOT,
+RECOMMENDED, NOT RECOMMENDED, in capitals and outside quotes (the boilerplate that
+defines the keywords quotes them). A sentence that ends with ":" takes the list
+below it along. The same sentence repeated on one page (schema.mdx repeats
+inherited documentation) is one requirement.
+
+Usage::
+
+    python scripts/traceability.py            # rewrite spec_notes/traceability.md
+    python scripts/traceability.py --check    # exit 1 if stale or a MUST lacks a test
+    python scripts/traceability.py --init-map # add map entries for new ids
+    python scripts/traceability.py --show LIFE  # print the requirements of one prefix
+
+The spec folder comes from ``MCP_SPEC_DIR`` (default ``../shared/spec`` beside the
+repository), as for the tests. Standard library only.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import difflib
+import hashlib
+import html
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+REVISION = "2025-11-25"
+OLDER = ("2024-11-05", "2025-03-26", "2025-06-18")
+MATRIX = REPO / "spec_notes" / "traceability.md"
+MAP = REPO / "spec_notes" / "traceability_map.json"
+TESTS = REPO / "tests"
+
+# Page -> id prefix. Every .mdx page of the revision must be listed (the check
+# fails on a new page), in the order the matrix shows them.
+PREFIXES = {
+    "index.mdx": "INDEX",
+    "architecture/index.mdx": "ARCH",
+    "basic/index.mdx": "BASE",
+    "basic/lifecycle.mdx": "LIFE",
+    "basic/transports.mdx": "TRN",
+    "basic/authorization.mdx": "AUTH",
+    "basic/utilities/cancellation.mdx": "CANC",
+    "basic/utilities/ping.mdx": "PING",
+    "basic/utilities/progress.mdx": "PROG",
+    "basic/utilities/tasks.mdx": "TASK",
+    "server/index.mdx": "SRV",
+    "server/tools.mdx": "TOOL",
+    "server/resources.mdx": "RES",
+    "server/prompts.mdx": "PROM",
+    "server/utilities/completion.mdx": "COMP",
+    "server/utilities/logging.mdx": "LOG",
+    "server/utilities/pagination.mdx": "PAGE",
+    "client/roots.mdx": "ROOT",
+    "client/sampling.mdx": "SAMP",
+    "client/elicitation.mdx": "ELIC",
+    "security_best_practices.mdx": "SEC",
+    "schema.mdx": "SCHEMA",
+    "changelog.mdx": "CHG",
+}
+# Areas mcp_ref does not implement: their rows are listed as "not implemented".
+NOT_IMPLEMENTED_PAGES = {"basic/authorization.mdx": "authorization is not implemented"}
+
+STATUSES = ("implemented", "gap", "not implemented", "n/a")
+MUST_WORDS = ("MUST", "REQUIRED", "SHALL")
+KEYWORD = re.compile(r'(?<![\w"\'`])(MUST NOT|MUST|SHALL NOT|SHALL|SHOULD NOT|SHOULD|REQUIRED|'
+                     r'NOT RECOMMENDED|RECOMMENDED)(?![\w"\'`])')
+ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.")
+QUOTE_LEN = 220
+XFAIL = " (xfail)"          # a test that pins a known gap: it proves nothing implemented
+
+
+def spec_root() -> Path:
+    return Path(os.environ.get("MCP_SPEC_DIR") or REPO.parent / "shared" / "spec")
+
+
+# ---------------------------------------------------------------------- extraction
+class Requirement:
+    __slots__ = ("id", "page", "section", "level", "keywords", "text", "revisions")
+
+    def __init__(self, id, page, section, level, keywords, text):
+        self.id, self.page, self.section = id, page, section
+        self.level, self.keywords, self.text = level, keywords, text
+        self.revisions = REVISION
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha1(self.text.encode("utf-8")).hexdigest()[:8]
+
+
+def _slug(heading: str) -> str:
+    heading = re.sub(r"[`*_]", "", heading).strip().lower()
+    heading = re.sub(r"[^\w\s-]", "", heading)
+    return re.sub(r"\s+", "-", heading)
+
+
+def _clean_inline(text: str) -> str:
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)     # links -> their text
+    text = text.replace("**", "").replace("__", "")
+    text = re.sub(r"(?<![\w`])_([^_`]+)_(?![\w`])", r"\1", text)   # _emphasis_
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _html_to_lines(source: str) -> str:
+    """schema.mdx is rendered HTML: keep the text, one paragraph per line."""
+    source = re.sub(r"<div class=\"tsd-signature\">.*?</div>", "\n", source, flags=re.S)
+    source = re.sub(r"<aside.*?</aside>", "\n", source, flags=re.S)
+    source = re.sub(r"<(h[1-6])[^>]*>(.*?)</\1>", lambda m: "\n\n## " + re.sub("<[^>]+>", "", m.group(2)) + "\n\n",
+                    source, flags=re.S)
+    source = re.sub(r"</?(p|ul|ol|section|div|br)\b[^>]*>", "\n\n", source)
+    source = re.sub(r"<li>", "\n- ", source)
+    source = re.sub(r"<[^>]+>", "", source)
+    return html.unescape(source)
+
+
+def _blocks(source: str):
+    """Yield ``(section, indent, text)`` for each paragraph, list item and table row."""
+    source = re.sub(r"\A---\n.*?\n---\n", "", source, flags=re.S)
+    if "tsd-" in source:
+        source = _html_to_lines(source)
+    lines = source.split("\n")
+    section, block, indent, fence = "", [], 0, None
+
+    def flush():
+        text = _clean_inline(" ".join(block))
+        block.clear()
+        return text
+
+    for line in lines:
+        stripped = line.strip()
+        if fence is not None:
+            if stripped.startswith(fence):
+                fence = None
+            continue
+        if stripped.startswith("```") or stripped.startswith("~~~"):
+            if block:
+                yield section, indent, flush()
+            fence = stripped[:3]
+            continue
+        if re.match(r"</?[A-Z][A-Za-z]*[^>]*>$", stripped):       # <Note>, </Warning>, ...
+            if block:
+                yield section, indent, flush()
+            continue
+        heading = re.match(r"(#{1,6})\s+(.*)", stripped)
+        item = re.match(r"(\s*)([-*+]|\d+\.)\s+(.*)", line)
+        if not stripped or heading or item or stripped.startswith("|"):
+            if block:
+                yield section, indent, flush()
+        if not stripped:
+            continue
+        if heading:
+            section = _slug(heading.group(2))
+        elif stripped.startswith("|"):
+            if not re.match(r"\|[\s:|-]+\|?$", stripped):
+                yield section, 0, _clean_inline(stripped.strip("|").replace("|", " | "))
+        elif item:
+            indent = len(item.group(1).expandtabs(4)) + 1
+            block.append(item.group(3))
+        else:
+            if not block:
+                indent = 0
+            block.append(stripped)
+    if block:
+        yield section, indent, flush()
+
+
+def _sentences(text: str) -> list:
+    protected = text
+    for i, abbr in enumerate(ABBREVIATIONS):
+        protected = protected.replace(abbr, f"\x00{i}\x00")
+    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z`(\[])", protected)
+    out = []
+    for part in parts:
+        for i, abbr in enumerate(ABBREVIATIONS):
+            part = part.replace(f"\x00{i}\x00", abbr)
+        out.append(part.strip())
+    return [p for p in out if p]
+
+
+def _keywords(text: str) -> list:
+    return [m.group(1) for m in KEYWORD.finditer(text)]
+
+
+def page_requirements(path: Path) -> list:
+    """``[(section, text, keywords)]`` of one page, in page order, deduplicated."""
+    blocks = list(_blocks(path.read_text(encoding="utf-8")))
+    found, seen = [], set()
+    i = 0
+    while i < len(blocks):
+        section, indent, text = blocks[i]
+        i += 1
+        sentences = _sentences(text)
+        # "X SHOULD:" followed by a list without keywords of its own: one requirement.
+        if sentences and sentences[-1].endswith(":") and _keywords(sentences[-1]):
+            children = []
+            while i < len(blocks) and blocks[i][0] == section and not _keywords(blocks[i][2]) \
+                    and (blocks[i][1] > indent or (indent == 0 and blocks[i][1] > 0)):
+                children.append(blocks[i][2])
+                i += 1
+            if children:
+                sentences[-1] = sentences[-1] + " " + "; ".join(children)
+        for sentence in sentences:
+            words = _keywords(sentence)
+            if not words:
+                continue
+            key = re.sub(r"\W+", " ", sentence).lower().strip()
+            if key in seen:
+                continue
+            seen.add(key)
+            found.append((section, sentence, words))
+    return found
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\W+", " ", text).lower().strip()
+
+
+def extract(spec_dir: Path) -> list:
+    """Every requirement of the revision, with ids and the revisions that share it."""
+    root = spec_dir / REVISION
+    pages = sorted(str(p.relative_to(root)).replace(os.sep, "/") for p in root.rglob("*.mdx"))
+    unknown = [p for p in pages if p not in PREFIXES]
+    if unknown:
+        raise SystemExit(f"pages without an id prefix (add them to PREFIXES): {unknown}")
+    older = {}
+    requirements = []
+    for page in PREFIXES:
+        if page not in pages:
+            continue
+        for n, (section, text, words) in enumerate(page_requirements(root / page), 1):
+            level = "MUST" if any(w.split()[0] in MUST_WORDS for w in words) else "SHOULD"
+            req = Requirement(f"{PREFIXES[page]}-{n}", page, section, level,
+                              sorted(set(words), key=words.index), text)
+            shared = []
+            for revision in OLDER:
+                key = (revision, page)
+                if key not in older:
+                    old_path = spec_dir / revision / page
+                    older[key] = [_norm(t) for _, t, _ in page_requirements(old_path)] if old_path.is_file() else []
+                mine = _norm(text)
+                if any(o == mine or _similar(o, mine) for o in older[key]):
+                    shared.append(revision)
+            req.revisions = _revisions_label(shared)
+            requirements.append(req)
+    return requirements
+
+
+def _similar(a: str, b: str) -> bool:
+    matcher = difflib.SequenceMatcher(None, a, b)
+    return matcher.real_quick_ratio() >= 0.9 and matcher.quick_ratio() >= 0.9 and matcher.ratio() >= 0.9
+
+
+def _revisions_label(shared: list) -> str:
+    if len(shared) == len(OLDER):
+        return "all"
+    if shared and list(OLDER).index(shared[0]) + len(shared) == len(OLDER) \
+            and shared == list(OLDER[list(OLDER).index(shared[0]):]):
+        return shared[0] + "+"
+    if not shared:
+        return REVISION
+    return ", ".join(shared + [REVISION])
+
+
+# ---------------------------------------------------------------------- tests and map
+def collect_markers(tests_dir: Path = TESTS) -> dict:
+    """``{requirement id: [test node id, ...]}`` from ``pytest.mark.req`` decorators
+    (on functions and classes) and module-level ``pytestmark``, read statically. A test
+    whose function carries ``pytest.mark.xfail`` ends with " (xfail)": it pins a gap."""
+    cited: dict = {}
+
+    def ids_of(node) -> list:
+        out = []
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "req":
+                out += [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        return out
+
+    for path in sorted(tests_dir.rglob("test_*.py")):
+        rel = path.relative_to(REPO).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        module_ids = []
+        for stmt in tree.body:
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark"
+                                                    for t in stmt.targets):
+                module_ids += ids_of(stmt.value)
+
+        def visit(body, prefix, inherited):
+            for stmt in body:
+                if isinstance(stmt, ast.ClassDef) and stmt.name.startswith("Test"):
+                    own = [i for d in stmt.decorator_list for i in ids_of(d)]
+                    visit(stmt.body, prefix + stmt.name + "::", inherited + own)
+                elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith("test"):
+                    own = [i for d in stmt.decorator_list for i in ids_of(d)]
+                    xfail = any(isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute)
+                                and d.func.attr == "xfail" for d in stmt.decorator_list)
+                    for rid in dict.fromkeys(inherited + own):
+                        cited.setdefault(rid, []).append(f"{rel}::{prefix}{stmt.name}" + (XFAIL if xfail else ""))
+
+        visit(tree.body, "", module_ids)
+    return cited
+
+
+def load_map(path: Path = MAP) -> dict:
+    if not path.is_file():
+        return {}
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+_parsed: dict = {}
+
+
+def _module_body(path: Path) -> list:
+    """The parsed top level of a source file, parsed once per run."""
+    key = (path, path.stat().st_mtime_ns)
+    if key not in _parsed:
+        _parsed[key] = ast.parse(path.read_text(encoding="utf-8")).body
+    return _parsed[key]
+
+
+def function_span(ref: str):
+    """``(path, first line, last line)`` of the function or class ``module:Qual.name``, or None."""
+    module, _, qualname = ref.partition(":")
+    path = REPO / (module.replace(".", "/") + ".py")
+    if not path.is_file() or not qualname:
+        return None
+    node, body = None, _module_body(path)
+    for part in qualname.split("."):
+        node = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                     and n.name == part), None)
+        if node is None:
+            return None
+        body = node.body
+    return path, node.lineno, node.end_lineno
+
+
+def anchored_lines(ref: str, anchors: list) -> set:
+    """The line numbers of ``ref`` whose text holds one of ``anchors`` (the "lines" of a
+    map entry: the code lines that meet the requirement, for scripts/mutate.py)."""
+    span = function_span(ref)
+    if span is None:
+        return set()
+    path, first, last = span
+    lines = path.read_text(encoding="utf-8").split("\n")
+    return {n for n in range(first, last + 1) if any(a in lines[n - 1] for a in anchors)}
+
+
+def resolve_code(ref: str) -> bool:
+    """True when ``module:Qual.name`` names a function or class defined in the repository."""
+    module, _, qualname = ref.partition(":")
+    path = REPO / (module.replace(".", "/") + ".py")
+    if not path.is_file():
+        path = REPO / module.replace(".", "/") / "__init__.py"
+    if not path.is_file():
+        return False
+    if not qualname:
+        return True
+    body = _module_body(path)
+    for part in qualname.split("."):
+        match = [n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                 and n.name == part]
+        if not match:
+            return False
+        body = match[0].body
+    return True
+
+
+# ---------------------------------------------------------------------- rendering
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _quote(text: str) -> str:
+    return text if len(text) <= QUOTE_LEN else text[:QUOTE_LEN - 1].rstrip() + "…"
+
+
+def status_of(req: Requirement, entry: dict) -> str:
+    if req.page in NOT_IMPLEMENTED_PAGES:
+        return "not implemented"
+    return entry.get("status", "unmapped")
+
+
+def _proven(tests) -> bool:
+    return any(not t.endswith(XFAIL) for t in tests or ())
+
+
+def render(requirements: list, mapping: dict, cited: dict) -> str:
+    out = ["# Requirement traceability (2025-11-25)", "",
+           "Generated by `scripts/traceability.py` from the spec pages, "
+           "`spec_notes/traceability_map.json` (code, status) and the `@pytest.mark.req` markers of "
+           "the tests. Do not edit by hand: edit the map or the markers and rerun the script; "
+           "`tests/test_traceability.py` fails when this file is stale or a MUST row of an "
+           "implemented area has no test.", "",
+           "Ids are `<PAGE>-<n>`: the n-th requirement sentence of the page, in page order. "
+           "Revisions: the revisions whose same page holds the same sentence (`all` = every revision "
+           "since 2024-11-05; a later requirement may exist in other words on an older page). "
+           "Code: `module:function`, followed by the text of the lines that meet the requirement "
+           "when the function does more (scripts/mutate.py mutates only those lines). "
+           "Status: `implemented` (code names where), `gap` (a requirement of an implemented area "
+           "that mcp_ref does not meet yet; a MUST gap is pinned by a strict xfail test), "
+           "`n/a` (the requirement binds someone "
+           "mcp_ref is not -- a host UI, a user, an authorization server -- or permits a choice "
+           "mcp_ref does not make; the note says why), `not implemented` (an area mcp_ref does not "
+           "implement yet).", ""]
+    pages = list(dict.fromkeys(r.page for r in requirements))
+    out += ["## Summary", "",
+            "| page | MUST rows | MUST in scope | in scope with test | SHOULD rows | SHOULD with test | gap | n/a "
+            "| not implemented |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    totals = [0] * 8
+    for page in pages:
+        rows = [r for r in requirements if r.page == page]
+        must = [r for r in rows if r.level == "MUST"]
+        should = [r for r in rows if r.level == "SHOULD"]
+        scope = [r for r in must if status_of(r, mapping.get(r.id, {})) in ("implemented", "gap")]
+        figures = [len(must), len(scope), sum(1 for r in scope if cited.get(r.id)),
+                   len(should), sum(1 for r in should if _proven(cited.get(r.id))),
+                   sum(1 for r in rows if status_of(r, mapping.get(r.id, {})) == "gap"),
+                   sum(1 for r in rows if status_of(r, mapping.get(r.id, {})) == "n/a"),
+                   sum(1 for r in rows if status_of(r, mapping.get(r.id, {})) == "not implemented")]
+        totals = [a + b for a, b in zip(totals, figures)]
+        out.append(f"| {page} ({PREFIXES[page]}) | " + " | ".join(str(x) for x in figures) + " |")
+    out.append("| **total** | " + " | ".join(f"**{x}**" for x in totals) + " |")
+    out.append("")
+    for page in pages:
+        out += [f"## {page} ({PREFIXES[page]})", ""]
+        if page in NOT_IMPLEMENTED_PAGES:
+            out += [f"Not implemented: {NOT_IMPLEMENTED_PAGES[page]}.", ""]
+        out += ["| id | level | requirement | revisions | status | code | tests |",
+                "| --- | --- | --- | --- | --- | --- | --- |"]
+        for req in (r for r in requirements if r.page == page):
+            entry = mapping.get(req.id, {})
+            status = status_of(req, entry)
+            lines = entry.get("lines", {})
+            code = "<br>".join(f"`{c}`" + "".join(f" `{_cell(a)}`" for a in lines.get(c, ()))
+                               for c in entry.get("code", []))
+            if entry.get("note"):
+                code = (code + "<br>" if code else "") + _cell(entry["note"])
+            tests = "<br>".join(f"`{t.split('/', 1)[-1]}`" for t in cited.get(req.id, []))
+            quote = _cell(_quote(req.text))
+            out.append(f"| {req.id} | {'/'.join(req.keywords)} | {quote} (#{req.section or 'top'}) | {req.revisions} | "
+                       f"{status} | {code} | {tests} |")
+        out.append("")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------- checks
+def problems(requirements: list, mapping: dict, cited: dict) -> list:
+    """Everything that makes the matrix untrustworthy (empty when all is well)."""
+    found = []
+    by_id = {r.id: r for r in requirements}
+    for rid in sorted(set(cited) - set(by_id)):
+        found.append(f"tests cite an unknown requirement id {rid}: {cited[rid]}")
+    for rid in sorted(set(mapping) - set(by_id)):
+        found.append(f"the map names an unknown requirement id {rid}")
+    for req in requirements:
+        entry = mapping.get(req.id)
+        if entry is None:
+            found.append(f"{req.id} has no entry in {MAP.name} (run --init-map)")
+            continue
+        if entry.get("digest") != req.digest:
+            found.append(f"{req.id}: the spec text changed since it was mapped (digest "
+                         f"{entry.get('digest')} != {req.digest}); review the row")
+        status = status_of(req, entry)
+        if status not in STATUSES:
+            found.append(f"{req.id}: status {status!r} is not one of {STATUSES}")
+        for ref in entry.get("code", []):
+            if not resolve_code(ref):
+                found.append(f"{req.id}: code reference {ref} does not resolve")
+        for claim in entry.get("equivalent", {}):
+            name, _, rest = claim.partition(": ")
+            text = rest.partition(" @ ")[2]
+            refs = [r for r in entry.get("code", []) if r.partition(":")[2] == name]
+            if not refs or not text or not any(anchored_lines(r, [text]) for r in refs):
+                found.append(f"{req.id}: the equivalent mutant {claim!r} names no line of the row's code")
+        for ref, anchors in entry.get("lines", {}).items():
+            if ref not in entry.get("code", []):
+                found.append(f"{req.id}: lines given for {ref}, which the row does not name")
+            for anchor in anchors:
+                if not anchored_lines(ref, [anchor]):
+                    found.append(f"{req.id}: no line of {ref} holds {anchor!r} (the code changed: update the map)")
+        if status == "implemented" and not entry.get("code"):
+            found.append(f"{req.id}: implemented but no code named")
+        if status == "n/a" and not entry.get("note"):
+            found.append(f"{req.id}: n/a needs a note saying why")
+        if status == "not implemented" and req.page not in NOT_IMPLEMENTED_PAGES and not entry.get("note"):
+            found.append(f"{req.id}: not implemented outside an unimplemented area needs a note saying why")
+        if status == "gap" and not entry.get("note"):
+            found.append(f"{req.id}: a gap needs a note saying what is missing")
+        if status == "implemented" and req.level == "MUST" and \
+                not [t for t in cited.get(req.id, []) if not t.endswith(XFAIL)]:
+            found.append(f"{req.id}: a MUST of an implemented area has no test "
+                         f"(mark one with @pytest.mark.req({req.id!r}))")
+        if status == "gap" and req.level == "MUST" and not cited.get(req.id):
+            found.append(f"{req.id}: a MUST gap needs a strict xfail test that pins it "
+                         f"(marked @pytest.mark.req({req.id!r}))")
+    return found
+
+
+def init_map(requirements: list, mapping: dict) -> dict:
+    for req in requirements:
+        entry = mapping.setdefault(req.id, {})
+        entry.setdefault("status", "not implemented" if req.page in NOT_IMPLEMENTED_PAGES else "implemented")
+        entry.setdefault("code", [])
+        entry["digest"] = entry.get("digest") or req.digest
+    return {r.id: mapping[r.id] for r in requirements} | {k: v for k, v in mapping.items()
+                                                           if k not in {r.id for r in requirements}}
+
+
+def save_map(mapping: dict, path: Path = MAP) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("{\n")
+        items = list(mapping.items())
+        for i, (rid, entry) in enumerate(items):
+            f.write(f"  {json.dumps(rid)}: {json.dumps(entry, ensure_ascii=False)}")
+            f.write(",\n" if i < len(items) - 1 else "\n")
+        f.write("}\n")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="fail if the matrix is stale or incomplete")
+    parser.add_argument("--init-map", action="store_true", help="add map entries for new requirement ids")
+    parser.add_argument("--show", metavar="PREFIX", help="print the requirements of one id prefix")
+    args = parser.parse_args(argv)
+    spec = spec_root()
+    if not (spec / REVISION).is_dir():
+        print(f"spec folder {spec / REVISION} not found: set MCP_SPEC_DIR", file=sys.stderr)
+        return 2
+    requirements = extract(spec)
+    mapping = load_map()
+    if args.show:
+        cited = collect_markers()
+        for r in requirements:
+            if r.id.split("-")[0] == args.show:
+                e = mapping.get(r.id, {})
+                print(f"{r.id} [{r.level}] #{r.section} ({r.revisions}) {e.get('status')} {e.get('code')} "
+                      f"{cited.get(r.id, [])}\n    {r.text}\n")
+        return 0
+    if args.init_map:
+        save_map(init_map(requirements, mapping))
+        mapping = load_map()
+    cited = collect_markers()
+    text = render(requirements, mapping, cited)
+    if args.check:
+        issues = problems(requirements, mapping, cited)
+        current = MATRIX.read_text(encoding="utf-8") if MATRIX.is_file() else ""
+        if current != text:
+            issues.insert(0, f"{MATRIX.relative_to(REPO)} is stale: run python scripts/traceability.py")
+        for issue in issues:
+            print(issue, file=sys.stderr)
+        return 1 if issues else 0
+    MATRIX.write_text(text, encoding="utf-8")
+    issues = problems(requirements, mapping, cited)
+    print(f"{len(requirements)} requirements; wrote {MATRIX.relative_to(REPO)}; {len(issues)} problem(s)")
+    for issue in issues[:40]:
+        print("  " + issue)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
