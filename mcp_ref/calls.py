@@ -22,8 +22,11 @@ basic/lifecycle#timeouts):
    cancels every request in flight that carries it, as ``Pending.cancel``
    does, and a request started with a cancelled token is not sent.
 
-This module starts no threads and does no I/O of its own: it sends through
-the session.
+This module starts no threads and does no I/O of its own, and imports no
+session: a ``RequestContext`` is handed the session it serves and uses only its
+public methods (``notify``, ``start_request``, ``protocol_version``); a
+``Pending`` is handed the three callables it needs (``notify``, ``forget``,
+``before_blocking``) when the session makes it.
 """
 from __future__ import annotations
 
@@ -37,11 +40,12 @@ from .messages import ErrorResponse, Response, is_request_id
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
     from .messages import Request
-    from .session import Session
 
 __all__ = ["RequestContext", "Pending", "CancelToken"]
 
-_EVENT_LOCK = threading.Lock()   # makes RequestContext.cancelled once, whichever thread asks first
+# Makes RequestContext.cancelled once, whichever thread asks first, and guards the
+# short lists of on_cancel callbacks and nested requests (no I/O, no user code under it).
+_EVENT_LOCK = threading.Lock()
 
 
 class _Waiter:
@@ -71,7 +75,7 @@ class RequestContext:
     no progress token. Spec: basic/utilities/progress, cancellation.
     """
 
-    def __init__(self, session: "Session", request: Request):
+    def __init__(self, session, request: Request):
         self.session = session
         self.request_id = request.id
         self.method = request.method
@@ -168,7 +172,7 @@ class RequestContext:
         """
         self.check_cancelled()
         pending = self.session.start_request(method, params, related_id=self.request_id, **options)
-        with self.session._lock:
+        with _EVENT_LOCK:
             if self._nested is None:
                 self._nested = set()
             self._nested.add(pending)
@@ -185,12 +189,12 @@ class RequestContext:
                     pass
             raise
         finally:
-            with self.session._lock:
+            with _EVENT_LOCK:
                 self._nested.discard(pending)
 
     def _abandon_nested(self) -> None:
         """Settle the waiters of nested requests with RequestCancelled (no I/O; any thread)."""
-        with self.session._lock:
+        with _EVENT_LOCK:
             nested = list(self._nested or ())
         for pending in nested:
             pending._waiter.settle(RequestCancelled(f"{pending._waiter.method} (id {pending.id}) cancelled: "
@@ -198,11 +202,17 @@ class RequestContext:
 
 
 class Pending:
-    """An outgoing request in flight: ``result()`` waits, ``cancel()`` abandons it."""
+    """An outgoing request in flight: ``result()`` waits, ``cancel()`` abandons it.
 
-    def __init__(self, session: "Session", request_id: int, waiter: _Waiter, timeout: float,
-                 reset_on_progress: bool, max_total: float | None):
-        self.session, self.id, self._waiter = session, request_id, waiter
+    The session hands in what it needs of the session: ``notify`` (to send
+    ``notifications/cancelled``), ``forget`` (drop the waiter, rule 4) and
+    ``before_blocking`` (let the pool hand the reading role on, pool.py P4).
+    """
+
+    def __init__(self, request_id: int, waiter: _Waiter, timeout: float, reset_on_progress: bool,
+                 max_total: float | None, *, notify, forget, before_blocking):
+        self.id, self._waiter = request_id, waiter
+        self._notify, self._forget, self._before_blocking = notify, forget, before_blocking
         self._timeout, self._reset, self._max_total = timeout, reset_on_progress, max_total
         self._start = time.monotonic()
 
@@ -210,7 +220,7 @@ class Pending:
         """Block until the reply. Raises McpError, RequestTimeout, RequestCancelled, ConnectionClosed."""
         waiter = self._waiter
         if not waiter.done.is_set():
-            self.session._before_blocking()
+            self._before_blocking()
         try:
             while not waiter.done.is_set():
                 since = waiter.heard_at if self._reset else self._start
@@ -228,7 +238,7 @@ class Pending:
                 self.cancel("the caller stopped waiting")
             raise
         finally:
-            self.session._forget(self.id)
+            self._forget(self.id)
         reply = waiter.reply
         if isinstance(reply, Response):
             return reply.result
@@ -245,13 +255,13 @@ class Pending:
             return
         waiter.settle(RequestCancelled(f"{waiter.method} (id {self.id}) cancelled"
                                        + (f": {reason}" if reason else "")))
-        self.session._forget(self.id)
+        self._forget(self.id)
         if waiter.method != "initialize":
             params = {"requestId": self.id}
             if reason:
                 params["reason"] = reason
             try:
-                self.session.notify("notifications/cancelled", params)
+                self._notify("notifications/cancelled", params)
             except SessionError:
                 pass
 

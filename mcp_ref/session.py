@@ -20,7 +20,9 @@ Rules:
 3. Incoming requests run on a bounded pool of handler threads, so many calls
    are in flight both ways and a handler may itself send a request to the
    peer and wait (replies are settled by the reader, which is never a
-   handler). A cancelled request gets no response.
+   handler). A cancelled request gets no response. Who runs a job -- the
+   reader itself (inline), a follower, the control thread -- is pool.py's
+   policy: the session asks it (``Pool.place``) and keeps none of it.
 4. Progress callbacks and notification handlers (user code) run in wire
    order on one ``mcp-notify`` thread; so do ``listen_progress`` listeners, for a token
    that outlives its request's answer (basic/utilities/tasks#task-progress-notifications).
@@ -41,12 +43,12 @@ Rules:
    (``messages`` rule 6); an error with a null id (the peer could not read a
    request) fails the one pending request, or is logged when several are;
    the elements of a batch of replies are routed one by one, in any revision.
-8. A request like one that ran longer than ``SLOW_AFTER`` before (the
+8. A request like one that ran longer than ``pool.SLOW_AFTER`` before (the
    same method and the same ``name`` or ``uri`` param: a tool that waits on
-   the network, say) is not served inline: the reader hands the reading role
-   on first, then runs it as a follower. So requests to blocking handlers
-   start as fast as they are read and keep the whole pool busy, instead of
-   one starting per takeover (``bench/bench_growth.py``, requests in flight).
+   the network, say) is not served inline: routing marks its job ``slow``,
+   and the pool hands the reading role on first, then runs it (pool.py P5).
+   So requests to blocking handlers start as fast as they are read and keep
+   the whole pool busy (``bench/bench_growth.py``, requests in flight).
 9. Delivered mode (``executor=``, a ``workers.WorkerPool``): the session starts
    no thread of its own. The transport hands each message to ``deliver`` on
    its own thread (HTTP: the connection that carried it), which routes it as
@@ -54,30 +56,16 @@ Rules:
    at once (``workers.Lane``), and rule 4's work runs there one job at a time,
    in order. An idle session then holds no thread at all.
 
-Theory of operation (why a leader/follower pool that serves inline):
-handing each request from a reader thread to a worker costs a thread wake-up
-and a context switch on every call, which roughly doubles round-trip latency
-over a pipe (``bench/``). Instead the pool's threads take turns being the
-reader ("leader"), and the leader serves the request it read itself, on the
-same thread, then reads on: a sequential exchange involves one thread and no
-wake-ups. Rule 1 still holds because the leader gives the reading role away
-whenever the job could keep replies from being read: at once when the job
-waits on the peer (``Pending.result``), and otherwise when it runs longer
-than ``INLINE_TAKEOVER`` (2 ms) -- a ``standby`` thread watches for that and
-wakes an idle thread (or starts one, up to ``max_workers``) to read on. The
-standby polls only while jobs are flowing and sleeps untimed when the session
-is idle. When every thread is busy the leader does not serve inline: it keeps
-reading and queues requests in a backlog that finishing threads drain. Small
-control replies (``ping``, errors for bad frames) that find the pool
-saturated go to a separate control thread, so ``ping`` is answered promptly
-whatever the handlers do.
+The reader loop (``_read``) is plain: receive, route (``_route``), and hand
+the job to the pool, which says where it runs (pool.py draws the thread
+roles). Sections below: public API, writing, routing (reader only), serving
+(handler threads), closing.
 """
 from __future__ import annotations
 
 import itertools
 import threading
 import time
-from collections import deque
 
 from . import lifecycle
 from .calls import CancelToken, Pending, RequestContext, _call_progress, _Waiter
@@ -85,6 +73,7 @@ from .errors import (INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosed, InvalidM
                      RequestCancelled, RequestTimeout, SessionError, get_logger)
 from .messages import (EncodeError, ErrorObject, ErrorResponse, Notification, Request, Response, is_request_id,
                        replace_unencodable, unencodable_text)
+from .pool import HANDED, QUEUED, Pool
 
 log = get_logger("mcp_ref.session")
 
@@ -101,13 +90,6 @@ DEFAULT_TIMEOUT = 60.0
 MAX_PROGRESS_LISTENERS = 1024   # listen_progress beyond this forgets the oldest token
 MAX_TOTAL_FACTOR = 10      # hard cap on a progress-extended wait, in multiples of its timeout
 _STOP = object()
-_LOST = object()
-# A request is served on the thread that read it; after this many seconds the
-# standby thread hands the reading role to another thread (see _standby).
-INLINE_TAKEOVER = 0.002
-STANDBY_IDLE_CHECKS = 25         # ~50 ms without jobs: the standby sleeps untimed
-SLOW_AFTER = INLINE_TAKEOVER     # rule 8: a job that ran this long is remembered as slow
-MAX_SLOW_KEYS = 1024             # rule 8: most (method, target) pairs remembered as slow
 
 
 class _Batch:
@@ -165,21 +147,7 @@ class Session:
         self._replying = 0                     # served requests whose answer is being sent
         self._eof_grace = eof_grace
         self._listening: dict = {}             # progress token -> fn (listen_progress)
-        # The leader/follower pool.
-        self._pool_lock = pool_lock = threading.Lock()   # taken bare on the hot path (no Condition layer)
-        self._pool = threading.Condition(pool_lock)
-        self._standby_cv = threading.Condition(pool_lock)          # same lock as the pool
-        self._inline_thread: threading.Thread | None = None     # the reader serving inline
-        self._inline_since: float | None = None
-        self._inline_count = 0
-        self._standby_asleep = False
-        self._max_threads = max(1, max_workers) + 1   # handlers + the one reading
-        self._threads: list = []
-        self._idle = 0
-        self._leading = False
-        self._reading_done = False
-        self._backlog: deque = deque()
-        self._slow: dict = {}                  # rule 8: (method, name or uri) -> True
+        self._pool: Pool | None = None         # rule 3: who runs a job (None: rule 9)
         self._notices: queue.Queue | None = None
         self._control: queue.Queue | None = None
         self._helpers: list = []
@@ -192,18 +160,18 @@ class Session:
         if executor is not None:
             from .workers import Lane
             self._jobs, self._serial = Lane(executor, max_workers), Lane(executor, 1)
+        else:
+            self._pool = Pool(name, max_workers, self._read, self._control_put, self._start_helper)
 
     # ------------------------------------------------------------------ public API
     def start(self) -> "Session":
         """Start reading. Call once, after the handlers are in place."""
-        with self._pool:
+        with self._lock:
             if self._started:
                 return self
             self._started = True
-            if self._jobs is None:
-                self._spawn_locked()
-        if self._jobs is None:
-            self._start_helper("standby", self._standby)
+        if self._pool is not None:
+            self._pool.start()
         if self._ping_interval:
             self._start_helper("keepalive", self._keepalive)
         return self
@@ -259,7 +227,8 @@ class Session:
         if reset_timeout_on_progress and max_total_timeout is None:
             # Spec: basic/lifecycle#timeouts: always enforce a maximum, even with progress.
             max_total_timeout = timeout * MAX_TOTAL_FACTOR
-        return Pending(self, request_id, waiter, timeout, reset_timeout_on_progress, max_total_timeout)
+        return Pending(request_id, waiter, timeout, reset_timeout_on_progress, max_total_timeout,
+                       notify=self.notify, forget=self._forget, before_blocking=self._before_blocking)
 
     def notify(self, method: str, params: dict | None = None, *, related_id: RequestId | None = None) -> None:
         """Send a notification. Raises ConnectionClosed when closed."""
@@ -298,7 +267,8 @@ class Session:
             # Rule 5: another thread is closing the transport (for stdio, the shutdown
             # ladder, bounded by its timeouts): wait for it rather than leave it running.
             self._closed_event.wait()
-        for thread in list(self._threads) + self._helpers:
+        workers = self._pool.threads() if self._pool is not None else []
+        for thread in workers + self._helpers:
             if thread is not me:
                 thread.join(timeout=2.0)
                 if thread.is_alive():
@@ -358,52 +328,22 @@ class Session:
         with self._lock:
             self._outbound.pop(request_id, None)
 
-    # ------------------------------------------------------------------ the pool
-    def _spawn_locked(self) -> None:
-        index = len(self._threads)
-        thread = threading.Thread(target=self._pool_loop, name=f"{self._name}-worker-{index}", daemon=True)
-        self._threads.append(thread)
-        thread.start()
-
+    # ------------------------------------------------------------------ reading
     def _start_helper(self, role: str, target) -> None:
         thread = threading.Thread(target=target, name=f"{self._name}-{role}", daemon=True)
         self._helpers.append(thread)
         thread.start()
 
-    def _pool_loop(self) -> None:
-        while True:
-            with self._pool:
-                while True:
-                    if self.closed and not self._backlog:
-                        return
-                    if not self._leading and not self._reading_done:
-                        self._leading = True       # reading first: replies must always be read
-                        job = None
-                        break
-                    if self._backlog:
-                        job = self._backlog.popleft()
-                        break
-                    if self._reading_done:
-                        return
-                    self._idle += 1
-                    self._pool.wait()
-                    self._idle -= 1
-            if job is None:
-                if self._lead() is None:
-                    return
-                continue                           # lost the reading role: become a follower
-            job()
+    def _read(self) -> bool:
+        """The reader loop (rule 1), run by the pool thread holding the reading role:
+        read, route, and ask the pool where the job runs (rule 3).
 
-    def _lead(self):
-        """Read, route, and serve inline while we hold the reading role.
-
-        Returns ``None`` once reading is over (the session closes), or
-        ``_LOST`` when the standby took the reading role from us because a job
-        ran long (or the job waits on the peer), so the caller joins the pool.
+        Returns True when the pool took the reading role from us (the job ran
+        long, waited on the peer, or is known slow), so the caller becomes a
+        follower; False once reading is over (the session closes).
         """
         reason = "the peer closed the connection"
-        me = threading.current_thread()
-        receive, route, pool_lock, monotonic = self.transport.receive, self._route, self._pool_lock, time.monotonic
+        receive, route, place, pool = self.transport.receive, self._route, self._pool.place, self._pool
         while True:
             try:
                 message = receive()
@@ -422,83 +362,28 @@ class Session:
                 job = route(message)
             if job is None:
                 continue
-            handed = False
-            with pool_lock:
-                # Serve inline only when someone could take the reading role over.
-                inline = self._idle or len(self._threads) < self._max_threads
-                if inline and getattr(job, "slow", False):
-                    handed = True                      # rule 8: hand reading on, then run it here
-                    self._release_inline_locked()
-                elif inline:
-                    self._inline_thread, self._inline_since = me, monotonic()
-                    self._inline_count += 1
-                    if self._standby_asleep:
-                        self._standby_cv.notify()
-                elif getattr(job, "control", False):
-                    self._control_put(job)
-                else:
-                    self._backlog.append(job)      # all busy: keep reading
-            if handed:
-                job()
-                return _LOST
-            if not inline:
+            where = place(job)
+            if where is QUEUED:
                 continue
-            try:
+            if where is HANDED:                    # rule 8: reading was handed on first
                 job()
+                return True
+            try:
+                job()                              # INLINE: served on the reading thread
             finally:
-                with pool_lock:
-                    still_reading = self._inline_thread is me
-                    if still_reading:
-                        self._inline_thread = self._inline_since = None
+                still_reading = pool.inline_done()
             if not still_reading:
-                return _LOST
-        with self._pool:
-            self._reading_done = True
-            self._leading = False
-            self._pool.notify_all()
+                return True
+        pool.reading_over()
         self._on_close(reason)
-        return None
-
-    def _release_inline_locked(self) -> None:
-        """Take the reading role from the thread serving inline and give it to another."""
-        self._inline_thread = self._inline_since = None
-        self._leading = False
-        if self._idle:
-            self._pool.notify()
-        elif len(self._threads) < self._max_threads:
-            self._spawn_locked()
+        return False
 
     def _before_blocking(self) -> None:
         """Called before a wait the library controls (a request to the peer): a reader
-        serving inline hands its role on at once, so the reply can be read."""
-        if self._inline_thread is threading.current_thread():
-            with self._pool:
-                if self._inline_thread is threading.current_thread() and not self._reading_done:
-                    self._release_inline_locked()
-
-    def _standby(self) -> None:
-        """Thread ``standby``: takes the reading role from an inline job that runs
-        longer than ``INLINE_TAKEOVER`` seconds, so a slow or blocked handler never
-        stops replies, cancellations and pings from being read. It polls only while
-        jobs are flowing and sleeps untimed once the session has been idle a while."""
-        quiet = 0
-        seen = -1
-        with self._pool:
-            while not self._reading_done:
-                since = self._inline_since
-                if since is not None and time.monotonic() - since >= INLINE_TAKEOVER:
-                    self._release_inline_locked()
-                if self._inline_count != seen or self._inline_since is not None:
-                    seen, quiet = self._inline_count, 0
-                else:
-                    quiet += 1
-                if quiet > STANDBY_IDLE_CHECKS:
-                    self._standby_asleep = True
-                    self._standby_cv.wait()
-                    self._standby_asleep = False
-                    quiet = 0
-                else:
-                    self._standby_cv.wait(INLINE_TAKEOVER)
+        serving inline hands its role on at once, so the reply can be read (pool P4)."""
+        pool = self._pool
+        if pool is not None:
+            pool.before_blocking()
 
     def _control_put(self, job) -> None:
         self._helper_queue("_control", "control", lambda j: j()).put(job)
@@ -609,7 +494,7 @@ class Session:
         target = (params.get("name") or params.get("uri")) if type(params) is dict else None
         key = (request.method, target if type(target) is str else None)
         job = lambda: self._serve(ctx, request, batch, key)      # noqa: E731
-        if key in self._slow:
+        if self._pool is not None and key in self._pool.slow:
             job.slow = True                        # rule 8
         return job
 
@@ -720,16 +605,10 @@ class Session:
             reply = ErrorResponse(request.id, ErrorObject(INTERNAL_ERROR, "Internal error"))
         finally:
             ctx.finished = True
-            slow = time.monotonic() - started >= SLOW_AFTER
+            if self._pool is not None:
+                self._pool.learn(key, time.monotonic() - started)   # rule 8
             with self._lock:
                 self._inbound.pop(request.id, None)
-                if slow != (key in self._slow):   # rule 8: learn, and unlearn when it got fast
-                    if slow:
-                        self._slow[key] = True
-                        if len(self._slow) > MAX_SLOW_KEYS:
-                            del self._slow[next(iter(self._slow))]
-                    else:
-                        del self._slow[key]
                 self._replying += 1                # until sent: the EOF grace waits for it (rule 5)
         try:
             if ctx.is_cancelled():                 # Spec: receivers SHOULD NOT respond
@@ -760,15 +639,14 @@ class Session:
         already read may still finish and be answered, for at most ``eof_grace`` seconds."""
         if self._eof_grace <= 0:
             return
-        with self._pool:
-            self._reading_done = True              # followers drain the backlog, then stop
-            self._pool.notify_all()
-            self._standby_cv.notify_all()
+        pool = self._pool
+        if pool is not None:
+            pool.stop()                            # followers drain the backlog, then stop
         deadline = time.monotonic() + self._eof_grace
         while time.monotonic() < deadline:
             with self._lock:
                 due = self._inbound or self._replying
-            if not (due or self._backlog) or self._closed_event.wait(0.005):
+            if not (due or (pool is not None and pool.busy())) or self._closed_event.wait(0.005):
                 return
         log.info("%s: %s; requests still running after %.1f s are cancelled", self._name, reason,
                  self._eof_grace)
@@ -797,10 +675,8 @@ class Session:
             waiter.settle(self.close_error)
         for ctx in inbound:
             ctx._cancel()
-        with self._pool:
-            self._reading_done = True
-            self._pool.notify_all()
-            self._standby_cv.notify_all()
+        if self._pool is not None:
+            self._pool.stop()
         for q in helper_queues:
             if q is not None:
                 q.put(_STOP)

@@ -29,7 +29,9 @@ ALLOWED = {
     "transports": {"errors", "messages", "transports"},
     "auth": {"errors", "messages"},
     "calls": {"errors", "messages", "lifecycle"},
-    "session": {"errors", "messages", "lifecycle", "calls", "workers"},
+    "session": {"errors", "messages", "lifecycle", "calls", "workers", "pool"},
+    # Who runs a job (the leader/follower pool): threads only, no MCP.
+    "pool": set(),
     # A bounded thread pool shared by sessions that have no reader of their own (HTTP).
     "workers": set(),
     # Client features (sampling, roots, elicitation, the approval hook): pure helpers.
