@@ -36,38 +36,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 BACKLOG = max(socket.SOMAXCONN, 128)
 
-FLOOR_SERVER = r'''
-import json
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_http import FLOOR_SERVER as _FLOOR  # noqa: E402  (bench/ is not a package)
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):
-        message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        if "id" not in message:
-            self.wfile.write(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
-            return
-        if message["method"] == "initialize":
-            result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-                      "serverInfo": {"name": "floor", "version": "0"}}
-        else:
-            args = message["params"]["arguments"]
-            result = {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
-        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
-        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
-                         % len(body) + body)
-
-ThreadingHTTPServer.request_queue_size = BACKLOG
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-server.daemon_threads = True
-print("READY http://127.0.0.1:%d/mcp" % server.server_address[1], flush=True)
-server.serve_forever()
-'''.replace("BACKLOG", str(BACKLOG))
+# bench_http.py's floor with its accept queue raised to mcp_ref's default (see above).
+FLOOR_SERVER = _FLOOR.replace("server = ThreadingHTTPServer(",
+                              f"ThreadingHTTPServer.request_queue_size = {BACKLOG}\nserver = ThreadingHTTPServer(", 1)
 
 MCP_REF_SERVER = r'''
 from mcp_ref import Server

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import WAIT, mcp_threads, run_in_thread, tap_stdio_clients
+from helpers import WAIT, child_processes, mcp_threads, run_in_thread, tap_stdio_clients
 from mcp_ref import (LATEST_REVISION, CapabilityNotSupported, Client, ConnectionClosed, ToolInputError,
                      UnsupportedProtocolVersion)
 from mcp_ref.transports import memory_pair
@@ -134,21 +134,6 @@ def assert_reaped(process) -> None:
     assert process.poll() is not None, f"server process {process.pid} is still running"
     with pytest.raises(ChildProcessError):
         os.waitpid(process.pid, os.WNOHANG)          # already reaped: no zombie
-
-
-def children() -> set:
-    """Our live (non-zombie) child processes, from /proc."""
-    found = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == os.getpid() and fields[0] != "Z":
-                found.add(int(entry))
-    return found
 
 
 class Restarts:
@@ -323,16 +308,16 @@ def test_a_respawned_server_is_met_as_on_a_first_connect(tmp_path, spawns):
 
 # ---------------------------------------------------------------------- closing
 def test_close_leaves_no_process_thread_or_pipe(tmp_path, spawns):
-    before = children()
+    before = child_processes()
     client = make_client(tmp_path, auto_restart=2)
     with client:
         for _ in range(2):
             crash(client)
             assert add(client) == "5"
         assert mcp_threads()
-        assert children() - before == {spawns[-1].process.pid}
+        assert child_processes() - before == {spawns[-1].process.pid}
     assert mcp_threads() == [], [t.name for t in mcp_threads()]
-    assert children() <= before
+    assert child_processes() <= before
     for transport in spawns.transports:
         assert_reaped(transport.process)
         assert transport.process.stderr.closed

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import RawPeer, mcp_threads, tap_stdio_clients
+from helpers import RawPeer, child_processes, mcp_threads, tap_stdio_clients
 from mcp_ref import Client, ConnectionClosed, ParseError
 from mcp_ref.errors import MessageTooLarge, TooManyPages
 from mcp_ref.messages import EncodeError, NotUnicode
@@ -47,7 +47,7 @@ def hostile(behaviour: str, **options) -> Client:
 def spawned(monkeypatch):
     """Every stdio transport made in the test, tapped (``.recorder``); afterwards each
     server process must be reaped with its pipes closed, and no child left."""
-    before = set(_children())
+    before = child_processes()
     made = tap_stdio_clients(monkeypatch)
     yield made
     for transport in made:
@@ -56,21 +56,7 @@ def spawned(monkeypatch):
         with pytest.raises(ChildProcessError):
             os.waitpid(process.pid, os.WNOHANG)          # reaped: no zombie
         assert process.stdin.closed and process.stdout.closed
-    assert set(_children()) <= before
-
-
-def _children() -> list:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == os.getpid() and fields[0] != "Z":
-                found.append(int(entry))
-    return found
+    assert child_processes() <= before
 
 
 def poke(client, **arguments):
