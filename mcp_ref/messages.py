@@ -362,9 +362,12 @@ class EncodeError(ValueError):
 
 
 # Speed: ``json.dumps`` with options builds an encoder on every call. This one is
-# built once. NaN and infinities are refused (they are not JSON). It skips the
-# cycle check, so it keeps no state and threads can share it: a cycle ends in
-# RecursionError, reported as EncodeError like any other value JSON cannot carry.
+# built once (3.7 µs against 6.4 µs for a one-line tools/call result: 12 % of the
+# server's whole call in bench/bench_stdio.py). NaN and infinities are refused (they
+# are not JSON). It skips the cycle check, so it keeps no state and threads can
+# share it: a cycle ends in RecursionError, reported as EncodeError like any other
+# value JSON cannot carry. ``_encode_slow`` is not a second path beside it but its
+# stand-in on a Python built without the C accelerator (same output).
 _iterencode = json.encoder.c_make_encoder(
     None, json.JSONEncoder().default, json.encoder.encode_basestring, None, ":", ",", False, False, False) \
     if json.encoder.c_make_encoder is not None else None

@@ -446,6 +446,18 @@ def wire(message) -> str:
     return json.dumps(message)
 
 
+def dataclass_result(entry, value, version) -> dict:
+    """What ``tool_result`` writes directly for a tool with an outputSchema, built the
+    long way: the ``CallToolResult`` dataclass and its ``to_dict`` (rules 4 and 5)."""
+    from mcp_ref.features.tools import _structured, to_content
+    from mcp_ref.types import CallToolResult, TextContent
+    if not entry.wrap and isinstance(value, (str, list, tuple)):
+        return CallToolResult(content=to_content(value)).to_dict(version)
+    structured = _structured(entry, value)
+    return CallToolResult(content=[TextContent(text=json.dumps(structured, ensure_ascii=False))],
+                          structured_content=structured).to_dict(version)
+
+
 @pytest.mark.parametrize("version", REVISIONS + (None,))
 def test_results_written_directly_are_the_dataclass_results(version):
     from mcp_ref.types import CallToolResult, TextContent
@@ -461,7 +473,7 @@ def test_results_written_directly_are_the_dataclass_results(version):
             wire(expected.to_dict(version))
         entry = prepared(registered, "wrapped_scalars")
         try:
-            expected = Tools._result(entry, value).to_dict(version)
+            expected = dataclass_result(entry, value, version)
         except ValueError as exc:
             expected = error_result(str(exc), version)
         assert wire(registered.handle_call(ctx, {"name": "wrapped_scalars", "arguments": {"kind": kind}})) == \
@@ -471,7 +483,7 @@ def test_results_written_directly_are_the_dataclass_results(version):
         for kind in ("dict", "empty", "list"):
             result = registered.handle_call(ctx, {"name": name, "arguments": {"kind": kind}})
             try:
-                expected = Tools._result(entry, structured(kind)).to_dict(version)
+                expected = dataclass_result(entry, structured(kind), version)
             except ValueError as exc:
                 expected = error_result(str(exc), version)
             assert wire(result) == wire(expected)
