@@ -87,6 +87,14 @@ def _size_option(max_message_size: int | None) -> dict:
     return {} if max_message_size is None else {"max_message_size": max_message_size}
 
 
+def _bind_auth(auth, url: str) -> None:
+    """An ``mcp_ref.auth`` provider serves one MCP server: bind it to ``url`` (its tokens go
+    to that origin only). Any other requests auth object passes through untouched."""
+    bind = getattr(auth, "bind", None)
+    if callable(bind) and type(auth).__module__.startswith("mcp_ref.auth"):
+        bind(url)
+
+
 class _ClassOrInstance:
     """(HTTP transports) ``Client.connect(target, ...)`` builds a client for a URL or a
     command line; ``client.connect()`` runs the handshake. One name, two roles: the
@@ -425,13 +433,16 @@ class Client(ServerFeatureRequests, TaskRequests):
 
         ``timeout`` is the default request timeout (as for ``Client``);
         ``connect_timeout``/``read_timeout`` are HTTP's. ``headers`` go on every
-        request, ``auth`` is a requests auth object, ``verify``/``cert`` are
+        request, ``auth`` is an ``mcp_ref.auth`` provider (OAuth: bound to ``url``, its
+        token on every request; 401 and 403 ``insufficient_scope`` start its flow) or
+        any requests auth object, ``verify``/``cert`` are
         requests' TLS options. ``on_session_expired``: ``"reinitialize"`` starts a
         new session transparently, ``"raise"`` raises ``SessionExpired``.
         ``max_message_size``: the largest body or SSE event accepted, in bytes
         (16 MiB). Other options are ``Client``'s. See ``transports.http_client``.
         """
         from .transports.http_client import StreamableHttpTransport
+        _bind_auth(auth, url)
         transport = StreamableHttpTransport(url, headers=headers, auth=auth, verify=verify, cert=cert,
                                             connect_timeout=connect_timeout, read_timeout=read_timeout,
                                             on_session_expired=on_session_expired, open_get_stream=open_get_stream,
@@ -446,6 +457,7 @@ class Client(ServerFeatureRequests, TaskRequests):
         """A client for a legacy HTTP+SSE server (2024-11-05) whose SSE stream is at ``url``.
         Connects at once (waits for the ``endpoint`` event); options as ``Client.http``."""
         from .transports.sse_client import SseClientTransport
+        _bind_auth(auth, url)
         transport = SseClientTransport(url, headers=headers, auth=auth, verify=verify, cert=cert,
                                        connect_timeout=connect_timeout, read_timeout=read_timeout,
                                        endpoint_timeout=endpoint_timeout, max_message_size=max_message_size)
@@ -461,6 +473,7 @@ class Client(ServerFeatureRequests, TaskRequests):
             names = ("headers", "auth", "verify", "cert", "connect_timeout", "read_timeout", "on_session_expired",
                      "open_get_stream", "endpoint_timeout", "max_message_size")
             http_options = {name: options.pop(name) for name in names if name in options}
+            _bind_auth(http_options.get("auth"), target)
             timeout = options.pop("timeout", None)
             return cls._over_http(AutoHttpTransport(target, **http_options), timeout, options)
         if isinstance(target, (list, tuple)):

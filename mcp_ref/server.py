@@ -121,6 +121,25 @@ class Context(RequestContext):
     def protocol_version(self) -> str | None:
         return self.session.protocol_version
 
+    # -- authorization (HTTP with auth=; Spec: basic/authorization): the caller's token
+    @property
+    def auth(self):
+        """The ``auth.AccessToken`` of the request's bearer (subject, scopes, expiry,
+        audience, client_id, claims); None over stdio or an unprotected server."""
+        return getattr(self.session.transport, "auth", None)
+
+    @property
+    def subject(self) -> str | None:
+        """Who the access token speaks for (``auth.subject``), or None."""
+        access = self.auth
+        return access.subject if access is not None else None
+
+    @property
+    def scopes(self) -> tuple:
+        """The scopes the access token grants (empty without one)."""
+        access = self.auth
+        return tuple(access.scopes) if access is not None else ()
+
     # -- client features: sampling, elicitation, roots (sampling.py, elicitation.py, roots.py).
     # Each raises CapabilityNotSupported locally, before sending, when the client did not
     # declare the feature or the session's revision does not know it; a tool turns that
@@ -546,6 +565,9 @@ class Server:
             from .transports.http_server import serve_http
             serve_http(self, http, **options)
             return
+        if "auth" in options or "resource_metadata" in options:
+            raise TypeError("auth and resource_metadata apply to HTTP (http=(host, port)); stdio carries no "
+                            "credentials (Spec: basic/authorization)")
         from .transports.stdio import StdioServerTransport
         transport = StdioServerTransport(**options)
         session = self.serve(transport, eof_grace=self.eof_grace if eof_grace is None else eof_grace)

@@ -56,7 +56,7 @@ from typing import Optional
 from .. import lifecycle
 from ..errors import ConnectionClosed
 from ..messages import Notification, Request, Response, encode
-from .http_common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, HttpClient, HttpError, RedirectRefused,
+from .http_common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, REQUEST_ERRORS, HttpClient, HttpError, RedirectRefused,
                           ResponseTooLarge, SessionExpired, content_type, take, visible_ascii)
 from .http_streams import AnswerReader, StreamState, about
 
@@ -268,7 +268,7 @@ class StreamableHttpTransport(AnswerReader):
                         if self.on_session_expired == "raise":
                             self._expired = exc
                         return self._fail([message.id], exc)
-                    except HttpError as exc:
+                    except REQUEST_ERRORS as exc:      # an auth provider may fail too
                         return self._fail([message.id], exc)
                     return self._consume(response, StreamState(self.session_id, [message.id], what=about(message)))
             finally:
@@ -288,7 +288,7 @@ class StreamableHttpTransport(AnswerReader):
                 self._get_exchange = exchange
             try:
                 response = self._get(None)
-            except HttpError as exc:
+            except REQUEST_ERRORS as exc:      # an auth provider may fail too
                 self.get_status = exc.status
                 known.set()
                 if exc.status != 405:

@@ -46,6 +46,7 @@ import zlib
 from typing import Optional
 from urllib.parse import urljoin, urlsplit
 
+from ..auth.exceptions import AuthorizationError
 from ..errors import SessionError, require
 from ._sse import EventParser
 from .http_exchange import Scope, Watchdog, current_exchange, shut, tracking_adapter
@@ -80,6 +81,11 @@ class HttpError(SessionError):
     def __init__(self, message: str, *, status: Optional[int] = None, body: str = "", url: str = ""):
         super().__init__(message)
         self.status, self.body, self.url = status, body, url
+
+
+# What a request can fail with: the HTTP failures, and an auth provider (mcp_ref.auth)
+# that could not obtain a token while the request was being sent.
+REQUEST_ERRORS = (HttpError, AuthorizationError)
 
 
 class SessionExpired(HttpError):

@@ -40,9 +40,18 @@ Rules:
    is still there and sends a comment every ``keepalive`` seconds. With
    ``poll_interval`` a connection is closed after that long, after a
    ``retry`` event (SEP-1699 polling); the stream itself lives on.
+7. Authorization (``auth.resource_server`` rules; only with ``auth=``): after the
+   Host/Origin check, GET of a protected resource metadata path → the document
+   (no token needed); every MCP path needs a valid Bearer token (401/400 with
+   ``WWW-Authenticate``, the POST body read and dropped so the connection stays
+   usable); a POST whose requests need scopes the token lacks → 403
+   ``insufficient_scope`` before anything reaches the session; a session id
+   created by another subject → 404. The token's ``AccessToken`` is the
+   transport's ``auth`` (``Context.auth``).
 6. Legacy: GET ``/sse`` → first event ``endpoint`` (``/messages?session_id=...``),
    then ``message`` events; POST there → 202. The session ends with the stream.
 """
+import json
 import logging
 import queue
 import socket
@@ -57,6 +66,7 @@ from .. import lifecycle
 from ..errors import INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage
 from ..messages import ErrorObject, ErrorResponse, Request, decode, encode
 from ._sse import accepts, chunk, format_comment, format_event
+from ..auth.resource_server import Refusal
 from .http_session import CANCELLED, CLOSE, STOP, WRITTEN
 
 log = logging.getLogger("mcp_ref.http")
@@ -143,6 +153,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
     def _dispatch(self, routes: dict) -> None:
         self._head_sent = False
         self._headers = None
+        self._access, self._body_read = None, False
         app = self.app
         try:
             host = self._header("host")
@@ -151,6 +162,8 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             if not app.origin_allowed(self._header("origin"), host, self._local_address):
                 return self._error(403, INVALID_REQUEST, "Forbidden: Origin not allowed")
             path = urlsplit(self.path).path
+            if app.guard is not None and not self._authorized(path):     # rule 7
+                return
             handler = routes.get(path)
             if handler is None:
                 known = path in (app.path, app.messages_path, app.sse_path)
@@ -165,6 +178,59 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             if not self._head_sent:
                 self._error(500, INTERNAL_ERROR, "Internal error")
+
+    # ------------------------------------------------------------------ authorization (rule 7)
+    def _authorized(self, path: str) -> bool:
+        """True when the request may go on; else it has been answered."""
+        app, guard = self.app, self.app.guard
+        if path in guard.metadata_paths:
+            if self.command != "GET":
+                self._error(405, INVALID_REQUEST, "Method Not Allowed", [("Allow", "GET")])
+            else:
+                self._head(200, [("Content-Type", "application/json"), ("Cache-Control", "max-age=300")],
+                           json.dumps(guard.metadata).encode("utf-8"))
+            return False
+        if path not in (app.path, app.messages_path, app.sse_path):
+            return True
+        access = guard.authenticate(self.path, self._header("authorization"))
+        if isinstance(access, Refusal):
+            self._refuse_auth(access)
+            return False
+        self._access = access
+        return True
+
+    def _refuse_auth(self, refusal: Refusal) -> None:
+        """401/400/403 with its challenge. A POST body not read yet is read and dropped
+        (a client retries on this connection after authorizing); one too large closes it."""
+        if self.command == "POST" and not self._body_read:
+            length = (self._header("content-length") or "").strip()
+            if length.isdigit() and length.isascii() and int(length) <= self.app.max_body \
+                    and not self.headers.get("Transfer-Encoding"):
+                self.rfile.read(int(length))
+            else:
+                self.close_connection = True
+        self._error(refusal.status, INVALID_REQUEST, refusal.message, [("WWW-Authenticate", refusal.challenge)])
+
+    def _scopes_refused(self, message) -> bool:
+        """Rule 7: a 403 when the requests of ``message`` need scopes the token lacks."""
+        if self._access is None:
+            return False
+        items = message if isinstance(message, list) else [message]
+        refusal = self.app.guard.check_scopes(self._access, [m for m in items if isinstance(m, Request)])
+        if refusal is None:
+            return False
+        self._body_read = True
+        self._refuse_auth(refusal)
+        return True
+
+    def _owned(self, transport) -> bool:
+        """Rule 7: a session answers only the subject that created it."""
+        if self._access is None:
+            return True
+        if getattr(transport, "subject", None) != self._access.subject:
+            return False
+        transport.auth = self._access               # the latest token of its subject (Context.auth)
+        return True
 
     def _local_address(self) -> str:
         """The address this connection arrived on (the Host check of a wildcard bind)."""
@@ -316,6 +382,8 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             message = decode(body)
         except InvalidMessage as bad:
             return self._error(400, bad.code, bad.message)
+        if self._scopes_refused(message):
+            return
         if app.stateless:
             return self._post_stateless(message, json_ok, sse_ok)
         session_id = self._header("mcp-session-id")
@@ -328,13 +396,13 @@ class McpRequestHandler(BaseHTTPRequestHandler):
                                                          "(send initialize first)")
             if not self._version_ok():                              # rule 3 holds for initialize too
                 return
-            transport = app.new_session()
+            transport = app.new_session(owner=self._access)
             if transport is None:
                 return self._unavailable()
             created = True
         else:
             transport = app.lookup(session_id)
-            if transport is None:
+            if transport is None or not self._owned(transport):
                 return self._error(404, INVALID_REQUEST, "Not Found: unknown or expired session")
             if not self._version_ok():
                 return
@@ -495,7 +563,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             errors = [ErrorResponse(b.id, ErrorObject(b.code, b.message)) for b in items
                       if isinstance(b, InvalidMessage)]
             return self._json(400, errors) if errors else self._head(202)
-        transport = self.app.stateless_session()
+        transport = self.app.stateless_session(owner=self._access)
         session = transport.session
         if not (isinstance(message, Request) and message.method == "initialize"):
             session.state = lifecycle.READY
@@ -512,7 +580,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             self._error(400, INVALID_REQUEST, f"Bad Request: the {SESSION_HEADER} header is required")
             return None
         transport = self.app.lookup(session_id)
-        if transport is None:
+        if transport is None or not self._owned(transport):
             self._error(404, INVALID_REQUEST, "Not Found: unknown or expired session")
             return None
         return transport if self._version_ok() else None
@@ -562,7 +630,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             return self._error(404, INVALID_REQUEST, "Not Found")
         if not accepts(self._header("accept"))[1]:
             return self._error(406, INVALID_REQUEST, "Not Acceptable: Accept must admit text/event-stream")
-        transport = app.new_session(legacy=True)
+        transport = app.new_session(legacy=True, owner=self._access)
         if transport is None:
             return self._unavailable()
         try:
@@ -589,7 +657,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         if session_id is None:
             return self._error(400, INVALID_REQUEST, "Bad Request: session_id is required")
         transport = app.lookup(session_id, legacy=True)
-        if transport is None:
+        if transport is None or not self._owned(transport):
             return self._error(404, INVALID_REQUEST, "Not Found: unknown or expired session")
         body = self._read_body()
         if body is None:
@@ -598,6 +666,8 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             message = decode(body)
         except InvalidMessage as bad:
             return self._error(400, bad.code, bad.message)
+        if self._scopes_refused(message):
+            return
         transport.push(message)
         self._head(202)
 

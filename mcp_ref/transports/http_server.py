@@ -56,6 +56,7 @@ from http.server import ThreadingHTTPServer
 from typing import Optional
 from urllib.parse import urlsplit
 
+from ..auth.resource_server import ResourceGuard
 from ..workers import WorkerPool
 from .http_handler import McpRequestHandler
 from .http_session import EventStore, HttpSessionTransport, InMemoryEventStore, LegacySseTransport
@@ -92,7 +93,8 @@ class HttpApp:
                  max_body: int = DEFAULT_MAX_BODY, event_store=None, resumable: bool = True,
                  retry_interval: int = 1000, poll_interval: Optional[float] = None, keepalive: float = 15.0,
                  legacy_sse: bool = True, sse_path: str = "/sse", messages_path: str = "/messages",
-                 workers: int = DEFAULT_WORKERS):
+                 workers: int = DEFAULT_WORKERS, auth=None, resource_metadata: Optional[dict] = None,
+                 required_scopes=None):
         if response_mode is None:
             response_mode = "json" if json_response else "auto"
         if response_mode not in ("auto", "json", "sse"):
@@ -118,6 +120,12 @@ class HttpApp:
         self._stop = threading.Event()
         self._reaper: Optional[threading.Thread] = None
         self.pool = WorkerPool(workers, name="mcp-http-worker")
+        # Authorization (auth.resource_server): None serves without tokens.
+        self.guard = None
+        if auth is not None:
+            self.guard = ResourceGuard(auth, resource_metadata, required_scopes)
+        elif resource_metadata is not None or required_scopes is not None:
+            raise ValueError("resource_metadata and required_scopes need auth= (a token verifier)")
 
     # ------------------------------------------------------------------ sessions
     def start(self) -> None:
@@ -125,7 +133,7 @@ class HttpApp:
             self._reaper = threading.Thread(target=self._reap_loop, name="mcp-http-reaper", daemon=True)
             self._reaper.start()
 
-    def new_session(self, legacy: bool = False):
+    def new_session(self, legacy: bool = False, owner=None):
         """A new session and its transport; when ``max_sessions`` are live the longest-idle
         one is evicted, and None is returned only when none is idle (rule 1)."""
         evicted = None
@@ -140,6 +148,7 @@ class HttpApp:
                 transport = LegacySseTransport(session_id, on_close=self._forget)
             else:
                 transport = HttpSessionTransport(session_id, event_store=self.event_store, on_close=self._forget)
+            transport.subject, transport.auth = getattr(owner, "subject", None), owner   # handler rule 7
             self._sessions[session_id] = transport
         if evicted is not None:
             log.info("HTTP session evicted after %.0f s idle: max_sessions (%d) reached", evicted.idle_for(),
@@ -153,9 +162,10 @@ class HttpApp:
         idle = [t for t in self._sessions.values() if t.idle_for() > 0.0]
         return max(idle, key=lambda t: t.idle_for()) if idle else None
 
-    def stateless_session(self):
+    def stateless_session(self, owner=None):
         """Stateless mode: a fresh transport and session for one POST (closed by the caller)."""
         transport = HttpSessionTransport(None, on_close=self._forget)
+        transport.subject, transport.auth = getattr(owner, "subject", None), owner
         with self._lock:
             self._stateless.add(transport)
         transport.session = self.server.serve(transport, executor=self.pool)
@@ -426,7 +436,14 @@ def start_http(server, address=("127.0.0.1", 0), *, ssl_context=None, backlog: i
     app = HttpApp(server, host=host, **options)
     httpd = _HttpServer((host, int(port)), app, ssl_context, backlog)
     app.port, app.scheme = httpd.server_address[1], "https" if ssl_context is not None else "http"
-    return HttpServerHandle(httpd, app).start()
+    handle = HttpServerHandle(httpd, app)
+    if app.guard is not None:
+        if app.wildcard and not app.guard.metadata.get("resource"):
+            httpd.server_close()
+            raise ValueError("a server bound to every address needs resource_metadata={'resource': ...}: "
+                             "the URL clients use, which its tokens' audience names")
+        app.guard.bind(handle.url)
+    return handle.start()
 
 
 def serve_http(server, address=("127.0.0.1", 8000), *, ready=None, **options) -> None:
@@ -443,7 +460,11 @@ def serve_http(server, address=("127.0.0.1", 8000), *, ready=None, **options) ->
     ``messages_path="/messages"``, ``ssl_context`` (HTTPS), ``backlog`` (the
     accept queue, default ``socket.SOMAXCONN``, at least 128), ``workers=128``
     (threads running requests, shared by all sessions; each session runs at most
-    the ``Server``'s ``max_workers`` at once). ``ready``: a callable given the handle, or
+    the ``Server``'s ``max_workers`` at once), ``auth`` (a token verifier: every
+    request then needs a Bearer token; see ``auth.resource_server``) with
+    ``resource_metadata`` (RFC 9728; ``authorization_servers`` required) and
+    ``required_scopes`` (a list, or a dict keyed by ``"*"``, a method or
+    ``"tool:NAME"``). ``ready``: a callable given the handle, or
     an Event to set, once listening; ``handle.shutdown()`` also ends the call
     (the way out when not on the main thread, where no signal handler is
     installed). A readiness line with the real URL is printed on stdout.

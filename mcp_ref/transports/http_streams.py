@@ -32,7 +32,7 @@ from typing import Optional
 
 from ..errors import INTERNAL_ERROR, InvalidMessage
 from ..messages import ErrorObject, ErrorResponse, Request, Response, decode
-from .http_common import HttpError, ResponseTooLarge, SessionExpired, content_type, settle_request
+from .http_common import REQUEST_ERRORS, HttpError, ResponseTooLarge, SessionExpired, content_type, settle_request
 
 log = logging.getLogger("mcp_ref.http")
 
@@ -149,7 +149,7 @@ class AnswerReader:
                     return                               # closed, or the request was cancelled meanwhile
                 try:
                     response = self._get(state.last_event_id)
-                except HttpError as exc:
+                except REQUEST_ERRORS as exc:       # an auth provider may fail too
                     empty += 1
                     quiet += 1
                     if isinstance(exc, SessionExpired) or exc.status == 405 or empty >= self.max_reconnects:

@@ -1,0 +1,104 @@
+"""``WWW-Authenticate`` challenges (RFC 9110 §11.6.1, RFC 6750 §3) and resource URIs.
+
+Shared by both ends: the server writes ``Bearer resource_metadata="…", scope="…"``
+(RFC 9728 §5.1) and ``error="insufficient_scope"``; the client reads them.
+``canonical_resource`` is the RFC 8707 form of a server URI both ends compare.
+Spec: basic/authorization#protected-resource-metadata-discovery-requirements,
+#resource-parameter-implementation, #scope-challenge-handling.
+"""
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit, urlunsplit
+
+__all__ = ["parse_challenges", "bearer_challenge", "format_challenge", "canonical_resource", "same_resource",
+           "resource_covers", "well_known_resource_metadata"]
+
+_TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
+_PARAM = re.compile(r"\s*(" + _TOKEN + r")\s*=\s*(\"(?:[^\"\\]|\\.)*\"|" + _TOKEN + r")\s*(,|$)")
+_SCHEME = re.compile(r"\s*(" + _TOKEN + r")(?:\s+|$)")
+
+
+def parse_challenges(value: str) -> list:
+    """``[(scheme lower-case, {param lower-case: value})]`` for one header value; lenient:
+    what cannot be parsed ends the list."""
+    challenges, pos, value = [], 0, value or ""
+    while pos < len(value):
+        while pos < len(value) and value[pos] in " ,":
+            pos += 1
+        match = _SCHEME.match(value, pos)
+        if not match:
+            break
+        scheme, pos = match.group(1).lower(), match.end()
+        params: dict = {}
+        while pos < len(value):
+            param = _PARAM.match(value, pos)
+            if not param:
+                break
+            raw = param.group(2)
+            if raw.startswith('"'):
+                raw = re.sub(r"\\(.)", r"\1", raw[1:-1])
+            params.setdefault(param.group(1).lower(), raw)
+            pos = param.end()
+        challenges.append((scheme, params))
+    return challenges
+
+
+def bearer_challenge(headers) -> dict | None:
+    """The parameters of the ``Bearer`` challenge among a response's ``WWW-Authenticate``
+    headers (``headers``: a mapping or ``requests``' case-insensitive dict), None without one."""
+    value = headers.get("WWW-Authenticate") if headers is not None else None
+    for scheme, params in parse_challenges(value or ""):
+        if scheme == "bearer":
+            return params
+    return None
+
+
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def format_challenge(**params) -> str:
+    """``Bearer k="v", ...`` for the parameters that are not None (in the order given)."""
+    return "Bearer " + ", ".join(f"{key}={_quote(str(value))}" for key, value in params.items() if value is not None)
+
+
+def canonical_resource(url: str) -> str:
+    """RFC 8707 §2 / basic/authorization#canonical-server-uri: lower-case scheme and host,
+    no fragment, no default port, no trailing slash (unless the path is only ``/``... which
+    is dropped too, the form the spec recommends)."""
+    parts = urlsplit(url.strip())
+    scheme, host = parts.scheme.lower(), (parts.hostname or "")
+    if ":" in host:
+        host = f"[{host}]"
+    port = parts.port
+    if port is not None and {"http": 80, "https": 443}.get(scheme) != port:
+        host = f"{host}:{port}"
+    path = parts.path.rstrip("/")
+    return urlunsplit((scheme, host, path, parts.query, ""))
+
+
+def same_resource(a: str, b: str) -> bool:
+    return canonical_resource(a) == canonical_resource(b)
+
+
+def resource_covers(resource: str, server_url: str) -> bool:
+    """True when the metadata's ``resource`` names ``server_url``: the same URI, or a parent
+    of its path at the same origin (RFC 9728 §3.3 names the resource; RFC 8707 lets a
+    client use the broader URI)."""
+    r, s = canonical_resource(resource), canonical_resource(server_url)
+    if r == s:
+        return True
+    rp, sp = urlsplit(r), urlsplit(s)
+    return (rp.scheme, rp.netloc) == (sp.scheme, sp.netloc) and not rp.query and \
+        (rp.path == "" or sp.path.startswith(rp.path + "/"))
+
+
+def well_known_resource_metadata(server_url: str) -> list:
+    """The protected resource metadata URIs in the spec's order: path-inserted, then root
+    (RFC 9728 §3.1). Spec: basic/authorization#protected-resource-metadata-discovery-requirements."""
+    parts = urlsplit(server_url)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    path = parts.path.rstrip("/")
+    urls = [f"{origin}/.well-known/oauth-protected-resource{path}"] if path else []
+    return urls + [f"{origin}/.well-known/oauth-protected-resource"]

@@ -1,0 +1,141 @@
+"""Finding the authorization server: protected resource metadata (RFC 9728), then
+authorization server metadata (RFC 8414 / OpenID Connect Discovery).
+
+Spec: basic/authorization#authorization-server-discovery,
+#protected-resource-metadata-discovery-requirements,
+#authorization-server-metadata-discovery, #authorization-code-protection;
+2026-07-28 authorization-server-discovery (the ``issuer`` check); 2025-03-26
+basic/authorization#server-metadata-discovery and #fallbacks-for-servers-without-metadata-discovery.
+
+Rules:
+
+1. Protected resource metadata: the ``resource_metadata`` URL of the 401's
+   challenge when there is one, else the well-known URIs, path-inserted first, then
+   the root. Its ``resource`` must name the MCP server (the same URI, or a parent
+   path at the same origin), else ``DiscoveryError`` before any authorization
+   request; ``authorization_servers`` must list at least one issuer.
+2. No document at any of them (and none named): a 2025-03-26 server. The
+   authorization server is the MCP server's origin (its path dropped); its metadata
+   is ``<origin>/.well-known/oauth-authorization-server``, else the default
+   ``/authorize``, ``/token``, ``/register`` endpoints.
+3. Authorization server metadata for an issuer with a path: OAuth path-inserted,
+   OpenID path-inserted, OpenID path-appended; without a path: OAuth, then OpenID.
+   The first JSON object wins; its ``issuer`` must equal the issuer used to build
+   the URL, character for character (2026-07-28), else the document is refused.
+4. For the authorization code flow, ``code_challenge_methods_supported`` must
+   include ``S256`` (absent = no PKCE: refuse). Authorization server endpoints must
+   be https, except on a loopback host (tests, local development).
+"""
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from .challenge import resource_covers, well_known_resource_metadata
+from .exceptions import DiscoveryError
+
+__all__ = ["find_resource_metadata", "authorization_server_metadata_urls", "find_authorization_server",
+           "legacy_authorization_server", "require_pkce", "check_endpoint", "LOOPBACK_HOSTS"]
+
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+TIMEOUT = 10.0
+
+
+def _get_json(http, url: str, headers=None):
+    """A JSON object from ``url``, or None (any failure: not there, not JSON, unreachable)."""
+    try:
+        response = http.get(url, headers={"Accept": "application/json", **(headers or {})}, timeout=TIMEOUT)
+    except Exception:
+        return None
+    try:
+        if response.status_code != 200:
+            return None
+        document = response.json()
+    except ValueError:
+        return None
+    finally:
+        response.close()
+    return document if isinstance(document, dict) else None
+
+
+def find_resource_metadata(http, server_url: str, challenge: dict | None, headers=None) -> dict | None:
+    """Rule 1: the validated document, or None when there is none at all (rule 2)."""
+    named = (challenge or {}).get("resource_metadata")
+    urls = [named] if named else well_known_resource_metadata(server_url)
+    for url in urls:
+        document = _get_json(http, url, headers)
+        if document is None:
+            continue
+        resource = document.get("resource")
+        if not isinstance(resource, str) or not resource_covers(resource, server_url):
+            raise DiscoveryError(f"the protected resource metadata at {url} names the resource {resource!r}, "
+                                 f"not this MCP server ({server_url}): refusing to authorize for it", url=url)
+        servers = document.get("authorization_servers")
+        if not isinstance(servers, list) or not servers or not all(isinstance(s, str) for s in servers):
+            raise DiscoveryError(f"the protected resource metadata at {url} lists no authorization_servers",
+                                 url=url)
+        return document
+    if named:
+        raise DiscoveryError(f"the server named protected resource metadata at {named}, but it could not be "
+                             "read", url=named)
+    return None
+
+
+def authorization_server_metadata_urls(issuer: str) -> list:
+    """Rule 3's order."""
+    parts = urlsplit(issuer)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    path = parts.path.rstrip("/")
+    if path:
+        return [f"{origin}/.well-known/oauth-authorization-server{path}",
+                f"{origin}/.well-known/openid-configuration{path}",
+                f"{origin}{path}/.well-known/openid-configuration"]
+    return [f"{origin}/.well-known/oauth-authorization-server", f"{origin}/.well-known/openid-configuration"]
+
+
+def find_authorization_server(http, issuer: str, headers=None) -> dict:
+    """Rule 3: the metadata of ``issuer``; ``DiscoveryError`` when none is usable."""
+    check_endpoint(issuer, "issuer")
+    refused = []
+    for url in authorization_server_metadata_urls(issuer):
+        document = _get_json(http, url, headers)
+        if document is None:
+            continue
+        if document.get("issuer") != issuer:
+            refused.append(f"{url} claims issuer {document.get('issuer')!r}")
+            continue
+        return document
+    detail = f" ({'; '.join(refused)})" if refused else ""
+    raise DiscoveryError(f"no authorization server metadata for the issuer {issuer}{detail}", url=issuer)
+
+
+def legacy_authorization_server(http, server_url: str, headers=None) -> dict:
+    """Rule 2: a 2025-03-26 server, its own authorization server."""
+    parts = urlsplit(server_url)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    document = _get_json(http, f"{origin}/.well-known/oauth-authorization-server", headers)
+    if document is not None:
+        if str(document.get("issuer", "")).rstrip("/") != origin:
+            raise DiscoveryError(f"the authorization server metadata of {origin} claims issuer "
+                                 f"{document.get('issuer')!r}", url=origin)
+        return document
+    return {"issuer": origin, "authorization_endpoint": origin + "/authorize", "token_endpoint": origin + "/token",
+            "registration_endpoint": origin + "/register", "code_challenge_methods_supported": ["S256"],
+            "mcp_ref_default_endpoints": True}
+
+
+def require_pkce(metadata: dict) -> None:
+    """Rule 4."""
+    methods = metadata.get("code_challenge_methods_supported")
+    if not isinstance(methods, list) or "S256" not in methods:
+        raise DiscoveryError(f"the authorization server {metadata.get('issuer')} does not advertise PKCE with "
+                             f"S256 (code_challenge_methods_supported: {methods!r}): refusing to authorize",
+                             url=str(metadata.get("issuer", "")))
+
+
+def check_endpoint(url, what: str) -> str:
+    """Rule 4: an https URL, or http on a loopback host."""
+    parts = urlsplit(url) if isinstance(url, str) else None
+    if parts is None or not parts.hostname or parts.scheme not in ("https", "http") or \
+            (parts.scheme == "http" and parts.hostname not in LOOPBACK_HOSTS):
+        raise DiscoveryError(f"the authorization server's {what} {url!r} is not an https URL", url=str(url))
+    return url

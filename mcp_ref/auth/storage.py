@@ -1,0 +1,69 @@
+"""Where a client keeps its OAuth credentials: client registrations keyed by the
+authorization server's ``issuer``, tokens keyed by issuer and resource.
+
+Spec: 2026-07-28 basic/authorization/client-registration#authorization-server-binding
+(credentials are associated with the issuer that issued them, never reused with
+another), authorization-server-discovery (separate state per authorization server),
+security_best_practices (tokens stay confidential: this store never logs them).
+
+Any object with these four methods will do (a keyring, an encrypted file); the
+default keeps everything in memory for the life of the process.
+"""
+from __future__ import annotations
+
+import threading
+
+__all__ = ["TokenStorage", "InMemoryStorage"]
+
+
+class TokenStorage:
+    """The interface. ``client``: the registration (``client_id``, optional
+    ``client_secret``, ``token_endpoint_auth_method``, ...). ``tokens``: the token
+    response with ``expires_at`` (seconds since the epoch) added."""
+
+    def get_client(self, issuer: str) -> dict | None:
+        raise NotImplementedError
+
+    def set_client(self, issuer: str, client: dict | None) -> None:
+        raise NotImplementedError
+
+    def get_tokens(self, issuer: str, resource: str) -> dict | None:
+        raise NotImplementedError
+
+    def set_tokens(self, issuer: str, resource: str, tokens: dict | None) -> None:
+        raise NotImplementedError
+
+
+class InMemoryStorage(TokenStorage):
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._clients: dict = {}
+        self._tokens: dict = {}
+
+    def get_client(self, issuer):
+        with self._lock:
+            client = self._clients.get(issuer)
+            return dict(client) if client is not None else None
+
+    def set_client(self, issuer, client):
+        with self._lock:
+            if client is None:
+                self._clients.pop(issuer, None)
+            else:
+                self._clients[issuer] = dict(client)
+
+    def get_tokens(self, issuer, resource):
+        with self._lock:
+            tokens = self._tokens.get((issuer, resource))
+            return dict(tokens) if tokens is not None else None
+
+    def set_tokens(self, issuer, resource, tokens):
+        with self._lock:
+            if tokens is None:
+                self._tokens.pop((issuer, resource), None)
+            else:
+                self._tokens[(issuer, resource)] = dict(tokens)
+
+    def __repr__(self) -> str:                         # never the secrets themselves
+        with self._lock:
+            return f"<InMemoryStorage: {len(self._clients)} clients, {len(self._tokens)} token sets>"

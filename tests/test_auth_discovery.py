@@ -1,0 +1,150 @@
+"""Discovery order and checks, against a scripted HTTP session (no network).
+
+Spec: basic/authorization#protected-resource-metadata-discovery-requirements (the
+challenge's URL, else path-inserted then root), #authorization-server-metadata-discovery
+(OAuth then OpenID, path-inserted then appended), 2026-07-28
+authorization-server-discovery (the issuer must match), 2025-03-26
+basic/authorization#fallbacks-for-servers-without-metadata-discovery.
+"""
+import pytest
+
+from mcp_ref.auth import DiscoveryError
+from mcp_ref.auth.discovery import (authorization_server_metadata_urls, check_endpoint, find_authorization_server,
+                                    find_resource_metadata, legacy_authorization_server, require_pkce)
+from mcp_ref.auth.oauth import application_type, auth_method
+from mcp_ref.auth.pkce import challenge_for
+
+
+class Answer:
+    def __init__(self, document):
+        self.status_code = 200 if document is not None else 404
+        self._document = document
+
+    def json(self):
+        if isinstance(self._document, str):
+            raise ValueError("not JSON")
+        return self._document
+
+    def close(self):
+        pass
+
+
+class Scripted:
+    """``get(url)`` answers from ``documents``; every URL asked is kept in ``asked``."""
+
+    def __init__(self, documents):
+        self.documents, self.asked, self.headers = documents, [], []
+
+    def get(self, url, headers=None, timeout=None):
+        self.asked.append(url)
+        self.headers.append(headers or {})
+        return Answer(self.documents.get(url))
+
+
+SERVER = "https://mcp.example.com/public/mcp"
+PRM = {"resource": SERVER, "authorization_servers": ["https://auth.example.com"]}
+
+
+def test_resource_metadata_path_inserted_then_root():
+    http = Scripted({"https://mcp.example.com/.well-known/oauth-protected-resource": PRM})
+    assert find_resource_metadata(http, SERVER, None, {"MCP-Protocol-Version": "2025-11-25"}) == PRM
+    assert http.asked == ["https://mcp.example.com/.well-known/oauth-protected-resource/public/mcp",
+                          "https://mcp.example.com/.well-known/oauth-protected-resource"]
+    assert http.headers[0]["MCP-Protocol-Version"] == "2025-11-25"
+
+
+def test_the_challenge_url_comes_first_and_alone():
+    named = "https://mcp.example.com/meta"
+    http = Scripted({named: PRM})
+    assert find_resource_metadata(http, SERVER, {"resource_metadata": named}) == PRM
+    assert http.asked == [named]
+    with pytest.raises(DiscoveryError, match="could not be read"):
+        find_resource_metadata(Scripted({}), SERVER, {"resource_metadata": named})
+
+
+def test_no_resource_metadata_anywhere_means_a_2025_03_26_server():
+    http = Scripted({"https://mcp.example.com/.well-known/oauth-protected-resource": "<html>"})
+    assert find_resource_metadata(http, SERVER, None) is None
+    metadata = legacy_authorization_server(Scripted({}), SERVER)
+    assert metadata["authorization_endpoint"] == "https://mcp.example.com/authorize"
+    assert metadata["token_endpoint"] == "https://mcp.example.com/token"
+    assert metadata["registration_endpoint"] == "https://mcp.example.com/register"
+    found = {"issuer": "https://mcp.example.com", "authorization_endpoint": "https://mcp.example.com/a"}
+    http = Scripted({"https://mcp.example.com/.well-known/oauth-authorization-server": found})
+    assert legacy_authorization_server(http, SERVER) == found
+    assert http.asked == ["https://mcp.example.com/.well-known/oauth-authorization-server"]   # the path is dropped
+
+
+@pytest.mark.parametrize("resource", ["https://other.example/public/mcp", "https://mcp.example.com/public/mcpx",
+                                      "https://mcp.example.com/private", None])
+def test_a_resource_that_is_not_this_server_is_refused(resource):
+    http = Scripted({"https://mcp.example.com/.well-known/oauth-protected-resource/public/mcp":
+                     {**PRM, "resource": resource}})
+    with pytest.raises(DiscoveryError, match="not this MCP server"):
+        find_resource_metadata(http, SERVER, None)
+
+
+@pytest.mark.parametrize("resource", [SERVER, "https://MCP.example.com/public/mcp/", "https://mcp.example.com",
+                                      "https://mcp.example.com/public"])
+def test_the_same_resource_or_a_parent_is_accepted(resource):
+    http = Scripted({"https://mcp.example.com/.well-known/oauth-protected-resource/public/mcp":
+                     {**PRM, "resource": resource}})
+    assert find_resource_metadata(http, SERVER, None)["resource"] == resource
+
+
+def test_resource_metadata_without_authorization_servers_is_refused():
+    http = Scripted({"https://mcp.example.com/.well-known/oauth-protected-resource/public/mcp":
+                     {"resource": SERVER}})
+    with pytest.raises(DiscoveryError, match="authorization_servers"):
+        find_resource_metadata(http, SERVER, None)
+
+
+def test_authorization_server_metadata_order():
+    assert authorization_server_metadata_urls("https://auth.example.com/tenant1") == [
+        "https://auth.example.com/.well-known/oauth-authorization-server/tenant1",
+        "https://auth.example.com/.well-known/openid-configuration/tenant1",
+        "https://auth.example.com/tenant1/.well-known/openid-configuration"]
+    assert authorization_server_metadata_urls("https://auth.example.com") == [
+        "https://auth.example.com/.well-known/oauth-authorization-server",
+        "https://auth.example.com/.well-known/openid-configuration"]
+
+
+def test_the_issuer_must_be_the_one_asked_for():
+    issuer = "https://auth.example.com/tenant1"
+    liar = {"issuer": "https://honest.example", "code_challenge_methods_supported": ["S256"]}
+    honest = {"issuer": issuer, "code_challenge_methods_supported": ["S256"]}
+    http = Scripted({"https://auth.example.com/.well-known/oauth-authorization-server/tenant1": liar,
+                     "https://auth.example.com/tenant1/.well-known/openid-configuration": honest})
+    assert find_authorization_server(http, issuer) == honest      # the liar is skipped
+    with pytest.raises(DiscoveryError, match="honest.example"):
+        find_authorization_server(Scripted({"https://auth.example.com/.well-known/oauth-authorization-server/"
+                                            "tenant1": liar}), issuer)
+
+
+def test_pkce_and_https_checks():
+    require_pkce({"code_challenge_methods_supported": ["plain", "S256"]})
+    for methods in (None, [], ["plain"]):
+        with pytest.raises(DiscoveryError, match="S256"):
+            require_pkce({"issuer": "x", "code_challenge_methods_supported": methods})
+    check_endpoint("http://localhost:9000/token", "token_endpoint")
+    with pytest.raises(DiscoveryError, match="https"):
+        check_endpoint("http://auth.example.com/token", "token_endpoint")
+
+
+def test_pkce_s256_matches_rfc_7636_appendix_b():
+    assert challenge_for("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk") == \
+        "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+
+
+def test_token_endpoint_method_and_application_type():
+    assert auth_method({}, {"client_id": "a", "client_secret": "s"}) == "client_secret_basic"
+    assert auth_method({"token_endpoint_auth_methods_supported": ["client_secret_post"]},
+                       {"client_id": "a", "client_secret": "s"}) == "client_secret_post"
+    assert auth_method({}, {"client_id": "a"}) == "none"
+    assert auth_method({"token_endpoint_auth_methods_supported": ["private_key_jwt", "client_secret_basic"]},
+                       {"client_id": "a", "client_secret": "s"}, client_assertion=str) == "private_key_jwt"
+    assert auth_method({}, {"client_id": "a", "token_endpoint_auth_method": "client_secret_post"}) == \
+        "client_secret_post"
+    assert application_type("http://localhost:3000/cb") == "native"
+    assert application_type("com.example.app:/cb") == "native"
+    assert application_type("https://app.example.com/cb") == "web"
