@@ -25,7 +25,7 @@ require_official_sdk()
 from features_helpers import check_wire  # noqa: E402
 from mcp_ref import Client  # noqa: E402
 from mcp_ref.errors import CapabilityNotSupported  # noqa: E402
-from mcp_ref.features.tasks import RELATED_TASK_KEY  # noqa: E402
+from mcp_ref.server.tasks import RELATED_TASK_KEY  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 INTEROP = REPO / "tests" / "interop"

@@ -1,4 +1,4 @@
-"""The fast path of signature.py and features/tools.py: a plain function of
+"""The fast path of signature.py and server/tools.py: a plain function of
 primitive parameters becomes a tool without inspect, typing, re or mcp_ref.types,
 and with exactly the schemas, descriptions, bindings and results of the full path.
 
@@ -29,7 +29,7 @@ import pytest
 from conftest import REVISIONS
 from mcp_ref import docstrings, signature
 from mcp_ref.errors import InvalidParamsError
-from mcp_ref.features.tools import Tools, ToolNameWarning, error_result, tool_name_problem
+from mcp_ref.server.tools import Tools, ToolNameWarning, error_result, tool_name_problem
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -384,7 +384,7 @@ def registry(*fns, **options) -> Tools:
 
 
 def prepared(tools, name: str):
-    """A registered entry, its signature read (features/tools.py rule 8 defers that)."""
+    """A registered entry, its signature read (server/tools.py rule 8 defers that)."""
     entry = tools._entries[name]
     entry.prepare((Context,))
     return entry
@@ -449,7 +449,7 @@ def wire(message) -> str:
 def dataclass_result(entry, value, version) -> dict:
     """What ``tool_result`` writes directly for a tool with an outputSchema, built the
     long way: the ``CallToolResult`` dataclass and its ``to_dict`` (rules 4 and 5)."""
-    from mcp_ref.features.tools import _structured, to_content
+    from mcp_ref.server.tools import _structured, to_content
     from mcp_ref.types import CallToolResult, TextContent
     if not entry.wrap and isinstance(value, (str, list, tuple)):
         return CallToolResult(content=to_content(value)).to_dict(version)
@@ -537,11 +537,11 @@ def heavy(modules) -> list:
     return [name for name in modules if name.split(".")[0] in HEAVY or name.startswith("mcp_ref.types")]
 IMPORTED_BY_THE_FAST_PATH = r'''
 import builtins, json, sys, threading
-import mcp_ref.errors, mcp_ref.features, mcp_ref.features.pagination    # what the two modules build on
+import mcp_ref.errors, mcp_ref.server.features, mcp_ref.server.pagination    # what the two modules build on
 before = set(sys.modules)
 from mcp_ref import signature
-from mcp_ref.features import tools
-added_by_import = sorted(set(sys.modules) - before - {"mcp_ref.signature", "mcp_ref.features.tools",
+from mcp_ref.server import tools
+added_by_import = sorted(set(sys.modules) - before - {"mcp_ref.signature", "mcp_ref.server.tools",
                                                       "mcp_ref.docstrings", "mcp_ref.validation"})
 
 class Context:

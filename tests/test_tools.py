@@ -16,9 +16,9 @@ from features_helpers import Collector, connected
 from helpers import is_method
 from mcp_ref import Context, Server, StructuredOutputError
 from mcp_ref import validation as validation_module
-from mcp_ref.client_requests import StructuredOutputWarning
+from mcp_ref.client.client_requests import StructuredOutputWarning
 from mcp_ref.errors import CapabilityNotSupported, InvalidParamsError, MethodNotFoundError
-from mcp_ref.features.tools import ToolNameWarning, tool_name_problem
+from mcp_ref.server.tools import ToolNameWarning, tool_name_problem
 from mcp_ref.types import (AudioContent, BlobResourceContents, CallToolResult, EmbeddedResource, ImageContent,
                            ResourceLink, TextContent, TextResourceContents, ToolAnnotations, audio, image)
 
@@ -486,7 +486,7 @@ def test_capabilities_are_enforced_both_ways():
 
 
 def test_registering_a_plain_function_reads_its_signature_on_first_use(monkeypatch):
-    """features/tools.py rule 8: a server of many tools starts without reading their
+    """server/tools.py rule 8: a server of many tools starts without reading their
     signatures; the first listing, ``get`` or call reads each once."""
     from mcp_ref import signature as signature_module
     reads = []

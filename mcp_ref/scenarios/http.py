@@ -9,7 +9,7 @@ import json
 import threading
 
 from ..lifecycle import LATEST_REVISION
-from ..server import Context, Server
+from ..server.server import Context, Server
 from . import WAIT
 
 ACCEPT = "application/json, text/event-stream"

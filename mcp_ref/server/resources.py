@@ -37,7 +37,7 @@ from ..errors import InvalidParamsError, ResourceNotFoundError
 from ..types import (Annotations, BlobResourceContents, ReadResourceResult, Resource, ResourceTemplate,
                      TextResourceContents)
 from ..uritemplate import UriTemplate
-from . import as_icons, as_model, next_serial
+from .features import as_icons, as_model, next_serial
 from .pagination import Listing
 
 __all__ = ["Resources", "to_contents"]

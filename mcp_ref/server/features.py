@@ -1,4 +1,5 @@
-"""The server's features, one module per area; ``server.py`` wires them up.
+"""What the server's features share; one module per area beside this one, and
+``server.py`` wires them up.
 
 * ``tools``: tool registration, argument validation, results (server/tools).
 * ``resources``: resources, templates, reading, subscriptions (server/resources).

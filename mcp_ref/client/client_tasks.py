@@ -59,15 +59,15 @@ Rules (Spec: basic/utilities/tasks):
 """
 from __future__ import annotations
 
-from . import lifecycle, types
-from .errors import CapabilityNotSupported, InternalError, InvalidParamsError, McpError, get_logger
+from .. import lifecycle, types
+from ..errors import CapabilityNotSupported, InternalError, InvalidParamsError, McpError, get_logger
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
     from typing import Callable
 
-    from .calls import CancelToken
-    from .types import CallToolResult, Task
+    from ..calls import CancelToken
+    from ..types import CallToolResult, Task
 
 log = get_logger("mcp_ref.client")
 

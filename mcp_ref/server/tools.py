@@ -38,7 +38,7 @@ Rules:
 7. ``task_support`` (``"forbidden"``, ``"optional"``, ``"required"``; None
    lists nothing, which means forbidden) is listed as ``execution.taskSupport``
    (2025-11-25). A call whose params carry ``task``, or of a tool that declared
-   ``task_support``, goes to ``features/tasks.py`` (``route_tool_call``), loaded
+   ``task_support``, goes to ``server/tasks.py`` (``route_tool_call``), loaded
    then: it runs the call as a task, as an ordinary call, or answers -32601.
    The ordinary call pays one dict lookup and one attribute read for this.
    Spec: basic/utilities/tasks#tool-level-negotiation.
@@ -67,7 +67,7 @@ from types import FunctionType
 
 from .. import signature, validation
 from ..errors import InvalidParamsError, MissingDependency, RequestCancelled, UrlElicitationRequiredError, get_logger
-from . import as_icons, as_model, next_serial
+from .features import as_icons, as_model, next_serial
 from .pagination import NamedRegistry
 
 TYPE_CHECKING = False
@@ -645,7 +645,7 @@ class Tools(NamedRegistry):
         return entry.tool if build else None
 
     def handle_call(self, ctx, params: dict, routed: bool = False) -> dict:
-        """Spec: server/tools#calling-tools; rules 3 to 7. ``routed``: features/tasks.py
+        """Spec: server/tools#calling-tools; rules 3 to 7. ``routed``: server/tasks.py
         decided already how this call runs (rule 7)."""
         name = params.get("name")
         if not isinstance(name, str):

@@ -1,5 +1,5 @@
 """The ``Context`` a task's code gets (revision 2025-11-25): the request's API, tied to
-its task. ``features/tasks.py`` (rule 3) makes one per task.
+its task. ``server/tasks.py`` (rule 3) makes one per task.
 
 Why a subclass made at run time: the session's context class is the server's
 ``Context`` (sampling, elicitation, roots, logging), which ``features/`` may not

@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional
 from .. import signature
 from ..errors import InvalidParamsError
 from ..types import GetPromptResult, Model, Prompt, PromptArgument, PromptMessage, TextContent, content_from_dict
-from . import as_icons, next_serial
+from .features import as_icons, next_serial
 from .pagination import NamedRegistry
 
 __all__ = ["Prompts", "to_messages", "prompt_arguments"]

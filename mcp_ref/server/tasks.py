@@ -77,7 +77,7 @@ from ..errors import (INTERNAL_ERROR, InternalError, InvalidParamsError, McpErro
                       RequestCancelled, SessionError, get_logger)
 from ..lifecycle import has_capability
 from ..messages import Response
-from . import next_serial
+from .features import next_serial
 from .pagination import Listing
 from .task_context import RELATED_TASK_KEY, TaskContextMixin, TaskRequest, task_context_class
 

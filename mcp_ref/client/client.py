@@ -43,19 +43,19 @@ import os
 import threading
 import weakref
 
-from . import lifecycle, types
+from .. import lifecycle, types
 from .client_requests import DEFAULT_MAX_PAGES, VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages
 from .client_tasks import TaskRequests, answer_related_task
-from .errors import (ApprovalDenied, CapabilityNotSupported, ConnectionClosed, MethodNotFoundError, SessionError,
+from ..errors import (ApprovalDenied, CapabilityNotSupported, ConnectionClosed, MethodNotFoundError, SessionError,
                      UnsupportedProtocolVersion, get_logger)
-from .calls import CancelToken
-from .session import Session
+from ..calls import CancelToken
+from ..session import Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
     from typing import Callable, Sequence
 
-    from .types import CallToolResult, Implementation
+    from ..types import CallToolResult, Implementation
 
 # The client features (approval, elicitation, roots, sampling) and the types/ classes
 # load where they are first used: a script that only calls tools does not pay for
@@ -258,7 +258,7 @@ class Client(ServerFeatureRequests, TaskRequests):
         since the last answered request)."""
         if isinstance(auto_restart, bool) or not isinstance(auto_restart, int) or auto_restart < 0:
             raise ValueError(f"auto_restart must be a whole number of restarts >= 0, not {auto_restart!r}")
-        from .transports.stdio import StdioClientTransport
+        from ..transports.stdio import StdioClientTransport
         spawn_options = dict(env=dict(env) if env else None, cwd=cwd, on_stderr=on_stderr,
                              close_timeout=close_timeout, terminate_timeout=terminate_timeout,
                              inherit_env=inherit_env, **_size_option(max_message_size))
@@ -441,7 +441,7 @@ class Client(ServerFeatureRequests, TaskRequests):
         ``max_message_size``: the largest body or SSE event accepted, in bytes
         (16 MiB). Other options are ``Client``'s. See ``transports.http_client``.
         """
-        from .transports.http_client import StreamableHttpTransport
+        from ..transports.http_client import StreamableHttpTransport
         _bind_auth(auth, url)
         transport = StreamableHttpTransport(url, headers=headers, auth=auth, verify=verify, cert=cert,
                                             connect_timeout=connect_timeout, read_timeout=read_timeout,
@@ -456,7 +456,7 @@ class Client(ServerFeatureRequests, TaskRequests):
             **options) -> "Client":
         """A client for a legacy HTTP+SSE server (2024-11-05) whose SSE stream is at ``url``.
         Connects at once (waits for the ``endpoint`` event); options as ``Client.http``."""
-        from .transports.sse_client import SseClientTransport
+        from ..transports.sse_client import SseClientTransport
         _bind_auth(auth, url)
         transport = SseClientTransport(url, headers=headers, auth=auth, verify=verify, cert=cert,
                                        connect_timeout=connect_timeout, read_timeout=read_timeout,
@@ -469,7 +469,7 @@ class Client(ServerFeatureRequests, TaskRequests):
         back to legacy HTTP+SSE when the server refuses the initialize POST with 400/404/405
         (Spec: basic/transports#backwards-compatibility); a list of strings → ``Client.stdio``."""
         if isinstance(target, str) and target.startswith(("http://", "https://")):
-            from .transports.sse_client import AutoHttpTransport
+            from ..transports.sse_client import AutoHttpTransport
             names = ("headers", "auth", "verify", "cert", "connect_timeout", "read_timeout", "on_session_expired",
                      "open_get_stream", "endpoint_timeout", "max_message_size")
             http_options = {name: options.pop(name) for name in names if name in options}

@@ -45,15 +45,15 @@ from __future__ import annotations
 
 import warnings
 
-from . import lifecycle, types
-from .errors import MissingDependency, StructuredOutputError, TooManyPages, ToolInputError, get_logger
+from .. import lifecycle, types
+from ..errors import MissingDependency, StructuredOutputError, TooManyPages, ToolInputError, get_logger
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
     from typing import Callable
 
-    from .calls import CancelToken
-    from .types import CallToolResult, Completion, GetPromptResult, ReadResourceResult
+    from ..calls import CancelToken
+    from ..types import CallToolResult, Completion, GetPromptResult, ReadResourceResult
 
 log = get_logger("mcp_ref.client")
 
@@ -225,7 +225,7 @@ class ServerFeatureRequests:
         if cached is not None and cached[0] is tool.input_schema:
             check = cached[1]
         else:
-            from .validation import compile_validator
+            from ..validation import compile_validator
             try:
                 check = compile_validator(tool.input_schema)
             except MissingDependency:
@@ -265,7 +265,7 @@ class ServerFeatureRequests:
             cached = self._output_checks.get(tool.name)
         if cached is not None and cached[0] is tool.output_schema:
             return cached[1]
-        from .validation import compile_validator
+        from ..validation import compile_validator
         try:
             check = compile_validator(tool.output_schema)
         except MissingDependency:

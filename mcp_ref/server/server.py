@@ -28,7 +28,7 @@ Rules:
    ``task_support`` "optional" or "required", and only to 2025-11-25 sessions
    (older revisions do not define it, so they are neither told nor served it),
    never over stateless HTTP (a task cannot outlive its request's session there).
-   The registry and its handlers are ``features/tasks.py``, loaded when a task
+   The registry and its handlers are ``server/tasks.py``, loaded when a task
    is first needed; closing a session cancels and forgets its tasks.
 
 Spec: basic/lifecycle, server/tools, server/resources, server/prompts,
@@ -39,21 +39,21 @@ from __future__ import annotations
 
 import threading
 
-from . import lifecycle
-from .errors import InvalidParamsError, MethodNotFoundError, get_logger
-from .session import RequestContext, Session
+from .. import lifecycle
+from ..errors import InvalidParamsError, MethodNotFoundError, get_logger
+from ..session import RequestContext, Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
     import logging
     from typing import Any, Callable
 
-    from .features.prompts import Prompts
-    from .features.resources import Resources
-    from .features.tasks import Tasks
-    from .features.tools import Tools
-    from .features.utilities import Completions
-    from .types import Implementation, Prompt, Tool
+    from .prompts import Prompts
+    from .resources import Resources
+    from .tasks import Tasks
+    from .tools import Tools
+    from .utilities import Completions
+    from ..types import Implementation, Prompt, Tool
 
 log = get_logger("mcp_ref.server")
 
@@ -82,19 +82,19 @@ class ServerSession(Session):
         """The client's ``clientInfo`` as an ``Implementation`` (None before initialize)."""
         info = self._client_info
         if isinstance(info, dict):      # built on first use: types/ cost start-up time
-            from .types import Implementation
+            from ..types import Implementation
             info = self._client_info = Implementation.from_dict(info)
         return info
 
     # -- client features (Spec: client/roots, client/elicitation); see roots.py, elicitation.py
     def list_roots(self, *, timeout: float | None = None) -> list:
         """The client's roots (``roots/list``); ``CapabilityNotSupported`` when it declared none."""
-        from . import roots  # client features load on first use
+        from ..client import roots  # client features load on first use
         return roots.list_roots(self, timeout=timeout)
 
     def complete_elicitation(self, elicitation_id: str) -> None:
         """Send ``notifications/elicitation/complete`` for a URL mode elicitation (2025-11-25)."""
-        from . import elicitation  # client features load on first use
+        from ..client import elicitation  # client features load on first use
         elicitation.send_complete(self, elicitation_id)
 
 
@@ -104,7 +104,7 @@ class Context(RequestContext):
     Inherits ``report_progress``, ``progress_token``, ``cancelled``,
     ``check_cancelled()``, ``request_id`` and ``session`` from
     ``RequestContext``. Spec: basic/utilities/progress, cancellation.
-    ``task_id`` names the task when the call runs as one (features/tasks.py), else None.
+    ``task_id`` names the task when the call runs as one (server/tasks.py), else None.
     """
 
     task_id: str | None = None
@@ -151,7 +151,7 @@ class Context(RequestContext):
         dicts, or strings for user text). Options: ``model_preferences``,
         ``include_context``, ``temperature``, ``stop_sequences``, ``metadata``,
         ``tools``, ``tool_choice``, ``timeout``, ``meta``. Spec: client/sampling."""
-        from . import sampling  # client features load on first use
+        from ..client import sampling  # client features load on first use
         return sampling.create_message(self, messages, max_tokens=max_tokens, system_prompt=system_prompt,
                                        **options)
 
@@ -159,27 +159,27 @@ class Context(RequestContext):
         """Ask the user to fill in a form (``elicitation/create``, form mode); returns an
         ``ElicitResult`` whose accepted content has been validated against the schema.
         Spec: client/elicitation."""
-        from . import elicitation  # client features load on first use
+        from ..client import elicitation  # client features load on first use
         return elicitation.elicit_form(self, message, requested_schema, timeout=timeout)
 
     def elicit_url(self, message: str, url: str, elicitation_id: str, *, timeout: float | None = None):
         """Send the user to ``url`` (URL mode elicitation, 2025-11-25); returns an
         ``ElicitResult`` (accept = the user consented). Finish with
         ``ctx.session.complete_elicitation(elicitation_id)``. Spec: client/elicitation."""
-        from . import elicitation  # client features load on first use
+        from ..client import elicitation  # client features load on first use
         return elicitation.elicit_url(self, message, url, elicitation_id, timeout=timeout)
 
     def list_roots(self, *, timeout: float | None = None) -> list:
         """The client's roots (``roots/list``) as ``Root`` objects. Spec: client/roots."""
-        from . import roots  # client features load on first use
+        from ..client import roots  # client features load on first use
         return roots.list_roots(self, timeout=timeout)
 
-    # -- logging (Spec: server/utilities/logging); see features/utilities.py
+    # -- logging (Spec: server/utilities/logging); see server/utilities.py
     def log(self, level: str, data: Any, logger: str | None = None) -> bool:
         """Send ``notifications/message`` on this request's stream, before its response,
         unless the session's level filters it out (then False). ``level`` is one of the
         eight RFC 5424 levels (ValueError otherwise); ``data`` is any JSON value."""
-        from .features.utilities import check_level
+        from .utilities import check_level
         check_level(level)
         return self.server._logs.send(self.session, level, data, logger, related_id=self.request_id)
 
@@ -243,7 +243,7 @@ class Server:
         self.page_size = page_size
         self.eof_grace = eof_grace
         if log_level is not None:
-            from .features.utilities import check_level
+            from .utilities import check_level
             log_level = check_level(log_level)
         self.log_level = log_level
         self._logging_capability = logging_capability
@@ -309,7 +309,7 @@ class Server:
     @property
     def tasks(self) -> Tasks:
         """The tasks registry (rule 7): its limits ``default_ttl``, ``max_ttl``, ``max_tasks``,
-        ``poll_interval`` are attributes. Made (and features/tasks.py loaded) on first use."""
+        ``poll_interval`` are attributes. Made (and server/tasks.py loaded) on first use."""
         return self._feature("tasks")
 
     @property
@@ -327,18 +327,18 @@ class Server:
 
     def _make_feature(self, name: str):
         if name == "tools":
-            from .features.tools import Tools
+            from .tools import Tools
             return Tools(self, Context)
         if name == "resources":
-            from .features.resources import Resources
+            from .resources import Resources
             return Resources(self, Context)
         if name == "prompts":
-            from .features.prompts import Prompts
+            from .prompts import Prompts
             return Prompts(self, Context)
         if name == "tasks":
-            from .features.tasks import Tasks
+            from .tasks import Tasks
             return Tasks(self)
-        from .features.utilities import Completions, Logs
+        from .utilities import Completions, Logs
         return Completions(self) if name == "completions" else Logs(self)
 
     def _count(self, name: str) -> int:
@@ -350,7 +350,7 @@ class Server:
     def info(self) -> Implementation:
         """``serverInfo`` as an ``Implementation``."""
         if self._info is None:
-            from .types import Implementation
+            from ..types import Implementation
             self._info = Implementation(**self._info_fields)
         return self._info
 
@@ -384,7 +384,7 @@ class Server:
             caps["logging"] = {}
         return caps
 
-    # ------------------------------------------------------------------ tools (features/tools.py)
+    # ------------------------------------------------------------------ tools (server/tools.py)
     def tool(self, fn: Callable | None = None, **kwargs):
         """Register a tool: ``@server.tool`` or ``@server.tool(name=..., title=..., ...)``.
 
@@ -423,7 +423,7 @@ class Server:
         call as a task (``tools/call`` with ``task``: answered at once, the tool runs
         on its own thread, the result is fetched with ``tasks/result``),
         ``"required"`` allows only that, ``"forbidden"`` (the default, also when
-        None) never. It is listed as ``execution.taskSupport``. See features/tasks.py.
+        None) never. It is listed as ``execution.taskSupport``. See server/tasks.py.
         """
         return self.tools.add(fn, name=name, title=title, description=description, input_schema=input_schema,
                               output_schema=output_schema, annotations=annotations, icons=icons, meta=meta,
@@ -434,7 +434,7 @@ class Server:
         """Unregister a tool; KeyError when there is none of that name."""
         self.tools.remove(name)
 
-    # ------------------------------------------------------------------ resources (features/resources.py)
+    # ------------------------------------------------------------------ resources (server/resources.py)
     def resource(self, uri: str, **kwargs):
         """Decorator: ``@server.resource("demo://readme")`` registers a resource, and
         ``@server.resource("demo://users/{id}")`` a resource template; keywords are
@@ -469,7 +469,7 @@ class Server:
         (only those); returns how many. Spec: server/resources#subscriptions."""
         return self.resources.notify_updated(uri)
 
-    # ------------------------------------------------------------------ prompts (features/prompts.py)
+    # ------------------------------------------------------------------ prompts (server/prompts.py)
     def prompt(self, fn: Callable | None = None, **kwargs):
         """Register a prompt: ``@server.prompt`` or ``@server.prompt(name=..., title=...)``."""
         return _decorator(self.add_prompt, fn, kwargs)
@@ -508,7 +508,7 @@ class Server:
         root logger) at ``level`` and above to clients as ``notifications/message``.
         Returns the handler (remove it from the logger to stop). ``level`` 20 is ``logging.INFO``."""
         import logging
-        from .features.utilities import LoggingBridge
+        from .utilities import LoggingBridge
         handler = LoggingBridge(self, level)
         target = logger if isinstance(logger, logging.Logger) else logging.getLogger(logger)
         target.addHandler(handler)
@@ -541,7 +541,7 @@ class Server:
 
     def _session_closed(self, session: ServerSession) -> None:
         """Forget a closed session; the thread of ``same_thread`` tools stops after the
-        last one (features/tools.py rule 6: no thread outlives the sessions it served);
+        last one (server/tools.py rule 6: no thread outlives the sessions it served);
         its tasks are cancelled and their threads joined (rule 7)."""
         self.sessions.discard(session)
         tasks = self._features.get("tasks")
@@ -562,13 +562,13 @@ class Server:
         if http is not None:
             if eof_grace is not None:
                 raise TypeError("eof_grace applies to stdio; an HTTP server ends with shutdown()")
-            from .transports.http_server import serve_http
+            from ..transports.http_server import serve_http
             serve_http(self, http, **options)
             return
         if "auth" in options or "resource_metadata" in options:
             raise TypeError("auth and resource_metadata apply to HTTP (http=(host, port)); stdio carries no "
                             "credentials (Spec: basic/authorization)")
-        from .transports.stdio import StdioServerTransport
+        from ..transports.stdio import StdioServerTransport
         transport = StdioServerTransport(**options)
         session = self.serve(transport, eof_grace=self.eof_grace if eof_grace is None else eof_grace)
         try:
@@ -594,7 +594,7 @@ class Server:
                 session.checked_capabilities.add(capability)    # what it was told never changes
         if not self._bridges:
             return handler(ctx, params)
-        from .features.utilities import current     # the logging bridge finds the request here
+        from .utilities import current     # the logging bridge finds the request here
         current.ctx = ctx
         try:
             return handler(ctx, params)
