@@ -31,7 +31,9 @@ ALLOWED = {
     "transports": {"errors", "messages", "transports"},
     "auth": {"errors", "messages"},
     "calls": {"errors", "messages", "lifecycle"},
-    "session": {"errors", "messages", "lifecycle", "calls", "workers", "pool"},
+    "session": {"errors", "messages", "lifecycle", "calls", "workers", "pool", "inbound"},
+    # The inbound half of Session (reader loop, routing, serving), mixed into it.
+    "inbound": {"errors", "messages", "lifecycle", "calls", "pool"},
     # Who runs a job (the leader/follower pool): threads only, no MCP.
     "pool": set(),
     # A bounded thread pool shared by sessions that have no reader of their own (HTTP).
