@@ -61,9 +61,9 @@ HTTP_TRANSPORT_EXTRA = {"lifecycle", "auth", "workers"}
 # per request in the client's room; Context loads it on the first ctx.sample/elicit/list_roots.
 _SHARED = "one module per request holds both sides; loaded on first use"
 LOCAL_EXCEPTIONS = {
-    ("mcp_ref.server.server", "mcp_ref.client.roots"): _SHARED,
-    ("mcp_ref.server.server", "mcp_ref.client.elicitation"): _SHARED,
-    ("mcp_ref.server.server", "mcp_ref.client.sampling"): _SHARED,
+    ("mcp_ref.server.context", "mcp_ref.client.roots"): _SHARED,
+    ("mcp_ref.server.context", "mcp_ref.client.elicitation"): _SHARED,
+    ("mcp_ref.server.context", "mcp_ref.client.sampling"): _SHARED,
 }
 OPTIONAL = {"jsonschema", "requests", "sseclient"}
 

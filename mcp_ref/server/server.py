@@ -20,9 +20,10 @@ Rules:
 5. What a session's revision does not know is left out of what we send it
    (``to_dict(revision)``), so every message validates against that
    revision's schema.
-6. The features live in ``features/`` (tools, resources, prompts, completion
-   and logging, pagination), one registry each; the table in ``__init__``
-   points at their handlers. ``notifications/*/list_changed`` go to the ready
+6. The features live beside this module (tools.py, resources.py,
+   prompts.py, utilities.py, pagination.py), one registry each; the table in
+   ``__init__`` points at their handlers. registration.py holds the methods
+   that fill them (a mix-in), context.py what a handler holds. ``notifications/*/list_changed`` go to the ready
    sessions that were told ``listChanged`` at initialization.
 7. Tasks (2025-11-25 only): ``tasks`` is declared when a tool has
    ``task_support`` "optional" or "required", and only to 2025-11-25 sessions
@@ -41,173 +42,26 @@ import threading
 
 from .. import lifecycle
 from ..errors import InvalidParamsError, MethodNotFoundError, get_logger
-from ..session import RequestContext, Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
-    import logging
-    from typing import Any, Callable
+    from typing import Callable
 
     from .prompts import Prompts
     from .resources import Resources
     from .tasks import Tasks
     from .tools import Tools
     from .utilities import Completions
-    from ..types import Implementation, Prompt, Tool
+    from ..types import Implementation
+from .context import Context, ServerSession
+from .registration import Registration
 
 log = get_logger("mcp_ref.server")
 
 __all__ = ["Server", "Context", "ServerSession"]
 
 
-class ServerSession(Session):
-    """A Session plus what the server knows about this one client."""
-
-    def __init__(self, server: "Server", transport, **options):
-        super().__init__(transport, server._handle_request,
-                         lambda method, params: server._handle_notification(self, method, params),
-                         context_class=Context, name="mcp-server", **options)
-        self.server = server
-        self.state = lifecycle.NEW
-        self._client_info = None                # clientInfo as sent; see client_info
-        self.client_capabilities: dict = {}
-        self.log_level: str | None = None     # set by logging/setLevel
-        self.subscriptions: set = set()         # URIs of resources/subscribe
-        self.declared_capabilities: dict = {}   # what initialize offered (the wire copy may omit some)
-        self.checked_capabilities: set = set()  # of those, the ones a request has already needed
-        self.ready = threading.Event()          # set once notifications/initialized arrived
-
-    @property
-    def client_info(self) -> Implementation | None:
-        """The client's ``clientInfo`` as an ``Implementation`` (None before initialize)."""
-        info = self._client_info
-        if isinstance(info, dict):      # built on first use: types/ cost start-up time
-            from ..types import Implementation
-            info = self._client_info = Implementation.from_dict(info)
-        return info
-
-    # -- client features (Spec: client/roots, client/elicitation); see roots.py, elicitation.py
-    def list_roots(self, *, timeout: float | None = None) -> list:
-        """The client's roots (``roots/list``); ``CapabilityNotSupported`` when it declared none."""
-        from ..client import roots  # client features load on first use
-        return roots.list_roots(self, timeout=timeout)
-
-    def complete_elicitation(self, elicitation_id: str) -> None:
-        """Send ``notifications/elicitation/complete`` for a URL mode elicitation (2025-11-25)."""
-        from ..client import elicitation  # client features load on first use
-        elicitation.send_complete(self, elicitation_id)
-
-
-class Context(RequestContext):
-    """What a tool, resource or prompt function can use while it runs.
-
-    Inherits ``report_progress``, ``progress_token``, ``cancelled``,
-    ``check_cancelled()``, ``request_id`` and ``session`` from
-    ``RequestContext``. Spec: basic/utilities/progress, cancellation.
-    ``task_id`` names the task when the call runs as one (server/tasks.py), else None.
-    """
-
-    task_id: str | None = None
-
-    @property
-    def server(self) -> "Server":
-        return self.session.server
-
-    @property
-    def client_capabilities(self) -> dict:
-        return self.session.client_capabilities
-
-    @property
-    def protocol_version(self) -> str | None:
-        return self.session.protocol_version
-
-    # -- authorization (HTTP with auth=; Spec: basic/authorization): the caller's token
-    @property
-    def auth(self):
-        """The ``auth.AccessToken`` of the request's bearer (subject, scopes, expiry,
-        audience, client_id, claims); None over stdio or an unprotected server."""
-        return getattr(self.session.transport, "auth", None)
-
-    @property
-    def subject(self) -> str | None:
-        """Who the access token speaks for (``auth.subject``), or None."""
-        access = self.auth
-        return access.subject if access is not None else None
-
-    @property
-    def scopes(self) -> tuple:
-        """The scopes the access token grants (empty without one)."""
-        access = self.auth
-        return tuple(access.scopes) if access is not None else ()
-
-    # -- client features: sampling, elicitation, roots (sampling.py, elicitation.py, roots.py).
-    # Each raises CapabilityNotSupported locally, before sending, when the client did not
-    # declare the feature or the session's revision does not know it; a tool turns that
-    # into an isError result. Nested requests carry this request's id (related_id), honour
-    # ``timeout`` (RequestTimeout) and are cancelled with this request.
-    def sample(self, messages: list, *, max_tokens: int, system_prompt: str | None = None, **options):
-        """Ask the client's LLM for a message (``sampling/createMessage``); returns a
-        ``CreateMessageResult``. ``messages`` holds ``SamplingMessage`` items (or wire
-        dicts, or strings for user text). Options: ``model_preferences``,
-        ``include_context``, ``temperature``, ``stop_sequences``, ``metadata``,
-        ``tools``, ``tool_choice``, ``timeout``, ``meta``. Spec: client/sampling."""
-        from ..client import sampling  # client features load on first use
-        return sampling.create_message(self, messages, max_tokens=max_tokens, system_prompt=system_prompt,
-                                       **options)
-
-    def elicit(self, message: str, requested_schema: dict, *, timeout: float | None = None):
-        """Ask the user to fill in a form (``elicitation/create``, form mode); returns an
-        ``ElicitResult`` whose accepted content has been validated against the schema.
-        Spec: client/elicitation."""
-        from ..client import elicitation  # client features load on first use
-        return elicitation.elicit_form(self, message, requested_schema, timeout=timeout)
-
-    def elicit_url(self, message: str, url: str, elicitation_id: str, *, timeout: float | None = None):
-        """Send the user to ``url`` (URL mode elicitation, 2025-11-25); returns an
-        ``ElicitResult`` (accept = the user consented). Finish with
-        ``ctx.session.complete_elicitation(elicitation_id)``. Spec: client/elicitation."""
-        from ..client import elicitation  # client features load on first use
-        return elicitation.elicit_url(self, message, url, elicitation_id, timeout=timeout)
-
-    def list_roots(self, *, timeout: float | None = None) -> list:
-        """The client's roots (``roots/list``) as ``Root`` objects. Spec: client/roots."""
-        from ..client import roots  # client features load on first use
-        return roots.list_roots(self, timeout=timeout)
-
-    # -- logging (Spec: server/utilities/logging); see server/utilities.py
-    def log(self, level: str, data: Any, logger: str | None = None) -> bool:
-        """Send ``notifications/message`` on this request's stream, before its response,
-        unless the session's level filters it out (then False). ``level`` is one of the
-        eight RFC 5424 levels (ValueError otherwise); ``data`` is any JSON value."""
-        from .utilities import check_level
-        check_level(level)
-        return self.server._logs.send(self.session, level, data, logger, related_id=self.request_id)
-
-    # -- Streamable HTTP (Spec: basic/transports#sending-messages-to-the-server, 2025-11-25)
-    def close_sse_stream(self) -> bool:
-        """End the HTTP response (SSE stream) carrying this request now, while the
-        handler goes on: SSE polling. The client reconnects after the ``retry`` interval
-        (GET with ``Last-Event-ID``) and gets what is sent later, the result included.
-        Frees the connection during a long call. A no-op returning False off HTTP, or where
-        the stream cannot be resumed (no event store, a JSON response, an older revision);
-        True once closed. See ``transports.http_session`` ``close_stream``."""
-        close_stream = getattr(self.session.transport, "close_stream", None)
-        return bool(close_stream(self.request_id)) if close_stream is not None else False
-
-
-def _decorator(register: Callable, fn, kwargs):
-    """Let a decorator work bare (``@server.tool``) and called (``@server.tool(...)``)."""
-    if fn is not None:
-        register(fn, **kwargs)
-        return fn
-
-    def wrap(f):
-        register(f, **kwargs)
-        return f
-    return wrap
-
-
-class Server:
+class Server(Registration):
     """An MCP server.
 
     Args:
@@ -383,137 +237,6 @@ class Server:
         if self._logging_capability or (self._logging_capability is None and can_log):
             caps["logging"] = {}
         return caps
-
-    # ------------------------------------------------------------------ tools (server/tools.py)
-    def tool(self, fn: Callable | None = None, **kwargs):
-        """Register a tool: ``@server.tool`` or ``@server.tool(name=..., title=..., ...)``.
-
-        Keyword arguments are those of ``add_tool``. The ``Tool`` object is built
-        when first listed (``add_tool`` returns it at once): start-up time.
-        """
-        return _decorator(lambda f, **kw: self.tools.add(f, build=False, **kw), fn, kwargs)
-
-    def add_tool(self, fn: Callable, *, name: str | None = None, title: str | None = None,
-                 description: str | None = None, input_schema: dict | None = None,
-                 output_schema: dict | None = None, annotations=None, icons: list | None = None,
-                 meta: dict | None = None, structured_output: bool | None = None,
-                 same_thread: bool = False, task_support: str | None = None) -> Tool:
-        """Register ``fn`` as a tool; its name, description and schemas come from the
-        function unless given. A duplicate name raises ValueError; a name outside the
-        2025-11-25 naming guidance warns (``ToolNameWarning``).
-
-        ``input_schema``, when given, is listed exactly as given and the arguments
-        are validated against it, then bound by name. ``output_schema`` defaults to
-        the return annotation's (dict, dataclass, TypedDict); ``structured_output=True``
-        also wraps other return types as ``{"result": ...}``, ``False`` turns it off.
-        ``annotations`` is a ``ToolAnnotations`` or dict, ``icons`` ``Icon`` objects or dicts.
-
-        ``same_thread=True`` is for code tied to one OS thread (COM apartments, GUI
-        toolkits, thread-local connections, libraries that are not thread-safe): every
-        call of every such tool of this server, from all its sessions, runs on one
-        daemon thread, ``mcp-server-same-thread``, one at a time, in the order the
-        calls reach it. Arguments are validated and bound first; the handler thread
-        then waits, while the session keeps reading, pings included. A call cancelled
-        before it started is skipped; one cancelled while it runs finishes and its
-        result is dropped. Results, errors and ``Context`` are those of any tool. The
-        thread starts on the first call and ends once no session is open (a later
-        call starts another, so keep per-thread state in a ``threading.local``).
-
-        ``task_support`` (2025-11-25, rule 7): ``"optional"`` lets a client run the
-        call as a task (``tools/call`` with ``task``: answered at once, the tool runs
-        on its own thread, the result is fetched with ``tasks/result``),
-        ``"required"`` allows only that, ``"forbidden"`` (the default, also when
-        None) never. It is listed as ``execution.taskSupport``. See server/tasks.py.
-        """
-        return self.tools.add(fn, name=name, title=title, description=description, input_schema=input_schema,
-                              output_schema=output_schema, annotations=annotations, icons=icons, meta=meta,
-                              structured_output=structured_output, same_thread=same_thread,
-                              task_support=task_support)
-
-    def remove_tool(self, name: str) -> None:
-        """Unregister a tool; KeyError when there is none of that name."""
-        self.tools.remove(name)
-
-    # ------------------------------------------------------------------ resources (server/resources.py)
-    def resource(self, uri: str, **kwargs):
-        """Decorator: ``@server.resource("demo://readme")`` registers a resource, and
-        ``@server.resource("demo://users/{id}")`` a resource template; keywords are
-        those of ``add_resource``."""
-        if not isinstance(uri, str):
-            raise TypeError("@server.resource needs the URI: @server.resource('scheme://path')")
-
-        def wrap(fn):
-            self.add_resource(fn, uri, **kwargs)
-            return fn
-        return wrap
-
-    def add_resource(self, fn, uri: str, *, name: str | None = None, title: str | None = None,
-                     description: str | None = None, mime_type: str | None = None,
-                     size: int | None = None, annotations=None, icons: list | None = None,
-                     meta: dict | None = None):
-        """Register a resource (fixed ``uri``; ``fn`` takes no arguments, or is the
-        contents itself as ``str``/``bytes``) or a resource template (``uri`` with
-        ``{var}``; ``fn`` gets the variables as keyword arguments). ``fn`` returns
-        ``str`` (text), ``bytes`` (blob), resource contents, or JSON data.
-        ``annotations`` is an ``Annotations`` or dict (audience, priority, last_modified).
-        Returns the ``Resource`` or ``ResourceTemplate``."""
-        return self.resources.add(fn, uri, name=name, title=title, description=description, mime_type=mime_type,
-                                  size=size, annotations=annotations, icons=icons, meta=meta)
-
-    def remove_resource(self, uri: str) -> None:
-        """Unregister a resource (by URI) or template (by URI template); KeyError when unknown."""
-        self.resources.remove(uri)
-
-    def notify_resource_updated(self, uri: str) -> int:
-        """Send ``notifications/resources/updated`` to the sessions subscribed to ``uri``
-        (only those); returns how many. Spec: server/resources#subscriptions."""
-        return self.resources.notify_updated(uri)
-
-    # ------------------------------------------------------------------ prompts (server/prompts.py)
-    def prompt(self, fn: Callable | None = None, **kwargs):
-        """Register a prompt: ``@server.prompt`` or ``@server.prompt(name=..., title=...)``."""
-        return _decorator(self.add_prompt, fn, kwargs)
-
-    def add_prompt(self, fn: Callable, *, name: str | None = None, title: str | None = None,
-                   description: str | None = None, icons: list | None = None,
-                   meta: dict | None = None) -> Prompt:
-        """Register ``fn`` as a prompt: its parameters are the arguments (names verbatim,
-        required without a default). It returns a string, ``PromptMessage`` objects,
-        content blocks, or a list of them. A duplicate name raises ValueError."""
-        return self.prompts.add(fn, name=name, title=title, description=description, icons=icons, meta=meta)
-
-    def remove_prompt(self, name: str) -> None:
-        """Unregister a prompt; KeyError when there is none of that name."""
-        self.prompts.remove(name)
-
-    # ------------------------------------------------------------------ completion and logging
-    def completion(self, fn: Callable | None = None):
-        """Register the completer ``fn(ref, argument, context) -> list[str]`` (bare or
-        called decorator): ``ref.name`` (prompts) or ``ref.uri`` (templates),
-        ``argument.name``/``.value``, ``context.arguments`` or ``context`` None.
-        At most 100 values are sent, with ``total`` and ``hasMore``.
-        Spec: server/utilities/completion."""
-        def register(f):
-            self.completions.fn = f
-            return f
-        return register(fn) if fn is not None else register
-
-    def log(self, level: str, data: Any, logger: str | None = None) -> int:
-        """Send ``notifications/message`` to every ready session whose level lets it
-        through; returns how many. Spec: server/utilities/logging."""
-        return self._logs.broadcast(level, data, logger)
-
-    def bridge_logging(self, logger=None, level: int = 20) -> logging.Handler:
-        """Forward Python ``logging`` records of ``logger`` (a name or Logger; None: the
-        root logger) at ``level`` and above to clients as ``notifications/message``.
-        Returns the handler (remove it from the logger to stop). ``level`` 20 is ``logging.INFO``."""
-        import logging
-        from .utilities import LoggingBridge
-        handler = LoggingBridge(self, level)
-        target = logger if isinstance(logger, logging.Logger) else logging.getLogger(logger)
-        target.addHandler(handler)
-        self._bridges.append(handler)
-        return handler
 
     # ------------------------------------------------------------------ sessions
     def ready_sessions(self) -> list:
