@@ -44,29 +44,27 @@ import threading
 import weakref
 
 from .. import lifecycle, types
+from .answers import ServerRequestAnswers
 from .client_requests import DEFAULT_MAX_PAGES, VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages
-from .client_tasks import TaskRequests, answer_related_task
-from ..errors import (ApprovalDenied, CapabilityNotSupported, ConnectionClosed, MethodNotFoundError, SessionError,
-                     UnsupportedProtocolVersion, get_logger)
+from .client_tasks import TaskRequests
+from .connect import Connections, _ClassOrInstance
+from ..errors import ApprovalDenied, ConnectionClosed, SessionError, UnsupportedProtocolVersion, get_logger
 from ..calls import CancelToken
 from ..session import Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
-    from typing import Callable, Sequence
-
+    from typing import Callable
     from ..types import CallToolResult, Implementation
 
-# The client features (approval, elicitation, roots, sampling) and the types/ classes
-# load where they are first used: a script that only calls tools does not pay for
-# them at import (bench/bench_stdio.py measures import time).
+# Client features (approval, elicitation, roots, sampling) and types/ load where first
+# used: a script that only calls tools does not pay for them (bench/bench_stdio.py).
 
 log = get_logger("mcp_ref.client")
 
 __all__ = ["Client"]
 
 DEFAULT_CLIENT_INFO = {"name": "mcp_ref", "version": "0.1.0"}     # clientInfo when none is given
-_HTTP_MAX_MESSAGE_SIZE = 16 * 1024 * 1024   # http_common.DEFAULT_MAX_MESSAGE_SIZE (not imported: requests is optional)
 
 # Rule 1: the clients not closed yet, closed at interpreter exit. Weak: a client that
 # was collected had no session running (its threads hold it), so nothing to close.
@@ -82,42 +80,14 @@ def _close_unclosed() -> None:
             log.debug("closing %r at exit failed", client, exc_info=True)
 
 
-def _size_option(max_message_size: int | None) -> dict:
-    """``max_message_size`` for a transport's constructor when given (None: the transport's default)."""
-    return {} if max_message_size is None else {"max_message_size": max_message_size}
-
-
-def _bind_auth(auth, url: str) -> None:
-    """An ``mcp_ref.auth`` provider serves one MCP server: bind it to ``url`` (its tokens go
-    to that origin only). Any other requests auth object passes through untouched."""
-    bind = getattr(auth, "bind", None)
-    if callable(bind) and type(auth).__module__.startswith("mcp_ref.auth"):
-        bind(url)
-
-
-class _ClassOrInstance:
-    """(HTTP transports) ``Client.connect(target, ...)`` builds a client for a URL or a
-    command line; ``client.connect()`` runs the handshake. One name, two roles: the
-    descriptor picks by how it is reached."""
-
-    def __init__(self, on_instance, on_class):
-        self.on_instance, self.on_class = on_instance, on_class
-        self.__doc__ = on_instance.__doc__
-
-    def __get__(self, obj, cls=None):
-        if obj is None:
-            return self.on_class.__get__(cls, cls)
-        return self.on_instance.__get__(obj, cls)
-
-
-class Client(ServerFeatureRequests, TaskRequests):
+class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskRequests):
     """An MCP client over any transport (see ``Client.stdio`` for the common case).
 
-    Resources, prompts, completion, logging and the notification callbacks are
-    in client_requests.py (``list_resources``, ``read_resource``, ``get_prompt``,
-    ``complete``, ``set_logging_level``, ``on`` ...); tasks (2025-11-25) in
-    client_tasks.py (``call_tool_as_task``, ``get_task``, ``task_result``,
-    ``list_tasks``, ``cancel_task``).
+    Mixed in: the constructors (connect.py: ``stdio``, ``http``, ``sse``); the
+    answers to the server's requests (answers.py); resources, prompts,
+    completion, logging and the notification callbacks (client_requests.py:
+    ``list_resources``, ``get_prompt``, ``complete``, ``on`` ...); tasks, 2025-11-25
+    (client_tasks.py: ``call_tool_as_task``, ``get_task``, ``task_result`` ...).
 
     Args:
         transport: an object with ``send``/``receive``/``close``.
@@ -239,44 +209,6 @@ class Client(ServerFeatureRequests, TaskRequests):
         _unclosed.add(self)
 
     # ------------------------------------------------------------------ construction
-    @classmethod
-    def stdio(cls, argv: Sequence[str], *, env: dict | None = None, cwd: str | None = None,
-              on_stderr: Callable[[str | None, None]] = None, close_timeout: float = 2.0,
-              terminate_timeout: float = 2.0, auto_restart: int = 0, on_restart: Callable | None = None,
-              inherit_env: bool = False, max_message_size: int | None = None, **options) -> "Client":
-        """A client for a server spawned as a subprocess (spawned here). Use it in a ``with``
-        block, or call it directly: the first request connects (rule 1).
-
-        The server sees only a small safe set of this process's environment
-        variables (``PATH``, ``HOME``, ... : ``transports.stdio.SAFE_ENV_VARS``)
-        plus those ``env`` names; ``inherit_env=True`` passes them all.
-        ``max_message_size``: the longest line read from the server, in bytes
-        (default 16 MiB); a longer reply fails its request with ``MessageTooLarge``.
-        ``auto_restart``: how many times in a row a server that exited may be
-        respawned, on the next request (0, the default: never; rule 5).
-        ``on_restart(attempt)`` is called before each respawn (1 for the first
-        since the last answered request)."""
-        if isinstance(auto_restart, bool) or not isinstance(auto_restart, int) or auto_restart < 0:
-            raise ValueError(f"auto_restart must be a whole number of restarts >= 0, not {auto_restart!r}")
-        from ..transports.stdio import StdioClientTransport
-        spawn_options = dict(env=dict(env) if env else None, cwd=cwd, on_stderr=on_stderr,
-                             close_timeout=close_timeout, terminate_timeout=terminate_timeout,
-                             inherit_env=inherit_env, **_size_option(max_message_size))
-        transport = StdioClientTransport(argv, **spawn_options)
-        try:
-            client = cls(transport, **options)
-        except BaseException:                   # e.g. an unknown option: do not leave the server running
-            transport.close()
-            raise
-        if auto_restart:
-            from .client_restart import Restarter
-            argv = transport.argv
-
-            def spawn():                        # the same command line and options as the first
-                return StdioClientTransport(argv, **spawn_options)
-            client._restarter = Restarter(auto_restart, spawn, on_restart)
-        return client
-
     def _new_session(self, transport) -> Session:
         return Session(transport, self._handle_request, self._handle_notification, timeout=self.timeout,
                        max_workers=self._max_workers, ping_interval=self._ping_interval, name="mcp-client")
@@ -289,28 +221,6 @@ class Client(ServerFeatureRequests, TaskRequests):
                 from .elicitation import ElicitationTracker
                 self._elicitations = ElicitationTracker(self._on_elicitation_complete_cb)
             return self._elicitations
-
-    def capabilities(self) -> dict:
-        """What this client declares: a feature only when its callback (or roots) was
-        given, and only what the requested revision knows (``sampling.tools`` and
-        ``elicitation`` modes from 2025-11-25, elicitation from 2025-06-18).
-        Spec: basic/lifecycle#capability-negotiation."""
-        version = self.requested_version
-        caps: dict = {}
-        if self.sampling is not None:
-            tools = self.sampling_tools and lifecycle.at_least(version, "2025-11-25")
-            caps["sampling"] = {"tools": {}} if tools else {}
-        if self._roots is not None:
-            caps["roots"] = {"listChanged": True}
-        if lifecycle.at_least(version, "2025-06-18"):
-            modes = {}
-            if self.elicitation is not None:
-                modes["form"] = {}
-            if self.elicitation_url is not None and lifecycle.at_least(version, "2025-11-25"):
-                modes["url"] = {}
-            if modes:    # 2025-06-18 has no modes: {} there means form (client/elicitation#capabilities)
-                caps["elicitation"] = modes if lifecycle.at_least(version, "2025-11-25") else {}
-        return caps
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> "Client":
@@ -423,78 +333,7 @@ class Client(ServerFeatureRequests, TaskRequests):
         return self._restarter.request(self, method, params, options)
 
     # ------------------------------------------------------------------ HTTP transports
-    @classmethod
-    def http(cls, url: str, *, timeout: float | None = None, headers: dict | None = None, auth=None,
-             verify=True, cert=None, connect_timeout: float = 10.0, read_timeout: float | None = None,
-             on_session_expired: str = "reinitialize", open_get_stream: bool = True,
-             max_message_size: int = _HTTP_MAX_MESSAGE_SIZE, **options) -> "Client":
-        """A client for a Streamable HTTP server at ``url``; use it in a ``with`` block, or
-        call it directly: the first request connects (rule 1).
-
-        ``timeout`` is the default request timeout (as for ``Client``);
-        ``connect_timeout``/``read_timeout`` are HTTP's. ``headers`` go on every
-        request, ``auth`` is an ``mcp_ref.auth`` provider (OAuth: bound to ``url``, its
-        token on every request; 401 and 403 ``insufficient_scope`` start its flow) or
-        any requests auth object, ``verify``/``cert`` are
-        requests' TLS options. ``on_session_expired``: ``"reinitialize"`` starts a
-        new session transparently, ``"raise"`` raises ``SessionExpired``.
-        ``max_message_size``: the largest body or SSE event accepted, in bytes
-        (16 MiB). Other options are ``Client``'s. See ``transports.http_client``.
-        """
-        from ..transports.http_client import StreamableHttpTransport
-        _bind_auth(auth, url)
-        transport = StreamableHttpTransport(url, headers=headers, auth=auth, verify=verify, cert=cert,
-                                            connect_timeout=connect_timeout, read_timeout=read_timeout,
-                                            on_session_expired=on_session_expired, open_get_stream=open_get_stream,
-                                            max_message_size=max_message_size)
-        return cls._over_http(transport, timeout, options)
-
-    @classmethod
-    def sse(cls, url: str, *, timeout: float | None = None, headers: dict | None = None, auth=None,
-            verify=True, cert=None, connect_timeout: float = 10.0, read_timeout: float | None = None,
-            endpoint_timeout: float = 10.0, max_message_size: int = _HTTP_MAX_MESSAGE_SIZE,
-            **options) -> "Client":
-        """A client for a legacy HTTP+SSE server (2024-11-05) whose SSE stream is at ``url``.
-        Connects at once (waits for the ``endpoint`` event); options as ``Client.http``."""
-        from ..transports.sse_client import SseClientTransport
-        _bind_auth(auth, url)
-        transport = SseClientTransport(url, headers=headers, auth=auth, verify=verify, cert=cert,
-                                       connect_timeout=connect_timeout, read_timeout=read_timeout,
-                                       endpoint_timeout=endpoint_timeout, max_message_size=max_message_size)
-        return cls._over_http(transport, timeout, options)
-
-    @classmethod
-    def _for_target(cls, target, **options) -> "Client":
-        """``Client.connect(target, **options)``: an ``http(s)://`` URL → Streamable HTTP, falling
-        back to legacy HTTP+SSE when the server refuses the initialize POST with 400/404/405
-        (Spec: basic/transports#backwards-compatibility); a list of strings → ``Client.stdio``."""
-        if isinstance(target, str) and target.startswith(("http://", "https://")):
-            from ..transports.sse_client import AutoHttpTransport
-            names = ("headers", "auth", "verify", "cert", "connect_timeout", "read_timeout", "on_session_expired",
-                     "open_get_stream", "endpoint_timeout", "max_message_size")
-            http_options = {name: options.pop(name) for name in names if name in options}
-            _bind_auth(http_options.get("auth"), target)
-            timeout = options.pop("timeout", None)
-            return cls._over_http(AutoHttpTransport(target, **http_options), timeout, options)
-        if isinstance(target, (list, tuple)):
-            return cls.stdio(target, **options)
-        raise TypeError(f"Client.connect() needs an http(s):// URL or a command line (a list), not {target!r}")
-
-    connect = _ClassOrInstance(connect, _for_target)
-
-    @classmethod
-    def _over_http(cls, transport, timeout: float | None, options: dict) -> "Client":
-        if timeout is not None:
-            options["timeout"] = timeout
-        try:
-            client = cls(transport, **options)
-        except BaseException:
-            transport.close()
-            raise
-        transport.session = client.session       # typed HTTP failures reach the waiting caller
-        # What the transport waits for on the caller's thread ends by the client's timeouts.
-        transport.timeout, transport.init_timeout = client.timeout, client.init_timeout
-        return client
+    connect = _ClassOrInstance(connect, Connections.__dict__["_for_target"])   # Client.connect(target) or client.connect()
 
     # ------------------------------------------------------------------ requests
     def ping(self, timeout: float | None = None, *, cancel: CancelToken | None = None) -> None:
@@ -559,92 +398,3 @@ class Client(ServerFeatureRequests, TaskRequests):
         if self.validate_input:
             self._check_input(name, params["arguments"])
         return params
-
-    # ------------------------------------------------------------------ server → client
-    def _handle_request(self, ctx, method: str, params: dict) -> dict:
-        entry = self._request_handlers.get(method)
-        if entry is None:
-            raise MethodNotFoundError(f"Method not found: {method}")
-        handler, capability = entry
-        lifecycle.require_own_capability(self.capabilities(), capability, method)
-        return answer_related_task(params, handler(ctx, params))     # client_tasks.py rule 6
-
-    # -- client features: the bodies live in sampling.py, elicitation.py, roots.py
-    def _on_sampling_create_message(self, ctx, params: dict) -> dict:
-        """Spec: client/sampling#creating-messages."""
-        from .sampling import answer_create_message
-        return answer_create_message(ctx, params, callback=self.sampling,
-                                     tools_declared=lifecycle.has_capability(self.capabilities(), "sampling.tools"),
-                                     approve=self.on_approve, server_info=self.server_info,
-                                     version=self.protocol_version)
-
-    def _on_elicitation_create(self, ctx, params: dict) -> dict:
-        """Spec: client/elicitation#elicitation-requests."""
-        from .elicitation import answer_elicitation, client_modes
-        modes = client_modes(self.capabilities())
-        return answer_elicitation(ctx, params, form_callback=self.elicitation if "form" in modes else None,
-                                  url_callback=self.elicitation_url if "url" in modes else None,
-                                  approve=self.on_approve, server_info=self.server_info,
-                                  version=self.protocol_version, tracker=self.elicitations)
-
-    def _on_roots_list(self, ctx, params: dict) -> dict:
-        """Spec: client/roots#listing-roots."""
-        with self._lock:
-            roots = list(self._roots or ())
-        return {"roots": [root.to_dict(self.protocol_version) for root in roots]}
-
-    def _on_elicitation_complete(self, params: dict) -> None:
-        """Spec: client/elicitation#completion-notifications-for-url-mode-elicitation:
-        an unknown or already completed id is ignored."""
-        self.elicitations.complete(params.get("elicitationId"))
-
-    @property
-    def roots(self) -> list | None:
-        """The roots offered (``None``: roots are not offered)."""
-        with self._lock:
-            return None if self._roots is None else list(self._roots)
-
-    def set_roots(self, roots) -> None:
-        """Replace the roots and, once connected, send ``notifications/roots/list_changed``.
-
-        Raises ``ValueError``/``TypeError`` for an invalid root (nothing changes) and
-        ``CapabilityNotSupported`` when connected without having offered roots.
-        Spec: client/roots#root-list-changes."""
-        from .roots import as_roots
-        new = as_roots(roots)
-        with self._lock:
-            if self._roots is None and self.protocol_version is not None:
-                raise CapabilityNotSupported("roots were not declared when this client connected; "
-                                             "pass roots=[] to the constructor to offer them")
-            self._roots = new
-        if self.protocol_version is not None and not self.closed:
-            self._check_process()
-            self.session.notify("notifications/roots/list_changed")
-
-    def handle_url_elicitations(self, error) -> list:
-        """Show each elicitation of a -32042 error (``UrlElicitationRequiredError``) to
-        the ``elicitation_url`` callback and the approval hook; returns their
-        ``ElicitResult`` list. Accepted ids are awaited: ``wait_elicitation(id)``
-        returns once the server reports them complete, then retry the request.
-        Spec: client/elicitation#url-elicitation-required-error."""
-        from .elicitation import answer_elicitation, client_modes
-        url_callback = self.elicitation_url if "url" in client_modes(self.capabilities()) else None
-        if url_callback is None:
-            raise CapabilityNotSupported("URL mode elicitation needs an elicitation_url callback (and 2025-11-25)")
-        return [types.ElicitResult.from_dict(answer_elicitation(
-            None, params, form_callback=None, url_callback=url_callback, approve=self.on_approve,
-            server_info=self.server_info, version=self.protocol_version, tracker=self.elicitations))
-            for params in error.elicitations]
-
-    def wait_elicitation(self, elicitation_id: str, timeout: float | None = None) -> bool:
-        """Block until the server reports ``elicitation_id`` complete; False on timeout."""
-        return self.elicitations.wait(elicitation_id, timeout)
-
-    def _handle_notification(self, method: str, params: dict) -> None:
-        handler = self._notification_handlers.get(method)
-        if handler is not None:
-            handler(params)
-        self._call_listeners(method, params)
-        if self.on_notification is not None:
-            self.on_notification(method, params)
-
