@@ -40,7 +40,7 @@ from helpers import WAIT, Recorder, run_in_thread, tap_stdio_clients
 from mcp_ref import LATEST_REVISION, Client, Context, Server
 from mcp_ref.errors import RequestCancelled, RequestTimeout
 from mcp_ref.server import utilities
-from mcp_ref.server.tools import SAME_THREAD_NAME, SameThread
+from mcp_ref.server.same_thread import SAME_THREAD_NAME, SameThread
 from mcp_ref.transports import TapTransport, memory_pair
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -449,7 +449,7 @@ def wire(message) -> str:
 def dataclass_result(entry, value, version) -> dict:
     """What ``tool_result`` writes directly for a tool with an outputSchema, built the
     long way: the ``CallToolResult`` dataclass and its ``to_dict`` (rules 4 and 5)."""
-    from mcp_ref.server.tools import _structured, to_content
+    from mcp_ref.server.tool_results import _structured, to_content
     from mcp_ref.types import CallToolResult, TextContent
     if not entry.wrap and isinstance(value, (str, list, tuple)):
         return CallToolResult(content=to_content(value)).to_dict(version)
@@ -542,6 +542,8 @@ before = set(sys.modules)
 from mcp_ref import signature
 from mcp_ref.server import tools
 added_by_import = sorted(set(sys.modules) - before - {"mcp_ref.signature", "mcp_ref.server.tools",
+                                                      "mcp_ref.server.tool_results", "mcp_ref.server.tool_binding",
+                                                      "mcp_ref.server.same_thread",
                                                       "mcp_ref.docstrings", "mcp_ref.validation"})
 
 class Context:

@@ -59,44 +59,28 @@ says why, and where the dataclass is still used).
 """
 from __future__ import annotations
 
-import json
-import sys
 import threading
-from collections import deque
 from types import FunctionType
 
-from .. import signature, validation
-from ..errors import InvalidParamsError, MissingDependency, RequestCancelled, UrlElicitationRequiredError, get_logger
+from .. import signature
+from ..errors import InvalidParamsError, UrlElicitationRequiredError, get_logger
 from .features import as_icons, as_model, next_serial
 from .pagination import NamedRegistry
+from .same_thread import SameThread
+from .tool_binding import _Binder, _compile, _direct_params
+from .tool_results import error_result, tool_result
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
-    from typing import Any, Callable
+    from typing import Callable
 
-    from ..types import CallToolResult, Tool
+    from ..types import Tool
 
 log = get_logger("mcp_ref.server")
 
-__all__ = ["Tools", "ToolNameWarning", "tool_name_problem", "to_content", "is_content", "SameThread",
-           "SAME_THREAD_NAME"]
+__all__ = ["Tools", "ToolNameWarning", "tool_name_problem"]
 
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
-# Magic numbers of the binary formats a bare ``bytes`` return may be (else use image()/audio()).
-_MAGIC = ((b"\x89PNG\r\n\x1a\n", "image", "image/png"), (b"\xff\xd8\xff", "image", "image/jpeg"),
-          (b"GIF87a", "image", "image/gif"), (b"GIF89a", "image", "image/gif"),
-          (b"RIFF", "riff", None), (b"ID3", "audio", "audio/mpeg"), (b"OggS", "audio", "audio/ogg"),
-          (b"fLaC", "audio", "audio/flac"))
-# mcp_ref.types loads on first use; until it has, no value can be one of its objects.
-_TYPES_BASE = __package__.rpartition(".")[0] + ".types.base"
-# CallToolResult.structuredContent: since 2025-06-18 (types/tools.py); older revisions omit it.
-_STRUCTURED_SINCE = "2025-06-18"
-# json.dumps(value, ensure_ascii=False), without building an encoder per call.
-_json_text = json.JSONEncoder(ensure_ascii=False).encode
-# Rule 6: the thread that runs every same_thread tool of a server.
-SAME_THREAD_NAME = "mcp-server-same-thread"
-# The logging bridge finds the request it logs for in utilities.current (a thread-local).
-_UTILITIES = __package__ + ".utilities"
 
 
 class ToolNameWarning(UserWarning):
@@ -112,255 +96,6 @@ def tool_name_problem(name: str) -> str | None:
         return ("tool names SHOULD contain only A-Z, a-z, 0-9, underscore, hyphen and dot "
                 f"(not {', '.join(repr(c) for c in bad)})")
     return None
-
-
-# ---------------------------------------------------------------------- results
-def _is_model(value: Any) -> bool:
-    base = sys.modules.get(_TYPES_BASE)
-    return base is not None and isinstance(value, base.Model)
-
-
-def is_content(value: Any) -> bool:
-    """A content block object (text, image, audio, resource link, embedded resource, ...)."""
-    return _is_model(value) and hasattr(type(value), "TYPE")
-
-
-def _bytes_block(data: bytes):
-    from ..types import audio, image
-    for magic, kind, mime in _MAGIC:
-        if data.startswith(magic):
-            if kind == "riff":                      # RIFF: WAVE audio or WEBP image
-                kind, mime = ("audio", "audio/wav") if data[8:12] == b"WAVE" else \
-                    ("image", "image/webp") if data[8:12] == b"WEBP" else (None, None)
-            if kind == "image":
-                return image(data, mime)
-            if kind == "audio":
-                return audio(data, mime)
-    raise TypeError("a tool returned bytes of an unknown format: return "
-                    "mcp_ref.types.image(data, mime_type) or audio(data, mime_type)")
-
-
-_SCALARS = frozenset((str, int, float, bool))
-
-
-def to_content(value: Any) -> list:
-    """What a tool returned, as a list of content blocks (rules 4 and 5)."""
-    from ..types import BlobResourceContents, EmbeddedResource, TextContent, TextResourceContents, content_from_dict
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [TextContent(text=value)]
-    if isinstance(value, (bytes, bytearray)):
-        return [_bytes_block(bytes(value))]
-    if is_content(value):
-        return [value]
-    if isinstance(value, (TextResourceContents, BlobResourceContents)):
-        return [EmbeddedResource(resource=value)]
-    if isinstance(value, dict) and isinstance(value.get("type"), str):
-        return [content_from_dict(value)]
-    if isinstance(value, (list, tuple)) and value and all(
-            isinstance(v, (str, bytes, bytearray, TextResourceContents, BlobResourceContents)) or is_content(v)
-            or (isinstance(v, dict) and isinstance(v.get("type"), str)) for v in value):
-        return [block for item in value for block in to_content(item)]
-    return [TextContent(text=_json_text(signature.to_jsonable(value)))]
-
-
-def _scalar_text(value) -> str:
-    """``json.dumps(value)`` of an int, float or bool (a str is its own text), without
-    the encoder's overhead: json writes exactly these reprs."""
-    kind = type(value)
-    if kind is str:
-        return value
-    if kind is bool:
-        return "true" if value else "false"
-    if kind is int or value - value == 0.0:         # a finite float
-        return repr(value)
-    return json.dumps(value)                        # NaN, Infinity, -Infinity
-
-
-def error_result(message: str, version: str | None) -> dict:
-    """``CallToolResult(content=[TextContent(text=message)], is_error=True).to_dict(version)``:
-    the same on every revision."""
-    return {"content": [{"type": "text", "text": message}], "isError": True}
-
-
-def tool_result(entry: _Entry, value: Any, version: str | None) -> dict:
-    """What a tool returned, as the wire ``CallToolResult`` (rules 4 and 5): the one
-    place a value becomes a result. Raises TypeError or ValueError (the caller answers
-    them as an ``isError`` result) when the value cannot be content or breaks the
-    outputSchema.
-
-    Three cases, in order:
-
-    * a scalar of a tool without outputSchema: one text block;
-    * a value of a tool with an outputSchema (not content, not a model):
-      ``structuredContent`` and its JSON text;
-    * anything else (content blocks, bytes, a ``CallToolResult`` the tool built,
-      lists of those): through ``CallToolResult`` and its ``to_dict``.
-
-    The first two are written as wire dicts, the same ones ``CallToolResult.to_dict``
-    gives (tests/test_tools.py compares them), and are the only path for those
-    values: building the dataclass and encoding it costs about 4.7 µs, some 20 % of
-    a server's whole ``tools/call`` (bench/bench_stdio.py), and would load
-    ``mcp_ref.types`` for the common tool.
-    """
-    check_output = entry.check_output
-    if check_output is None:
-        if type(value) in _SCALARS:
-            return {"content": [{"type": "text", "text": _scalar_text(value)}]}
-    elif not _is_model(value) and (entry.wrap or not isinstance(value, (str, list, tuple))):
-        structured = _structured(entry, value)              # rule 4
-        result = {"content": [{"type": "text", "text": _json_text(structured)}]}
-        if version is None or version >= _STRUCTURED_SINCE:
-            result["structuredContent"] = structured
-        return result
-    from ..types import CallToolResult, TextContent
-    if isinstance(value, CallToolResult):
-        _check_result(entry, value)
-        return value.to_dict(version)
-    unstructured = is_content(value) or (not entry.wrap and isinstance(value, (str, list, tuple)))
-    if check_output is None or unstructured:
-        return CallToolResult(content=to_content(value)).to_dict(version)
-    structured = _structured(entry, value)                  # rule 4: a model value
-    return CallToolResult(content=[TextContent(text=_json_text(structured))],
-                          structured_content=structured).to_dict(version)
-
-
-def _structured(entry: _Entry, value: Any) -> dict:
-    """Rule 4: the value as ``structuredContent``; ValueError when it breaks the outputSchema."""
-    structured = signature.to_jsonable(value)
-    if entry.wrap:
-        structured = {"result": structured}
-    if not isinstance(structured, dict):
-        raise ValueError(f"tool {entry.name} has an outputSchema but returned "
-                         f"{type(value).__name__}, not an object")
-    _check_structured(entry, structured)
-    return structured
-
-
-def _check_structured(entry: _Entry, structured: dict) -> None:
-    """ValueError when ``structured`` breaks the tool's outputSchema (rule 4)."""
-    problem = entry.check_output(structured)
-    if problem:
-        raise ValueError(f"tool {entry.name} returned output that does not match its "
-                         f"outputSchema: {problem}")
-
-
-def _check_result(entry: _Entry, result: CallToolResult) -> None:
-    """Rule 4 for a ``CallToolResult`` the tool built: with an outputSchema, a result
-    without ``isError`` must carry conforming ``structuredContent`` (Spec:
-    server/tools#output-schema: servers MUST provide structured results that conform)."""
-    if entry.check_output is None or result.is_error:
-        return
-    structured = result.structured_content
-    if structured is None:
-        raise ValueError(f"tool {entry.name} has an outputSchema but returned a CallToolResult "
-                         f"without structuredContent")
-    if not isinstance(structured, dict):
-        raise ValueError(f"tool {entry.name} has an outputSchema but its structuredContent is "
-                         f"{type(structured).__name__}, not an object")
-    _check_structured(entry, structured)
-
-
-# ---------------------------------------------------------------------- validation and binding
-_warned_no_jsonschema: list = []
-
-
-def _compile(schema: dict) -> Callable:
-    """A checker for ``schema``; without jsonschema, one that checks required keys only
-    (so a stdlib-only server still works), with a warning once."""
-    try:
-        return validation.compile_validator(schema)
-    except MissingDependency:
-        if not _warned_no_jsonschema:
-            _warned_no_jsonschema.append(True)
-            log.warning("jsonschema is not installed: tool arguments are only checked for required keys")
-        required = tuple(schema.get("required", ()))
-
-        def check(instance) -> str | None:
-            missing = [key for key in required if not isinstance(instance, dict) or key not in instance]
-            return f"missing required properties: {', '.join(missing)}" if missing else None
-        return check
-
-
-def _needs_conversion(hint) -> bool:
-    """Could ``signature.bind_arguments`` turn a schema-valid JSON value of this type into
-    something else? (Floats, enums, records, tuples, bytes... do; str, int, bool, lists
-    and dicts of them do not.)"""
-    import inspect
-    import typing
-
-    from ..typehints import UNION_ORIGINS
-    while typing.get_origin(hint) is typing.Annotated:
-        hint = hint.__origin__
-    if hint in (str, int, bool, dict, list, typing.Any, inspect.Parameter.empty, type(None)):
-        return False
-    origin = typing.get_origin(hint)
-    if origin is typing.Literal:
-        return False
-    if origin in (list, dict) or origin in UNION_ORIGINS:
-        return any(_needs_conversion(arg) for arg in typing.get_args(hint))
-    return True
-
-
-def _direct_params(fn: Callable, inject: list) -> list | None:
-    """For what the fast path does not read (methods, ``Optional``, ``Literal``...): the
-    parameters as ``[(name, hint, default)]`` when each can be bound as it is, or as a
-    float (from an int), else None."""
-    import inspect
-    import typing
-
-    from ..typehints import get_type_hints
-    if not (inspect.isfunction(fn) or inspect.ismethod(fn)):
-        return None
-    try:
-        hints = get_type_hints(fn)
-        params = inspect.signature(fn).parameters
-    except Exception:
-        return None
-    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    direct = []
-    for name, p in params.items():
-        if name in inject:
-            continue
-        hint = hints.get(name, typing.Any)
-        if p.kind not in kinds or (hint is not float and _needs_conversion(hint)):
-            return None
-        direct.append((name, hint, signature.NO_DEFAULT if p.default is p.empty else p.default))
-    return direct
-
-
-class _Binder:
-    """Arguments to keyword arguments. Parameters that need no conversion (see
-    ``_direct_params``; a float converts from an int) are bound with a dict copy plus
-    the context, prepared once; anything else goes through ``signature.bind_arguments``,
-    which also words the errors."""
-
-    __slots__ = ("fn", "inject", "direct", "required", "floats")
-
-    def __init__(self, fn: Callable, inject: list, params: list | None):
-        self.fn, self.inject = fn, tuple(inject)
-        self.direct = self.required = None
-        self.floats = ()
-        if params is not None:
-            self.direct = frozenset(name for name, _, _ in params)
-            self.required = frozenset(name for name, _, default in params if default is signature.NO_DEFAULT)
-            self.floats = tuple(name for name, hint, _ in params if hint is float)
-
-    def __call__(self, arguments: dict, ctx) -> dict:
-        if self.direct is not None and arguments.keys() <= self.direct and self.required <= arguments.keys():
-            kwargs = dict(arguments)
-            for name in self.floats:                # as signature._convert: int to float, not bool
-                value = kwargs.get(name)
-                if isinstance(value, int) and not isinstance(value, bool):
-                    kwargs[name] = float(value)
-            for name in self.inject:
-                kwargs[name] = ctx
-            return kwargs
-        return signature.bind_arguments(self.fn, arguments, inject={name: ctx for name in self.inject})
-
-
-_build_lock = threading.Lock()
 
 
 def _build_tool(fields: dict) -> Tool:
@@ -414,6 +149,9 @@ class _Entry:
         return tool
 
 
+_build_lock = threading.Lock()
+
+
 def _deferrable(fn) -> bool:
     """Rule 8 defers reading plain functions without positional-only parameters; the
     rest (methods, partials, callable objects, and a positional-only parameter, which
@@ -445,129 +183,6 @@ def _analyse(fn: Callable, name: str, options: dict, skip: tuple) -> tuple:
         inject = signature.context_params(fn, skip=skip)
         params = _direct_params(fn, inject)
     return fields, _Binder(fn, inject, params), wrap
-
-
-# ---------------------------------------------------------------------- the same thread (rule 6)
-_QUEUED, _RUNNING, _DONE, _SKIPPED = range(4)
-
-
-class _Job:
-    """One same_thread call: what to run, and how it ended (set before ``done``)."""
-    __slots__ = ("fn", "kwargs", "ctx", "state", "value", "error", "done")
-
-    def __init__(self, fn: Callable, kwargs: dict, ctx):
-        self.fn, self.kwargs, self.ctx = fn, kwargs, ctx
-        self.state = _QUEUED                         # changed under SameThread's lock
-        self.value = self.error = None
-        self.done = threading.Event()
-
-
-class SameThread:
-    """The one thread that runs a server's ``same_thread`` tools (rule 6).
-
-    Why: some code must always run on the same OS thread (a COM apartment, a
-    tkinter root, a thread-local database connection, a library that is not
-    thread-safe), while the session serves each request on whichever pool
-    thread read it (session.py). So those calls go through one queue to one
-    daemon thread, named ``mcp-server-same-thread``, in the order they reach
-    it, one at a time.
-
-    Lifetime: started on the first call; it runs while ``keep()`` (the server
-    has an open session) and ends once its queue is empty and ``keep()`` is
-    false. ``wake()`` (called when a session closes) makes it look again, so
-    no thread outlives the last session. A later call starts a new thread:
-    state a tool keeps per thread (``threading.local``) is then made anew.
-
-    Cancellation (Spec: basic/utilities/cancellation): a call whose request was
-    cancelled before it started is skipped; one cancelled while it runs runs to
-    its end (a Python thread cannot be stopped) and its result is dropped, as
-    the session drops an ordinary handler's answer to a cancelled request.
-    """
-
-    def __init__(self, keep: Callable[[], bool]):
-        self._keep = keep
-        self._cv = threading.Condition(threading.Lock())
-        self._jobs: deque = deque()
-        self._thread: threading.Thread | None = None
-
-    def call(self, fn: Callable, kwargs: dict, ctx) -> Any:
-        """Run ``fn(**kwargs)`` on the thread and return what it returned (or raise
-        what it raised), on behalf of the request of ``ctx``.
-
-        The calling handler hands the session's reading role on before it waits
-        (``_before_blocking``), so replies, cancellations and pings are read
-        meanwhile. A cancellation wakes the wait (``ctx.on_cancel``).
-
-        Raises:
-            RequestCancelled: the request was cancelled (or its session closed)
-                before the call ended.
-        """
-        job = _Job(fn, kwargs, ctx)
-        with self._cv:
-            self._jobs.append(job)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name=SAME_THREAD_NAME, daemon=True)
-                self._thread.start()
-            else:
-                self._cv.notify()
-        done = job.done
-        if not done.is_set():
-            ctx.session._before_blocking()
-            ctx.on_cancel(done.set)                 # the call ended, or the request was cancelled
-            done.wait()
-            if job.state != _DONE and ctx.is_cancelled():
-                with self._cv:
-                    if job.state == _QUEUED:            # not started: it never will
-                        job.state = _SKIPPED
-                        self._jobs.remove(job)
-        if job.state != _DONE:
-            raise RequestCancelled(f"request {ctx.request_id!r} ({ctx.method}) was cancelled")
-        if job.error is not None:
-            error, job.error = job.error, None
-            raise error
-        return job.value
-
-    def wake(self) -> None:
-        """Make an idle thread check ``keep()`` again (a session closed)."""
-        with self._cv:
-            self._cv.notify()
-
-    @property
-    def thread(self) -> threading.Thread | None:
-        """The running thread, or None."""
-        return self._thread
-
-    def _run(self) -> None:
-        cv, jobs = self._cv, self._jobs
-        while True:
-            with cv:
-                while True:
-                    if jobs:
-                        job = jobs.popleft()
-                        if job.ctx.is_cancelled():      # cancelled while queued
-                            job.state = _SKIPPED
-                            job.done.set()
-                            continue
-                        job.state = _RUNNING
-                        break
-                    if not self._keep():
-                        self._thread = None             # under the lock: the next call starts another
-                        return
-                    cv.wait()
-            utilities = sys.modules.get(_UTILITIES)
-            if utilities is not None:                   # the logging bridge (server._handle_request)
-                utilities.current.ctx = job.ctx
-            try:
-                job.value = job.fn(**job.kwargs)
-            except BaseException as exc:                # handed to the handler, as if raised there
-                job.error = exc
-            finally:
-                if utilities is not None:
-                    utilities.current.ctx = None
-                job.kwargs = None
-                job.state = _DONE
-                job.done.set()
-            job = None
 
 
 # ---------------------------------------------------------------------- the registry
