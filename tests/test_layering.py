@@ -26,7 +26,12 @@ ALLOWED = {
     "lifecycle": {"errors", "messages", "types"},
     "docstrings": set(),
     "validation": {"errors"},
-    "signature": {"errors", "docstrings", "typehints"},
+    "signature": {"errors", "docstrings", "typehints", "signature_fast", "jsonable"},
+    # The fast path of signature.py (plain functions, no inspect or typing), and values as JSON.
+    "signature_fast": {"docstrings", "jsonable"},
+    "jsonable": set(),
+    # Arguments in (bind_arguments), through signature.py's full path when it must.
+    "binding": {"errors", "signature", "signature_fast"},
     "uritemplate": {"errors"},
     "transports": {"errors", "messages", "transports"},
     "auth": {"errors", "messages"},
@@ -41,7 +46,8 @@ ALLOWED = {
     # The server's room: Server, Context, and the features (tools, resources, prompts, completion,
     # logging, pagination, tasks). Its side of sampling, elicitation and roots lives in the
     # client's room (one module per request, both sides): see SIDEWAYS.
-    "server": {"session", "calls", "lifecycle", "types", "signature", "uritemplate", "validation", "docstrings",
+    "server": {"session", "calls", "lifecycle", "types", "signature", "signature_fast", "binding", "jsonable",
+               "uritemplate", "validation", "docstrings",
                "typehints", "errors", "messages", "transports"},
     # The client's room: Client, its requests, and what answers the server's requests
     # (sampling, elicitation, roots, approval, tasks, restart). It never imports the server.

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REVISIONS
-from mcp_ref import docstrings, signature
+from mcp_ref import binding, docstrings, signature, signature_fast
 from mcp_ref.errors import InvalidParamsError
 from mcp_ref.server.tools import Tools, ToolNameWarning, error_result, tool_name_problem
 
@@ -207,8 +207,8 @@ SLOW = [Holder().method, Holder(), wrapper, variadic, optional_hint, subclass_hi
 
 def full_path(monkeypatch):
     """Make every entry point take the full path."""
-    monkeypatch.setattr(signature, "fast_parameters", lambda *args, **kwargs: None)
-    monkeypatch.setattr(signature, "_fast_return", lambda fn: signature._NOT_FAST)
+    monkeypatch.setattr(signature_fast, "fast_parameters", lambda *args, **kwargs: None)
+    monkeypatch.setattr(signature_fast, "_fast_return", lambda fn: signature_fast._NOT_FAST)
 
 
 def describe(fn) -> str:
@@ -225,8 +225,8 @@ def describe(fn) -> str:
 
 @pytest.mark.parametrize("fn", FAST, ids=lambda fn: fn.__name__)
 def test_the_fast_path_gives_what_the_full_path_gives(fn, monkeypatch):
-    assert signature.fast_parameters(fn, (Context,)) is not None      # the fast path really is taken
-    assert signature._fast_return(fn) is not signature._NOT_FAST
+    assert signature_fast.fast_parameters(fn, (Context,)) is not None      # the fast path really is taken
+    assert signature_fast._fast_return(fn) is not signature_fast._NOT_FAST
     fast = describe(fn)
     full_path(monkeypatch)
     assert describe(fn) == fast
@@ -235,12 +235,12 @@ def test_the_fast_path_gives_what_the_full_path_gives(fn, monkeypatch):
 @pytest.mark.parametrize("fn", SLOW, ids=["method", "callable_object", "wrapped", "variadic", "optional_hint",
                                           "subclass_hint"])
 def test_what_the_fast_path_does_not_read_takes_the_full_path(fn):
-    assert signature.fast_parameters(fn, (Context,)) is None
+    assert signature_fast.fast_parameters(fn, (Context,)) is None
     assert signature.input_schema(fn)["type"] == "object"
 
 
 def test_positional_only_still_refused_and_variadic_left_out():
-    assert signature.fast_parameters(positional_only) is None
+    assert signature_fast.fast_parameters(positional_only) is None
     with pytest.raises(TypeError, match="positional-only parameter 'a'"):
         signature.input_schema(positional_only)
     assert signature.input_schema(variadic) == {"type": "object", "properties": {"a": {"type": "integer"}},
@@ -414,12 +414,12 @@ def test_binding_is_the_same_on_both_paths(fn, arguments, monkeypatch):
     inject = signature.context_params(fn, skip=(Context,))
     fast_tools = registry(fn, build=False)
     fast = [outcome(lambda: prepared(fast_tools, fn.__name__).bind(dict(arguments), ctx)),
-            outcome(lambda: signature.bind_arguments(fn, dict(arguments), inject={n: ctx for n in inject}))]
+            outcome(lambda: binding.bind_arguments(fn, dict(arguments), inject={n: ctx for n in inject}))]
     assert prepared(fast_tools, fn.__name__).bind.direct is not None
     full_path(monkeypatch)
     full_tools = registry(fn, build=False)
     full = [outcome(lambda: prepared(full_tools, fn.__name__).bind(dict(arguments), ctx)),
-            outcome(lambda: signature.bind_arguments(fn, dict(arguments), inject={n: ctx for n in inject}))]
+            outcome(lambda: binding.bind_arguments(fn, dict(arguments), inject={n: ctx for n in inject}))]
     assert fast == full
     assert fast[0] == fast[1]
 
@@ -539,9 +539,10 @@ IMPORTED_BY_THE_FAST_PATH = r'''
 import builtins, json, sys, threading
 import mcp_ref.errors, mcp_ref.server.features, mcp_ref.server.pagination    # what the two modules build on
 before = set(sys.modules)
-from mcp_ref import signature
+from mcp_ref import binding, signature
 from mcp_ref.server import tools
 added_by_import = sorted(set(sys.modules) - before - {"mcp_ref.signature", "mcp_ref.server.tools",
+                                                      "mcp_ref.signature_fast", "mcp_ref.binding", "mcp_ref.jsonable",
                                                       "mcp_ref.server.tool_results", "mcp_ref.server.tool_binding",
                                                       "mcp_ref.server.same_thread",
                                                       "mcp_ref.docstrings", "mcp_ref.validation"})
@@ -580,7 +581,7 @@ try:
     description = signature.description_of(add)
     context = signature.context_params(add, skip=(Context,))
     output = signature.output_schema(add)
-    bound = signature.bind_arguments(add, {"a": 1, "b": 2, "scale": 2}, inject={"ctx": None})
+    bound = binding.bind_arguments(add, {"a": 1, "b": 2, "scale": 2}, inject={"ctx": None})
     registry = tools.Tools(Owner(), Context)
     registry.add(add, build=False)
     results = [registry.handle_call(Ctx(), {"name": "add", "arguments": arguments})

@@ -20,7 +20,7 @@ Rules:
 """
 from typing import Any, Callable, Optional
 
-from .. import signature
+from .. import binding, signature
 from ..errors import InvalidParamsError
 from ..types import GetPromptResult, Model, Prompt, PromptArgument, PromptMessage, TextContent, content_from_dict
 from .features import as_icons, next_serial
@@ -107,7 +107,7 @@ class Prompts(NamedRegistry):
         if missing:
             raise InvalidParamsError(f"Missing required argument{'s' if len(missing) > 1 else ''} for prompt "
                                      f"{name}: {', '.join(missing)}", {"missing": missing})
-        kwargs = signature.bind_arguments(entry.fn, arguments, inject={p: ctx for p in entry.inject})
+        kwargs = binding.bind_arguments(entry.fn, arguments, inject={p: ctx for p in entry.inject})
         value = entry.fn(**kwargs)
         if not isinstance(value, GetPromptResult):
             value = GetPromptResult(messages=to_messages(value), description=entry.prompt.description)

@@ -32,7 +32,7 @@ import json
 import threading
 from typing import Any, Callable, Optional
 
-from .. import signature
+from .. import jsonable, signature
 from ..errors import InvalidParamsError, ResourceNotFoundError
 from ..types import (Annotations, BlobResourceContents, ReadResourceResult, Resource, ResourceTemplate,
                      TextResourceContents)
@@ -57,7 +57,7 @@ def to_contents(value: Any, uri: str, mime_type: Optional[str]) -> list:
     if isinstance(value, (list, tuple)) and value and all(
             isinstance(v, (TextResourceContents, BlobResourceContents)) for v in value):
         return list(value)
-    text = json.dumps(signature.to_jsonable(value), ensure_ascii=False)
+    text = json.dumps(jsonable.to_jsonable(value), ensure_ascii=False)
     return [TextResourceContents(uri=uri, text=text, mime_type=mime_type or "application/json")]
 
 

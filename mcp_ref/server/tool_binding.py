@@ -9,7 +9,7 @@ Spec: server/tools#calling-tools.
 from __future__ import annotations
 
 
-from .. import signature, validation
+from .. import binding, signature, validation
 from ..errors import MissingDependency, get_logger
 
 TYPE_CHECKING = False
@@ -45,7 +45,7 @@ def _compile(schema: dict) -> Callable:
 
 
 def _needs_conversion(hint) -> bool:
-    """Could ``signature.bind_arguments`` turn a schema-valid JSON value of this type into
+    """Could ``binding.bind_arguments`` turn a schema-valid JSON value of this type into
     something else? (Floats, enums, records, tuples, bytes... do; str, int, bool, lists
     and dicts of them do not.)"""
     import inspect
@@ -94,7 +94,7 @@ def _direct_params(fn: Callable, inject: list) -> list | None:
 class _Binder:
     """Arguments to keyword arguments. Parameters that need no conversion (see
     ``_direct_params``; a float converts from an int) are bound with a dict copy plus
-    the context, prepared once; anything else goes through ``signature.bind_arguments``,
+    the context, prepared once; anything else goes through ``binding.bind_arguments``,
     which also words the errors."""
 
     __slots__ = ("fn", "inject", "direct", "required", "floats")
@@ -111,12 +111,12 @@ class _Binder:
     def __call__(self, arguments: dict, ctx) -> dict:
         if self.direct is not None and arguments.keys() <= self.direct and self.required <= arguments.keys():
             kwargs = dict(arguments)
-            for name in self.floats:                # as signature._convert: int to float, not bool
+            for name in self.floats:                # as binding._convert: int to float, not bool
                 value = kwargs.get(name)
                 if isinstance(value, int) and not isinstance(value, bool):
                     kwargs[name] = float(value)
             for name in self.inject:
                 kwargs[name] = ctx
             return kwargs
-        return signature.bind_arguments(self.fn, arguments, inject={name: ctx for name in self.inject})
+        return binding.bind_arguments(self.fn, arguments, inject={name: ctx for name in self.inject})
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import signature
+from .. import jsonable
 from ..errors import get_logger
 
 TYPE_CHECKING = False
@@ -86,7 +86,7 @@ def to_content(value: Any) -> list:
             isinstance(v, (str, bytes, bytearray, TextResourceContents, BlobResourceContents)) or is_content(v)
             or (isinstance(v, dict) and isinstance(v.get("type"), str)) for v in value):
         return [block for item in value for block in to_content(item)]
-    return [TextContent(text=_json_text(signature.to_jsonable(value)))]
+    return [TextContent(text=_json_text(jsonable.to_jsonable(value)))]
 
 
 def _scalar_text(value) -> str:
@@ -152,7 +152,7 @@ def tool_result(entry: _Entry, value: Any, version: str | None) -> dict:
 
 def _structured(entry: _Entry, value: Any) -> dict:
     """Rule 4: the value as ``structuredContent``; ValueError when it breaks the outputSchema."""
-    structured = signature.to_jsonable(value)
+    structured = jsonable.to_jsonable(value)
     if entry.wrap:
         structured = {"result": structured}
     if not isinstance(structured, dict):

@@ -62,7 +62,7 @@ from __future__ import annotations
 import threading
 from types import FunctionType
 
-from .. import signature
+from .. import signature, signature_fast
 from ..errors import InvalidParamsError, UrlElicitationRequiredError, get_logger
 from .features import as_icons, as_model, next_serial
 from .pagination import NamedRegistry
@@ -176,7 +176,7 @@ def _analyse(fn: Callable, name: str, options: dict, skip: tuple) -> tuple:
               "input_schema": input_schema if input_schema is not None else signature.input_schema(fn, skip=skip),
               "output_schema": output_schema, "annotations": options["annotations"], "icons": options["icons"],
               "meta": options["meta"], "task_support": options["task_support"]}
-    fast = signature.fast_parameters(fn, skip)
+    fast = signature_fast.fast_parameters(fn, skip)
     if fast is not None:
         params, inject = fast
     else:

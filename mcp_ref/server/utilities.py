@@ -39,7 +39,7 @@ import logging
 import threading
 from typing import Any, Callable, NamedTuple, Optional
 
-from .. import signature
+from .. import jsonable
 from ..errors import InvalidParamsError, SessionError
 from ..types import (LOGGING_LEVELS, CompleteResult, Completion, LoggingMessageNotificationParams,
                      PromptReference, ResourceTemplateReference)
@@ -156,7 +156,7 @@ class Logs:
         threshold = session.log_level or self.owner.log_level
         if threshold is not None and LOGGING_LEVELS.index(level) < LOGGING_LEVELS.index(threshold):
             return False
-        params = LoggingMessageNotificationParams(level=level, data=signature.to_jsonable(data), logger=logger,
+        params = LoggingMessageNotificationParams(level=level, data=jsonable.to_jsonable(data), logger=logger,
                                                   meta=meta)
         session.notify("notifications/message", params.to_dict(session.protocol_version), related_id=related_id)
         return True
