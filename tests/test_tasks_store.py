@@ -14,7 +14,7 @@ import pytest
 
 from helpers import WAIT, RawPeer
 from mcp_ref.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
-from mcp_ref.server import tasks as tasks_module
+from mcp_ref.server.pagination import Listing
 from mcp_ref.server.tasks import RELATED_TASK_KEY, TASK_THREAD_NAME, Tasks, route_tool_call
 from mcp_ref.session import Session
 from mcp_ref.transports import memory_pair
@@ -352,7 +352,7 @@ def test_tasks_list_paginates_with_opaque_cursors(wire_validator):
         assert seen == ids and pages == 3
         bad = peer.request(200, "tasks/list", {"cursor": "not-a-cursor"})
         assert bad["error"]["code"] == INVALID_PARAMS
-        other = peer.request(201, "tasks/list", {"cursor": tasks_module.Listing(
+        other = peer.request(201, "tasks/list", {"cursor": Listing(
             [(1, "x"), (2, "y")]).page({}, 1, "tools")[1]})
         assert other["error"]["code"] == INVALID_PARAMS
     finally:
