@@ -59,7 +59,8 @@ from ..auth.resource_server import ResourceGuard
 from ..workers import WorkerPool
 from .http_handler import McpRequestHandler
 from .http_origin import LOOPBACK, WILDCARD, HostChecks
-from .http_session import EventStore, HttpSessionTransport, InMemoryEventStore, LegacySseTransport
+from .http_events import EventStore, InMemoryEventStore
+from .http_session import HttpSessionTransport, LegacySseTransport
 
 log = logging.getLogger("mcp_ref.http")
 
