@@ -19,7 +19,9 @@ ANYTHING = None
 
 ALLOWED = {
     "errors": set(),
-    "messages": {"errors"},
+    "messages": {"errors", "peek"},
+    # The head of a frame that did not decode: is it a response, and with which id?
+    "peek": set(),
     # Type hints read alike on Python 3.9 to 3.13 (PEP 604 unions, "X | Y" strings).
     "typehints": set(),
     "types": {"errors", "messages", "types", "typehints"},
@@ -33,7 +35,7 @@ ALLOWED = {
     # Arguments in (bind_arguments), through signature.py's full path when it must.
     "binding": {"errors", "signature", "signature_fast"},
     "uritemplate": {"errors"},
-    "transports": {"errors", "messages", "transports"},
+    "transports": {"errors", "messages", "peek", "transports"},
     "auth": {"errors", "messages"},
     "calls": {"errors", "messages", "lifecycle"},
     "session": {"errors", "messages", "lifecycle", "calls", "workers", "pool", "inbound"},

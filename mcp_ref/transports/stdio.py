@@ -34,7 +34,8 @@ import os
 import sys
 import threading
 
-from ..messages import PEEK_CHARS, decode, encode_line, oversized
+from ..messages import decode, encode_line, oversized
+from ..peek import PEEK_CHARS
 
 __all__ = ["StdioServerTransport", "StdioClientTransport", "DEFAULT_MAX_MESSAGE_SIZE", "SAFE_ENV_VARS",
            "default_environment"]
