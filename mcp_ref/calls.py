@@ -61,6 +61,8 @@ class _Waiter:
         self.ordered = False
 
     def settle(self, reply) -> None:
+        """Record the reply and wake the caller; the first settle wins (a reply,
+        a timeout, a cancellation or close), later ones are ignored (rule 4)."""
         if not self.done.is_set():
             self.reply = reply
             self.done.set()
@@ -328,6 +330,8 @@ class CancelToken:
 
 
 def _call_progress(item) -> None:
+    """Run a caller's progress callback (on the notify thread, session rule 4),
+    unless the request was abandoned meanwhile."""
     waiter, params = item
     if waiter.done.is_set():
         return                                     # abandoned (timeout, cancel, close)

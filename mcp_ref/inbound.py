@@ -48,6 +48,8 @@ class _Batch:
         self.expected, self.replies, self.lock = expected, replies, threading.Lock()
 
     def add(self, reply) -> list | None:
+        """Count one reply of the batch (None: a notification's, or a cancelled request's);
+        returns every reply once the last one is in, else None."""
         with self.lock:
             if reply is not None:
                 self.replies.append(reply)
@@ -58,29 +60,9 @@ class Inbound:
     """The inbound half of ``Session``: methods for the session itself, never called
     from outside (``deliver`` excepted: a transport in delivered mode calls it)."""
 
-    def deliver(self, message) -> None:
-        """Rule 7: route one message the transport received, on the caller's thread. Replies
-        and cancellations settle here, small control replies (``ping``) are written here, a
-        request is queued for the pool. Never blocks on user code."""
-        if self._jobs is None:
-            raise RuntimeError("deliver() is for a session made with executor=; this one reads its transport")
-        if self.closed:
-            return
-        if isinstance(message, InvalidMessage):
-            if message.is_response:
-                self._on_bad_response(message)
-                return
-            job = self._reply_job(ErrorResponse(message.id, ErrorObject(message.code, message.message)))
-        else:
-            job = self._route(message)
-        if job is None:
-            return
-        if getattr(job, "control", False):
-            job()
-        else:
-            self._jobs.submit(job)
     # ------------------------------------------------------------------ reading
     def _start_helper(self, role: str, target) -> None:
+        """Start a named helper thread (standby, notify, control, keepalive); close joins it."""
         thread = threading.Thread(target=target, name=f"{self._name}-{role}", daemon=True)
         self._helpers.append(thread)
         thread.start()
@@ -137,6 +119,7 @@ class Inbound:
             pool.before_blocking()
 
     def _control_put(self, job) -> None:
+        """Rule 3: a control reply (``ping``, an error for a bad frame) found the pool saturated."""
         self._helper_queue("_control", "control", lambda j: j()).put(job)
 
     def _helper_queue(self, attr: str, role: str, run) -> "queue.Queue":
@@ -154,6 +137,8 @@ class Inbound:
             return q
 
     def _drain(self, q: "queue.Queue", run) -> None:
+        """A helper thread: run what the queue holds, in order, until the stop marker.
+        A failing callback is logged and does not stop the others (rule 4)."""
         while True:
             item = q.get()
             if item is _STOP:
@@ -164,6 +149,8 @@ class Inbound:
                 log.exception("%s: callback failed", self._name)
 
     def _reply_job(self, reply, batch: _Batch | None = None):
+        """A job that only writes ``reply``: marked ``control`` so a saturated pool
+        hands it to the control thread instead of the backlog (rule 3, ping)."""
         def job():
             self._reply(reply, None, batch)
         job.control = True
@@ -190,6 +177,8 @@ class Inbound:
     def _route_batch(self, items: list):
         # Rule 7: replies are routed whatever the revision; a batch reply to a single
         # request still answers it. Malformed replies are never answered.
+        """A JSON array (2025-03-26 only, rule 7): replies are settled one by one; the
+        requests run as one job whose answers go back as one array (``_Batch``)."""
         rest = []
         for item in items:
             if isinstance(item, (Response, ErrorResponse)):
@@ -225,6 +214,9 @@ class Inbound:
         return run_all
 
     def _on_request(self, request: Request, batch: _Batch | None = None):
+        """Register the request (duplicate ids are refused, rule 2 of messages) and
+        return the job that serves it; ``ping`` is answered without a handler.
+        The job is marked ``slow`` when its (method, name or uri) ran long before (rule 8)."""
         if request.method == "ping":               # Spec: basic/utilities/ping: answer promptly
             return self._reply_job(Response(request.id, {}), batch)
         ctx = self._context_class(self, request)
@@ -250,6 +242,8 @@ class Inbound:
         return job
 
     def _on_response(self, message) -> None:
+        """Settle the waiter of the request this reply answers (rule 7 for a null id);
+        a reply to a request we stopped waiting for is dropped (calls.py rule 4)."""
         request_id = message.id
         if isinstance(request_id, str) and request_id.isdigit():
             request_id = int(request_id)           # a peer that echoes our ids as strings
@@ -308,6 +302,9 @@ class Inbound:
             ctx._abandon_nested()
 
     def _on_progress(self, params: dict) -> None:
+        """Spec: basic/utilities/progress: restart a waiting caller's timeout when it
+        asked for that, and queue its callback (rule 4); a token nobody waits for
+        goes to a ``listen_progress`` listener, else it is ignored."""
         token = params.get("progressToken")
         if not is_request_id(token):
             return
@@ -323,12 +320,15 @@ class Inbound:
             self._notice(_call_progress, (waiter, params))
 
     def _notice(self, run, item) -> None:
+        """Queue user code (a progress callback, a notification handler) to run in wire
+        order on the one notify thread, or on the shared pool's serial lane (rule 9)."""
         if self._serial is not None:                # rule 9: in order, on the shared pool
             self._serial.submit(lambda: self._run_notice(run, item))
             return
         self._helper_queue("_notices", "notify", lambda it: it[0](it[1])).put((run, item))
 
     def _run_notice(self, run, item) -> None:
+        """Run one queued callback on the serial lane, remembering the thread (rule 4)."""
         self._noticing = threading.current_thread()
         try:
             run(item)
@@ -336,11 +336,15 @@ class Inbound:
             self._noticing = None
 
     def _call_notification_handler(self, message: Notification) -> None:
+        """Hand a notification to the handler the session was given (on the notify thread)."""
         if self._handle_notification is not None:
             self._handle_notification(message.method, message.params or {})
 
     # ------------------------------------------------------------------ serving (handler threads)
     def _serve(self, ctx: RequestContext, request: Request, batch: _Batch | None = None, key=None) -> None:
+        """Run the handler for one request (rule 3) and send its answer: a result, an
+        McpError's error, -32603 for anything else (logged), or nothing when the
+        request was cancelled (Spec: receivers SHOULD NOT respond)."""
         started = time.monotonic()
         try:
             result = self._handle_request(ctx, request.method, request.params or {})
@@ -370,6 +374,8 @@ class Inbound:
                 self._replying -= 1
 
     def _reply(self, reply, related_id, batch: _Batch | None) -> None:
+        """Send ``reply``, or add it to its batch; an answer JSON cannot carry becomes
+        a -32603 error (messages rule 7), and a closed session sends nothing."""
         if batch is not None:
             reply = batch.add(reply)
             if not reply:

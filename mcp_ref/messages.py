@@ -47,6 +47,8 @@ _set = object.__setattr__
 
 
 class _Value:
+    """Slots, equality by value, a readable repr, and no assignment after ``__init__``:
+    messages are values, shared between threads without copies."""
     __slots__ = ()
 
     def __setattr__(self, name, value):
@@ -109,6 +111,7 @@ class Response(_Value):
 
 
 class ErrorObject(_Value):
+    """The ``error`` member of an error response: a code, a message, optional data."""
     __slots__ = ("code", "message", "data")
 
     def __init__(self, code: int, message: str, data: object = None):
@@ -143,6 +146,7 @@ _KNOWN = frozenset(("jsonrpc", "id", "method", "params", "result", "error"))
 
 
 def _with_extra(data: dict, extra: dict | None) -> dict:
+    """Write the unknown top-level members back (rule 4), without overriding ours."""
     if extra:
         for key, value in extra.items():
             data.setdefault(key, value)
@@ -208,6 +212,8 @@ def decode(data: str | bytes):
 
 
 def _undecodable(data: str | bytes, message: str) -> InvalidMessage:
+    """A -32700 for a frame that did not parse; its head may still name the response
+    it was (rule 6), so the request it answers fails at once."""
     bad = InvalidMessage(PARSE_ERROR, message)
     request_id, is_response = peek(data)
     if is_response and request_id is not None:         # rule 6
@@ -242,6 +248,9 @@ def from_dict(obj: object):
 
 
 def _from_dict(obj: object):
+    """Rules 1 to 3, checked in wire order: an object, ``jsonrpc`` 2.0, then a
+    request or notification (``method``), else a response (``result`` xor
+    ``error``). The id is kept whenever it is readable, for the error answer."""
     if not isinstance(obj, dict):
         raise InvalidMessage(INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
     raw_id = obj.get("id")
@@ -300,6 +309,7 @@ _encode_slow = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow
 
 
 def _dumps(obj) -> str:
+    """One compact JSON text; anything JSON cannot carry is an EncodeError (rule 7)."""
     try:
         if _iterencode is not None:
             return "".join(_iterencode(obj, 0))

@@ -69,9 +69,9 @@ import threading
 import time
 
 from .calls import CancelToken, Pending, RequestContext, _Waiter
-from .errors import ConnectionClosed, McpError, RequestTimeout, SessionError, get_logger
+from .errors import ConnectionClosed, InvalidMessage, McpError, RequestTimeout, SessionError, get_logger
 from .inbound import _STOP, Inbound
-from .messages import EncodeError, Notification, Request, unencodable_text
+from .messages import EncodeError, ErrorObject, ErrorResponse, Notification, Request, unencodable_text
 from .pool import Pool
 
 log = get_logger("mcp_ref.session")
@@ -259,17 +259,41 @@ class Session(Inbound):
                     log.warning("%s thread %s did not stop (a handler ignores cancellation)",
                                 self._name, thread.name)
 
+    def deliver(self, message) -> None:
+        """Rule 7: route one message the transport received, on the caller's thread. Replies
+        and cancellations settle here, small control replies (``ping``) are written here, a
+        request is queued for the pool. Never blocks on user code."""
+        if self._jobs is None:
+            raise RuntimeError("deliver() is for a session made with executor=; this one reads its transport")
+        if self.closed:
+            return
+        if isinstance(message, InvalidMessage):
+            if message.is_response:
+                self._on_bad_response(message)
+                return
+            job = self._reply_job(ErrorResponse(message.id, ErrorObject(message.code, message.message)))
+        else:
+            job = self._route(message)
+        if job is None:
+            return
+        if getattr(job, "control", False):
+            job()
+        else:
+            self._jobs.submit(job)
     def wait_closed(self, timeout: float | None = None) -> bool:
         """Block until the session has closed (the peer went away or close() ran)."""
         return self._closed_event.wait(timeout)
 
     @property
     def in_flight(self) -> int:
+        """How many of the peer's requests are being served now (rule 3)."""
         with self._lock:
             return len(self._inbound)
 
     # ------------------------------------------------------------------ writing
     def _send(self, message, related_id=None) -> None:
+        """Write one message under the send lock (rule 6). An encoding error leaves the
+        session as it was (nothing was written); a broken transport closes it."""
         if self.closed:
             raise self._closed_error()
         try:
@@ -284,9 +308,11 @@ class Session(Inbound):
             raise self._closed_error() from exc
 
     def _closed_error(self) -> ConnectionClosed:
+        """The ConnectionClosed the session closed with (its reason, the exit code)."""
         return self.close_error or ConnectionClosed("session closed")
 
     def _forget(self, request_id) -> None:
+        """Drop the waiter of a request nobody waits for any more (calls.py rule 4)."""
         with self._lock:
             self._outbound.pop(request_id, None)
 
@@ -309,6 +335,9 @@ class Session(Inbound):
                  self._eof_grace)
 
     def _on_close(self, reason: str) -> None:
+        """Rule 5, once: fail every pending request with ConnectionClosed, cancel every
+        request being served, stop the pool and helpers, close the transport, then
+        call ``on_close``. Any thread may get here first; the others find it done."""
         with self._lock:
             if self.closed:
                 return

@@ -96,6 +96,9 @@ _specs_cache: dict = {}
 
 
 def _specs(cls) -> list:
+    """The per-class tuple of field facts ``to_dict`` and ``_from_wire`` read, made
+    once per class: the attribute, the wire name, the hint, the revision it
+    arrived in, whether it is required and whether None is written."""
     specs = _specs_cache.get(cls)
     if specs is None:
         hints = get_type_hints(cls)
@@ -202,6 +205,8 @@ class Model(metaclass=_TakesExtra):
 
     @classmethod
     def _from_wire(cls, data: Any, path: str):
+        """The one decoder: check the wire object, decode each member by its hint, keep
+        the unknown members in ``extra``, then run the class's ``_check_wire`` hook."""
         if not isinstance(data, dict):
             raise InvalidParamsError(f"{path}: expected object")
         known = set()
@@ -237,6 +242,9 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _encode(value: Any, revision: Optional[str]) -> Any:
+    """A value inside a model as wire data: models by ``to_dict(revision)`` (list
+    items newer than ``revision`` left out), lists and dicts recursively,
+    everything else as it is."""
     if type(value) in _SCALARS:
         return value
     if isinstance(value, Model):
@@ -253,6 +261,7 @@ def _encode(value: Any, revision: Optional[str]) -> Any:
 
 # ---------------------------------------------------------------------- decoding
 def _is_int(value: Any) -> bool:
+    """A JSON integer: an int that is not a bool (JSON has no such overlap)."""
     return (isinstance(value, int) and not isinstance(value, bool)) or \
         (isinstance(value, float) and value.is_integer())
 
@@ -268,6 +277,7 @@ _BASIC = {
 
 
 def _type_label(tp: Any) -> str:
+    """The words an error uses for the type a member should have ("string", "object")."""
     if tp in _BASIC:
         return _BASIC[tp][0]
     if get_origin(tp) is list:
@@ -278,10 +288,14 @@ def _type_label(tp: Any) -> str:
 
 
 def _is_model(tp: Any) -> bool:
+    """A ``Model`` subclass (a hint to decode as an object), not an instance."""
     return isinstance(tp, type) and issubclass(tp, Model)
 
 
 def _decode(value: Any, tp: Any, path: str) -> Any:
+    """One member of a wire object as the hinted type, or InvalidParamsError naming
+    ``path``: basic JSON types checked loosely, models decoded, lists and dicts
+    item by item, unions in order."""
     if tp is Any:
         return value
     origin = get_origin(tp)
@@ -311,6 +325,8 @@ def _decode(value: Any, tp: Any, path: str) -> Any:
 
 
 def _decode_union(value: Any, members: list, path: str) -> Any:
+    """The first member of the union the value fits: tagged content by its ``type``,
+    models by their required fields, basic types by their JSON kind."""
     if len(members) == 1:
         return _decode(value, members[0], path)
     if Any in members:
@@ -338,6 +354,8 @@ def _decode_union(value: Any, members: list, path: str) -> Any:
 
 
 def _decode_tagged(value: dict, models: list, path: str) -> Any:
+    """A content block by its ``type`` tag (the registry ``register_content`` fills);
+    an unknown tag is kept whole as raw content, so nothing a peer sent is lost."""
     tag = value.get("type")
     if not isinstance(tag, str):
         raise InvalidParamsError(f"{path}.type: expected string")
