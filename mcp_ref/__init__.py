@@ -4,10 +4,11 @@ Importing this package needs only the standard library; the HTTP client
 (requests) and schema validation (jsonschema) are imported
 lazily by the features that need them.
 """
-from .errors import (ApprovalDenied, CapabilityNotSupported, ConnectionClosed, InternalError, InvalidParamsError,
-                     InvalidRequestError, McpError, MessageTooLarge, MethodNotFoundError, MissingDependency,
-                     ParseError, RequestCancelled, RequestTimeout, ResourceNotFoundError, SessionError,
-                     StructuredOutputError, TooManyPages, ToolInputError, UnsupportedProtocolVersion,
+from .errors import (ApprovalDenied, CapabilityNotSupported, ConnectionClosed, HeaderMismatchError, InternalError,
+                     InvalidParamsError, InvalidRequestError, McpError, MessageTooLarge, MethodNotFoundError,
+                     MissingDependency, MissingRequiredClientCapabilityError, ParseError, RequestCancelled,
+                     RequestTimeout, ResourceNotFoundError, SessionError, StructuredOutputError, TooManyPages,
+                     ToolInputError, UnsupportedProtocolVersion, UnsupportedProtocolVersionError,
                      UrlElicitationRequiredError, UserRejectedError)
 from .lifecycle import LATEST_REVISION, SUPPORTED_REVISIONS
 
@@ -57,6 +58,7 @@ __all__ = [
     "SessionError", "ConnectionClosed", "RequestTimeout", "RequestCancelled", "CapabilityNotSupported",
     "UnsupportedProtocolVersion", "MissingDependency", "ApprovalDenied", "StructuredOutputError",
     "ToolInputError", "MessageTooLarge", "TooManyPages",
+    "HeaderMismatchError", "MissingRequiredClientCapabilityError", "UnsupportedProtocolVersionError",
     "Approval", "Deny", "HttpError", "SessionExpired", "ToolNameWarning", "CancelToken",
     "LATEST_REVISION", "SUPPORTED_REVISIONS", "__version__",
 ]

@@ -188,7 +188,9 @@ def demo(module: str = "mcp_ref.examples.everything", full: bool = False) -> int
         say("Base64 data is elided and long messages cut at …[+N chars]; --full prints them whole.")
     transport = TapTransport(StdioClientTransport([sys.executable, "-m", module], env=_child_env()), transcript)
     updated = threading.Event()
-    client = Client(transport, timeout=30, on_resource_updated=lambda uri: updated.set())
+    # The walk narrates the initialize handshake (a legacy revision); 2026-07-28 has none.
+    client = Client(transport, timeout=30, on_resource_updated=lambda uri: updated.set(),
+                    protocol_version="2025-11-25")
     walk = Demo(client, transcript, updated)
     walk.step("initialize: the client offers its protocol revision and capabilities, the server answers "
               "with its own; notifications/initialized ends the handshake")

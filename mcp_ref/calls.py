@@ -91,10 +91,19 @@ class RequestContext:
         else:
             self.meta, self.progress_token = {}, None
         self._cancelled = None             # the Event, made on first use (see ``cancelled``)
+        # A request that ends only when the peer cancels it (2026-07-28 subscriptions/listen):
+        # cancelled at once when the peer's input ends, not awaited (session.py rule 5).
+        self.ends_with_input = False
         self.finished = False
         self._nested: set | None = None    # Pending requests sent on behalf of this one
         self._on_cancel: list | None = None    # see on_cancel
         self._last_progress: float | None = None
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The revision this request is served in (the session's; a server's Context
+        answers a 2026-07-28 request's own)."""
+        return self.session.protocol_version
 
     @property
     def cancelled(self) -> threading.Event:
@@ -156,7 +165,7 @@ class RequestContext:
         params = {"progressToken": self.progress_token, "progress": progress}
         if total is not None:
             params["total"] = total
-        if message is not None and lifecycle.at_least(self.session.protocol_version, "2025-03-26"):
+        if message is not None and lifecycle.at_least(self.protocol_version, "2025-03-26"):
             params["message"] = message            # the field arrived in 2025-03-26
         self.notify("notifications/progress", params)
 
@@ -336,3 +345,19 @@ def _call_progress(item) -> None:
     if waiter.done.is_set():
         return                                     # abandoned (timeout, cancel, close)
     waiter.on_progress(params.get("progress"), params.get("total"), params.get("message"))
+
+
+class _Batch:
+    """Collects the replies to the requests of one inbound batch (2025-03-26)."""
+
+    def __init__(self, expected: int, replies: list):
+        self.expected, self.replies, self.lock = expected, replies, threading.Lock()
+
+    def add(self, reply) -> list | None:
+        """Count one reply of the batch (None: a notification's, or a cancelled request's);
+        returns every reply once the last one is in, else None."""
+        with self.lock:
+            if reply is not None:
+                self.replies.append(reply)
+            self.expected -= 1
+            return self.replies if self.expected == 0 else None

@@ -31,6 +31,10 @@ INTERNAL_ERROR = -32603
 # MCP codes.
 RESOURCE_NOT_FOUND = -32002
 URL_ELICITATION_REQUIRED = -32042
+# 2026-07-28 (basic/index#error-codes): the sub-range -32020..-32099 is the specification's.
+HEADER_MISMATCH = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
 USER_REJECTED = -1               # client/sampling#error-handling: "User rejected sampling request"
 
 
@@ -113,6 +117,32 @@ class UserRejectedError(McpError):
     """Spec: client/sampling#error-handling: the user (or the client's approval
     hook) rejected a request from the server. Code -1."""
     code = USER_REJECTED
+
+
+class HeaderMismatchError(McpError):
+    """Spec 2026-07-28: basic/transports/streamable-http#server-validation: an HTTP
+    header (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``) is missing or
+    disagrees with the body. HTTP status 400."""
+    code = HEADER_MISMATCH
+
+
+class MissingRequiredClientCapabilityError(McpError):
+    """Spec 2026-07-28: basic/index#meta: serving the request needs a client
+    capability the request's ``_meta`` did not declare; ``data.requiredCapabilities``."""
+    code = MISSING_REQUIRED_CLIENT_CAPABILITY
+
+
+class UnsupportedProtocolVersionError(McpError):
+    """Spec 2026-07-28: basic/versioning#protocol-version-negotiation: the request's
+    version is not one the server serves; ``data`` is ``{"supported": [...],
+    "requested": "..."}`` so the client can retry with one of ``supported``."""
+    code = UNSUPPORTED_PROTOCOL_VERSION
+
+    @property
+    def supported(self) -> list:
+        data = self.data if isinstance(self.data, dict) else {}
+        versions = data.get("supported")
+        return [v for v in versions if isinstance(v, str)] if isinstance(versions, list) else []
 
 
 class SessionError(Exception):

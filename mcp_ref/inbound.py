@@ -23,7 +23,7 @@ import threading
 import time
 
 from . import lifecycle
-from .calls import _call_progress
+from .calls import _Batch, _call_progress
 from .errors import (INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage, McpError, MessageTooLarge, RequestCancelled,
                      SessionError, get_logger)
 from .messages import (EncodeError, ErrorObject, ErrorResponse, Notification, Request, Response, is_request_id,
@@ -41,24 +41,18 @@ if TYPE_CHECKING:          # names for annotations only
 _STOP = object()           # the end marker of a helper's queue
 
 
-class _Batch:
-    """Collects the replies to the requests of one inbound batch (2025-03-26)."""
-
-    def __init__(self, expected: int, replies: list):
-        self.expected, self.replies, self.lock = expected, replies, threading.Lock()
-
-    def add(self, reply) -> list | None:
-        """Count one reply of the batch (None: a notification's, or a cancelled request's);
-        returns every reply once the last one is in, else None."""
-        with self.lock:
-            if reply is not None:
-                self.replies.append(reply)
-            self.expected -= 1
-            return self.replies if self.expected == 0 else None
-
 class Inbound:
     """The inbound half of ``Session``: methods for the session itself, never called
     from outside (``deliver`` excepted: a transport in delivered mode calls it)."""
+
+    def cancel_inbound(self, request_id, reason: str | None = None) -> None:
+        """Cancel a request we are serving, as the peer's ``notifications/cancelled`` would
+        (for a transport whose cancellation signal is not a message: 2026-07-28 Streamable
+        HTTP, where the client closing the response stream cancels the request)."""
+        params = {"requestId": request_id}
+        if reason:
+            params["reason"] = reason
+        self._on_cancelled(params)
 
     # ------------------------------------------------------------------ reading
     def _start_helper(self, role: str, target) -> None:
@@ -217,7 +211,8 @@ class Inbound:
         """Register the request (duplicate ids are refused, rule 2 of messages) and
         return the job that serves it; ``ping`` is answered without a handler.
         The job is marked ``slow`` when its (method, name or uri) ran long before (rule 8)."""
-        if request.method == "ping":               # Spec: basic/utilities/ping: answer promptly
+        if request.method == "ping" and not lifecycle.is_modern_request(request.params):
+            # Spec: basic/utilities/ping: answer promptly (2026-07-28 has no ping: the handler says -32601)
             return self._reply_job(Response(request.id, {}), batch)
         ctx = self._context_class(self, request)
         with self._lock:

@@ -2,8 +2,10 @@
 
 Rules (Spec: basic/lifecycle):
 
-1. Revisions we speak, newest first: ``SUPPORTED_REVISIONS``; ``LATEST_REVISION``
-   is the default a client asks for.
+1. Revisions we speak, newest first: ``SUPPORTED_REVISIONS`` (both eras, rule
+   6); ``LATEST_REVISION`` is the newest. ``LEGACY_REVISIONS`` are those an
+   ``initialize`` negotiates, newest ``LATEST_LEGACY_REVISION``; ``negotiate``,
+   ``is_supported`` and ``check_requested`` speak of them.
 2. Negotiation: the client sends the revision it wants in ``initialize``, one
    it supports (``check_requested``: anything else is refused before
    connecting). A server answers that revision when it supports it, otherwise
@@ -19,6 +21,12 @@ Rules (Spec: basic/lifecycle):
 5. Requests of a capability the receiver did not declare are answered -32601;
    a sender refuses locally to use a capability the peer did not declare.
 
+6. Two eras (Spec 2026-07-28: basic/versioning#terminology). The revisions
+   above open with ``initialize`` (legacy); ``MODERN_REVISIONS`` carry their
+   version, client capabilities and client info in every request's ``_meta``
+   and have no handshake. ``is_modern_request`` tells them apart per request;
+   their rules are in modern.py.
+
 Per-revision differences are data here (``since``), so feature code asks
 ``at_least(version, "2025-06-18")`` instead of comparing strings by hand.
 This module does no I/O and starts no threads.
@@ -27,8 +35,13 @@ from __future__ import annotations
 
 from .errors import CapabilityNotSupported, InvalidRequestError, MethodNotFoundError
 
-LATEST_REVISION = "2025-11-25"
-SUPPORTED_REVISIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+LATEST_LEGACY_REVISION = "2025-11-25"
+LEGACY_REVISIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+# Rule 6: the per-request revisions (no initialize), newest first; see modern.py.
+MODERN_REVISIONS = ("2026-07-28",)
+LATEST_REVISION = MODERN_REVISIONS[0]
+SUPPORTED_REVISIONS = MODERN_REVISIONS + LEGACY_REVISIONS
+PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
 # Spec: basic/transports#protocol-version-header: a server without the header assumes this.
 HTTP_DEFAULT_REVISION = "2025-03-26"
 
@@ -40,19 +53,29 @@ CLOSED = "closed"
 
 
 def negotiate(requested: str | None) -> str:
-    """The revision a server answers to a client that asked for ``requested``."""
-    return requested if requested in SUPPORTED_REVISIONS else LATEST_REVISION
+    """The revision a server answers to a client that asked for ``requested`` in ``initialize``."""
+    return requested if requested in LEGACY_REVISIONS else LATEST_LEGACY_REVISION
 
 
 def is_supported(version: str | None) -> bool:
-    return version in SUPPORTED_REVISIONS
+    """Rule 1: a revision an ``initialize`` may settle on (a legacy one)."""
+    return version in LEGACY_REVISIONS
+
+
+def is_modern_request(params) -> bool:
+    """Rule 6: does this request's ``_meta`` name its protocol version (a modern request)?"""
+    if type(params) is not dict:
+        return False
+    meta = params.get("_meta")
+    return type(meta) is dict and PROTOCOL_VERSION_META in meta
 
 
 def check_requested(version) -> str:
-    """Rule 2: the revision a client may ask for, or ValueError naming the ones it may."""
-    if not (isinstance(version, str) and version in SUPPORTED_REVISIONS):
+    """Rule 2: the legacy revision a client may ask for in ``initialize``, or ValueError
+    naming the ones it may."""
+    if not (isinstance(version, str) and version in LEGACY_REVISIONS):
         raise ValueError(f"protocol_version {version!r} is not a revision this library speaks; "
-                         f"use one of {', '.join(SUPPORTED_REVISIONS)} (default {LATEST_REVISION})")
+                         f"use one of {', '.join(LEGACY_REVISIONS)} (default {LATEST_LEGACY_REVISION})")
     return version
 
 

@@ -280,6 +280,7 @@ class Session(Inbound):
             job()
         else:
             self._jobs.submit(job)
+
     def wait_closed(self, timeout: float | None = None) -> bool:
         """Block until the session has closed (the peer went away or close() ran)."""
         return self._closed_event.wait(timeout)
@@ -325,6 +326,10 @@ class Session(Inbound):
         pool = self._pool
         if pool is not None:
             pool.stop()                            # followers drain the backlog, then stop
+        with self._lock:                           # a stream only the peer could end (subscriptions/listen)
+            streams = [ctx for ctx in self._inbound.values() if ctx.ends_with_input]
+        for ctx in streams:
+            ctx._cancel()
         deadline = time.monotonic() + self._eof_grace
         while time.monotonic() < deadline:
             with self._lock:

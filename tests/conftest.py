@@ -21,7 +21,8 @@ import pytest
 from helpers import as_dict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")   # the legacy (initialize) revisions
+MODERN_REVISION = "2026-07-28"          # per-request metadata, no handshake (tests/test_modern_*.py)
 THREAD_GRACE = 2.0          # seconds a test's threads get to finish after it
 
 
@@ -190,6 +191,8 @@ class WireValidator:
             result = message["result"]
             if isinstance(result, dict) and "task" in result and "CreateTaskResult" in defs:
                 name = "CreateTaskResult"           # a task-augmented request (2025-11-25)
+            if isinstance(result, dict) and result.get("resultType") == "input_required":
+                name = "InputRequiredResult"        # a multi round-trip interim result (2026-07-28)
             self._validate(result, revision, name, message)
         return message
 
@@ -240,6 +243,17 @@ def validate_wire(message: Any, revision: str, kind: Optional[str] = None, *,
 @pytest.fixture
 def wire_validator() -> WireValidator:
     return _wire_validator
+
+
+# ---------------------------------------------------------------------- the era of a default Client
+@pytest.fixture
+def legacy_client_default(monkeypatch):
+    """``Client(...)`` without ``protocol_version`` asks for 2025-11-25 (no 2026-07-28 probe)
+    during the test. For a module of tests about the legacy era's own mechanics (HTTP
+    sessions, the GET stream, resumability, tasks as in 2025-11-25): opt in with
+    ``pytestmark = pytest.mark.usefixtures("legacy_client_default")``."""
+    from mcp_ref import Client
+    monkeypatch.setitem(Client.__init__.__kwdefaults__, "protocol_version", "2025-11-25")
 
 
 # ---------------------------------------------------------------------- thread hygiene

@@ -21,9 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import WAIT, child_processes, mcp_threads, run_in_thread, tap_stdio_clients
+from helpers import WAIT, as_dict, child_processes, mcp_threads, run_in_thread, tap_stdio_clients
 from mcp_ref import (LATEST_REVISION, CapabilityNotSupported, Client, ConnectionClosed, ToolInputError,
                      UnsupportedProtocolVersion)
+from mcp_ref.lifecycle import LATEST_LEGACY_REVISION
 from mcp_ref.transports import memory_pair
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="process groups and signals are POSIX")
@@ -53,6 +54,9 @@ if mode in ("hang", "old"):                        # no MCP library: a raw peer
             print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {
                 "protocolVersion": "1999-01-01", "capabilities": {},
                 "serverInfo": {"name": "old", "version": "0"}}}), flush=True)
+        elif mode == "old" and "id" in message:    # as a legacy server answers the 2026-07-28 probe
+            print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": {
+                "code": -32601, "message": "Method not found"}}), flush=True)
     sys.exit(0)
 
 from mcp_ref import Server
@@ -126,8 +130,13 @@ def spawns(monkeypatch, wire_validator):
     for transport in made.transports:
         assert_reaped(transport.process)
         assert transport.process.stdout.closed and transport.process.stdin.closed
-        if transport.recorder.raw:
-            wire_validator.check_transcript(transport.recorder.raw, LATEST_REVISION)
+        records = transport.recorder.raw
+        starts = [i for i, (direction, line) in enumerate(records)
+                  if direction == "send" and as_dict(line).get("method") == "initialize"]
+        if starts:          # a legacy server: its session begins at initialize, after the probe
+            wire_validator.check_transcript(records[starts[0]:], LATEST_LEGACY_REVISION)
+        elif records:
+            wire_validator.check_transcript(records, LATEST_REVISION)
 
 
 def assert_reaped(process) -> None:
@@ -189,7 +198,8 @@ def test_the_call_in_flight_fails_and_the_next_call_respawns(tmp_path, spawns):
         assert (client.server_info.version, client.instructions) == ("2", "start 2")
         assert not client.closed
     sent = [m.get("method") for m in spawns[1].recorder.sent()]
-    assert sent[:3] == ["initialize", "notifications/initialized", "tools/call"]
+    # the era is probed again (2026-07-28), the listen stream reopened, then the call sent
+    assert sent[:3] == ["server/discover", "subscriptions/listen", "tools/call"]
     assert spawns[0].recorder.sent()[0]["params"] == spawns[1].recorder.sent()[0]["params"]
     assert [m["params"]["name"] for m in spawns[0].recorder.sent() if m.get("method") == "tools/call"] == \
         ["pid", "crash"]
@@ -327,7 +337,7 @@ def test_close_leaves_no_process_thread_or_pipe(tmp_path, spawns):
 
 
 def test_close_during_a_respawn_stops_it(tmp_path, spawns):
-    """The respawned server never answers initialize; close() from another thread
+    """The respawned server never answers its handshake; close() from another thread
     ends the handshake at once and shuts that server down."""
     client = make_client(tmp_path, plan="full,hang", auto_restart=1, init_timeout=60)
     client.connect()
@@ -335,7 +345,8 @@ def test_close_during_a_respawn_stops_it(tmp_path, spawns):
         crash(client)
         caller, outcome = run_in_thread(add, client)
         spawns.wait(2)
-        spawns[1].recorder.wait_for(lambda d, m: m.get("method") == "initialize", what="initialize")
+        spawns[1].recorder.wait_for(lambda d, m: m.get("method") in ("server/discover", "initialize"),
+                                    what="the handshake's first request")
     finally:
         client.close()
     status, value = outcome.get(timeout=WAIT)

@@ -193,7 +193,7 @@ def test_a_late_reply_is_dropped():
     """A scripted server reads the call, sees the cancellation, then answers anyway."""
     client_end, server_end = memory_pair()
     peer = RawPeer(server_end)
-    client = Client(client_end, timeout=WAIT)
+    client = Client(client_end, timeout=WAIT, protocol_version="2025-11-25")   # a legacy script
     token = CancelToken()
     connecting, _ = run_in_thread(client.connect)
     init = peer.recv()

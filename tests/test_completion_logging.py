@@ -258,7 +258,7 @@ def test_a_failing_tools_traceback_stays_in_the_servers_own_log_over_stdio(tmp_p
     text = "\n".join(stderr.items)
     assert "server log INFO: tool boom failed: kaput (7 characters)" in text
     assert "Traceback (most recent call last):" in text and "RuntimeError: kaput (7 characters)" in text
-    assert wire_validator.check_transcript(tapped[0].recorder.raw, "2025-11-25") > 0
+    assert wire_validator.check_transcript(tapped[0].recorder.raw, client.protocol_version) > 0
 
 
 def test_the_bridge_never_forwards_a_traceback_or_stack_and_alone_it_leaves_stderr_to_last_resort(capsys):

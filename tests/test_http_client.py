@@ -24,6 +24,10 @@ from mcp_ref.transports.http_server import start_http  # noqa: E402
 
 from helpers import http_tools_server  # noqa: E402
 
+# the legacy era's Streamable HTTP (sessions, GET stream, resumption):
+# the clients here ask for 2025-11-25 (tests/test_modern_*.py for 2026-07-28).
+pytestmark = pytest.mark.usefixtures("legacy_client_default")
+
 
 def make_server() -> Server:
     server = http_tools_server("http-client-test")

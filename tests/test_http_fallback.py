@@ -162,9 +162,10 @@ def test_connect_falls_back_to_legacy_sse_when_the_post_is_refused(stub, status)
         assert client.server_info.name == "legacy-stub"
         assert client.call_tool("echo", {"word": "hi"}).content[0].text == "legacy says hi"
         client.ping()
-    # Streamable HTTP first (refused), then the GET of the same URL, then everything on the endpoint.
-    assert server.seen[:2] == [("POST", MCP_PATH, status), ("GET", MCP_PATH, 200)]
-    assert all(entry == ("POST", "/messages", 202) for entry in server.seen[2:])
+    # Streamable HTTP first: the server/discover probe and initialize (both refused), then the GET
+    # of the same URL, then everything on the endpoint.
+    assert server.seen[:3] == [("POST", MCP_PATH, status), ("POST", MCP_PATH, status), ("GET", MCP_PATH, 200)]
+    assert all(entry == ("POST", "/messages", 202) for entry in server.seen[3:])
     assert "text/event-stream" in server.get_headers.get("accept", "")
     methods = [m.get("method") for m in server.messages]
     assert methods[:2] == ["initialize", "notifications/initialized"]   # initialize sent again, over SSE

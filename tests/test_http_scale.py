@@ -268,7 +268,7 @@ def test_a_notification_handler_may_wait_on_a_request_with_progress():
         asked.set()
 
     with start_http(server) as handle:
-        with Client.http(handle.url, roots=[], timeout=WAIT) as client:
+        with Client.http(handle.url, roots=[], timeout=WAIT, protocol_version="2025-11-25") as client:   # a session
             client.set_roots(["file:///srv/one"])
             assert asked.wait(WAIT)
     assert [root["uri"] for root in answers[0]["roots"]] == ["file:///srv/one"]

@@ -36,7 +36,7 @@ def _drain(peer: RawPeer) -> list:
 def test_a_server_that_never_answers_initialize_times_out_after_init_timeout():
     client_end, peer_end = memory_pair()
     peer = RawPeer(peer_end)
-    client = Client(client_end, timeout=60.0, init_timeout=0.3)
+    client = Client(client_end, timeout=60.0, init_timeout=0.3, protocol_version="2025-11-25")   # no probe
     begin = time.monotonic()
     with pytest.raises(RequestTimeout) as info:
         with client:
@@ -70,7 +70,7 @@ def test_initialize_waits_init_timeout_not_the_shorter_default():
         return ping
 
     thread, outcome = run_in_thread(slow_server, name="slow-server")
-    client = Client(client_end, timeout=0.1, init_timeout=WAIT)
+    client = Client(client_end, timeout=0.1, init_timeout=WAIT, protocol_version="2025-11-25")   # no probe
     try:
         begin = time.monotonic()
         client.connect()

@@ -256,29 +256,31 @@ def test_sdk_client_against_our_server_older_revisions(revision, tmp_path, wire_
     assert validate_side(records, "server", revision, wire_validator) >= 8
 
 
-def test_sdk_client_auto_mode_falls_back_to_initialize(tmp_path, wire_validator):
-    """The SDK's default ``mode="auto"`` first probes ``server/discover`` (a 2026 method);
-    our server must answer it with a JSON-RPC error at once (lifecycle rule 3), so the SDK
-    falls back to ``initialize`` instead of waiting out its 10 s probe timeout."""
+def test_sdk_client_auto_mode_speaks_2026_07_28_with_our_server(tmp_path, wire_validator):
+    """The SDK's default ``mode="auto"`` first probes ``server/discover`` (a 2026-07-28
+    method). Our server is dual-era: it answers with a ``DiscoverResult``, so the SDK stays
+    in the modern era (no ``initialize``; every request carries its ``_meta``), and every
+    message either side sends validates against the 2026-07-28 schema."""
     log = tmp_path / "wire.jsonl"
-    started = time.monotonic()
     report = run_sdk_client(OUR_SERVER, "--mode", "auto", log=log,
                             steps=[{"op": "list_tools"},
                                    {"op": "call_tool", "name": "add", "arguments": {"a": 20, "b": 22}}])
-    assert time.monotonic() - started < 8
-    assert report["protocol_version"] == "2025-11-25"
+    assert report["protocol_version"] == "2026-07-28"
     assert text_of(step_result(by_op(report, "call_tool")[0])) == "42"
 
     records = read_tee_log(log)
     side, probe = records[0]
     assert side == "client" and probe["method"] == "server/discover"
     answer = next(m for s, m in records if s == "server" and m.get("id") == probe["id"])
-    assert answer["error"]["code"] == -32601, answer          # Method not found
-    assert [m["method"] for s, m in records if s == "client" and "method" in m][1:3] == [
-        "initialize", "notifications/initialized"]
-    # The error to the probe predates the negotiation; it is still a valid JSON-RPC error.
-    wire_validator.check(answer, "2025-11-25", kind="error")
-    assert validate_side(records[2:], "server", "2025-11-25", wire_validator) >= 3
+    assert answer["result"]["supportedVersions"][0] == "2026-07-28"
+    methods = [m["method"] for s, m in records if s == "client" and "method" in m]
+    assert "initialize" not in methods and "tools/call" in methods
+    asked = {(side, m["id"]): m["method"] for side, m in records if "method" in m and "id" in m}
+    for side, message in records:                     # both sides, against the 2026-07-28 schema
+        other = "server" if side == "client" else "client"
+        method = asked.get((other, message.get("id"))) if "result" in message else None
+        wire_validator.check(message, "2026-07-28", method)
+    assert len(records) >= 6
 
 
 def test_sdk_client_timeout_cancels_our_tool(tmp_path, wire_validator):

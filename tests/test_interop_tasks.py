@@ -27,6 +27,10 @@ from mcp_ref import Client  # noqa: E402
 from mcp_ref.errors import CapabilityNotSupported  # noqa: E402
 from mcp_ref.server.tasks import RELATED_TASK_KEY  # noqa: E402
 
+# tasks as in 2025-11-25:
+# the clients here ask for 2025-11-25 (tests/test_modern_*.py for 2026-07-28).
+pytestmark = pytest.mark.usefixtures("legacy_client_default")
+
 REPO = Path(__file__).resolve().parent.parent
 INTEROP = REPO / "tests" / "interop"
 TIMEOUT = 60

@@ -45,15 +45,18 @@ ALLOWED = {
     "pool": set(),
     # A bounded thread pool shared by sessions that have no reader of their own (HTTP).
     "workers": set(),
+    # The modern era (2026-07-28): per-request metadata, discovery and result rules, pure.
+    "modern": {"errors", "messages", "lifecycle"},
     # The server's room: Server, Context, and the features (tools, resources, prompts, completion,
-    # logging, pagination, tasks). Its side of sampling, elicitation and roots lives in the
-    # client's room (one module per request, both sides): see SIDEWAYS.
-    "server": {"session", "calls", "lifecycle", "types", "signature", "signature_fast", "binding", "jsonable",
-               "uritemplate", "validation", "docstrings",
+    # logging, pagination, tasks), and its serving of a modern request. Its side of sampling,
+    # elicitation and roots lives in the client's room (one module per request, both sides):
+    # see LOCAL_EXCEPTIONS.
+    "server": {"session", "calls", "lifecycle", "modern", "types", "signature", "signature_fast", "binding",
+               "jsonable", "uritemplate", "validation", "docstrings",
                "typehints", "errors", "messages", "transports"},
-    # The client's room: Client, its requests, and what answers the server's requests
+    # The client's room: Client, its requests, its modern era, and what answers the server's requests
     # (sampling, elicitation, roots, approval, tasks, restart). It never imports the server.
-    "client": {"session", "calls", "lifecycle", "types", "errors", "messages", "transports", "validation"},
+    "client": {"session", "calls", "lifecycle", "modern", "types", "errors", "messages", "transports", "validation"},
     "host": ANYTHING,
     # The command line (serve, the inspector, the shell, demo --host): on top of everything.
     "cli": ANYTHING,

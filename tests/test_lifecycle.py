@@ -1,4 +1,8 @@
-"""Initialization and negotiation (Spec: basic/lifecycle, all four revisions).
+"""Initialization and negotiation (Spec: basic/lifecycle, all four legacy revisions).
+
+These are the legacy (``initialize``) era's tests: the client asks for a legacy
+revision here (``protocol_version``, by default the newest legacy one), so it
+runs the handshake without the 2026-07-28 probe (tests/test_modern_client.py).
 
 A real ``Client`` and ``Server`` over ``memory_pair()``, with a TapTransport on
 the client: what it sends is what our client sent, what it receives is what
@@ -15,7 +19,9 @@ from conftest import REVISIONS
 from helpers import WAIT, RawPeer, Recorder, initialize_raw, is_method, raw_server, run_in_thread
 from mcp_ref import Client, Server
 from mcp_ref.errors import CapabilityNotSupported, MethodNotFoundError, UnsupportedProtocolVersion
-from mcp_ref.lifecycle import LATEST_REVISION, SUPPORTED_REVISIONS
+from mcp_ref import lifecycle
+from mcp_ref.lifecycle import LATEST_LEGACY_REVISION as LATEST_REVISION
+from mcp_ref.lifecycle import LEGACY_REVISIONS as SUPPORTED_REVISIONS
 from mcp_ref.transports import TapTransport, memory_pair
 
 ICON = {"src": "https://example.com/icon.png", "mimeType": "image/png", "sizes": ["48x48"]}
@@ -47,6 +53,7 @@ def connected(server: Server, wire_validator=None, **client_options):
     client_end, server_end = memory_pair()
     session = server.serve(server_end)
     recorder = Recorder()
+    client_options.setdefault("protocol_version", LATEST_REVISION)
     client = Client(TapTransport(client_end, recorder), timeout=WAIT, init_timeout=WAIT, **client_options)
     try:
         with client:
@@ -62,6 +69,9 @@ def test_the_four_revisions_are_supported_newest_first():
     assert SUPPORTED_REVISIONS == ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
     assert LATEST_REVISION == "2025-11-25"
     assert set(REVISIONS) == set(SUPPORTED_REVISIONS)
+    # Both eras: the modern revision first (tests/test_modern_*.py).
+    assert lifecycle.SUPPORTED_REVISIONS == ("2026-07-28",) + SUPPORTED_REVISIONS
+    assert lifecycle.LATEST_REVISION == "2026-07-28"
 
 
 @pytest.mark.parametrize("revision", SUPPORTED_REVISIONS)
@@ -91,8 +101,8 @@ def test_the_client_refuses_to_ask_for_a_revision_it_does_not_speak(requested):
     ones, before the client exists: nothing is sent, no thread or process is left."""
     client_end, peer_end = memory_pair()
     recorder = Recorder()
-    with pytest.raises(ValueError, match="is not a revision this library speaks; use one of "
-                                         "2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05"):
+    with pytest.raises(ValueError, match="is not a revision this library speaks; use 'auto' .the default., "
+                                         "or one of 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05"):
         Client(TapTransport(client_end, recorder), protocol_version=requested)
     assert recorder.raw == []
     script = "import sys; sys.stdin.read()"
@@ -121,7 +131,7 @@ def test_client_disconnects_when_the_server_answers_an_unsupported_revision(answ
             after.append(message)
 
     thread, outcome = run_in_thread(fake_server)
-    client = Client(client_end, init_timeout=WAIT)
+    client = Client(client_end, init_timeout=WAIT, protocol_version=LATEST_REVISION)
     with pytest.raises(UnsupportedProtocolVersion) as info:
         with client:
             pytest.fail("the client connected to a server speaking an unknown revision")

@@ -435,7 +435,8 @@ def test_a_grandchild_left_behind_by_a_server_that_exits_cleanly():
 
 def test_server_killed_mid_call_fails_the_call_at_once_with_exit_code_and_stderr():
     lines = Lines()
-    client, transport = make_client(on_stderr=lines)
+    # A raw session request (no 2026-07-28 _meta): the legacy era, where the session alone is enough.
+    client, transport = make_client(on_stderr=lines, client_options={"protocol_version": "2025-11-25"})
     with client:
         pending = client.session.start_request("tools/call", {"name": "block", "arguments": {}})
         lines.wait_for("block started")

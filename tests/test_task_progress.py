@@ -22,6 +22,10 @@ from mcp_ref.server.tasks import RELATED_TASK_KEY
 from mcp_ref.session import Session
 from mcp_ref.transports import TapTransport, memory_pair
 
+# tasks as in 2025-11-25:
+# the clients here ask for 2025-11-25 (tests/test_modern_*.py for 2026-07-28).
+pytestmark = pytest.mark.usefixtures("legacy_client_default")
+
 
 class FakeClock:
     """Monotonic seconds a test moves by hand (the registry's ``clock``)."""

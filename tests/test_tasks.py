@@ -24,6 +24,10 @@ from mcp_ref.errors import (ApprovalDenied, CapabilityNotSupported, InvalidParam
 from mcp_ref.server.tasks import RELATED_TASK_KEY, TASK_THREAD_NAME
 from mcp_ref.types import Task
 
+# tasks as in 2025-11-25:
+# the clients here ask for 2025-11-25 (tests/test_modern_*.py for 2026-07-28).
+pytestmark = pytest.mark.usefixtures("legacy_client_default")
+
 ROOT = Path(__file__).resolve().parent.parent
 TASKS_SERVER = [sys.executable, str(ROOT / "tests" / "interop" / "tasks_server.py")]
 CAPABILITY = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}

@@ -44,8 +44,10 @@ def _target_options() -> argparse.ArgumentParser:
     options.add_argument("--header", action="append", metavar="KEY=VALUE", help="(HTTP) a request header")
     options.add_argument("--root", action="append", metavar="PATH", help="offer this root (file path or URI)")
     options.add_argument("--trace", action="store_true", help="print every JSON-RPC message on stderr")
-    options.add_argument("--protocol-version", choices=lifecycle.SUPPORTED_REVISIONS,
-                         help="ask for this protocol revision (default: the latest)")
+    options.add_argument("--protocol-version", choices=("auto",) + tuple(lifecycle.SUPPORTED_REVISIONS),
+                         help="ask for this protocol revision (default: the newest legacy one, "
+                              f"{lifecycle.LATEST_LEGACY_REVISION}, as the host does; 'auto' tries "
+                              f"{lifecycle.LATEST_REVISION} first)")
     options.add_argument("--timeout", type=float, help="seconds to wait for each answer (default 60)")
     return common
 

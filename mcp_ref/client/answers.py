@@ -9,9 +9,11 @@ client/roots.
 """
 from __future__ import annotations
 
+
+from . import client_modern
 from .. import lifecycle, types
-from ..errors import CapabilityNotSupported, MethodNotFoundError, get_logger
 from .client_tasks import answer_related_task
+from ..errors import CapabilityNotSupported, MethodNotFoundError, get_logger
 
 # The client features (approval, elicitation, roots, sampling) and the types/ classes
 # load where they are first used: a script that only calls tools does not pay for
@@ -25,16 +27,20 @@ class ServerRequestAnswers:
 
     def capabilities(self) -> dict:
         """What this client declares: a feature only when its callback (or roots) was
-        given, and only what the requested revision knows (``sampling.tools`` and
-        ``elicitation`` modes from 2025-11-25, elicitation from 2025-06-18).
-        Spec: basic/lifecycle#capability-negotiation."""
-        version = self.requested_version
+        given, and only what the revision knows (the one spoken, else the one being
+        asked for; ``sampling.tools`` and ``elicitation`` modes from 2025-11-25,
+        elicitation from 2025-06-18, roots without ``listChanged`` from 2026-07-28).
+        Spec: basic/lifecycle#capability-negotiation, 2026-07-28 basic/index#meta."""
+        version = self.protocol_version or self._asking or self.requested_version
+        if version == client_modern.AUTO:
+            version = lifecycle.MODERN_REVISIONS[0]
+        modern = version in lifecycle.MODERN_REVISIONS
         caps: dict = {}
         if self.sampling is not None:
             tools = self.sampling_tools and lifecycle.at_least(version, "2025-11-25")
             caps["sampling"] = {"tools": {}} if tools else {}
         if self._roots is not None:
-            caps["roots"] = {"listChanged": True}
+            caps["roots"] = {} if modern else {"listChanged": True}
         if lifecycle.at_least(version, "2025-06-18"):
             modes = {}
             if self.elicitation is not None:
@@ -101,8 +107,8 @@ class ServerRequestAnswers:
                 raise CapabilityNotSupported("roots were not declared when this client connected; "
                                              "pass roots=[] to the constructor to offer them")
             self._roots = new
-        if self.protocol_version is not None and not self.closed:
-            self._check_process()
+        if self.protocol_version is not None and not self.closed and not self.modern:
+            self._check_process()               # (2026-07-28 has no such notification: roots are asked anew)
             self.session.notify("notifications/roots/list_changed")
 
     def handle_url_elicitations(self, error) -> list:
@@ -125,6 +131,8 @@ class ServerRequestAnswers:
         return self.elicitations.wait(elicitation_id, timeout)
 
     def _handle_notification(self, method: str, params: dict) -> None:
+        if self.modern and method != "notifications/subscriptions/acknowledged" and self._listening.stale(params):
+            return                              # client_modern.py rule 6: a replaced listen's
         handler = self._notification_handlers.get(method)
         if handler is not None:
             handler(params)

@@ -35,6 +35,11 @@ Rules:
    another thread's ``token.cancel(reason)`` sends ``notifications/cancelled``
    and the caller raises ``RequestCancelled``, on every transport. A list
    method hands it to each page it asks for.
+8. Dual-era (Spec 2026-07-28: basic/versioning): ``protocol_version="auto"``
+   (the default) probes with ``server/discover`` and speaks the modern era
+   (no handshake, ``_meta`` on every request) when the server offers it, else
+   runs ``initialize`` as before; client_modern.py has the rules. The public
+   methods and what they return are the same in both eras.
 """
 from __future__ import annotations
 
@@ -43,11 +48,13 @@ import os
 import threading
 import weakref
 
+from . import client_modern
 from .. import lifecycle, types
-from .answers import ServerRequestAnswers
 from .client_requests import DEFAULT_MAX_PAGES, VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages
-from .client_tasks import TaskRequests
+from .client_modern import ModernEra
 from .connect import Connections, _ClassOrInstance
+from .answers import ServerRequestAnswers
+from .client_tasks import TaskRequests
 from ..errors import ApprovalDenied, ConnectionClosed, SessionError, UnsupportedProtocolVersion, get_logger
 from ..calls import CancelToken
 from ..session import Session
@@ -55,10 +62,12 @@ from ..session import Session
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
     from typing import Callable
+
     from ..types import CallToolResult, Implementation
 
-# Client features (approval, elicitation, roots, sampling) and types/ load where first
-# used: a script that only calls tools does not pay for them (bench/bench_stdio.py).
+# The client features (approval, elicitation, roots, sampling) and the types/ classes
+# load where they are first used: a script that only calls tools does not pay for
+# them at import (bench/bench_stdio.py measures import time).
 
 log = get_logger("mcp_ref.client")
 
@@ -80,22 +89,23 @@ def _close_unclosed() -> None:
             log.debug("closing %r at exit failed", client, exc_info=True)
 
 
-class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskRequests):
+class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskRequests, ModernEra):
     """An MCP client over any transport (see ``Client.stdio`` for the common case).
 
-    Mixed in: the constructors (connect.py: ``stdio``, ``http``, ``sse``); the
-    answers to the server's requests (answers.py); resources, prompts,
-    completion, logging and the notification callbacks (client_requests.py:
-    ``list_resources``, ``get_prompt``, ``complete``, ``on`` ...); tasks, 2025-11-25
-    (client_tasks.py: ``call_tool_as_task``, ``get_task``, ``task_result`` ...).
+    Resources, prompts, completion, logging and the notification callbacks are
+    in client_requests.py (``list_resources``, ``read_resource``, ``get_prompt``,
+    ``complete``, ``set_logging_level``, ``on`` ...); tasks (2025-11-25) in
+    client_tasks.py (``call_tool_as_task``, ``get_task``, ``task_result``,
+    ``list_tasks``, ``cancel_task``).
 
     Args:
         transport: an object with ``send``/``receive``/``close``.
         client_info: ``Implementation`` or dict for ``clientInfo``.
         timeout: default seconds for every request.
         init_timeout: seconds for ``initialize`` alone.
-        protocol_version: the revision to ask for (default: the latest); one of
-            ``SUPPORTED_REVISIONS``, else ``ValueError`` before anything is sent.
+        protocol_version: ``"auto"`` (the default: the modern era when the server
+            offers it, else the newest legacy revision, rule 8), or one revision of
+            ``SUPPORTED_REVISIONS`` to insist on; else ``ValueError`` before anything is sent.
         ping_interval: ping the server this often (None: never).
         max_pages: how many pages ``list_tools()`` and the other ``list_*()``
             helpers follow before raising ``TooManyPages`` (client_requests.py rule 1).
@@ -128,7 +138,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
     """
 
     def __init__(self, transport, *, client_info=None, timeout: float = 60.0, init_timeout: float = 10.0,
-                 protocol_version: str = lifecycle.LATEST_REVISION, ping_interval: float | None = None,
+                 protocol_version: str = "auto", ping_interval: float | None = None,
                  max_workers: int = 8, on_notification: Callable | None = None,
                  sampling: Callable | None = None, sampling_tools: bool | None = None,
                  elicitation: Callable | None = None, elicitation_url: Callable | None = None,
@@ -139,7 +149,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
                  on_resources_list_changed: Callable | None = None,
                  on_prompts_list_changed: Callable | None = None, on_task_status: Callable | None = None,
                  max_pages: int = DEFAULT_MAX_PAGES):
-        lifecycle.check_requested(protocol_version)          # lifecycle.py rule 2
+        client_modern.check_requested(protocol_version)      # lifecycle.py rule 2, client_modern.py rule 2
         if validate_output not in VALIDATE_OUTPUT_MODES:
             raise ValueError(f"validate_output must be one of {VALIDATE_OUTPUT_MODES}, not {validate_output!r}")
         if client_info is None or isinstance(client_info, dict):
@@ -155,6 +165,10 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         self.server_capabilities: dict = {}
         self.protocol_version: str | None = None
         self.instructions: str | None = None
+        self.modern = False                    # rule 8: the modern era was chosen (set by the handshake)
+        self._asking: str | None = None        # the revision a handshake request is sent in
+        self._listening = client_modern.Listening()    # the modern era's subscriptions/listen
+        self._log_level: str | None = None     # the modern era's per-request log level (set_logging_level)
         self._tool_cache: dict = {}
         self._output_checks: dict = {}         # tool name -> (outputSchema, validator)
         self._input_checks: dict = {}          # tool name -> (inputSchema, validator)
@@ -193,6 +207,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         self._notification_handlers: dict = {
             "notifications/elicitation/complete": self._on_elicitation_complete,
             "notifications/tools/list_changed": self._on_tools_list_changed,
+            "notifications/subscriptions/acknowledged": self._listening.acknowledged,
         }
         # Callbacks for server notifications (client_requests.py rule 3).
         if on_log is not None:
@@ -271,27 +286,6 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
                                f"a child made by fork(): its connection and threads stay with the parent; "
                                f"make a new client in the child")
 
-    def _handshake(self, session: Session) -> None:
-        """initialize, the revision check, notifications/initialized (rule 1); also a
-        respawned server's (rule 5), which replaces everything learnt from the old one."""
-        session.start()
-        result = session.request("initialize", {
-            "protocolVersion": self.requested_version,
-            "capabilities": self.capabilities(),
-            "clientInfo": self.client_info.to_dict(self.requested_version),
-        }, timeout=self.init_timeout)
-        version = result.get("protocolVersion")
-        if not lifecycle.is_supported(version):
-            raise UnsupportedProtocolVersion(version, lifecycle.SUPPORTED_REVISIONS)
-        self.protocol_version = version
-        session.protocol_version = version
-        if hasattr(session.transport, "protocol_version"):
-            session.transport.protocol_version = version
-        self.server_capabilities = result.get("capabilities") or {}
-        self.server_info = types.Implementation.from_dict(result.get("serverInfo") or {"name": "", "version": ""})
-        self.instructions = result.get("instructions")
-        session.notify("notifications/initialized")
-
     def close(self) -> None:
         """Close the session and the transport (and stop any respawn, rule 5). Idempotent.
         In a forked child it only forgets the client: the server is the parent's (rule 6)."""
@@ -328,17 +322,20 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
     def _request(self, method: str, params: dict | None = None, **options) -> dict:
         """Send one request and wait (Session.request); with ``auto_restart``, on a live session."""
         self._ready()
+        if self.modern:                         # rule 8
+            return self._modern_request(method, params, options)
         if self._restarter is None:
             return self.session.request(method, params, **options)
         return self._restarter.request(self, method, params, options)
 
-    # ------------------------------------------------------------------ HTTP transports
     connect = _ClassOrInstance(connect, Connections.__dict__["_for_target"])   # Client.connect(target) or client.connect()
 
     # ------------------------------------------------------------------ requests
     def ping(self, timeout: float | None = None, *, cancel: CancelToken | None = None) -> None:
-        """Spec: basic/utilities/ping."""
-        self._request("ping", timeout=timeout, cancel=cancel)
+        """Spec: basic/utilities/ping. The modern era has no ping: there an answered
+        ``server/discover`` proves the server alive (rule 8)."""
+        self._ready()
+        self._request("server/discover" if self.modern else "ping", timeout=timeout, cancel=cancel)
 
     def list_tools_page(self, cursor: str | None = None, *, cancel: CancelToken | None = None) -> tuple:
         """One page of tools: ``(tools, next_cursor)``. Spec: server/tools#listing-tools."""
@@ -346,6 +343,8 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         params = {"cursor": cursor} if cursor is not None else None
         result = self._request("tools/list", params, cancel=cancel)
         tools = [types.Tool.from_dict(t) for t in result.get("tools", [])]
+        if self.modern and getattr(getattr(self.transport, "inner", self.transport), "param_headers", None):
+            tools = client_modern.valid_for_http(tools)       # client_modern.py rule 7
         with self._lock:
             for tool in tools:
                 self._tool_cache[tool.name] = tool

@@ -46,7 +46,7 @@ from __future__ import annotations
 import warnings
 
 from .. import lifecycle, types
-from ..errors import MissingDependency, StructuredOutputError, TooManyPages, ToolInputError, get_logger
+from ..errors import InvalidParamsError, MissingDependency, StructuredOutputError, TooManyPages, ToolInputError, get_logger
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
@@ -130,13 +130,24 @@ class ServerFeatureRequests:
 
     def subscribe_resource(self, uri: str, *, cancel: CancelToken | None = None) -> None:
         """Ask for ``notifications/resources/updated`` about ``uri`` (see ``on_resource_updated``).
-        Spec: server/resources#subscriptions."""
+        In the 2026-07-28 era the client's ``subscriptions/listen`` is reopened with ``uri``
+        added (client_modern.py rule 6). Spec: server/resources#subscriptions."""
         self._require("resources.subscribe", "resources/subscribe")
+        if self.modern:                 # 2026-07-28: the subscriptions/listen stream changes
+            if cancel is not None and cancel.cancelled:
+                raise cancel.error("resources/subscribe")
+            self._listening.uris.add(uri)
+            return self._relisten()
         self._request("resources/subscribe", {"uri": uri}, cancel=cancel)
 
     def unsubscribe_resource(self, uri: str, *, cancel: CancelToken | None = None) -> None:
         """Stop the updates about ``uri``."""
         self._require("resources.subscribe", "resources/unsubscribe")
+        if self.modern:
+            if cancel is not None and cancel.cancelled:
+                raise cancel.error("resources/unsubscribe")
+            self._listening.uris.discard(uri)
+            return self._relisten()
         self._request("resources/unsubscribe", {"uri": uri}, cancel=cancel)
 
     # ------------------------------------------------------------------ prompts
@@ -189,6 +200,14 @@ class ServerFeatureRequests:
         """Ask for log messages at ``level`` and above (see ``on_log``); an invalid level
         raises ``InvalidParamsError``. Spec: server/utilities/logging#setting-log-level."""
         self._require("logging", "logging/setLevel")
+        if self.modern:             # 2026-07-28: no logging/setLevel; the level rides on every request's _meta
+            if cancel is not None and cancel.cancelled:
+                raise cancel.error("logging/setLevel")
+            if level not in types.LOGGING_LEVELS:
+                raise InvalidParamsError(f"Invalid log level: {level!r}; expected one of "
+                                         f"{', '.join(types.LOGGING_LEVELS)}", {"level": level})
+            self._log_level = level
+            return
         self._request("logging/setLevel", {"level": level}, cancel=cancel)
 
     # ------------------------------------------------------------------ callbacks (rule 3)

@@ -8,11 +8,22 @@ basic/authorization (an ``mcp_ref.auth`` provider is bound to the server's URL).
 """
 from __future__ import annotations
 
+
+
+from . import client_modern
+from .. import lifecycle, types
+from ..errors import UnsupportedProtocolVersion
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
+    from ..session import Session
+    from .client import Client
     from typing import Callable, Sequence
 
-    from .client import Client
+
+# The client features (approval, elicitation, roots, sampling) and the types/ classes
+# load where they are first used: a script that only calls tools does not pay for
+# them at import (bench/bench_stdio.py measures import time).
 
 _HTTP_MAX_MESSAGE_SIZE = 16 * 1024 * 1024   # http_common.DEFAULT_MAX_MESSAGE_SIZE (not imported: requests is optional)
 
@@ -138,6 +149,9 @@ class Connections:
         transport.session = client.session       # typed HTTP failures reach the waiting caller
         # What the transport waits for on the caller's thread ends by the client's timeouts.
         transport.timeout, transport.init_timeout = client.timeout, client.init_timeout
+        streamable = getattr(transport, "inner", transport)
+        if hasattr(streamable, "param_headers"):  # 2026-07-28 x-mcp-header (client_modern.py rule 7)
+            streamable.param_headers = client._param_headers
         return client
 
     @classmethod
@@ -156,3 +170,47 @@ class Connections:
         if isinstance(target, (list, tuple)):
             return cls.stdio(target, **options)
         raise TypeError(f"Client.connect() needs an http(s):// URL or a command line (a list), not {target!r}")
+
+    def _handshake(self, session: Session) -> None:
+        """The era first (rule 8: ``server/discover``, unless a legacy revision is asked
+        for), then, for a legacy server, initialize, the revision check,
+        notifications/initialized (rule 1); also a respawned server's (rule 5), which
+        replaces everything learnt from the old one."""
+        session.start()
+        requested = self.requested_version
+        self.modern = False
+        self._asking = None
+        if requested == client_modern.AUTO or requested in lifecycle.MODERN_REVISIONS:
+            chosen = client_modern.probe(lambda method, params: session.request(method, params,
+                                                                                timeout=self.init_timeout),
+                                         requested, self._modern_meta)
+            if chosen is not None:
+                version, discovery = chosen
+                self.modern = True
+                self._speak(session, version)
+                self.server_capabilities = discovery.capabilities
+                self.server_info = discovery.server_info or types.Implementation(name="", version="")
+                self.instructions = discovery.instructions
+                self._relisten(session)
+                return
+            requested = lifecycle.LATEST_LEGACY_REVISION
+        self._asking = requested
+        result = session.request("initialize", {
+            "protocolVersion": requested,
+            "capabilities": self.capabilities(),
+            "clientInfo": self.client_info.to_dict(requested),
+        }, timeout=self.init_timeout)
+        version = result.get("protocolVersion")
+        if not lifecycle.is_supported(version):
+            raise UnsupportedProtocolVersion(version, lifecycle.LEGACY_REVISIONS)
+        self._speak(session, version)
+        self.server_capabilities = result.get("capabilities") or {}
+        self.server_info = types.Implementation.from_dict(result.get("serverInfo") or {"name": "", "version": ""})
+        self.instructions = result.get("instructions")
+        session.notify("notifications/initialized")
+
+    def _speak(self, session: Session, version: str) -> None:
+        self.protocol_version = version
+        session.protocol_version = version
+        if hasattr(session.transport, "protocol_version"):
+            session.transport.protocol_version = version

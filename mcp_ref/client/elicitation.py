@@ -254,8 +254,8 @@ def answer_elicitation(ctx, params: dict, *, form_callback: Optional[Callable], 
             check_requested_schema(schema, version, strict=False)
         else:
             check_url(params.get("url"))
-            if not isinstance(params.get("elicitationId"), str):
-                raise ValueError("elicitationId must be a string")
+            if not isinstance(params.get("elicitationId"), str) and version not in lifecycle.MODERN_REVISIONS:
+                raise ValueError("elicitationId must be a string")      # (2026-07-28 has none)
         typed = ElicitRequestParams.from_dict(params)
     except (CapabilityNotSupported, KeyError, TypeError, ValueError) as exc:
         raise InvalidParamsError(f"elicitation/create: {exc}") from None
@@ -268,7 +268,7 @@ def answer_elicitation(ctx, params: dict, *, form_callback: Optional[Callable], 
             result = _client_result(edited, mode, schema, version)
     except Denied as denied:
         raise rejected(denied) from None
-    if mode == "url" and result.action == "accept" and tracker is not None:
+    if mode == "url" and result.action == "accept" and tracker is not None and "elicitationId" in params:
         tracker.expect(params["elicitationId"])
     return result.to_dict(version)
 

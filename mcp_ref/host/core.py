@@ -36,6 +36,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from .. import lifecycle
 from ..client.client import Client
 from ..errors import InternalError, InvalidParamsError, get_logger
 from ..transports import TapTransport
@@ -129,6 +130,10 @@ class Host:
         self.model, self.sampling, self.elicitation = model, sampling, elicitation
         self.trace, self.on_change, self.on_stderr = trace, on_change, on_stderr
         self.auto_restart = auto_restart
+        # The host speaks the newest legacy revision unless told otherwise: its consent
+        # hooks answer a server's requests with errors the server sees, which the
+        # 2026-07-28 era's multi round-trip requests cannot carry (spec_notes/host.md).
+        client_options.setdefault("protocol_version", lifecycle.LATEST_LEGACY_REVISION)
         self.client_options = client_options
         self.failed: dict = {}              # server -> the exception that kept it out (rule 1)
         self._lock = threading.Lock()

@@ -55,6 +55,9 @@ class Show:
         client_end, server_end = memory_pair()
         session = server.serve(server_end)
         client_options.setdefault("timeout", WAIT)
+        # The scenarios show the handshake era (its wire is what they explain); the
+        # 2026-07-28 era has its own pages (spec_notes/revision-2026-07-28.md).
+        client_options.setdefault("protocol_version", "2025-11-25")
         self.step("initialize, then notifications/initialized: the handshake; the capabilities each side "
                   "declares decide what may follow")
         client = Client(TapTransport(client_end, self.transcript), **client_options)

@@ -8,7 +8,7 @@ import http.client
 import json
 import threading
 
-from ..lifecycle import LATEST_REVISION
+from ..lifecycle import LATEST_LEGACY_REVISION as LATEST_REVISION   # a session: the handshake era
 from ..server.server import Context, Server
 from . import WAIT
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 
 from .. import lifecycle
+from ..errors import CapabilityNotSupported
 from ..session import RequestContext, Session
 
 TYPE_CHECKING = False
@@ -74,6 +75,10 @@ class Context(RequestContext):
     """
 
     task_id: str | None = None
+    # A modern (2026-07-28) request's metadata (modern.RequestMeta), else None: the
+    # request, not the session, says who the client is (server_modern.py rule 2).
+    era = None
+    _mrtr = None            # server_mrtr.py: this run's answers, read from a retry on first ask
 
     @property
     def server(self) -> "Server":
@@ -81,11 +86,35 @@ class Context(RequestContext):
 
     @property
     def client_capabilities(self) -> dict:
-        return self.session.client_capabilities
+        era = self.era
+        return era.capabilities if era is not None else self.session.client_capabilities
 
     @property
     def protocol_version(self) -> str | None:
-        return self.session.protocol_version
+        era = self.era
+        return era.version if era is not None else self.session.protocol_version
+
+    @property
+    def client_info(self) -> Implementation | None:
+        """The client's ``Implementation``: from this request's ``_meta`` (2026-07-28), else
+        from ``initialize``; None when the client did not say."""
+        era = self.era
+        if era is None:
+            return self.session.client_info
+        from ..types import Implementation
+        return Implementation.from_dict(era.client_info) if era.client_info is not None else None
+
+    def request(self, method: str, params: dict | None = None, **options) -> dict:
+        """Send a request to the client on behalf of this one (legacy era only: a
+        2026-07-28 request has no server-to-client requests, ``CapabilityNotSupported``;
+        ``elicit``, ``sample`` and ``list_roots`` ask there through multi round-trip)."""
+        if self.era is not None:
+            if method in ("elicitation/create", "sampling/createMessage", "roots/list"):
+                from . import server_mrtr               # multi round-trip: answered, or the run ends
+                return server_mrtr.ask(self, method, params)
+            raise CapabilityNotSupported(f"{method}: a {self.era.version} server sends no requests to the client "
+                                         "(Spec 2026-07-28: basic/patterns/mrtr)")
+        return super().request(method, params, **options)
 
     # -- authorization (HTTP with auth=; Spec: basic/authorization): the caller's token
     @property
@@ -109,7 +138,9 @@ class Context(RequestContext):
     # -- client features: sampling, elicitation, roots (sampling.py, elicitation.py, roots.py).
     # Each raises CapabilityNotSupported locally, before sending, when the client did not
     # declare the feature or the session's revision does not know it; a tool turns that
-    # into an isError result. Nested requests carry this request's id (related_id), honour
+    # into an isError result. In a 2026-07-28 request each ends the call with an
+    # InputRequiredResult and returns the answer when the client retries: the function
+    # runs again (server_mrtr.py, which says how a function should behave then). Nested requests carry this request's id (related_id), honour
     # ``timeout`` (RequestTimeout) and are cancelled with this request.
     def sample(self, messages: list, *, max_tokens: int, system_prompt: str | None = None, **options):
         """Ask the client's LLM for a message (``sampling/createMessage``); returns a
@@ -118,27 +149,40 @@ class Context(RequestContext):
         ``include_context``, ``temperature``, ``stop_sequences``, ``metadata``,
         ``tools``, ``tool_choice``, ``timeout``, ``meta``. Spec: client/sampling."""
         from ..client import sampling  # client features load on first use
-        return sampling.create_message(self, messages, max_tokens=max_tokens, system_prompt=system_prompt,
-                                       **options)
+        wanted = {"tools": {}} if options.get("tools") is not None else {}
+        if options.get("include_context") not in (None, "none"):
+            wanted["context"] = {}
+        with self._needs({"sampling": wanted}):
+            return sampling.create_message(self, messages, max_tokens=max_tokens, system_prompt=system_prompt,
+                                           **options)
 
     def elicit(self, message: str, requested_schema: dict, *, timeout: float | None = None):
         """Ask the user to fill in a form (``elicitation/create``, form mode); returns an
         ``ElicitResult`` whose accepted content has been validated against the schema.
         Spec: client/elicitation."""
         from ..client import elicitation  # client features load on first use
-        return elicitation.elicit_form(self, message, requested_schema, timeout=timeout)
+        with self._needs({"elicitation": {"form": {}}}):
+            return elicitation.elicit_form(self, message, requested_schema, timeout=timeout)
 
     def elicit_url(self, message: str, url: str, elicitation_id: str, *, timeout: float | None = None):
         """Send the user to ``url`` (URL mode elicitation, 2025-11-25); returns an
         ``ElicitResult`` (accept = the user consented). Finish with
         ``ctx.session.complete_elicitation(elicitation_id)``. Spec: client/elicitation."""
         from ..client import elicitation  # client features load on first use
-        return elicitation.elicit_url(self, message, url, elicitation_id, timeout=timeout)
+        with self._needs({"elicitation": {"url": {}}}):
+            return elicitation.elicit_url(self, message, url, elicitation_id, timeout=timeout)
 
     def list_roots(self, *, timeout: float | None = None) -> list:
         """The client's roots (``roots/list``) as ``Root`` objects. Spec: client/roots."""
         from ..client import roots  # client features load on first use
-        return roots.list_roots(self, timeout=timeout)
+        with self._needs({"roots": {}}):
+            return roots.list_roots(self, timeout=timeout)
+
+    def _needs(self, required: dict):
+        """In a 2026-07-28 request, a capability the request did not declare ends the
+        call with -32021 (server_mrtr.py rule 6); elsewhere a no-op."""
+        from . import server_mrtr
+        return server_mrtr.needs(required, active=self.era is not None)
 
     # -- logging (Spec: server/utilities/logging); see server/utilities.py
     def log(self, level: str, data: Any, logger: str | None = None) -> bool:
@@ -147,6 +191,8 @@ class Context(RequestContext):
         eight RFC 5424 levels (ValueError otherwise); ``data`` is any JSON value."""
         from .utilities import check_level
         check_level(level)
+        if self.era is not None:        # 2026-07-28: the level is the request's, none means no messages
+            return self.server._logs.send_for_request(self, level, data, logger)
         return self.server._logs.send(self.session, level, data, logger, related_id=self.request_id)
 
     # -- Streamable HTTP (Spec: basic/transports#sending-messages-to-the-server, 2025-11-25)

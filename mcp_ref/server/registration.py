@@ -14,8 +14,14 @@ from __future__ import annotations
 
 
 
+from .. import lifecycle
+from ..errors import get_logger
+
+log = get_logger("mcp_ref.server")
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
+    from .context import ServerSession
     import logging
     from typing import Any, Callable
 
@@ -119,8 +125,13 @@ class Registration:
 
     def notify_resource_updated(self, uri: str) -> int:
         """Send ``notifications/resources/updated`` to the sessions subscribed to ``uri``
-        (only those); returns how many. Spec: server/resources#subscriptions."""
-        return self.resources.notify_updated(uri)
+        (only those), and on the 2026-07-28 listen streams that subscribed to it; returns
+        how many. Spec: server/resources#subscriptions, 2026-07-28 basic/patterns/subscriptions."""
+        sent = self.resources.notify_updated(uri)
+        if self._listeners:
+            from . import server_modern
+            sent += server_modern.broadcast(self, "notifications/resources/updated", {"uri": uri})
+        return sent
 
     # ------------------------------------------------------------------ prompts (server/prompts.py)
     def prompt(self, fn: Callable | None = None, **kwargs):
@@ -167,3 +178,37 @@ class Registration:
         target.addHandler(handler)
         self._bridges.append(handler)
         return handler
+
+    # ------------------------------------------------------------------ sessions
+    def ready_sessions(self) -> list:
+        """The sessions that finished initialization and are open."""
+        return [s for s in list(self.sessions) if s.state == lifecycle.READY and not s.closed]
+
+    def _list_changed(self, method: str) -> None:
+        """Rule 6: ``notifications/<list>/list_changed`` to sessions told ``listChanged``."""
+        capability = method.split("/")[1] + ".listChanged"
+        for session in self.ready_sessions():
+            if lifecycle.has_capability(session.declared_capabilities, capability):
+                try:
+                    session.notify(method)
+                except Exception:
+                    log.debug("could not send %s", method, exc_info=True)
+        if self._listeners:
+            from . import server_modern            # and on the 2026-07-28 listen streams
+            server_modern.broadcast(self, method)
+
+    # ------------------------------------------------------------------ client features
+    def on_roots_changed(self, fn: Callable) -> Callable:
+        """Register ``fn(session)``, called when a client sends
+        ``notifications/roots/list_changed``; usable as a decorator. It runs on the
+        session's notification thread and may call ``session.list_roots()``.
+        Spec: client/roots#root-list-changes."""
+        self._roots_changed.append(fn)
+        return fn
+
+    def _on_roots_list_changed(self, session: ServerSession, params: dict) -> None:
+        for fn in list(self._roots_changed):
+            try:
+                fn(session)
+            except Exception:
+                log.exception("roots list_changed callback %r failed", fn)

@@ -31,6 +31,10 @@ Rules:
    never over stateless HTTP (a task cannot outlive its request's session there).
    The registry and its handlers are ``server/tasks.py``, loaded when a task
    is first needed; closing a session cancels and forgets its tasks.
+8. Dual-era (2026-07-28): a request whose ``_meta`` names its protocol version,
+   or of a method only that era has (``server/discover``), is served by
+   server_modern.py on the request's own metadata, with or without a prior
+   ``initialize`` on the connection; everything else is served as before.
 
 Spec: basic/lifecycle, server/tools, server/resources, server/prompts,
 server/utilities/completion, server/utilities/logging, server/utilities/pagination,
@@ -38,10 +42,13 @@ basic/utilities/tasks.
 """
 from __future__ import annotations
 
+import os
 import threading
 
 from .. import lifecycle
 from ..errors import InvalidParamsError, MethodNotFoundError, get_logger
+from .context import Context, ServerSession
+from .registration import Registration
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
@@ -53,10 +60,10 @@ if TYPE_CHECKING:          # names for annotations only
     from .tools import Tools
     from .utilities import Completions
     from ..types import Implementation
-from .context import Context, ServerSession
-from .registration import Registration
 
 log = get_logger("mcp_ref.server")
+
+_MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen"})     # modern.py rule 4
 
 __all__ = ["Server", "Context", "ServerSession"]
 
@@ -105,13 +112,20 @@ class Server(Registration):
         self._roots_changed: list = []          # callbacks fn(session), see on_roots_changed
         self._lock = threading.Lock()
         self.sessions: set = set()
+        self._listeners: set = set()            # open 2026-07-28 subscriptions/listen requests (rule 8)
         # Rule 6: the registries of features/, made on first use (see _feature).
         self._features: dict = {}
         self._features_lock = threading.Lock()
         self._bridges: list = []
+        # 2026-07-28 cache hints, {method: (ttlMs, cacheScope)}; None: modern.py rule 3's defaults.
+        self.cache_hints: dict | None = None
+        # 2026-07-28 multi round-trip: the key that signs requestState (server_mrtr.py rule 4).
+        self.mrtr_secret: bytes = os.urandom(32)
         # Rule 1: one row per method, a literal each, with the capability it needs.
         self._request_handlers = {
             "initialize": (self._on_initialize, None),
+            "server/discover": (self._on_discover, None),
+            "subscriptions/listen": (self._on_listen, None),
             "tools/list": (lambda ctx, params: self.tools.handle_list(ctx, params), "tools"),
             "tools/call": (lambda ctx, params: self.tools.handle_call(ctx, params), "tools"),
             "resources/list": (lambda ctx, params: self.resources.handle_list(ctx, params), "resources"),
@@ -238,21 +252,6 @@ class Server(Registration):
             caps["logging"] = {}
         return caps
 
-    # ------------------------------------------------------------------ sessions
-    def ready_sessions(self) -> list:
-        """The sessions that finished initialization and are open."""
-        return [s for s in list(self.sessions) if s.state == lifecycle.READY and not s.closed]
-
-    def _list_changed(self, method: str) -> None:
-        """Rule 6: ``notifications/<list>/list_changed`` to sessions told ``listChanged``."""
-        capability = method.split("/")[1] + ".listChanged"
-        for session in self.ready_sessions():
-            if lifecycle.has_capability(session.declared_capabilities, capability):
-                try:
-                    session.notify(method)
-                except Exception:
-                    log.debug("could not send %s", method, exc_info=True)
-
     # ------------------------------------------------------------------ serving
     def serve(self, transport, **options) -> ServerSession:
         """Start serving one connection; returns its session at once."""
@@ -303,6 +302,9 @@ class Server(Registration):
 
     # ------------------------------------------------------------------ dispatch
     def _handle_request(self, ctx: Context, method: str, params: dict) -> dict:
+        if method in _MODERN_ONLY or ("_meta" in params and lifecycle.is_modern_request(params)):
+            from . import server_modern             # rule 8: a 2026-07-28 request
+            return server_modern.serve(self, ctx, method, params)
         entry = self._request_handlers.get(method)
         if entry is None:
             raise MethodNotFoundError(f"Method not found: {method}")
@@ -315,6 +317,9 @@ class Server(Registration):
             lifecycle.require_own_capability(declared or self.capabilities(), capability, method)
             if declared and capability is not None and session.state == lifecycle.READY:
                 session.checked_capabilities.add(capability)    # what it was told never changes
+        return self._run_handler(handler, ctx, params)
+
+    def _run_handler(self, handler: Callable, ctx: Context, params: dict) -> dict:
         if not self._bridges:
             return handler(ctx, params)
         from .utilities import current     # the logging bridge finds the request here
@@ -363,28 +368,29 @@ class Server(Registration):
             result["instructions"] = self.instructions
         return result
 
+    def check_modern_request(self, method: str, params, check_headers: Callable | None = None) -> None:
+        """Raise the McpError a 2026-07-28 request is refused with before it is served
+        (server_modern.py rule 4); ``check_headers(version)`` returns a transport's
+        header error, if any (the HTTP handler's)."""
+        from . import server_modern
+        server_modern.preflight(self, method, params, check_headers)
+
+    def _on_listen(self, ctx: Context, params: dict) -> dict:
+        """Spec 2026-07-28: basic/patterns/subscriptions (rule 8)."""
+        from . import server_modern
+        return server_modern.listen(self, ctx, params)
+
+    def _on_discover(self, ctx: Context, params: dict) -> dict:
+        """Spec 2026-07-28: server/discover (served only in the modern era, rule 8)."""
+        from . import server_modern
+        return server_modern.discover(self, ctx)
+
     def _server_info(self, version: str) -> dict:
         fields = self._info_fields
         if self._info is None and fields["title"] is fields["description"] is fields["icons"] is \
                 fields["website_url"] is None:
             return {"name": fields["name"], "version": fields["version"]}   # without loading types/
         return self.info.to_dict(version)
-
-    # ------------------------------------------------------------------ client features
-    def on_roots_changed(self, fn: Callable) -> Callable:
-        """Register ``fn(session)``, called when a client sends
-        ``notifications/roots/list_changed``; usable as a decorator. It runs on the
-        session's notification thread and may call ``session.list_roots()``.
-        Spec: client/roots#root-list-changes."""
-        self._roots_changed.append(fn)
-        return fn
-
-    def _on_roots_list_changed(self, session: ServerSession, params: dict) -> None:
-        for fn in list(self._roots_changed):
-            try:
-                fn(session)
-            except Exception:
-                log.exception("roots list_changed callback %r failed", fn)
 
     def _on_initialized(self, session: ServerSession, params: dict) -> None:
         """Spec: basic/lifecycle#initialization: the client is ready for normal operation."""

@@ -161,6 +161,19 @@ class Logs:
         session.notify("notifications/message", params.to_dict(session.protocol_version), related_id=related_id)
         return True
 
+    def send_for_request(self, ctx, level: str, data: Any, logger: Optional[str] = None) -> bool:
+        """A 2026-07-28 request's message: its ``_meta`` log level is the threshold, and
+        without one nothing is sent (Spec 2026-07-28: server/utilities/logging); on the
+        request's own stream. True when sent."""
+        threshold = ctx.era.log_level
+        if threshold is None or "logging" not in self.owner.capabilities():
+            return False
+        if LOGGING_LEVELS.index(level) < LOGGING_LEVELS.index(threshold):
+            return False
+        params = LoggingMessageNotificationParams(level=level, data=jsonable.to_jsonable(data), logger=logger)
+        ctx.session.notify("notifications/message", params.to_dict(ctx.protocol_version), related_id=ctx.request_id)
+        return True
+
     def broadcast(self, level: str, data: Any, logger: Optional[str] = None) -> int:
         """``server.log``: to every ready session; returns how many were sent the message."""
         check_level(level)

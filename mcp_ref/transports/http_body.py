@@ -6,6 +6,7 @@ and the response written (JSON, or an SSE stream with keepalive comments).
 decides what to read and what to answer. Spec: basic/transports#streamable-http;
 RFC 9112 sections 6 and 7.1 (message body, chunked transfer coding).
 """
+import queue
 import socket
 import time
 from email.utils import formatdate
@@ -16,11 +17,11 @@ from .. import lifecycle
 from ..errors import INTERNAL_ERROR, INVALID_REQUEST
 from ..messages import ErrorObject, ErrorResponse, encode
 from ._sse import chunk, format_comment
-
+from .http_session import CANCELLED
 
 SESSION_HEADER = "Mcp-Session-Id"          # the headers of basic/transports
 VERSION_HEADER = "MCP-Protocol-Version"
-
+MODERN_POLL = 0.2             # seconds between looks at a 2026-07-28 client's connection (rule 8)
 MAX_CHUNK_LINE = 4096          # bytes of one chunk-size line (with extensions) or trailer line, CRLF included
 FRAMING_MIN = 64 * 1024        # chunk framing allowed beyond the data, at least (rule 1)
 _HEX = frozenset(b"0123456789abcdefABCDEF")
@@ -86,13 +87,37 @@ class BodyIO:
 
     def _keepalive(self) -> None:
         """Rule 5: on an idle stream, notice a client that has gone (EOF), else send a comment."""
-        try:
-            gone = self.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
-        except (BlockingIOError, ValueError):      # nothing to read; or TLS, which takes no flags
-            gone = False
-        if gone:
+        if self._peer_gone():
             raise ConnectionResetError("the client closed the stream")
         self._event(format_comment("keepalive"))
+
+    def _peer_gone(self) -> bool:
+        """Whether the client closed its end of the connection (EOF waiting to be read)."""
+        try:
+            return self.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except (BlockingIOError, ValueError):      # nothing to read; or TLS, which takes no flags
+            return False
+        except OSError:
+            return True
+
+    def _next(self, conn, transport, stream, timeout: Optional[float] = None):
+        """The connection's next item. In a 2026-07-28 request, a client that closes the
+        connection cancels the request (rule 8; Spec 2026-07-28:
+        basic/transports/streamable-http#cancellation): checked every ``MODERN_POLL`` s."""
+        if not getattr(self, "_modern", False):
+            return conn.queue.get(timeout=timeout) if timeout is not None else conn.queue.get()
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            wait = MODERN_POLL if end is None else max(0.0, min(MODERN_POLL, end - time.monotonic()))
+            try:
+                return conn.queue.get(timeout=wait)
+            except queue.Empty:
+                if self._peer_gone():
+                    for request_id in list(stream.pending):
+                        transport.session.cancel_inbound(request_id, "the client closed the response stream")
+                    return CANCELLED
+                if end is not None and time.monotonic() >= end:
+                    raise
 
     # ------------------------------------------------------------------ reading
     def _read_body(self) -> Optional[bytes]:
@@ -175,6 +200,6 @@ class BodyIO:
         version = self._header("mcp-protocol-version")
         if version is not None and not lifecycle.is_supported(version):
             self._error(400, INVALID_REQUEST, f"Bad Request: unsupported {VERSION_HEADER}: {version!r} "
-                                              f"(supported: {', '.join(lifecycle.SUPPORTED_REVISIONS)})")
+                                              f"(supported: {', '.join(lifecycle.LEGACY_REVISIONS)})")
             return False
         return True

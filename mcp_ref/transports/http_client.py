@@ -45,6 +45,16 @@ Rules:
    ``max_message_size``, fails it at once saying what came back.
 9. The session id must be visible ASCII (0x21-0x7E), else ``HttpError``
    and it is not used. Redirects, deadlines and size bounds: ``http_common``.
+10. 2026-07-28 (a request whose ``_meta`` names its protocol version): the
+    ``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name`` headers mirror the
+    body (transports/http_modern.py), with a tool's ``Mcp-Param-*`` headers
+    (``param_headers``, from the client's tool cache); no session id is ever
+    held; a 4xx whose body is a JSON-RPC error is that request's answer (so the
+    client can tell a modern refusal, -32022 say, from a legacy server's); such
+    a request is cancelled by cutting its connection (no
+    ``notifications/cancelled`` is POSTed, and a broken modern stream is never
+    resumed: it has no event ids). Spec 2026-07-28:
+    basic/transports/streamable-http#request-metadata, #backward-compatibility.
 """
 import collections
 import itertools
@@ -54,11 +64,13 @@ import threading
 from typing import Optional
 
 from .. import lifecycle
-from ..errors import ConnectionClosed
-from ..messages import Notification, Request, Response, encode
+from ..errors import ConnectionClosed, InvalidMessage
+from ..messages import ErrorResponse, Notification, Request, decode, encode
 from .http_common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, REQUEST_ERRORS, HttpClient, HttpError, RedirectRefused,
                           ResponseTooLarge, SessionExpired, content_type, take, visible_ascii)
+from .http_modern import request_headers
 from .http_streams import AnswerReader, StreamState, about
+from .http_get import GetStream
 
 log = logging.getLogger("mcp_ref.http")
 
@@ -67,7 +79,22 @@ __all__ = ["StreamableHttpTransport", "HttpError", "SessionExpired", "RedirectRe
 ACCEPT = "application/json, text/event-stream"
 
 
-class StreamableHttpTransport(AnswerReader):
+def _modern_refusal(message: Request, exc) -> Optional[ErrorResponse]:
+    """Rule 10: the JSON-RPC error a modern server sent with a 4xx to a modern request,
+    as the request's answer (None when the body holds none: a legacy server's refusal)."""
+    if not isinstance(exc, HttpError) or exc.status not in (400, 404) \
+            or not lifecycle.is_modern_request(message.params):
+        return None
+    try:
+        reply = decode(exc.body)
+    except InvalidMessage:
+        return None
+    if not isinstance(reply, ErrorResponse) or reply.id not in (None, message.id):
+        return None
+    return ErrorResponse(message.id, reply.error)
+
+
+class StreamableHttpTransport(AnswerReader, GetStream):
     """The client end of Streamable HTTP (see the module rules).
 
     ``url`` is the MCP endpoint; ``headers`` go on every request; ``auth`` is a
@@ -115,6 +142,9 @@ class StreamableHttpTransport(AnswerReader):
         self._abandoned: set = set()          # requests we cancelled: their streams are not resumed
         self._reinit_lock = threading.Lock()
         self._reinit_ids = itertools.count(1)
+        self._modern_ids: set = set()         # rule 10: modern requests in flight (cut to cancel)
+        # rule 10: fn(tools/call params) -> the tool's Mcp-Param-* headers (set by Client.http)
+        self.param_headers = None
 
     @property
     def max_message_size(self) -> int:
@@ -139,7 +169,12 @@ class StreamableHttpTransport(AnswerReader):
                 self._submit(lambda: self._run_request(message))
             return
         if isinstance(message, Notification) and message.method == "notifications/cancelled":
-            self._abandon((message.params or {}).get("requestId"))
+            request_id = (message.params or {}).get("requestId")
+            self._abandon(request_id)
+            with self._lock:
+                modern = request_id in self._modern_ids
+            if modern:                      # rule 10: cutting its connection was the cancellation
+                return
         self._post_and_forget(message)
         if isinstance(message, Notification) and message.method == "notifications/initialized" \
                 and self.open_get_stream:
@@ -187,8 +222,13 @@ class StreamableHttpTransport(AnswerReader):
     def _post(self, message):
         """POST one message; returns the response (status 2xx) or raises (rule 6)."""
         sent_session = self.session_id
-        response = self._http.request("POST", self.url, data=encode(message).encode("utf-8"),
-                                      headers=self._headers({"Content-Type": "application/json"}))
+        headers = self._headers({"Content-Type": "application/json"})
+        if isinstance(message, Request) and lifecycle.is_modern_request(message.params):     # rule 10
+            headers.update(request_headers(message.method, message.params,
+                                           message.params["_meta"][lifecycle.PROTOCOL_VERSION_META]))
+            if self.param_headers is not None and message.method == "tools/call":
+                headers.update(self.param_headers(message.params))
+        response = self._http.request("POST", self.url, data=encode(message).encode("utf-8"), headers=headers)
         return self._check(response, "POST", sent_session)
 
     def _get(self, last_event_id: Optional[str]):
@@ -258,6 +298,8 @@ class StreamableHttpTransport(AnswerReader):
                     self._abandoned.discard(message.id)
                     return
                 self._exchanges[message.id] = exchange
+                if lifecycle.is_modern_request(message.params):
+                    self._modern_ids.add(message.id)             # rule 10
             try:
                 for attempt in (1, 2):
                     try:
@@ -269,70 +311,16 @@ class StreamableHttpTransport(AnswerReader):
                             self._expired = exc
                         return self._fail([message.id], exc)
                     except REQUEST_ERRORS as exc:      # an auth provider may fail too
+                        reply = _modern_refusal(message, exc)
+                        if reply is not None:           # rule 10: the server's JSON-RPC answer
+                            self._inbox.put(reply)
+                            return
                         return self._fail([message.id], exc)
                     return self._consume(response, StreamState(self.session_id, [message.id], what=about(message)))
             finally:
                 with self._lock:
                     self._exchanges.pop(message.id, None)
-
-    # ------------------------------------------------------------------ the GET stream, re-initialization
-    def _start_get_stream(self) -> None:
-        """Rule 2: open the standalone stream and wait until its status is known."""
-        known = threading.Event()
-        self._spawn(lambda: self._run_get(known), "mcp-http-get")
-        known.wait(self._get_wait + 1.0)
-
-    def _run_get(self, known: threading.Event) -> None:
-        with self._http.exchange() as exchange:
-            with self._lock:
-                self._get_exchange = exchange
-            try:
-                response = self._get(None)
-            except REQUEST_ERRORS as exc:      # an auth provider may fail too
-                self.get_status = exc.status
-                known.set()
-                if exc.status != 405:
-                    log.info("no standalone SSE stream: %s", exc)
-                return
-            self.get_status = response.status_code
-            state = StreamState(self.session_id, standalone=True)
-            with self._lock:
-                if self._get_exchange is exchange:
-                    self._get_state = state
-            known.set()
-            self._follow(response, state)
-
-    def _reinitialize(self, expired: SessionExpired) -> bool:
-        """Rule 5: a new session with the same initialize; True when requests may be retried."""
-        with self._reinit_lock:
-            if self._closed.is_set() or self._init is None:
-                return False
-            if self.session_id is not None and self.session_id != expired.session_id:
-                return True                          # another thread already renewed the session
-            log.info("the MCP session expired; starting a new one")
-            with self._lock:
-                old_get, self._get_exchange, self._get_state = self._get_exchange, None, None
-            if old_get is not None:
-                old_get.cut()
-            self.session_id = None
-            init = Request(f"mcp_ref-reinitialize-{next(self._reinit_ids)}", "initialize", self._init.params)
-            state = StreamState(None, [init.id], capture=init.id)
-            try:
-                response = self._post(init)
-                self._take_session_id(response)
-                self._consume(response, state)
-                if not isinstance(state.captured, Response):
-                    return False
-                version = state.captured.result.get("protocolVersion")
-                if lifecycle.is_supported(version):
-                    self.protocol_version = version
-                self._consume(self._post(Notification("notifications/initialized")), StreamState(self.session_id))
-            except HttpError as exc:
-                log.warning("re-initialization failed: %s", exc)
-                return False
-            if self.open_get_stream:
-                self._start_get_stream()
-            return True
+                    self._modern_ids.discard(message.id)
 
     # ------------------------------------------------------------------ threads
     def _submit(self, job) -> None:

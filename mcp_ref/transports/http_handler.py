@@ -42,6 +42,8 @@ Rules:
    is still there and sends a comment every ``keepalive`` seconds. With
    ``poll_interval`` a connection is closed after that long, after a
    ``retry`` event (SEP-1699 polling); the stream itself lives on.
+6. Legacy: GET ``/sse`` → first event ``endpoint`` (``/messages?session_id=...``),
+   then ``message`` events; POST there → 202. The session ends with the stream.
 7. Authorization (``auth.resource_server`` rules; only with ``auth=``): after the
    Host/Origin check, GET of a protected resource metadata path → the document
    (no token needed); every MCP path needs a valid Bearer token (401/400 with
@@ -50,8 +52,12 @@ Rules:
    ``insufficient_scope`` before anything reaches the session; a session id
    created by another subject → 404. The token's ``AccessToken`` is the
    transport's ``auth`` (``Context.auth``).
-6. Legacy: GET ``/sse`` → first event ``endpoint`` (``/messages?session_id=...``),
-   then ``message`` events; POST there → 202. The session ends with the stream.
+8. 2026-07-28: a POST without ``Mcp-Session-Id`` that is modern (http_modern.py
+   rule 1) is checked there and answered without a session; the legacy rules
+   above apply to everything else, so one endpoint serves both eras. A client
+   that closes the connection of such a request cancels it (the handler's
+   ``ctx.cancelled`` is set; nothing more is sent for it), noticed within
+   ``MODERN_POLL`` seconds.
 """
 import logging
 import queue
@@ -61,9 +67,10 @@ from typing import Optional
 from urllib.parse import urlsplit
 
 from .. import lifecycle
-from ..errors import INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage
+from ..errors import INTERNAL_ERROR, INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY, InvalidMessage, McpError
 from ..messages import ErrorObject, ErrorResponse, Request, decode, encode
 from ._sse import accepts, format_event
+from .http_modern import header_problem, is_modern_post, param_annotations, param_problem, status_for
 from .http_body import SESSION_HEADER, BodyIO
 from .http_routes import OtherRoutes
 from .http_session import CANCELLED, CLOSE, STOP, WRITTEN
@@ -71,6 +78,7 @@ from .http_session import CANCELLED, CLOSE, STOP, WRITTEN
 log = logging.getLogger("mcp_ref.http")
 
 __all__ = ["McpRequestHandler"]
+
 
 
 
@@ -165,6 +173,8 @@ class McpRequestHandler(BodyIO, OtherRoutes, BaseHTTPRequestHandler):
             return self._error(400, bad.code, bad.message)
         if self._scopes_refused(message):
             return
+        if self._header("mcp-session-id") is None and is_modern_post(message, self._header("mcp-protocol-version")):
+            return self._post_modern(message, json_ok, sse_ok)                # rule 8
         if app.stateless:
             return self._post_stateless(message, json_ok, sse_ok)
         session_id = self._header("mcp-session-id")
@@ -237,8 +247,12 @@ class McpRequestHandler(BodyIO, OtherRoutes, BaseHTTPRequestHandler):
     def _direct(self, answer, headers) -> None:
         """Called on the thread that sends a lone JSON answer (a pool worker): write it now."""
         self._direct_answer = answer
+        status = 200
+        if getattr(self, "_modern", False) and isinstance(answer, ErrorResponse) and \
+                answer.error.code == MISSING_REQUIRED_CLIENT_CAPABILITY:
+            status = status_for(answer.error.code)      # rule 8: 400, as the spec says
         try:
-            self._json(200, answer, headers)
+            self._json(status, answer, headers)
         except Exception as exc:                  # the client went away: never the session's problem
             log.debug("writing an answer failed: %s", exc)
             self.close_connection = True
@@ -248,7 +262,11 @@ class McpRequestHandler(BodyIO, OtherRoutes, BaseHTTPRequestHandler):
         conn = stream.conn
         first = None
         if stream.mode != "sse":
-            first = conn.queue.get()
+            first = self._next(conn, transport, stream)
+            if first is CANCELLED:                 # rule 8: the client hung up; nobody to answer
+                transport.end_post(stream)
+                self.close_connection = True
+                return None
             if first is WRITTEN:
                 transport.end_post(stream)
                 return [self._direct_answer]
@@ -259,7 +277,7 @@ class McpRequestHandler(BodyIO, OtherRoutes, BaseHTTPRequestHandler):
                     replies.append(item[1])
                     if item[2]:
                         break
-                    item = conn.queue.get()
+                    item = self._next(conn, transport, stream)
                 else:
                     if item is STOP:
                         replies += [ErrorResponse(rid, ErrorObject(INTERNAL_ERROR, "the session closed "
@@ -297,7 +315,7 @@ class McpRequestHandler(BodyIO, OtherRoutes, BaseHTTPRequestHandler):
                     if deadline is not None:
                         wait = max(0.0, min(wait, deadline - time.monotonic()))
                     try:
-                        item = conn.queue.get(timeout=wait)
+                        item = self._next(conn, transport, stream, wait)
                     except queue.Empty:
                         if deadline is not None and time.monotonic() >= deadline:
                             if resume_id is not None:         # SEP-1699 polling: the client comes back
@@ -333,23 +351,47 @@ class McpRequestHandler(BodyIO, OtherRoutes, BaseHTTPRequestHandler):
         else:
             transport.detach(stream, conn)
 
-    # ------------------------------------------------------------------ stateless POST
-    def _post_stateless(self, message, json_ok: bool, sse_ok: bool) -> None:
-        """Stateless mode (rule 3): a fresh session per POST, pre-initialized unless it is the initialize."""
-        if not self._version_ok():
-            return
-        version = self._header("mcp-protocol-version") or lifecycle.HTTP_DEFAULT_REVISION
-        items = message if isinstance(message, list) else [message]
-        if not any(isinstance(m, Request) for m in items):       # nothing to answer, no session to tell
-            errors = [ErrorResponse(b.id, ErrorObject(b.code, b.message)) for b in items
-                      if isinstance(b, InvalidMessage)]
-            return self._json(400, errors) if errors else self._head(202)
+    # ------------------------------------------------------------------ modern POST (2026-07-28)
+    def _post_modern(self, message, json_ok: bool, sse_ok: bool) -> None:
+        """Rule 8: one request, checked (http_modern.py rules 2 to 4), then served on a
+        session of its own that ends with the response."""
+        if isinstance(message, list):
+            return self._error(400, INVALID_REQUEST, "Bad Request: JSON-RPC batches are not part of protocol "
+                                                     "revision 2026-07-28")
+        if isinstance(message, InvalidMessage):
+            return self._json(400, ErrorResponse(message.id, ErrorObject(message.code, message.message)))
+        if not isinstance(message, Request):
+            return self._head(202)
+        try:
+            self.app.server.check_modern_request(message.method, message.params,
+                                                 lambda version: self._modern_header_problem(message, version))
+        except McpError as exc:
+            return self._json(status_for(exc.code), ErrorResponse(message.id, ErrorObject(exc.code, exc.message,
+                                                                                           exc.data)))
+        if message.method == "subscriptions/listen":     # a stream by nature, whatever the response mode
+            if not sse_ok:
+                return self._error(406, INVALID_REQUEST, "Not Acceptable: subscriptions/listen answers with "
+                                                         "text/event-stream")
+            json_ok = False
         transport = self.app.stateless_session(owner=self._access)
-        session = transport.session
-        if not (isinstance(message, Request) and message.method == "initialize"):
-            session.state = lifecycle.READY
-            session.protocol_version = version
+        self._modern = True
         try:
             self._post_messages(transport, message, json_ok, sse_ok, [])
         finally:
-            session.close("stateless request done")
+            self._modern = False
+            transport.session.close("request done")
+
+    def _modern_header_problem(self, message, version: str):
+        """http_modern.py rules 3 and 6: the standard headers, then a tool's Mcp-Param-* headers."""
+        problem = header_problem(self._header, message, version)
+        if problem is not None or message.method != "tools/call":
+            return problem
+        params = message.params if isinstance(message.params, dict) else {}
+        name = params.get("name")
+        tool = self.app.server.tools.get(name) if isinstance(name, str) else None
+        try:
+            annotations = param_annotations(tool.input_schema) if tool is not None else {}
+        except ValueError as exc:                 # our own tool is invalid: nothing to check against
+            log.warning("tool %r: %s", name, exc)
+            return None
+        return param_problem(self._header, annotations, params.get("arguments") or {})

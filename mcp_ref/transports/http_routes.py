@@ -8,17 +8,20 @@ Spec: basic/transports#listening-for-messages-from-the-server,
 #session-management, basic/authorization, 2024-11-05 basic/transports#http-with-sse.
 """
 import json
+import logging
 import queue
 from urllib.parse import parse_qs, urlsplit
 
+from .. import lifecycle
+from ..messages import ErrorObject, ErrorResponse
 from ..errors import INVALID_REQUEST, InvalidMessage
 from ..messages import Request, decode, encode
 from ._sse import accepts, format_event
 from ..auth.resource_server import Refusal
 
-
-
 from .http_body import SESSION_HEADER
+
+log = logging.getLogger("mcp_ref.http")
 
 
 class OtherRoutes:
@@ -168,10 +171,11 @@ class OtherRoutes:
         if not app.legacy_sse:
             return self._error(404, INVALID_REQUEST, "Not Found")
         session_id = parse_qs(urlsplit(self.path).query).get("session_id", [None])[0]
-        if session_id is None:
-            return self._error(400, INVALID_REQUEST, "Bad Request: session_id is required")
-        transport = app.lookup(session_id, legacy=True)
+        transport = app.lookup(session_id, legacy=True) if session_id is not None else None
         if transport is None or not self._owned(transport):
+            self.close_connection = True        # rule 1: the body stays unread, so the connection ends
+            if session_id is None:
+                return self._error(400, INVALID_REQUEST, "Bad Request: session_id is required")
             return self._error(404, INVALID_REQUEST, "Not Found: unknown or expired session")
         body = self._read_body()
         if body is None:
@@ -184,3 +188,24 @@ class OtherRoutes:
             return
         transport.push(message)
         self._head(202)
+
+    # ------------------------------------------------------------------ stateless POST
+    def _post_stateless(self, message, json_ok: bool, sse_ok: bool) -> None:
+        """Stateless mode (rule 3): a fresh session per POST, pre-initialized unless it is the initialize."""
+        if not self._version_ok():
+            return
+        version = self._header("mcp-protocol-version") or lifecycle.HTTP_DEFAULT_REVISION
+        items = message if isinstance(message, list) else [message]
+        if not any(isinstance(m, Request) for m in items):       # nothing to answer, no session to tell
+            errors = [ErrorResponse(b.id, ErrorObject(b.code, b.message)) for b in items
+                      if isinstance(b, InvalidMessage)]
+            return self._json(400, errors) if errors else self._head(202)
+        transport = self.app.stateless_session(owner=self._access)
+        session = transport.session
+        if not (isinstance(message, Request) and message.method == "initialize"):
+            session.state = lifecycle.READY
+            session.protocol_version = version
+        try:
+            self._post_messages(transport, message, json_ok, sse_ok, [])
+        finally:
+            session.close("stateless request done")

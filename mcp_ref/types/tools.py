@@ -14,7 +14,7 @@ Spec: server/tools#tool, server/tools#tool-result; schema: Tool,
 ToolAnnotations, ToolExecution, CallToolResult, ListToolsResult.
 """
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from .base import Model, spec_field
 from .content import ContentBlock
@@ -58,7 +58,8 @@ class Tool(Model):
 @dataclass
 class CallToolResult(Model):
     content: list[ContentBlock]
-    structured_content: Optional[dict] = spec_field(since="2025-06-18")
+    # An object up to 2025-11-25; any JSON value since 2026-07-28 (SEP-2106), so read as any.
+    structured_content: Optional[Any] = spec_field(since="2025-06-18")
     is_error: bool = spec_field(False, omit_default=True)
     meta: Optional[dict] = None
 
