@@ -19,7 +19,11 @@ What is compared:
 
 Figures: sequential round-trip latency (median, p99 of every call) and the
 throughput of 8 threads calling at once (the floor: one ``requests.Session``
-per thread; mcp_ref: one shared ``Client``). All servers run for the whole
+per thread; mcp_ref: one shared ``Client``); the server's own CPU per
+sequential call (user + system from ``/proc/<pid>/stat`` around its blocks,
+Linux) and cold start (``Popen`` to the ``initialize`` answer, floor and
+mcp_ref spawned alternately), the server's cost alone, both read with the
+``requests`` driver: the floor against the "requests → mcp_ref server" row. All servers run for the whole
 benchmark and are measured in small alternating blocks, so machine noise hits
 all alike; latency figures are over every call, throughput the median of the
 rounds. Target: mcp_ref within 1.5x of the floor (latency ratio <= 1.5,
@@ -173,6 +177,34 @@ class McpRefDriver:
         self.client.close()
 
 
+def server_cpu(proc) -> float:
+    """User + system CPU seconds of a process so far (Linux), or NaN."""
+    try:
+        with open(f"/proc/{proc.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+def cold_start(name: str, source: str) -> float:
+    """Seconds from ``Popen`` to the answer to ``initialize`` (the server's cost alone)."""
+    import requests
+    start = time.perf_counter()
+    server = ServerProcess(name, source)
+    try:
+        with requests.Session() as http:
+            init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}
+            reply = http.post(server.url, data=json.dumps(init), headers={
+                "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+            reply.raise_for_status()
+            elapsed = time.perf_counter() - start
+    finally:
+        server.stop()
+    return elapsed
+
+
 def percentile(values, q: float) -> float:
     ordered = sorted(values)
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
@@ -234,10 +266,13 @@ def run(args) -> dict:
         names = [name for name, _, _ in PLAN]
         times = {name: [] for name in names}
         rates = {name: [] for name in names}
+        cpu = {name: 0.0 for name in names}
         for block in range(args.blocks):
             order = names[block % len(names):] + names[:block % len(names)]
             for name in order:
+                before = server_cpu(servers[name].proc)
                 times[name] += sequential(drivers[name], args.calls // args.blocks, 0)
+                cpu[name] += server_cpu(servers[name].proc) - before
         for round_number in range(args.rounds):
             order = names[round_number % len(names):] + names[:round_number % len(names)]
             for name in order:
@@ -247,9 +282,19 @@ def run(args) -> dict:
             driver.close()
         for server in servers.values():
             server.stop()
-    return {name: {"median_us": statistics.median(times[name]) * 1e6,
-                   "p99_us": percentile(times[name], 0.99) * 1e6,
-                   "throughput_per_s": statistics.median(rates[name])} for name in times}
+    starts = {"floor": [], "mcp_ref": []}
+    sources = {"floor": FLOOR_SERVER, "mcp_ref": MCP_REF_SERVER}
+    for spawn in range(args.spawns):
+        for name in (list(starts) if spawn % 2 == 0 else list(starts)[::-1]):
+            starts[name].append(cold_start(name, sources[name]))
+    calls = args.blocks * (args.calls // args.blocks)
+    figures = {name: {"median_us": statistics.median(times[name]) * 1e6,
+                      "p99_us": percentile(times[name], 0.99) * 1e6,
+                      "throughput_per_s": statistics.median(rates[name]),
+                      "server_cpu_us": cpu[name] / calls * 1e6} for name in times}
+    figures["floor"]["cold_start_ms"] = statistics.median(starts["floor"]) * 1e3
+    figures["requests → mcp_ref server"]["cold_start_ms"] = statistics.median(starts["mcp_ref"]) * 1e3
+    return figures
 
 
 def main(argv=None) -> int:
@@ -259,8 +304,8 @@ def main(argv=None) -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     args.rounds = args.rounds or (1 if args.quick else 3)
-    args.calls, args.blocks, args.warmup, args.per_thread = \
-        (300, 3, 50, 100) if args.quick else (3000, 15, 300, 500)
+    args.calls, args.blocks, args.warmup, args.per_thread, args.spawns = \
+        (300, 3, 50, 100, 2) if args.quick else (3000, 15, 300, 500, 10)
     try:
         figures = run(args)
     except BenchError as exc:
@@ -269,6 +314,9 @@ def main(argv=None) -> int:
     floor, ours = figures["floor"], figures["mcp_ref"]
     ratios = {"median_us": ours["median_us"] / floor["median_us"], "p99_us": ours["p99_us"] / floor["p99_us"],
               "throughput_per_s": ours["throughput_per_s"] / floor["throughput_per_s"]}
+    served = figures["requests → mcp_ref server"]
+    ratios["server_cpu_us"] = served["server_cpu_us"] / floor["server_cpu_us"]
+    ratios["cold_start_ms"] = served["cold_start_ms"] / floor["cold_start_ms"]
     met = ratios["median_us"] <= TARGET and ratios["throughput_per_s"] >= 1 / TARGET
     if args.json:
         print(json.dumps({"figures": figures, "ratios": ratios, "target_met": met, "calls": args.calls,
@@ -283,6 +331,11 @@ def main(argv=None) -> int:
         print(f"{name:28}{row['median_us']:>13.0f} µs{row['p99_us']:>11.0f} µs{row['throughput_per_s']:>10.0f} /s")
     print(f"{'mcp_ref / floor':28}{ratios['median_us']:>15.2f}x{ratios['p99_us']:>13.2f}x"
           f"{ratios['throughput_per_s']:>13.2f}x")
+    print(f"\nthe server's own cost (requests driver): CPU per sequential call {floor['server_cpu_us']:.0f} µs "
+          f"(floor), {served['server_cpu_us']:.0f} µs (mcp_ref server), {ratios['server_cpu_us']:.2f}x; "
+          f"cold start (Popen → initialize answer, median of {args.spawns}) {floor['cold_start_ms']:.1f} ms (floor), "
+          f"{served['cold_start_ms']:.1f} ms (mcp_ref server), {ratios['cold_start_ms']:.2f}x "
+          f"(issue 17 wishes <= 1.2x for both)")
     print(f"\ntarget: latency <= {TARGET}x the floor, throughput >= 1/{TARGET}x: {'met' if met else 'MISSED'}")
     return 0 if met else 1
 

@@ -10,7 +10,7 @@ basic/lifecycle#timeouts):
 2. ``report_progress`` sends ``notifications/progress`` only when the caller
    gave a token, with strictly increasing values, and never after the
    request finished.
-3. A caller's ``Pending.result()`` waits on its own Event, so the waiting
+3. A caller's ``Pending.result()`` waits on its own waiter, so the waiting
    thread is its own timer: on timeout it raises ``RequestTimeout`` and sends
    ``notifications/cancelled`` (never for ``initialize``). With
    ``reset_on_progress`` each progress notification restarts the timeout,
@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import threading
 import time
+from _thread import allocate_lock as _allocate_lock
 
 from . import lifecycle
 from .errors import McpError, RequestCancelled, RequestTimeout, SessionError
@@ -49,13 +50,22 @@ _EVENT_LOCK = threading.Lock()
 
 
 class _Waiter:
-    """A request we sent. The reader fills ``reply`` and sets ``done``; so do cancel and close.
-    ``ordered``: settle after queued progress callbacks (see _on_response)."""
-    __slots__ = ("method", "on_progress", "done", "reply", "heard_at", "ordered")
+    """A request we sent. The reader settles it with the reply; so do cancel and close.
+    ``ordered``: settle after queued progress callbacks (see _on_response).
+
+    Two bare locks, not a ``threading.Event``: ``_done`` is held from the start and
+    released by the one ``settle`` that wins ``_once``; the caller waits by acquiring
+    it. An Event is a Condition over a lock and makes another lock for every wait:
+    per request that was a measurable share of the client's CPU with many threads
+    calling at once (issue 17, the client under concurrency)."""
+    __slots__ = ("method", "on_progress", "_done", "_once", "settled", "reply", "heard_at", "ordered")
 
     def __init__(self, method: str, on_progress=None):
         self.method, self.on_progress = method, on_progress
-        self.done = threading.Event()
+        self._done = _allocate_lock()
+        self._done.acquire()
+        self._once = _allocate_lock()
+        self.settled = False                 # True once ``reply`` is final
         self.reply = None
         self.heard_at = time.monotonic()
         self.ordered = False
@@ -63,9 +73,16 @@ class _Waiter:
     def settle(self, reply) -> None:
         """Record the reply and wake the caller; the first settle wins (a reply,
         a timeout, a cancellation or close), later ones are ignored (rule 4)."""
-        if not self.done.is_set():
+        if self._once.acquire(False):        # the first settle wins; later ones are dropped
             self.reply = reply
-            self.done.set()
+            self.settled = True
+            self._done.release()
+
+    def wait(self, timeout: float) -> bool:
+        """Block until settled, at most ``timeout`` seconds; whether it is."""
+        if self._done.acquire(True, timeout):
+            self._done.release()             # stays open for any later look
+        return self.settled
 
 
 class RequestContext:
@@ -230,10 +247,10 @@ class Pending:
     def result(self) -> dict:
         """Block until the reply. Raises McpError, RequestTimeout, RequestCancelled, ConnectionClosed."""
         waiter = self._waiter
-        if not waiter.done.is_set():
+        if not waiter.settled:
             self._before_blocking()
         try:
-            while not waiter.done.is_set():
+            while not waiter.settled:
                 since = waiter.heard_at if self._reset else self._start
                 deadline = since + self._timeout
                 if self._max_total is not None:
@@ -243,9 +260,9 @@ class Pending:
                     elapsed = time.monotonic() - self._start
                     self.cancel(f"timed out after {elapsed:.3g} s")
                     raise RequestTimeout(waiter.method, self._timeout)
-                waiter.done.wait(remaining)
+                waiter.wait(remaining)
         except BaseException:
-            if not waiter.done.is_set():         # Ctrl-C in a script, for example
+            if not waiter.settled:               # Ctrl-C in a script, for example
                 self.cancel("the caller stopped waiting")
             raise
         finally:
@@ -262,7 +279,7 @@ class Pending:
         """Abandon the request: the waiter fails with RequestCancelled and the peer
         is sent ``notifications/cancelled`` (never for ``initialize``)."""
         waiter = self._waiter
-        if waiter.done.is_set():
+        if waiter.settled:
             return
         waiter.settle(RequestCancelled(f"{waiter.method} (id {self.id}) cancelled"
                                        + (f": {reason}" if reason else "")))
@@ -342,7 +359,7 @@ def _call_progress(item) -> None:
     """Run a caller's progress callback (on the notify thread, session rule 4),
     unless the request was abandoned meanwhile."""
     waiter, params = item
-    if waiter.done.is_set():
+    if waiter.settled:
         return                                     # abandoned (timeout, cancel, close)
     waiter.on_progress(params.get("progress"), params.get("total"), params.get("message"))
 

@@ -360,11 +360,15 @@ class Inbound:
             with self._lock:
                 self._inbound.pop(request.id, None)
                 self._replying += 1                # until sent: the EOF grace waits for it (rule 5)
+        pool = self._pool
+        inline = pool is not None and pool.replying(True)   # rule 10: while this answer is written
         try:
             if ctx.is_cancelled():                 # Spec: receivers SHOULD NOT respond
                 reply = None
             self._reply(reply, request.id, batch)
         finally:
+            if inline:
+                pool.replying(False)               # the next job of a batch is user code again
             with self._lock:
                 self._replying -= 1
 

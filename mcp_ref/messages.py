@@ -172,15 +172,23 @@ _JSON_SPACE = " \t\n\r"
 
 
 def _parse(data: str | bytes):
-    """``json.loads`` for one UTF-8 frame (an optional BOM is skipped)."""
+    """``json.loads`` for one UTF-8 frame (an optional BOM is skipped).
+
+    Whitespace around the JSON text (a frame's newline) is stepped over, not
+    stripped: stripping would copy the whole frame, a cost that grows with the
+    payload (bench/bench_growth.py, payload curve)."""
     if not isinstance(data, str):
-        data = bytes(data).decode("utf-8")
+        data = str(data, "utf-8")
         if data[:1] == "\ufeff":
             data = data[1:]
-    text = data.strip(_JSON_SPACE)
-    obj, end = _raw_decode(text)
-    if end != len(text):
-        raise json.JSONDecodeError("Extra data", text, end)
+    start = 0
+    if data[:1] in _JSON_SPACE:            # rare: leading whitespace (or nothing at all)
+        start = len(data) - len(data.lstrip(_JSON_SPACE))
+        if start == len(data):
+            raise json.JSONDecodeError("Expecting value", data, start)
+    obj, end = _raw_decode(data, start)
+    if end != len(data) and not (end == len(data) - 1 and data[end] == "\n") and data[end:].strip(_JSON_SPACE):
+        raise json.JSONDecodeError("Extra data", data, end)
     return obj
 
 
@@ -308,12 +316,14 @@ _iterencode = json.encoder.c_make_encoder(
 _encode_slow = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 
-def _dumps(obj) -> str:
-    """One compact JSON text; anything JSON cannot carry is an EncodeError (rule 7)."""
+def _dumps(obj, end: str = "") -> str:
+    """Compact JSON text of ``obj`` followed by ``end`` (a frame's newline: joined in
+    here, so a large message is not copied once more to append it)."""
     try:
         if _iterencode is not None:
-            return "".join(_iterencode(obj, 0))
-        return _encode_slow(obj)
+            chunks = _iterencode(obj, 0)
+            return "".join((*chunks, end)) if end else "".join(chunks)
+        return _encode_slow(obj) + end
     except (TypeError, ValueError, RecursionError) as exc:
         raise EncodeError(f"cannot encode the message as JSON: {exc}") from None
 
@@ -336,9 +346,12 @@ def encode_line(message) -> bytes:
         EncodeError: the message holds a value JSON cannot carry, or text that is
             not Unicode (a lone surrogate).
     """
-    text = encode(message)
+    if isinstance(message, list):
+        text = _dumps([m.to_dict() for m in message], "\n")
+    else:
+        text = _dumps(message.to_dict(), "\n")
     try:
-        return text.encode("utf-8") + b"\n"
+        return text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise unencodable_text(exc) from None
 

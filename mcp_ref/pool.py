@@ -19,7 +19,8 @@ P2. Inline. The reader runs the job it read on its own thread, then reads on,
 P3. Takeover. An inline job that runs longer than ``INLINE_TAKEOVER`` loses
     the reading role to another thread; the ``standby`` thread watches for
     that (``_standby``), polling only while jobs flow and sleeping untimed
-    when the session is idle.
+    when the session is idle. Not while the job writes its answer and the
+    transport says nothing waits to be read (session rule 10, ``replying``).
 P4. Before blocking. A job that is about to wait on the peer (a nested
     request) hands the reading role on at once, so the reply can be read
     (``before_blocking``).
@@ -101,7 +102,8 @@ class Pool:
     ``learn``, ``slow``, ``busy``, ``threads``.
     """
 
-    def __init__(self, name: str, max_workers: int, read: Callable, control: Callable, start_helper: Callable):
+    def __init__(self, name: str, max_workers: int, read: Callable, control: Callable, start_helper: Callable,
+                 input_waiting: Callable | None = None):
         self._name, self._read, self._control, self._start_helper = name, read, control, start_helper
         self._lock = lock = threading.Lock()     # taken bare on the hot path (no Condition layer)
         self._cv = threading.Condition(lock)            # followers wait here
@@ -116,6 +118,8 @@ class Pool:
         self._inline_since: float | None = None
         self._inline_count = 0
         self._standby_asleep = False
+        self._inline_replying = False  # P3, session rule 10: the inline job is writing its answer
+        self._input_waiting = input_waiting
         self.slow: dict = {}           # P5: (method, name or uri) -> True
 
     # ------------------------------------------------------------------ the session's side
@@ -179,6 +183,7 @@ class Pool:
         with self._lock:
             if self._inline_thread is threading.current_thread():
                 self._inline_thread = self._inline_since = None
+                self._inline_replying = False
                 return True
             return False
 
@@ -188,6 +193,14 @@ class Pool:
             self._reading_done = True
             self._leading = False
             self._cv.notify_all()
+
+    def replying(self, on: bool) -> bool:
+        """Session rule 10 (P3): the inline job is writing its answer (``on``), or is
+        done writing. Returns whether the caller is the thread serving inline."""
+        if self._inline_thread is not threading.current_thread():
+            return False
+        self._inline_replying = on
+        return True
 
     def before_blocking(self) -> None:
         """P4: called before a wait the library controls (a request to the peer): a
@@ -208,6 +221,7 @@ class Pool:
         """Take the reading role from the thread serving inline and give it to another
         (P3, P4, P5): wake an idle follower, or start one."""
         self._inline_thread = self._inline_since = None
+        self._inline_replying = False
         self._leading = False
         if self._idle:
             self._cv.notify()
@@ -246,8 +260,9 @@ class Pool:
         with self._lock:
             while not self._reading_done:
                 since = self._inline_since
-                if since is not None and time.monotonic() - since >= INLINE_TAKEOVER:
-                    self._release_locked()
+                if since is not None and time.monotonic() - since >= INLINE_TAKEOVER and not (
+                        self._inline_replying and self._input_waiting is not None and not self._input_waiting()):
+                    self._release_locked()             # (session rule 10: an answer being written keeps it)
                 if self._inline_count != seen or self._inline_since is not None:
                     seen, quiet = self._inline_count, 0
                 else:

@@ -55,22 +55,37 @@ Rules:
    the reader would; requests run on the shared pool, at most ``max_workers``
    at once (``workers.Lane``), and rule 4's work runs there one job at a time,
    in order. An idle session then holds no thread at all.
-
+10. A reader serving inline that has finished the handler and is writing
+   its answer keeps the reading role past ``INLINE_TAKEOVER`` while the
+   transport says no input is waiting (``transport.input_waiting()``: stdio
+   asks ``select``; pool.py P3). Why: a large answer takes tens of ms to encode and
+   write; handing the role on then moved every next request to another
+   thread, and the last request's megabytes were freed at once each time, so
+   the C allocator gave them back to the system and faulted them in again on
+   every call (~1.4x the floor's CPU at 1-4 MB, almost all of it system
+   time: ``bench/bench_growth.py``, payload). Kept on one thread, the last
+   request stays referenced until the next is read, as in the floor's loop,
+   and its memory is reused (peak memory: about one payload more). Nothing
+   that matters is left unread: a peer blocked writing to us has filled the
+   pipe, which ``select`` sees, and the role is handed on as before; lines
+   already buffered were written in full, so their writer is free to read
+   our answer. A transport without ``input_waiting``, or one that cannot
+   tell, is handed on as before.
 The reader loop (``_read``) is plain: receive, route (``_route``), and hand
 the job to the pool, which says where it runs (pool.py draws the thread
 roles). This module holds what a caller uses (the public API, writing,
-closing); the inbound half (the reader loop, routing, serving) is inbound.py,
-mixed in. Each half reads in one sitting.
+closing); the inbound half (the reader loop, routing, serving) is inbound.py
+and the closing (rule 5) closing.py, both mixed in. Each reads in one sitting.
 """
 from __future__ import annotations
 
 import itertools
 import threading
-import time
 
 from .calls import CancelToken, Pending, RequestContext, _Waiter
-from .errors import ConnectionClosed, InvalidMessage, McpError, RequestTimeout, SessionError, get_logger
-from .inbound import _STOP, Inbound
+from .errors import ConnectionClosed, InvalidMessage, SessionError, get_logger
+from .closing import Closing
+from .inbound import Inbound
 from .messages import EncodeError, ErrorObject, ErrorResponse, Notification, Request, unencodable_text
 from .pool import Pool
 
@@ -90,7 +105,7 @@ MAX_PROGRESS_LISTENERS = 1024   # listen_progress beyond this forgets the oldest
 MAX_TOTAL_FACTOR = 10      # hard cap on a progress-extended wait, in multiples of its timeout
 
 
-class Session(Inbound):
+class Session(Inbound, Closing):
     """One end of an MCP connection. See the module docstring for the rules.
 
     Args:
@@ -145,7 +160,8 @@ class Session(Inbound):
             from .workers import Lane
             self._jobs, self._serial = Lane(executor, max_workers), Lane(executor, 1)
         else:
-            self._pool = Pool(name, max_workers, self._read, self._control_put, self._start_helper)
+            self._pool = Pool(name, max_workers, self._read, self._control_put, self._start_helper,
+                              input_waiting=getattr(transport, "input_waiting", None))   # rule 10
 
     # ------------------------------------------------------------------ public API
     def start(self) -> "Session":
@@ -316,84 +332,3 @@ class Session(Inbound):
         """Drop the waiter of a request nobody waits for any more (calls.py rule 4)."""
         with self._lock:
             self._outbound.pop(request_id, None)
-
-    # ------------------------------------------------------------------ closing
-    def _let_finish(self, reason: str) -> None:
-        """The peer's input ended (rule 5): nothing more will be read, but the requests
-        already read may still finish and be answered, for at most ``eof_grace`` seconds."""
-        if self._eof_grace <= 0:
-            return
-        pool = self._pool
-        if pool is not None:
-            pool.stop()                            # followers drain the backlog, then stop
-        with self._lock:                           # a stream only the peer could end (subscriptions/listen)
-            streams = [ctx for ctx in self._inbound.values() if ctx.ends_with_input]
-        for ctx in streams:
-            ctx._cancel()
-        deadline = time.monotonic() + self._eof_grace
-        while time.monotonic() < deadline:
-            with self._lock:
-                due = self._inbound or self._replying
-            if not (due or (pool is not None and pool.busy())) or self._closed_event.wait(0.005):
-                return
-        log.info("%s: %s; requests still running after %.1f s are cancelled", self._name, reason,
-                 self._eof_grace)
-
-    def _on_close(self, reason: str) -> None:
-        """Rule 5, once: fail every pending request with ConnectionClosed, cancel every
-        request being served, stop the pool and helpers, close the transport, then
-        call ``on_close``. Any thread may get here first; the others find it done."""
-        with self._lock:
-            if self.closed:
-                return
-            details = {}
-            getter = getattr(self.transport, "close_details", None)
-            self.closed = True
-            self._closing_thread = threading.current_thread()
-            outbound, self._outbound = self._outbound, {}
-            self._listening = {}
-            inbound = list(self._inbound.values())
-            helper_queues = (self._notices, self._control)
-        if getter is not None:
-            try:
-                details = getter() or {}
-            except Exception:
-                details = {}
-        self.close_error = ConnectionClosed(reason, exit_code=details.get("exit_code"),
-                                            stderr_tail=details.get("stderr_tail", ""),
-                                            late_details=details.get("late"))
-        for waiter in outbound.values():
-            waiter.settle(self.close_error)
-        for ctx in inbound:
-            ctx._cancel()
-        if self._pool is not None:
-            self._pool.stop()
-        for q in helper_queues:
-            if q is not None:
-                q.put(_STOP)
-        if self._jobs is not None:
-            self._jobs.close()                    # requests not started never start (rule 5)
-        try:
-            self.transport.close()
-        except Exception:
-            log.debug("%s: transport close failed", self._name, exc_info=True)
-        self._closed_event.set()
-        if self._on_close_cb is not None:
-            try:
-                self._on_close_cb(self)
-            except Exception:
-                log.exception("%s: on_close callback failed", self._name)
-
-    def _keepalive(self) -> None:
-        """Spec: basic/utilities/ping: a peer that does not answer may be disconnected."""
-        while not self._closed_event.wait(self._ping_interval):
-            try:
-                self.ping(timeout=self._ping_interval)
-            except RequestTimeout:
-                log.warning("%s: the peer did not answer ping; closing", self._name)
-                self._on_close("the peer did not answer ping")
-                return
-            except McpError:
-                continue                            # an answer, even an error, proves liveness
-            except SessionError:
-                return

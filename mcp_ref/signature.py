@@ -308,16 +308,19 @@ def context_params(fn, skip: tuple = ()) -> list:
             if kind.name not in _SKIPPED_KINDS and _is_context(hints.get(name, Any), skip)]
 
 
-def input_schema(fn, *, skip: tuple = ()) -> dict:
+def input_schema(fn, *, skip: tuple = (), fast=None, docs: dict | None = None) -> dict:
     """The ``inputSchema`` of ``fn``: an object with a property per parameter.
 
     Parameters without a default are required; JSON defaults appear as
     ``default``; descriptions from ``Annotated``, else the docstring's ``Args:``.
     ``*args``, ``**kwargs`` and parameters typed as one of ``skip`` are left
-    out; a positional-only parameter raises TypeError (arguments go by name)."""
-    fast = signature_fast.fast_parameters(fn, skip)
+    out; a positional-only parameter raises TypeError (arguments go by name).
+    ``fast`` and ``docs``: ``fast_parameters(fn, skip)`` and the docstring's
+    parameters, when the caller has read them already (server/tools.py)."""
+    if fast is None:
+        fast = signature_fast.fast_parameters(fn, skip)
     if fast is not None:
-        return _fast_input_schema(fast[0], parse_docstring(fn.__doc__)[1])
+        return _fast_input_schema(fast[0], docs if docs is not None else parse_docstring(fn.__doc__)[1])
     _load()
     docs = parse_docstring(getattr(_target(fn), "__doc__", None))[1]
     hints = _hints(_target(fn))

@@ -126,6 +126,9 @@ def _fast_return(fn):
 
 def _default_of(default):
     """A default as listed in a schema (JSON data), or NO_DEFAULT when it is not JSON."""
+    kind = type(default)
+    if kind is str or kind is int or kind is bool or default is None:
+        return default                              # JSON as it is: no round trip
     try:
         return json.loads(json.dumps(to_jsonable(default), allow_nan=False))
     except (TypeError, ValueError):

@@ -20,7 +20,7 @@ MAX_LINES = 400
 MIN_CORE_DENSITY = 0.5
 # The protocol core: no roles, no I/O but the session's threads (README, module map).
 CORE = ["errors.py", "messages.py", "peek.py", "types", "lifecycle.py", "calls.py", "session.py", "inbound.py",
-        "pool.py"]
+        "closing.py", "pool.py"]
 
 
 def counts(source: str) -> tuple:

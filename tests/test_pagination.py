@@ -100,6 +100,67 @@ def test_listing_pages_directly():
     assert paginate(gaps, {"cursor": make_cursor("x", 5)}, 1, "x") == (["i"], None)
 
 
+def test_a_listing_makes_each_wire_dict_once_per_revision():
+    """pagination.py rule 5: listing again reuses each item's wire dict; another revision
+    makes its own; a new Listing (after a change) starts afresh."""
+    made = []
+
+    def to_dict(item, version):
+        made.append((item, version))
+        return {"name": item, "revision": version}
+    listing = Listing(list(enumerate("abcde", start=1)))
+    first = listing.wire(None, 2, "x", "2025-11-25", to_dict)
+    assert first == ([{"name": "a", "revision": "2025-11-25"}, {"name": "b", "revision": "2025-11-25"}],
+                     make_cursor("x", 2))
+    again = listing.wire(None, 2, "x", "2025-11-25", to_dict)
+    assert again[0][0] is first[0][0] and len(made) == 2
+    listing.wire({"cursor": make_cursor("x", 2)}, 2, "x", "2025-11-25", to_dict)
+    assert [item for item, _ in made] == ["a", "b", "c", "d"]        # only the page asked for
+    listing.wire(None, 2, "x", "2025-03-26", to_dict)
+    assert made[-2:] == [("a", "2025-03-26"), ("b", "2025-03-26")]
+
+
+@pytest.mark.parametrize("kind", ["tools", "prompts", "resources", "resources/templates"])
+def test_listing_again_does_not_rebuild_the_items_and_a_change_does(kind):
+    """pagination.py rule 5 through a server: the second listing reuses the wire dicts
+    of the first; adding an item makes a new Listing, listed afresh."""
+    server = Server("many", page_size=3)
+
+    def add(i):
+        if kind == "tools":
+            server.add_tool(lambda: "", name=f"tool{i}")
+        elif kind == "prompts":
+            server.add_prompt(lambda: "", name=f"prompt{i}")
+        elif kind == "resources":
+            server.add_resource(f"text {i}", f"mem://r{i}")
+        else:
+            server.add_resource(lambda x: x, f"mem://t{i}/{{x}}")
+    for i in range(7):
+        add(i)
+    method, key = {"tools": ("tools/list", "tools"), "prompts": ("prompts/list", "prompts"),
+                   "resources": ("resources/list", "resources"),
+                   "resources/templates": ("resources/templates/list", "resourceTemplates")}[kind]
+    handle = server._request_handlers[method][0]
+
+    def list_all():
+        listed, cursor = [], None
+        while True:
+            result = handle(_Ctx(), {"cursor": cursor} if cursor else {})
+            listed += result[key]
+            cursor = result.get("nextCursor")
+            if cursor is None:
+                return listed
+    first, again = list_all(), list_all()
+    assert first == again and all(a is b for a, b in zip(first, again))
+    add(7)
+    after = list_all()
+    assert len(after) == 8 and after[:7] == first and not any(a is b for a, b in zip(first, after))
+
+
+class _Ctx:
+    protocol_version = "2025-11-25"
+
+
 class _CountingDict(dict):
     """A registry table that counts how often the whole of it is walked."""
     walks = 0

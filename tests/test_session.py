@@ -951,3 +951,74 @@ def test_requests_read_after_close_are_not_served():
         session.close()
         assert session.wait_closed(WAIT)
         assert unseen == [], f"requests {unseen} ran on after close, never cancelled (started: {started})"
+
+
+class _SlowAnswerTransport:
+    """Answers take as long as the standby needs to look at them: ``send`` of a
+    response waits until ``input_waiting`` was asked (and, when it says True, until
+    another thread reads). Records which thread reads each message."""
+
+    def __init__(self, inner, waiting: bool):
+        self.inner, self.waiting = inner, waiting
+        self.readers: list = []
+        self.asked, self.handed_on = threading.Event(), threading.Event()
+
+    def input_waiting(self) -> bool:
+        self.asked.set()
+        return self.waiting
+
+    def receive(self):
+        me = threading.current_thread()
+        if self.readers and me is not self.readers[-1]:
+            self.handed_on.set()
+        self.readers.append(me)
+        return self.inner.receive()
+
+    def send(self, message, related_id=None):
+        if hasattr(message, "result"):
+            self.asked.clear()
+            assert self.asked.wait(WAIT)           # the standby looked while we were writing
+            if self.waiting:
+                assert self.handed_on.wait(WAIT)   # and handed reading on
+        self.inner.send(message, related_id)
+
+    def close(self):
+        self.inner.close()
+
+
+@pytest.mark.parametrize("waiting", [False, True])
+def test_a_long_answer_keeps_the_reading_role_unless_input_is_waiting(monkeypatch, waiting):
+    """Rule 10: past INLINE_TAKEOVER while writing an answer, the reader keeps its role
+    when the transport has nothing to read, so the next request is read (and served)
+    on the same thread; with input waiting the role is handed on as before."""
+    monkeypatch.setattr(pool_module, "INLINE_TAKEOVER", 0.05)
+    peer_end, session_end = memory_pair()
+    peer = RawPeer(peer_end)
+    transport = _SlowAnswerTransport(session_end, waiting)
+    session = Session(transport, tools({"echo": lambda ctx, args: args["text"]}), name="mcp-answer").start()
+    try:
+        for request_id in (1, 2):
+            reply = peer.request(request_id, "tools/call", call("echo", text="x" * 1000))
+            assert text(reply["result"]) == "x" * 1000
+        first, second = transport.readers[0], transport.readers[1]
+        assert (first is second) is not waiting
+    finally:
+        session.close()
+
+
+def test_a_waiter_keeps_the_first_settlement_and_stays_open():
+    """calls.py: the waiter is two bare locks; the first settle wins (a reply racing a
+    close or a cancel), and once settled every wait returns at once."""
+    from mcp_ref.calls import _Waiter
+    waiter = _Waiter("tools/call")
+    assert not waiter.settled and waiter.wait(0.01) is False
+    settlers = [threading.Thread(target=waiter.settle, args=(i,)) for i in range(8)]
+    for thread in settlers:
+        thread.start()
+    for thread in settlers:
+        thread.join(WAIT)
+    assert waiter.settled and waiter.reply in range(8)
+    first = waiter.reply
+    waiter.settle("late")
+    assert waiter.reply == first
+    assert waiter.wait(WAIT) and waiter.wait(WAIT)

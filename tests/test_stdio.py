@@ -534,3 +534,31 @@ def test_a_server_that_dies_at_startup_fails_the_handshake_with_its_exit_code_an
     assert "boom: missing API key" in info.value.stderr_tail
     assert client.closed
     assert_reaped(transport.process)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="select on a pipe is POSIX")
+def test_the_server_transport_tells_whether_input_is_waiting():
+    """Session rule 10 asks this before keeping the reading role while an answer is written."""
+    from mcp_ref.transports.stdio import StdioServerTransport
+    read_fd, write_fd = os.pipe()
+    stdin = os.fdopen(read_fd, "rb")
+    transport = StdioServerTransport(stdin, io.BytesIO())
+    try:
+        assert transport.input_waiting() is False
+        os.write(write_fd, b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        assert transport.input_waiting() is True
+        assert transport.receive().method == "notifications/initialized"
+        assert transport.input_waiting() is False
+        assert StdioServerTransport(io.BytesIO(b""), io.BytesIO()).input_waiting() is True   # cannot tell
+    finally:
+        os.close(write_fd)
+        stdin.close()
+
+
+def test_frames_are_read_without_stripping_surrounding_whitespace():
+    """A frame's newline and blanks around the JSON are stepped over (messages._parse);
+    a blank line is skipped and a line of only blanks is no message."""
+    from mcp_ref.transports.stdio import StdioServerTransport
+    lines = b'\n  \r\n {"jsonrpc":"2.0","id":1,"method":"ping"} \r\n{"jsonrpc":"2.0","id":2,"method":"ping"}\n'
+    transport = StdioServerTransport(io.BytesIO(lines), io.BytesIO())
+    assert [transport.receive().id, transport.receive().id, transport.receive()] == [1, 2, None]

@@ -517,3 +517,57 @@ def test_a_positional_only_parameter_is_still_refused_at_registration():
         return a
     with pytest.raises(TypeError, match="positional-only parameter 'a'"):
         server.add_tool(positional)
+
+
+def test_preparing_a_tool_reads_its_signature_and_docstring_once(monkeypatch):
+    """server/tools.py rule 8: the schema and the binder share one read of the
+    signature and of the docstring (they were read twice each)."""
+    from mcp_ref import signature as signature_module
+    from mcp_ref import signature_fast
+    from mcp_ref.server import tools as tools_module
+    counts = {"fast_parameters": 0, "parse_docstring": 0}
+    # Where each is looked up: signature_fast's module attribute; parse_docstring by the
+    # name tools.py and signature.py imported.
+    for name, modules in (("fast_parameters", (signature_fast,)),
+                          ("parse_docstring", (tools_module, signature_module))):
+        original = getattr(modules[0], name)
+
+        def counting(*args, _original=original, _name=name, **kwargs):
+            counts[_name] += 1
+            return _original(*args, **kwargs)
+        for module in modules:
+            monkeypatch.setattr(module, name, counting)
+    server = Server("t")
+
+    @server.tool
+    def repeat(a: int, b: str = "x") -> str:
+        """Repeat b.
+
+        Args:
+            a: how many times
+        """
+        return b * a
+
+    tool = server.tools.get("repeat")
+    assert tool.input_schema == {"type": "object", "properties": {
+        "a": {"type": "integer", "description": "how many times"}, "b": {"type": "string", "default": "x"}},
+        "required": ["a"]}
+    assert tool.description == "Repeat b."
+    assert counts == {"fast_parameters": 1, "parse_docstring": 1}
+
+
+def test_a_tools_validators_are_compiled_on_its_first_call_not_on_listing():
+    """server/tools.py rule 8: listing needs the schemas, not their validators."""
+    server = Server("t")
+
+    @server.tool
+    def echo(text: str) -> str:
+        return text
+
+    with connected(server) as (client, _, _):
+        client.list_tools()
+        entry = server.tools._entries["echo"]
+        assert type(entry.check_input).__name__ == "_Checker" and entry.check_input.check is None
+        assert client.call_tool("echo", {"text": 1}).is_error            # checked all the same
+        assert type(entry.check_input).__name__ != "_Checker"             # compiled, and kept
+        assert client.call_tool("echo", {"text": "hi"}).content[0].text == "hi"

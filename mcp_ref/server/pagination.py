@@ -20,6 +20,12 @@ Rules:
    request after a change and shared by every page until the next change; a
    cursor is found in it by binary search. Rebuilding the list for every page
    made listing n items in pages of k cost n*n/k (``bench/bench_growth.py``).
+5. An item is turned into its wire dict once per protocol revision and kept
+   in the ``Listing`` (``Listing.wire``), so listing again costs what
+   sending does, not what building does (10,000 tools: the ``Tool`` object,
+   its ``to_dict`` and schema work were ~95% of a listing). A change makes a
+   new ``Listing``, which drops them; listed items are immutable models, and
+   a kept dict is only ever read (encoded), never changed.
 """
 from __future__ import annotations
 
@@ -59,22 +65,42 @@ class Listing:
     ``items[i]`` (rule 1). Never changed after it is made (rule 4), so pages are
     cut from it without a lock."""
 
-    __slots__ = ("serials", "items")
+    __slots__ = ("serials", "items", "_wire")
 
     def __init__(self, numbered):
         """``numbered``: ``(serial, item)`` pairs in increasing serial order."""
         self.serials = [serial for serial, _ in numbered]
         self.items = [item for _, item in numbered]
+        self._wire: dict = {}               # rule 5: revision -> [wire dict or None per item]
 
-    def page(self, params: dict | None, page_size: int | None, list_name: str) -> tuple:
-        """``(items of the page, next_cursor or None)`` for a list request's ``params``."""
+    def _bounds(self, params: dict | None, page_size: int | None, list_name: str) -> tuple:
         cursor = (params or {}).get("cursor")
         start = 0 if cursor is None else bisect_right(self.serials, _read_cursor(list_name, cursor))
         end = len(self.items)
         if page_size and end - start > page_size:
             end = start + page_size
-            return self.items[start:end], make_cursor(list_name, self.serials[end - 1])
-        return self.items[start:end], None
+            return start, end, make_cursor(list_name, self.serials[end - 1])
+        return start, end, None
+
+    def page(self, params: dict | None, page_size: int | None, list_name: str) -> tuple:
+        """``(items of the page, next_cursor or None)`` for a list request's ``params``."""
+        start, end, cursor = self._bounds(params, page_size, list_name)
+        return self.items[start:end], cursor
+
+    def wire(self, params: dict | None, page_size: int | None, list_name: str, version: str | None,
+             to_dict) -> tuple:
+        """``(wire dicts of the page, next_cursor or None)``: ``to_dict(item, version)`` made
+        once per item and revision (rule 5). Two threads may make the same dict at once;
+        either result is the same, and storing one is atomic."""
+        start, end, cursor = self._bounds(params, page_size, list_name)
+        kept = self._wire.get(version)
+        if kept is None:
+            kept = self._wire.setdefault(version, [None] * len(self.items))
+        items = self.items
+        for i in range(start, end):
+            if kept[i] is None:
+                kept[i] = to_dict(items[i], version)
+        return kept[start:end], cursor
 
 
 class NamedRegistry:
@@ -127,9 +153,9 @@ class NamedRegistry:
             listing = self._listing
             if listing is None:
                 listing = self._listing = Listing([(entry.serial, entry) for entry in self._entries.values()])
-        entries, cursor = listing.page(params, self.owner.page_size, self.KIND)
-        page = [self._item(entry) for entry in entries]
-        result = {self.KIND: [item.to_dict(ctx.protocol_version) for item in page]}
+        page, cursor = listing.wire(params, self.owner.page_size, self.KIND, ctx.protocol_version,
+                                    lambda entry, version: self._item(entry).to_dict(version))
+        result = {self.KIND: page}
         if cursor is not None:
             result["nextCursor"] = cursor
         return result

@@ -69,6 +69,10 @@ class _Entry:
         self.serial = next_serial()
 
 
+def _to_dict(item, version: Optional[str]) -> dict:
+    return item.to_dict(version)
+
+
 def _uri_param(params: dict, method: str) -> str:
     uri = params.get("uri")
     if not isinstance(uri, str):
@@ -163,27 +167,28 @@ class Resources:
             entry = self._templates.get(uri_template)
         return entry.item if entry is not None else None
 
-    def _page(self, table: dict, params: dict, list_name: str) -> tuple:
-        """A page of ``table``'s items, cut from its Listing (made once per change)."""
+    def _page(self, table: dict, params: dict, list_name: str, version: Optional[str]) -> tuple:
+        """The wire dicts of a page of ``table``'s items, cut from its Listing (made once
+        per change, each item's dict made once per revision: pagination.py rules 4, 5)."""
         with self._lock:
             listing = self._listings.get(id(table))
             if listing is None:
                 listing = self._listings[id(table)] = Listing([(e.serial, e.item) for e in table.values()])
-        return listing.page(params, self.owner.page_size, list_name)
+        return listing.wire(params, self.owner.page_size, list_name, version, _to_dict)
 
     # -- handlers
     def handle_list(self, ctx, params: dict) -> dict:
         """Spec: server/resources#listing-resources."""
-        page, cursor = self._page(self._static, params, "resources")
-        result = {"resources": [r.to_dict(ctx.protocol_version) for r in page]}
+        page, cursor = self._page(self._static, params, "resources", ctx.protocol_version)
+        result = {"resources": page}
         if cursor is not None:
             result["nextCursor"] = cursor
         return result
 
     def handle_templates_list(self, ctx, params: dict) -> dict:
         """Spec: server/resources#resource-templates."""
-        page, cursor = self._page(self._templates, params, "resources/templates")
-        result = {"resourceTemplates": [t.to_dict(ctx.protocol_version) for t in page]}
+        page, cursor = self._page(self._templates, params, "resources/templates", ctx.protocol_version)
+        result = {"resourceTemplates": page}
         if cursor is not None:
             result["nextCursor"] = cursor
         return result

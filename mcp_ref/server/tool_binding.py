@@ -44,6 +44,25 @@ def _compile(schema: dict) -> Callable:
         return check
 
 
+class _Checker:
+    """A schema's checker, compiled on its first use (tools.py rule 8): a listing needs
+    the schema, not its validator, and most tools of a large catalogue are never called."""
+
+    __slots__ = ("schema", "check")
+
+    def __init__(self, schema: dict):
+        self.schema, self.check = schema, None
+
+    def compiled(self) -> Callable:
+        check = self.check
+        if check is None:
+            check = self.check = _compile(self.schema)
+        return check
+
+    def __call__(self, instance) -> str | None:
+        return self.compiled()(instance)
+
+
 def _needs_conversion(hint) -> bool:
     """Could ``binding.bind_arguments`` turn a schema-valid JSON value of this type into
     something else? (Floats, enums, records, tuples, bytes... do; str, int, bool, lists

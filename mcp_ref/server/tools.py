@@ -63,11 +63,12 @@ import threading
 from types import FunctionType
 
 from .. import signature, signature_fast
+from ..docstrings import parse_docstring
 from ..errors import InvalidParamsError, UrlElicitationRequiredError, get_logger
 from .features import as_icons, as_model, next_serial
 from .pagination import NamedRegistry
 from .same_thread import SameThread
-from .tool_binding import _Binder, _compile, _direct_params
+from .tool_binding import _Binder, _Checker, _direct_params
 from .tool_results import error_result, tool_result
 
 TYPE_CHECKING = False
@@ -89,6 +90,8 @@ class ToolNameWarning(UserWarning):
 
 def tool_name_problem(name: str) -> str | None:
     """The naming rule ``name`` breaks, or None. Spec 2025-11-25: server/tools#tool-names."""
+    if 1 <= len(name) <= 128 and _NAME_CHARS.issuperset(name):
+        return None                                 # the common case, without building sets
     if not 1 <= len(name) <= 128:
         return f"tool names SHOULD be between 1 and 128 characters (this one has {len(name)})"
     bad = sorted(set(name) - _NAME_CHARS)
@@ -133,9 +136,9 @@ class _Entry:
         with _build_lock:
             if self._fields is None:
                 fields, self.bind, self.wrap = _analyse(self.fn, self.name, self.options, skip)
-                self.check_input = _compile(fields["input_schema"])
+                self.check_input = _Checker(fields["input_schema"])
                 output = fields["output_schema"]
-                self.check_output = _compile(output) if output is not None else None
+                self.check_output = _Checker(output) if output is not None else None
                 self._fields = fields                # last: a reader that sees it sees the rest
 
     @property
@@ -171,12 +174,16 @@ def _analyse(fn: Callable, name: str, options: dict, skip: tuple) -> tuple:
             output_schema = signature.output_schema(fn, wrap=True)   # {"result": ...}
             wrap = output_schema is not None
     description, input_schema = options["description"], options["input_schema"]
-    fields = {"name": name, "title": options["title"],
-              "description": description if description is not None else signature.description_of(fn),
-              "input_schema": input_schema if input_schema is not None else signature.input_schema(fn, skip=skip),
+    # The signature and the docstring are read once each, for the schema and the binder.
+    fast = signature_fast.fast_parameters(fn, skip)
+    docs = parse_docstring(fn.__doc__) if fast is not None else None
+    if description is None:
+        description = docs[0] if docs is not None else signature.description_of(fn)
+    if input_schema is None:
+        input_schema = signature.input_schema(fn, skip=skip, fast=fast, docs=docs and docs[1])
+    fields = {"name": name, "title": options["title"], "description": description, "input_schema": input_schema,
               "output_schema": output_schema, "annotations": options["annotations"], "icons": options["icons"],
               "meta": options["meta"], "task_support": options["task_support"]}
-    fast = signature_fast.fast_parameters(fn, skip)
     if fast is not None:
         params, inject = fast
     else:
@@ -279,7 +286,10 @@ class Tools(NamedRegistry):
         version = ctx.protocol_version
         if entry._fields is None:
             entry.prepare((self.context_class,))    # rule 8: the first call reads the signature
-        problem = entry.check_input(arguments)
+        check = entry.check_input
+        if type(check) is _Checker:                 # rule 8: compiled on the first call, then kept
+            check = entry.check_input = check.compiled()
+        problem = check(arguments)
         if problem:
             return error_result(f"Invalid arguments for tool {name}: {problem}", version)
         try:

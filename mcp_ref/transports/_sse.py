@@ -33,7 +33,6 @@ the event-stream format is the WHATWG HTML "server-sent events" section):
    stream goes on with the next event.
 """
 import re
-from dataclasses import dataclass
 from typing import Optional
 
 __all__ = ["format_event", "format_comment", "make_event_id", "split_event_id", "SseEvent", "EventParser",
@@ -83,13 +82,25 @@ def split_event_id(event_id: str) -> Optional[tuple]:
     return stream_id, int(seq)
 
 
-@dataclass
 class SseEvent:
-    data: str = ""
-    event: str = "message"
-    id: Optional[str] = None
-    retry: Optional[int] = None
-    oversized: int = 0          # rule 6: bytes held when the event outgrew the limit (0: it did not)
+    """One parsed event. A small hand-written class, not a ``@dataclass``: ``dataclasses``
+    loads ``inspect`` (and ``ast``, ``dis``, ``tokenize``), a start-up cost every HTTP
+    server would pay for a class only clients use (bench/bench_http.py, cold start)."""
+
+    __slots__ = ("data", "event", "id", "retry", "oversized")
+
+    def __init__(self, data: str = "", event: str = "message", id: Optional[str] = None,
+                 retry: Optional[int] = None, oversized: int = 0):
+        self.data, self.event, self.id, self.retry = data, event, id, retry
+        self.oversized = oversized     # rule 6: bytes held when the event outgrew the limit (0: it did not)
+
+    def __eq__(self, other):
+        if type(other) is not SseEvent:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
+
+    def __repr__(self):
+        return "SseEvent(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__) + ")"
 
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")

@@ -54,6 +54,10 @@ def _http_date() -> str:
 class BodyIO:
     """Reading the request body and writing the response (a mix-in)."""
 
+    def _header_all(self, name: str) -> list:
+        """Every value of a request header (lower-case name), in order."""
+        return [value for key, value in self.headers.raw_items() if key.lower() == name]
+
     # ------------------------------------------------------------------ writing
     def _head(self, status: int, headers=(), body: bytes = b"", *, stream: bool = False) -> None:
         """Write the status line, headers and (unless ``stream``) the whole body in one write."""
@@ -126,9 +130,9 @@ class BodyIO:
         ctype = self._header("content-type", "")
         if ctype.split(";")[0].strip().lower() != "application/json":
             return self._refuse(415, "Unsupported Media Type: Content-Type must be application/json")
-        codings = [c.strip().lower() for value in self.headers.get_all("Transfer-Encoding") or ()
+        codings = [c.strip().lower() for value in self._header_all("transfer-encoding")
                    for c in value.split(",") if c.strip()]
-        lengths = {v.strip() for v in self.headers.get_all("Content-Length") or ()}
+        lengths = {v.strip() for v in self._header_all("content-length")}
         if codings:
             if lengths:          # RFC 9112 §6.3: a request smuggling risk; refuse rather than guess
                 return self._refuse(400, "Bad Request: both Transfer-Encoding and Content-Length")

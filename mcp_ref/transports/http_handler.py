@@ -108,9 +108,12 @@ class McpRequestHandler(BodyIO, OtherRoutes, BaseHTTPRequestHandler):
             log.debug("%s - %s", self.address_string(), format % args)
 
     def _header(self, name: str, default=None):
-        """A request header by lower-case name (one pass over the headers per request)."""
+        """A request header by lower-case name (one pass over the headers per request).
+        Read raw (``raw_items``, as the request carried it): ``items`` and ``get_all``
+        run the email package's header policy on every header, which cost more per
+        call than the rest of the POST handling (bench/bench_http.py, server CPU)."""
         if self._headers is None:
-            self._headers = {key.lower(): value for key, value in self.headers.items()}
+            self._headers = {key.lower(): value for key, value in self.headers.raw_items()}
         return self._headers.get(name, default)
 
     # ------------------------------------------------------------------ dispatch
