@@ -15,10 +15,10 @@ from .lifecycle import LATEST_REVISION, SUPPORTED_REVISIONS
 # Server and Client load on first use (PEP 562), so a stdio server does not pay
 # for the client's modules at start-up, nor a client for the server's.
 _LAZY = {
-    "Server": ".server", "Context": ".server", "Client": ".client",
-    "Approval": ".approval", "Deny": ".approval",
+    "Server": ".server.server", "Context": ".server.server", "Client": ".client.client",
+    "Approval": ".client.approval", "Deny": ".client.approval",
     "HttpError": ".transports.sse_client", "SessionExpired": ".transports.http_client",
-    "ToolNameWarning": ".features.tools", "CancelToken": ".calls",
+    "ToolNameWarning": ".server.tools", "CancelToken": ".calls",
 }
 
 # The same names for type checkers and editors, which do not run __getattr__: without
@@ -26,11 +26,11 @@ _LAZY = {
 # tests/test_public_api.py keeps this list and _LAZY in step.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .approval import Approval, Deny
+    from .client.approval import Approval, Deny
     from .calls import CancelToken
-    from .client import Client
-    from .features.tools import ToolNameWarning
-    from .server import Context, Server
+    from .client.client import Client
+    from .server.tools import ToolNameWarning
+    from .server.server import Context, Server
     from .transports.http_client import SessionExpired
     from .transports.sse_client import HttpError
 

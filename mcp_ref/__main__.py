@@ -26,7 +26,7 @@ import re
 import sys
 import threading
 
-from .client import Client
+from .client.client import Client
 from .transports import TapTransport
 from .transports.stdio import StdioClientTransport
 

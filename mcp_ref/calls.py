@@ -22,8 +22,11 @@ basic/lifecycle#timeouts):
    cancels every request in flight that carries it, as ``Pending.cancel``
    does, and a request started with a cancelled token is not sent.
 
-This module starts no threads and does no I/O of its own: it sends through
-the session.
+This module starts no threads and does no I/O of its own, and imports no
+session: a ``RequestContext`` is handed the session it serves and uses only its
+public methods (``notify``, ``start_request``, ``protocol_version``); a
+``Pending`` is handed the three callables it needs (``notify``, ``forget``,
+``before_blocking``) when the session makes it.
 """
 from __future__ import annotations
 
@@ -38,11 +41,12 @@ from .messages import ErrorResponse, Response, is_request_id
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
     from .messages import Request
-    from .session import Session
 
 __all__ = ["RequestContext", "Pending", "CancelToken"]
 
-_EVENT_LOCK = threading.Lock()   # makes RequestContext.cancelled once, whichever thread asks first
+# Makes RequestContext.cancelled once, whichever thread asks first, and guards the
+# short lists of on_cancel callbacks and nested requests (no I/O, no user code under it).
+_EVENT_LOCK = threading.Lock()
 
 
 class _Waiter:
@@ -67,6 +71,8 @@ class _Waiter:
         self.ordered = False
 
     def settle(self, reply) -> None:
+        """Record the reply and wake the caller; the first settle wins (a reply,
+        a timeout, a cancellation or close), later ones are ignored (rule 4)."""
         if self._once.acquire(False):        # the first settle wins; later ones are dropped
             self.reply = reply
             self.settled = True
@@ -88,7 +94,7 @@ class RequestContext:
     no progress token. Spec: basic/utilities/progress, cancellation.
     """
 
-    def __init__(self, session: "Session", request: Request):
+    def __init__(self, session, request: Request):
         self.session = session
         self.request_id = request.id
         self.method = request.method
@@ -194,7 +200,7 @@ class RequestContext:
         """
         self.check_cancelled()
         pending = self.session.start_request(method, params, related_id=self.request_id, **options)
-        with self.session._lock:
+        with _EVENT_LOCK:
             if self._nested is None:
                 self._nested = set()
             self._nested.add(pending)
@@ -211,12 +217,12 @@ class RequestContext:
                     pass
             raise
         finally:
-            with self.session._lock:
+            with _EVENT_LOCK:
                 self._nested.discard(pending)
 
     def _abandon_nested(self) -> None:
         """Settle the waiters of nested requests with RequestCancelled (no I/O; any thread)."""
-        with self.session._lock:
+        with _EVENT_LOCK:
             nested = list(self._nested or ())
         for pending in nested:
             pending._waiter.settle(RequestCancelled(f"{pending._waiter.method} (id {pending.id}) cancelled: "
@@ -224,11 +230,17 @@ class RequestContext:
 
 
 class Pending:
-    """An outgoing request in flight: ``result()`` waits, ``cancel()`` abandons it."""
+    """An outgoing request in flight: ``result()`` waits, ``cancel()`` abandons it.
 
-    def __init__(self, session: "Session", request_id: int, waiter: _Waiter, timeout: float,
-                 reset_on_progress: bool, max_total: float | None):
-        self.session, self.id, self._waiter = session, request_id, waiter
+    The session hands in what it needs of the session: ``notify`` (to send
+    ``notifications/cancelled``), ``forget`` (drop the waiter, rule 4) and
+    ``before_blocking`` (let the pool hand the reading role on, pool.py P4).
+    """
+
+    def __init__(self, request_id: int, waiter: _Waiter, timeout: float, reset_on_progress: bool,
+                 max_total: float | None, *, notify, forget, before_blocking):
+        self.id, self._waiter = request_id, waiter
+        self._notify, self._forget, self._before_blocking = notify, forget, before_blocking
         self._timeout, self._reset, self._max_total = timeout, reset_on_progress, max_total
         self._start = time.monotonic()
 
@@ -236,7 +248,7 @@ class Pending:
         """Block until the reply. Raises McpError, RequestTimeout, RequestCancelled, ConnectionClosed."""
         waiter = self._waiter
         if not waiter.settled:
-            self.session._before_blocking()
+            self._before_blocking()
         try:
             while not waiter.settled:
                 since = waiter.heard_at if self._reset else self._start
@@ -254,7 +266,7 @@ class Pending:
                 self.cancel("the caller stopped waiting")
             raise
         finally:
-            self.session._forget(self.id)
+            self._forget(self.id)
         reply = waiter.reply
         if isinstance(reply, Response):
             return reply.result
@@ -271,13 +283,13 @@ class Pending:
             return
         waiter.settle(RequestCancelled(f"{waiter.method} (id {self.id}) cancelled"
                                        + (f": {reason}" if reason else "")))
-        self.session._forget(self.id)
+        self._forget(self.id)
         if waiter.method != "initialize":
             params = {"requestId": self.id}
             if reason:
                 params["reason"] = reason
             try:
-                self.session.notify("notifications/cancelled", params)
+                self._notify("notifications/cancelled", params)
             except SessionError:
                 pass
 
@@ -344,7 +356,25 @@ class CancelToken:
 
 
 def _call_progress(item) -> None:
+    """Run a caller's progress callback (on the notify thread, session rule 4),
+    unless the request was abandoned meanwhile."""
     waiter, params = item
     if waiter.settled:
         return                                     # abandoned (timeout, cancel, close)
     waiter.on_progress(params.get("progress"), params.get("total"), params.get("message"))
+
+
+class _Batch:
+    """Collects the replies to the requests of one inbound batch (2025-03-26)."""
+
+    def __init__(self, expected: int, replies: list):
+        self.expected, self.replies, self.lock = expected, replies, threading.Lock()
+
+    def add(self, reply) -> list | None:
+        """Count one reply of the batch (None: a notification's, or a cancelled request's);
+        returns every reply once the last one is in, else None."""
+        with self.lock:
+            if reply is not None:
+                self.replies.append(reply)
+            self.expected -= 1
+            return self.replies if self.expected == 0 else None

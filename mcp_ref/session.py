@@ -20,7 +20,9 @@ Rules:
 3. Incoming requests run on a bounded pool of handler threads, so many calls
    are in flight both ways and a handler may itself send a request to the
    peer and wait (replies are settled by the reader, which is never a
-   handler). A cancelled request gets no response.
+   handler). A cancelled request gets no response. Who runs a job -- the
+   reader itself (inline), a follower, the control thread -- is pool.py's
+   policy: the session asks it (``Pool.place``) and keeps none of it.
 4. Progress callbacks and notification handlers (user code) run in wire
    order on one ``mcp-notify`` thread; so do ``listen_progress`` listeners, for a token
    that outlives its request's answer (basic/utilities/tasks#task-progress-notifications).
@@ -41,12 +43,12 @@ Rules:
    (``messages`` rule 6); an error with a null id (the peer could not read a
    request) fails the one pending request, or is logged when several are;
    the elements of a batch of replies are routed one by one, in any revision.
-8. A request like one that ran longer than ``SLOW_AFTER`` before (the
+8. A request like one that ran longer than ``pool.SLOW_AFTER`` before (the
    same method and the same ``name`` or ``uri`` param: a tool that waits on
-   the network, say) is not served inline: the reader hands the reading role
-   on first, then runs it as a follower. So requests to blocking handlers
-   start as fast as they are read and keep the whole pool busy, instead of
-   one starting per takeover (``bench/bench_growth.py``, requests in flight).
+   the network, say) is not served inline: routing marks its job ``slow``,
+   and the pool hands the reading role on first, then runs it (pool.py P5).
+   So requests to blocking handlers start as fast as they are read and keep
+   the whole pool busy (``bench/bench_growth.py``, requests in flight).
 9. Delivered mode (``executor=``, a ``workers.WorkerPool``): the session starts
    no thread of its own. The transport hands each message to ``deliver`` on
    its own thread (HTTP: the connection that carried it), which routes it as
@@ -56,7 +58,7 @@ Rules:
 10. A reader serving inline that has finished the handler and is writing
    its answer keeps the reading role past ``INLINE_TAKEOVER`` while the
    transport says no input is waiting (``transport.input_waiting()``: stdio
-   asks ``select``). Why: a large answer takes tens of ms to encode and
+   asks ``select``; pool.py P3). Why: a large answer takes tens of ms to encode and
    write; handing the role on then moved every next request to another
    thread, and the last request's megabytes were freed at once each time, so
    the C allocator gave them back to the system and faulted them in again on
@@ -69,39 +71,23 @@ Rules:
    already buffered were written in full, so their writer is free to read
    our answer. A transport without ``input_waiting``, or one that cannot
    tell, is handed on as before.
-
-Theory of operation (why a leader/follower pool that serves inline):
-handing each request from a reader thread to a worker costs a thread wake-up
-and a context switch on every call, which roughly doubles round-trip latency
-over a pipe (``bench/``). Instead the pool's threads take turns being the
-reader ("leader"), and the leader serves the request it read itself, on the
-same thread, then reads on: a sequential exchange involves one thread and no
-wake-ups. Rule 1 still holds because the leader gives the reading role away
-whenever the job could keep replies from being read: at once when the job
-waits on the peer (``Pending.result``), and otherwise when it runs longer
-than ``INLINE_TAKEOVER`` (2 ms; rule 10: not while it writes its answer and
-nothing waits to be read) -- a ``standby`` thread watches for that and
-wakes an idle thread (or starts one, up to ``max_workers``) to read on. The
-standby polls only while jobs are flowing and sleeps untimed when the session
-is idle. When every thread is busy the leader does not serve inline: it keeps
-reading and queues requests in a backlog that finishing threads drain. Small
-control replies (``ping``, errors for bad frames) that find the pool
-saturated go to a separate control thread, so ``ping`` is answered promptly
-whatever the handlers do.
+The reader loop (``_read``) is plain: receive, route (``_route``), and hand
+the job to the pool, which says where it runs (pool.py draws the thread
+roles). This module holds what a caller uses (the public API, writing,
+closing); the inbound half (the reader loop, routing, serving) is inbound.py
+and the closing (rule 5) closing.py, both mixed in. Each reads in one sitting.
 """
 from __future__ import annotations
 
 import itertools
 import threading
-import time
-from collections import deque
 
-from . import lifecycle
-from .calls import CancelToken, Pending, RequestContext, _call_progress, _Waiter
-from .errors import (INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosed, InvalidMessage, McpError, MessageTooLarge,
-                     RequestCancelled, RequestTimeout, SessionError, get_logger)
-from .messages import (EncodeError, ErrorObject, ErrorResponse, Notification, Request, Response, is_request_id,
-                       replace_unencodable, unencodable_text)
+from .calls import CancelToken, Pending, RequestContext, _Waiter
+from .errors import ConnectionClosed, InvalidMessage, SessionError, get_logger
+from .closing import Closing
+from .inbound import Inbound
+from .messages import EncodeError, ErrorObject, ErrorResponse, Notification, Request, unencodable_text
+from .pool import Pool
 
 log = get_logger("mcp_ref.session")
 
@@ -117,31 +103,9 @@ if TYPE_CHECKING:          # names for annotations only: typing would cost start
 DEFAULT_TIMEOUT = 60.0
 MAX_PROGRESS_LISTENERS = 1024   # listen_progress beyond this forgets the oldest token
 MAX_TOTAL_FACTOR = 10      # hard cap on a progress-extended wait, in multiples of its timeout
-_STOP = object()
-_LOST = object()
-# A request is served on the thread that read it; after this many seconds the
-# standby thread hands the reading role to another thread (see _standby).
-INLINE_TAKEOVER = 0.002
-STANDBY_IDLE_CHECKS = 25         # ~50 ms without jobs: the standby sleeps untimed
-SLOW_AFTER = INLINE_TAKEOVER     # rule 8: a job that ran this long is remembered as slow
-MAX_SLOW_KEYS = 1024             # rule 8: most (method, target) pairs remembered as slow
 
 
-class _Batch:
-    """Collects the replies to the requests of one inbound batch (2025-03-26)."""
-
-    def __init__(self, expected: int, replies: list):
-        self.expected, self.replies, self.lock = expected, replies, threading.Lock()
-
-    def add(self, reply) -> list | None:
-        with self.lock:
-            if reply is not None:
-                self.replies.append(reply)
-            self.expected -= 1
-            return self.replies if self.expected == 0 else None
-
-
-class Session:
+class Session(Inbound, Closing):
     """One end of an MCP connection. See the module docstring for the rules.
 
     Args:
@@ -182,23 +146,7 @@ class Session:
         self._replying = 0                     # served requests whose answer is being sent
         self._eof_grace = eof_grace
         self._listening: dict = {}             # progress token -> fn (listen_progress)
-        # The leader/follower pool.
-        self._pool_lock = pool_lock = threading.Lock()   # taken bare on the hot path (no Condition layer)
-        self._pool = threading.Condition(pool_lock)
-        self._standby_cv = threading.Condition(pool_lock)          # same lock as the pool
-        self._inline_thread: threading.Thread | None = None     # the reader serving inline
-        self._inline_since: float | None = None
-        self._inline_count = 0
-        self._inline_replying = False              # the inline job is writing its answer (rule 10)
-        self._input_waiting = getattr(transport, "input_waiting", None)
-        self._standby_asleep = False
-        self._max_threads = max(1, max_workers) + 1   # handlers + the one reading
-        self._threads: list = []
-        self._idle = 0
-        self._leading = False
-        self._reading_done = False
-        self._backlog: deque = deque()
-        self._slow: dict = {}                  # rule 8: (method, name or uri) -> True
+        self._pool: Pool | None = None         # rule 3: who runs a job (None: rule 9)
         self._notices: queue.Queue | None = None
         self._control: queue.Queue | None = None
         self._helpers: list = []
@@ -211,18 +159,19 @@ class Session:
         if executor is not None:
             from .workers import Lane
             self._jobs, self._serial = Lane(executor, max_workers), Lane(executor, 1)
+        else:
+            self._pool = Pool(name, max_workers, self._read, self._control_put, self._start_helper,
+                              input_waiting=getattr(transport, "input_waiting", None))   # rule 10
 
     # ------------------------------------------------------------------ public API
     def start(self) -> "Session":
         """Start reading. Call once, after the handlers are in place."""
-        with self._pool:
+        with self._lock:
             if self._started:
                 return self
             self._started = True
-            if self._jobs is None:
-                self._spawn_locked()
-        if self._jobs is None:
-            self._start_helper("standby", self._standby)
+        if self._pool is not None:
+            self._pool.start()
         if self._ping_interval:
             self._start_helper("keepalive", self._keepalive)
         return self
@@ -278,7 +227,8 @@ class Session:
         if reset_timeout_on_progress and max_total_timeout is None:
             # Spec: basic/lifecycle#timeouts: always enforce a maximum, even with progress.
             max_total_timeout = timeout * MAX_TOTAL_FACTOR
-        return Pending(self, request_id, waiter, timeout, reset_timeout_on_progress, max_total_timeout)
+        return Pending(request_id, waiter, timeout, reset_timeout_on_progress, max_total_timeout,
+                       notify=self.notify, forget=self._forget, before_blocking=self._before_blocking)
 
     def notify(self, method: str, params: dict | None = None, *, related_id: RequestId | None = None) -> None:
         """Send a notification. Raises ConnectionClosed when closed."""
@@ -317,7 +267,8 @@ class Session:
             # Rule 5: another thread is closing the transport (for stdio, the shutdown
             # ladder, bounded by its timeouts): wait for it rather than leave it running.
             self._closed_event.wait()
-        for thread in list(self._threads) + self._helpers:
+        workers = self._pool.threads() if self._pool is not None else []
+        for thread in workers + self._helpers:
             if thread is not me:
                 thread.join(timeout=2.0)
                 if thread.is_alive():
@@ -346,26 +297,20 @@ class Session:
         else:
             self._jobs.submit(job)
 
-    def cancel_inbound(self, request_id, reason: str | None = None) -> None:
-        """Cancel a request we are serving, as the peer's ``notifications/cancelled`` would
-        (for a transport whose cancellation signal is not a message: 2026-07-28 Streamable
-        HTTP, where the client closing the response stream cancels the request)."""
-        params = {"requestId": request_id}
-        if reason:
-            params["reason"] = reason
-        self._on_cancelled(params)
-
     def wait_closed(self, timeout: float | None = None) -> bool:
         """Block until the session has closed (the peer went away or close() ran)."""
         return self._closed_event.wait(timeout)
 
     @property
     def in_flight(self) -> int:
+        """How many of the peer's requests are being served now (rule 3)."""
         with self._lock:
             return len(self._inbound)
 
     # ------------------------------------------------------------------ writing
     def _send(self, message, related_id=None) -> None:
+        """Write one message under the send lock (rule 6). An encoding error leaves the
+        session as it was (nothing was written); a broken transport closes it."""
         if self.closed:
             raise self._closed_error()
         try:
@@ -380,494 +325,10 @@ class Session:
             raise self._closed_error() from exc
 
     def _closed_error(self) -> ConnectionClosed:
+        """The ConnectionClosed the session closed with (its reason, the exit code)."""
         return self.close_error or ConnectionClosed("session closed")
 
     def _forget(self, request_id) -> None:
+        """Drop the waiter of a request nobody waits for any more (calls.py rule 4)."""
         with self._lock:
             self._outbound.pop(request_id, None)
-
-    # ------------------------------------------------------------------ the pool
-    def _spawn_locked(self) -> None:
-        index = len(self._threads)
-        thread = threading.Thread(target=self._pool_loop, name=f"{self._name}-worker-{index}", daemon=True)
-        self._threads.append(thread)
-        thread.start()
-
-    def _start_helper(self, role: str, target) -> None:
-        thread = threading.Thread(target=target, name=f"{self._name}-{role}", daemon=True)
-        self._helpers.append(thread)
-        thread.start()
-
-    def _pool_loop(self) -> None:
-        while True:
-            with self._pool:
-                while True:
-                    if self.closed and not self._backlog:
-                        return
-                    if not self._leading and not self._reading_done:
-                        self._leading = True       # reading first: replies must always be read
-                        job = None
-                        break
-                    if self._backlog:
-                        job = self._backlog.popleft()
-                        break
-                    if self._reading_done:
-                        return
-                    self._idle += 1
-                    self._pool.wait()
-                    self._idle -= 1
-            if job is None:
-                if self._lead() is None:
-                    return
-                continue                           # lost the reading role: become a follower
-            job()
-
-    def _lead(self):
-        """Read, route, and serve inline while we hold the reading role.
-
-        Returns ``None`` once reading is over (the session closes), or
-        ``_LOST`` when the standby took the reading role from us because a job
-        ran long (or the job waits on the peer), so the caller joins the pool.
-        """
-        reason = "the peer closed the connection"
-        me = threading.current_thread()
-        receive, route, pool_lock, monotonic = self.transport.receive, self._route, self._pool_lock, time.monotonic
-        while True:
-            try:
-                message = receive()
-            except InvalidMessage as bad:
-                if bad.is_response:                # never answer a response (rule 5 of messages)
-                    self._on_bad_response(bad)
-                    continue
-                job = self._reply_job(ErrorResponse(bad.id, ErrorObject(bad.code, bad.message)))
-            except Exception as exc:              # the transport broke
-                reason = f"transport failed: {exc}"
-                break
-            else:
-                if message is None:
-                    self._let_finish(reason)
-                    break
-                job = route(message)
-            if job is None:
-                continue
-            handed = False
-            with pool_lock:
-                # Serve inline only when someone could take the reading role over.
-                inline = self._idle or len(self._threads) < self._max_threads
-                if inline and getattr(job, "slow", False):
-                    handed = True                      # rule 8: hand reading on, then run it here
-                    self._release_inline_locked()
-                elif inline:
-                    self._inline_thread, self._inline_since = me, monotonic()
-                    self._inline_count += 1
-                    if self._standby_asleep:
-                        self._standby_cv.notify()
-                elif getattr(job, "control", False):
-                    self._control_put(job)
-                else:
-                    self._backlog.append(job)      # all busy: keep reading
-            if handed:
-                job()
-                return _LOST
-            if not inline:
-                continue
-            try:
-                job()
-            finally:
-                with pool_lock:
-                    still_reading = self._inline_thread is me
-                    if still_reading:
-                        self._inline_thread = self._inline_since = None
-                        self._inline_replying = False
-            if not still_reading:
-                return _LOST
-        with self._pool:
-            self._reading_done = True
-            self._leading = False
-            self._pool.notify_all()
-        self._on_close(reason)
-        return None
-
-    def _release_inline_locked(self) -> None:
-        """Take the reading role from the thread serving inline and give it to another."""
-        self._inline_thread = self._inline_since = None
-        self._inline_replying = False
-        self._leading = False
-        if self._idle:
-            self._pool.notify()
-        elif len(self._threads) < self._max_threads:
-            self._spawn_locked()
-
-    def _before_blocking(self) -> None:
-        """Called before a wait the library controls (a request to the peer): a reader
-        serving inline hands its role on at once, so the reply can be read."""
-        if self._inline_thread is threading.current_thread():
-            with self._pool:
-                if self._inline_thread is threading.current_thread() and not self._reading_done:
-                    self._release_inline_locked()
-
-    def _standby(self) -> None:
-        """Thread ``standby``: takes the reading role from an inline job that runs
-        longer than ``INLINE_TAKEOVER`` seconds, so a slow or blocked handler never
-        stops replies, cancellations and pings from being read. It polls only while
-        jobs are flowing and sleeps untimed once the session has been idle a while."""
-        quiet = 0
-        seen = -1
-        with self._pool:
-            while not self._reading_done:
-                since = self._inline_since
-                if since is not None and time.monotonic() - since >= INLINE_TAKEOVER and not (
-                        self._inline_replying and self._input_waiting is not None and not self._input_waiting()):
-                    self._release_inline_locked()             # (rule 10: an answer being written keeps it)
-                if self._inline_count != seen or self._inline_since is not None:
-                    seen, quiet = self._inline_count, 0
-                else:
-                    quiet += 1
-                if quiet > STANDBY_IDLE_CHECKS:
-                    self._standby_asleep = True
-                    self._standby_cv.wait()
-                    self._standby_asleep = False
-                    quiet = 0
-                else:
-                    self._standby_cv.wait(INLINE_TAKEOVER)
-
-    def _control_put(self, job) -> None:
-        self._helper_queue("_control", "control", lambda j: j()).put(job)
-
-    def _helper_queue(self, attr: str, role: str, run) -> "queue.Queue":
-        """The queue of a helper thread, started on first use. Under the lock, so a
-        helper started while the session closes still gets its stop marker."""
-        with self._lock:
-            q = getattr(self, attr)
-            if q is None:
-                import queue
-                q = queue.Queue()
-                setattr(self, attr, q)
-                self._start_helper(role, lambda: self._drain(q, run))
-                if self.closed:
-                    q.put(_STOP)
-            return q
-
-    def _drain(self, q: "queue.Queue", run) -> None:
-        while True:
-            item = q.get()
-            if item is _STOP:
-                return
-            try:
-                run(item)
-            except Exception:
-                log.exception("%s: callback failed", self._name)
-
-    def _reply_job(self, reply, batch: _Batch | None = None):
-        def job():
-            self._reply(reply, None, batch)
-        job.control = True
-        return job
-
-    # ------------------------------------------------------------------ routing (reader only)
-    def _route(self, message):
-        """Route one message; return a job when it needs a thread, else None."""
-        if type(message) is Request:
-            return self._on_request(message)
-        if isinstance(message, list):
-            return self._route_batch(message)
-        if isinstance(message, (Response, ErrorResponse)):
-            self._on_response(message)
-            return None
-        if message.method == "notifications/cancelled":
-            self._on_cancelled(message.params or {})
-        elif message.method == "notifications/progress":
-            self._on_progress(message.params or {})
-        else:
-            self._notice(self._call_notification_handler, message)
-        return None
-
-    def _route_batch(self, items: list):
-        # Rule 7: replies are routed whatever the revision; a batch reply to a single
-        # request still answers it. Malformed replies are never answered.
-        rest = []
-        for item in items:
-            if isinstance(item, (Response, ErrorResponse)):
-                self._on_response(item)
-            elif isinstance(item, InvalidMessage) and item.is_response:
-                self._on_bad_response(item)
-            else:
-                rest.append(item)
-        if not rest:
-            return None
-        items = rest
-        if not lifecycle.batches_allowed(self.protocol_version):
-            return self._reply_job(ErrorResponse(None, ErrorObject(
-                INVALID_REQUEST, f"Invalid Request: JSON-RPC batches are not supported in protocol revision "
-                                 f"{self.protocol_version or '(not negotiated)'}")))
-        replies = [ErrorResponse(b.id, ErrorObject(b.code, b.message)) for b in items
-                   if isinstance(b, InvalidMessage)]
-        requests = [m for m in items if isinstance(m, Request)]
-        batch = _Batch(len(requests), replies)
-        for message in items:
-            if not isinstance(message, (Request, InvalidMessage)):
-                self._route(message)
-        if not requests:
-            return self._reply_job(replies) if replies else None
-        jobs = [self._on_request(request, batch) for request in requests]
-        jobs = [job for job in jobs if job is not None]
-        if not jobs:
-            return None
-
-        def run_all():
-            for job in jobs:
-                job()
-        return run_all
-
-    def _on_request(self, request: Request, batch: _Batch | None = None):
-        if request.method == "ping" and not lifecycle.is_modern_request(request.params):
-            # Spec: basic/utilities/ping: answer promptly (2026-07-28 has no ping: the handler says -32601)
-            return self._reply_job(Response(request.id, {}), batch)
-        ctx = self._context_class(self, request)
-        with self._lock:
-            if self.closed:
-                # Rule 5: read after close (a transport may still hold buffered lines).
-                # Registered now, it would miss close's cancellation and run on.
-                return None
-            if request.id in self._inbound:
-                duplicate = True
-            else:
-                duplicate = False
-                self._inbound[request.id] = ctx
-        if duplicate:
-            return self._reply_job(ErrorResponse(request.id, ErrorObject(
-                INVALID_REQUEST, f"Invalid Request: id {request.id!r} is already in use")), batch)
-        params = request.params
-        target = (params.get("name") or params.get("uri")) if type(params) is dict else None
-        key = (request.method, target if type(target) is str else None)
-        job = lambda: self._serve(ctx, request, batch, key)      # noqa: E731
-        if key in self._slow:
-            job.slow = True                        # rule 8
-        return job
-
-    def _on_response(self, message) -> None:
-        request_id = message.id
-        if isinstance(request_id, str) and request_id.isdigit():
-            request_id = int(request_id)           # a peer that echoes our ids as strings
-        with self._lock:
-            waiter = self._outbound.pop(request_id, None)
-            pending = len(self._outbound)
-            if waiter is None and request_id is None and pending == 1:
-                # Rule 7: the peer could not read a request of ours; with one in
-                # flight, it is that one.
-                request_id, waiter = self._outbound.popitem()
-        if waiter is None:
-            if request_id is None:
-                error = getattr(message, "error", None)
-                log.warning("%s: the peer could not read a request (%d pending): %s (code %s)", self._name,
-                            pending, getattr(error, "message", "?"), getattr(error, "code", "?"))
-            else:
-                log.debug("%s: dropped a reply to unknown or abandoned id %r", self._name, message.id)
-            return
-        if waiter.ordered and (self._notices is not None or self._serial is not None):
-            # Settle after the progress callbacks already queued, so the caller
-            # has seen every progress notification by the time it has the result.
-            self._notice(lambda w: w.settle(message), waiter)
-        else:
-            waiter.settle(message)
-
-    def _on_bad_response(self, bad: InvalidMessage) -> None:
-        """A malformed, undecodable or oversized reply: fail the request it names (if any)
-        instead of letting it time out (rule 7)."""
-        log.warning("%s: malformed response from the peer (id %r): %s", self._name, bad.id, bad.message)
-        if bad.id is None:
-            return
-        if bad.size is None:
-            self._on_response(ErrorResponse(bad.id, ErrorObject(
-                bad.code, f"the peer sent a malformed response: {bad.message}")))
-            return
-        request_id = int(bad.id) if isinstance(bad.id, str) and bad.id.isdigit() else bad.id
-        with self._lock:
-            waiter = self._outbound.pop(request_id, None)
-        if waiter is not None:
-            waiter.settle(MessageTooLarge(
-                f"the reply to {waiter.method} (id {bad.id!r}) is {bad.size} bytes, over the limit of {bad.limit} "
-                f"bytes (max_message_size); it was skipped unread", size=bad.size, limit=bad.limit))
-
-    def _on_cancelled(self, params: dict) -> None:
-        """Spec: basic/utilities/cancellation: unknown, late or malformed cancels are ignored;
-        initialize is never cancelled."""
-        request_id = params.get("requestId")
-        if not is_request_id(request_id):
-            return
-        with self._lock:
-            ctx = self._inbound.get(request_id)
-        if ctx is not None and ctx.method != "initialize":
-            log.debug("%s: peer cancelled %s (id %r): %s", self._name, ctx.method, request_id,
-                      params.get("reason", "no reason given"))
-            ctx._cancel()
-            ctx._abandon_nested()
-
-    def _on_progress(self, params: dict) -> None:
-        token = params.get("progressToken")
-        if not is_request_id(token):
-            return
-        with self._lock:
-            waiter = self._outbound.get(token)
-            listener = self._listening.get(token) if waiter is None else None
-        if waiter is None:
-            if listener is not None:
-                self._notice(lambda p: listener(p.get("progress"), p.get("total"), p.get("message")), params)
-            return
-        waiter.heard_at = time.monotonic()
-        if waiter.on_progress is not None:
-            self._notice(_call_progress, (waiter, params))
-
-    def _notice(self, run, item) -> None:
-        if self._serial is not None:                # rule 9: in order, on the shared pool
-            self._serial.submit(lambda: self._run_notice(run, item))
-            return
-        self._helper_queue("_notices", "notify", lambda it: it[0](it[1])).put((run, item))
-
-    def _run_notice(self, run, item) -> None:
-        self._noticing = threading.current_thread()
-        try:
-            run(item)
-        finally:
-            self._noticing = None
-
-    def _call_notification_handler(self, message: Notification) -> None:
-        if self._handle_notification is not None:
-            self._handle_notification(message.method, message.params or {})
-
-    # ------------------------------------------------------------------ serving (handler threads)
-    def _serve(self, ctx: RequestContext, request: Request, batch: _Batch | None = None, key=None) -> None:
-        started = time.monotonic()
-        try:
-            result = self._handle_request(ctx, request.method, request.params or {})
-            if not isinstance(result, dict):       # a result is an object on the wire
-                raise TypeError(f"the handler returned {type(result).__name__}, not a dict")
-            reply = Response(request.id, result)
-        except RequestCancelled:
-            reply = None
-        except McpError as exc:
-            reply = ErrorResponse(request.id, ErrorObject(exc.code, exc.message, exc.data))
-        except Exception:
-            log.exception("%s: handler for %s (id %r) failed", self._name, request.method, request.id)
-            reply = ErrorResponse(request.id, ErrorObject(INTERNAL_ERROR, "Internal error"))
-        finally:
-            ctx.finished = True
-            slow = time.monotonic() - started >= SLOW_AFTER
-            with self._lock:
-                self._inbound.pop(request.id, None)
-                if slow != (key in self._slow):   # rule 8: learn, and unlearn when it got fast
-                    if slow:
-                        self._slow[key] = True
-                        if len(self._slow) > MAX_SLOW_KEYS:
-                            del self._slow[next(iter(self._slow))]
-                    else:
-                        del self._slow[key]
-                self._replying += 1                # until sent: the EOF grace waits for it (rule 5)
-        inline = self._inline_thread is threading.current_thread()
-        if inline:
-            self._inline_replying = True           # rule 10: while this answer is written
-        try:
-            if ctx.is_cancelled():                 # Spec: receivers SHOULD NOT respond
-                reply = None
-            self._reply(reply, request.id, batch)
-        finally:
-            if inline:
-                self._inline_replying = False      # the next job of a batch is user code again
-            with self._lock:
-                self._replying -= 1
-
-    def _reply(self, reply, related_id, batch: _Batch | None) -> None:
-        if batch is not None:
-            reply = batch.add(reply)
-            if not reply:
-                return
-        if reply is None or self.closed:
-            return
-        try:
-            self._send(reply, related_id)
-        except EncodeError as exc:                # the handler's result is not JSON
-            log.error("%s: reply to id %r not sent: %s", self._name, related_id, exc)
-            self._reply(replace_unencodable(reply), related_id, None)
-        except SessionError:
-            pass
-
-    # ------------------------------------------------------------------ closing
-    def _let_finish(self, reason: str) -> None:
-        """The peer's input ended (rule 5): nothing more will be read, but the requests
-        already read may still finish and be answered, for at most ``eof_grace`` seconds."""
-        if self._eof_grace <= 0:
-            return
-        with self._pool:
-            self._reading_done = True              # followers drain the backlog, then stop
-            self._pool.notify_all()
-            self._standby_cv.notify_all()
-        with self._lock:                           # a stream only the peer could end (subscriptions/listen)
-            streams = [ctx for ctx in self._inbound.values() if ctx.ends_with_input]
-        for ctx in streams:
-            ctx._cancel()
-        deadline = time.monotonic() + self._eof_grace
-        while time.monotonic() < deadline:
-            with self._lock:
-                due = self._inbound or self._replying
-            if not (due or self._backlog) or self._closed_event.wait(0.005):
-                return
-        log.info("%s: %s; requests still running after %.1f s are cancelled", self._name, reason,
-                 self._eof_grace)
-
-    def _on_close(self, reason: str) -> None:
-        with self._lock:
-            if self.closed:
-                return
-            details = {}
-            getter = getattr(self.transport, "close_details", None)
-            self.closed = True
-            self._closing_thread = threading.current_thread()
-            outbound, self._outbound = self._outbound, {}
-            self._listening = {}
-            inbound = list(self._inbound.values())
-            helper_queues = (self._notices, self._control)
-        if getter is not None:
-            try:
-                details = getter() or {}
-            except Exception:
-                details = {}
-        self.close_error = ConnectionClosed(reason, exit_code=details.get("exit_code"),
-                                            stderr_tail=details.get("stderr_tail", ""),
-                                            late_details=details.get("late"))
-        for waiter in outbound.values():
-            waiter.settle(self.close_error)
-        for ctx in inbound:
-            ctx._cancel()
-        with self._pool:
-            self._reading_done = True
-            self._pool.notify_all()
-            self._standby_cv.notify_all()
-        for q in helper_queues:
-            if q is not None:
-                q.put(_STOP)
-        if self._jobs is not None:
-            self._jobs.close()                    # requests not started never start (rule 5)
-        try:
-            self.transport.close()
-        except Exception:
-            log.debug("%s: transport close failed", self._name, exc_info=True)
-        self._closed_event.set()
-        if self._on_close_cb is not None:
-            try:
-                self._on_close_cb(self)
-            except Exception:
-                log.exception("%s: on_close callback failed", self._name)
-
-    def _keepalive(self) -> None:
-        """Spec: basic/utilities/ping: a peer that does not answer may be disconnected."""
-        while not self._closed_event.wait(self._ping_interval):
-            try:
-                self.ping(timeout=self._ping_interval)
-            except RequestTimeout:
-                log.warning("%s: the peer did not answer ping; closing", self._name)
-                self._on_close("the peer did not answer ping")
-                return
-            except McpError:
-                continue                            # an answer, even an error, proves liveness
-            except SessionError:
-                return

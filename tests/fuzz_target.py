@@ -24,7 +24,7 @@ if __name__ == "__main__":                      # run from a checkout without in
 
 from mcp_ref import Context, Server  # noqa: E402
 from mcp_ref.errors import ResourceNotFoundError  # noqa: E402
-from mcp_ref.roots import path_to_uri, require_inside  # noqa: E402
+from mcp_ref.client.roots import path_to_uri, require_inside  # noqa: E402
 
 SHAPE_SCHEMA = {
     "type": "object",

@@ -10,7 +10,7 @@ server/tools#user-interaction-model.
 import pytest
 
 from client_features_helpers import connect, feature_server, sampler, stdio_client, text, validated
-from mcp_ref.approval import Approval, Deny, Denied, ToolCall, decide
+from mcp_ref.client.approval import Approval, Deny, Denied, ToolCall, decide
 from mcp_ref.errors import ApprovalDenied, UserRejectedError
 from mcp_ref.types import CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, \
     TextContent

@@ -110,7 +110,7 @@ CALLS = {
 
 def test_every_request_method_takes_cancel():
     """The public methods that send a request are exactly those listed in CALLS, and each takes ``cancel``."""
-    import mcp_ref.client as client_module
+    import mcp_ref.client.client as client_module
     sending = set()
     for name, member in inspect.getmembers(Client, inspect.isfunction):
         if name.startswith("_"):

@@ -171,7 +171,7 @@ def test_a_client_nobody_closed_is_closed_at_exit(tmp_path):
 
 
 def test_a_closed_client_leaves_the_exit_registry():
-    from mcp_ref import client as client_module
+    from mcp_ref.client import client as client_module
     client, _, _ = tapped_client()
     assert client in client_module._unclosed
     client.close()

@@ -1,6 +1,6 @@
 """Elicitation: the form-schema subset, defaults, validation, URL mode, both sides.
 
-Pure checks of ``mcp_ref.elicitation_schema`` first, then in-process flows over
+Pure checks of ``mcp_ref.client.elicitation_schema`` first, then in-process flows over
 ``memory_pair()`` (every message validated against the negotiated revision's
 schema), then the same flows end to end over stdio against
 ``mcp_ref.examples.client_features``. Spec: client/elicitation.
@@ -10,9 +10,9 @@ import threading
 import pytest
 
 from mcp_ref import Client, Server
-from mcp_ref.elicitation import (ElicitationTracker, check_url, client_modes, url_elicitation,
+from mcp_ref.client.elicitation import (ElicitationTracker, check_url, client_modes, url_elicitation,
                                  url_elicitation_required)
-from mcp_ref.elicitation_schema import (InvalidElicitationSchema, check_requested_schema, content_problem,
+from mcp_ref.client.elicitation_schema import (InvalidElicitationSchema, check_requested_schema, content_problem,
                                         fill_defaults)
 from mcp_ref.errors import CapabilityNotSupported, InvalidParamsError, McpError, UrlElicitationRequiredError
 from mcp_ref.server import Context

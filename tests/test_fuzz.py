@@ -24,7 +24,7 @@ import fuzz_target
 from helpers import WAIT
 from mcp_ref import Client
 from mcp_ref.errors import McpError
-from mcp_ref.roots import PathOutsideRoots, path_to_uri, require_inside
+from mcp_ref.client.roots import PathOutsideRoots, path_to_uri, require_inside
 from mcp_ref.transports import memory_pair
 
 pytest.importorskip("jsonschema")

@@ -222,7 +222,7 @@ def test_the_loop_stops_a_model_that_never_answers():
 def test_terminal_policy_shows_the_arguments_and_edits_them():
     from io import StringIO
 
-    from mcp_ref.approval import ToolCall as Call
+    from mcp_ref.client.approval import ToolCall as Call
     from mcp_ref.host import Consent
     out = StringIO()
     answers = iter(["e", '{"message": "edited"}'])

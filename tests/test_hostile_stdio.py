@@ -164,7 +164,7 @@ def test_a_fresh_cursor_forever_raises_after_the_page_limit(spawned):
 
 
 def test_the_default_page_limit_is_set():
-    from mcp_ref.client_requests import DEFAULT_MAX_PAGES
+    from mcp_ref.client.client_requests import DEFAULT_MAX_PAGES
     from mcp_ref.transports import memory_pair
     ours, theirs = memory_pair()
     client = Client(ours)

@@ -34,7 +34,7 @@ requests = pytest.importorskip("requests", reason="the HTTP tests drive the serv
 
 from helpers import WAIT, http_tools_server, rpc  # noqa: E402
 from mcp_ref.transports._sse import EventParser  # noqa: E402
-from mcp_ref.transports.http_handler import FRAMING_MIN, MAX_CHUNK_LINE  # noqa: E402
+from mcp_ref.transports.http_body import FRAMING_MIN, MAX_CHUNK_LINE  # noqa: E402
 from mcp_ref.transports.http_server import start_http  # noqa: E402
 
 MAX_BODY = 1000

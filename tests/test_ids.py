@@ -19,8 +19,8 @@ import pytest
 
 from features_helpers import connected
 from mcp_ref import Server
-from mcp_ref.features import tasks as tasks_module
-from mcp_ref.features.tasks import new_task_id
+from mcp_ref.server import tasks as tasks_module
+from mcp_ref.server.tasks import new_task_id
 from mcp_ref.transports import http_server
 from mcp_ref.transports.http_server import new_session_id
 

@@ -166,9 +166,9 @@ def test_the_cancel_event_made_late_still_reports_an_earlier_cancellation():
 # Checked against what the interpreter had loaded before our import: a site hook
 # (an editable install's finder, for one) may load some of these itself.
 HEAVY = ["typing", "logging", "dataclasses", "inspect", "subprocess", "queue", "base64", "urllib.parse",
-         "mcp_ref.types.base", "mcp_ref.features.resources", "mcp_ref.features.prompts",
-         "mcp_ref.features.utilities", "mcp_ref.elicitation", "mcp_ref.sampling", "mcp_ref.approval",
-         "mcp_ref.features.tasks", "mcp_ref.features.task_context", "mcp_ref.types.tasks", "secrets"]
+         "mcp_ref.types.base", "mcp_ref.server.resources", "mcp_ref.server.prompts",
+         "mcp_ref.server.utilities", "mcp_ref.client.elicitation", "mcp_ref.client.sampling", "mcp_ref.client.approval",
+         "mcp_ref.server.tasks", "mcp_ref.server.task_context", "mcp_ref.types.tasks", "secrets"]
 
 
 @pytest.mark.parametrize("modules", ["mcp_ref.server, mcp_ref.transports.stdio",

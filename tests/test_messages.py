@@ -261,7 +261,7 @@ def test_an_undecodable_reply_carries_the_id_its_head_shows(frame, expected_id):
     ('{"id":', (None, False)),
 ])
 def test_peek_reads_top_level_members_of_the_head_only(head, expected):
-    from mcp_ref.messages import peek
+    from mcp_ref.peek import peek
     assert peek(head) == expected
 
 

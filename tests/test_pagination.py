@@ -9,7 +9,7 @@ from conftest import REVISIONS
 from features_helpers import connected
 from mcp_ref import Server
 from mcp_ref.errors import InvalidParamsError
-from mcp_ref.features.pagination import Listing, make_cursor
+from mcp_ref.server.pagination import Listing, make_cursor
 
 COUNT = 7
 
@@ -214,14 +214,14 @@ def test_a_page_does_not_walk_the_whole_registry(kind):
 
 @pytest.mark.req("PAGE-4")
 def test_all_pages_stops_on_a_repeated_cursor(caplog):
-    from mcp_ref.client_requests import all_pages
+    from mcp_ref.client.client_requests import all_pages
     pages = iter([([1], "c1"), ([2], "c1")])
     assert all_pages(lambda cursor: next(pages)) == [1, 2]
     assert "repeated pagination cursor" in caplog.text
 
 
 def test_all_pages_raises_after_the_page_limit_keeping_the_items():
-    from mcp_ref.client_requests import all_pages
+    from mcp_ref.client.client_requests import all_pages
     from mcp_ref.errors import SessionError, TooManyPages
     asked = []
 
@@ -239,7 +239,7 @@ def test_all_pages_raises_after_the_page_limit_keeping_the_items():
 
 
 def test_all_pages_stops_on_an_empty_cursor(caplog):
-    from mcp_ref.client_requests import all_pages
+    from mcp_ref.client.client_requests import all_pages
     pages = iter([([1], "c1"), ([2], "")])
     assert all_pages(lambda cursor: next(pages)) == [1, 2]
     assert "empty or repeated pagination cursor ''" in caplog.text

@@ -107,7 +107,7 @@ def test_mypy_sees_the_real_classes_behind_the_lazy_names(tmp_path):
     revealed = [line.split("Revealed type is ", 1)[1].strip('"') for line in result.stdout.splitlines()
                 if "Revealed type is" in line]
     assert result.returncode == 0, result.stdout + result.stderr
-    assert revealed[:4] == ["mcp_ref.server.Server", "mcp_ref.client.Client",
+    assert revealed[:4] == ["mcp_ref.server.server.Server", "mcp_ref.client.client.Client",
                             "mcp_ref.types.tools.CallToolResult", revealed[3]], result.stdout
     assert "mcp_ref.types.content.TextContent" in revealed[3]
-    assert revealed[4] == "mcp_ref.features.tools.ToolNameWarning"
+    assert revealed[4] == "mcp_ref.server.tools.ToolNameWarning"

@@ -17,7 +17,8 @@ import pytest
 
 from features_helpers import connected
 from mcp_ref import Server
-from mcp_ref.signature import Field, bind_arguments, input_schema, output_schema
+from mcp_ref.binding import bind_arguments
+from mcp_ref.signature import Field, input_schema, output_schema
 from mcp_ref.typehints import UNION_ORIGINS, evaluate, get_type_hints, is_typeddict, is_union
 from mcp_ref.types import CallToolResult, Model, TextContent, Tool
 

@@ -18,7 +18,7 @@ from features_helpers import connected
 from helpers import WAIT
 from mcp_ref import Client, Context, Server
 from mcp_ref.errors import ApprovalDenied, CapabilityNotSupported, McpError
-from mcp_ref.features.tasks import RELATED_TASK_KEY
+from mcp_ref.server.tasks import RELATED_TASK_KEY
 from mcp_ref.transports import memory_pair
 from mcp_ref.validation import validate
 
@@ -445,7 +445,7 @@ def test_model_hints_are_evaluated_in_order_and_an_empty_hint_is_skipped():
 # ---------------------------------------------------------------------- roots, URL elicitation errors, passthrough
 @pytest.mark.req("ROOT-3", "ROOT-5")
 def test_roots_given_as_objects_are_checked_too():
-    from mcp_ref.roots import as_roots
+    from mcp_ref.client.roots import as_roots
     from mcp_ref.types import Root
     assert as_roots([Root(uri="file:///tmp", name="t")])[0].name == "t"
     with pytest.raises((TypeError, ValueError)):
@@ -469,7 +469,7 @@ def test_set_roots_after_connecting_without_roots_is_refused():
 
 @pytest.mark.req("ELIC-17", "ELIC-18", "ELIC-19")
 def test_a_url_elicitation_required_error_holds_only_url_elicitations_with_ids():
-    from mcp_ref.elicitation import url_elicitation, url_elicitation_required
+    from mcp_ref.client.elicitation import url_elicitation, url_elicitation_required
     good = url_elicitation("Connect", "https://example.com/c", "e1")
     error = url_elicitation_required([good])
     assert error.code == -32042 and error.data == {"elicitations": [good]}

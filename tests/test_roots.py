@@ -1,6 +1,6 @@
 """Roots: file-URI validation, path-inside-roots checks, ``roots/list`` and list_changed.
 
-Pure checks of ``mcp_ref.roots`` first (with real symlinks in ``tmp_path``),
+Pure checks of ``mcp_ref.client.roots`` first (with real symlinks in ``tmp_path``),
 then in-process flows over ``memory_pair()`` for every revision (each message
 validated against its ``schema.json``), then stdio. Spec: client/roots.
 """
@@ -12,7 +12,7 @@ import pytest
 from client_features_helpers import FEATURE_SERVER, WAIT, connect, env, stdio_client, text, validated
 from mcp_ref import Client, Context, Server
 from mcp_ref.errors import CapabilityNotSupported, MethodNotFoundError
-from mcp_ref.roots import (PathOutsideRoots, as_roots, find_root, is_inside, path_to_uri, require_inside,
+from mcp_ref.client.roots import (PathOutsideRoots, as_roots, find_root, is_inside, path_to_uri, require_inside,
                            resolve_path, uri_to_path, validate_root_uri)
 from mcp_ref.types import Root
 

@@ -1,4 +1,4 @@
-"""Tools registered with ``same_thread=True`` (features/tools.py rule 6): code tied
+"""Tools registered with ``same_thread=True`` (server/tools.py rule 6): code tied
 to one OS thread (COM apartments, GUI toolkits, thread-local connections,
 libraries that are not thread-safe) runs on the server's one
 ``mcp-server-same-thread`` thread, while the session serves every other request
@@ -39,8 +39,8 @@ from features_helpers import Collector, connected
 from helpers import WAIT, Recorder, run_in_thread, tap_stdio_clients
 from mcp_ref import LATEST_REVISION, Client, Context, Server
 from mcp_ref.errors import RequestCancelled, RequestTimeout
-from mcp_ref.features import utilities
-from mcp_ref.features.tools import SAME_THREAD_NAME, SameThread
+from mcp_ref.server import utilities
+from mcp_ref.server.same_thread import SAME_THREAD_NAME, SameThread
 from mcp_ref.transports import TapTransport, memory_pair
 
 ROOT = Path(__file__).resolve().parent.parent

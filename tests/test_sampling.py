@@ -12,7 +12,7 @@ from client_features_helpers import FEATURE_SERVER, WAIT, connect, env, feature_
     text, validated
 from mcp_ref import Client, Context, Server
 from mcp_ref.errors import CapabilityNotSupported, InvalidParamsError, MethodNotFoundError, UserRejectedError
-from mcp_ref.sampling import create_message, tool_message_problem
+from mcp_ref.client.sampling import create_message, tool_message_problem
 from mcp_ref.types import (AudioContent, CreateMessageResult, ImageContent, ModelHint, ModelPreferences,
                            SamplingMessage, TextContent, ToolResultContent, ToolUseContent, select_model)
 

@@ -22,6 +22,7 @@ from helpers import WAIT, RawPeer, Recorder, is_method, is_reply_to, mcp_threads
 from mcp_ref.errors import (ConnectionClosed, InvalidParamsError, InvalidRequestError, McpError, MethodNotFoundError, RequestCancelled,
                             RequestTimeout, SessionError)
 from mcp_ref import session as session_module
+from mcp_ref import pool as pool_module
 from mcp_ref.session import MAX_TOTAL_FACTOR, Session
 from mcp_ref.transports import TapTransport, memory_pair
 
@@ -709,8 +710,8 @@ def test_a_handler_that_blocked_before_does_not_hold_the_reading_role(monkeypatc
     a request like one that blocked before is run only after reading was handed on, so
     a second request can release it. Without rule 8 the reader would serve it inline
     and never read the release."""
-    monkeypatch.setattr(session_module, "INLINE_TAKEOVER", 3600.0)
-    monkeypatch.setattr(session_module, "SLOW_AFTER", 0.001)
+    monkeypatch.setattr(pool_module, "INLINE_TAKEOVER", 3600.0)
+    monkeypatch.setattr(pool_module, "SLOW_AFTER", 0.001)
     opened = threading.Event()
 
     def gate(ctx, args):
@@ -731,12 +732,12 @@ def test_a_handler_that_blocked_before_does_not_hold_the_reading_role(monkeypatc
 
 
 def test_a_handler_that_got_fast_again_is_served_inline_again(monkeypatch):
-    monkeypatch.setattr(session_module, "SLOW_AFTER", 0.2)   # wide margins: a loaded machine is slow
+    monkeypatch.setattr(pool_module, "SLOW_AFTER", 0.2)   # wide margins: a loaded machine is slow
     with Pair({"gate": lambda ctx, args: time.sleep(args["t"]) or "ok"}) as p:
         p.a.request("tools/call", call("gate", t=0.25))
-        assert ("tools/call", "gate") in p.b._slow
+        assert ("tools/call", "gate") in p.b._pool.slow
         p.a.request("tools/call", call("gate", t=0))
-        assert ("tools/call", "gate") not in p.b._slow
+        assert ("tools/call", "gate") not in p.b._pool.slow
 
 
 @pytest.mark.req("PING-2", "PING-3", "PING-6", "PING-7")
@@ -1014,7 +1015,7 @@ def test_a_long_answer_keeps_the_reading_role_unless_input_is_waiting(monkeypatc
     """Rule 10: past INLINE_TAKEOVER while writing an answer, the reader keeps its role
     when the transport has nothing to read, so the next request is read (and served)
     on the same thread; with input waiting the role is handed on as before."""
-    monkeypatch.setattr(session_module, "INLINE_TAKEOVER", 0.05)
+    monkeypatch.setattr(pool_module, "INLINE_TAKEOVER", 0.05)
     peer_end, session_end = memory_pair()
     peer = RawPeer(peer_end)
     transport = _SlowAnswerTransport(session_end, waiting)

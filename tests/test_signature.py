@@ -9,8 +9,10 @@ from typing import Annotated, Any, Dict, List, Literal, NewType, Optional, Seque
 import pytest
 
 from mcp_ref.errors import InvalidParamsError, MissingDependency
-from mcp_ref.signature import (Field, bind_arguments, context_params, description_of, input_schema, output_schema,
-                               schema_for_type, to_jsonable)
+from mcp_ref.binding import bind_arguments
+from mcp_ref.jsonable import to_jsonable
+from mcp_ref.signature import (Field, context_params, description_of, input_schema, output_schema,
+                               schema_for_type)
 from mcp_ref.validation import validate
 
 

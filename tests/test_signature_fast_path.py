@@ -1,4 +1,4 @@
-"""The fast path of signature.py and features/tools.py: a plain function of
+"""The fast path of signature.py and server/tools.py: a plain function of
 primitive parameters becomes a tool without inspect, typing, re or mcp_ref.types,
 and with exactly the schemas, descriptions, bindings and results of the full path.
 
@@ -27,9 +27,9 @@ from pathlib import Path
 import pytest
 
 from conftest import REVISIONS
-from mcp_ref import docstrings, signature
+from mcp_ref import binding, docstrings, signature, signature_fast
 from mcp_ref.errors import InvalidParamsError
-from mcp_ref.features.tools import Tools, ToolNameWarning, error_result, tool_name_problem
+from mcp_ref.server.tools import Tools, ToolNameWarning, error_result, tool_name_problem
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -207,8 +207,8 @@ SLOW = [Holder().method, Holder(), wrapper, variadic, optional_hint, subclass_hi
 
 def full_path(monkeypatch):
     """Make every entry point take the full path."""
-    monkeypatch.setattr(signature, "fast_parameters", lambda *args, **kwargs: None)
-    monkeypatch.setattr(signature, "_fast_return", lambda fn: signature._NOT_FAST)
+    monkeypatch.setattr(signature_fast, "fast_parameters", lambda *args, **kwargs: None)
+    monkeypatch.setattr(signature_fast, "_fast_return", lambda fn: signature_fast._NOT_FAST)
 
 
 def describe(fn) -> str:
@@ -225,8 +225,8 @@ def describe(fn) -> str:
 
 @pytest.mark.parametrize("fn", FAST, ids=lambda fn: fn.__name__)
 def test_the_fast_path_gives_what_the_full_path_gives(fn, monkeypatch):
-    assert signature.fast_parameters(fn, (Context,)) is not None      # the fast path really is taken
-    assert signature._fast_return(fn) is not signature._NOT_FAST
+    assert signature_fast.fast_parameters(fn, (Context,)) is not None      # the fast path really is taken
+    assert signature_fast._fast_return(fn) is not signature_fast._NOT_FAST
     fast = describe(fn)
     full_path(monkeypatch)
     assert describe(fn) == fast
@@ -235,12 +235,12 @@ def test_the_fast_path_gives_what_the_full_path_gives(fn, monkeypatch):
 @pytest.mark.parametrize("fn", SLOW, ids=["method", "callable_object", "wrapped", "variadic", "optional_hint",
                                           "subclass_hint"])
 def test_what_the_fast_path_does_not_read_takes_the_full_path(fn):
-    assert signature.fast_parameters(fn, (Context,)) is None
+    assert signature_fast.fast_parameters(fn, (Context,)) is None
     assert signature.input_schema(fn)["type"] == "object"
 
 
 def test_positional_only_still_refused_and_variadic_left_out():
-    assert signature.fast_parameters(positional_only) is None
+    assert signature_fast.fast_parameters(positional_only) is None
     with pytest.raises(TypeError, match="positional-only parameter 'a'"):
         signature.input_schema(positional_only)
     assert signature.input_schema(variadic) == {"type": "object", "properties": {"a": {"type": "integer"}},
@@ -384,7 +384,7 @@ def registry(*fns, **options) -> Tools:
 
 
 def prepared(tools, name: str):
-    """A registered entry, its signature read (features/tools.py rule 8 defers that)."""
+    """A registered entry, its signature read (server/tools.py rule 8 defers that)."""
     entry = tools._entries[name]
     entry.prepare((Context,))
     return entry
@@ -414,12 +414,12 @@ def test_binding_is_the_same_on_both_paths(fn, arguments, monkeypatch):
     inject = signature.context_params(fn, skip=(Context,))
     fast_tools = registry(fn, build=False)
     fast = [outcome(lambda: prepared(fast_tools, fn.__name__).bind(dict(arguments), ctx)),
-            outcome(lambda: signature.bind_arguments(fn, dict(arguments), inject={n: ctx for n in inject}))]
+            outcome(lambda: binding.bind_arguments(fn, dict(arguments), inject={n: ctx for n in inject}))]
     assert prepared(fast_tools, fn.__name__).bind.direct is not None
     full_path(monkeypatch)
     full_tools = registry(fn, build=False)
     full = [outcome(lambda: prepared(full_tools, fn.__name__).bind(dict(arguments), ctx)),
-            outcome(lambda: signature.bind_arguments(fn, dict(arguments), inject={n: ctx for n in inject}))]
+            outcome(lambda: binding.bind_arguments(fn, dict(arguments), inject={n: ctx for n in inject}))]
     assert fast == full
     assert fast[0] == fast[1]
 
@@ -446,6 +446,18 @@ def wire(message) -> str:
     return json.dumps(message)
 
 
+def dataclass_result(entry, value, version) -> dict:
+    """What ``tool_result`` writes directly for a tool with an outputSchema, built the
+    long way: the ``CallToolResult`` dataclass and its ``to_dict`` (rules 4 and 5)."""
+    from mcp_ref.server.tool_results import _structured, to_content
+    from mcp_ref.types import CallToolResult, TextContent
+    if not entry.wrap and isinstance(value, (str, list, tuple)):
+        return CallToolResult(content=to_content(value)).to_dict(version)
+    structured = _structured(entry, value)
+    return CallToolResult(content=[TextContent(text=json.dumps(structured, ensure_ascii=False))],
+                          structured_content=structured).to_dict(version)
+
+
 @pytest.mark.parametrize("version", REVISIONS + (None,))
 def test_results_written_directly_are_the_dataclass_results(version):
     from mcp_ref.types import CallToolResult, TextContent
@@ -461,7 +473,7 @@ def test_results_written_directly_are_the_dataclass_results(version):
             wire(expected.to_dict(version))
         entry = prepared(registered, "wrapped_scalars")
         try:
-            expected = Tools._result(entry, value).to_dict(version)
+            expected = dataclass_result(entry, value, version)
         except ValueError as exc:
             expected = error_result(str(exc), version)
         assert wire(registered.handle_call(ctx, {"name": "wrapped_scalars", "arguments": {"kind": kind}})) == \
@@ -471,7 +483,7 @@ def test_results_written_directly_are_the_dataclass_results(version):
         for kind in ("dict", "empty", "list"):
             result = registered.handle_call(ctx, {"name": name, "arguments": {"kind": kind}})
             try:
-                expected = Tools._result(entry, structured(kind)).to_dict(version)
+                expected = dataclass_result(entry, structured(kind), version)
             except ValueError as exc:
                 expected = error_result(str(exc), version)
             assert wire(result) == wire(expected)
@@ -525,11 +537,14 @@ def heavy(modules) -> list:
     return [name for name in modules if name.split(".")[0] in HEAVY or name.startswith("mcp_ref.types")]
 IMPORTED_BY_THE_FAST_PATH = r'''
 import builtins, json, sys, threading
-import mcp_ref.errors, mcp_ref.features, mcp_ref.features.pagination    # what the two modules build on
+import mcp_ref.errors, mcp_ref.server.features, mcp_ref.server.pagination    # what the two modules build on
 before = set(sys.modules)
-from mcp_ref import signature
-from mcp_ref.features import tools
-added_by_import = sorted(set(sys.modules) - before - {"mcp_ref.signature", "mcp_ref.features.tools",
+from mcp_ref import binding, signature
+from mcp_ref.server import tools
+added_by_import = sorted(set(sys.modules) - before - {"mcp_ref.signature", "mcp_ref.server.tools",
+                                                      "mcp_ref.signature_fast", "mcp_ref.binding", "mcp_ref.jsonable",
+                                                      "mcp_ref.server.tool_results", "mcp_ref.server.tool_binding",
+                                                      "mcp_ref.server.same_thread",
                                                       "mcp_ref.docstrings", "mcp_ref.validation"})
 
 class Context:
@@ -566,7 +581,7 @@ try:
     description = signature.description_of(add)
     context = signature.context_params(add, skip=(Context,))
     output = signature.output_schema(add)
-    bound = signature.bind_arguments(add, {"a": 1, "b": 2, "scale": 2}, inject={"ctx": None})
+    bound = binding.bind_arguments(add, {"a": 1, "b": 2, "scale": 2}, inject={"ctx": None})
     registry = tools.Tools(Owner(), Context)
     registry.add(add, build=False)
     results = [registry.handle_call(Ctx(), {"name": "add", "arguments": arguments})

@@ -18,7 +18,7 @@ from features_helpers import Collector, check_wire, connected
 from helpers import WAIT, RawPeer, Recorder
 from mcp_ref import Client, Context, Server
 from mcp_ref.errors import ConnectionClosed
-from mcp_ref.features.tasks import RELATED_TASK_KEY
+from mcp_ref.server.tasks import RELATED_TASK_KEY
 from mcp_ref.session import Session
 from mcp_ref.transports import TapTransport, memory_pair
 

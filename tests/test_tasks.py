@@ -19,9 +19,9 @@ from conftest import REVISIONS
 from features_helpers import Collector, connected, env
 from helpers import WAIT, initialize_raw, is_method, raw_server
 from mcp_ref import Client, Context, Server
-from mcp_ref.approval import ToolCall
+from mcp_ref.client.approval import ToolCall
 from mcp_ref.errors import (ApprovalDenied, CapabilityNotSupported, InvalidParamsError, MethodNotFoundError)
-from mcp_ref.features.tasks import RELATED_TASK_KEY, TASK_THREAD_NAME
+from mcp_ref.server.tasks import RELATED_TASK_KEY, TASK_THREAD_NAME
 from mcp_ref.types import Task
 
 # tasks as in 2025-11-25:

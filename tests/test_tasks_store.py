@@ -1,4 +1,4 @@
-"""The task registry of ``mcp_ref.features.tasks`` driven directly: a real ``Session``
+"""The task registry of ``mcp_ref.server.tasks`` driven directly: a real ``Session``
 over ``memory_pair()`` whose handler calls the registry's handlers, a scripted peer
 on the other end, and a small stand-in for the tools registry. Every message the
 session writes is checked against the 2025-11-25 schema.
@@ -14,8 +14,8 @@ import pytest
 
 from helpers import WAIT, RawPeer
 from mcp_ref.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
-from mcp_ref.features import tasks as tasks_module
-from mcp_ref.features.tasks import RELATED_TASK_KEY, TASK_THREAD_NAME, Tasks, route_tool_call
+from mcp_ref.server.pagination import Listing
+from mcp_ref.server.tasks import RELATED_TASK_KEY, TASK_THREAD_NAME, Tasks, route_tool_call
 from mcp_ref.session import Session
 from mcp_ref.transports import memory_pair
 
@@ -362,7 +362,7 @@ def test_tasks_list_paginates_with_opaque_cursors(wire_validator):
         assert seen == ids and pages == 3
         bad = peer.request(200, "tasks/list", {"cursor": "not-a-cursor"})
         assert bad["error"]["code"] == INVALID_PARAMS
-        other = peer.request(201, "tasks/list", {"cursor": tasks_module.Listing(
+        other = peer.request(201, "tasks/list", {"cursor": Listing(
             [(1, "x"), (2, "y")]).page({}, 1, "tools")[1]})
         assert other["error"]["code"] == INVALID_PARAMS
     finally:

@@ -16,9 +16,9 @@ from features_helpers import Collector, connected
 from helpers import is_method
 from mcp_ref import Context, Server, StructuredOutputError
 from mcp_ref import validation as validation_module
-from mcp_ref.client_requests import StructuredOutputWarning
+from mcp_ref.client.client_requests import StructuredOutputWarning
 from mcp_ref.errors import CapabilityNotSupported, InvalidParamsError, MethodNotFoundError
-from mcp_ref.features.tools import ToolNameWarning, tool_name_problem
+from mcp_ref.server.tools import ToolNameWarning, tool_name_problem
 from mcp_ref.types import (AudioContent, BlobResourceContents, CallToolResult, EmbeddedResource, ImageContent,
                            ResourceLink, TextContent, TextResourceContents, ToolAnnotations, audio, image)
 
@@ -496,7 +496,7 @@ def test_capabilities_are_enforced_both_ways():
 
 
 def test_registering_a_plain_function_reads_its_signature_on_first_use(monkeypatch):
-    """features/tools.py rule 8: a server of many tools starts without reading their
+    """server/tools.py rule 8: a server of many tools starts without reading their
     signatures; the first listing, ``get`` or call reads each once."""
     from mcp_ref import signature as signature_module
     reads = []
@@ -530,17 +530,23 @@ def test_a_positional_only_parameter_is_still_refused_at_registration():
 
 
 def test_preparing_a_tool_reads_its_signature_and_docstring_once(monkeypatch):
-    """features/tools.py rule 8: the schema and the binder share one read of the
+    """server/tools.py rule 8: the schema and the binder share one read of the
     signature and of the docstring (they were read twice each)."""
     from mcp_ref import signature as signature_module
+    from mcp_ref import signature_fast
+    from mcp_ref.server import tools as tools_module
     counts = {"fast_parameters": 0, "parse_docstring": 0}
-    for name in counts:
-        original = getattr(signature_module, name)
+    # Where each is looked up: signature_fast's module attribute; parse_docstring by the
+    # name tools.py and signature.py imported.
+    for name, modules in (("fast_parameters", (signature_fast,)),
+                          ("parse_docstring", (tools_module, signature_module))):
+        original = getattr(modules[0], name)
 
         def counting(*args, _original=original, _name=name, **kwargs):
             counts[_name] += 1
             return _original(*args, **kwargs)
-        monkeypatch.setattr(signature_module, name, counting)
+        for module in modules:
+            monkeypatch.setattr(module, name, counting)
     server = Server("t")
 
     @server.tool
@@ -561,7 +567,7 @@ def test_preparing_a_tool_reads_its_signature_and_docstring_once(monkeypatch):
 
 
 def test_a_tools_validators_are_compiled_on_its_first_call_not_on_listing():
-    """features/tools.py rule 8: listing needs the schemas, not their validators."""
+    """server/tools.py rule 8: listing needs the schemas, not their validators."""
     server = Server("t")
 
     @server.tool

@@ -1,7 +1,7 @@
 """OAuth 2.1 authorization for MCP over HTTP (stdio carries no credentials).
 
 Server side (``resource_server``): a token verifier, 401/403 challenges, the
-protected resource metadata. Client side (``providers``): ``OAuthClientProvider``
+protected resource metadata. Client side (``providers``, ``grants``): ``OAuthClientProvider``
 (authorization code + PKCE, for a user), ``ClientCredentialsProvider`` and
 ``JwtBearerGrantProvider`` (machines), passed as ``Client.http(url, auth=provider)``.
 Only requests and the standard library; signing (``private_key_jwt``, identity
@@ -11,7 +11,8 @@ from .challenge import canonical_resource, parse_challenges
 from .exceptions import (AuthorizationDenied, AuthorizationError, DiscoveryError, InsufficientScope,
                          RegistrationError, TokenError)
 from .loopback import LoopbackUserAgent
-from .providers import ClientCredentialsProvider, JwtBearerGrantProvider, OAuthClientProvider
+from .grants import ClientCredentialsProvider, JwtBearerGrantProvider
+from .providers import OAuthClientProvider
 from .resource_server import AccessToken, StaticTokenVerifier, TokenVerifier
 from .storage import InMemoryStorage, TokenStorage
 

@@ -43,11 +43,11 @@ from .challenge import bearer_challenge, canonical_resource
 from .discovery import (LOOPBACK_HOSTS, check_endpoint, find_authorization_server, find_resource_metadata,
                         legacy_authorization_server, require_pkce)
 from .exceptions import AuthorizationDenied, AuthorizationError, InsufficientScope, RegistrationError, TokenError
-from .oauth import JWT_BEARER, register_client, token_request
+from .oauth import register_client, token_request
 from .pkce import challenge_for, new_state, new_verifier, same_secret
 from .storage import InMemoryStorage
 
-__all__ = ["OAuthClientProvider", "ClientCredentialsProvider", "JwtBearerGrantProvider"]
+__all__ = ["OAuthClientProvider"]
 
 REFRESH_MARGIN = 30.0          # seconds before expiry a token counts as expired
 
@@ -368,42 +368,3 @@ class OAuthClientProvider(_Provider):
         if not query.get("code"):
             raise AuthorizationDenied("the authorization response carries no code")
         return query["code"]
-
-
-class ClientCredentialsProvider(_Provider):
-    """A machine acting for itself: the ``client_credentials`` grant. Authenticates with
-    ``client_secret`` or, for ``private_key_jwt``, ``client_assertion(audience) -> JWT``
-    (the audience is the authorization server's issuer; the application signs)."""
-
-    def __init__(self, client_id, *, client_secret=None, client_assertion=None, scope=None, storage=None):
-        if client_secret is None and client_assertion is None:
-            raise ValueError("client credentials need a client_secret or a client_assertion callback")
-        super().__init__(client_id=client_id, client_secret=client_secret, scope=scope, storage=storage)
-        self.client_assertion = client_assertion
-
-    def _assertion_callback(self):
-        return self.client_assertion
-
-    def _grant(self, scope) -> None:
-        tokens = token_request(self._session(), self.metadata, self._client(),
-                               {"grant_type": "client_credentials", "scope": scope, "resource": self.resource},
-                               self.client_assertion)
-        self._store(tokens)
-
-
-class JwtBearerGrantProvider(_Provider):
-    """The JWT bearer grant (RFC 7523 §2.1): ``assertion(issuer, resource) -> JWT``, an
-    identity assertion the application obtained (enterprise single sign-on); the client
-    authenticates with ``client_secret`` when it has one."""
-
-    def __init__(self, client_id, *, client_secret=None, assertion, scope=None, storage=None):
-        if not callable(assertion):
-            raise TypeError("assertion is a function (issuer, resource) -> a signed JWT")
-        super().__init__(client_id=client_id, client_secret=client_secret, scope=scope, storage=storage)
-        self.assertion = assertion
-
-    def _grant(self, scope) -> None:
-        tokens = token_request(self._session(), self.metadata, self._client(),
-                               {"grant_type": JWT_BEARER, "assertion": self.assertion(self.issuer, self.resource),
-                                "scope": scope, "resource": self.resource})
-        self._store(tokens)

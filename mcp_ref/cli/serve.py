@@ -51,7 +51,7 @@ def add_serve_arguments(parser) -> None:
 
 def load_server(target: str):
     """The ``Server`` that ``MODULE[:ATTR]`` names (rule 1)."""
-    from ..server import Server
+    from ..server.server import Server
     module_name, _, attr = target.partition(":")
     if module_name.endswith(".py") or os.sep in module_name:
         path = os.path.abspath(module_name)

@@ -48,8 +48,8 @@ import threading
 from typing import Optional
 
 from mcp_ref import Context, Server
-from mcp_ref.elicitation import new_elicitation_id, url_elicitation, url_elicitation_required
-from mcp_ref.roots import find_root, require_inside
+from mcp_ref.client.elicitation import new_elicitation_id, url_elicitation, url_elicitation_required
+from mcp_ref.client.roots import find_root, require_inside
 from mcp_ref.types import ModelPreferences, SamplingMessage, TextContent, Tool, ToolResultContent
 
 FORM = {"type": "object", "properties": {

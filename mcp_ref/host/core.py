@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from .. import lifecycle
-from ..client import Client
+from ..client.client import Client
 from ..errors import InternalError, InvalidParamsError, get_logger
 from ..transports import TapTransport
 from .config import SEPARATOR, ConfigError, ServerConfig, load_config, parse_config
@@ -199,7 +199,7 @@ class Host:
             raise KeyError(f"no server named {name!r}; configured: {', '.join(self._servers) or 'none'}") from None
 
     def _ask(self, kind: str, value, server: str):
-        from ..approval import Denied, decide
+        from ..client.approval import Denied, decide
         try:
             return decide(self.consent, Consent(kind, "request", value, server=server))
         except Denied as denied:
@@ -211,7 +211,7 @@ class Host:
             self._ask("launch", config.describe(), name)
             entry.launch_allowed = True
             if config.roots is not None:
-                from ..roots import as_roots
+                from ..client.roots import as_roots
                 entry.roots = self._ask("roots", as_roots(config.roots), name)
         options = dict(self.client_options)
         options.update(on_approve=lambda approval, name=name: self.consent(Consent(
@@ -240,7 +240,7 @@ class Host:
         return TapTransport(transport, lambda direction, message: trace(name, direction, message, session_id()))
 
     def _stdio(self, entry: _Server, options: dict) -> Client:
-        from ..client_restart import Restarter
+        from ..client.client_restart import Restarter
         from ..transports.stdio import StdioClientTransport
         config = entry.config
         on_stderr = None if self.on_stderr is None else (lambda line, name=config.name: self.on_stderr(name, line))

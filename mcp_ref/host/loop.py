@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from typing import Callable, Optional
 
-from ..approval import ToolCall
+from ..client.approval import ToolCall
 from ..errors import ApprovalDenied, McpError
 
 __all__ = ["run_conversation", "run_tools", "ScriptedModel", "ToolCall"]

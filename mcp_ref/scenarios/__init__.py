@@ -50,7 +50,7 @@ class Show:
     def connect(self, server, **client_options):
         """A connected ``Client`` for ``server`` over a memory pair, the client's end tapped
         (every message both ways is printed once). Closes both sides on exit."""
-        from ..client import Client
+        from ..client.client import Client
         from ..transports import TapTransport, memory_pair
         client_end, server_end = memory_pair()
         session = server.serve(server_end)

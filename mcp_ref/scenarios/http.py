@@ -9,7 +9,7 @@ import json
 import threading
 
 from ..lifecycle import LATEST_LEGACY_REVISION as LATEST_REVISION   # a session: the handshake era
-from ..server import Context, Server
+from ..server.server import Context, Server
 from . import WAIT
 
 ACCEPT = "application/json, text/event-stream"

@@ -6,7 +6,7 @@ import threading
 
 from ..calls import CancelToken
 from ..errors import InvalidParamsError, RequestCancelled, RequestTimeout
-from ..server import Context, Server
+from ..server.server import Context, Server
 from . import WAIT, wait_for
 
 
@@ -75,7 +75,7 @@ def sampling(show) -> None:
 
 
 def elicitation(show) -> None:
-    from ..elicitation import new_elicitation_id
+    from ..client.elicitation import new_elicitation_id
     from ..types import ElicitResult
     server = Server("scenario-elicitation", version="1.0")
 

@@ -65,11 +65,12 @@ from typing import Optional
 
 from .. import lifecycle
 from ..errors import ConnectionClosed, InvalidMessage
-from ..messages import ErrorResponse, Notification, Request, Response, decode, encode
+from ..messages import ErrorResponse, Notification, Request, decode, encode
 from .http_common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, REQUEST_ERRORS, HttpClient, HttpError, RedirectRefused,
                           ResponseTooLarge, SessionExpired, content_type, take, visible_ascii)
 from .http_modern import request_headers
 from .http_streams import AnswerReader, StreamState, about
+from .http_get import GetStream
 
 log = logging.getLogger("mcp_ref.http")
 
@@ -93,7 +94,7 @@ def _modern_refusal(message: Request, exc) -> Optional[ErrorResponse]:
     return ErrorResponse(message.id, reply.error)
 
 
-class StreamableHttpTransport(AnswerReader):
+class StreamableHttpTransport(AnswerReader, GetStream):
     """The client end of Streamable HTTP (see the module rules).
 
     ``url`` is the MCP endpoint; ``headers`` go on every request; ``auth`` is a
@@ -320,65 +321,6 @@ class StreamableHttpTransport(AnswerReader):
                 with self._lock:
                     self._exchanges.pop(message.id, None)
                     self._modern_ids.discard(message.id)
-
-    # ------------------------------------------------------------------ the GET stream, re-initialization
-    def _start_get_stream(self) -> None:
-        """Rule 2: open the standalone stream and wait until its status is known."""
-        known = threading.Event()
-        self._spawn(lambda: self._run_get(known), "mcp-http-get")
-        known.wait(self._get_wait + 1.0)
-
-    def _run_get(self, known: threading.Event) -> None:
-        with self._http.exchange() as exchange:
-            with self._lock:
-                self._get_exchange = exchange
-            try:
-                response = self._get(None)
-            except REQUEST_ERRORS as exc:      # an auth provider may fail too
-                self.get_status = exc.status
-                known.set()
-                if exc.status != 405:
-                    log.info("no standalone SSE stream: %s", exc)
-                return
-            self.get_status = response.status_code
-            state = StreamState(self.session_id, standalone=True)
-            with self._lock:
-                if self._get_exchange is exchange:
-                    self._get_state = state
-            known.set()
-            self._follow(response, state)
-
-    def _reinitialize(self, expired: SessionExpired) -> bool:
-        """Rule 5: a new session with the same initialize; True when requests may be retried."""
-        with self._reinit_lock:
-            if self._closed.is_set() or self._init is None:
-                return False
-            if self.session_id is not None and self.session_id != expired.session_id:
-                return True                          # another thread already renewed the session
-            log.info("the MCP session expired; starting a new one")
-            with self._lock:
-                old_get, self._get_exchange, self._get_state = self._get_exchange, None, None
-            if old_get is not None:
-                old_get.cut()
-            self.session_id = None
-            init = Request(f"mcp_ref-reinitialize-{next(self._reinit_ids)}", "initialize", self._init.params)
-            state = StreamState(None, [init.id], capture=init.id)
-            try:
-                response = self._post(init)
-                self._take_session_id(response)
-                self._consume(response, state)
-                if not isinstance(state.captured, Response):
-                    return False
-                version = state.captured.result.get("protocolVersion")
-                if lifecycle.is_supported(version):
-                    self.protocol_version = version
-                self._consume(self._post(Notification("notifications/initialized")), StreamState(self.session_id))
-            except HttpError as exc:
-                log.warning("re-initialization failed: %s", exc)
-                return False
-            if self.open_get_stream:
-                self._start_get_stream()
-            return True
 
     # ------------------------------------------------------------------ threads
     def _submit(self, job) -> None:

@@ -42,13 +42,12 @@ import logging
 import os
 import threading
 import weakref
-import zlib
 from typing import Optional
 from urllib.parse import urljoin, urlsplit
 
 from ..auth.exceptions import AuthorizationError
 from ..errors import SessionError, require
-from ._sse import EventParser
+from .http_reading import CHUNK, EventStream, _Inflater
 from .http_exchange import Scope, Watchdog, current_exchange, shut, tracking_adapter
 from .stdio import DEFAULT_MAX_MESSAGE_SIZE         # one limit for every transport (16 MiB)
 
@@ -59,7 +58,6 @@ __all__ = ["HttpError", "SessionExpired", "RedirectRefused", "ResponseTooLarge",
 
 MAX_REDIRECTS = 5
 REDIRECTS = (301, 302, 303, 307, 308)
-CHUNK = 65536
 ERROR_BODY = 65536
 CLOSED = object()              # inbox sentinel
 
@@ -380,55 +378,3 @@ class HttpClient:
         message = f"{what}: HTTP {response.status_code} {response.reason or ''}".rstrip()
         return cls(message + (f": {str(detail)[:500]}" if detail else ""), status=response.status_code, body=body,
                    url=str(response.url))
-
-
-class EventStream:
-    """The SSE events of a response (rule 5): bounded by ``max_message_size`` per event;
-    ``received`` counts the bytes read."""
-
-    def __init__(self, client: HttpClient, response):
-        self._chunks = client.chunks(response)
-        self.parser = EventParser(client.max_message_size)
-        self.received = 0
-
-    def __iter__(self):
-        for data in self._chunks:
-            self.received += len(data)
-            yield from self.parser.feed(data)
-
-
-class _Inflater:
-    """gzip or deflate, decoded in steps of at most CHUNK bytes of output (rule 5)."""
-
-    def __init__(self, coding: str):
-        self.gzip = coding != "deflate"
-        self._first = True
-        self._obj = zlib.decompressobj(16 + zlib.MAX_WBITS if self.gzip else zlib.MAX_WBITS)
-
-    def feed(self, data: bytes):
-        while True:
-            try:
-                out = self._obj.decompress(data, CHUNK)
-            except zlib.error:
-                if self.gzip or not self._first:
-                    raise
-                self._obj = zlib.decompressobj(-zlib.MAX_WBITS)   # "deflate" sent without its zlib header
-                self._first = False
-                continue
-            self._first = False
-            if out:
-                yield out
-            if self._obj.eof:
-                data = self._obj.unused_data
-                if not (self.gzip and data):
-                    return                                       # what follows the stream is ignored
-                self._obj = zlib.decompressobj(16 + zlib.MAX_WBITS)  # the next gzip member
-                continue
-            data = self._obj.unconsumed_tail
-            if not data and len(out) < CHUNK:                     # all input used, no output held back
-                return
-
-    def finish(self):
-        out = self._obj.flush()
-        if out:
-            yield out

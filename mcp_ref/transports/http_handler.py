@@ -1,7 +1,9 @@
 """One HTTP request to the MCP server: the checks, then POST, GET or DELETE.
 
 ``http_server`` owns configuration and sessions (``self.app``); ``http_session``
-routes messages to streams. Spec: basic/transports#streamable-http,
+routes messages to streams. This module is the checks and ``POST /mcp``; mixed in
+are http_body.py (reading the body, writing the answer) and http_routes.py
+(authorization, ``GET``/``DELETE /mcp``, the legacy endpoints). Spec: basic/transports#streamable-http,
 #sending-messages-to-the-server, #listening-for-messages-from-the-server,
 #resumability-and-redelivery, #protocol-version-header, 2024-11-05
 basic/transports#http-with-sse.
@@ -57,55 +59,31 @@ Rules:
    ``ctx.cancelled`` is set; nothing more is sent for it), noticed within
    ``MODERN_POLL`` seconds.
 """
-import json
 import logging
 import queue
-import socket
 import time
-from email.utils import formatdate
-from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from typing import Optional
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from .. import lifecycle
 from ..errors import INTERNAL_ERROR, INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY, InvalidMessage, McpError
 from ..messages import ErrorObject, ErrorResponse, Request, decode, encode
-from ._sse import accepts, chunk, format_comment, format_event
-from ..auth.resource_server import Refusal
+from ._sse import accepts, format_event
 from .http_modern import header_problem, is_modern_post, param_annotations, param_problem, status_for
+from .http_body import SESSION_HEADER, BodyIO
+from .http_routes import OtherRoutes
 from .http_session import CANCELLED, CLOSE, STOP, WRITTEN
 
 log = logging.getLogger("mcp_ref.http")
 
 __all__ = ["McpRequestHandler"]
 
-SESSION_HEADER = "Mcp-Session-Id"
-VERSION_HEADER = "MCP-Protocol-Version"
 
 
-MAX_CHUNK_LINE = 4096          # bytes of one chunk-size line (with extensions) or trailer line, CRLF included
-FRAMING_MIN = 64 * 1024        # chunk framing allowed beyond the data, at least (rule 1)
-_HEX = frozenset(b"0123456789abcdefABCDEF")
 
-MODERN_POLL = 0.2             # seconds between looks at a 2026-07-28 client's connection (rule 8)
 INITIALIZE_IN_BATCH = "Bad Request: initialize must not be part of a JSON-RPC batch; send it alone"
 
-_date_cache = [0, ""]
-
-
-def _chunk_size(line: bytes) -> Optional[int]:
-    """The size of a ``chunk-size [chunk-ext] CRLF`` line, None when malformed. Strict:
-    CRLF only, no bare CR, 1*HEXDIG with nothing before it (whitespace is allowed only
-    before ``;``); extensions are not interpreted."""
-    if len(line) > MAX_CHUNK_LINE or not line.endswith(b"\r\n") or b"\r" in line[:-2]:
-        return None
-    size, semicolon, _extensions = line[:-2].partition(b";")
-    if semicolon:
-        size = size.rstrip(b" \t")
-    if not size or not _HEX.issuperset(size):
-        return None
-    return int(size, 16)
 
 
 def _holds_initialize(message) -> bool:
@@ -114,15 +92,7 @@ def _holds_initialize(message) -> bool:
                                              for m in message)
 
 
-def _http_date() -> str:
-    """The Date header, formatted once per second."""
-    now = int(time.time())
-    if _date_cache[0] != now:
-        _date_cache[:] = [now, formatdate(now, usegmt=True)]
-    return _date_cache[1]
-
-
-class McpRequestHandler(BaseHTTPRequestHandler):
+class McpRequestHandler(BodyIO, OtherRoutes, BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "mcp_ref"
     sys_version = ""
@@ -145,10 +115,6 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         if self._headers is None:
             self._headers = {key.lower(): value for key, value in self.headers.raw_items()}
         return self._headers.get(name, default)
-
-    def _header_all(self, name: str) -> list:
-        """Every value of a request header (lower-case name), in order."""
-        return [value for key, value in self.headers.raw_items() if key.lower() == name]
 
     # ------------------------------------------------------------------ dispatch
     def do_POST(self):
@@ -193,219 +159,6 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             if not self._head_sent:
                 self._error(500, INTERNAL_ERROR, "Internal error")
-
-    # ------------------------------------------------------------------ authorization (rule 7)
-    def _authorized(self, path: str) -> bool:
-        """True when the request may go on; else it has been answered."""
-        app, guard = self.app, self.app.guard
-        if path in guard.metadata_paths:
-            if self.command != "GET":
-                self._error(405, INVALID_REQUEST, "Method Not Allowed", [("Allow", "GET")])
-            else:
-                self._head(200, [("Content-Type", "application/json"), ("Cache-Control", "max-age=300")],
-                           json.dumps(guard.metadata).encode("utf-8"))
-            return False
-        if path not in (app.path, app.messages_path, app.sse_path):
-            return True
-        access = guard.authenticate(self.path, self._header("authorization"))
-        if isinstance(access, Refusal):
-            self._refuse_auth(access)
-            return False
-        self._access = access
-        return True
-
-    def _refuse_auth(self, refusal: Refusal) -> None:
-        """401/400/403 with its challenge. A POST body not read yet is read and dropped
-        (a client retries on this connection after authorizing); one too large closes it."""
-        if self.command == "POST" and not self._body_read:
-            length = (self._header("content-length") or "").strip()
-            if length.isdigit() and length.isascii() and int(length) <= self.app.max_body \
-                    and not self.headers.get("Transfer-Encoding"):
-                self.rfile.read(int(length))
-            else:
-                self.close_connection = True
-        self._error(refusal.status, INVALID_REQUEST, refusal.message, [("WWW-Authenticate", refusal.challenge)])
-
-    def _scopes_refused(self, message) -> bool:
-        """Rule 7: a 403 when the requests of ``message`` need scopes the token lacks."""
-        if self._access is None:
-            return False
-        items = message if isinstance(message, list) else [message]
-        refusal = self.app.guard.check_scopes(self._access, [m for m in items if isinstance(m, Request)])
-        if refusal is None:
-            return False
-        self._body_read = True
-        self._refuse_auth(refusal)
-        return True
-
-    def _owned(self, transport) -> bool:
-        """Rule 7: a session answers only the subject that created it."""
-        if self._access is None:
-            return True
-        if getattr(transport, "subject", None) != self._access.subject:
-            return False
-        transport.auth = self._access               # the latest token of its subject (Context.auth)
-        return True
-
-    def _local_address(self) -> str:
-        """The address this connection arrived on (the Host check of a wildcard bind)."""
-        return self.connection.getsockname()[0]
-
-    def _allow(self, path: str) -> str:
-        app = self.app
-        if path == app.path:
-            return "POST" if app.stateless else ("GET, POST, DELETE" if app.enable_get else "POST, DELETE")
-        return "POST" if path == app.messages_path else "GET"
-
-    # ------------------------------------------------------------------ writing
-    def _head(self, status: int, headers=(), body: bytes = b"", *, stream: bool = False) -> None:
-        """Write the status line, headers and (unless ``stream``) the whole body in one write."""
-        lines = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}", "Server: mcp_ref",
-                 f"Date: {_http_date()}"]
-        lines += [f"{name}: {value}" for name, value in headers]
-        if stream:
-            lines += ["Transfer-Encoding: chunked", "Cache-Control: no-cache, no-transform",
-                      "X-Accel-Buffering: no"]
-        else:
-            lines.append(f"Content-Length: {len(body)}")
-        if self.close_connection:
-            lines.append("Connection: close")
-        self._head_sent = True
-        self.wfile.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
-        self.log_request(status)
-
-    def _json(self, status: int, payload, headers=()) -> None:
-        body = encode(payload).encode("utf-8")
-        self._head(status, [("Content-Type", "application/json")] + list(headers), body)
-
-    def _error(self, status: int, code: int, message: str, headers=()) -> None:
-        """Rule 1: a JSON-RPC error without id; never a stack trace."""
-        self._json(status, ErrorResponse(None, ErrorObject(code, message)), headers)
-
-    def _unavailable(self) -> None:
-        self._error(503, INTERNAL_ERROR, "Service Unavailable: too many sessions", [("Retry-After", "5")])
-
-    def _event(self, data: bytes) -> None:
-        self.wfile.write(chunk(data))
-
-    def _keepalive(self) -> None:
-        """Rule 5: on an idle stream, notice a client that has gone (EOF), else send a comment."""
-        if self._peer_gone():
-            raise ConnectionResetError("the client closed the stream")
-        self._event(format_comment("keepalive"))
-
-    def _peer_gone(self) -> bool:
-        """Whether the client closed its end of the connection (EOF waiting to be read)."""
-        try:
-            return self.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
-        except (BlockingIOError, ValueError):      # nothing to read; or TLS, which takes no flags
-            return False
-        except OSError:
-            return True
-
-    def _next(self, conn, transport, stream, timeout: Optional[float] = None):
-        """The connection's next item. In a 2026-07-28 request, a client that closes the
-        connection cancels the request (rule 8; Spec 2026-07-28:
-        basic/transports/streamable-http#cancellation): checked every ``MODERN_POLL`` s."""
-        if not getattr(self, "_modern", False):
-            return conn.queue.get(timeout=timeout) if timeout is not None else conn.queue.get()
-        end = None if timeout is None else time.monotonic() + timeout
-        while True:
-            wait = MODERN_POLL if end is None else max(0.0, min(MODERN_POLL, end - time.monotonic()))
-            try:
-                return conn.queue.get(timeout=wait)
-            except queue.Empty:
-                if self._peer_gone():
-                    for request_id in list(stream.pending):
-                        transport.session.cancel_inbound(request_id, "the client closed the response stream")
-                    return CANCELLED
-                if end is not None and time.monotonic() >= end:
-                    raise
-
-    # ------------------------------------------------------------------ reading
-    def _read_body(self) -> Optional[bytes]:
-        """The request body, or None after answering 415/411/413/400/501 (rule 1). A refused
-        body stays unread, so the connection is closed after the answer."""
-        ctype = self._header("content-type", "")
-        if ctype.split(";")[0].strip().lower() != "application/json":
-            return self._refuse(415, "Unsupported Media Type: Content-Type must be application/json")
-        codings = [c.strip().lower() for value in self._header_all("transfer-encoding")
-                   for c in value.split(",") if c.strip()]
-        lengths = {v.strip() for v in self._header_all("content-length")}
-        if codings:
-            if lengths:          # RFC 9112 §6.3: a request smuggling risk; refuse rather than guess
-                return self._refuse(400, "Bad Request: both Transfer-Encoding and Content-Length")
-            if self.request_version == "HTTP/1.0":        # RFC 9112 §6.1: faulty framing
-                return self._refuse(400, "Bad Request: Transfer-Encoding in an HTTP/1.0 request")
-            if codings[-1] != "chunked" or "chunked" in codings[:-1]:
-                return self._refuse(400, "Bad Request: chunked must be the last transfer coding, once")
-            if len(codings) > 1:
-                return self._refuse(501, f"Not Implemented: transfer coding "
-                                         f"{', '.join(codings[:-1])!r}; send the body chunked or with a "
-                                         "Content-Length")
-            return self._read_chunked()
-        if not lengths:
-            return self._refuse(411, "Length Required: send the body with a Content-Length or "
-                                     "Transfer-Encoding: chunked")
-        length = lengths.pop() if len(lengths) == 1 else ""
-        if not (length.isdigit() and length.isascii()):
-            return self._refuse(400, "Bad Request: invalid Content-Length")
-        size = int(length)
-        if size > self.app.max_body:
-            return self._refuse(413, f"Payload Too Large: the limit is {self.app.max_body} bytes")
-        return self.rfile.read(size)
-
-    def _read_chunked(self) -> Optional[bytes]:
-        """Decode a chunked body (rule 1; RFC 9112 §7.1):
-        ``*(hex-size [;ext] CRLF data CRLF) 0 [;ext] CRLF *(trailer CRLF) CRLF``."""
-        limit = self.app.max_body
-        framing = max(limit, FRAMING_MIN)
-        framing_left = framing                           # size lines, CRLFs and trailers together
-        too_much_framing = f"Payload Too Large: the chunk framing exceeds {framing} bytes"
-        rfile, body = self.rfile, bytearray()
-        while True:
-            line = rfile.readline(MAX_CHUNK_LINE + 1)
-            if not line:
-                return self._refuse(400, "Bad Request: the chunked body ended before its last chunk")
-            framing_left -= len(line)
-            if framing_left < 0:
-                return self._refuse(413, too_much_framing)
-            size = _chunk_size(line)
-            if size is None:
-                return self._refuse(400, f"Bad Request: malformed chunk size line {line[:40]!r}")
-            if size == 0:
-                break
-            if len(body) + size > limit:
-                return self._refuse(413, f"Payload Too Large: the limit is {limit} bytes")
-            data = rfile.read(size)
-            if len(data) < size:
-                return self._refuse(400, "Bad Request: the chunked body ended inside a chunk")
-            if rfile.read(2) != b"\r\n":
-                return self._refuse(400, "Bad Request: a chunk's data is not followed by CRLF")
-            framing_left -= 2
-            body += data
-        while True:                                        # the trailer section, ignored
-            line = rfile.readline(MAX_CHUNK_LINE + 1)
-            framing_left -= len(line)
-            if line == b"\r\n":
-                return bytes(body)
-            if framing_left < 0:
-                return self._refuse(413, too_much_framing)
-            if not line.endswith(b"\r\n") or b":" not in line or b"\r" in line[:-2]:
-                return self._refuse(400, "Bad Request: malformed trailer section of a chunked body")
-
-    def _refuse(self, status: int, message: str) -> None:
-        self.close_connection = True
-        self._error(status, INVALID_REQUEST, message)
-
-    def _version_ok(self) -> bool:
-        """Rule 3."""
-        version = self._header("mcp-protocol-version")
-        if version is not None and not lifecycle.is_supported(version):
-            self._error(400, INVALID_REQUEST, f"Bad Request: unsupported {VERSION_HEADER}: {version!r} "
-                                              f"(supported: {', '.join(lifecycle.LEGACY_REVISIONS)})")
-            return False
-        return True
 
     # ------------------------------------------------------------------ POST /mcp
     def _post_mcp(self) -> None:
@@ -601,27 +354,6 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         else:
             transport.detach(stream, conn)
 
-    # ------------------------------------------------------------------ stateless POST
-    def _post_stateless(self, message, json_ok: bool, sse_ok: bool) -> None:
-        """Stateless mode (rule 3): a fresh session per POST, pre-initialized unless it is the initialize."""
-        if not self._version_ok():
-            return
-        version = self._header("mcp-protocol-version") or lifecycle.HTTP_DEFAULT_REVISION
-        items = message if isinstance(message, list) else [message]
-        if not any(isinstance(m, Request) for m in items):       # nothing to answer, no session to tell
-            errors = [ErrorResponse(b.id, ErrorObject(b.code, b.message)) for b in items
-                      if isinstance(b, InvalidMessage)]
-            return self._json(400, errors) if errors else self._head(202)
-        transport = self.app.stateless_session(owner=self._access)
-        session = transport.session
-        if not (isinstance(message, Request) and message.method == "initialize"):
-            session.state = lifecycle.READY
-            session.protocol_version = version
-        try:
-            self._post_messages(transport, message, json_ok, sse_ok, [])
-        finally:
-            session.close("stateless request done")
-
     # ------------------------------------------------------------------ modern POST (2026-07-28)
     def _post_modern(self, message, json_ok: bool, sse_ok: bool) -> None:
         """Rule 8: one request, checked (http_modern.py rules 2 to 4), then served on a
@@ -666,104 +398,3 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             log.warning("tool %r: %s", name, exc)
             return None
         return param_problem(self._header, annotations, params.get("arguments") or {})
-
-    # ------------------------------------------------------------------ GET /mcp, DELETE /mcp
-    def _session_for_get_or_delete(self):
-        session_id = self._header("mcp-session-id")
-        if session_id is None:
-            self._error(400, INVALID_REQUEST, f"Bad Request: the {SESSION_HEADER} header is required")
-            return None
-        transport = self.app.lookup(session_id)
-        if transport is None or not self._owned(transport):
-            self._error(404, INVALID_REQUEST, "Not Found: unknown or expired session")
-            return None
-        return transport if self._version_ok() else None
-
-    def _get_mcp(self) -> None:
-        app = self.app
-        if app.stateless or not app.enable_get:
-            return self._error(405, INVALID_REQUEST, "Method Not Allowed: no SSE stream at this endpoint",
-                               [("Allow", self._allow(app.path))])
-        if not accepts(self._header("accept"))[1]:
-            return self._error(406, INVALID_REQUEST, "Not Acceptable: Accept must admit text/event-stream")
-        transport = self._session_for_get_or_delete()
-        if transport is None:
-            return
-        last_event_id = self._header("last-event-id")
-        transport.enter()
-        try:
-            if last_event_id:
-                resumed = transport.resume(last_event_id)
-                if resumed is None:
-                    return self._error(400, INVALID_REQUEST, "Bad Request: unknown or expired Last-Event-ID")
-                stream, conn, items, finished = resumed
-                priming = None
-            else:
-                stream, conn, items, priming = transport.attach_standalone()
-                finished = False
-            self._head(200, [("Content-Type", "text/event-stream")], stream=True)
-            if priming is not None:
-                self._event(format_event("", id=priming, retry=app.retry_interval))
-            self._pump(transport, stream, None if finished else conn, items, priming or last_event_id)
-        finally:
-            transport.leave()
-
-    def _delete_mcp(self) -> None:
-        if self.app.stateless:
-            return self._error(405, INVALID_REQUEST, "Method Not Allowed: stateless server",
-                               [("Allow", "POST")])
-        transport = self._session_for_get_or_delete()
-        if transport is not None:
-            self.app.terminate(transport, "terminated by the client (HTTP DELETE)")
-            self._head(204)
-
-    # ------------------------------------------------------------------ legacy HTTP+SSE (rule 6)
-    def _get_legacy(self) -> None:
-        app = self.app
-        if not app.legacy_sse:
-            return self._error(404, INVALID_REQUEST, "Not Found")
-        if not accepts(self._header("accept"))[1]:
-            return self._error(406, INVALID_REQUEST, "Not Acceptable: Accept must admit text/event-stream")
-        transport = app.new_session(legacy=True, owner=self._access)
-        if transport is None:
-            return self._unavailable()
-        try:
-            self._head(200, [("Content-Type", "text/event-stream")], stream=True)
-            self._event(format_event(f"{app.messages_path}?session_id={transport.session_id}", event="endpoint"))
-            while True:
-                try:
-                    item = transport.conn.queue.get(timeout=app.keepalive)
-                except queue.Empty:
-                    self._keepalive()
-                    continue
-                if not isinstance(item, tuple):
-                    break
-                self._event(format_event(encode(item[1]), event="message"))
-            self._event(b"")
-        finally:
-            app.terminate(transport, "the SSE stream ended")
-
-    def _post_legacy(self) -> None:
-        app = self.app
-        if not app.legacy_sse:
-            return self._error(404, INVALID_REQUEST, "Not Found")
-        session_id = parse_qs(urlsplit(self.path).query).get("session_id", [None])[0]
-        transport = app.lookup(session_id, legacy=True) if session_id is not None else None
-        if transport is None or not self._owned(transport):
-            self.close_connection = True        # rule 1: the body stays unread, so the connection ends
-            if session_id is None:
-                return self._error(400, INVALID_REQUEST, "Bad Request: session_id is required")
-            return self._error(404, INVALID_REQUEST, "Not Found: unknown or expired session")
-        body = self._read_body()
-        if body is None:
-            return
-        try:
-            message = decode(body)
-        except InvalidMessage as bad:
-            return self._error(400, bad.code, bad.message)
-        if self._scopes_refused(message):
-            return
-        transport.push(message)
-        self._head(202)
-
-

@@ -54,12 +54,13 @@ import threading
 import time
 from http.server import ThreadingHTTPServer
 from typing import Optional
-from urllib.parse import urlsplit
 
 from ..auth.resource_server import ResourceGuard
 from ..workers import WorkerPool
 from .http_handler import McpRequestHandler
-from .http_session import EventStore, HttpSessionTransport, InMemoryEventStore, LegacySseTransport
+from .http_origin import LOOPBACK, WILDCARD, HostChecks
+from .http_events import EventStore, InMemoryEventStore
+from .http_session import HttpSessionTransport, LegacySseTransport
 
 log = logging.getLogger("mcp_ref.http")
 
@@ -70,10 +71,6 @@ DEFAULT_WORKERS = 128                  # threads running requests, shared by eve
 DEFAULT_IDLE_TIMEOUT = 1800.0          # seconds
 DEFAULT_MAX_BODY = 4 * 1024 * 1024     # bytes
 DEFAULT_BACKLOG = max(socket.SOMAXCONN, 128)   # connections the kernel may hold before accept() (rule 5)
-LOOPBACK = frozenset(("localhost", "127.0.0.1", "::1"))
-WILDCARD = frozenset(("", "0.0.0.0", "::"))
-DEFAULT_PORTS = {"http": 80, "https": 443}
-MAX_WARNED_HOSTS = 64                  # distinct refused Host values logged, at most
 
 
 def new_session_id() -> str:
@@ -83,7 +80,7 @@ def new_session_id() -> str:
     return secrets.token_urlsafe(24)
 
 
-class HttpApp:
+class HttpApp(HostChecks):
     """The configuration and session table shared by every connection (see ``serve_http``)."""
 
     def __init__(self, server, *, host: str = "127.0.0.1", path: str = "/mcp", stateless: bool = False,
@@ -222,97 +219,6 @@ class HttpApp:
     def session_count(self) -> int:
         with self._lock:
             return len(self._sessions)
-
-    # ------------------------------------------------------------------ rule 2 checks
-    def host_allowed(self, host: Optional[str], local_address=None) -> bool:
-        """``local_address``: a callable giving the address the connection arrived on
-        (asked only on a wildcard bind without ``allowed_hosts``)."""
-        if not host:
-            return False
-        if self.allowed_hosts is not None:
-            name = _hostname(host)
-            return any(p == "*" or _matches(p, host, name) for p in self.allowed_hosts)
-        if self.loopback:
-            return _hostname(host) in LOOPBACK
-        name, port = _split_host(host)
-        if (DEFAULT_PORTS[self.scheme] if port is None else port) != self.port:
-            allowed = False
-        elif name in self.own_names:
-            allowed = True
-        elif self.wildcard and local_address is not None:
-            local = _plain_address(local_address())
-            allowed = name == local or (local in LOOPBACK and (name in LOOPBACK or name in WILDCARD))
-        else:
-            allowed = False
-        if not allowed:
-            self._warn_host(host)
-        return allowed
-
-    def origin_allowed(self, origin: Optional[str], host: Optional[str], local_address=None) -> bool:
-        if origin is None:
-            return True                                    # not a browser: nothing to check
-        if self.allowed_origins is not None:
-            return any(p == "*" or _matches(p, origin, _origin_base(origin)) for p in self.allowed_origins)
-        parts = urlsplit(origin)
-        if not parts.scheme or not parts.hostname:
-            return False                                   # "null", garbage
-        if host and parts.netloc.lower() == host.strip().lower():
-            return True                                    # same origin (Host is checked first)
-        if parts.hostname not in LOOPBACK:
-            return False
-        if self.loopback:
-            return True
-        return (self.wildcard and self.allowed_hosts is None and local_address is not None
-                and _plain_address(local_address()) in LOOPBACK)
-
-    def _warn_host(self, host: str) -> None:
-        """Log each refused ``Host`` once (a bounded set): a proxy or port mapping needs ``allowed_hosts``."""
-        with self._lock:
-            if host in self._warned or len(self._warned) >= MAX_WARNED_HOSTS:
-                return
-            self._warned.add(host)
-        log.warning("refused an HTTP request with Host %r: not one of this server's names (port %d); "
-                    "list the names clients use in allowed_hosts", host, self.port)
-
-
-def _hostname(host: str) -> str:
-    """``example.com:8000`` → ``example.com``; ``[::1]:80`` → ``::1``."""
-    host = host.strip().lower()
-    if host.startswith("["):
-        return host[1:host.find("]")] if "]" in host else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-
-
-def _split_host(host: str):
-    """``example.com:8000`` → ``("example.com", 8000)``; no port → None; a bad port → -1."""
-    name = _hostname(host)
-    host = host.strip()
-    rest = host[host.find("]") + 1:] if host.startswith("[") else (host[len(name):] if host.count(":") == 1 else "")
-    if not rest:
-        return name, None
-    port = rest[1:]
-    return name, int(port) if rest.startswith(":") and port.isdigit() and port.isascii() else -1
-
-
-def _plain_address(address: str) -> str:
-    """A socket address as ``Host`` would name it: no IPv6 zone, IPv4 not mapped into IPv6."""
-    address = address.split("%", 1)[0].lower()
-    return address[7:] if address.startswith("::ffff:") and "." in address else address
-
-
-def _origin_base(origin: str) -> str:
-    """``http://localhost:3000`` → ``http://localhost`` (for ``scheme://host:*`` patterns)."""
-    parts = urlsplit(origin)
-    return f"{parts.scheme}://{parts.hostname}" if parts.hostname else origin
-
-
-def _matches(pattern: str, full: str, base: str) -> bool:
-    """``pattern`` is exact, or ends with ``:*`` (any port)."""
-    pattern, full, base = pattern.lower(), full.lower(), base.lower()
-    if pattern.endswith(":*"):
-        return base == pattern[:-2].strip("[]") or base == pattern[:-2]
-    return full == pattern or base == pattern
-
 
 class _HttpServer(ThreadingHTTPServer):
     """ThreadingHTTPServer that names and tracks its connection threads (rule 3)."""

@@ -44,15 +44,14 @@ import queue
 import secrets
 import threading
 import time
-from typing import Optional, Protocol
+from typing import Optional
 
 from .. import lifecycle
 from ..messages import ErrorResponse, Notification, Response, encode_line, is_request_id
-from ._sse import make_event_id, split_event_id
 
 log = logging.getLogger("mcp_ref.http")
 
-__all__ = ["EventStore", "InMemoryEventStore", "HttpSessionTransport", "LegacySseTransport", "CLOSE", "STOP",
+__all__ = ["HttpSessionTransport", "LegacySseTransport", "CLOSE", "STOP",
            "CANCELLED", "WRITTEN"]
 
 CLOSE = object()              # end the HTTP response, keep the stream (close_stream, polling)
@@ -61,58 +60,6 @@ CANCELLED = object()          # end the HTTP response: the client cancelled ever
 WRITTEN = object()            # rule 7: the answer has been written by the sender
 PRIMING_SINCE = "2025-11-25"  # Spec 2025-11-25: POST SSE streams start with a priming event
 FINISHED_KEPT = 256           # finished SSE streams kept for late resumption, per session
-
-
-class EventStore(Protocol):
-    """Where SSE events wait for resumption (rule 3). ``message`` is None for a priming event.
-
-    ``replay_after`` returns ``(stream_id, [(event_id, message), ...])`` for the
-    events of that id's stream stored after it (priming events left out), or
-    None when the id is unknown or its successors were dropped. ``forget`` is
-    optional: the session calls it for streams it no longer needs.
-    """
-
-    def store(self, stream_id: str, message) -> str: ...
-    def replay_after(self, event_id: str): ...
-
-
-class InMemoryEventStore:
-    """The default store: the last ``max_events`` events of each of the last ``max_streams`` streams."""
-
-    def __init__(self, max_events: int = 1000, max_streams: int = 10000):
-        self.max_events = max_events
-        self.max_streams = max_streams
-        self._lock = threading.Lock()
-        self._streams: "collections.OrderedDict" = collections.OrderedDict()   # id -> [seq, deque]
-
-    def store(self, stream_id: str, message) -> str:
-        with self._lock:
-            entry = self._streams.get(stream_id)
-            if entry is None:
-                entry = self._streams[stream_id] = [0, collections.deque(maxlen=self.max_events)]
-                while len(self._streams) > self.max_streams:
-                    self._streams.popitem(last=False)
-            entry[0] += 1
-            entry[1].append((entry[0], message))
-            return make_event_id(stream_id, entry[0])
-
-    def replay_after(self, event_id: str):
-        parsed = split_event_id(event_id)
-        if parsed is None:
-            return None
-        stream_id, seq = parsed
-        with self._lock:
-            entry = self._streams.get(stream_id)
-            if entry is None or seq > entry[0]:
-                return None
-            events = list(entry[1])
-        if events and events[0][0] > seq + 1:
-            return None                       # the bound dropped events the client never saw
-        return stream_id, [(make_event_id(stream_id, s), m) for s, m in events if s > seq and m is not None]
-
-    def forget(self, stream_id: str) -> None:
-        with self._lock:
-            self._streams.pop(stream_id, None)
 
 
 class _Conn:

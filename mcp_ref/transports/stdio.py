@@ -35,7 +35,8 @@ import sys
 import threading
 
 from ..errors import InvalidMessage
-from ..messages import PEEK_CHARS, decode, encode_line, oversized
+from ..messages import decode, encode_line, oversized
+from ..peek import PEEK_CHARS
 
 __all__ = ["StdioServerTransport", "StdioClientTransport", "DEFAULT_MAX_MESSAGE_SIZE", "SAFE_ENV_VARS",
            "default_environment"]

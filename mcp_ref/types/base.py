@@ -24,17 +24,14 @@ and ``content.py`` fills it.
 
 Revisions are ``YYYY-MM-DD`` strings, so they compare correctly as strings.
 
-Two decoders. ``_from_wire`` / ``_decode`` below are the reference: they
-walk the type hints and carry the path of every member for error messages,
-and they define what decoding means. ``from_dict`` first runs a decoder
-compiled once per class (``_compiled.py``: each field's type already resolved,
-no paths built); on any failure that one raises ``_Invalid`` and
-``from_dict`` runs the reference on the same input, which raises the precise
-``InvalidParamsError``. Why: a client decodes every result it receives, and
-the reference alone made decoding a one-line ``CallToolResult`` cost nearly
-as much as the server's whole handling of the call (``bench/bench_stdio.py``
-reports this client-side latency). ``to_dict`` likewise reads a per-class
-tuple of field facts and passes JSON scalars through without a call.
+One decoder. ``_from_wire`` / ``_decode`` below walk the type hints and
+carry the path of every member, so an error names where it is. There is no
+faster second decoder beside it: a decoder compiled per class saved about
+8 µs on a one-line ``CallToolResult``, under 10 % of a client's
+``tools/call`` round trip (``bench/bench_stdio.py``, client-side latency),
+which is not worth a second definition of what decoding means. ``to_dict``
+reads a per-class tuple of field facts and passes JSON scalars through
+without a call (the only encoder).
 
 Spec: basic/index#general-fields (``_meta``); each revision's schema.json.
 """
@@ -99,6 +96,9 @@ _specs_cache: dict = {}
 
 
 def _specs(cls) -> list:
+    """The per-class tuple of field facts ``to_dict`` and ``_from_wire`` read, made
+    once per class: the attribute, the wire name, the hint, the revision it
+    arrived in, whether it is required and whether None is written."""
     specs = _specs_cache.get(cls)
     if specs is None:
         hints = get_type_hints(cls)
@@ -197,11 +197,6 @@ class Model(metaclass=_TakesExtra):
     @classmethod
     def from_dict(cls, data: Any):
         """Decode a wire object; raises ``InvalidParamsError`` when malformed."""
-        try:
-            return (_fast_decoders.get(cls) or _compiled(cls))(data)
-        except (_Invalid, InvalidParamsError, RecursionError):
-            pass
-        # The reference decoder says what is wrong, and where.
         return cls._from_wire(data, cls.__name__)
 
     @classmethod
@@ -210,6 +205,8 @@ class Model(metaclass=_TakesExtra):
 
     @classmethod
     def _from_wire(cls, data: Any, path: str):
+        """The one decoder: check the wire object, decode each member by its hint, keep
+        the unknown members in ``extra``, then run the class's ``_check_wire`` hook."""
         if not isinstance(data, dict):
             raise InvalidParamsError(f"{path}: expected object")
         known = set()
@@ -245,6 +242,9 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _encode(value: Any, revision: Optional[str]) -> Any:
+    """A value inside a model as wire data: models by ``to_dict(revision)`` (list
+    items newer than ``revision`` left out), lists and dicts recursively,
+    everything else as it is."""
     if type(value) in _SCALARS:
         return value
     if isinstance(value, Model):
@@ -261,6 +261,7 @@ def _encode(value: Any, revision: Optional[str]) -> Any:
 
 # ---------------------------------------------------------------------- decoding
 def _is_int(value: Any) -> bool:
+    """A JSON integer: an int that is not a bool (JSON has no such overlap)."""
     return (isinstance(value, int) and not isinstance(value, bool)) or \
         (isinstance(value, float) and value.is_integer())
 
@@ -276,6 +277,7 @@ _BASIC = {
 
 
 def _type_label(tp: Any) -> str:
+    """The words an error uses for the type a member should have ("string", "object")."""
     if tp in _BASIC:
         return _BASIC[tp][0]
     if get_origin(tp) is list:
@@ -286,10 +288,14 @@ def _type_label(tp: Any) -> str:
 
 
 def _is_model(tp: Any) -> bool:
+    """A ``Model`` subclass (a hint to decode as an object), not an instance."""
     return isinstance(tp, type) and issubclass(tp, Model)
 
 
 def _decode(value: Any, tp: Any, path: str) -> Any:
+    """One member of a wire object as the hinted type, or InvalidParamsError naming
+    ``path``: basic JSON types checked loosely, models decoded, lists and dicts
+    item by item, unions in order."""
     if tp is Any:
         return value
     origin = get_origin(tp)
@@ -319,6 +325,8 @@ def _decode(value: Any, tp: Any, path: str) -> Any:
 
 
 def _decode_union(value: Any, members: list, path: str) -> Any:
+    """The first member of the union the value fits: tagged content by its ``type``,
+    models by their required fields, basic types by their JSON kind."""
     if len(members) == 1:
         return _decode(value, members[0], path)
     if Any in members:
@@ -346,6 +354,8 @@ def _decode_union(value: Any, members: list, path: str) -> Any:
 
 
 def _decode_tagged(value: dict, models: list, path: str) -> Any:
+    """A content block by its ``type`` tag (the registry ``register_content`` fills);
+    an unknown tag is kept whole as raw content, so nothing a peer sent is lost."""
     tag = value.get("type")
     if not isinstance(tag, str):
         raise InvalidParamsError(f"{path}.type: expected string")
@@ -378,26 +388,4 @@ def decode_content(data: Any, path: str = "content") -> Model:
     """One content block from its wire object, by its ``type``."""
     if not isinstance(data, dict):
         raise InvalidParamsError(f"{path}: expected object")
-    try:
-        return (_fast_decoders.get(_ANY_CONTENT) or _compiled(_ANY_CONTENT))(data)
-    except (_Invalid, InvalidParamsError, RecursionError):
-        pass
     return _decode_tagged(data, [], path)
-
-
-# ---------------------------------------------------------------------- compiled decoders
-class _Invalid(Exception):
-    """Raised by a compiled decoder: the input is malformed, the reference decoder will say how."""
-
-
-# Model class (or _ANY_CONTENT: a block of any registered type) -> compiled decoder.
-# Filled under the GIL; whoever fills an entry puts the same decoder in.
-_fast_decoders: dict = {}
-_ANY_CONTENT = "any content block"
-
-
-def _compiled(key: Any):
-    """The compiled decoder for ``key``, made on first use by ``_compiled.py``
-    (loaded then, so importing the types costs nothing more)."""
-    from ._compiled import compiled_decoder
-    return compiled_decoder(key)

@@ -59,6 +59,7 @@ class _Block:
 
 @dataclass
 class TextContent(_Block, Model):
+    """Text for the model or the user. Spec: server/tools#text-content."""
     TYPE = "text"
     text: str
     annotations: Optional[Annotations] = None
@@ -104,6 +105,7 @@ class ResourceLink(_Block, Model):
 
 @dataclass
 class TextResourceContents(Model):
+    """The contents of a text resource: its URI, MIME type and text."""
     uri: str
     text: str
     mime_type: Optional[str] = None
@@ -124,6 +126,7 @@ ResourceContents = Union[TextResourceContents, BlobResourceContents]
 
 @dataclass
 class EmbeddedResource(_Block, Model):
+    """A resource's contents inside a result, instead of a link to it."""
     TYPE = "resource"
     resource: ResourceContents
     annotations: Optional[Annotations] = None

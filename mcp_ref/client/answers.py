@@ -1,0 +1,141 @@
+"""What a client answers: the requests and notifications a server sends it.
+
+``ServerRequestAnswers`` is a mix-in of ``Client`` (client.py). A request from
+the server (``sampling/createMessage``, ``elicitation/create``, ``roots/list``)
+is answered by the client feature it names, loaded on first use
+(sampling.py, elicitation.py, roots.py); a client that did not declare the
+capability answers -32601. Spec: client/sampling, client/elicitation,
+client/roots.
+"""
+from __future__ import annotations
+
+
+from . import client_modern
+from .. import lifecycle, types
+from .client_tasks import answer_related_task
+from ..errors import CapabilityNotSupported, MethodNotFoundError, get_logger
+
+# The client features (approval, elicitation, roots, sampling) and the types/ classes
+# load where they are first used: a script that only calls tools does not pay for
+# them at import (bench/bench_stdio.py measures import time).
+
+log = get_logger("mcp_ref.client")
+
+
+class ServerRequestAnswers:
+    """How ``Client`` answers the server (a mix-in)."""
+
+    def capabilities(self) -> dict:
+        """What this client declares: a feature only when its callback (or roots) was
+        given, and only what the revision knows (the one spoken, else the one being
+        asked for; ``sampling.tools`` and ``elicitation`` modes from 2025-11-25,
+        elicitation from 2025-06-18, roots without ``listChanged`` from 2026-07-28).
+        Spec: basic/lifecycle#capability-negotiation, 2026-07-28 basic/index#meta."""
+        version = self.protocol_version or self._asking or self.requested_version
+        if version == client_modern.AUTO:
+            version = lifecycle.MODERN_REVISIONS[0]
+        modern = version in lifecycle.MODERN_REVISIONS
+        caps: dict = {}
+        if self.sampling is not None:
+            tools = self.sampling_tools and lifecycle.at_least(version, "2025-11-25")
+            caps["sampling"] = {"tools": {}} if tools else {}
+        if self._roots is not None:
+            caps["roots"] = {} if modern else {"listChanged": True}
+        if lifecycle.at_least(version, "2025-06-18"):
+            modes = {}
+            if self.elicitation is not None:
+                modes["form"] = {}
+            if self.elicitation_url is not None and lifecycle.at_least(version, "2025-11-25"):
+                modes["url"] = {}
+            if modes:    # 2025-06-18 has no modes: {} there means form (client/elicitation#capabilities)
+                caps["elicitation"] = modes if lifecycle.at_least(version, "2025-11-25") else {}
+        return caps
+
+    def _handle_request(self, ctx, method: str, params: dict) -> dict:
+        entry = self._request_handlers.get(method)
+        if entry is None:
+            raise MethodNotFoundError(f"Method not found: {method}")
+        handler, capability = entry
+        lifecycle.require_own_capability(self.capabilities(), capability, method)
+        return answer_related_task(params, handler(ctx, params))     # client_tasks.py rule 6
+
+    # -- client features: the bodies live in sampling.py, elicitation.py, roots.py
+    def _on_sampling_create_message(self, ctx, params: dict) -> dict:
+        """Spec: client/sampling#creating-messages."""
+        from .sampling import answer_create_message
+        return answer_create_message(ctx, params, callback=self.sampling,
+                                     tools_declared=lifecycle.has_capability(self.capabilities(), "sampling.tools"),
+                                     approve=self.on_approve, server_info=self.server_info,
+                                     version=self.protocol_version)
+
+    def _on_elicitation_create(self, ctx, params: dict) -> dict:
+        """Spec: client/elicitation#elicitation-requests."""
+        from .elicitation import answer_elicitation, client_modes
+        modes = client_modes(self.capabilities())
+        return answer_elicitation(ctx, params, form_callback=self.elicitation if "form" in modes else None,
+                                  url_callback=self.elicitation_url if "url" in modes else None,
+                                  approve=self.on_approve, server_info=self.server_info,
+                                  version=self.protocol_version, tracker=self.elicitations)
+
+    def _on_roots_list(self, ctx, params: dict) -> dict:
+        """Spec: client/roots#listing-roots."""
+        with self._lock:
+            roots = list(self._roots or ())
+        return {"roots": [root.to_dict(self.protocol_version) for root in roots]}
+
+    def _on_elicitation_complete(self, params: dict) -> None:
+        """Spec: client/elicitation#completion-notifications-for-url-mode-elicitation:
+        an unknown or already completed id is ignored."""
+        self.elicitations.complete(params.get("elicitationId"))
+
+    @property
+    def roots(self) -> list | None:
+        """The roots offered (``None``: roots are not offered)."""
+        with self._lock:
+            return None if self._roots is None else list(self._roots)
+
+    def set_roots(self, roots) -> None:
+        """Replace the roots and, once connected, send ``notifications/roots/list_changed``.
+
+        Raises ``ValueError``/``TypeError`` for an invalid root (nothing changes) and
+        ``CapabilityNotSupported`` when connected without having offered roots.
+        Spec: client/roots#root-list-changes."""
+        from .roots import as_roots
+        new = as_roots(roots)
+        with self._lock:
+            if self._roots is None and self.protocol_version is not None:
+                raise CapabilityNotSupported("roots were not declared when this client connected; "
+                                             "pass roots=[] to the constructor to offer them")
+            self._roots = new
+        if self.protocol_version is not None and not self.closed and not self.modern:
+            self._check_process()               # (2026-07-28 has no such notification: roots are asked anew)
+            self.session.notify("notifications/roots/list_changed")
+
+    def handle_url_elicitations(self, error) -> list:
+        """Show each elicitation of a -32042 error (``UrlElicitationRequiredError``) to
+        the ``elicitation_url`` callback and the approval hook; returns their
+        ``ElicitResult`` list. Accepted ids are awaited: ``wait_elicitation(id)``
+        returns once the server reports them complete, then retry the request.
+        Spec: client/elicitation#url-elicitation-required-error."""
+        from .elicitation import answer_elicitation, client_modes
+        url_callback = self.elicitation_url if "url" in client_modes(self.capabilities()) else None
+        if url_callback is None:
+            raise CapabilityNotSupported("URL mode elicitation needs an elicitation_url callback (and 2025-11-25)")
+        return [types.ElicitResult.from_dict(answer_elicitation(
+            None, params, form_callback=None, url_callback=url_callback, approve=self.on_approve,
+            server_info=self.server_info, version=self.protocol_version, tracker=self.elicitations))
+            for params in error.elicitations]
+
+    def wait_elicitation(self, elicitation_id: str, timeout: float | None = None) -> bool:
+        """Block until the server reports ``elicitation_id`` complete; False on timeout."""
+        return self.elicitations.wait(elicitation_id, timeout)
+
+    def _handle_notification(self, method: str, params: dict) -> None:
+        if self.modern and method != "notifications/subscriptions/acknowledged" and self._listening.stale(params):
+            return                              # client_modern.py rule 6: a replaced listen's
+        handler = self._notification_handlers.get(method)
+        if handler is not None:
+            handler(params)
+        self._call_listeners(method, params)
+        if self.on_notification is not None:
+            self.on_notification(method, params)

@@ -1,0 +1,289 @@
+"""Elicitation: the form-schema subset, defaults, validation of answers, URL mode.
+
+Rules:
+
+1. Elicitation exists from revision 2025-06-18; URL mode, titled enums
+   (``oneOf``/``anyOf`` of ``{const, title}``) and multi-select arrays from
+   2025-11-25. Nothing a session's revision does not know is sent to it:
+   asking anyway raises ``CapabilityNotSupported`` locally.
+2. A form's ``requestedSchema`` is the flat subset of ``elicitation_schema``
+   (string with formats, number/integer with bounds, boolean, every enum
+   form, defaults); the server checks it before sending (``strict``), the
+   client on receipt (tolerating extra annotations; -32602 otherwise).
+   Spec: client/elicitation#requested-schema.
+3. Modes: a client's ``elicitation: {}`` counts as form mode only;
+   ``{"form": {}, "url": {}}`` names each. A server never sends a mode the
+   client did not declare, and a client answers an undeclared mode with
+   -32602. Spec: client/elicitation#capabilities, #error-handling.
+4. Before an ``accept`` is answered, the client fills in every property that
+   has a ``default`` and is missing (SEP-1034), then validates the content;
+   content that does not match is never sent (-32603 instead). The server
+   fills and validates again and raises ``InvalidElicitationContent``.
+   Spec: client/elicitation#form-mode-security.
+5. URL mode: ``elicitationId`` is opaque and unique per server; the URL is an
+   absolute http(s) URL. The client remembers the ids it accepted (and those
+   of a -32042 error) and reports ``notifications/elicitation/complete`` only
+   for those, once; others are ignored. Spec: client/elicitation#url-mode-
+   elicitation-requests, #completion-notifications-for-url-mode-elicitation,
+   #url-elicitation-required-error.
+
+This module does no I/O and starts no threads. Spec: client/elicitation.
+"""
+import threading
+import uuid
+from typing import Any, Callable, Optional
+from urllib.parse import urlsplit
+
+from .. import lifecycle
+from .approval import Approval, Denied, PeerRequest, decide, rejected
+from .elicitation_schema import (FORMATS, InvalidElicitationContent, InvalidElicitationSchema,
+                                 check_requested_schema, content_problem, fill_defaults)
+from ..errors import CapabilityNotSupported, InternalError, InvalidParamsError, UrlElicitationRequiredError
+from ..types import ElicitRequestParams, ElicitResult
+
+__all__ = ["InvalidElicitationSchema", "InvalidElicitationContent", "check_requested_schema", "fill_defaults",
+           "content_problem", "client_modes", "check_mode_allowed", "check_url", "new_elicitation_id",
+           "url_elicitation", "url_elicitation_required", "ElicitationTracker", "FORMATS", "elicit_form",
+           "elicit_url", "send_complete", "answer_elicitation"]
+
+FORM_SINCE = "2025-06-18"
+URL_SINCE = "2025-11-25"
+
+
+# ---------------------------------------------------------------------- modes (rules 1 and 3)
+def client_modes(capabilities: Optional[dict]) -> set:
+    """The elicitation modes a client declared: ``{}`` means form only (rule 3)."""
+    declared = (capabilities or {}).get("elicitation")
+    if not isinstance(declared, dict):
+        return set()
+    modes = {mode for mode in ("form", "url") if isinstance(declared.get(mode), dict)}
+    return modes or {"form"}
+
+
+def check_mode_allowed(mode: str, revision: Optional[str], capabilities: Optional[dict]) -> None:
+    """Raise ``CapabilityNotSupported`` unless a server may send ``mode`` (rules 1 and 3)."""
+    since = URL_SINCE if mode == "url" else FORM_SINCE
+    if not lifecycle.at_least(revision, since):
+        raise CapabilityNotSupported(f"{mode} mode elicitation needs protocol revision {since} or later; "
+                                     f"this session speaks {revision}")
+    if mode not in client_modes(capabilities):
+        raise CapabilityNotSupported(f"the client did not declare elicitation {mode!r} mode "
+                                     f"(capability {(capabilities or {}).get('elicitation')!r})")
+
+
+# ---------------------------------------------------------------------- URL mode (rule 5)
+def check_url(url: Any) -> str:
+    """Return ``url`` when it is an absolute http(s) URL; raise ``ValueError`` otherwise."""
+    if not isinstance(url, str):
+        raise ValueError(f"an elicitation URL is a string, not {url!r}")
+    parts = urlsplit(url)
+    if parts.scheme not in ("https", "http") or not parts.netloc or any(c.isspace() for c in url):
+        raise ValueError(f"an elicitation URL must be an absolute http(s) URL: {url!r}")
+    return url
+
+
+def new_elicitation_id() -> str:
+    """A fresh, unguessable elicitation id."""
+    return str(uuid.uuid4())
+
+
+def url_elicitation(message: str, url: str, elicitation_id: Optional[str] = None) -> dict:
+    """The wire params of a URL mode elicitation (``ElicitRequestURLParams``)."""
+    if not isinstance(message, str):
+        raise TypeError("message must be a string")
+    return {"mode": "url", "message": message, "url": check_url(url),
+            "elicitationId": elicitation_id or new_elicitation_id()}
+
+
+def url_elicitation_required(elicitations: list, message: str = "This request requires more information.",
+                             capabilities: Optional[dict] = None,
+                             revision: Optional[str] = None) -> UrlElicitationRequiredError:
+    """The -32042 error carrying ``elicitations`` (each a dict from ``url_elicitation``).
+
+    With ``capabilities``/``revision`` given, first checks the client may
+    receive it (rules 1 and 3), raising ``CapabilityNotSupported`` if not.
+    Raise the returned error from a tool: it travels as a JSON-RPC error.
+    """
+    if capabilities is not None or revision is not None:
+        check_mode_allowed("url", revision, capabilities)
+    items = []
+    for item in elicitations:
+        item = dict(item)
+        if item.get("mode") != "url" or not isinstance(item.get("elicitationId"), str):
+            raise ValueError("a URL-elicitation-required error carries only URL mode elicitations with an "
+                             "elicitationId (client/elicitation#url-elicitation-required-error)")
+        check_url(item.get("url"))
+        items.append(item)
+    if not items:
+        raise ValueError("a URL-elicitation-required error needs at least one elicitation")
+    return UrlElicitationRequiredError(message, {"elicitations": items})
+
+
+class ElicitationTracker:
+    """The client's record of URL elicitations it is waiting on (rule 5). Thread-safe.
+
+    ``expect(id)`` before (or when) the user is sent to the URL; the
+    notification calls ``complete(id)``, which is true only the first time for
+    an expected id; ``wait(id, timeout)`` blocks until then.
+    """
+
+    def __init__(self, on_complete: Optional[Callable[[str], None]] = None):
+        self.on_complete = on_complete
+        self._lock = threading.Lock()
+        self._pending: dict = {}               # id -> Event
+        self._done: set = set()
+
+    def expect(self, elicitation_id: str) -> None:
+        with self._lock:
+            if elicitation_id not in self._done:
+                self._pending.setdefault(elicitation_id, threading.Event())
+
+    def complete(self, elicitation_id: Any) -> bool:
+        """Record a completion; False (ignored) for an unknown or already completed id."""
+        with self._lock:
+            event = self._pending.pop(elicitation_id, None) if isinstance(elicitation_id, str) else None
+            if event is None:
+                return False
+            self._done.add(elicitation_id)
+        event.set()
+        if self.on_complete is not None:
+            self.on_complete(elicitation_id)
+        return True
+
+    def is_pending(self, elicitation_id: str) -> bool:
+        with self._lock:
+            return elicitation_id in self._pending
+
+    def wait(self, elicitation_id: str, timeout: Optional[float] = None) -> bool:
+        """Block until ``elicitation_id`` completes; False on timeout. An id never
+        expected is expected from now on."""
+        with self._lock:
+            if elicitation_id in self._done:
+                return True
+            event = self._pending.setdefault(elicitation_id, threading.Event())
+        return event.wait(timeout)
+
+
+# ---------------------------------------------------------------------- the server side
+def _action(data: Any) -> str:
+    action = data.get("action") if isinstance(data, dict) else None
+    if action not in ("accept", "decline", "cancel"):
+        raise InvalidElicitationContent(f"an elicitation result's action is accept, decline or cancel: {data!r}")
+    return action
+
+
+def elicit_form(peer, message: str, requested_schema: dict, *, timeout: Optional[float] = None) -> ElicitResult:
+    """Send a form mode ``elicitation/create`` through ``peer`` (a server ``Context``
+    or session); see ``Context.elicit``.
+
+    Raises:
+        CapabilityNotSupported: rules 1 and 3, before sending.
+        InvalidElicitationSchema: rule 2, before sending.
+        InvalidElicitationContent: the accepted content does not match (rule 4).
+        McpError, RequestTimeout, RequestCancelled, ConnectionClosed: as for any request.
+    """
+    version = peer.protocol_version
+    check_mode_allowed("form", version, peer.client_capabilities)
+    if not isinstance(message, str):
+        raise TypeError("the elicitation message is a string")
+    check_requested_schema(requested_schema, version)
+    params = {"message": message, "requestedSchema": requested_schema}
+    if lifecycle.at_least(version, URL_SINCE):
+        params = {"mode": "form", **params}
+    data = peer.request("elicitation/create", params, timeout=timeout)
+    if _action(data) == "accept":
+        content = fill_defaults(requested_schema, data.get("content"))
+        problem = content_problem(requested_schema, content)
+        if problem:
+            raise InvalidElicitationContent(f"the client's answer does not match the requested schema: {problem}")
+        data = dict(data, content=content)
+    else:
+        data = {k: v for k, v in data.items() if k != "content"}
+    return ElicitResult.from_dict(data)
+
+
+def elicit_url(peer, message: str, url: str, elicitation_id: str, *,
+               timeout: Optional[float] = None) -> ElicitResult:
+    """Send a URL mode ``elicitation/create`` (2025-11-25) through ``peer``.
+
+    ``accept`` means the user consented to open the URL, not that the
+    interaction is done; send ``notifications/elicitation/complete`` with
+    ``send_complete`` when it is. Raises as ``elicit_form``, and ``ValueError``
+    for a URL that is not absolute http(s).
+    """
+    version = peer.protocol_version
+    check_mode_allowed("url", version, peer.client_capabilities)
+    if not isinstance(elicitation_id, str) or not elicitation_id:
+        raise ValueError("a URL mode elicitation needs an elicitation_id (see new_elicitation_id())")
+    data = peer.request("elicitation/create", url_elicitation(message, url, elicitation_id), timeout=timeout)
+    _action(data)
+    return ElicitResult.from_dict({k: v for k, v in data.items() if k != "content"})
+
+
+def send_complete(session, elicitation_id: str) -> None:
+    """Send ``notifications/elicitation/complete`` to the client of ``session``
+    (the one that was asked; rule 5). Raises ``CapabilityNotSupported`` when it
+    cannot have URL elicitations."""
+    check_mode_allowed("url", session.protocol_version, session.client_capabilities)
+    session.notify("notifications/elicitation/complete", {"elicitationId": elicitation_id})
+
+
+# ---------------------------------------------------------------------- the client side
+def answer_elicitation(ctx, params: dict, *, form_callback: Optional[Callable], url_callback: Optional[Callable],
+                       approve: Optional[Callable] = None, server_info: Any = None,
+                       version: Optional[str] = None, tracker: Optional[ElicitationTracker] = None) -> dict:
+    """Answer ``elicitation/create`` with the callback of its mode; returns the wire result.
+
+    Raises:
+        InvalidParamsError: an undeclared mode, or a malformed request (-32602).
+        UserRejectedError: the approval hook denied (-1).
+        InternalError: the accepted content does not match the schema (rule 4);
+            nothing that does not match is ever sent.
+    """
+    mode = params.get("mode", "form")
+    callback = {"form": form_callback, "url": url_callback}.get(mode)
+    if mode == "url" and not lifecycle.at_least(version, URL_SINCE):
+        callback = None
+    if callback is None:
+        raise InvalidParamsError(f"elicitation/create: mode {mode!r} was not declared by this client")
+    if not isinstance(params.get("message"), str):
+        raise InvalidParamsError("elicitation/create: message must be a string")
+    schema = params.get("requestedSchema")
+    try:
+        if mode == "form":
+            check_requested_schema(schema, version, strict=False)
+        else:
+            check_url(params.get("url"))
+            if not isinstance(params.get("elicitationId"), str) and version not in lifecycle.MODERN_REVISIONS:
+                raise ValueError("elicitationId must be a string")      # (2026-07-28 has none)
+        typed = ElicitRequestParams.from_dict(params)
+    except (CapabilityNotSupported, KeyError, TypeError, ValueError) as exc:
+        raise InvalidParamsError(f"elicitation/create: {exc}") from None
+    try:
+        typed = decide(approve, Approval("elicitation", "request", typed, server_info=server_info))
+        request = PeerRequest("elicitation/create", typed, ctx, server_info)
+        result = _client_result(callback(request), mode, schema, version)
+        edited = decide(approve, Approval("elicitation", "result", result, request=request, server_info=server_info))
+        if edited is not result:
+            result = _client_result(edited, mode, schema, version)
+    except Denied as denied:
+        raise rejected(denied) from None
+    if mode == "url" and result.action == "accept" and tracker is not None and "elicitationId" in params:
+        tracker.expect(params["elicitationId"])
+    return result.to_dict(version)
+
+
+def _client_result(answer: Any, mode: str, schema: Optional[dict], version: Optional[str]) -> ElicitResult:
+    """The callback's answer as a checked ElicitResult: defaults filled, content validated (rule 4)."""
+    data = answer.to_dict(version) if hasattr(answer, "to_dict") else answer
+    try:
+        action = _action(data)
+    except InvalidElicitationContent as exc:
+        raise InternalError(f"the elicitation callback returned no valid answer: {exc}") from None
+    if action != "accept" or mode == "url":
+        return ElicitResult.from_dict({"action": action})
+    content = fill_defaults(schema, data.get("content"))
+    problem = content_problem(schema, content)
+    if problem:
+        raise InternalError(f"the user's answer does not match the requested schema: {problem}")
+    return ElicitResult.from_dict({**data, "content": content})

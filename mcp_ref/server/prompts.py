@@ -1,0 +1,123 @@
+"""Prompts: registration, ``prompts/list`` and ``prompts/get``.
+
+Spec: server/prompts (every revision); error handling: an invalid prompt
+name and a missing required argument are -32602 (Invalid params).
+
+Rules:
+
+1. A prompt's arguments are its function's parameters, names kept verbatim
+   (a parameter ``resourceUri`` is the argument ``resourceUri``), required
+   when they have no default; descriptions come from the docstring's ``Args:``
+   section or ``typing.Annotated``. A ``Context`` parameter is not an argument.
+2. ``prompts/get`` arguments are strings (``{[key: string]: string}`` in the
+   schema); an unknown prompt, a missing required argument, an argument the
+   prompt does not take or a value that is not a string is -32602.
+3. The function may return a string (one user message), a ``PromptMessage``,
+   a content block (a user message holding it), a ``{"role", "content"}``
+   dict, a list of any of these, or a whole ``GetPromptResult``.
+4. A message whose content a session's revision does not know (audio before
+   2025-03-26, resource_link before 2025-06-18) is left out for that session.
+"""
+from typing import Any, Callable, Optional
+
+from .. import binding, signature
+from ..errors import InvalidParamsError
+from ..types import GetPromptResult, Model, Prompt, PromptArgument, PromptMessage, TextContent, content_from_dict
+from .features import as_icons, next_serial
+from .pagination import NamedRegistry
+
+__all__ = ["Prompts", "to_messages", "prompt_arguments"]
+
+
+def prompt_arguments(fn, skip: tuple) -> list:
+    """Rule 1: the ``PromptArgument`` list of ``fn``."""
+    schema = signature.input_schema(fn, skip=skip)
+    required = set(schema.get("required", ()))
+    return [PromptArgument(name=name, description=prop.get("description"), required=name in required)
+            for name, prop in schema["properties"].items()]
+
+
+def _message(item: Any) -> PromptMessage:
+    if isinstance(item, PromptMessage):
+        return item
+    if isinstance(item, str):
+        return PromptMessage(role="user", content=TextContent(text=item))
+    if isinstance(item, Model) and hasattr(type(item), "TYPE"):
+        return PromptMessage(role="user", content=item)
+    if isinstance(item, dict) and "role" in item:
+        return PromptMessage.from_dict(item)
+    if isinstance(item, dict) and isinstance(item.get("type"), str):
+        return PromptMessage(role="user", content=content_from_dict(item))
+    raise TypeError(f"a prompt returned {type(item).__name__}; expected a string, a PromptMessage "
+                    "or a content block")
+
+
+def to_messages(value: Any) -> list:
+    """Rule 3 (a ``GetPromptResult`` is handled by the caller)."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return [_message(item) for item in items]
+
+
+class _Entry:
+    __slots__ = ("prompt", "fn", "inject", "serial")
+
+    def __init__(self, prompt: Prompt, fn: Callable, inject: list):
+        self.prompt, self.fn, self.inject = prompt, fn, inject
+        self.serial = next_serial()
+
+
+class Prompts(NamedRegistry):
+    """The prompts a server offers. ``owner`` is the server (``page_size``, ``_list_changed``)."""
+
+    KIND, NOUN, CHANGED, ITEM = "prompts", "prompt", "notifications/prompts/list_changed", "prompt"
+
+    def get(self, name: str) -> Optional[Prompt]:
+        entry = self._entries.get(name)
+        return entry.prompt if entry is not None else None
+
+    def add(self, fn: Callable, *, name: Optional[str] = None, title: Optional[str] = None,
+            description: Optional[str] = None, icons: Optional[list] = None,
+            meta: Optional[dict] = None) -> Prompt:
+        """See ``Server.add_prompt``."""
+        skip = (self.context_class,)
+        prompt_name = name if name is not None else fn.__name__
+        prompt = Prompt(name=prompt_name, title=title,
+                        description=description if description is not None else signature.description_of(fn),
+                        arguments=prompt_arguments(fn, skip), icons=as_icons(icons), meta=meta)
+        entry = _Entry(prompt, fn, signature.context_params(fn, skip=skip))
+        self._register(prompt_name, entry)
+        return prompt
+
+    def handle_get(self, ctx, params: dict) -> dict:
+        """Spec: server/prompts#getting-a-prompt; rules 2 to 4."""
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise InvalidParamsError("prompts/get: name must be a string")
+        entry = self._entries.get(name)
+        if entry is None:
+            raise InvalidParamsError(f"Unknown prompt: {name}", {"name": name})
+        arguments = params.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            raise InvalidParamsError("prompts/get: arguments must be an object")
+        bad = [key for key, value in arguments.items() if not isinstance(value, str)]
+        if bad:
+            raise InvalidParamsError(f"prompts/get: argument values are strings ({', '.join(bad)} "
+                                     "are not)", {"arguments": bad})
+        missing = [a.name for a in entry.prompt.arguments or () if a.required and a.name not in arguments]
+        if missing:
+            raise InvalidParamsError(f"Missing required argument{'s' if len(missing) > 1 else ''} for prompt "
+                                     f"{name}: {', '.join(missing)}", {"missing": missing})
+        kwargs = binding.bind_arguments(entry.fn, arguments, inject={p: ctx for p in entry.inject})
+        value = entry.fn(**kwargs)
+        if not isinstance(value, GetPromptResult):
+            value = GetPromptResult(messages=to_messages(value), description=entry.prompt.description)
+        version = ctx.protocol_version
+        result = GetPromptResult(messages=[m for m in value.messages if _known(m, version)],
+                                 description=value.description, meta=value.meta, extra=value.extra)
+        return result.to_dict(version)
+
+
+def _known(message: PromptMessage, version: Optional[str]) -> bool:
+    """Rule 4: does ``version`` know the type of this message's content?"""
+    since = getattr(type(message.content), "SINCE", None)
+    return version is None or since is None or since <= version

@@ -1,0 +1,251 @@
+"""Resources: static resources, resource templates, reading, subscriptions.
+
+Spec: server/resources (every revision): ``resources/list``,
+``resources/templates/list``, ``resources/read``, ``resources/subscribe``,
+``resources/unsubscribe``, ``notifications/resources/updated`` and
+``notifications/resources/list_changed``; error -32002 for an unknown URI
+(server/resources#error-handling).
+
+Rules:
+
+1. A URI without ``{...}`` registers a resource: its function takes no
+   arguments (a ``Context`` parameter aside). A URI template (RFC 6570, see
+   ``uritemplate``) registers a template: each variable must be a parameter of
+   the function, which is called with the variables of the requested URI as
+   keyword arguments (strings; lists for exploded ``{var*}``).
+2. ``resources/read`` looks the URI up among the resources first, then the
+   templates in registration order. Unknown → -32002 with ``{"uri": uri}`` in
+   ``data``.
+3. What the function returns becomes contents whose ``uri`` is the one
+   requested: ``str`` → ``text``; ``bytes`` → base64 ``blob``;
+   ``TextResourceContents``/``BlobResourceContents`` (or a list) as given;
+   anything else → JSON text. ``mimeType`` is the registered one, else
+   ``text/plain``, ``application/octet-stream`` or ``application/json``.
+4. Subscriptions belong to a session (``ServerSession.subscriptions``); one
+   may subscribe to any URI ``resources/read`` would answer.
+   ``notify_updated(uri)`` sends ``notifications/resources/updated`` to the
+   ready sessions subscribed to exactly that URI, and to no one else.
+"""
+import base64
+import inspect
+import json
+import threading
+from typing import Any, Callable, Optional
+
+from .. import jsonable, signature
+from ..errors import InvalidParamsError, ResourceNotFoundError
+from ..types import (Annotations, BlobResourceContents, ReadResourceResult, Resource, ResourceTemplate,
+                     TextResourceContents)
+from ..uritemplate import UriTemplate
+from .features import as_icons, as_model, next_serial
+from .pagination import Listing
+
+__all__ = ["Resources", "to_contents"]
+
+
+def to_contents(value: Any, uri: str, mime_type: Optional[str]) -> list:
+    """Rule 3: what a resource function returned, as a list of resource contents."""
+    if isinstance(value, ReadResourceResult):
+        return list(value.contents)
+    if isinstance(value, (TextResourceContents, BlobResourceContents)):
+        return [value]
+    if isinstance(value, str):
+        return [TextResourceContents(uri=uri, text=value, mime_type=mime_type or "text/plain")]
+    if isinstance(value, (bytes, bytearray)):
+        return [BlobResourceContents(uri=uri, blob=base64.b64encode(value).decode("ascii"),
+                                     mime_type=mime_type or "application/octet-stream")]
+    if isinstance(value, (list, tuple)) and value and all(
+            isinstance(v, (TextResourceContents, BlobResourceContents)) for v in value):
+        return list(value)
+    text = json.dumps(jsonable.to_jsonable(value), ensure_ascii=False)
+    return [TextResourceContents(uri=uri, text=text, mime_type=mime_type or "application/json")]
+
+
+class _Entry:
+    __slots__ = ("item", "fn", "inject", "template", "serial")
+
+    def __init__(self, item, fn: Callable, inject: list, template: Optional[UriTemplate]):
+        self.item, self.fn, self.inject, self.template = item, fn, inject, template
+        self.serial = next_serial()
+
+
+def _to_dict(item, version: Optional[str]) -> dict:
+    return item.to_dict(version)
+
+
+def _uri_param(params: dict, method: str) -> str:
+    uri = params.get("uri")
+    if not isinstance(uri, str):
+        raise InvalidParamsError(f"{method}: uri must be a string")
+    return uri
+
+
+class Resources:
+    """The resources and templates a server offers. ``owner`` is the server (its
+    ``page_size``, ``_list_changed`` and ``ready_sessions()`` are used)."""
+
+    def __init__(self, owner, context_class: type):
+        self.owner = owner
+        self.context_class = context_class
+        self._static: dict = {}          # uri -> _Entry(Resource)
+        self._templates: dict = {}       # uri template -> _Entry(ResourceTemplate)
+        self._lock = threading.Lock()
+        self._listings: dict = {}        # id(table) -> Listing (pagination.py rule 4)
+
+    def __len__(self) -> int:
+        return len(self._static) + len(self._templates)
+
+    def resources(self) -> list:
+        with self._lock:
+            return [entry.item for entry in self._static.values()]
+
+    def templates(self) -> list:
+        with self._lock:
+            return [entry.item for entry in self._templates.values()]
+
+    # -- registration
+    def add(self, fn, uri: str, *, name: Optional[str] = None, title: Optional[str] = None,
+            description: Optional[str] = None, mime_type: Optional[str] = None, size: Optional[int] = None,
+            annotations=None, icons: Optional[list] = None, meta: Optional[dict] = None):
+        """See ``Server.add_resource``; returns the ``Resource`` or ``ResourceTemplate``."""
+        if isinstance(fn, (str, bytes)):            # fixed contents
+            contents = fn
+            fn = lambda: contents                   # noqa: E731
+            name = name or uri
+        template = UriTemplate(uri)
+        skip = (self.context_class,)
+        inject = signature.context_params(fn, skip=skip)
+        common = dict(name=name or getattr(fn, "__name__", uri), title=title,
+                      description=description if description is not None else signature.description_of(fn),
+                      mime_type=mime_type, annotations=as_model(Annotations, annotations),
+                      icons=as_icons(icons), meta=meta)
+        params = signature.input_schema(fn, skip=skip)
+        if template.is_template:
+            _check_template_function(fn, template, params)
+            item = ResourceTemplate(uri_template=uri, **common)
+            table = self._templates
+        else:
+            if params["properties"]:
+                raise ValueError(f"resource {uri!r}: the function of a fixed URI takes no arguments "
+                                 f"(it takes {', '.join(params['properties'])}); use a URI template")
+            item = Resource(uri=uri, size=size, **common)
+            template, table = None, self._static
+        with self._lock:
+            if uri in table:
+                raise ValueError(f"a resource{' template' if template else ''} {uri!r} is already registered")
+            table[uri] = _Entry(item, fn, inject, template)
+            self._listings.clear()
+        self.owner._list_changed("notifications/resources/list_changed")
+        return item
+
+    def remove(self, uri: str) -> None:
+        """Unregister the resource with this URI, or the template with this URI template;
+        KeyError when there is none."""
+        with self._lock:
+            if uri in self._static:
+                del self._static[uri]
+            else:
+                del self._templates[uri]
+            self._listings.clear()
+        self.owner._list_changed("notifications/resources/list_changed")
+
+    def find(self, uri: str) -> Optional[tuple]:
+        """``(entry, variables)`` for the resource or template that answers ``uri`` (rule 2)."""
+        with self._lock:
+            entry = self._static.get(uri)
+            if entry is not None:
+                return entry, {}
+            templates = list(self._templates.values())
+        for entry in templates:
+            variables = entry.template.match(uri)
+            if variables is not None:
+                return entry, variables
+        return None
+
+    def has_template(self, uri_template: str) -> Optional[ResourceTemplate]:
+        with self._lock:
+            entry = self._templates.get(uri_template)
+        return entry.item if entry is not None else None
+
+    def _page(self, table: dict, params: dict, list_name: str, version: Optional[str]) -> tuple:
+        """The wire dicts of a page of ``table``'s items, cut from its Listing (made once
+        per change, each item's dict made once per revision: pagination.py rules 4, 5)."""
+        with self._lock:
+            listing = self._listings.get(id(table))
+            if listing is None:
+                listing = self._listings[id(table)] = Listing([(e.serial, e.item) for e in table.values()])
+        return listing.wire(params, self.owner.page_size, list_name, version, _to_dict)
+
+    # -- handlers
+    def handle_list(self, ctx, params: dict) -> dict:
+        """Spec: server/resources#listing-resources."""
+        page, cursor = self._page(self._static, params, "resources", ctx.protocol_version)
+        result = {"resources": page}
+        if cursor is not None:
+            result["nextCursor"] = cursor
+        return result
+
+    def handle_templates_list(self, ctx, params: dict) -> dict:
+        """Spec: server/resources#resource-templates."""
+        page, cursor = self._page(self._templates, params, "resources/templates", ctx.protocol_version)
+        result = {"resourceTemplates": page}
+        if cursor is not None:
+            result["nextCursor"] = cursor
+        return result
+
+    def handle_read(self, ctx, params: dict) -> dict:
+        """Spec: server/resources#reading-resources; rules 2 and 3."""
+        uri = _uri_param(params, "resources/read")
+        found = self.find(uri)
+        if found is None:
+            raise ResourceNotFoundError("Resource not found", {"uri": uri})
+        entry, variables = found
+        kwargs = dict(variables)
+        for name in entry.inject:
+            kwargs[name] = ctx
+        value = entry.fn(**kwargs)
+        contents = to_contents(value, uri, entry.item.mime_type)
+        return ReadResourceResult(contents=contents).to_dict(ctx.protocol_version)
+
+    def handle_subscribe(self, ctx, params: dict) -> dict:
+        """Spec: server/resources#subscriptions; rule 4."""
+        uri = _uri_param(params, "resources/subscribe")
+        if self.find(uri) is None:
+            raise ResourceNotFoundError("Resource not found", {"uri": uri})
+        with self._lock:
+            ctx.session.subscriptions.add(uri)
+        return {}
+
+    def handle_unsubscribe(self, ctx, params: dict) -> dict:
+        """Unsubscribing from a URI one is not subscribed to is not an error."""
+        uri = _uri_param(params, "resources/unsubscribe")
+        with self._lock:
+            ctx.session.subscriptions.discard(uri)
+        return {}
+
+    def notify_updated(self, uri: str) -> int:
+        """Rule 4; returns how many sessions were sent the notification."""
+        sent = 0
+        for session in self.owner.ready_sessions():
+            with self._lock:
+                subscribed = uri in session.subscriptions
+            if subscribed:
+                try:
+                    session.notify("notifications/resources/updated", {"uri": uri})
+                    sent += 1
+                except Exception:                   # a session that just closed
+                    continue
+        return sent
+
+
+def _check_template_function(fn, template: UriTemplate, params: dict) -> None:
+    """Each variable is a parameter (or ``fn`` takes ``**kwargs``); every other parameter
+    has a default. Raises ValueError naming the mismatch."""
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(fn).parameters.values())
+    unknown = [v for v in template.variables if v not in params["properties"] and not takes_any]
+    unfilled = [p for p in params.get("required", ()) if p not in template.variables]
+    if unknown or unfilled:
+        raise ValueError(f"resource template {template.template!r}: "
+                         + "; ".join(filter(None, [
+                             unknown and f"variables without a parameter: {', '.join(unknown)}",
+                             unfilled and f"required parameters not in the template: {', '.join(unfilled)}"])))

@@ -1,0 +1,316 @@
+"""Tools: registration, argument validation, and turning what a tool function
+returns into a ``CallToolResult``.
+
+Spec: server/tools (every revision); server/tools#tool-names and
+#error-handling of 2025-11-25; server/tools#structured-content and
+#output-schema since 2025-06-18.
+
+Rules:
+
+1. A duplicate name is a ``ValueError``. A name outside the 2025-11-25
+   guidance (1 to 128 characters of ``A-Z a-z 0-9 _ - .``) is registered with
+   a ``ToolNameWarning`` naming the rule broken: the guidance is a SHOULD.
+2. Schemas come from the function's signature unless given; a given schema
+   is listed exactly as given (``$schema``, ``$defs``, ``$ref``,
+   ``additionalProperties`` kept, nothing added).
+3. Arguments are validated against ``inputSchema`` before the function runs,
+   with a validator built once per tool. A validation failure, and anything
+   the function raises, is a tool execution error (``isError: true`` with the
+   message) so a model can correct itself; an unknown tool is -32602.
+   (2025-11-25 lists input validation errors under tool execution errors; the
+   earlier revisions list "invalid input data" there too.)
+4. Results: ``str`` → text; image/audio bytes (or ``types.image()``/``audio()``)
+   → base64 image/audio content; content blocks pass through; resource
+   contents are embedded; a ``CallToolResult`` is sent as it is. With an
+   ``outputSchema`` (from a dict/dataclass/TypedDict return annotation, or
+   given), the value becomes ``structuredContent`` plus its JSON as text, and
+   it is validated against the schema first (servers MUST conform). A
+   ``CallToolResult`` the tool built itself is held to the same schema: its
+   ``structuredContent`` must be there and match, unless it has ``isError``.
+   A mismatch is an ``isError`` result naming the problem, either way.
+5. Anything else (numbers, lists, ...) is sent as its JSON text.
+6. A tool registered with ``same_thread=True`` runs on the server's one
+   ``mcp-server-same-thread`` thread (``SameThread``), one call at a time in
+   the order calls reach it, for code bound to one OS thread (COM apartments,
+   GUI toolkits, thread-local connections, libraries that are not
+   thread-safe). Everything else (validation, binding, results, errors) is
+   what rules 3 to 5 say, on the handler thread, which waits for the call.
+7. ``task_support`` (``"forbidden"``, ``"optional"``, ``"required"``; None
+   lists nothing, which means forbidden) is listed as ``execution.taskSupport``
+   (2025-11-25). A call whose params carry ``task``, or of a tool that declared
+   ``task_support``, goes to ``server/tasks.py`` (``route_tool_call``), loaded
+   then: it runs the call as a task, as an ordinary call, or answers -32601.
+   The ordinary call pays one dict lookup and one attribute read for this.
+   Spec: basic/utilities/tasks#tool-level-negotiation.
+8. Registering a plain function keeps it and its options only; its schemas,
+   binder and validators are made on its first listing, ``get`` or call
+   (``_Entry.prepare``), so a server of 10,000 tools starts at once and a
+   paginated listing builds only the page it sends (bench/bench_growth.py).
+   A given ``annotations``/``icons``, or a function that is not a plain
+   ``def`` (or has positional-only parameters), is read at registration,
+   where its errors belong.
+
+Start-up and ``tools/call`` latency are benchmark targets (bench/bench_stdio.py),
+so registering the common tool (see signature.py's fast path) and calling it
+load neither ``inspect``/``typing`` nor ``mcp_ref.types``: the ``Tool`` object
+is built when first listed or asked for (``add(build=False)``), and scalar,
+structured and error results are written as wire dicts directly (``tool_result``
+says why, and where the dataclass is still used).
+"""
+from __future__ import annotations
+
+import threading
+from types import FunctionType
+
+from .. import signature, signature_fast
+from ..docstrings import parse_docstring
+from ..errors import InvalidParamsError, UrlElicitationRequiredError, get_logger
+from .features import as_icons, as_model, next_serial
+from .pagination import NamedRegistry
+from .same_thread import SameThread
+from .tool_binding import _Binder, _Checker, _direct_params
+from .tool_results import error_result, tool_result
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:          # names for annotations only
+    from typing import Callable
+
+    from ..types import Tool
+
+log = get_logger("mcp_ref.server")
+
+__all__ = ["Tools", "ToolNameWarning", "tool_name_problem"]
+
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
+
+
+class ToolNameWarning(UserWarning):
+    """A tool name outside the 2025-11-25 naming guidance (server/tools#tool-names)."""
+
+
+def tool_name_problem(name: str) -> str | None:
+    """The naming rule ``name`` breaks, or None. Spec 2025-11-25: server/tools#tool-names."""
+    if 1 <= len(name) <= 128 and _NAME_CHARS.issuperset(name):
+        return None                                 # the common case, without building sets
+    if not 1 <= len(name) <= 128:
+        return f"tool names SHOULD be between 1 and 128 characters (this one has {len(name)})"
+    bad = sorted(set(name) - _NAME_CHARS)
+    if bad:
+        return ("tool names SHOULD contain only A-Z, a-z, 0-9, underscore, hyphen and dot "
+                f"(not {', '.join(repr(c) for c in bad)})")
+    return None
+
+
+def _build_tool(fields: dict) -> Tool:
+    from ..types import Tool, ToolAnnotations, ToolExecution
+    support = fields.get("task_support")
+    return Tool(name=fields["name"], title=fields["title"], description=fields["description"],
+                input_schema=fields["input_schema"], output_schema=fields["output_schema"],
+                annotations=as_model(ToolAnnotations, fields["annotations"]), icons=as_icons(fields["icons"]),
+                execution=ToolExecution(task_support=support) if support is not None else None,
+                meta=fields["meta"])
+
+
+class _Entry:
+    """A registered tool: what ``tools/call`` needs, and the ``Tool`` it is listed as.
+
+    Rule 8: only the name, the function and the options are kept at
+    registration; ``prepare`` reads the signature (schemas, binder, validators)
+    on the first listing, ``get`` or call, once, whoever comes first."""
+
+    __slots__ = ("name", "fn", "options", "same_thread", "task_support", "serial",
+                 "bind", "check_input", "check_output", "wrap", "_fields", "_tool")
+
+    def __init__(self, name: str, fn: Callable, options: dict, same_thread: bool = False):
+        self.name, self.fn, self.options = name, fn, options
+        self.same_thread = same_thread
+        self.task_support = options["task_support"]  # rule 7: None, or as given
+        self.serial = next_serial()
+        self._fields = self._tool = None
+        self.bind = self.check_input = self.check_output = self.wrap = None
+
+    def prepare(self, skip: tuple) -> None:
+        """Rule 8: read the signature once (``skip``: the server's Context class)."""
+        if self._fields is not None:
+            return
+        with _build_lock:
+            if self._fields is None:
+                fields, self.bind, self.wrap = _analyse(self.fn, self.name, self.options, skip)
+                self.check_input = _Checker(fields["input_schema"])
+                output = fields["output_schema"]
+                self.check_output = _Checker(output) if output is not None else None
+                self._fields = fields                # last: a reader that sees it sees the rest
+
+    @property
+    def tool(self) -> Tool:
+        tool = self._tool
+        if tool is None:
+            with _build_lock:                       # one Tool per entry, whoever asks first
+                tool = self._tool
+                if tool is None:
+                    tool = self._tool = _build_tool(self._fields)
+        return tool
+
+
+_build_lock = threading.Lock()
+
+
+def _deferrable(fn) -> bool:
+    """Rule 8 defers reading plain functions without positional-only parameters; the
+    rest (methods, partials, callable objects, and a positional-only parameter, which
+    is a TypeError the author should see at once) is read at registration."""
+    return type(fn) is FunctionType and not fn.__code__.co_posonlyargcount
+
+
+def _analyse(fn: Callable, name: str, options: dict, skip: tuple) -> tuple:
+    """``(fields, binder, wrap)`` of a tool: its listed fields (rule 2), how its
+    arguments are bound, and whether its result is wrapped as ``{"result": ...}``."""
+    wrap = False
+    output_schema = options["output_schema"]
+    structured_output = options["structured_output"]
+    if output_schema is None and structured_output is not False:
+        output_schema = signature.output_schema(fn)
+        if output_schema is None and structured_output:
+            output_schema = signature.output_schema(fn, wrap=True)   # {"result": ...}
+            wrap = output_schema is not None
+    description, input_schema = options["description"], options["input_schema"]
+    # The signature and the docstring are read once each, for the schema and the binder.
+    fast = signature_fast.fast_parameters(fn, skip)
+    docs = parse_docstring(fn.__doc__) if fast is not None else None
+    if description is None:
+        description = docs[0] if docs is not None else signature.description_of(fn)
+    if input_schema is None:
+        input_schema = signature.input_schema(fn, skip=skip, fast=fast, docs=docs and docs[1])
+    fields = {"name": name, "title": options["title"], "description": description, "input_schema": input_schema,
+              "output_schema": output_schema, "annotations": options["annotations"], "icons": options["icons"],
+              "meta": options["meta"], "task_support": options["task_support"]}
+    if fast is not None:
+        params, inject = fast
+    else:
+        inject = signature.context_params(fn, skip=skip)
+        params = _direct_params(fn, inject)
+    return fields, _Binder(fn, inject, params), wrap
+
+
+# ---------------------------------------------------------------------- the registry
+class Tools(NamedRegistry):
+    """The tools a server offers. ``owner`` is the server: its ``page_size``,
+    ``_list_changed(method)`` and (for ``same_thread`` tools) ``sessions`` are used."""
+
+    KIND, NOUN, CHANGED, ITEM = "tools", "tool", "notifications/tools/list_changed", "tool"
+
+    def _item(self, entry: _Entry) -> Tool:
+        entry.prepare((self.context_class,))        # rule 8
+        return entry.tool
+    _same_thread: SameThread | None = None
+
+    @property
+    def same_thread(self) -> SameThread:
+        """The thread of ``same_thread`` tools (rule 6), made on first use."""
+        runner = self._same_thread
+        if runner is None:
+            with self._lock:
+                runner = self._same_thread
+                if runner is None:
+                    runner = self._same_thread = SameThread(self._has_open_session)
+        return runner
+
+    def _has_open_session(self) -> bool:
+        return any(not session.closed for session in list(getattr(self.owner, "sessions", ())))
+
+    def session_closed(self) -> None:
+        """The owner lost a session: the same thread stops if it was the last one."""
+        runner = self._same_thread
+        if runner is not None:
+            runner.wake()
+
+    def supports_tasks(self) -> bool:
+        """Whether a tool may run as a task (rule 7): the server then declares ``tasks``."""
+        with self._lock:
+            return any(entry.task_support in ("optional", "required") for entry in self._entries.values())
+
+    def get(self, name: str) -> Tool | None:
+        """The registered ``Tool`` of that name, or None."""
+        entry = self._entries.get(name)
+        if entry is None:
+            return None
+        entry.prepare((self.context_class,))
+        return entry.tool
+
+    def add(self, fn: Callable, *, name: str | None = None, title: str | None = None,
+            description: str | None = None, input_schema: dict | None = None,
+            output_schema: dict | None = None, annotations=None, icons: list | None = None,
+            meta: dict | None = None, structured_output: bool | None = None, same_thread: bool = False,
+            task_support: str | None = None, build: bool = True) -> Tool | None:
+        """See ``Server.add_tool``. With ``build=False`` (the decorator) it returns None and
+        the ``Tool`` is built when first listed or asked for (``get``); given
+        ``annotations`` or ``icons`` are still checked here."""
+        tool_name = name if name is not None else fn.__name__
+        if not isinstance(tool_name, str):
+            raise TypeError(f"a tool name is a string, not {type(tool_name).__name__}")
+        problem = tool_name_problem(tool_name)
+        if problem:
+            import warnings
+            warnings.warn(f"tool {tool_name!r}: {problem} (server/tools#tool-names, 2025-11-25)",
+                          ToolNameWarning, stacklevel=3)
+        if task_support is not None and task_support not in ("forbidden", "optional", "required"):
+            raise ValueError(f"tool {tool_name!r}: task_support is 'forbidden', 'optional' or 'required' "
+                             f"(execution.taskSupport), not {task_support!r}")
+        for which, schema in (("inputSchema", input_schema), ("outputSchema", output_schema)):
+            # Spec: server/tools#tool: "a valid JSON Schema object (not null)" of type object.
+            if schema is not None and (not isinstance(schema, dict) or schema.get("type") != "object"):
+                raise ValueError(f"tool {tool_name!r}: {which} must be a JSON Schema object with "
+                                 f'"type": "object", not {schema!r}')
+        options = {"title": title, "description": description, "input_schema": input_schema,
+                   "output_schema": output_schema, "structured_output": structured_output,
+                   "annotations": annotations, "icons": icons, "meta": meta, "task_support": task_support}
+        entry = _Entry(tool_name, fn, options, bool(same_thread))
+        if build or annotations is not None or icons is not None or not _deferrable(fn):
+            entry.prepare((self.context_class,))    # errors in the signature raise here
+            entry.tool                              # built now: bad annotations or icons raise here
+        self._register(tool_name, entry)
+        return entry.tool if build else None
+
+    def handle_call(self, ctx, params: dict, routed: bool = False) -> dict:
+        """Spec: server/tools#calling-tools; rules 3 to 7. ``routed``: server/tasks.py
+        decided already how this call runs (rule 7)."""
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise InvalidParamsError("tools/call: name must be a string")
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise InvalidParamsError("tools/call: arguments must be an object")
+        entry = self._entries.get(name)             # one dict read: atomic, no lock needed
+        if entry is None:
+            raise InvalidParamsError(f"Unknown tool: {name}", {"name": name})
+        if ("task" in params or entry.task_support is not None) and not routed:
+            from .tasks import route_tool_call      # rule 7: loaded when a task is first needed
+            return route_tool_call(self.owner.tasks, self, ctx, params, entry)
+        version = ctx.protocol_version
+        if entry._fields is None:
+            entry.prepare((self.context_class,))    # rule 8: the first call reads the signature
+        check = entry.check_input
+        if type(check) is _Checker:                 # rule 8: compiled on the first call, then kept
+            check = entry.check_input = check.compiled()
+        problem = check(arguments)
+        if problem:
+            return error_result(f"Invalid arguments for tool {name}: {problem}", version)
+        try:
+            if entry.same_thread:                   # rule 6: bound here, run there
+                value = self.same_thread.call(entry.fn, entry.bind(arguments, ctx), ctx)
+            else:
+                value = entry.fn(**entry.bind(arguments, ctx))
+        except UrlElicitationRequiredError:
+            raise                                   # Spec 2025-11-25: travels as a JSON-RPC error
+        except Exception as exc:
+            if ctx.cancelled.is_set():
+                raise
+            log.info("tool %s failed: %s", name, exc, exc_info=True)
+            return error_result(str(exc) or type(exc).__name__, version)
+        try:
+            return tool_result(entry, value, version)
+        except (TypeError, ValueError) as exc:
+            log.warning("tool %s: %s", name, exc)
+            return error_result(str(exc), version)

@@ -1,0 +1,246 @@
+"""Completion and logging: ``completion/complete``, ``logging/setLevel``,
+``notifications/message``, and a bridge from Python's ``logging`` module.
+
+Spec: server/utilities/completion (``completions`` capability since
+2025-03-26; ``context.arguments`` since 2025-06-18), server/utilities/logging
+(every revision).
+
+Rules:
+
+1. One completer, ``fn(ref, argument, context)``: ``ref`` is a
+   ``PromptReference`` (``.name``) or ``ResourceTemplateReference`` (``.uri``),
+   ``argument`` has ``.name``/``.value``, ``context`` has ``.arguments`` or is
+   None when the request has none. It returns a list of strings (or a
+   ``Completion``, or None for nothing). The library sends at most 100 values,
+   with ``total`` (all the values) and ``hasMore``.
+2. A reference to a prompt or template we do not have, or to an argument it
+   does not take, is -32602 (server/utilities/completion#error-handling).
+3. ``logging/setLevel`` sets the level of one session; a name that is not
+   one of the eight RFC 5424 levels is -32602. Until a client sets a level,
+   the server's ``log_level`` applies (None: every message is sent).
+4. A message below the session's level is not sent, nor any to a session
+   that was not told ``logging`` (servers that emit log messages MUST declare
+   it). ``ctx.log`` sends on the request's own stream (before its response);
+   ``server.log`` sends to every ready session.
+5. The bridge maps Python levels to MCP levels; a record logged while a
+   request is being handled goes to that request's session only, others to
+   every session. It never logs about itself (no recursion).
+6. The bridge sends a record's message only: never its traceback
+   (``exc_info``) or stack (``stack_info``), which would show the client the
+   server's code, paths and values (Spec: server/utilities/logging#security:
+   log messages MUST NOT contain internal system details). The full record
+   stays in the server's own log: the logger's other handlers get it as
+   before, and when the bridge is the only handler, it hands the record to
+   ``logging.lastResort`` (stderr, WARNING and above), as Python would have
+   without the bridge.
+"""
+import copy
+import logging
+import threading
+from typing import Any, Callable, NamedTuple, Optional
+
+from .. import jsonable
+from ..errors import InvalidParamsError, SessionError
+from ..types import (LOGGING_LEVELS, CompleteResult, Completion, LoggingMessageNotificationParams,
+                     PromptReference, ResourceTemplateReference)
+from ..uritemplate import UriTemplate
+
+__all__ = ["Completions", "Logs", "LoggingBridge", "CompletionArgument", "CompletionContext", "MAX_COMPLETIONS",
+           "current"]
+
+MAX_COMPLETIONS = 100
+# The request context of the handler running on this thread (set by Server dispatch), for the bridge.
+current = threading.local()
+
+
+class CompletionArgument(NamedTuple):
+    name: str
+    value: str
+
+
+class CompletionContext(NamedTuple):
+    arguments: dict
+
+
+# ---------------------------------------------------------------------- completion
+def _capped(values) -> dict:
+    """Rule 1: the ``completion`` object for what a completer returned."""
+    if isinstance(values, CompleteResult):
+        values = values.completion
+    if values is None:
+        values = []
+    total = has_more = None
+    if isinstance(values, Completion):
+        total, has_more, values = values.total, values.has_more, values.values
+    values = [str(value) for value in values]
+    if total is None:
+        total = len(values)
+    if has_more is None:
+        has_more = total > MAX_COMPLETIONS or len(values) > MAX_COMPLETIONS
+    return Completion(values=values[:MAX_COMPLETIONS], total=total, has_more=has_more).to_dict()
+
+
+class Completions:
+    """The server's completer. ``owner`` is the server (its prompts and resources are consulted)."""
+
+    def __init__(self, owner):
+        self.owner = owner
+        self.fn: Optional[Callable] = None
+
+    def __bool__(self) -> bool:
+        return self.fn is not None
+
+    def handle_complete(self, ctx, params: dict) -> dict:
+        """Spec: server/utilities/completion#requesting-completions; rules 1 and 2."""
+        ref, names = self._reference(params.get("ref"))
+        argument = params.get("argument")
+        if not (isinstance(argument, dict) and isinstance(argument.get("name"), str)
+                and isinstance(argument.get("value"), str)):
+            raise InvalidParamsError("completion/complete: argument must have a string name and value")
+        if argument["name"] not in names:
+            raise InvalidParamsError(f"completion/complete: {argument['name']!r} is not an argument of the "
+                                     "referenced prompt or template", {"argument": argument["name"]})
+        context = params.get("context")
+        arguments = context.get("arguments") if isinstance(context, dict) else None
+        context = CompletionContext(dict(arguments)) if isinstance(arguments, dict) else None
+        values = self.fn(ref, CompletionArgument(argument["name"], argument["value"]), context)
+        return {"completion": _capped(values)}
+
+    def _reference(self, ref) -> tuple:
+        """``(reference object, names of its arguments)``; -32602 when we have no such thing."""
+        kind = ref.get("type") if isinstance(ref, dict) else None
+        if kind == "ref/prompt":
+            reference = PromptReference.from_dict(ref)
+            prompt = self.owner.prompts.get(reference.name)
+            if prompt is None:
+                raise InvalidParamsError(f"Unknown prompt: {reference.name}", {"name": reference.name})
+            return reference, [a.name for a in prompt.arguments or ()]
+        if kind == "ref/resource":
+            reference = ResourceTemplateReference.from_dict(ref)
+            if self.owner.resources.has_template(reference.uri) is None:
+                raise InvalidParamsError(f"Unknown resource template: {reference.uri}", {"uri": reference.uri})
+            return reference, UriTemplate(reference.uri).variables
+        raise InvalidParamsError("completion/complete: ref must be a ref/prompt or ref/resource reference")
+
+
+# ---------------------------------------------------------------------- logging
+def check_level(level: str) -> str:
+    if level not in LOGGING_LEVELS:
+        raise ValueError(f"unknown logging level {level!r}; expected one of {', '.join(LOGGING_LEVELS)}")
+    return level
+
+
+class Logs:
+    """Log levels per session and sending ``notifications/message``. ``owner`` is the
+    server (``log_level``, ``ready_sessions()``)."""
+
+    def __init__(self, owner):
+        self.owner = owner
+
+    def handle_set_level(self, ctx, params: dict) -> dict:
+        """Spec: server/utilities/logging#setting-log-level; rule 3."""
+        level = params.get("level")
+        if level not in LOGGING_LEVELS:
+            raise InvalidParamsError(f"Invalid log level: {level!r}; expected one of {', '.join(LOGGING_LEVELS)}",
+                                     {"level": level})
+        ctx.session.log_level = level
+        return {}
+
+    def send(self, session, level: str, data: Any, logger: Optional[str] = None, related_id=None,
+             meta: Optional[dict] = None) -> bool:
+        """Send one message to ``session`` unless its level filters it out (rule 4);
+        True when sent. ``meta``: the params' ``_meta`` (a task's related-task entry)."""
+        declared = getattr(session, "declared_capabilities", None) or self.owner.capabilities()
+        if "logging" not in declared:
+            return False
+        threshold = session.log_level or self.owner.log_level
+        if threshold is not None and LOGGING_LEVELS.index(level) < LOGGING_LEVELS.index(threshold):
+            return False
+        params = LoggingMessageNotificationParams(level=level, data=jsonable.to_jsonable(data), logger=logger,
+                                                  meta=meta)
+        session.notify("notifications/message", params.to_dict(session.protocol_version), related_id=related_id)
+        return True
+
+    def send_for_request(self, ctx, level: str, data: Any, logger: Optional[str] = None) -> bool:
+        """A 2026-07-28 request's message: its ``_meta`` log level is the threshold, and
+        without one nothing is sent (Spec 2026-07-28: server/utilities/logging); on the
+        request's own stream. True when sent."""
+        threshold = ctx.era.log_level
+        if threshold is None or "logging" not in self.owner.capabilities():
+            return False
+        if LOGGING_LEVELS.index(level) < LOGGING_LEVELS.index(threshold):
+            return False
+        params = LoggingMessageNotificationParams(level=level, data=jsonable.to_jsonable(data), logger=logger)
+        ctx.session.notify("notifications/message", params.to_dict(ctx.protocol_version), related_id=ctx.request_id)
+        return True
+
+    def broadcast(self, level: str, data: Any, logger: Optional[str] = None) -> int:
+        """``server.log``: to every ready session; returns how many were sent the message."""
+        check_level(level)
+        sent = 0
+        for session in self.owner.ready_sessions():
+            try:
+                sent += self.send(session, level, data, logger)
+            except Exception:                       # a session that just closed
+                continue
+        return sent
+
+
+# Python level (at least) -> MCP level, most severe first.
+_PYTHON_LEVELS = ((logging.CRITICAL, "critical"), (logging.ERROR, "error"), (logging.WARNING, "warning"),
+                  (logging.INFO, "info"), (0, "debug"))
+
+
+class LoggingBridge(logging.Handler):
+    """A ``logging.Handler`` that sends records as ``notifications/message`` (rule 5).
+    Install it with ``server.bridge_logging()``."""
+
+    def __init__(self, server, level: int = logging.INFO):
+        super().__init__(level)
+        self.server = server
+        self._busy = threading.local()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if getattr(self._busy, "on", False):
+            return                                  # a record logged while sending one
+        self._busy.on = True
+        try:
+            level = next(name for number, name in _PYTHON_LEVELS if record.levelno >= number)
+            message = self.format(_without_traceback(record))          # rule 6
+            ctx = getattr(current, "ctx", None)
+            if ctx is not None and ctx.session.server is self.server:
+                ctx.log(level, message, logger=record.name)
+            else:
+                self.server.log(level, message, logger=record.name)
+        except SessionError:
+            pass                                    # the session closed meanwhile
+        except Exception:
+            self.handleError(record)
+        finally:
+            self._busy.on = False
+        if not _other_handlers(record) and not getattr(record, "_mcp_ref_last_resort", False):
+            record._mcp_ref_last_resort = True      # once, whatever the number of bridges
+            last = logging.lastResort
+            if last is not None and record.levelno >= last.level:
+                last.handle(record)                 # rule 6: the server's own log (stderr)
+
+
+def _without_traceback(record: logging.LogRecord) -> logging.LogRecord:
+    """A copy of ``record`` a formatter turns into its message alone (rule 6)."""
+    if record.exc_info is None and record.exc_text is None and record.stack_info is None:
+        return record
+    bare = copy.copy(record)
+    bare.exc_info = bare.exc_text = bare.stack_info = None
+    return bare
+
+
+def _other_handlers(record: logging.LogRecord) -> bool:
+    """Does a handler other than a bridge see ``record``, as ``Logger.callHandlers`` walks?"""
+    logger = logging.getLogger(record.name) if record.name != "root" else logging.getLogger()
+    while logger is not None:
+        if any(not isinstance(handler, LoggingBridge) for handler in logger.handlers):
+            return True
+        if not logger.propagate:
+            return False
+        logger = logger.parent
+    return False

@@ -1,0 +1,156 @@
+"""The fast path of signature.py: what ``inspect.signature`` and
+``typing.get_type_hints`` would say about the common tool, read from the
+function object itself, without importing either (they cost 9 to 17 ms, a
+third of a stdio server's cold start: signature.py says why two paths).
+
+A function qualifies when it is a plain ``def``/``lambda`` (not a method,
+partial or callable object), carries nothing that makes inspect look
+elsewhere (``__wrapped__``, ``__signature__``), has no positional-only
+parameters, ``*args`` or ``**kwargs``, and every annotation is one of
+``_FAST_SCHEMAS`` (or the name of one, under ``from __future__ import
+annotations``) or a class to skip (the server's ``Context``). The results are
+the full path's, byte for byte: tests/test_signature_fast_path.py compares both.
+"""
+from __future__ import annotations
+
+import builtins
+import json
+import sys
+from types import FunctionType, GenericAlias
+
+from .jsonable import to_jsonable
+
+_NONE = type(None)
+
+
+class _Marker:
+    """A named sentinel."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+NO_DEFAULT = _Marker("NO_DEFAULT")      # a parameter or field without a default
+
+# What inspect.signature and typing.get_type_hints would say about the common
+# tool, read from the function object itself. A function qualifies when it is a
+# plain ``def``/``lambda`` (not a method, partial or callable object), carries
+# nothing that makes inspect look elsewhere (__wrapped__, __signature__), has
+# no positional-only parameters, *args or **kwargs, and every annotation is one
+# of _FAST_SCHEMAS (or the name of one, under ``from __future__ import
+# annotations``) or a class to skip (the server's Context). The results are the
+# full path's, byte for byte: tests/test_signature_fast_path.py compares both.
+
+NO_HINT = _Marker("NO_HINT")            # an unannotated parameter (typing.Any to the full path)
+_CONTEXT = _Marker("CONTEXT")           # a parameter the caller injects (see fast_parameters)
+_NOT_FAST = _Marker("NOT_FAST")
+_FAST_SCHEMAS = {int: {"type": "integer"}, float: {"type": "number"}, str: {"type": "string"},
+                 bool: {"type": "boolean"}, _NONE: {"type": "null"}, list: {"type": "array"},
+                 dict: {"type": "object"}, NO_HINT: {}}
+_ELSEWHERE = frozenset(("__wrapped__", "__signature__", "_partialmethod", "__partialmethod__"))
+_VARIADIC = 0x04 | 0x08                 # CO_VARARGS | CO_VARKEYWORDS (inspect's constants)
+# Before 3.11 get_type_hints made ``x: T = None`` Optional[T]; such a parameter takes the full path.
+_NONE_DEFAULT_IS_OPTIONAL = sys.version_info < (3, 11)
+
+
+def _plain_annotations(fn) -> dict | None:
+    """``fn.__annotations__`` when ``fn`` is a plain function inspect would read as it is."""
+    if type(fn) is not FunctionType or not _ELSEWHERE.isdisjoint(fn.__dict__):
+        return None
+    try:
+        return fn.__annotations__
+    except Exception:                               # 3.14: a forward reference that does not resolve
+        return None
+
+
+def _fast_hint(annotation, fn, skip: tuple):
+    """The annotation as a key of _FAST_SCHEMAS, _CONTEXT (a subclass of ``skip``), or _NOT_FAST."""
+    if isinstance(annotation, str):                 # resolved as get_type_hints would: globals, then builtins
+        if annotation == "None":
+            return _NONE
+        if not annotation.isidentifier():
+            return _NOT_FAST                        # "Optional[int]", "list[str]", ...
+        namespace = fn.__globals__
+        annotation = namespace[annotation] if annotation in namespace else getattr(builtins, annotation, _NOT_FAST)
+    if annotation is None:
+        return _NONE
+    if not isinstance(annotation, type) or isinstance(annotation, GenericAlias):
+        return _NOT_FAST
+    if skip and issubclass(annotation, skip):
+        return _CONTEXT
+    return annotation if annotation in _FAST_SCHEMAS else _NOT_FAST
+
+
+def fast_parameters(fn, skip: tuple = (), inject=()) -> tuple | None:
+    """``([(name, hint, default)], context names)`` of a function the fast path can
+    read, else None (use the full path). ``hint`` is a key of the fast types
+    (``NO_HINT`` when unannotated); ``default`` is ``NO_DEFAULT`` when there is none.
+    Parameters typed as one of ``skip``, and those named in ``inject`` (whatever
+    their annotation), are the context names, left out of the list."""
+    annotations = _plain_annotations(fn)
+    code = fn.__code__ if annotations is not None else None
+    if code is None or code.co_flags & _VARIADIC or code.co_posonlyargcount:
+        return None
+    positional = code.co_argcount
+    names = code.co_varnames[:positional + code.co_kwonlyargcount]
+    given = fn.__defaults__ or ()
+    defaults = dict(zip(names[positional - len(given):positional], given))
+    defaults.update(fn.__kwdefaults__ or {})
+    params, context = [], []
+    for name in names:
+        default = defaults.get(name, NO_DEFAULT)
+        if name in inject:
+            context.append(name)
+            continue
+        hint = _fast_hint(annotations[name], fn, skip) if name in annotations else NO_HINT
+        if hint is _CONTEXT:
+            context.append(name)
+        elif hint is _NOT_FAST or (_NONE_DEFAULT_IS_OPTIONAL and default is None and hint is not NO_HINT
+                                   and hint is not _NONE):
+            return None
+        else:
+            params.append((name, hint, default))
+    return params, context
+
+
+def _fast_return(fn):
+    """The return annotation as a key of _FAST_SCHEMAS (NO_HINT: none), or _NOT_FAST."""
+    annotations = _plain_annotations(fn)
+    if annotations is None:
+        return _NOT_FAST
+    return _fast_hint(annotations["return"], fn, ()) if "return" in annotations else NO_HINT
+
+
+def _default_of(default):
+    """A default as listed in a schema (JSON data), or NO_DEFAULT when it is not JSON."""
+    kind = type(default)
+    if kind is str or kind is int or kind is bool or default is None:
+        return default                              # JSON as it is: no round trip
+    try:
+        return json.loads(json.dumps(to_jsonable(default), allow_nan=False))
+    except (TypeError, ValueError):
+        return NO_DEFAULT
+
+
+def _fast_input_schema(params: list, docs: dict) -> dict:
+    properties, required = {}, []
+    for name, hint, default in params:
+        schema = dict(_FAST_SCHEMAS[hint])
+        if docs.get(name):
+            schema["description"] = docs[name]
+        if default is NO_DEFAULT:
+            required.append(name)
+        else:
+            listed = _default_of(default)
+            if listed is not NO_DEFAULT:
+                schema["default"] = listed
+        properties[name] = schema
+    return _object_schema(properties, required)
+
+
+def _object_schema(properties: dict, required: list, description: str | None = None) -> dict:
+    schema = {"type": "object", "properties": properties, "required": required, "description": description}
+    return {key: value for key, value in schema.items() if value or key == "properties"}
