@@ -52,7 +52,7 @@ def completion_server(seen=None) -> Server:
     return server
 
 
-@pytest.mark.req("COMP-1")
+@pytest.mark.req("COMP-1", "COMP-5")
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_completion_of_prompt_arguments_and_template_variables(revision, wire_validator):
     seen = []
@@ -179,6 +179,7 @@ def test_invalid_levels():
         Server("l").log("loud", "x")
 
 
+@pytest.mark.req("LOG-1")
 def test_server_log_goes_to_every_ready_session_and_the_default_level_applies(wire_validator):
     server = logging_server(log_level="error")
     logs_a, logs_b = Collector(), Collector()

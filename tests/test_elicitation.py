@@ -227,7 +227,7 @@ def answer(action="accept", content=None, typed=False):
     return callback
 
 
-@pytest.mark.req("ELIC-7", "ELIC-9", "ELIC-10", "ELIC-30")
+@pytest.mark.req("ELIC-7", "ELIC-9", "ELIC-10", "ELIC-30", "ELIC-5")
 @pytest.mark.parametrize("typed", [False, True])
 def test_accept_fills_defaults_before_replying_and_the_server_gets_a_typed_result(typed):
     server = form_server()

@@ -89,7 +89,7 @@ def _report(out: dict, seed) -> str:
 
 
 # ---------------------------------------------------------------------- servers
-@pytest.mark.req("BASE-2", "BASE-8", "BASE-11", "LIFE-14")
+@pytest.mark.req("BASE-2", "BASE-8", "BASE-11", "LIFE-14", "CANC-6", "CANC-9")
 def test_hostile_lines_at_an_in_process_server(in_process):
     peer, server = in_process
     out = fuzzing.fuzz_lines(peer, SEED, 1500, every=True)

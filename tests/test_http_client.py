@@ -398,7 +398,7 @@ def test_legacy_client_refuses_an_endpoint_on_another_origin(scripted):
 
 
 # ---------------------------------------------------------------------- sessions, errors, close
-@pytest.mark.req("TRN-45")
+@pytest.mark.req("TRN-45", "LIFE-4")
 def test_an_expired_session_is_renewed_transparently(http):
     handle = http()
     with Client.http(handle.url) as client:
@@ -407,6 +407,8 @@ def test_an_expired_session_is_renewed_transparently(http):
         assert text(client.call_tool("add", {"a": 20, "b": 22})) == "42"
         assert client.transport.session_id not in (None, old)
         assert text(client.call_tool("announce", {"text": "x"})) == "announced"
+        # the new session was initialized in full: initialize, then notifications/initialized
+        assert handle.app.lookup(client.transport.session_id).session.state == "ready"
 
 
 def test_an_expired_session_raises_when_asked_to(http):

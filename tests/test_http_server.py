@@ -258,6 +258,7 @@ def test_unacceptable_input_gets_400_with_an_error_without_id(http):
     assert response.json()["id"] is None and response.json()["error"]["code"] == -32600
 
 
+@pytest.mark.req("TRN-18")
 def test_batches_only_in_2025_03_26(http):
     url = http().url
     old = open_session(url, "2025-03-26")

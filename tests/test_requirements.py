@@ -348,7 +348,7 @@ def test_cancelling_a_request_after_its_reply_sends_nothing(wire_validator):
         assert cancel["params"] == {"requestId": late.id, "reason": "now"}
 
 
-@pytest.mark.req("ELIC-30")
+@pytest.mark.req("ELIC-30", "ELIC-5")
 def test_a_url_elicitation_to_a_2025_06_18_client_is_invalid_params():
     """Before 2025-11-25 there is no URL mode: a client of that revision answers -32602
     even when it has a URL callback."""
@@ -357,9 +357,11 @@ def test_a_url_elicitation_to_a_2025_06_18_client_is_invalid_params():
                     elicitation=lambda request: {"action": "decline"},
                     elicitation_url=lambda request: {"action": "accept"})
     peer = fuzzing.memory_peer(peer_end)
+    asked = []
 
     def handshake():
         message = peer.recv(WAIT)
+        asked.append(message["params"]["capabilities"])
         result = dict(fuzzing.SERVER_RESULTS["initialize"], protocolVersion="2025-06-18")
         peer.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode())
     helper = threading.Thread(target=handshake, daemon=True)
@@ -377,6 +379,7 @@ def test_a_url_elicitation_to_a_2025_06_18_client_is_invalid_params():
                 answers[message["id"]] = message
     assert answers["u1"]["error"]["code"] == -32602
     assert answers["f1"]["result"] == {"action": "decline"}
+    assert asked == [{"elicitation": {}}]          # 2025-06-18 has no modes: {} means form
 
 
 # ---------------------------------------------------------------------- tools
@@ -502,3 +505,51 @@ def test_a_read_resource_result_from_the_function_is_sent_as_it_is(wire_validato
     with connected(server, "2025-11-25", wire_validator) as (client, _, _):
         assert client.read_resource("x://blob").contents[0].blob == "AAEC"
         assert client.read_resource("x://bytes").contents[0].blob == "AAEC"
+
+
+# ---------------------------------------------------------------------- same origin, prompts, sampling with tools
+@pytest.mark.req("TRN-8", "TRN-9")
+def test_a_server_not_bound_to_loopback_admits_its_own_origin_only():
+    from mcp_ref.transports.http_server import HttpApp
+    app = HttpApp(Server("origins"), host="192.0.2.10")
+    assert app.origin_allowed("http://mcp.example:8080", "mcp.example:8080")
+    assert app.origin_allowed(None, "mcp.example:8080")               # no Origin: not a browser
+    assert not app.origin_allowed("http://evil.example", "mcp.example:8080")
+    assert not app.origin_allowed("http://localhost:8080", "mcp.example:8080")
+    assert not app.origin_allowed("null", "mcp.example:8080")
+
+
+@pytest.mark.req("PROM-10")
+def test_a_prompt_returning_a_get_prompt_result_is_sent_as_it_is(wire_validator):
+    from mcp_ref.types import GetPromptResult, PromptMessage, TextContent
+    server = Server("prompts")
+    server.add_prompt(lambda: GetPromptResult(messages=[PromptMessage(role="assistant", content=TextContent(
+        text="as given"))], description="kept"), name="given")
+    with connected(server, "2025-11-25", wire_validator) as (client, _, _):
+        result = client.get_prompt("given")
+    assert result.description == "kept" and result.messages[0].role == "assistant"
+    assert result.messages[0].content.text == "as given"
+
+
+@pytest.mark.req("SAMP-17", "SAMP-7", "SAMP-8")
+def test_a_server_never_sends_broken_tool_messages():
+    from types import SimpleNamespace
+    from mcp_ref.client.sampling import create_message
+
+    def never(*args, **kwargs):
+        raise AssertionError("a broken sampling request was sent")
+    peer = SimpleNamespace(protocol_version="2025-11-25", client_capabilities={"sampling": {"tools": {}}},
+                           request=never)
+    use = {"type": "tool_use", "id": "t1", "name": "weather", "input": {}}
+    result = {"type": "tool_result", "toolUseId": "t1", "content": [{"type": "text", "text": "sunny"}]}
+    broken = [
+        [{"role": "user", "content": {"type": "text", "text": "hi"}}, {"role": "assistant", "content": [use]},
+         {"role": "user", "content": {"type": "text", "text": "no result"}}],
+        [{"role": "user", "content": {"type": "text", "text": "hi"}}, {"role": "assistant", "content": [use]},
+         {"role": "user", "content": [result, {"type": "text", "text": "mixed"}]}],
+        [{"role": "user", "content": {"type": "text", "text": "hi"}}, {"role": "assistant", "content": [use]}],
+    ]
+    for messages in broken:
+        with pytest.raises(ValueError):
+            create_message(peer, messages, max_tokens=10, tools=[{"name": "weather", "inputSchema": {
+                "type": "object"}}])

@@ -435,7 +435,7 @@ def test_closing_the_session_cancels_its_tasks_and_leaves_no_thread(wire_validat
 
 
 # ---------------------------------------------------------------------- input_required
-@pytest.mark.req("TASK-20", "TASK-24", "TASK-25", "TASK-27", "TASK-38", "TASK-21")
+@pytest.mark.req("TASK-20", "TASK-24", "TASK-25", "TASK-27", "TASK-38", "TASK-21", "TASK-37", "TASK-52")
 def test_an_elicitation_makes_the_task_input_required_until_answered(wire_validator):
     server = Server("asks")
     asked = threading.Event()
