@@ -502,9 +502,12 @@ def test_a_read_resource_result_from_the_function_is_sent_as_it_is(wire_validato
     server.add_resource(lambda: ReadResourceResult(contents=[BlobResourceContents(
         uri="x://blob", blob="AAEC", mime_type="application/octet-stream")]), "x://blob")
     server.add_resource(lambda: b"\x00\x01\x02", "x://bytes")
+    server.add_resource(lambda: [1, "two"], "x://values")         # not contents: sent as JSON text
     with connected(server, "2025-11-25", wire_validator) as (client, _, _):
         assert client.read_resource("x://blob").contents[0].blob == "AAEC"
         assert client.read_resource("x://bytes").contents[0].blob == "AAEC"
+        values = client.read_resource("x://values").contents
+        assert [(v.text, v.mime_type) for v in values] == [('[1, "two"]', "application/json")]
 
 
 # ---------------------------------------------------------------------- same origin, prompts, sampling with tools
