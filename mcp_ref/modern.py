@@ -65,7 +65,7 @@ CACHE_HINTS = {method: (0, "private" if method == "resources/read" else "public"
 # Rule 4. Spec 2026-07-28: changelog (removed methods), basic/patterns/subscriptions.
 LEGACY_ONLY = frozenset({"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
                          "tasks/list", "tasks/result"})
-MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen"})
+MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen", "tasks/update"})
 
 # Spec 2026-07-28: basic/patterns/mrtr#supported-requests.
 INPUT_REQUIRED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})

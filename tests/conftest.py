@@ -19,6 +19,9 @@ from typing import Any, Optional
 
 import pytest
 from helpers import as_dict
+import ext_tasks_schema
+
+EXT_REVISION = "2026-07-28"             # the revision of the tasks extension tests/ext_tasks_schema.py describes
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")   # the legacy (initialize) revisions
@@ -117,7 +120,9 @@ class WireValidator:
             jsonschema = pytest.importorskip("jsonschema")
             schema = schema_for(revision)
             key, defs = self.definitions(revision)
-            if name not in defs:
+            if name not in defs and name in ext_tasks_schema.DEFINITIONS and revision == EXT_REVISION:
+                schema = {**schema, key: {**defs, **ext_tasks_schema.DEFINITIONS}}   # the tasks extension
+            elif name not in defs:
                 raise AssertionError(f"{name} is not defined in the {revision} schema")
             root = {k: v for k, v in schema.items() if k in ("$schema", key)}
             root["$ref"] = f"#/{key}/{name}"
@@ -178,13 +183,22 @@ class WireValidator:
         self._validate(checked, revision, envelope, message)
         if shape in ("request", "notification"):
             name = self.methods(revision).get(message["method"])
+            ext = revision == EXT_REVISION and name is None and message["method"] in ext_tasks_schema.METHODS
+            if ext:                                 # the tasks extension (tests/ext_tasks_schema.py)
+                name = ext_tasks_schema.METHODS[message["method"]][0]
             if name is None:
                 raise AssertionError(f"method {message['method']!r} is not defined in revision {revision}")
             self._validate(message, revision, name, message)
-            if sender is not None and sender not in self._sent_by(revision, name):
+            if ext:
+                if sender is not None and sender != ("server" if shape == "notification" else "client"):
+                    raise AssertionError(f"a {sender} does not send {message['method']} (the tasks extension)")
+            elif sender is not None and sender not in self._sent_by(revision, name):
                 raise AssertionError(f"a {sender} does not send {message['method']} ({name}) in {revision}")
         elif shape == "result" and request_method is not None:
             request_name = self.methods(revision).get(request_method)
+            if request_name is None and revision == EXT_REVISION and request_method in ext_tasks_schema.METHODS:
+                self._validate(message["result"], revision, ext_tasks_schema.METHODS[request_method][1], message)
+                return message
             if request_name is None:
                 raise AssertionError(f"method {request_method!r} is not defined in revision {revision}")
             name = request_name[:-len("Request")] + "Result"
@@ -195,6 +209,8 @@ class WireValidator:
                 name = "CreateTaskResult"           # a task-augmented request (2025-11-25)
             if isinstance(result, dict) and result.get("resultType") == "input_required":
                 name = "InputRequiredResult"        # a multi round-trip interim result (2026-07-28)
+            if isinstance(result, dict) and result.get("resultType") == "task" and revision == EXT_REVISION:
+                name = "CreateTaskResult"           # the tasks extension (tests/ext_tasks_schema.py)
             self._validate(result, revision, name, message)
         return message
 

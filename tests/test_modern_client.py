@@ -144,7 +144,8 @@ def test_every_modern_request_carries_its_meta_and_there_is_no_handshake(wire_va
         assert meta[V] == MODERN_REVISION
         assert meta["io.modelcontextprotocol/clientInfo"] == {"name": "meta-test", "version": "9"}
         assert meta["io.modelcontextprotocol/clientCapabilities"] == {
-            "sampling": {}, "roots": {}, "elicitation": {"form": {}}}
+            "sampling": {}, "roots": {}, "elicitation": {"form": {}},
+            "extensions": {"io.modelcontextprotocol/tasks": {}}}       # client_tasks_ext.py rule 1
 
 
 def test_a_fixed_legacy_revision_runs_initialize_without_a_probe(wire_validator):
@@ -337,15 +338,20 @@ def test_subscriptions_ride_subscriptions_listen(wire_validator):
     assert acks[1]["params"]["notifications"]["resourceSubscriptions"] == ["demo://readme"]
 
 
-def test_a_task_tool_runs_as_an_ordinary_call_in_the_modern_era(wire_validator):
-    """No tasks extension is offered to a 2026-07-28 client, so a tool with task_support
-    falls back to core behavior (basic/versioning#extension-negotiation)."""
-    server = Server("tasks-fallback")
+def test_a_task_tool_is_followed_to_its_result_in_the_modern_era(wire_validator):
+    """A 2026-07-28 server offers the tasks extension for a tool with task_support and runs
+    the call as a task (server/tasks_ext.py); call_tool polls it and returns the same result
+    a legacy call would (client/client_tasks_ext.py)."""
+    server = Server("tasks-modern")
 
     @server.tool(task_support="required")
     def render(scene: str) -> str:
         return f"rendered {scene}"
 
-    with Connected(server, wire_validator) as client:
-        assert "tasks" not in client.server_capabilities and "extensions" not in client.server_capabilities
+    connected = Connected(server, wire_validator)
+    with connected as client:
+        assert "tasks" not in client.server_capabilities
+        assert client.server_capabilities["extensions"] == {"io.modelcontextprotocol/tasks": {}}
         assert client.call_tool("render", {"scene": "city"}).content[0].text == "rendered city"
+    methods = [m.get("method") for m in connected.recorder.sent()]
+    assert "tasks/get" in methods

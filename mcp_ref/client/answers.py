@@ -14,6 +14,7 @@ from . import client_modern
 from .. import lifecycle, types
 from .client_tasks import answer_related_task
 from ..errors import CapabilityNotSupported, MethodNotFoundError, get_logger
+from ..modern import TASKS_EXTENSION
 
 # The client features (approval, elicitation, roots, sampling) and the types/ classes
 # load where they are first used: a script that only calls tools does not pay for
@@ -49,6 +50,8 @@ class ServerRequestAnswers:
                 modes["url"] = {}
             if modes:    # 2025-06-18 has no modes: {} there means form (client/elicitation#capabilities)
                 caps["elicitation"] = modes if lifecycle.at_least(version, "2025-11-25") else {}
+        if modern:                # client_tasks_ext.py rule 1: a task is followed to its end
+            caps["extensions"] = {TASKS_EXTENSION: {}}
         return caps
 
     def _handle_request(self, ctx, method: str, params: dict) -> dict:

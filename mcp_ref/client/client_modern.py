@@ -341,8 +341,12 @@ class ModernEra:
                 result = self.session.request(method, params, **options)
             else:
                 result = self._restarter.request(self, method, params, options)
-            if check_result_type(result) == "complete":
+            kind = check_result_type(result, method)
+            if kind == "complete":
                 return strip(result)
+            if kind == "task":                  # the tasks extension: follow it to its end
+                from .client_tasks_ext import follow_task
+                return strip(follow_task(self, method, result, options))
             params = retry_params(base, method, result, self._answer_input)
         raise SessionError(f"{method}: the server asked for input {MAX_INPUT_ROUNDS} times "
                            "without completing")

@@ -12,11 +12,17 @@ from ..errors import InternalError, InvalidParamsError
 INPUT_METHODS = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
 
 
-def check_result_type(result) -> str:
-    """Rule 4: ``"complete"`` or ``"input_required"``; absent is ``"complete"``."""
+def check_result_type(result, method: str | None = None) -> str:
+    """Rule 4: ``"complete"`` or ``"input_required"``; absent is ``"complete"``; ``"task"``
+    only for a ``tools/call`` (client_tasks_ext.py rule 2)."""
     if not isinstance(result, dict):
         raise InvalidParamsError("a result is an object")
     kind = result.get("resultType", "complete")
+    if kind == "task":
+        if method == "tools/call":
+            return kind
+        raise InternalError(f"the server answered {method or 'a request'} with a CreateTaskResult, which "
+                            "only tools/call may get (the tasks extension)")
     if kind not in ("complete", "input_required"):
         raise InternalError(f"the server answered an unknown resultType {kind!r}")
     return kind

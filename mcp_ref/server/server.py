@@ -145,6 +145,7 @@ class Server(Registration):
             "tasks/result": (lambda ctx, params: self.tasks.handle_result(ctx, params), "tasks"),
             "tasks/list": (lambda ctx, params: self.tasks.handle_list(ctx, params), "tasks.list"),
             "tasks/cancel": (lambda ctx, params: self.tasks.handle_cancel(ctx, params), "tasks.cancel"),
+            "tasks/update": (lambda ctx, params: self.tasks.ext.handle_update(ctx, params), "tasks"),
         }
         self._notification_handlers = {
             "notifications/initialized": self._on_initialized,

@@ -42,6 +42,8 @@ from .server_mrtr import InputRequired, MissingCapability, input_required_result
 
 __all__ = ["serve", "preflight", "discover", "told_capabilities"]
 
+TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")     # tasks_ext.py
+
 
 def is_modern(method: str, params) -> bool:
     """Rule 1: is this request served here?"""
@@ -50,7 +52,8 @@ def is_modern(method: str, params) -> bool:
 
 def told_capabilities(server) -> dict:
     """What a modern client is told (modern.py rule 6)."""
-    return modern.capabilities(server.capabilities(), listen="subscriptions/listen" in server._request_handlers)
+    return modern.capabilities(server.capabilities(), listen="subscriptions/listen" in server._request_handlers,
+                               tasks=True)
 
 
 def preflight(server, method: str, params, check_headers=None) -> modern.RequestMeta:
@@ -64,7 +67,12 @@ def preflight(server, method: str, params, check_headers=None) -> modern.Request
     entry = server._request_handlers.get(method)
     if entry is None or method in modern.LEGACY_ONLY:
         raise MethodNotFoundError(f"Method not found: {method}")
-    lifecycle.require_own_capability(told_capabilities(server), entry[1], method)
+    told = told_capabilities(server)
+    if method in TASK_METHODS:                      # the tasks extension (tasks_ext.py rule 3)
+        if modern.TASKS_EXTENSION not in (told.get("extensions") or {}):
+            raise MethodNotFoundError(f"Method not found: {method} (no tool of this server runs as a task)")
+    else:
+        lifecycle.require_own_capability(told, entry[1], method)
     return meta
 
 
@@ -108,10 +116,13 @@ class Listener:
     def __init__(self, ctx, agreed: dict):
         self.ctx, self.agreed = ctx, agreed
         self.uris = set(agreed.get("resourceSubscriptions") or ())
+        self.task_ids = set(agreed.get("taskIds") or ())
 
     def wants(self, method: str, params: dict | None) -> bool:
         if method == "notifications/resources/updated":
             return isinstance(params, dict) and params.get("uri") in self.uris
+        if method == "notifications/tasks":        # tasks_ext.py rule 8
+            return isinstance(params, dict) and params.get("taskId") in self.task_ids
         return any(self.agreed.get(flag) and note == method for flag, (_, note) in LIST_FLAGS.items())
 
     def send(self, method: str, params: dict | None) -> bool:
@@ -124,7 +135,7 @@ class Listener:
             return False
 
 
-def agreed_filter(server, requested) -> dict:
+def agreed_filter(server, requested, ctx=None) -> dict:
     """The part of the client's filter we honour (Spec 2026-07-28: basic/patterns/subscriptions#acknowledgment)."""
     from ..errors import InvalidParamsError
     if not isinstance(requested, dict):
@@ -143,6 +154,14 @@ def agreed_filter(server, requested) -> dict:
             raise InvalidParamsError("Invalid params: notifications.resourceSubscriptions must be a list of URIs")
         if lifecycle.has_capability(told, "resources.subscribe"):
             agreed["resourceSubscriptions"] = list(dict.fromkeys(uris))
+    task_ids = requested.get("taskIds")
+    if task_ids is not None:                        # tasks_ext.py rule 8
+        if not (isinstance(task_ids, list) and all(isinstance(i, str) for i in task_ids)):
+            raise InvalidParamsError("Invalid params: notifications.taskIds must be a list of task ids")
+        from .tasks_ext import declares, missing_extension
+        if ctx is None or not declares(ctx):
+            raise missing_extension("notifications.taskIds")
+        agreed["taskIds"] = server.tasks.ext.visible(ctx, task_ids)
     return agreed
 
 
@@ -153,7 +172,7 @@ def listen(server, ctx, params: dict) -> dict:
     import threading
 
     from ..errors import RequestCancelled
-    listener = Listener(ctx, agreed_filter(server, params.get("notifications")))
+    listener = Listener(ctx, agreed_filter(server, params.get("notifications"), ctx))
     ended = threading.Event()
     ctx.ends_with_input = True                      # at stdin EOF it ends at once (session.py rule 5)
     ctx.on_cancel(ended.set)

@@ -25,7 +25,20 @@ RESULT_POLL = 0.1              # s: how often a waiting tasks/result looks for c
 
 
 class TaskRequests:
-    """The bounds and the task requests of ``Tasks`` (a mix-in)."""
+    """The bounds and the task requests of ``Tasks`` (a mix-in). A 2026-07-28 request
+    (``ctx.era``) goes to ``ext``, the tasks extension's registry (tasks_ext.py)."""
+
+    _ext = None
+
+    @property
+    def ext(self):
+        """The 2026-07-28 tasks (tasks_ext.py), made on first use."""
+        if self._ext is None:
+            from .tasks_ext import ExtTasks
+            with self._lock:
+                if self._ext is None:
+                    self._ext = ExtTasks(self.owner)
+        return self._ext
 
     # ------------------------------------------------------------------ bounds (rule 8)
     def _expire_locked(self, store: _SessionTasks) -> list:
@@ -95,6 +108,8 @@ class TaskRequests:
 
     def handle_get(self, ctx, params: dict) -> dict:
         """``tasks/get``: the task (a ``GetTaskResult``). Spec: basic/utilities/tasks#getting-tasks."""
+        if getattr(ctx, "era", None) is not None:    # 2026-07-28: the tasks extension
+            return self.ext.handle_get(ctx, params)
         task = self._find(ctx.session, params, "tasks/get")
         with self._lock:
             return task.wire(self.poll_interval)
@@ -140,6 +155,8 @@ class TaskRequests:
     def handle_cancel(self, ctx, params: dict) -> dict:
         """``tasks/cancel``: the task is ``cancelled`` before we answer (rule 4); a terminal
         one is -32602. Spec: basic/utilities/tasks#cancelling-tasks, #task-cancellation."""
+        if getattr(ctx, "era", None) is not None:    # 2026-07-28: the tasks extension
+            return self.ext.handle_cancel(ctx, params)
         task = self._find(ctx.session, params, "tasks/cancel")
         if not self._cancel(task, "The task was cancelled by request."):
             with self._lock:

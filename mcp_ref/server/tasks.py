@@ -105,7 +105,7 @@ def new_task_id() -> str:
     return secrets.token_urlsafe(16)
 
 
-def _iso(t: float) -> str:
+def iso_time(t: float) -> str:
     """An RFC 3339 UTC timestamp with milliseconds, e.g. ``2025-11-25T10:30:00.123Z``."""
     whole = int(t)
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{int((t - whole) * 1000):03d}Z"
@@ -122,7 +122,7 @@ class _Task:
         self.id, self.session, self.tool = task_id, session, tool
         self.serial = next_serial()
         self.status, self.message = "working", None
-        self.created = self.updated = _iso(wall)
+        self.created = self.updated = iso_time(wall)
         self.ttl = ttl
         self.expires = now + ttl / 1000.0
         self.result = self.error = None          # the tools/call result dict, or (code, message, data)
@@ -298,7 +298,7 @@ class Tasks(TaskRequests):
                     task.status, task.message = "failed", _failure_message(result)
                 else:
                     task.status, task.message = "completed", None
-            task.updated = _iso(self.wall())
+            task.updated = iso_time(self.wall())
             task.done.set()
             changed = [(task, task.wire(self.poll_interval))] if self._holds_locked(task) else []
         log.debug("task %s %s", task.id, task.status)
@@ -316,7 +316,7 @@ class Tasks(TaskRequests):
                 task.status, task.message = "working", None
             else:
                 return
-            task.updated = _iso(self.wall())
+            task.updated = iso_time(self.wall())
             if self._holds_locked(task):
                 changed.append((task, task.wire(self.poll_interval)))
         self._send_status(changed)
@@ -335,7 +335,7 @@ class Tasks(TaskRequests):
 
     def _cancel_locked(self, task: _Task, message: str) -> None:
         task.status, task.message = "cancelled", message
-        task.updated = _iso(self.wall())
+        task.updated = iso_time(self.wall())
         task.done.set()
 
     @staticmethod

@@ -286,6 +286,8 @@ class Tools(NamedRegistry):
         if entry is None:
             raise InvalidParamsError(f"Unknown tool: {name}", {"name": name})
         if ("task" in params or entry.task_support is not None) and not routed:
+            if getattr(ctx, "era", None) is not None:   # rule 7: 2026-07-28, the tasks extension
+                return self.owner.tasks.ext.route(self, ctx, params, entry)
             from .tasks import route_tool_call      # rule 7: loaded when a task is first needed
             return route_tool_call(self.owner.tasks, self, ctx, params, entry)
         version = ctx.protocol_version

@@ -48,7 +48,8 @@ __all__ = ["is_modern_post", "header_problem", "status_for", "encode_value", "de
 
 MODERN_ONLY = ("server/discover", "subscriptions/listen")
 # Rule 3: which params field Mcp-Name mirrors.
-NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+              "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}   # the tasks extension
 _STATUS = {-32601: 404, -32602: 400, -32020: 400, -32021: 400, -32022: 400}
 _PREFIX, _SUFFIX = "=?base64?", "?="
 
