@@ -361,6 +361,8 @@ class Tasks(TaskRequests):
     # ------------------------------------------------------------------ closing (rule 9)
     def session_closed(self, session) -> None:
         """Cancel and forget ``session``'s tasks; wait for their threads (bounded)."""
+        if self._ext is not None:
+            self._ext.closed(session)               # tasks_ext.py rule 10
         with self._lock:
             store = self._sessions.pop(session, None)
             if store is None:

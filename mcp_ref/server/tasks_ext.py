@@ -53,6 +53,13 @@ Rules:
    ``max_tasks`` are held: when full, the oldest terminal one makes room, else
    -32603.
 
+10. Lifetime: a task belongs to the connection whose request made it (stdio,
+    an in-memory pair) and is cancelled when that connection closes, its thread
+    joined (bounded): the client could not poll it any more. A request served
+    without a connection of its own (Streamable HTTP of 2026-07-28) leaves the
+    task to its transport's ``task_owner``, the HTTP server, which cancels them
+    all when it shuts down (``closed``).
+
 The registry's lock is held only to read and change task records; no user
 code and no I/O runs under it.
 """
@@ -66,7 +73,7 @@ from .. import modern
 from ..errors import (CapabilityNotSupported, InternalError, InvalidParamsError, McpError,
                       MissingRequiredClientCapabilityError,
                       RequestCancelled, get_logger)
-from .server_mrtr import KINDS
+from .server_mrtr import KINDS, MissingCapability
 from .tasks import TASK_THREAD_NAME, iso_time, new_task_id
 
 log = get_logger("mcp_ref.server")
@@ -80,6 +87,7 @@ DEFAULT_TTL_MS = 3_600_000        # rule 9: an hour
 POLL_INTERVAL_MS = 500            # what we suggest clients wait between polls
 MAX_TASKS = 1000
 REMEMBER_EXPIRED = 256            # expired ids still answered "Task has expired"
+JOIN_TIMEOUT = 2.0                # s: how long closing waits for task threads, in all (rule 10)
 
 
 def declares(ctx) -> bool:
@@ -98,11 +106,12 @@ def missing_extension(what: str) -> MissingRequiredClientCapabilityError:
 
 class _Task:
     """One task's record; fields change under ``ExtTasks._lock``."""
-    __slots__ = ("id", "subject", "status", "message", "created", "updated", "ttl", "expires", "result",
-                 "error", "ctx", "asks", "answers", "counts")
+    __slots__ = ("id", "subject", "owner", "status", "message", "created", "updated", "ttl", "expires", "result",
+                 "error", "ctx", "thread", "asks", "answers", "counts")
 
-    def __init__(self, task_id: str, subject, now: float, wall: float, ttl: int):
-        self.id, self.subject = task_id, subject
+    def __init__(self, task_id: str, subject, owner, now: float, wall: float, ttl: int):
+        self.id, self.subject, self.owner = task_id, subject, owner
+        self.thread = None
         self.status, self.message = "working", None
         self.created = self.updated = iso_time(wall)
         self.ttl, self.expires = ttl, now + ttl / 1000.0
@@ -157,7 +166,8 @@ class ExtTasks:
             if entry.task_support == "required":
                 raise missing_extension(f"tool {entry.name!r} runs only as a task: it")
             return tools.handle_call(ctx, params, routed=True)
-        task = _Task(new_task_id(), ctx.subject, self.clock(), self.wall(), self.ttl_ms)
+        owner = getattr(ctx.session.transport, "task_owner", None) or ctx.session     # rule 10
+        task = _Task(new_task_id(), ctx.subject, owner, self.clock(), self.wall(), self.ttl_ms)
         from .task_context import TaskRequest
         task_ctx = ext_context_class(type(ctx))(ctx.session, TaskRequest(ctx))
         task_ctx.era, task_ctx._task, task_ctx._registry = ctx.era, task, self
@@ -170,7 +180,9 @@ class ExtTasks:
                                     {"maxTasks": self.max_tasks})
             self._tasks[task.id] = task
             answer = task.wire(self.poll_interval, detailed=False)
-        threading.Thread(target=self._run, args=(task, tools, call), name=TASK_THREAD_NAME, daemon=True).start()
+        task.thread = threading.Thread(target=self._run, args=(task, tools, call), name=TASK_THREAD_NAME,
+                                       daemon=True)
+        task.thread.start()
         answer["resultType"] = "task"
         return answer
 
@@ -181,6 +193,9 @@ class ExtTasks:
             result = tools.handle_call(task.ctx, call, routed=True)
         except RequestCancelled:
             pass
+        except MissingCapability as missing:       # an ask the request's capabilities do not allow
+            exc = missing.error()
+            error = {"code": exc.code, "message": exc.message, "data": exc.data}
         except McpError as exc:
             error = {"code": exc.code, "message": exc.message}
             if exc.data is not None:
@@ -313,6 +328,24 @@ class ExtTasks:
         with self._lock:
             params = task.wire(self.poll_interval)
         broadcast(self.server, "notifications/tasks", params)
+
+    def closed(self, owner) -> None:
+        """Rule 10: cancel and forget the tasks of ``owner`` (a session, or an HTTP server
+        shutting down); wait for their threads, at most ``JOIN_TIMEOUT`` in all."""
+        with self._lock:
+            tasks = [task for task in self._tasks.values() if task.owner is owner]
+            for task in tasks:
+                del self._tasks[task.id]
+                if self._set_locked(task, "cancelled", "The connection closed."):
+                    task.ctx._cancel()
+            self._lock.notify_all()
+        deadline = time.monotonic() + JOIN_TIMEOUT
+        for task in tasks:
+            if task.thread is not None and task.thread is not threading.current_thread():
+                task.thread.join(max(0.0, deadline - time.monotonic()))
+                if task.thread.is_alive():
+                    log.warning("task %s did not stop when its connection closed (the tool ignores "
+                                "ctx.cancelled)", task.id)
 
     def visible(self, ctx, task_ids) -> list:
         """Rule 8: the ids among ``task_ids`` the caller may hear of."""

@@ -163,6 +163,7 @@ class HttpApp(HostChecks):
         """Stateless mode: a fresh transport and session for one POST (closed by the caller)."""
         transport = HttpSessionTransport(None, on_close=self._forget)
         transport.subject, transport.auth = getattr(owner, "subject", None), owner
+        transport.task_owner = self                # 2026-07-28 tasks outlive the POST (server/tasks_ext.py rule 10)
         with self._lock:
             self._stateless.add(transport)
         transport.session = self.server.serve(transport, executor=self.pool)
@@ -213,6 +214,9 @@ class HttpApp(HostChecks):
             self.terminate(transport, "server shutting down")
         if self._reaper is not None:
             self._reaper.join(2.0)
+        tasks = self.server._features.get("tasks")
+        if tasks is not None and tasks._ext is not None:
+            tasks._ext.closed(self)                # server/tasks_ext.py rule 10
         self.pool.close()
 
     @property
