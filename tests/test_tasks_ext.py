@@ -347,3 +347,38 @@ def test_over_http_the_task_outlives_its_post_and_mcp_name_carries_the_task_id()
         handle.shutdown()
     working[0].thread.join(WAIT)
     assert not working[0].thread.is_alive() and working[0].status == "cancelled"
+
+
+# ---------------------------------------------------------------- bad input, isolation
+@pytest.mark.parametrize("method, params", [
+    ("tasks/get", {"taskId": 7}),
+    ("tasks/get", {}),
+    ("tasks/cancel", {"taskId": None}),
+    ("tasks/update", {"taskId": "x"}),
+    ("subscriptions/listen", {"notifications": {"taskIds": "not-a-list"}}),
+    ("subscriptions/listen", {"notifications": {"taskIds": [1, 2]}}),
+])
+def test_malformed_task_requests_are_invalid_params(exchange, method, params):
+    error = exchange.call(method, declared(**params), sent_ok=False)["error"]
+    assert error["code"] == -32602
+
+
+def test_with_authorization_a_task_belongs_to_its_subject():
+    from mcp_ref.auth.resource_server import AccessToken
+    server = task_server()
+    ends = []
+    for subject in ("alice", "mallory"):
+        peer_end, server_end = memory_pair()
+        server_end.auth = AccessToken(subject=subject)           # what an authorized transport carries
+        server.serve(server_end)
+        from helpers import RawPeer
+        ends.append(Exchange(RawPeer(peer_end)))
+    alice, mallory = ends
+    task_id = alice.call("tools/call", declared(name="wait_for_cancel", arguments={}))["result"]["taskId"]
+    for method in ("tasks/get", "tasks/cancel"):
+        error = mallory.call(method, declared(taskId=task_id))["error"]
+        assert error["message"] == "Failed to retrieve task: Task not found"
+    assert alice.call("tasks/get", declared(taskId=task_id))["result"]["status"] == "working"
+    alice.call("tasks/cancel", declared(taskId=task_id))
+    for session in list(server.sessions):
+        session.close()
