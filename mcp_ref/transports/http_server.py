@@ -83,6 +83,8 @@ def new_session_id() -> str:
 class HttpApp(HostChecks):
     """The configuration and session table shared by every connection (see ``serve_http``)."""
 
+    unknown_session_hint = ""              # added to the 404 of an unknown session (``wsgi`` rule 4)
+
     def __init__(self, server, *, host: str = "127.0.0.1", path: str = "/mcp", stateless: bool = False,
                  json_response: bool = False, response_mode: Optional[str] = None,
                  allowed_origins=None, allowed_hosts=None, enable_get: bool = True,
