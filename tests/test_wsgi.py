@@ -384,3 +384,16 @@ def test_a_stream_with_nothing_to_send_yet_still_sends_its_headers(wsgi):
     with requests.get(handle.url, headers=headers, stream=True, timeout=10) as stream:   # raises if no headers
         assert stream.status_code == 200 and stream.headers["Content-Type"] == "text/event-stream"
         assert stream.raw.read(1) == b":"
+
+
+def test_closing_our_client_ends_a_stream_the_server_answers_with_connection_close(wsgi):
+    """wsgiref (like gunicorn's sync workers) closes the connection after each answer, so
+    ``http.client`` hands the socket to the response and drops ``conn.sock``: closing the
+    client must still shut it, or the thread reading the 2026-07-28 listen stream stays
+    blocked (transports/http_exchange.py ``socket_of``)."""
+    handle = wsgi(stateless=True)
+    with Client.http(handle.url, timeout=30) as client:
+        assert client.modern and text(client.call_tool("add", {"a": 1, "b": 2})) == "3"
+        readers = [t for t in threading.enumerate() if t.name.startswith("mcp-http-post")]
+        assert readers                                   # the listen stream is being read
+    assert not [t for t in readers if t.is_alive()]      # close() joined them
