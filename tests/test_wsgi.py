@@ -79,10 +79,13 @@ def text(result) -> str:
 
 
 # ---------------------------------------------------------------------- clients over wsgiref
-def test_our_client_over_wsgiref_tools_progress_and_notifications(wsgi):
+@pytest.mark.parametrize("version", ["2025-11-25", "auto"])
+def test_our_client_over_wsgiref_tools_progress_and_notifications(wsgi, version):
+    """A session (2025-11-25, with its GET stream) and, by default, 2026-07-28 (no session)."""
     handle = wsgi()
     logs, progress = [], []
-    with Client.http(handle.url, on_log=logs.append) as client:
+    with Client.http(handle.url, on_log=logs.append, protocol_version=version) as client:
+        assert client.modern == (version == "auto") and bool(client.transport.session_id) != client.modern
         assert {t.name for t in client.list_tools()} >= {"add", "count", "announce"}
         assert text(client.call_tool("add", {"a": 2, "b": 3})) == "5"
         assert text(client.call_tool("count", {"n": 3}, on_progress=lambda *a: progress.append(a[:2]))) == \
@@ -104,7 +107,7 @@ def test_legacy_http_sse_over_wsgiref(wsgi):
 
 def test_stateless_over_wsgiref(wsgi):
     handle = wsgi(stateless=True)
-    with Client.http(handle.url) as client:
+    with Client.http(handle.url, protocol_version="2025-11-25") as client:
         assert text(client.call_tool("count", {"n": 2})) == "counted to 2"
     assert handle.app.session_count == 0
     response = requests.get(handle.url, headers={"Accept": "text/event-stream"}, timeout=10)
@@ -218,10 +221,12 @@ def test_our_client_starts_a_new_session_when_another_process_answers(wsgi):
     handle = wsgi(server)                   # (its own app is not used)
     handle.httpd.set_app(lambda environ, start_response: apps[current[0]](environ, start_response))
     try:
-        with Client.http(handle.url, open_get_stream=False) as client:
+        with Client.http(handle.url, open_get_stream=False, protocol_version="2025-11-25") as client:
             assert text(client.call_tool("add", {"a": 1, "b": 1})) == "2"
+            first = client.transport.session_id
             current[0] = 1                   # the routing changed: another "process" answers
             assert text(client.call_tool("add", {"a": 2, "b": 2})) == "4"
+            assert first and client.transport.session_id not in (None, first)   # a new session there
         assert apps[1].session_count <= 1
     finally:
         for app in apps:
