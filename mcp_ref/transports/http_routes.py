@@ -79,7 +79,7 @@ class Routes:
 
     def _unknown_session(self) -> HttpResponse:
         """Rule 3: 404; the client starts a new session (``wsgi`` adds why it may happen)."""
-        return error(404, INVALID_REQUEST, UNKNOWN_SESSION + self.app.unknown_session_hint)
+        return error(404, INVALID_REQUEST, UNKNOWN_SESSION + getattr(self.app, "unknown_session_hint", ""))
 
     def _allow(self, path: str) -> str:
         app = self.app

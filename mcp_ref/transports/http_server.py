@@ -3,9 +3,8 @@
 ``serve_http`` blocks until SIGINT/SIGTERM; ``start_http`` returns a running
 ``HttpServerHandle`` (tests, embedding). Three modules share the work: this
 one holds the configuration, the session table and the listening socket;
-``http_core`` holds the rules of one request (``http_handler`` carries it over
-``http.server``, ``wsgi`` over any WSGI server); ``http_session`` decides which
-stream carries each message. Spec: basic/transports#streamable-http
+``http_core`` answers one request (carried by ``http_handler`` or ``wsgi``);
+``http_session`` decides which stream carries each message. Spec: basic/transports#streamable-http
 (2025-11-25, 2025-03-26), 2024-11-05 basic/transports#http-with-sse,
 security_best_practices.
 
@@ -83,8 +82,6 @@ def new_session_id() -> str:
 
 class HttpApp(HostChecks):
     """The configuration and session table shared by every connection (see ``serve_http``)."""
-
-    unknown_session_hint = ""              # added to the 404 of an unknown session (``wsgi`` rule 4)
 
     def __init__(self, server, *, host: str = "127.0.0.1", path: str = "/mcp", stateless: bool = False,
                  json_response: bool = False, response_mode: Optional[str] = None,
