@@ -170,8 +170,8 @@ def test_our_client_falls_back_to_initialize_over_http(monkeypatch):
     """A legacy Streamable HTTP server (ours with the modern path turned off) refuses the
     probe with 400 and no modern error: the client runs initialize and keeps a session."""
     from mcp_ref import Client
-    from mcp_ref.transports import http_handler
-    monkeypatch.setattr(http_handler, "is_modern_post", lambda message, version: False)
+    from mcp_ref.transports import http_core
+    monkeypatch.setattr(http_core, "is_modern_post", lambda message, version: False)
     handle = start_http(modern_server(), ("127.0.0.1", 0))
     try:
         with Client.http(handle.url, timeout=30) as client:

@@ -16,6 +16,13 @@ does not render it):
     is a line its output must contain. ``python`` on the PATH is the
     interpreter running the tests.
 
+``<!-- readme-test: wsgi NAME.py app=ATTR [requires=MODULE ...] -->``
+    the block is NAME.py, a module defining the WSGI application ATTR that routes
+    ``/mcp`` to an MCP endpoint and ``/`` to the rest of a site; beside the files the
+    README has built, it is served with ``start_wsgi`` (wsgiref) in a subprocess, and
+    ``Client.http`` must list the tools at ``/mcp`` while ``/`` answers 200. Skipped,
+    saying which, when a MODULE (a web framework, a test-only dependency) is missing.
+
 A Python block without a directive, or with one this file does not know,
 fails: no example is skipped silently.
 """
@@ -33,7 +40,7 @@ from mcp_ref import Client
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-KINDS = ("server", "add-to", "script")
+KINDS = ("server", "add-to", "script", "wsgi")
 TIMEOUT = 60
 MAIN_GUARD = 'if __name__ == "__main__":'
 
@@ -76,6 +83,15 @@ def parse(directive: str) -> tuple:
         if len(rest) != 1 or not rest[0].endswith(".py"):
             raise ValueError(f"'{kind}' takes one file name, NAME.py: {directive!r}")
         return kind, rest[0], [], []
+    if kind == "wsgi":           # (kind, NAME.py, the modules it requires, [the application's name])
+        if not rest or not rest[0].endswith(".py"):
+            raise ValueError(f"'wsgi' takes a file name, NAME.py, first: {directive!r}")
+        options = [word.partition("=") for word in rest[1:]]
+        if any(not sep or key not in ("app", "requires") for key, sep, _ in options) or \
+                [key for key, _, _ in options].count("app") != 1:
+            raise ValueError(f"'wsgi' takes app=ATTR once and requires=MODULE: {directive!r}")
+        return (kind, rest[0], [value for key, _, value in options if key == "requires"],
+                [value for key, _, value in options if key == "app"])
     needs, expects = [], []
     for word in rest:
         key, sep, value = word.partition("=")
@@ -132,6 +148,33 @@ def check_server(folder: Path, name: str, env: dict) -> None:
     assert not any("Traceback" in line for line in stderr), "\n".join(stderr)
 
 
+# Serves a README module's WSGI application on wsgiref and visits it (argv: module, application name).
+WSGI_CHECK = """
+import importlib, sys
+import requests
+from mcp_ref import Client
+from mcp_ref.transports.wsgi import start_wsgi
+
+app = getattr(importlib.import_module(sys.argv[1]), sys.argv[2])
+with start_wsgi(app, ("127.0.0.1", 0)) as handle:
+    with Client.http(handle.base_url + "/mcp", timeout=30) as client:
+        print("tools:", len(client.list_tools()))
+    print("site:", requests.get(handle.base_url + "/", timeout=30).status_code)
+"""
+
+
+def check_wsgi(folder: Path, block: Block, name: str, app: str, env: dict) -> None:
+    """A ``wsgi`` block (see the module docstring)."""
+    (folder / name).write_text(block.code, encoding="utf-8")
+    (folder / "wsgi_check.py").write_text(WSGI_CHECK, encoding="utf-8")
+    done = subprocess.run([sys.executable, "wsgi_check.py", name[:-3], app], cwd=str(folder), env=env,
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 0, f"README line {block.line} failed:\n{done.stdout}\n{done.stderr}"
+    printed = done.stdout.splitlines()
+    assert "site: 200" in printed and not any(line == "tools: 0" for line in printed), \
+        f"README line {block.line}: {printed!r}"
+
+
 def test_the_readme_has_python_examples_and_each_says_how_it_runs():
     assert len(BLOCKS) >= 10
     missing = [block.line for block in BLOCKS if block.directive is None]
@@ -158,6 +201,12 @@ def test_readme_python_block_runs(block, tmp_path):
     env = environment(tmp_path)
     if kind in ("server", "add-to"):
         check_server(tmp_path, name, env)
+        return
+    if kind == "wsgi":
+        for module in needs:
+            pytest.importorskip(module, reason=f"README line {block.line}: the example needs {module} "
+                                               "(a test-only dependency: pip install -e '.[test]')")
+        check_wsgi(tmp_path, block, name, expects[0], env)
         return
     unknown = [need for need in needs if need not in files]
     assert not unknown, f"README line {block.line}: needs {unknown}, which no earlier block defines"

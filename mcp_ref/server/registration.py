@@ -1,5 +1,6 @@
 """How a server's offer is registered: ``tool``, ``resource``, ``prompt``,
-``completion`` and their ``add_``/``remove_`` forms, ``log`` and ``bridge_logging``.
+``completion`` and their ``add_``/``remove_`` forms, ``log`` and ``bridge_logging``;
+and ``wsgi_app``, the endpoint to mount in a WSGI web application.
 
 ``Registration`` is a mix-in of ``Server`` (server.py), kept apart so the class
 reads in two sittings: this module is what an author calls while building a
@@ -212,3 +213,11 @@ class Registration:
                 fn(session)
             except Exception:
                 log.exception("roots list_changed callback %r failed", fn)
+
+    # ------------------------------------------------------------------ mounting
+    def wsgi_app(self, path: str = "/mcp", **options):
+        """This server's MCP endpoint as a WSGI application (PEP 3333), to mount in Flask or
+        Django or serve with gunicorn; ``options`` are ``run(http=...)``'s (``transports.wsgi``:
+        the same request handler as the built-in HTTP server, ``transports.http_core``)."""
+        from ..transports.wsgi import WsgiApp
+        return WsgiApp(self, path=path, **options)

@@ -48,7 +48,7 @@ from urllib.parse import urljoin, urlsplit
 from ..auth.exceptions import AuthorizationError
 from ..errors import SessionError, require
 from .http_reading import CHUNK, EventStream, _Inflater
-from .http_exchange import Scope, Watchdog, current_exchange, shut, tracking_adapter
+from .http_exchange import Scope, Watchdog, current_exchange, shut, socket_of, tracking_adapter
 from .stdio import DEFAULT_MAX_MESSAGE_SIZE         # one limit for every transport (16 MiB)
 
 log = logging.getLogger("mcp_ref.http")
@@ -215,7 +215,7 @@ class HttpClient:
                 exchange.conns.add(conn)
             dead = self.closed or (exchange is not None and (exchange.cut_off or exchange.expired))
         if dead:
-            shut(getattr(conn, "sock", None))
+            shut(socket_of(conn))
         return conn
 
     def _connected(self, conn) -> None:
@@ -241,7 +241,7 @@ class HttpClient:
         with self._lock:
             conns = list(self._conns)
         for conn in conns:
-            shut(getattr(conn, "sock", None))
+            shut(socket_of(conn))
 
     def close(self) -> None:
         """No new connection from now on; every open one is shut; the watchdog stops."""

@@ -47,6 +47,14 @@ def shut(sock) -> None:
             pass
 
 
+def socket_of(conn):
+    """The socket of a tracked connection, also once ``http.client`` has handed it to a
+    response read until the server closes (``Connection: close``, as gunicorn's sync workers
+    and ``wsgiref`` answer): ``conn.sock`` is None then, and only the socket kept at
+    connect can be shut (a thread reading that response, a stream, would never wake)."""
+    return getattr(conn, "sock", None) or getattr(conn, "_mcp_sock", None)
+
+
 class Exchange:
     """What one request job (or one call on the caller's thread) has open: it can be cut
     (sticky: a cancelled request) or expire (its deadline passed)."""
@@ -83,7 +91,7 @@ class Exchange:
             self.cut_off = True
             conns = list(self.conns)
         for conn in conns:
-            shut(getattr(conn, "sock", None))
+            shut(socket_of(conn))
 
     def _expire(self, when: float) -> None:
         with self.client._lock:
@@ -92,7 +100,7 @@ class Exchange:
             self.expired = True
             conns = list(self.conns)
         for conn in conns:
-            shut(getattr(conn, "sock", None))
+            shut(socket_of(conn))
 
 
 class Watchdog:
@@ -146,6 +154,7 @@ def tracking_adapter(requests, client, pool_size: int):
         class Connection(conn_base):
             def connect(self):
                 super().connect()
+                self._mcp_sock = self.sock
                 client._connected(self)
 
         class Pool(pool_base):

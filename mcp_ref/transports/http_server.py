@@ -3,8 +3,8 @@
 ``serve_http`` blocks until SIGINT/SIGTERM; ``start_http`` returns a running
 ``HttpServerHandle`` (tests, embedding). Three modules share the work: this
 one holds the configuration, the session table and the listening socket;
-``http_handler`` speaks HTTP for one request; ``http_session`` decides which
-stream carries each message. Spec: basic/transports#streamable-http
+``http_core`` answers one request (carried by ``http_handler`` or ``wsgi``);
+``http_session`` decides which stream carries each message. Spec: basic/transports#streamable-http
 (2025-11-25, 2025-03-26), 2024-11-05 basic/transports#http-with-sse,
 security_best_practices.
 
