@@ -80,6 +80,9 @@ def text(result):
     return result.content[0].text
 
 
+@pytest.mark.req("AUTH-1", "AUTH-7", "AUTH-15", "AUTH-16", "AUTH-18", "AUTH-38", "AUTH-39", "AUTH-40",
+                  "AUTH-41", "AUTH-42", "AUTH-43", "AUTH-47", "AUTH-48", "AUTH-49", "AUTH-64", "AUTH-65",
+                  "AUTH-67", "AUTH-68", "AUTH-70", "AUTH-76", "AUTH-77", "AUTH-83", "AUTH-85", "AUTH-97")
 def test_end_to_end_discovery_registration_code_token_step_up_refresh(world):
     auth, handle = world()
     provider = user_client(auth)
@@ -114,6 +117,7 @@ def test_end_to_end_discovery_registration_code_token_step_up_refresh(world):
     assert "access_token" not in repr(provider) and new_refresh not in repr(provider.storage)
 
 
+@pytest.mark.req("AUTH-48", "AUTH-49", "AUTH-50")
 def test_the_token_reaches_the_get_stream_and_the_delete(world):
     auth, handle = world()
     refusals = []
@@ -140,6 +144,7 @@ def free_port():
         return sock.getsockname()[1]
 
 
+@pytest.mark.req("AUTH-49", "AUTH-50")
 @pytest.mark.parametrize("how", ["connect", "sse"])
 def test_client_connect_and_legacy_sse_take_a_provider(world, how):
     auth, handle = world()
@@ -162,12 +167,14 @@ def test_client_connect_and_legacy_sse_take_a_provider(world, how):
 
 @pytest.mark.parametrize("issuer_path, where", [("", "oauth"), ("", "oidc"), ("/tenant1", "oauth"),
                                                 ("/tenant1", "oidc"), ("/tenant1", "oidc-append")])
+@pytest.mark.req("AUTH-9", "AUTH-20", "AUTH-21", "AUTH-22")
 def test_authorization_server_metadata_at_each_well_known_location(world, issuer_path, where):
     auth, handle = world(issuer_path=issuer_path, metadata=where)
     with Client.http(handle.url, auth=user_client(auth)) as client:
         assert text(client.call_tool("whoami")).startswith("alice")
 
 
+@pytest.mark.req("AUTH-76", "AUTH-78", "AUTH-79", "AUTH-80", "AUTH-81")
 @pytest.mark.parametrize("pkce", [None, ["plain"]])
 def test_no_s256_no_authorization(world, pkce):
     auth, handle = world(pkce=pkce)
@@ -175,12 +182,14 @@ def test_no_s256_no_authorization(world, pkce):
     assert auth.authorizations == 0 and not auth.requests_to("/authorize")
 
 
+@pytest.mark.req("AUTH-9", "AUTH-56")
 def test_metadata_claiming_another_issuer_is_refused(world):
     auth, handle = world(claimed_issuer="https://honest.example")
     refused(handle.url, user_client(auth), DiscoveryError, "issuer")
     assert auth.authorizations == 0
 
 
+@pytest.mark.req("AUTH-7", "AUTH-42")
 def test_resource_mismatch_is_refused_before_any_authorization_request(world):
     auth, handle = world(mcp={"resource_metadata": {"authorization_servers": ["http://127.0.0.1:1"],
                                                     "resource": "https://other.example/mcp"}})
@@ -188,6 +197,7 @@ def test_resource_mismatch_is_refused_before_any_authorization_request(world):
     assert auth.log == []
 
 
+@pytest.mark.req("AUTH-23", "AUTH-37")
 def test_pre_registered_client_secret_basic(world):
     auth, handle = world(dcr=False, clients={"pre": {"secret": "s3cret", "method": "client_secret_basic",
                                                      "redirect_uris": [REDIRECT]}})
@@ -206,6 +216,7 @@ def test_pre_registered_client_secret_post(world):
     assert grant["client_secret"] == "s3cret" and grant["_authorization"] is None
 
 
+@pytest.mark.req("AUTH-5", "AUTH-23", "AUTH-24", "AUTH-25", "AUTH-29", "AUTH-36")
 def test_client_id_metadata_document_when_advertised(world):
     auth, handle = world(cimd=True)
     url = "https://client.example/mcp-client.json"
@@ -215,6 +226,7 @@ def test_client_id_metadata_document_when_advertised(world):
     assert auth.requests_to("/register") == []
 
 
+@pytest.mark.req("AUTH-23", "AUTH-36")
 def test_client_id_metadata_document_not_advertised_falls_back_to_registration(world):
     auth, handle = world(cimd=False)
     with Client.http(handle.url, auth=user_client(auth, client_metadata_url="https://c.example/m.json")) as client:
@@ -229,6 +241,7 @@ def test_no_registration_possible_is_a_registration_error(world):
 
 @pytest.mark.parametrize("iss, advertise, ok", [("wrong", True, False), ("wrong", False, False),
                                                 (None, True, False), (None, False, True), ("right", False, True)])
+@pytest.mark.req("AUTH-67")
 def test_iss_in_the_authorization_response(world, iss, advertise, ok):
     auth, handle = world(iss=iss, advertise_iss=advertise)
     client = Client.http(handle.url, auth=user_client(auth))
@@ -243,6 +256,7 @@ def test_iss_in_the_authorization_response(world, iss, advertise, ok):
         client.close()
 
 
+@pytest.mark.req("AUTH-67", "AUTH-85")
 def test_tampered_state_is_refused(world):
     auth, handle = world()
 
@@ -256,12 +270,14 @@ def test_tampered_state_is_refused(world):
     assert auth.requests_to("/token") == []
 
 
+@pytest.mark.req("AUTH-67")
 def test_redirect_elsewhere_and_error_responses_are_refused(world):
     auth, handle = world()
     provider = OAuthClientProvider(redirect_uri=REDIRECT, user_agent=lambda url: "http://localhost:3000/other?code=x")
     refused(handle.url, provider, AuthorizationDenied, "redirect_uri")
 
 
+@pytest.mark.req("AUTH-25", "AUTH-26", "AUTH-27", "AUTH-73", "AUTH-75")
 def test_redirect_uri_must_be_https_or_localhost():
     with pytest.raises(ValueError, match="localhost"):
         OAuthClientProvider(redirect_uri="http://client.example/callback", user_agent=lambda url: url)
@@ -272,6 +288,7 @@ def test_redirect_uri_must_be_https_or_localhost():
     OAuthClientProvider(redirect_uri="http://127.0.0.1:9/cb", user_agent=lambda url: url)
 
 
+@pytest.mark.req("AUTH-64", "AUTH-66")
 def test_step_up_retry_limit(world):
     auth, handle = world(consent=lambda scopes: [s for s in scopes if s != "admin"])   # never grants admin
     with Client.http(handle.url, auth=user_client(auth)) as client:
@@ -366,6 +383,7 @@ def test_2025_03_26_server_metadata_at_origin_or_default_endpoints(world, metada
         auth.close()
 
 
+@pytest.mark.req("AUTH-56", "AUTH-70")
 def test_credentials_are_kept_per_issuer_and_shared_through_storage(world):
     auth, handle = world()
     storage = InMemoryStorage()
@@ -384,6 +402,7 @@ def test_pre_registered_credentials_belong_to_one_issuer():
         provider._use_issuer("https://as-two.example")
 
 
+@pytest.mark.req("AUTH-42", "AUTH-56")
 def test_binding_and_pass_through(world):
     auth, handle = world()
     provider = user_client(auth).bind(handle.url)
@@ -398,6 +417,7 @@ def test_binding_and_pass_through(world):
         client.close()
 
 
+@pytest.mark.req("AUTH-49", "AUTH-56")
 def test_tokens_go_to_the_bound_origin_only(world):
     auth, handle = world()
     provider = user_client(auth)
