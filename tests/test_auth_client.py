@@ -90,7 +90,7 @@ def test_end_to_end_discovery_registration_code_token_step_up_refresh(world):
         assert text(client.call_tool("whoami")) == "alice mcp offline_access"
         [registration] = auth.requests_to("/register")
         assert registration["application_type"] == "native"            # a loopback redirect
-        assert registration["redirect_uris"] == [REDIRECT]
+        assert registration["redirect_uris"] == [REDIRECT] and registration["client_name"] == "auth tests"
         assert registration["token_endpoint_auth_method"] == "none"
         [authorize] = auth.requests_to("/authorize")
         assert authorize["resource"] == handle.url                      # RFC 8707, the canonical URI
@@ -117,15 +117,16 @@ def test_end_to_end_discovery_registration_code_token_step_up_refresh(world):
     assert "access_token" not in repr(provider) and new_refresh not in repr(provider.storage)
 
 
-@pytest.mark.req("AUTH-48", "AUTH-49", "AUTH-50")
+@pytest.mark.req("AUTH-48", "AUTH-49", "AUTH-50", "AUTH-51")
 def test_the_token_reaches_the_get_stream_and_the_delete(world):
     auth, handle = world()
-    refusals = []
+    refusals, targets = [], []
     authenticate = handle.app.guard.authenticate
 
     def spying(target, authorization):
         outcome = authenticate(target, authorization)
         refusals.append(getattr(outcome, "status", None))
+        targets.append(target)
         return outcome
     handle.app.guard.authenticate = spying
     # A legacy session (2026-07-28 has no session, no GET stream and no DELETE).
@@ -135,6 +136,7 @@ def test_the_token_reaches_the_get_stream_and_the_delete(world):
         assert handle.app.session_count == 1
     assert handle.app.session_count == 0                           # the DELETE was let in too
     assert refusals[0] == 401 and refusals[1:] == [None] * (len(refusals) - 1)
+    assert not [t for t in targets if "access_token" in t or "?" in t]      # the header only, never the query
 
 
 def free_port():
@@ -174,7 +176,7 @@ def test_authorization_server_metadata_at_each_well_known_location(world, issuer
         assert text(client.call_tool("whoami")).startswith("alice")
 
 
-@pytest.mark.req("AUTH-76", "AUTH-78", "AUTH-79", "AUTH-80", "AUTH-81")
+@pytest.mark.req("AUTH-76", "AUTH-78", "AUTH-79", "AUTH-80", "AUTH-81", "AUTH-67")
 @pytest.mark.parametrize("pkce", [None, ["plain"]])
 def test_no_s256_no_authorization(world, pkce):
     auth, handle = world(pkce=pkce)
@@ -281,9 +283,11 @@ def test_redirect_elsewhere_and_error_responses_are_refused(world):
 def test_redirect_uri_must_be_https_or_localhost():
     with pytest.raises(ValueError, match="localhost"):
         OAuthClientProvider(redirect_uri="http://client.example/callback", user_agent=lambda url: url)
-    with pytest.raises(ValueError, match="https"):
-        OAuthClientProvider(redirect_uri=REDIRECT, user_agent=lambda url: url,
-                            client_metadata_url="http://client.example/meta.json")
+    for url in ("http://client.example/meta.json", "https://client.example", "https://client.example/"):
+        with pytest.raises(ValueError, match="https URL with a path"):
+            OAuthClientProvider(redirect_uri=REDIRECT, user_agent=lambda url: url, client_metadata_url=url)
+    OAuthClientProvider(redirect_uri=REDIRECT, user_agent=lambda url: url,
+                        client_metadata_url="https://client.example/meta.json")
     OAuthClientProvider(redirect_uri="https://client.example/callback", user_agent=lambda url: url)
     OAuthClientProvider(redirect_uri="http://127.0.0.1:9/cb", user_agent=lambda url: url)
 
@@ -406,6 +410,7 @@ def test_pre_registered_credentials_belong_to_one_issuer():
 def test_binding_and_pass_through(world):
     auth, handle = world()
     provider = user_client(auth).bind(handle.url)
+    assert provider.resource == handle.url                       # the canonical server URI, until metadata says
     with pytest.raises(ValueError, match="bound"):
         provider.bind("https://elsewhere.example/mcp")
     basic = requests.auth.HTTPBasicAuth("user", "pass")          # any requests auth still passes through
@@ -441,3 +446,23 @@ def test_loopback_user_agent_catches_the_redirect(world):
         assert text(client.call_tool("whoami")).startswith("alice")
     with pytest.raises(ValueError, match="loopback"):
         LoopbackUserAgent("https://app.example.com/cb")
+
+
+@pytest.mark.req("AUTH-42", "AUTH-43", "AUTH-40", "AUTH-41")
+def test_the_resource_asked_for_is_the_metadata_resource_when_it_is_a_parent(world):
+    """The protected resource metadata names the server's origin as the resource: the
+    authorization and token requests ask for it (and the server takes the token),
+    rather than the MCP endpoint's own URI."""
+    auth = AuthServer(scopes_supported=["mcp"])
+    port = free_port()
+    origin = f"http://127.0.0.1:{port}"
+    handle = start_http(protected_server(), ("127.0.0.1", port), auth=auth.verify,
+                        resource_metadata={"authorization_servers": [auth.issuer], "resource": origin})
+    world.extra.append(handle)
+    try:
+        with Client.http(handle.url, auth=user_client(auth)) as client:
+            assert text(client.call_tool("whoami")).startswith("alice")
+        assert auth.requests_to("/authorize")[0]["resource"] == origin
+        assert auth.requests_to("/token")[0]["resource"] == origin
+    finally:
+        auth.close()

@@ -141,9 +141,10 @@ def test_a_token_with_this_server_among_its_audiences_is_accepted(served):
 @pytest.mark.req("AUTH-12", "AUTH-52", "AUTH-59")
 def test_other_schemes_and_empty_bearer_are_refused(served):
     handle = served()
-    for header in ("Basic YWxpY2U6c2VjcmV0", "Bearer", "Bearer   ", "good"):
+    for header in ("Basic YWxpY2U6c2VjcmV0", "Basic good", "MAC good", "Bearer", "Bearer   ", "good"):
         response = requests.post(handle.url, json=INIT, headers={**HEADERS, "Authorization": header}, timeout=10)
         assert response.status_code == 401, header
+        assert "error" not in challenge(response), header    # no Bearer token given: no error code (RFC 6750 §3.1)
     response = requests.post(handle.url, json=INIT, headers={**HEADERS, "Authorization": "bEaReR good"}, timeout=10)
     assert response.status_code == 200                 # the scheme is case-insensitive (RFC 9110 §11.1)
 
@@ -154,6 +155,7 @@ def test_token_in_query_string_is_refused_even_with_a_good_header(served):
     response = post(handle.url + "?access_token=good", INIT, "good")
     assert response.status_code == 400
     assert challenge(response)["error"] == "invalid_request"
+    assert post(handle.url + "?access_token=", INIT, "good").status_code == 400     # even empty
     assert post(handle.url + "?other=1", INIT, "good").status_code == 200
 
 
