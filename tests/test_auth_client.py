@@ -228,7 +228,7 @@ def test_client_id_metadata_document_when_advertised(world):
     assert auth.requests_to("/register") == []
 
 
-@pytest.mark.req("AUTH-23", "AUTH-36")
+@pytest.mark.req("AUTH-23", "AUTH-36", "AUTH-25")
 def test_client_id_metadata_document_not_advertised_falls_back_to_registration(world):
     auth, handle = world(cimd=False)
     with Client.http(handle.url, auth=user_client(auth, client_metadata_url="https://c.example/m.json")) as client:
@@ -406,7 +406,7 @@ def test_pre_registered_credentials_belong_to_one_issuer():
         provider._use_issuer("https://as-two.example")
 
 
-@pytest.mark.req("AUTH-42", "AUTH-56")
+@pytest.mark.req("AUTH-42", "AUTH-56", "AUTH-43")
 def test_binding_and_pass_through(world):
     auth, handle = world()
     provider = user_client(auth).bind(handle.url)
@@ -466,3 +466,30 @@ def test_the_resource_asked_for_is_the_metadata_resource_when_it_is_a_parent(wor
         assert auth.requests_to("/token")[0]["resource"] == origin
     finally:
         auth.close()
+
+
+@pytest.mark.req("AUTH-16", "AUTH-18")
+def test_the_401_challenge_scope_is_asked_not_scopes_supported(world):
+    """The endpoint needs ``mcp admin`` (its challenge says so) while its metadata lists
+    only ``mcp``: the first authorization asks what the challenge names."""
+    auth, handle = world(mcp={"required_scopes": {"*": ["mcp", "admin"]}})
+    with Client.http(handle.url, auth=user_client(auth)) as client:
+        assert text(client.call_tool("whoami")) == "alice admin mcp offline_access"
+    assert [r["scope"] for r in auth.requests_to("/authorize")] == ["mcp admin offline_access"]
+
+
+@pytest.mark.req("AUTH-18")
+def test_a_delete_refused_for_its_token_starts_no_authorization(world):
+    """Closing sends DELETE; a 401 to it ends there (the session is being left), with no
+    user interaction and no refresh."""
+    auth, handle = world(refresh=False)
+    client = Client.http(handle.url, auth=user_client(auth), protocol_version="2025-11-25", open_get_stream=False)
+    try:
+        client.connect()
+        client.list_tools()
+        assert auth.authorizations == 1
+        auth.expire_all()
+    finally:
+        client.close()
+    assert auth.authorizations == 1
+    assert handle.app.session_count == 1                   # the refused DELETE ended nothing

@@ -283,6 +283,12 @@ def test_challenge_parsing_and_resource_uris():
                                         ("bearer", {"error": "insufficient_scope", "scope": "a b",
                                                     "resource_metadata": 'https://h/x"y'})]
     assert parse_challenges("Bearer") == [("bearer", {})]
+    assert parse_challenges('Bearer realm="x", ===') == [("bearer", {"realm": "x"})]    # lenient: garbage ends it
+    assert parse_challenges("=== Bearer") == []
+    assert parse_challenges(' , Basic realm="x" ,, Bearer scope="a"') == [("basic", {"realm": "x"}),
+                                                                         ("bearer", {"scope": "a"})]
+    assert canonical_resource("HTTP://H.example:80/mcp/") == "http://h.example/mcp"
+    assert canonical_resource("http://h.example:443/mcp") == "http://h.example:443/mcp"
     assert canonical_resource("HTTPS://MCP.Example.com:443/Mcp/#frag") == "https://mcp.example.com/Mcp"
     assert canonical_resource("http://[::1]:8000/") == "http://[::1]:8000"
     assert resource_covers("https://h.example", "https://h.example/mcp")
