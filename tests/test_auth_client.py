@@ -96,10 +96,11 @@ def test_end_to_end_discovery_registration_code_token_step_up_refresh(world):
         assert authorize["resource"] == handle.url                      # RFC 8707, the canonical URI
         assert authorize["code_challenge_method"] == "S256" and len(authorize["code_challenge"]) == 43
         assert authorize["scope"] == "mcp offline_access"               # challenge scope + offline_access
-        assert authorize["state"]
+        assert authorize["state"] and authorize["response_type"] == "code" and authorize["redirect_uri"] == REDIRECT
         [code_grant] = auth.requests_to("/token")
         assert code_grant["grant_type"] == "authorization_code" and code_grant["resource"] == handle.url
         assert code_grant["code_verifier"] and code_grant["_authorization"] is None
+        assert code_grant["redirect_uri"] == REDIRECT
         # Step-up: delete_all needs admin; the new request asks the union of the scopes.
         assert text(client.call_tool("delete_all")) == "deleted"
         assert auth.authorizations == 2

@@ -138,7 +138,7 @@ def test_a_token_with_this_server_among_its_audiences_is_accepted(served):
     assert post(handle.url, INIT, "bob").status_code == 200
 
 
-@pytest.mark.req("AUTH-12", "AUTH-52", "AUTH-59")
+@pytest.mark.req("AUTH-12", "AUTH-52", "AUTH-59", "AUTH-94")
 def test_other_schemes_and_empty_bearer_are_refused(served):
     handle = served()
     for header in ("Basic YWxpY2U6c2VjcmV0", "Basic good", "MAC good", "Bearer", "Bearer   ", "good"):
