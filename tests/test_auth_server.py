@@ -287,6 +287,7 @@ def test_challenge_parsing_and_resource_uris():
     assert parse_challenges("=== Bearer") == []
     assert parse_challenges(' , Basic realm="x" ,, Bearer scope="a"') == [("basic", {"realm": "x"}),
                                                                          ("bearer", {"scope": "a"})]
+    assert parse_challenges('Bearer scope="a", mac id="x"') == [("bearer", {"scope": "a"}), ("mac", {"id": "x"})]
     assert canonical_resource("HTTP://H.example:80/mcp/") == "http://h.example/mcp"
     assert canonical_resource("http://h.example:443/mcp") == "http://h.example:443/mcp"
     assert canonical_resource("HTTPS://MCP.Example.com:443/Mcp/#frag") == "https://mcp.example.com/Mcp"
