@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
-"""Soak over stdio at full size: stdio sessions opened and closed in sequence (threads,
+"""Soak at full size. Over stdio: sessions opened and closed in sequence (threads,
 file descriptors and child processes must come back to where they started), then
 eight threads sharing one stdio ``Client`` (every reply must reach its own caller).
-``tests/test_faults.py`` runs the same at CI size.
+Over Streamable HTTP: sessions opened and closed in sequence, sessions abandoned
+(never DELETEd, expired by the server), both with threads, descriptors and traced
+memory back near the start; then concurrent sessions calling a tool that reports
+progress and logs (zero errors, every result, p50/p99). ``tests/test_faults.py``
+and ``tests/test_http_soak.py`` run the same at CI size.
 
-    python bench/soak.py                     # 1,000 sessions; 8 threads x 2,000 calls
-    python bench/soak.py --sessions 100 --calls 200
+    python bench/soak.py                     # all of it, full size
+    python bench/soak.py --only http         # 1,000 + 1,000 HTTP sessions; 50 clients x 200 calls
+    python bench/soak.py --sessions 100 --calls 200 --only stdio
 
 Prints a table; exit status 1 when a bound is broken or a reply went astray.
 Linux (/proc). Run from the repository root.
@@ -19,7 +24,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from mcp_ref import Client  # noqa: E402
 
@@ -95,12 +100,77 @@ def shared(threads: int, calls: int) -> tuple:
     return wrong, latencies, elapsed
 
 
+def http_part(args) -> bool:
+    """The HTTP soak and load; True when a bound is broken or an answer went wrong."""
+    import tracemalloc
+
+    import http_soak
+    failed = False
+    tracemalloc.start()
+    handle = http_soak.serve(idle_timeout=args.idle_timeout)
+    try:
+        http_soak.in_sequence(handle.url, 5, 30)
+        before = http_soak.settle(handle, 0, {"threads": 10 ** 6}, 60)
+        durations = http_soak.in_sequence(handle.url, args.http_sessions, 30)
+        after = http_soak.settle(handle, 0, before, 60)
+        http_soak.abandon(handle.port, 5, 30)
+        ab_before = http_soak.settle(handle, 0, {"threads": 10 ** 6}, args.idle_timeout * 3)
+        http_soak.abandon(handle.port, args.abandoned, 30)
+        idle, idle_count = http_soak.snapshot(), handle.app.session_count
+        ab_after = http_soak.settle(handle, 0, ab_before, args.idle_timeout * 3)
+    finally:
+        handle.shutdown()
+        tracemalloc.stop()
+    print(f"\n## {args.http_sessions} HTTP sessions in sequence, {args.abandoned} abandoned "
+          f"(idle_timeout {args.idle_timeout:g} s)\n")
+    print("| | sessions | threads | fds | RSS KiB | traced KiB |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for label, snap, count in (("before", before, 0), ("after the sequence", after, 0),
+                               ("abandoned, idle", idle, idle_count), ("abandoned, expired", ab_after, 0)):
+        print(f"| {label} | {count} | {snap['threads']} | {snap['fds']} | {snap['rss_kib']} | {snap['traced_kib']} |")
+    ms = [d * 1000 for d in durations]
+    print(f"\nper session (initialize, one call with progress and a log, DELETE): "
+          f"p50 {http_soak.percentile(ms, 0.5):.1f} ms, p99 {http_soak.percentile(ms, 0.99):.1f} ms")
+    for label, start, end in (("sequence", before, after), ("abandoned", ab_before, ab_after)):
+        if end["threads"] > start["threads"] + 2 or end["fds"] > start["fds"] + 4 \
+                or end["traced_kib"] - start["traced_kib"] > 1024:
+            print(f"FAILED: {label}: threads, descriptors or memory did not come back")
+            failed = True
+    handle = http_soak.serve()
+    try:
+        out = http_soak.load(handle.url, args.clients, args.client_calls, 60)
+    finally:
+        handle.shutdown()
+    total = args.clients * args.client_calls
+    lat = [x * 1000 for x in out["latencies"]]
+    print(f"\n## {args.clients} concurrent HTTP sessions x {args.client_calls} calls "
+          f"({http_soak.STEPS} progress notifications and a log message each)\n")
+    print("| calls | errors | wrong | progress | logs | calls/s | p50 ms | p99 ms |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print(f"| {len(lat)} | {len(out['errors'])} | {len(out['wrong'])} | {out['progress']} | {out['logs']} | "
+          f"{len(lat) / out['elapsed']:.0f} | {http_soak.percentile(lat, 0.5):.2f} | "
+          f"{http_soak.percentile(lat, 0.99):.2f} |")
+    if out["errors"] or out["wrong"] or out["stuck"] or len(lat) != total or out["logs"] != total \
+            or out["progress"] != total * http_soak.STEPS:
+        print("FAILED:", (out["errors"] + out["wrong"])[:5])
+        failed = True
+    return failed
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", choices=("stdio", "http"))
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--calls", type=int, default=2000, help="calls per thread")
+    parser.add_argument("--http-sessions", type=int, default=1000)
+    parser.add_argument("--abandoned", type=int, default=1000)
+    parser.add_argument("--idle-timeout", type=float, default=20.0, help="the HTTP server's, for abandoned sessions")
+    parser.add_argument("--clients", type=int, default=50, help="concurrent HTTP sessions")
+    parser.add_argument("--client-calls", type=int, default=200, help="calls per HTTP session")
     args = parser.parse_args(argv)
+    if args.only == "http":
+        return 1 if http_part(args) else 0
     failed = False
     before, after, durations = sessions(args.sessions)
     print(f"## {args.sessions} stdio sessions opened and closed in sequence\n")
@@ -125,6 +195,8 @@ def main(argv=None) -> int:
     if wrong or len(latencies) != total:
         print(f"FAILED: {len(wrong)} replies reached the wrong caller, {total - len(latencies)} calls missing")
         failed = True
+    if args.only != "stdio":
+        failed = http_part(args) or failed
     return 1 if failed else 0
 
 

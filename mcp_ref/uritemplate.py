@@ -27,15 +27,18 @@ _PCT = re.compile(r"%[0-9A-Fa-f]{2}")
 _VARNAME = re.compile(r"(?:\w|%[0-9A-Fa-f]{2})+(?:\.(?:\w|%[0-9A-Fa-f]{2})+)*", re.ASCII)
 _TOKEN = re.compile(r"\{([^{}]*)\}|[^{}]+|[{}]")
 # operator: (first, separator, named, if-empty, reserved allowed), RFC 6570 appendix A,
-# and the regular expression that matches its expansion (group {g}).
+# then what ``match`` accepts for its expansion: (lead character or "", characters that
+# end it, optional, shortest first). The text taken always starts at the lead and runs to
+# any point before the first ending character, so the set of ends from one start is an
+# interval: that is what keeps matching linear (see ``_Matcher``).
 _OPERATORS = {
-    "": ("", ",", False, "", False, r"(?P<{g}>[^/?#]+)"),
-    "+": ("", ",", False, "", True, r"(?P<{g}>[^#]+?)"),
-    "#": ("#", ",", False, "", True, r"(?:#(?P<{g}>.*))?"),
-    ".": (".", ".", False, "", False, r"(?P<{g}>(?:\.[^/?#.]*)*)"),
-    "/": ("/", "/", False, "", False, r"(?P<{g}>(?:/[^/?#]*)*)"),
-    "?": ("?", "&", True, "=", False, r"(?:\?(?P<{g}>[^#]*))?"),
-    "&": ("&", "&", True, "=", False, r"(?:&(?P<{g}>[^#]*))?"),
+    "": ("", ",", False, "", False, ("", "/?#", False, False)),
+    "+": ("", ",", False, "", True, ("", "#", False, True)),
+    "#": ("#", ",", False, "", True, ("#", "", True, False)),
+    ".": (".", ".", False, "", False, (".", "/?#", True, False)),
+    "/": ("/", "/", False, "", False, ("/", "?#", True, False)),
+    "?": ("?", "&", True, "=", False, ("?", "#", True, False)),
+    "&": ("&", "&", True, "=", False, ("&", "#", True, False)),
 }
 _Var = namedtuple("_Var", "name explode prefix")
 
@@ -43,7 +46,8 @@ _Var = namedtuple("_Var", "name explode prefix")
 class _Expression:
     def __init__(self, operator: str, variables: list):
         self.operator, self.variables = operator, variables
-        self.first, self.sep, self.named, self.ifemp, self.reserved, self.pattern = _OPERATORS[operator]
+        self.first, self.sep, self.named, self.ifemp, self.reserved, matching = _OPERATORS[operator]
+        self.lead, self.stops, self.optional, self.lazy = matching
 
 
 def _encode(value, reserved: bool) -> str:
@@ -91,9 +95,6 @@ class UriTemplate:
                 raise ValueError(f"unmatched '}}' at position {m.start()} in URI template {template!r}")
             self._parts.append(m.group() if m.group(1) is None else _parse_expression(m.group(1), m.start()))
         self._expressions = [p for p in self._parts if isinstance(p, _Expression)]
-        self._regex = re.compile("".join(
-            re.escape(p) if isinstance(p, str) else p.pattern.format(g=f"g{i}") for i, p in enumerate(self._parts)),
-            re.DOTALL)
 
     def __repr__(self) -> str:
         return f"UriTemplate({self.template!r})"
@@ -145,13 +146,12 @@ class UriTemplate:
     def match(self, uri: str) -> Optional[dict]:
         """The variables of ``uri`` (str, or list for exploded ones), or None
         when the whole URI does not match the template."""
-        m = self._regex.fullmatch(uri) if isinstance(uri, str) else None
-        if m is None:
+        captures = _Matcher(self._parts, uri).run() if isinstance(uri, str) else None
+        if captures is None:
             return None
         result: dict = {}
         query: list = []
-        for index, part in enumerate(self._parts):
-            captured = None if isinstance(part, str) else m.group(f"g{index}")
+        for part, captured in zip(self._parts, captures):
             if captured is None:
                 continue
             if part.named:
@@ -184,3 +184,73 @@ class UriTemplate:
             else:
                 result[var.name] = unquote(items.pop(0))
         return not items
+
+
+class _Matcher:
+    """Match a URI against template parts in O(parts x length), whatever the template.
+
+    A regular expression with adjacent variables (``{a}{b}{c}``, or ``{a}-{b}-{c}``
+    against a URI full of dashes) backtracks through every split before it fails:
+    C(n, k) tries for k variables, and ``re`` holds the GIL meanwhile, so one crafted
+    URI would freeze the whole server. Here each part taken at position p ends at p
+    (optional parts) or anywhere in one interval, so two passes suffice: backwards,
+    ``able[i][p]`` says whether parts i.. can match ``uri[p:]`` exactly; forwards, each
+    part takes its preferred end among those from which the rest can still match
+    (longest first, shortest first for ``{+var}``; an optional part rather than
+    nothing). That is the split a backtracking ``re`` would have found, without trying
+    the others. Spec: server/resources#resource-templates (RFC 6570).
+    """
+
+    def __init__(self, parts: list, uri: str):
+        self.parts, self.uri, self.n = parts, uri, len(uri)
+        self._stops: dict = {}
+
+    def _next_stop(self, stops: str) -> list:
+        """``[p]``: the first position at or after p holding one of ``stops`` (or n)."""
+        if stops not in self._stops:
+            table, nearest = [self.n] * (self.n + 1), self.n
+            for p in range(self.n - 1, -1, -1):
+                if self.uri[p] in stops:
+                    nearest = p
+                table[p] = nearest
+            self._stops[stops] = table
+        return self._stops[stops]
+
+    def _ends(self, part, p: int):
+        """The interval ``(lo, hi)`` of ends when ``part`` is taken at p, or None."""
+        if isinstance(part, str):
+            return (p + len(part),) * 2 if self.uri.startswith(part, p) else None
+        if p >= self.n or (part.lead and self.uri[p] != part.lead):
+            return None
+        hi = self._next_stop(part.stops)[p] if part.stops else self.n
+        return (p + 1, hi) if hi > p else None
+
+    def run(self) -> Optional[list]:
+        """Per part, the text it captured (None for an optional part not taken, and
+        for literals), or None when the URI does not match."""
+        n, parts = self.n, self.parts
+        able = [[False] * (n + 1) for _ in range(len(parts))] + [[False] * n + [True]]
+        for i in range(len(parts) - 1, -1, -1):
+            after, here = able[i + 1], able[i]
+            count = [0] * (n + 2)             # count[x]: positions below x where the rest matches
+            for x in range(n + 1):
+                count[x + 1] = count[x] + after[x]
+            optional = not isinstance(parts[i], str) and parts[i].optional
+            for p in range(n + 1):
+                ends = self._ends(parts[i], p)
+                here[p] = (optional and after[p]) or (ends is not None and count[ends[1] + 1] > count[ends[0]])
+        if not able[0][0]:
+            return None
+        captures, p = [], 0
+        for i, part in enumerate(parts):
+            after, ends = able[i + 1], self._ends(part, p)
+            span = () if ends is None else range(ends[0], ends[1] + 1)
+            order = span if getattr(part, "lazy", False) else reversed(span)
+            end = next((e for e in order if after[e]), None)
+            if end is None:                    # an optional part, not taken
+                captures.append(None)
+                continue
+            skip = 1 if getattr(part, "lead", "") in ("#", "?", "&") else 0
+            captures.append(None if isinstance(part, str) else self.uri[p + skip:end])
+            p = end
+        return captures

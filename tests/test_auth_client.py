@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 
 requests = pytest.importorskip("requests", reason="the HTTP tests need requests")
-pytest.importorskip("sseclient", reason="the HTTP client needs sseclient-py")
+pytest.importorskip("requests", reason="the HTTP client needs requests")
 
 from oauth_server import AuthServer  # noqa: E402
 
@@ -80,6 +80,9 @@ def text(result):
     return result.content[0].text
 
 
+@pytest.mark.req("AUTH-1", "AUTH-7", "AUTH-15", "AUTH-16", "AUTH-18", "AUTH-38", "AUTH-39", "AUTH-40",
+                  "AUTH-41", "AUTH-42", "AUTH-43", "AUTH-47", "AUTH-48", "AUTH-49", "AUTH-64", "AUTH-65",
+                  "AUTH-67", "AUTH-68", "AUTH-70", "AUTH-76", "AUTH-77", "AUTH-83", "AUTH-85", "AUTH-97")
 def test_end_to_end_discovery_registration_code_token_step_up_refresh(world):
     auth, handle = world()
     provider = user_client(auth)
@@ -87,16 +90,17 @@ def test_end_to_end_discovery_registration_code_token_step_up_refresh(world):
         assert text(client.call_tool("whoami")) == "alice mcp offline_access"
         [registration] = auth.requests_to("/register")
         assert registration["application_type"] == "native"            # a loopback redirect
-        assert registration["redirect_uris"] == [REDIRECT]
+        assert registration["redirect_uris"] == [REDIRECT] and registration["client_name"] == "auth tests"
         assert registration["token_endpoint_auth_method"] == "none"
         [authorize] = auth.requests_to("/authorize")
         assert authorize["resource"] == handle.url                      # RFC 8707, the canonical URI
         assert authorize["code_challenge_method"] == "S256" and len(authorize["code_challenge"]) == 43
         assert authorize["scope"] == "mcp offline_access"               # challenge scope + offline_access
-        assert authorize["state"]
+        assert authorize["state"] and authorize["response_type"] == "code" and authorize["redirect_uri"] == REDIRECT
         [code_grant] = auth.requests_to("/token")
         assert code_grant["grant_type"] == "authorization_code" and code_grant["resource"] == handle.url
         assert code_grant["code_verifier"] and code_grant["_authorization"] is None
+        assert code_grant["redirect_uri"] == REDIRECT
         # Step-up: delete_all needs admin; the new request asks the union of the scopes.
         assert text(client.call_tool("delete_all")) == "deleted"
         assert auth.authorizations == 2
@@ -114,14 +118,16 @@ def test_end_to_end_discovery_registration_code_token_step_up_refresh(world):
     assert "access_token" not in repr(provider) and new_refresh not in repr(provider.storage)
 
 
+@pytest.mark.req("AUTH-48", "AUTH-49", "AUTH-50", "AUTH-51")
 def test_the_token_reaches_the_get_stream_and_the_delete(world):
     auth, handle = world()
-    refusals = []
+    refusals, targets = [], []
     authenticate = handle.app.guard.authenticate
 
     def spying(target, authorization):
         outcome = authenticate(target, authorization)
         refusals.append(getattr(outcome, "status", None))
+        targets.append(target)
         return outcome
     handle.app.guard.authenticate = spying
     # A legacy session (2026-07-28 has no session, no GET stream and no DELETE).
@@ -131,6 +137,7 @@ def test_the_token_reaches_the_get_stream_and_the_delete(world):
         assert handle.app.session_count == 1
     assert handle.app.session_count == 0                           # the DELETE was let in too
     assert refusals[0] == 401 and refusals[1:] == [None] * (len(refusals) - 1)
+    assert not [t for t in targets if "access_token" in t or "?" in t]      # the header only, never the query
 
 
 def free_port():
@@ -140,6 +147,7 @@ def free_port():
         return sock.getsockname()[1]
 
 
+@pytest.mark.req("AUTH-49", "AUTH-50")
 @pytest.mark.parametrize("how", ["connect", "sse"])
 def test_client_connect_and_legacy_sse_take_a_provider(world, how):
     auth, handle = world()
@@ -162,12 +170,14 @@ def test_client_connect_and_legacy_sse_take_a_provider(world, how):
 
 @pytest.mark.parametrize("issuer_path, where", [("", "oauth"), ("", "oidc"), ("/tenant1", "oauth"),
                                                 ("/tenant1", "oidc"), ("/tenant1", "oidc-append")])
+@pytest.mark.req("AUTH-9", "AUTH-20", "AUTH-21", "AUTH-22")
 def test_authorization_server_metadata_at_each_well_known_location(world, issuer_path, where):
     auth, handle = world(issuer_path=issuer_path, metadata=where)
     with Client.http(handle.url, auth=user_client(auth)) as client:
         assert text(client.call_tool("whoami")).startswith("alice")
 
 
+@pytest.mark.req("AUTH-76", "AUTH-78", "AUTH-79", "AUTH-80", "AUTH-81", "AUTH-67")
 @pytest.mark.parametrize("pkce", [None, ["plain"]])
 def test_no_s256_no_authorization(world, pkce):
     auth, handle = world(pkce=pkce)
@@ -175,12 +185,14 @@ def test_no_s256_no_authorization(world, pkce):
     assert auth.authorizations == 0 and not auth.requests_to("/authorize")
 
 
+@pytest.mark.req("AUTH-9", "AUTH-56")
 def test_metadata_claiming_another_issuer_is_refused(world):
     auth, handle = world(claimed_issuer="https://honest.example")
     refused(handle.url, user_client(auth), DiscoveryError, "issuer")
     assert auth.authorizations == 0
 
 
+@pytest.mark.req("AUTH-7", "AUTH-42")
 def test_resource_mismatch_is_refused_before_any_authorization_request(world):
     auth, handle = world(mcp={"resource_metadata": {"authorization_servers": ["http://127.0.0.1:1"],
                                                     "resource": "https://other.example/mcp"}})
@@ -188,6 +200,7 @@ def test_resource_mismatch_is_refused_before_any_authorization_request(world):
     assert auth.log == []
 
 
+@pytest.mark.req("AUTH-23", "AUTH-37")
 def test_pre_registered_client_secret_basic(world):
     auth, handle = world(dcr=False, clients={"pre": {"secret": "s3cret", "method": "client_secret_basic",
                                                      "redirect_uris": [REDIRECT]}})
@@ -206,6 +219,7 @@ def test_pre_registered_client_secret_post(world):
     assert grant["client_secret"] == "s3cret" and grant["_authorization"] is None
 
 
+@pytest.mark.req("AUTH-5", "AUTH-23", "AUTH-24", "AUTH-25", "AUTH-29", "AUTH-36")
 def test_client_id_metadata_document_when_advertised(world):
     auth, handle = world(cimd=True)
     url = "https://client.example/mcp-client.json"
@@ -215,6 +229,7 @@ def test_client_id_metadata_document_when_advertised(world):
     assert auth.requests_to("/register") == []
 
 
+@pytest.mark.req("AUTH-23", "AUTH-36", "AUTH-25")
 def test_client_id_metadata_document_not_advertised_falls_back_to_registration(world):
     auth, handle = world(cimd=False)
     with Client.http(handle.url, auth=user_client(auth, client_metadata_url="https://c.example/m.json")) as client:
@@ -229,6 +244,7 @@ def test_no_registration_possible_is_a_registration_error(world):
 
 @pytest.mark.parametrize("iss, advertise, ok", [("wrong", True, False), ("wrong", False, False),
                                                 (None, True, False), (None, False, True), ("right", False, True)])
+@pytest.mark.req("AUTH-67")
 def test_iss_in_the_authorization_response(world, iss, advertise, ok):
     auth, handle = world(iss=iss, advertise_iss=advertise)
     client = Client.http(handle.url, auth=user_client(auth))
@@ -243,6 +259,7 @@ def test_iss_in_the_authorization_response(world, iss, advertise, ok):
         client.close()
 
 
+@pytest.mark.req("AUTH-67", "AUTH-85")
 def test_tampered_state_is_refused(world):
     auth, handle = world()
 
@@ -256,22 +273,27 @@ def test_tampered_state_is_refused(world):
     assert auth.requests_to("/token") == []
 
 
+@pytest.mark.req("AUTH-67")
 def test_redirect_elsewhere_and_error_responses_are_refused(world):
     auth, handle = world()
     provider = OAuthClientProvider(redirect_uri=REDIRECT, user_agent=lambda url: "http://localhost:3000/other?code=x")
     refused(handle.url, provider, AuthorizationDenied, "redirect_uri")
 
 
+@pytest.mark.req("AUTH-25", "AUTH-26", "AUTH-27", "AUTH-73", "AUTH-75")
 def test_redirect_uri_must_be_https_or_localhost():
     with pytest.raises(ValueError, match="localhost"):
         OAuthClientProvider(redirect_uri="http://client.example/callback", user_agent=lambda url: url)
-    with pytest.raises(ValueError, match="https"):
-        OAuthClientProvider(redirect_uri=REDIRECT, user_agent=lambda url: url,
-                            client_metadata_url="http://client.example/meta.json")
+    for url in ("http://client.example/meta.json", "https://client.example", "https://client.example/"):
+        with pytest.raises(ValueError, match="https URL with a path"):
+            OAuthClientProvider(redirect_uri=REDIRECT, user_agent=lambda url: url, client_metadata_url=url)
+    OAuthClientProvider(redirect_uri=REDIRECT, user_agent=lambda url: url,
+                        client_metadata_url="https://client.example/meta.json")
     OAuthClientProvider(redirect_uri="https://client.example/callback", user_agent=lambda url: url)
     OAuthClientProvider(redirect_uri="http://127.0.0.1:9/cb", user_agent=lambda url: url)
 
 
+@pytest.mark.req("AUTH-64", "AUTH-66")
 def test_step_up_retry_limit(world):
     auth, handle = world(consent=lambda scopes: [s for s in scopes if s != "admin"])   # never grants admin
     with Client.http(handle.url, auth=user_client(auth)) as client:
@@ -366,6 +388,7 @@ def test_2025_03_26_server_metadata_at_origin_or_default_endpoints(world, metada
         auth.close()
 
 
+@pytest.mark.req("AUTH-56", "AUTH-70")
 def test_credentials_are_kept_per_issuer_and_shared_through_storage(world):
     auth, handle = world()
     storage = InMemoryStorage()
@@ -384,9 +407,11 @@ def test_pre_registered_credentials_belong_to_one_issuer():
         provider._use_issuer("https://as-two.example")
 
 
+@pytest.mark.req("AUTH-42", "AUTH-56", "AUTH-43")
 def test_binding_and_pass_through(world):
     auth, handle = world()
     provider = user_client(auth).bind(handle.url)
+    assert provider.resource == handle.url                       # the canonical server URI, until metadata says
     with pytest.raises(ValueError, match="bound"):
         provider.bind("https://elsewhere.example/mcp")
     basic = requests.auth.HTTPBasicAuth("user", "pass")          # any requests auth still passes through
@@ -398,6 +423,7 @@ def test_binding_and_pass_through(world):
         client.close()
 
 
+@pytest.mark.req("AUTH-49", "AUTH-56")
 def test_tokens_go_to_the_bound_origin_only(world):
     auth, handle = world()
     provider = user_client(auth)
@@ -421,3 +447,50 @@ def test_loopback_user_agent_catches_the_redirect(world):
         assert text(client.call_tool("whoami")).startswith("alice")
     with pytest.raises(ValueError, match="loopback"):
         LoopbackUserAgent("https://app.example.com/cb")
+
+
+@pytest.mark.req("AUTH-42", "AUTH-43", "AUTH-40", "AUTH-41")
+def test_the_resource_asked_for_is_the_metadata_resource_when_it_is_a_parent(world):
+    """The protected resource metadata names the server's origin as the resource: the
+    authorization and token requests ask for it (and the server takes the token),
+    rather than the MCP endpoint's own URI."""
+    auth = AuthServer(scopes_supported=["mcp"])
+    port = free_port()
+    origin = f"http://127.0.0.1:{port}"
+    handle = start_http(protected_server(), ("127.0.0.1", port), auth=auth.verify,
+                        resource_metadata={"authorization_servers": [auth.issuer], "resource": origin})
+    world.extra.append(handle)
+    try:
+        with Client.http(handle.url, auth=user_client(auth)) as client:
+            assert text(client.call_tool("whoami")).startswith("alice")
+        assert auth.requests_to("/authorize")[0]["resource"] == origin
+        assert auth.requests_to("/token")[0]["resource"] == origin
+    finally:
+        auth.close()
+
+
+@pytest.mark.req("AUTH-16", "AUTH-18")
+def test_the_401_challenge_scope_is_asked_not_scopes_supported(world):
+    """The endpoint needs ``mcp admin`` (its challenge says so) while its metadata lists
+    only ``mcp``: the first authorization asks what the challenge names."""
+    auth, handle = world(mcp={"required_scopes": {"*": ["mcp", "admin"]}})
+    with Client.http(handle.url, auth=user_client(auth)) as client:
+        assert text(client.call_tool("whoami")) == "alice admin mcp offline_access"
+    assert [r["scope"] for r in auth.requests_to("/authorize")] == ["mcp admin offline_access"]
+
+
+@pytest.mark.req("AUTH-18")
+def test_a_delete_refused_for_its_token_starts_no_authorization(world):
+    """Closing sends DELETE; a 401 to it ends there (the session is being left), with no
+    user interaction and no refresh."""
+    auth, handle = world(refresh=False)
+    client = Client.http(handle.url, auth=user_client(auth), protocol_version="2025-11-25", open_get_stream=False)
+    try:
+        client.connect()
+        client.list_tools()
+        assert auth.authorizations == 1
+        auth.expire_all()
+    finally:
+        client.close()
+    assert auth.authorizations == 1
+    assert handle.app.session_count == 1                   # the refused DELETE ended nothing

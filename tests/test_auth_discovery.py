@@ -45,6 +45,7 @@ SERVER = "https://mcp.example.com/public/mcp"
 PRM = {"resource": SERVER, "authorization_servers": ["https://auth.example.com"]}
 
 
+@pytest.mark.req("AUTH-7", "AUTH-13")
 def test_resource_metadata_path_inserted_then_root():
     http = Scripted({"https://mcp.example.com/.well-known/oauth-protected-resource": PRM})
     assert find_resource_metadata(http, SERVER, None, {"MCP-Protocol-Version": "2025-11-25"}) == PRM
@@ -53,6 +54,7 @@ def test_resource_metadata_path_inserted_then_root():
     assert http.headers[0]["MCP-Protocol-Version"] == "2025-11-25"
 
 
+@pytest.mark.req("AUTH-13", "AUTH-18")
 def test_the_challenge_url_comes_first_and_alone():
     named = "https://mcp.example.com/meta"
     http = Scripted({named: PRM})
@@ -77,6 +79,7 @@ def test_no_resource_metadata_anywhere_means_a_2025_03_26_server():
 
 @pytest.mark.parametrize("resource", ["https://other.example/public/mcp", "https://mcp.example.com/public/mcpx",
                                       "https://mcp.example.com/private", None])
+@pytest.mark.req("AUTH-7")
 def test_a_resource_that_is_not_this_server_is_refused(resource):
     http = Scripted({"https://mcp.example.com/.well-known/oauth-protected-resource/public/mcp":
                      {**PRM, "resource": resource}})
@@ -92,6 +95,7 @@ def test_the_same_resource_or_a_parent_is_accepted(resource):
     assert find_resource_metadata(http, SERVER, None)["resource"] == resource
 
 
+@pytest.mark.req("AUTH-7")
 def test_resource_metadata_without_authorization_servers_is_refused():
     http = Scripted({"https://mcp.example.com/.well-known/oauth-protected-resource/public/mcp":
                      {"resource": SERVER}})
@@ -99,6 +103,7 @@ def test_resource_metadata_without_authorization_servers_is_refused():
         find_resource_metadata(http, SERVER, None)
 
 
+@pytest.mark.req("AUTH-9", "AUTH-20", "AUTH-21", "AUTH-22")
 def test_authorization_server_metadata_order():
     assert authorization_server_metadata_urls("https://auth.example.com/tenant1") == [
         "https://auth.example.com/.well-known/oauth-authorization-server/tenant1",
@@ -109,6 +114,7 @@ def test_authorization_server_metadata_order():
         "https://auth.example.com/.well-known/openid-configuration"]
 
 
+@pytest.mark.req("AUTH-9")
 def test_the_issuer_must_be_the_one_asked_for():
     issuer = "https://auth.example.com/tenant1"
     liar = {"issuer": "https://honest.example", "code_challenge_methods_supported": ["S256"]}
@@ -121,6 +127,7 @@ def test_the_issuer_must_be_the_one_asked_for():
                                             "tenant1": liar}), issuer)
 
 
+@pytest.mark.req("AUTH-73", "AUTH-74", "AUTH-76", "AUTH-78", "AUTH-79", "AUTH-80", "AUTH-81", "AUTH-67")
 def test_pkce_and_https_checks():
     require_pkce({"code_challenge_methods_supported": ["plain", "S256"]})
     for methods in (None, [], ["plain"]):
@@ -131,6 +138,7 @@ def test_pkce_and_https_checks():
         check_endpoint("http://auth.example.com/token", "token_endpoint")
 
 
+@pytest.mark.req("AUTH-76", "AUTH-77")
 def test_pkce_s256_matches_rfc_7636_appendix_b():
     assert challenge_for("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk") == \
         "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
@@ -148,3 +156,22 @@ def test_token_endpoint_method_and_application_type():
     assert application_type("http://localhost:3000/cb") == "native"
     assert application_type("com.example.app:/cb") == "native"
     assert application_type("https://app.example.com/cb") == "web"
+
+
+@pytest.mark.req("AUTH-15", "AUTH-16", "AUTH-19", "AUTH-38", "AUTH-39", "AUTH-64")
+def test_scope_selection_challenge_first_then_scopes_supported_then_step_up_union():
+    """The challenge's scope is asked as it is, whatever ``scopes_supported`` says (no
+    subset or superset assumed); without one, the resource's ``scopes_supported``;
+    without either, no scope; a step-up asks the union of what was asked and the new
+    challenge, never ``scopes_supported`` wholesale."""
+    from mcp_ref.auth import OAuthClientProvider
+    provider = OAuthClientProvider(redirect_uri="http://localhost:3000/cb", user_agent=lambda url: url)
+    provider.resource_metadata = {"scopes_supported": ["read", "write"]}
+    provider.metadata = {"scopes_supported": ["read"]}
+    assert provider._choose_scope({"scope": "files:rw admin"}, step_up=False) == "files:rw admin"
+    assert provider._choose_scope({}, step_up=False) == "read write"
+    provider.resource_metadata = {}
+    assert provider._choose_scope({}, step_up=False) is None
+    assert provider._choose_scope({"scope": "a"}, step_up=False) == "a"
+    assert provider._choose_scope({"scope": "b"}, step_up=True) == "a b"
+    assert provider._choose_scope({}, step_up=True) == "a b"          # nothing new asked: what it had

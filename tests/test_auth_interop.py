@@ -22,7 +22,7 @@ from helpers import require_official_sdk
 require_official_sdk()
 pytest.importorskip("uvicorn", reason="the SDK's HTTP server runs on uvicorn")
 pytest.importorskip("requests", reason="the mcp_ref HTTP client needs requests")
-pytest.importorskip("sseclient", reason="the mcp_ref HTTP client needs sseclient-py")
+pytest.importorskip("requests", reason="the mcp_ref HTTP client needs requests")
 
 from oauth_server import AuthServer  # noqa: E402
 

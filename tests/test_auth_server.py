@@ -104,6 +104,7 @@ def challenge(response):
     return params
 
 
+@pytest.mark.req("AUTH-1", "AUTH-12", "AUTH-14", "AUTH-50", "AUTH-59", "TRN-11")
 def test_no_token_gets_401_with_resource_metadata_and_scope(served):
     handle = served()
     response = post(handle.url, INIT)
@@ -119,6 +120,8 @@ def test_no_token_gets_401_with_resource_metadata_and_scope(served):
 
 @pytest.mark.parametrize("token, problem", [("nonsense", "invalid"), ("expired", "expired"),
                                             ("elsewhere", "audience"), ("no-audience", "audience")])
+@pytest.mark.req("AUTH-52", "AUTH-53", "AUTH-54", "AUTH-55", "AUTH-57", "AUTH-58", "AUTH-69", "AUTH-93",
+                  "AUTH-94", "AUTH-95")
 def test_bad_tokens_get_401_invalid_token(served, token, problem):
     handle = served()
     response = post(handle.url, INIT, token)
@@ -129,25 +132,30 @@ def test_bad_tokens_get_401_invalid_token(served, token, problem):
     assert params["resource_metadata"].endswith("/.well-known/oauth-protected-resource/mcp")
 
 
+@pytest.mark.req("AUTH-53", "AUTH-95")
 def test_a_token_with_this_server_among_its_audiences_is_accepted(served):
     handle = served()
     assert post(handle.url, INIT, "bob").status_code == 200
 
 
+@pytest.mark.req("AUTH-12", "AUTH-52", "AUTH-59", "AUTH-94")
 def test_other_schemes_and_empty_bearer_are_refused(served):
     handle = served()
-    for header in ("Basic YWxpY2U6c2VjcmV0", "Bearer", "Bearer   ", "good"):
+    for header in ("Basic YWxpY2U6c2VjcmV0", "Basic good", "MAC good", "Bearer", "Bearer   ", "good"):
         response = requests.post(handle.url, json=INIT, headers={**HEADERS, "Authorization": header}, timeout=10)
         assert response.status_code == 401, header
+        assert "error" not in challenge(response), header    # no Bearer token given: no error code (RFC 6750 §3.1)
     response = requests.post(handle.url, json=INIT, headers={**HEADERS, "Authorization": "bEaReR good"}, timeout=10)
     assert response.status_code == 200                 # the scheme is case-insensitive (RFC 9110 §11.1)
 
 
+@pytest.mark.req("AUTH-51", "AUTH-59")
 def test_token_in_query_string_is_refused_even_with_a_good_header(served):
     handle = served()
     response = post(handle.url + "?access_token=good", INIT, "good")
     assert response.status_code == 400
     assert challenge(response)["error"] == "invalid_request"
+    assert post(handle.url + "?access_token=", INIT, "good").status_code == 400     # even empty
     assert post(handle.url + "?other=1", INIT, "good").status_code == 200
 
 
@@ -158,6 +166,7 @@ def test_a_refused_post_keeps_the_connection_usable(served):
         assert post(handle.url, INIT, "good", http=http).status_code == 200
 
 
+@pytest.mark.req("AUTH-6", "AUTH-10", "AUTH-11")
 def test_protected_resource_metadata_at_both_well_known_uris(served):
     handle = served()
     for path in ("/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"):
@@ -172,6 +181,7 @@ def test_protected_resource_metadata_at_both_well_known_uris(served):
     assert requests.post(handle.base_url + "/.well-known/oauth-protected-resource", timeout=10).status_code == 405
 
 
+@pytest.mark.req("AUTH-10", "AUTH-53", "AUTH-57")
 def test_configured_resource_is_the_audience_and_the_metadata(served):
     handle = served(resource_metadata={"authorization_servers": [AS], "resource": "https://MCP.example.com/mcp/"})
     assert requests.get(handle.base_url + "/.well-known/oauth-protected-resource/mcp",
@@ -181,6 +191,7 @@ def test_configured_resource_is_the_audience_and_the_metadata(served):
     assert post(handle.url, INIT, "public").status_code == 200
 
 
+@pytest.mark.req("AUTH-59", "AUTH-60", "AUTH-61", "AUTH-62")
 def test_required_scopes_per_method_and_per_tool_give_403(served):
     handle = served(required_scopes={"*": ["mcp"], "tool:delete_all": ["admin"], "prompts/list": ["prompts"]})
     session = open_session(handle.url, "good")
@@ -201,6 +212,7 @@ def test_required_scopes_per_method_and_per_tool_give_403(served):
     assert answer.json()["result"]["content"][0]["text"] == "alice mcp admin"
 
 
+@pytest.mark.req("AUTH-60", "AUTH-61")
 def test_required_scopes_as_a_list_hold_for_every_request(served):
     handle = served(required_scopes=["mcp", "extra"])
     response = post(handle.url, INIT, "good")
@@ -219,6 +231,7 @@ def test_a_session_is_bound_to_its_subject(served):
     assert post(handle.url, rpc(2, "tools/list"), "good", session).status_code == 200
 
 
+@pytest.mark.req("AUTH-50", "AUTH-93", "TRN-11")
 def test_legacy_sse_endpoints_need_a_token_too(served):
     handle = served()
     assert requests.get(handle.sse_url, headers={"Accept": "text/event-stream"}, timeout=10).status_code == 401
@@ -231,6 +244,7 @@ def test_static_verifier_fills_the_audience(served):
     assert post(handle.url, INIT, "other").status_code == 401
 
 
+@pytest.mark.req("AUTH-52", "AUTH-54")
 def test_a_failing_verifier_refuses(served):
     def broken(token, resource):
         raise RuntimeError("introspection endpoint down")
@@ -240,6 +254,7 @@ def test_a_failing_verifier_refuses(served):
     assert "introspection" not in response.text
 
 
+@pytest.mark.req("AUTH-2", "AUTH-11")
 def test_configuration_errors_are_clear():
     with pytest.raises(ValueError, match="authorization_servers"):
         start_http(protected_server(), ("127.0.0.1", 0), auth=Verifier())
@@ -261,12 +276,20 @@ def test_unprotected_server_is_unchanged():
         handle.shutdown()
 
 
+@pytest.mark.req("AUTH-13", "AUTH-18", "AUTH-43", "AUTH-45", "AUTH-46")
 def test_challenge_parsing_and_resource_uris():
     header = 'Basic realm="x", Bearer error="insufficient_scope", scope="a b", resource_metadata="https://h/x\\"y"'
     assert parse_challenges(header) == [("basic", {"realm": "x"}),
                                         ("bearer", {"error": "insufficient_scope", "scope": "a b",
                                                     "resource_metadata": 'https://h/x"y'})]
     assert parse_challenges("Bearer") == [("bearer", {})]
+    assert parse_challenges('Bearer realm="x", ===') == [("bearer", {"realm": "x"})]    # lenient: garbage ends it
+    assert parse_challenges("=== Bearer") == []
+    assert parse_challenges(' , Basic realm="x" ,, Bearer scope="a"') == [("basic", {"realm": "x"}),
+                                                                         ("bearer", {"scope": "a"})]
+    assert parse_challenges('Bearer scope="a", mac id="x"') == [("bearer", {"scope": "a"}), ("mac", {"id": "x"})]
+    assert canonical_resource("HTTP://H.example:80/mcp/") == "http://h.example/mcp"
+    assert canonical_resource("http://h.example:443/mcp") == "http://h.example:443/mcp"
     assert canonical_resource("HTTPS://MCP.Example.com:443/Mcp/#frag") == "https://mcp.example.com/Mcp"
     assert canonical_resource("http://[::1]:8000/") == "http://[::1]:8000"
     assert resource_covers("https://h.example", "https://h.example/mcp")
@@ -280,6 +303,7 @@ def test_challenge_parsing_and_resource_uris():
         "https://h.example/.well-known/oauth-protected-resource"]
 
 
+@pytest.mark.req("AUTH-93", "AUTH-96")
 def test_stateless_mode_checks_tokens_and_the_tool_sees_them(served):
     handle = served(stateless=True, required_scopes={"tool:delete_all": ["admin"]})
     call = rpc(1, "tools/call", {"name": "whoami", "arguments": {}})
@@ -290,6 +314,7 @@ def test_stateless_mode_checks_tokens_and_the_tool_sees_them(served):
     assert refused.status_code == 403 and challenge(refused)["scope"] == "admin"
 
 
+@pytest.mark.req("AUTH-2")
 def test_context_has_no_auth_off_http():
     from mcp_ref import Client
     from mcp_ref.transports import memory_pair

@@ -326,8 +326,6 @@ def test_roots_checks_refuse_traversal_encoded_separators_and_symlinks(folders):
 
 # ---------------------------------------------------------------------- catastrophic backtracking
 @pytest.mark.req("RES-7")
-@pytest.mark.xfail(strict=True, reason="gap: uritemplate.match backtracks (C(n, k) splits for k adjacent "
-                                       "variables) inside re, which holds the GIL: the whole server freezes")
 def test_a_uri_built_for_backtracking_stalls_neither_its_handler_nor_the_server():
     """The template ``cat://{v0}...{v9}`` and a long URI that cannot match: a
     backtracking matcher tries every split of the piece among ten variables. The
@@ -336,11 +334,20 @@ def test_a_uri_built_for_backtracking_stalls_neither_its_handler_nor_the_server(
     client = Client.stdio(TARGET, env=_env(), timeout=WAIT)
     try:
         with client:
-            pending = client.session.start_request("resources/read", {"uri": "cat://" + "a" * 60 + "/"}, timeout=3)
-            client.ping(timeout=3)                       # sent after the read: the pool still serves others
-            with pytest.raises(McpError) as info:
-                pending.result()
-            assert info.value.code == -32002
+            outcome = []
+
+            def read():
+                try:
+                    client.read_resource("cat://" + "a" * 60 + "/", timeout=3)
+                except McpError as exc:
+                    outcome.append(exc.code)
+
+            reader = threading.Thread(target=read, daemon=True)
+            reader.start()
+            client.ping(timeout=3)                       # meanwhile the pool still serves others
+            reader.join(WAIT)
+            assert len(outcome) == 1 and outcome[0] in (-32002, -32602), outcome    # not found, per revision
+            assert client.read_resource("cat://" + "a" * 60).contents[0].text.endswith("|a" * 9)
     finally:
         client.close()
 

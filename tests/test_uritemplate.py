@@ -171,3 +171,62 @@ def test_variables_and_is_template():
 
 def test_match_rejects_non_strings():
     assert UriTemplate("x://{a}").match(None) is None
+
+
+# ---------------------------------------------------------------------- linear matching
+# The regular expressions ``match`` used before it became linear: the oracle for the
+# split a backtracking matcher picks. Only run on short URIs, where backtracking is cheap.
+_ORACLE = {"": r"(?P<{g}>[^/?#]+)", "+": r"(?P<{g}>[^#]+?)", "#": r"(?:#(?P<{g}>.*))?",
+           ".": r"(?P<{g}>(?:\.[^/?#.]*)*)", "/": r"(?P<{g}>(?:/[^/?#]*)*)",
+           "?": r"(?:\?(?P<{g}>[^#]*))?", "&": r"(?:&(?P<{g}>[^#]*))?"}
+
+
+def _oracle_match(template: UriTemplate, uri: str):
+    import re
+    parts = template._parts
+    regex = re.compile("".join(re.escape(p) if isinstance(p, str) else _ORACLE[p.operator].format(g=f"g{i}")
+                               for i, p in enumerate(parts)), re.DOTALL)
+    m = regex.fullmatch(uri)
+    return None if m is None else [None if isinstance(p, str) else (m.group(f"g{i}") or None)
+                                   for i, p in enumerate(parts)]
+
+
+@pytest.mark.req("RES-7")
+def test_linear_matching_splits_as_a_backtracking_regex_would():
+    import random
+    from mcp_ref.uritemplate import _Matcher
+    rng = random.Random(6570)
+    pieces = ["{a}", "{+b}", "{#c}", "{.d}", "{/e}", "{?f}", "{&g}", "-", "/", "x", ".", "?", "#", "&", "{h,i}"]
+    checked = matched = 0
+    for _ in range(3000):
+        template = UriTemplate("".join(rng.choice(pieces) for _ in range(rng.randint(1, 4))))
+        uri = "".join(rng.choice("ax-/.?#&,=") for _ in range(rng.randint(0, 9)))
+        if rng.random() < 0.5:                        # half of them expanded from the template itself
+            uri = template.expand(**{name: "".join(rng.choice("ax-/.") for _ in range(rng.randint(0, 3)))
+                                     for name in template.variables})
+        got = _Matcher(template._parts, uri).run()
+        got = None if got is None else [c or None for c in got]
+        assert got == _oracle_match(template, uri), (template, uri)
+        checked, matched = checked + 1, matched + (got is not None)
+    assert matched > 1000, matched                     # the sample exercises matches, not only refusals
+
+
+@pytest.mark.req("RES-7")
+@pytest.mark.parametrize("template, uri", [
+    ("cat://" + "".join("{v%d}" % i for i in range(12)), "cat://" + "a" * 3000 + "/"),
+    ("cat://" + "-".join("{v%d}" % i for i in range(12)), "cat://" + "a-" * 1500 + "/"),
+    ("cat://" + "".join("{+v%d}" % i for i in range(12)), "cat://" + "a" * 3000 + "#"),
+    ("cat://" + "".join("{/v%d*}{.w%d*}" % (i, i) for i in range(6)), "cat://" + "/a.b" * 800 + "#"),
+    ("cat://x" + "".join("{?v%d}{&w%d}" % (i, i) for i in range(6)), "cat://x?" + "&a" * 1500 + "#"),
+])
+def test_templates_built_for_backtracking_are_matched_in_linear_time(template, uri):
+    """Each of these took a backtracking matcher longer than the age of the universe
+    (C(3000, 12) splits); the thread must finish well within the join bound."""
+    import threading
+    results = []
+    worker = threading.Thread(target=lambda: results.append(UriTemplate(template).match(uri)), daemon=True)
+    worker.start()
+    worker.join(20)
+    assert not worker.is_alive(), f"match({template!r}) is still running"
+    assert results == [None]
+    assert UriTemplate(template).match(uri[:-1]) is not None    # and the same URI without its last character matches

@@ -23,7 +23,12 @@ Rules (Spec: basic/transports#stdio, basic/lifecycle#shutdown):
 4. Client shutdown ladder: close the child's stdin, wait; SIGTERM (the whole
    group), wait; SIGKILL, wait. The child is always reaped: no zombies. What
    is left of its process group afterwards (grandchildren) is killed.
-5. End of the server's stdout is the end of the connection, at once: the
+5. Writes go through a ``PipeWriter`` (pipe_writer.py): a peer that stops
+   reading blocks no caller (its requests time out), a server still exits when
+   its input ends, and ``close`` still returns. The shutdown ladder closes the
+   child's stdin once what was written has drained; a child that reads nothing
+   while the queue waits goes straight to SIGTERM.
+6. End of the server's stdout is the end of the connection, at once: the
    exit code is not waited for (a server may close stdout and live on). It
    reaches ``ConnectionClosed`` when the process has ended (``late_details``:
    the first look at the error grants the exit ``LATE_EXIT_GRACE``).
@@ -37,6 +42,7 @@ import threading
 from ..errors import InvalidMessage
 from ..messages import decode, encode_line, oversized
 from ..peek import PEEK_CHARS
+from .pipe_writer import PipeWriter
 
 __all__ = ["StdioServerTransport", "StdioClientTransport", "DEFAULT_MAX_MESSAGE_SIZE", "SAFE_ENV_VARS",
            "default_environment"]
@@ -50,7 +56,8 @@ if TYPE_CHECKING:          # names for annotations only
 # is measured (bench/bench_stdio.py).
 
 DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024
-LATE_EXIT_GRACE = 0.1      # seconds an exit code may take to follow the end of stdout (rule 5)
+DRAIN_STALL = 2.0          # seconds a closing server waits for a reader that takes nothing (rule 5)
+LATE_EXIT_GRACE = 0.1      # seconds an exit code may take to follow the end of stdout (rule 6)
 # What a spawned server inherits by default (rule 3): enough to find programs, a home
 # directory and a temporary directory, and to run at all on Windows; no credentials.
 SAFE_ENV_VARS = ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT", "PROCESSOR_ARCHITECTURE",
@@ -96,9 +103,11 @@ class StdioServerTransport:
         self.max_message_size = max_message_size
         self._stdin = stdin if stdin is not None else sys.stdin.buffer
         self._restore = None
+        self._private = False           # whether stdout is our own duplicate (rule 2), the writer's to close
         if stdout is None:
             stdout = self._protect_stdout() if guard_stdout else sys.stdout.buffer
         self._stdout = stdout
+        self._writer = PipeWriter(stdout, owned=self._private)
         self.closed = False
 
     def _protect_stdout(self):
@@ -112,19 +121,18 @@ class StdioServerTransport:
         except (AttributeError, OSError, ValueError):   # no real descriptor (embedded, captured)
             private, saved_fd, fd = sys.stdout.buffer, None, None
         sys.stdout = sys.stderr
+        self._private = saved_fd is not None
 
         def restore():
             sys.stdout = saved_sys_stdout
             if saved_fd is not None:
                 os.dup2(saved_fd, fd)
                 os.close(saved_fd)
-                private.close()
         self._restore = restore
         return private
 
     def send(self, message, related_id=None) -> None:
-        self._stdout.write(encode_line(message))
-        self._stdout.flush()
+        self._writer.write(encode_line(message))
 
     def receive(self):
         if self.closed:
@@ -145,11 +153,8 @@ class StdioServerTransport:
         if self.closed:
             return
         self.closed = True
+        self._writer.close(DRAIN_STALL)     # owned: closed by the writer, or left to a blocked write
         if self._restore is not None:
-            try:
-                self._stdout.flush()
-            except (OSError, ValueError):
-                pass
             restore, self._restore = self._restore, None
             restore()
 
@@ -210,6 +215,7 @@ class StdioClientTransport:
             cwd=cwd, start_new_session=(os.name == "posix"))
         self._pump = threading.Thread(target=self._drain_stderr, name="mcp-stderr", daemon=True)
         self._pump.start()
+        self._writer = PipeWriter(self.process.stdin, owned=True)
 
     def _drain_stderr(self) -> None:
         stream = self.process.stderr
@@ -225,9 +231,7 @@ class StdioClientTransport:
             pass
 
     def send(self, message, related_id=None) -> None:
-        stdin = self.process.stdin
-        stdin.write(encode_line(message))
-        stdin.flush()
+        self._writer.write(encode_line(message))
 
     def receive(self):
         try:
@@ -240,7 +244,7 @@ class StdioClientTransport:
 
     def close_details(self) -> dict:
         """Exit code and stderr tail for ConnectionClosed, without waiting for the child
-        (rule 5): while it runs, ``late`` tells them once it has ended."""
+        (rule 6): while it runs, ``late`` tells them once it has ended."""
         details = self._ended_details()
         return details if details is not None else \
             {"exit_code": None, "stderr_tail": "\n".join(self.stderr_tail), "late": self._late_details}
@@ -272,11 +276,10 @@ class StdioClientTransport:
             self._closed = True
         import signal
         proc = self.process
-        try:
-            proc.stdin.close()
-        except (OSError, ValueError):
-            pass
-        if not self._wait(self.close_timeout):
+        # Closes stdin once the queue drained; a child that takes nothing meanwhile is not
+        # waiting for its EOF either (rule 5).
+        drained = self._writer.close(self.close_timeout)
+        if not drained or not self._wait(self.close_timeout):
             self._signal(signal.SIGTERM if os.name == "posix" else None)
             if not self._wait(self.terminate_timeout):
                 self._signal(signal.SIGKILL if os.name == "posix" else "kill")
@@ -286,6 +289,8 @@ class StdioClientTransport:
             # the server: no orphans, and no pipe that never reaches EOF.
             self._signal(signal.SIGKILL)
         self._pump.join(timeout=1.0)
+        if not drained:                         # its write fails now that the reader is gone
+            self._writer.close(1.0)
         for stream in (proc.stdout, proc.stderr):
             if stream is proc.stderr and self._pump.is_alive():
                 continue                        # still read by the pump: closing it would block

@@ -1,0 +1,176 @@
+"""Writing to a pipe whose reader may stop reading: the stdio transport's writer.
+
+Spec: basic/transports#stdio, basic/lifecycle#timeouts and #shutdown.
+
+A pipe holds about 64 kB. When the peer stops reading (it is stuck, or a
+bug), a plain ``write`` blocks for good: the caller never reaches its request
+timeout, a server never notices that its input ended, and ``close`` blocks
+behind the write. So:
+
+1. ``write`` queues the line and returns; one daemon thread, started on the
+   first write, writes the queue in order. A request written to a deaf peer
+   then fails with its own timeout (``RequestTimeout``), like any other.
+   Fast path: a line of at most ``PIPE_BUF`` bytes, with nothing queued and
+   the descriptor writable now (``select``), is written at once by the caller:
+   such a write cannot block (POSIX makes it atomic; a writable pipe has that
+   much room), and it saves the hop to the thread (about a fifth of a small
+   call's time over stdio).
+2. The queue is bounded (``max_queued`` bytes; one line always fits into an
+   empty queue): past the bound ``write`` raises ``PeerNotReading`` and the
+   session closes, rather than holding memory for a peer that reads nothing.
+3. A failed write (the peer closed its end) is kept and raised by the next
+   ``write``; the session then closes with it.
+4. ``close(stall)`` lets what is queued drain as long as the peer takes some
+   of it every ``stall`` seconds (a slow reader gets every line), then the
+   writer closes the stream it owns. It returns whether the queue drained.
+   When it did not, the thread is still blocked in the write: the caller must
+   not close the stream under it (the descriptor number could be reused); it
+   ends the peer instead (client: the shutdown ladder, after which the write
+   fails at once; server: the process exits, and the thread is a daemon).
+5. An owned stream (``owned=True``: the child's stdin, the server's private
+   stdout) is written with ``os.write`` on its descriptor, so no buffered file
+   object is left locked by a blocked thread (the interpreter would abort at
+   exit trying to flush it), and closed by the writer. A stream passed in by
+   the caller is written with its own ``write``/``flush`` and left open.
+"""
+from __future__ import annotations
+
+import os
+import select
+import threading
+from collections import deque
+
+__all__ = ["PipeWriter", "PeerNotReading", "MAX_QUEUED"]
+
+MAX_QUEUED = 64 * 1024 * 1024     # bytes written but not yet taken by the peer (rule 2)
+_ATOMIC = getattr(select, "PIPE_BUF", 0)    # the fast path's bound (rule 1); none without select on pipes
+
+
+class PeerNotReading(OSError):
+    """The peer has left ``max_queued`` bytes unread: it has stopped reading (rule 2)."""
+
+
+class PipeWriter:
+    """Writes lines to ``stream`` on its own thread (see the module's rules)."""
+
+    def __init__(self, stream, *, owned: bool, name: str = "mcp-stdio-writer", max_queued: int = MAX_QUEUED):
+        self._stream, self._owned, self._name, self.max_queued = stream, owned, name, max_queued
+        self._fd = None
+        if owned:
+            try:
+                self._fd = stream.fileno()
+            except (AttributeError, OSError, ValueError):   # no descriptor: its own write
+                pass
+        self.written = 0                  # bytes the peer has taken (rule 4 watches it move)
+        self._queue: deque = deque()
+        self._queued = 0
+        self._ready = threading.Condition()
+        self._closing = False
+        self._error = None
+        self._thread = None
+
+    def write(self, data: bytes) -> None:
+        """Queue one line (rule 1); raises the error of an earlier write (rule 3),
+        ``PeerNotReading`` (rule 2), or ``ValueError`` once closed."""
+        with self._ready:
+            if self._error is not None:
+                raise self._error
+            if self._closing:
+                raise ValueError("write to a closed stdio stream")
+            if self._queue and self._queued + len(data) > self.max_queued:
+                raise PeerNotReading(f"the peer has not read {self._queued} bytes written to it (the limit is "
+                                     f"{self.max_queued}): it has stopped reading")
+            if not self._queue and len(data) <= _ATOMIC and self._fd is not None and self._writable():
+                try:
+                    data = data[self._write_now(data):]
+                except OSError as exc:
+                    self._error = exc
+                    raise
+                if not data:
+                    return
+            self._queue.append(data)
+            self._queued += len(data)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+                self._thread.start()
+            self._ready.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._ready:
+                while not self._queue and not self._closing:
+                    self._ready.wait()
+                if not self._queue:
+                    break
+                data = self._queue[0]
+            try:
+                self._write(data)
+            except (OSError, ValueError) as exc:
+                with self._ready:
+                    self._error = exc
+                    self._queue.clear()
+                    self._queued = 0
+                break
+            with self._ready:
+                self._queue.popleft()
+                self._queued -= len(data)
+        self._close_stream()
+
+    def _writable(self) -> bool:
+        try:
+            return bool(select.select([], [self._fd], [], 0)[1])
+        except (OSError, ValueError):   # not selectable here (Windows pipes): the thread writes
+            return False
+
+    def _write_now(self, data: bytes) -> int:
+        done = os.write(self._fd, data)
+        self.written += done
+        return done
+
+    def _write(self, data: bytes) -> None:
+        if self._fd is None:
+            self._stream.write(data)
+            self._stream.flush()
+            self.written += len(data)
+            return
+        view = memoryview(data)
+        while view:
+            view = view[self._write_now(view):]
+
+    def _close_stream(self) -> None:
+        with self._ready:
+            closing = self._closing and self._owned
+        if closing:
+            try:
+                self._stream.close()
+            except (OSError, ValueError):
+                pass
+
+    def close(self, stall: float | None) -> bool:
+        """Stop taking lines, let the queue drain while the peer reads (at least one
+        write every ``stall`` seconds), and close an owned stream (rule 4). True when
+        the queue drained; False when the thread is blocked in a write."""
+        with self._ready:
+            self._closing = True
+            thread = self._thread
+            self._ready.notify()
+        if thread is not None:
+            while True:
+                before = self.written
+                thread.join(stall)
+                if not thread.is_alive() or self.written == before:
+                    break
+            if thread.is_alive():
+                return False
+        self._close_stream()              # also when the thread ended on an error
+        return True
+
+    @property
+    def stuck(self) -> bool:
+        """Whether the thread is still running (blocked in a write) after ``close``."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def join(self, timeout: float | None) -> None:
+        """Wait for the thread (after the peer has gone, a blocked write fails at once)."""
+        if self._thread is not None:
+            self._thread.join(timeout)

@@ -1,0 +1,189 @@
+"""Hostile clients at the Streamable HTTP server: headers sent a byte at a time, a
+``Last-Event-ID`` taken from another session, a 100 MB ``Content-Length`` with no body,
+and session ids that are foreign, stale (expired) or deleted. Each time the other
+clients are served as usual. (tests/test_http_hostile.py is the other way round: a
+hostile server at the client.) Bounded by timeouts; nothing asserts how long
+something took. Spec: basic/transports#streamable-http, #resumability-and-redelivery,
+#session-management, basic/security_best_practices#session-hijacking.
+"""
+import json
+import socket
+import threading
+import time
+
+import pytest
+
+requests = pytest.importorskip("requests")
+
+from helpers import http_tools_server, rpc  # noqa: E402
+from mcp_ref.transports._sse import EventParser  # noqa: E402
+from mcp_ref.transports.http_server import start_http  # noqa: E402
+
+HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+WAIT = 20.0
+
+
+@pytest.fixture
+def http():
+    handles = []
+
+    def start(**options):
+        handles.append(start_http(http_tools_server("hostile-clients"), ("127.0.0.1", 0), **options))
+        return handles[-1]
+    yield start
+    for handle in handles:
+        handle.shutdown()
+
+
+def post(url, message, session_id=None, **kwargs):
+    headers = dict(HEADERS, **({"Mcp-Session-Id": session_id, "MCP-Protocol-Version": "2025-11-25"}
+                               if session_id else {}))
+    return requests.post(url, data=json.dumps(message), headers=headers, timeout=WAIT, **kwargs)
+
+
+def open_session(url) -> str:
+    response = post(url, rpc(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                               "clientInfo": {"name": "t", "version": "1"}}))
+    assert response.status_code == 200, response.text
+    session_id = response.headers["Mcp-Session-Id"]
+    assert post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session_id).status_code == 202
+    return session_id
+
+
+def add(url, session_id, request_id=1) -> str:
+    response = post(url, rpc(request_id, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}), session_id)
+    assert response.status_code == 200, response.text
+    messages = [json.loads(e.data) for e in EventParser().feed(response.content) if e.data] \
+        if response.headers["Content-Type"].startswith("text/event-stream") else [response.json()]
+    return messages[-1]["result"]["content"][0]["text"]
+
+
+def _connect(handle) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", handle.port), timeout=WAIT)
+    sock.settimeout(WAIT)
+    return sock
+
+
+def _response_head(sock) -> bytes:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        piece = sock.recv(4096)
+        if not piece:
+            break
+        data += piece
+    return data
+
+
+# ---------------------------------------------------------------------- a byte at a time
+@pytest.mark.req("TRN-7")
+def test_a_client_sending_headers_a_byte_at_a_time_blocks_no_other_client(http):
+    """While one connection trickles its request head, other clients open sessions and
+    call tools; the trickling client is still mid-head when they are done, and is
+    answered (or cut off by the server) once it finishes, never the others' business."""
+    handle = http()
+    body = json.dumps(rpc(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                            "clientInfo": {"name": "slow", "version": "1"}})).encode()
+    head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{handle.port}\r\nContent-Type: application/json\r\n"
+            f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n"
+            f"X-Padding: {'p' * 4000}\r\n\r\n").encode()      # 40 s at 10 ms a byte
+    others_done, progress, outcome = threading.Event(), [0], []
+
+    def trickle():
+        sock = _connect(handle)
+        try:
+            for i, byte in enumerate(head[:-1]):
+                sock.sendall(bytes([byte]))
+                progress[0] = i + 1
+                if others_done.wait(0.01):
+                    break
+            sock.sendall(head[progress[0]:] + body)
+            outcome.append(_response_head(sock))
+        except OSError as exc:                         # cut off by the server: also fine
+            outcome.append(exc)
+        finally:
+            sock.close()
+
+    slow = threading.Thread(target=trickle, daemon=True)
+    slow.start()
+    while progress[0] < 5 and slow.is_alive():        # the slow head has started
+        time.sleep(0.01)
+    results = []
+    for n in range(5):
+        session_id = open_session(handle.url)
+        results.append(add(handle.url, session_id, n + 1))
+    sent_meanwhile = progress[0]
+    others_done.set()
+    slow.join(WAIT)
+    assert results == ["5"] * 5
+    assert 5 <= sent_meanwhile < len(head) - 1         # the others were served while the head trickled
+    assert not slow.is_alive() and outcome
+    assert isinstance(outcome[0], OSError) or outcome[0].startswith(b"HTTP/1.1 200"), outcome
+
+
+# ---------------------------------------------------------------------- Last-Event-ID of another session
+@pytest.mark.req("TRN-38", "TRN-36")
+def test_a_last_event_id_of_another_session_replays_nothing_of_it(http):
+    handle = http()
+    victim, attacker = open_session(handle.url), open_session(handle.url)
+    secret = post(handle.url, rpc(7, "tools/call", {"name": "announce", "arguments": {"text": "victim-secret"}}),
+                  victim)
+    ids = [e.id for e in EventParser().feed(secret.content) if e.id]
+    assert ids and "victim-secret" in secret.text
+    # Control: the victim itself may resume its stream from its first event.
+    own = requests.get(handle.url, headers={"Accept": "text/event-stream", "Mcp-Session-Id": victim,
+                                            "MCP-Protocol-Version": "2025-11-25", "Last-Event-ID": ids[0]},
+                       timeout=WAIT)
+    assert own.status_code == 200 and "victim-secret" in own.text
+    for event_id in ids:
+        for session in (attacker, None):
+            headers = {"Accept": "text/event-stream", "Last-Event-ID": event_id,
+                       "MCP-Protocol-Version": "2025-11-25"}
+            if session:
+                headers["Mcp-Session-Id"] = session
+            response = requests.get(handle.url, headers=headers, timeout=WAIT, stream=True)
+            try:
+                assert response.status_code in (400, 404), response.status_code
+                assert "victim-secret" not in response.raw.read(65536).decode("utf-8", "replace")
+            finally:
+                response.close()
+    assert add(handle.url, attacker) == "5" and add(handle.url, victim, 8) == "5"
+
+
+# ---------------------------------------------------------------------- a huge Content-Length
+@pytest.mark.req("TRN-17")
+def test_a_100_mb_content_length_without_its_body_gets_413_at_once(http):
+    """The default limit (4 MiB) refuses the announced size before reading anything:
+    the answer comes although not one byte of the body is ever sent."""
+    handle = http()
+    session_id = open_session(handle.url)
+    sock = _connect(handle)
+    try:
+        sock.sendall((f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{handle.port}\r\nContent-Type: application/json\r\n"
+                      f"Accept: application/json, text/event-stream\r\nMcp-Session-Id: {session_id}\r\n"
+                      f"Content-Length: {100 * 1024 * 1024}\r\n\r\n").encode())
+        head = _response_head(sock)
+    finally:
+        sock.close()
+    assert head.startswith(b"HTTP/1.1 413"), head
+    assert add(handle.url, session_id) == "5"
+
+
+# ---------------------------------------------------------------------- foreign, stale, deleted
+@pytest.mark.req("TRN-44")
+def test_foreign_stale_and_deleted_session_ids_get_404_everywhere(http):
+    handle, other = http(idle_timeout=0.3), http()
+    foreign = open_session(other.url)                 # valid, but another server's
+    stale = open_session(handle.url)
+    deleted = open_session(handle.url)
+    assert requests.delete(handle.url, headers={"Mcp-Session-Id": deleted}, timeout=WAIT).status_code == 204
+    deadline = time.monotonic() + WAIT
+    while handle.app.session_count and time.monotonic() < deadline:
+        time.sleep(0.05)                              # the stale one expires
+    assert handle.app.session_count == 0
+    for session_id in (foreign, stale, deleted, stale[:-1] + ("0" if stale[-1] != "0" else "1")):
+        assert post(handle.url, rpc(1, "ping"), session_id).status_code == 404
+        assert requests.get(handle.url, headers={"Accept": "text/event-stream", "Mcp-Session-Id": session_id},
+                            timeout=WAIT).status_code == 404
+        assert requests.delete(handle.url, headers={"Mcp-Session-Id": session_id}, timeout=WAIT).status_code == 404
+    assert add(other.url, foreign) == "5"             # the foreign one still works where it belongs
+    assert add(handle.url, open_session(handle.url)) == "5"
