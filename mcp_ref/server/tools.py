@@ -49,6 +49,14 @@ Rules:
    A given ``annotations``/``icons``, or a function that is not a plain
    ``def`` (or has positional-only parameters), is read at registration,
    where its errors belong.
+9. A listing writes each tool's wire dict from its fields (``listed_tool``),
+   not through the ``Tool`` model: building a ``Tool`` and its ``to_dict``
+   (which copies the schemas) were half of a first listing of 10,000 tools
+   (bench/bench_growth.py, issue 17), and the listing would load
+   ``mcp_ref.types`` for nothing. The schemas are shared with the fields,
+   not copied (a listed dict is only read, pagination.py rule 5). The
+   ``Tool`` of ``get`` is still the model; tests/test_tool_listing.py holds
+   both to the same dict for every revision.
 
 Start-up and ``tools/call`` latency are benchmark targets (bench/bench_stdio.py),
 so registering the common tool (see signature.py's fast path) and calling it
@@ -153,6 +161,31 @@ class _Entry:
 
 
 _build_lock = threading.Lock()
+# Rule 9: the revision each optional member of a listed tool appeared in (the Tool model's
+# spec fields say the same).
+_SINCE = (("title", "title", "2025-06-18"), ("description", "description", None),
+          ("output_schema", "outputSchema", "2025-06-18"))
+
+
+def listed_tool(entry: _Entry, version: str | None) -> dict:
+    """Rule 9: ``entry``'s wire dict for ``version`` (prepared), what ``entry.tool.to_dict``
+    says. Given annotations and icons are models already (``add`` built the ``Tool``)."""
+    fields = entry._fields
+    out = {"name": fields["name"], "inputSchema": fields["input_schema"]}
+    for key, wire, since in _SINCE:
+        value = fields[key]
+        if value is not None and (since is None or version is None or version >= since):
+            out[wire] = value
+    if fields["annotations"] is not None and (version is None or version >= "2025-03-26"):
+        out["annotations"] = entry.tool.annotations.to_dict(version)
+    if version is None or version >= "2025-11-25":
+        if fields["icons"] is not None:
+            out["icons"] = [icon.to_dict(version) for icon in entry.tool.icons]
+        if fields["task_support"] is not None:
+            out["execution"] = {"taskSupport": fields["task_support"]}
+    if fields["meta"] is not None and (version is None or version >= "2025-06-18"):
+        out["_meta"] = fields["meta"]
+    return out
 
 
 def _deferrable(fn) -> bool:
@@ -202,6 +235,10 @@ class Tools(NamedRegistry):
     def _item(self, entry: _Entry) -> Tool:
         entry.prepare((self.context_class,))        # rule 8
         return entry.tool
+
+    def _wire(self, entry: _Entry, version: str | None) -> dict:
+        entry.prepare((self.context_class,))        # rule 8
+        return listed_tool(entry, version)          # rule 9
     _same_thread: SameThread | None = None
 
     @property
