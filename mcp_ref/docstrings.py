@@ -73,6 +73,12 @@ def parse_docstring(doc: str | None) -> tuple:
     """Google style: ``(text without Args/Returns/Raises sections or None, {name: description})``."""
     if not doc:
         return None, {}
+    if doc.isprintable():
+        # One line without tabs (splitlines splits at nothing printable): nothing to clean,
+        # and no section to read. The common tool's docstring; half the cost of the loop
+        # below, per tool of a first listing (bench/bench_growth.py, issue 17).
+        text = doc.strip()
+        return (text if text and _section(text) not in _DROPPED_SECTIONS else None), {}
     body, params, section, indent, current = [], {}, None, None, None
     for line in cleandoc(doc).splitlines():
         header = _section(line)

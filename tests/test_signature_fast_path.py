@@ -341,6 +341,16 @@ def test_the_docstring_parser_on_random_docstrings():
         assert docstrings.parse_docstring(doc) == reference_parse(doc), doc
 
 
+def test_the_docstring_parser_on_one_line_docstrings():
+    """A docstring of one printable line takes its own short way (docstrings.py)."""
+    pieces = ["Args:", "Returns:  ", "Tool 7: return b, a times.", "a: x", "text", "", " ", "\u00a0", "ü: ö",
+              ":", "Args:\u3000", "Keyword Args:", "raises :", "x\x0by", "x\u2028y", "x\ry"]
+    rng = random.Random(20261126)
+    for _ in range(2000):
+        doc = rng.choice(["", " ", "  "]) + rng.choice(pieces) + rng.choice(["", " ", "  ", "\t", "\n"])
+        assert docstrings.parse_docstring(doc) == reference_parse(doc), doc
+
+
 # ---------------------------------------------------------------------- tool names
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]*")
 
@@ -415,7 +425,7 @@ def test_binding_is_the_same_on_both_paths(fn, arguments, monkeypatch):
     fast_tools = registry(fn, build=False)
     fast = [outcome(lambda: prepared(fast_tools, fn.__name__).bind(dict(arguments), ctx)),
             outcome(lambda: binding.bind_arguments(fn, dict(arguments), inject={n: ctx for n in inject}))]
-    assert prepared(fast_tools, fn.__name__).bind.direct is not None
+    assert prepared(fast_tools, fn.__name__).bind.direct not in (None, False)   # read by the first call
     full_path(monkeypatch)
     full_tools = registry(fn, build=False)
     full = [outcome(lambda: prepared(full_tools, fn.__name__).bind(dict(arguments), ctx)),
@@ -426,8 +436,9 @@ def test_binding_is_the_same_on_both_paths(fn, arguments, monkeypatch):
 
 def test_float_parameters_are_bound_directly():
     entry = prepared(registry(keyword_only), "keyword_only")
-    assert entry.bind.floats == ("c",)
+    assert entry.bind.direct is None                # tools.py rule 8: read on the first call
     kwargs = entry.bind({"a": 1, "c": 3}, Ctx())
+    assert entry.bind.floats == ("c",)
     assert kwargs == {"a": 1, "c": 3.0} and type(kwargs["c"]) is float
 
 
