@@ -68,3 +68,24 @@ def test_a_listing_builds_no_tool_and_only_the_pages_sent():
     assert all(entry._tool is None for entry in entries)
     assert first["tools"][0]["inputSchema"]["properties"]["b"] == {"type": "string", "default": "x"}
     assert server.tools.get("t0").to_dict("2025-11-25") == first["tools"][0]
+
+
+def test_tools_of_the_same_parameters_share_one_schema():
+    """signature_fast.py: the same names, types and scalar defaults, without parameter
+    descriptions, give one shared inputSchema; anything that tells them apart (a default
+    of another type or value, a description) gives another."""
+    server = Server("shared")
+
+    def make(name, default, doc="A tool."):
+        def fn(a: int, b=default) -> str:
+            return ""
+        fn.__name__, fn.__doc__ = name, doc
+        server.tool()(fn)
+        return server.tools.get(name).input_schema
+    first, second = make("one", 1), make("two", 1)
+    assert first is second and first["properties"]["b"] == {"default": 1}
+    assert make("three", True)["properties"]["b"] == {"default": True}          # True == 1, yet not the same
+    assert make("four", 1.0) is not first                                      # a float is not shared
+    described = make("five", 1, "A tool.\n\nArgs:\n    a: how many\n")
+    assert described is not first and described["properties"]["a"]["description"] == "how many"
+    assert first["properties"]["a"] == {"type": "integer"} and "description" not in first["properties"]["a"]

@@ -56,7 +56,9 @@ Rules:
    ``mcp_ref.types`` for nothing. The schemas are shared with the fields,
    not copied (a listed dict is only read, pagination.py rule 5). The
    ``Tool`` of ``get`` is still the model; tests/test_tool_listing.py holds
-   both to the same dict for every revision.
+   both to the same dict for every revision. Tools of the same parameters
+   share one schema made from their signature (signature_fast.py): schemas
+   are read-only.
 
 Start-up and ``tools/call`` latency are benchmark targets (bench/bench_stdio.py),
 so registering the common tool (see signature.py's fast path) and calling it
