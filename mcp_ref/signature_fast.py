@@ -149,9 +149,15 @@ _SHAREABLE = frozenset((str, int, bool, _NONE, _Marker))   # defaults told apart
 
 
 def _fast_input_schema(params: list, docs: dict) -> dict:
-    if docs or not all(type(default) in _SHAREABLE for _, _, default in params):
+    if docs:
         return _new_input_schema(params, docs)
-    key = tuple([(name, hint, type(default), default) for name, hint, default in params])
+    key = []
+    for name, hint, default in params:
+        kind = type(default)
+        if kind not in _SHAREABLE:
+            return _new_input_schema(params, docs)
+        key.append((name, hint, kind, default))
+    key = tuple(key)
     schema = _SHARED.get(key)
     if schema is None:
         schema = _new_input_schema(params, docs)
