@@ -394,9 +394,9 @@ def registry(*fns, **options) -> Tools:
 
 
 def prepared(tools, name: str):
-    """A registered entry, its signature read (server/tools.py rule 8 defers that)."""
+    """A registered entry, ready to be called (server/tools.py rule 8 defers that)."""
     entry = tools._entries[name]
-    entry.prepare((Context,))
+    entry.arm((Context,))
     return entry
 
 
@@ -425,7 +425,7 @@ def test_binding_is_the_same_on_both_paths(fn, arguments, monkeypatch):
     fast_tools = registry(fn, build=False)
     fast = [outcome(lambda: prepared(fast_tools, fn.__name__).bind(dict(arguments), ctx)),
             outcome(lambda: binding.bind_arguments(fn, dict(arguments), inject={n: ctx for n in inject}))]
-    assert prepared(fast_tools, fn.__name__).bind.direct not in (None, False)   # read by the first call
+    assert prepared(fast_tools, fn.__name__).bind.direct is not None
     full_path(monkeypatch)
     full_tools = registry(fn, build=False)
     full = [outcome(lambda: prepared(full_tools, fn.__name__).bind(dict(arguments), ctx)),
@@ -436,9 +436,8 @@ def test_binding_is_the_same_on_both_paths(fn, arguments, monkeypatch):
 
 def test_float_parameters_are_bound_directly():
     entry = prepared(registry(keyword_only), "keyword_only")
-    assert entry.bind.direct is None                # tools.py rule 8: read on the first call
-    kwargs = entry.bind({"a": 1, "c": 3}, Ctx())
     assert entry.bind.floats == ("c",)
+    kwargs = entry.bind({"a": 1, "c": 3}, Ctx())
     assert kwargs == {"a": 1, "c": 3.0} and type(kwargs["c"]) is float
 
 

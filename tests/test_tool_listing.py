@@ -89,3 +89,22 @@ def test_tools_of_the_same_parameters_share_one_schema():
     described = make("five", 1, "A tool.\n\nArgs:\n    a: how many\n")
     assert described is not first and described["properties"]["a"]["description"] == "how many"
     assert first["properties"]["a"] == {"type": "integer"} and "description" not in first["properties"]["a"]
+
+
+def test_a_listing_keeps_nothing_a_call_alone_needs():
+    """Rule 8: listing reads the schemas only; the binder and the validators are made
+    by the tool's first call (a catalogue's tools are listed far more than called)."""
+    server = Server("armed")
+
+    @server.tool()
+    def add(a: int, b: int = 2) -> int:
+        """Add."""
+        return a + b
+    entry = server.tools._entries["add"]
+    server._request_handlers["tools/list"][0](_Ctx(), {})
+    assert entry._fields is not None
+    assert (entry.bind, entry.check_input, entry.check_output) == (None, None, None)
+    result = server.tools.handle_call(_Ctx(), {"name": "add", "arguments": {"a": 1}})
+    assert result["content"][0]["text"] == "3" and entry.bind is not None and entry.check_input is not None
+    bad = server.tools.handle_call(_Ctx(), {"name": "add", "arguments": {"a": "x"}})
+    assert bad["isError"] is True

@@ -113,32 +113,22 @@ def _direct_params(fn: Callable, inject: list) -> list | None:
 class _Binder:
     """Arguments to keyword arguments. Parameters that need no conversion (see
     ``_direct_params``; a float converts from an int) are bound with a dict copy plus
-    the context, prepared on the first call (tools.py rule 8: a listing makes a
-    binder for every tool it lists, and most are never called); anything else goes
-    through ``binding.bind_arguments``, which also words the errors."""
+    the context, prepared once; anything else goes through ``binding.bind_arguments``,
+    which also words the errors."""
 
-    __slots__ = ("fn", "inject", "params", "direct", "required", "floats")
+    __slots__ = ("fn", "inject", "direct", "required", "floats")
 
     def __init__(self, fn: Callable, inject: list, params: list | None):
-        self.fn, self.inject, self.params = fn, inject, params
-        self.direct = None                          # None: not read yet; False: not direct
-
-    def _read(self):
-        params = self.params
-        if params is None:
-            self.direct = False
-            return False
-        self.inject = tuple(self.inject)
-        self.required = frozenset(name for name, _, default in params if default is signature.NO_DEFAULT)
-        self.floats = tuple(name for name, hint, _ in params if hint is float)
-        direct = self.direct = frozenset(name for name, _, _ in params)   # last: the others are set
-        return direct
+        self.fn, self.inject = fn, tuple(inject)
+        self.direct = self.required = None
+        self.floats = ()
+        if params is not None:
+            self.direct = frozenset(name for name, _, _ in params)
+            self.required = frozenset(name for name, _, default in params if default is signature.NO_DEFAULT)
+            self.floats = tuple(name for name, hint, _ in params if hint is float)
 
     def __call__(self, arguments: dict, ctx) -> dict:
-        direct = self.direct
-        if direct is None:
-            direct = self._read()
-        if direct is not False and arguments.keys() <= direct and self.required <= arguments.keys():
+        if self.direct is not None and arguments.keys() <= self.direct and self.required <= arguments.keys():
             kwargs = dict(arguments)
             for name in self.floats:                # as binding._convert: int to float, not bool
                 value = kwargs.get(name)
@@ -148,3 +138,4 @@ class _Binder:
                 kwargs[name] = ctx
             return kwargs
         return binding.bind_arguments(self.fn, arguments, inject={name: ctx for name in self.inject})
+
