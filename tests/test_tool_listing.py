@@ -108,3 +108,11 @@ def test_a_listing_keeps_nothing_a_call_alone_needs():
     assert result["content"][0]["text"] == "3" and entry.bind is not None and entry.check_input is not None
     bad = server.tools.handle_call(_Ctx(), {"name": "add", "arguments": {"a": "x"}})
     assert bad["isError"] is True
+
+
+def test_listed_tool_knows_every_member_of_the_model():
+    """Rule 9 writes the members ``Tool`` has; a member added to the model must be
+    added to ``listed_tool`` too (and to the test above)."""
+    from mcp_ref.types import Tool
+    assert sorted(Tool.wire_fields().values()) == sorted(
+        ["name", "inputSchema", "title", "description", "outputSchema", "annotations", "icons", "execution", "_meta"])
