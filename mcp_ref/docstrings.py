@@ -3,7 +3,9 @@
 ``cleandoc`` is ``inspect.cleandoc`` and ``parse_docstring`` reads
 Google-style sections (``Args:``, ``Returns:``, ``Raises:`` ...), both
 without ``inspect`` or ``re``: every registration reads a docstring, and a
-stdio server's start-up is a benchmark target (bench/bench_stdio.py).
+stdio server's start-up is a benchmark target (bench/bench_stdio.py). A
+docstring of one printable line is read without the section loop: the common
+tool's, read once per tool by a first listing (bench/bench_growth.py, issue 17).
 ``signature.py`` uses them for descriptions and parameter descriptions.
 No I/O.
 """

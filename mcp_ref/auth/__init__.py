@@ -6,13 +6,14 @@ protected resource metadata. Client side (``providers``, ``grants``): ``OAuthCli
 ``JwtBearerGrantProvider`` (machines), passed as ``Client.http(url, auth=provider)``.
 Only requests and the standard library; signing (``private_key_jwt``, identity
 assertions) is the application's callback. Spec: basic/authorization.
+
+The names below load with their module on first use (PEP 562): an HTTP server
+needs only ``resource_server``, and importing the client side (grants,
+providers, discovery, storage...) with it was a tenth of its start-up
+(bench/bench_http.py, cold start; issue 17).
 """
 from __future__ import annotations
 
-# The names below load with their module on first use (PEP 562): an HTTP server
-# needs only ``resource_server``, and importing the client side (grants, providers,
-# discovery, storage...) with it was a tenth of its start-up (bench/bench_http.py,
-# cold start; issue 17).
 _WHERE = {"canonical_resource": "challenge", "parse_challenges": "challenge",
           "AuthorizationDenied": "exceptions", "AuthorizationError": "exceptions",
           "DiscoveryError": "exceptions", "InsufficientScope": "exceptions",
