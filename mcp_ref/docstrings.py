@@ -3,7 +3,9 @@
 ``cleandoc`` is ``inspect.cleandoc`` and ``parse_docstring`` reads
 Google-style sections (``Args:``, ``Returns:``, ``Raises:`` ...), both
 without ``inspect`` or ``re``: every registration reads a docstring, and a
-stdio server's start-up is a benchmark target (bench/bench_stdio.py).
+stdio server's start-up is a benchmark target (bench/bench_stdio.py). A
+docstring of one printable line is read without the section loop: the common
+tool's, read once per tool by a first listing (bench/bench_growth.py, issue 17).
 ``signature.py`` uses them for descriptions and parameter descriptions.
 No I/O.
 """
@@ -73,6 +75,12 @@ def parse_docstring(doc: str | None) -> tuple:
     """Google style: ``(text without Args/Returns/Raises sections or None, {name: description})``."""
     if not doc:
         return None, {}
+    if doc.isprintable():
+        # One line without tabs (splitlines splits at nothing printable): nothing to clean,
+        # and no section to read. The common tool's docstring; half the cost of the loop
+        # below, per tool of a first listing (bench/bench_growth.py, issue 17).
+        text = doc.strip()
+        return (text if text and _section(text) not in _DROPPED_SECTIONS else None), {}
     body, params, section, indent, current = [], {}, None, None, None
     for line in cleandoc(doc).splitlines():
         header = _section(line)

@@ -10,6 +10,14 @@ parameters, ``*args`` or ``**kwargs``, and every annotation is one of
 ``_FAST_SCHEMAS`` (or the name of one, under ``from __future__ import
 annotations``) or a class to skip (the server's ``Context``). The results are
 the full path's, byte for byte: tests/test_signature_fast_path.py compares both.
+
+Functions of the same parameters (names, types, defaults that are strings,
+integers, booleans or None) and without parameter descriptions share one
+``inputSchema`` object (``_SHARED``, up to ``_SHARED_MAX`` shapes): a catalogue
+of 10,000 such tools holds one schema, not 10,000 copies, and a third of its
+first listing was the garbage collector walking those copies
+(bench/bench_growth.py, issue 17). So a schema made from a signature is
+read-only: to list another one, give ``input_schema=``.
 """
 from __future__ import annotations
 
@@ -135,7 +143,30 @@ def _default_of(default):
         return NO_DEFAULT
 
 
+_SHARED: dict = {}                      # parameters -> their shared inputSchema (module docstring)
+_SHARED_MAX = 1024
+_SHAREABLE = frozenset((str, int, bool, _NONE, _Marker))   # defaults told apart by type and value
+
+
 def _fast_input_schema(params: list, docs: dict) -> dict:
+    if docs:
+        return _new_input_schema(params, docs)
+    key = []
+    for name, hint, default in params:
+        kind = type(default)
+        if kind not in _SHAREABLE:
+            return _new_input_schema(params, docs)
+        key.append((name, hint, kind, default))
+    key = tuple(key)
+    schema = _SHARED.get(key)
+    if schema is None:
+        schema = _new_input_schema(params, docs)
+        if len(_SHARED) < _SHARED_MAX:
+            schema = _SHARED.setdefault(key, schema)
+    return schema
+
+
+def _new_input_schema(params: list, docs: dict) -> dict:
     properties, required = {}, []
     for name, hint, default in params:
         schema = dict(_FAST_SCHEMAS[hint])

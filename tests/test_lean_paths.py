@@ -214,3 +214,17 @@ def test_a_stdio_server_with_a_plain_tool_answers_without_loading_anything_heavy
     assert report["replies"][1] == {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "3"}]}}
     # notifications/initialized starts the notification thread, which uses a queue.Queue
     assert [m for m in report["heavy"] if m != "queue"] == [], "serving initialize and one call loaded these"
+
+
+def test_an_http_server_loads_only_the_server_side_of_auth():
+    """auth/__init__.py loads a name's module on first use: an HTTP server needs
+    ``resource_server`` (and the ``challenge`` helpers it uses), not the client's
+    grants, providers, discovery or storage; the names still import as before."""
+    code = ("import sys, json\nimport mcp_ref.server, mcp_ref.transports.http_server\n"
+            "loaded = sorted(m for m in sys.modules if m.startswith('mcp_ref.auth.'))\n"
+            "from mcp_ref.auth import OAuthClientProvider, TokenStorage, StaticTokenVerifier\n"
+            "print(json.dumps([loaded, OAuthClientProvider.__module__, TokenStorage.__module__]))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == [["mcp_ref.auth.challenge", "mcp_ref.auth.resource_server"],
+                                      "mcp_ref.auth.providers", "mcp_ref.auth.storage"]

@@ -341,6 +341,16 @@ def test_the_docstring_parser_on_random_docstrings():
         assert docstrings.parse_docstring(doc) == reference_parse(doc), doc
 
 
+def test_the_docstring_parser_on_one_line_docstrings():
+    """A docstring of one printable line takes its own short way (docstrings.py)."""
+    pieces = ["Args:", "Returns:  ", "Tool 7: return b, a times.", "a: x", "text", "", " ", "\u00a0", "ü: ö",
+              ":", "Args:\u3000", "Keyword Args:", "raises :", "x\x0by", "x\u2028y", "x\ry"]
+    rng = random.Random(20261126)
+    for _ in range(2000):
+        doc = rng.choice(["", " ", "  "]) + rng.choice(pieces) + rng.choice(["", " ", "  ", "\t", "\n"])
+        assert docstrings.parse_docstring(doc) == reference_parse(doc), doc
+
+
 # ---------------------------------------------------------------------- tool names
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]*")
 
@@ -384,9 +394,9 @@ def registry(*fns, **options) -> Tools:
 
 
 def prepared(tools, name: str):
-    """A registered entry, its signature read (server/tools.py rule 8 defers that)."""
+    """A registered entry, ready to be called (server/tools.py rule 8 defers that)."""
     entry = tools._entries[name]
-    entry.prepare((Context,))
+    entry.arm((Context,))
     return entry
 
 

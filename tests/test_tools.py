@@ -383,7 +383,7 @@ def unchecked(server: Server) -> Server:
     that breaks the outputSchema MUST, for the client's checks to meet."""
     for name in ("sneaky", "forgetful"):
         entry = server.tools._entries[name]
-        entry.prepare((Context,))                   # read now (rule 8), so the change below stays
+        entry.arm((Context,))                       # made now (rule 8), so the change below stays
         entry.check_output = None
     return server
 
@@ -577,7 +577,7 @@ def test_a_tools_validators_are_compiled_on_its_first_call_not_on_listing():
     with connected(server) as (client, _, _):
         client.list_tools()
         entry = server.tools._entries["echo"]
-        assert type(entry.check_input).__name__ == "_Checker" and entry.check_input.check is None
+        assert entry.check_input is None and entry.bind is None           # made by the first call
         assert client.call_tool("echo", {"text": 1}).is_error            # checked all the same
         assert type(entry.check_input).__name__ != "_Checker"             # compiled, and kept
         assert client.call_tool("echo", {"text": "hi"}).content[0].text == "hi"

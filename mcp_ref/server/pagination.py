@@ -132,6 +132,10 @@ class NamedRegistry:
         """The listed object of an entry (a subclass may build it on demand)."""
         return getattr(entry, self.ITEM)
 
+    def _wire(self, entry, version: str | None) -> dict:
+        """An entry's wire dict in a listing for ``version`` (a subclass may write it directly)."""
+        return self._item(entry).to_dict(version)
+
     def _register(self, name: str, entry) -> None:
         with self._lock:
             if name in self._entries:
@@ -153,8 +157,7 @@ class NamedRegistry:
             listing = self._listing
             if listing is None:
                 listing = self._listing = Listing([(entry.serial, entry) for entry in self._entries.values()])
-        page, cursor = listing.wire(params, self.owner.page_size, self.KIND, ctx.protocol_version,
-                                    lambda entry, version: self._item(entry).to_dict(version))
+        page, cursor = listing.wire(params, self.owner.page_size, self.KIND, ctx.protocol_version, self._wire)
         result = {self.KIND: page}
         if cursor is not None:
             result["nextCursor"] = cursor

@@ -42,13 +42,24 @@ Rules:
    then: it runs the call as a task, as an ordinary call, or answers -32601.
    The ordinary call pays one dict lookup and one attribute read for this.
    Spec: basic/utilities/tasks#tool-level-negotiation.
-8. Registering a plain function keeps it and its options only; its schemas,
-   binder and validators are made on its first listing, ``get`` or call
-   (``_Entry.prepare``), so a server of 10,000 tools starts at once and a
-   paginated listing builds only the page it sends (bench/bench_growth.py).
+8. Registering a plain function keeps it and its options only; its schemas
+   are made on its first listing, ``get`` or call (``_Entry.prepare``), its
+   binder and validators on its first call (``_Entry.arm``), so a server of
+   10,000 tools starts at once, a paginated listing builds only the page it
+   sends, and listing keeps nothing a call alone needs (bench/bench_growth.py).
    A given ``annotations``/``icons``, or a function that is not a plain
    ``def`` (or has positional-only parameters), is read at registration,
    where its errors belong.
+9. A listing writes each tool's wire dict from its fields (``listed_tool``),
+   not through the ``Tool`` model: building a ``Tool`` and its ``to_dict``
+   (which copies the schemas) were half of a first listing of 10,000 tools
+   (bench/bench_growth.py, issue 17), and the listing would load
+   ``mcp_ref.types`` for nothing. The schemas are shared with the fields,
+   not copied (a listed dict is only read, pagination.py rule 5). The
+   ``Tool`` of ``get`` is still the model; tests/test_tool_listing.py holds
+   both to the same dict for every revision. Tools of the same parameters
+   share one schema made from their signature (signature_fast.py): schemas
+   are read-only.
 
 Start-up and ``tools/call`` latency are benchmark targets (bench/bench_stdio.py),
 so registering the common tool (see signature.py's fast path) and calling it
@@ -115,8 +126,9 @@ class _Entry:
     """A registered tool: what ``tools/call`` needs, and the ``Tool`` it is listed as.
 
     Rule 8: only the name, the function and the options are kept at
-    registration; ``prepare`` reads the signature (schemas, binder, validators)
-    on the first listing, ``get`` or call, once, whoever comes first."""
+    registration; ``prepare`` reads the signature (the schemas) on the first
+    listing, ``get`` or call, once, whoever comes first; ``arm`` makes the
+    binder and the validators on the first call."""
 
     __slots__ = ("name", "fn", "options", "same_thread", "task_support", "serial",
                  "bind", "check_input", "check_output", "wrap", "_fields", "_tool")
@@ -130,16 +142,27 @@ class _Entry:
         self.bind = self.check_input = self.check_output = self.wrap = None
 
     def prepare(self, skip: tuple) -> None:
-        """Rule 8: read the signature once (``skip``: the server's Context class)."""
+        """Rule 8: read the signature for a listing, once (``skip``: the server's Context
+        class): the listed fields, and whether a result is wrapped."""
         if self._fields is not None:
             return
         with _build_lock:
             if self._fields is None:
-                fields, self.bind, self.wrap = _analyse(self.fn, self.name, self.options, skip)
-                self.check_input = _Checker(fields["input_schema"])
-                output = fields["output_schema"]
-                self.check_output = _Checker(output) if output is not None else None
+                fields, self.wrap = _analyse(self.fn, self.name, self.options, skip)
                 self._fields = fields                # last: a reader that sees it sees the rest
+
+    def arm(self, skip: tuple) -> Callable:
+        """Rule 8: what a call needs, made on the first call: the binder and the
+        validators (most tools of a large catalogue are listed, never called).
+        Returns the input check."""
+        self.prepare(skip)
+        with _build_lock:
+            if self.bind is None:
+                output = self._fields["output_schema"]
+                self.check_output = _Checker(output) if output is not None else None
+                self.bind = _binder(self.fn, skip)
+        check = self.check_input = _Checker(self._fields["input_schema"]).compiled()   # may load jsonschema
+        return check
 
     @property
     def tool(self) -> Tool:
@@ -153,6 +176,31 @@ class _Entry:
 
 
 _build_lock = threading.Lock()
+# Rule 9: the revision each optional member of a listed tool appeared in (the Tool model's
+# spec fields say the same).
+_SINCE = (("title", "title", "2025-06-18"), ("description", "description", None),
+          ("output_schema", "outputSchema", "2025-06-18"))
+
+
+def listed_tool(entry: _Entry, version: str | None) -> dict:
+    """Rule 9: ``entry``'s wire dict for ``version`` (prepared), what ``entry.tool.to_dict``
+    says. Given annotations and icons are models already (``add`` built the ``Tool``)."""
+    fields = entry._fields
+    out = {"name": fields["name"], "inputSchema": fields["input_schema"]}
+    for key, wire, since in _SINCE:
+        value = fields[key]
+        if value is not None and (since is None or version is None or version >= since):
+            out[wire] = value
+    if fields["annotations"] is not None and (version is None or version >= "2025-03-26"):
+        out["annotations"] = entry.tool.annotations.to_dict(version)
+    if version is None or version >= "2025-11-25":
+        if fields["icons"] is not None:
+            out["icons"] = [icon.to_dict(version) for icon in entry.tool.icons]
+        if fields["task_support"] is not None:
+            out["execution"] = {"taskSupport": fields["task_support"]}
+    if fields["meta"] is not None and (version is None or version >= "2025-06-18"):
+        out["_meta"] = fields["meta"]
+    return out
 
 
 def _deferrable(fn) -> bool:
@@ -163,8 +211,8 @@ def _deferrable(fn) -> bool:
 
 
 def _analyse(fn: Callable, name: str, options: dict, skip: tuple) -> tuple:
-    """``(fields, binder, wrap)`` of a tool: its listed fields (rule 2), how its
-    arguments are bound, and whether its result is wrapped as ``{"result": ...}``."""
+    """``(fields, wrap)`` of a tool: its listed fields (rule 2), and whether its result
+    is wrapped as ``{"result": ...}``."""
     wrap = False
     output_schema = options["output_schema"]
     structured_output = options["structured_output"]
@@ -174,7 +222,7 @@ def _analyse(fn: Callable, name: str, options: dict, skip: tuple) -> tuple:
             output_schema = signature.output_schema(fn, wrap=True)   # {"result": ...}
             wrap = output_schema is not None
     description, input_schema = options["description"], options["input_schema"]
-    # The signature and the docstring are read once each, for the schema and the binder.
+    # The signature and the docstring are read once each, for the schema and the description.
     fast = signature_fast.fast_parameters(fn, skip)
     docs = parse_docstring(fn.__doc__) if fast is not None else None
     if description is None:
@@ -184,12 +232,18 @@ def _analyse(fn: Callable, name: str, options: dict, skip: tuple) -> tuple:
     fields = {"name": name, "title": options["title"], "description": description, "input_schema": input_schema,
               "output_schema": output_schema, "annotations": options["annotations"], "icons": options["icons"],
               "meta": options["meta"], "task_support": options["task_support"]}
+    return fields, wrap
+
+
+def _binder(fn: Callable, skip: tuple) -> _Binder:
+    """How a tool's arguments are bound (rule 8: made on its first call)."""
+    fast = signature_fast.fast_parameters(fn, skip)
     if fast is not None:
         params, inject = fast
     else:
         inject = signature.context_params(fn, skip=skip)
         params = _direct_params(fn, inject)
-    return fields, _Binder(fn, inject, params), wrap
+    return _Binder(fn, inject, params)
 
 
 # ---------------------------------------------------------------------- the registry
@@ -202,6 +256,10 @@ class Tools(NamedRegistry):
     def _item(self, entry: _Entry) -> Tool:
         entry.prepare((self.context_class,))        # rule 8
         return entry.tool
+
+    def _wire(self, entry: _Entry, version: str | None) -> dict:
+        entry.prepare((self.context_class,))        # rule 8
+        return listed_tool(entry, version)          # rule 9
     _same_thread: SameThread | None = None
 
     @property
@@ -291,11 +349,9 @@ class Tools(NamedRegistry):
             from .tasks import route_tool_call      # rule 7: loaded when a task is first needed
             return route_tool_call(self.owner.tasks, self, ctx, params, entry)
         version = ctx.protocol_version
-        if entry._fields is None:
-            entry.prepare((self.context_class,))    # rule 8: the first call reads the signature
         check = entry.check_input
-        if type(check) is _Checker:                 # rule 8: compiled on the first call, then kept
-            check = entry.check_input = check.compiled()
+        if check is None:                           # rule 8: the first call makes what calling needs
+            check = entry.arm((self.context_class,))
         problem = check(arguments)
         if problem:
             return error_result(f"Invalid arguments for tool {name}: {problem}", version)

@@ -1,0 +1,112 @@
+"""The stdio client driven from many threads, against a raw pipelined client.
+
+Run from the repository root::
+
+    python bench/bench_client_threads.py                 # 1, 16 and 64 threads, 3 rounds
+    python bench/bench_client_threads.py --threads 16 --rounds 5
+
+One mcp_ref stdio server with a ``noop`` tool (bench_growth.py's tool script)
+is driven two ways, in alternating blocks so noise hits both alike:
+
+* raw: ``bench_growth.StdioServer.pipelined``, one thread writing JSON lines
+  with as many requests in flight as there are client threads;
+* client: ``Client.stdio`` (its own server process) called from that many
+  threads at once, each calling ``call_tool("noop", {})`` in a loop.
+
+Issue 17 asks the client to reach at least 0.7× the raw rate: the client's
+own cost per call (building the request, writing, waking the caller, reading
+the result) is what the ratio shows. Also printed: the client process's CPU
+per call (user + system, µs), which does not depend on the server's speed.
+"""
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+for path in (str(HERE), str(REPO)):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+from bench_growth import MCP_REF_TOOLS, StdioServer  # noqa: E402
+from bench_stdio import child_env  # noqa: E402
+
+
+def client_rate(client, threads: int, calls: int) -> tuple:
+    """``(calls/s, client CPU µs per call)`` of ``calls`` noop calls from ``threads`` threads."""
+    per_thread = [calls // threads + (1 if i < calls % threads else 0) for i in range(threads)]
+    start_line = threading.Barrier(threads + 1)
+    failures = []
+
+    def run(count):
+        start_line.wait()
+        try:
+            for _ in range(count):
+                client.call_tool("noop", {})
+        except Exception as exc:            # noqa: BLE001 - reported below
+            failures.append(exc)
+    workers = [threading.Thread(target=run, args=(n,)) for n in per_thread]
+    for worker in workers:
+        worker.start()
+    cpu = time.process_time()
+    start_line.wait()
+    start = time.perf_counter()
+    for worker in workers:
+        worker.join()
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    if failures:
+        raise RuntimeError(f"{len(failures)} client threads failed: {failures[0]!r}")
+    return calls / elapsed, cpu / calls * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--threads", default="1,16,64", help="comma-separated thread counts")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--calls", type=int, default=3000, help="calls per block")
+    args = parser.parse_args()
+    from mcp_ref import Client
+    env = child_env()
+    with tempfile.TemporaryDirectory(prefix="mcp_ref_threads_") as tmp:
+        script = Path(tmp) / "tools.py"
+        script.write_text(MCP_REF_TOOLS)
+        argv = [sys.executable, str(script)]
+        raw = StdioServer("mcp_ref", argv, env)
+        raw.initialize()
+        client = Client.stdio(argv, env={"PYTHONPATH": env["PYTHONPATH"]}, on_stderr=lambda line: None)
+        try:
+            client.connect()
+            raw.pipelined("noop", 200, 8)
+            client_rate(client, 8, 200)
+            rows = {}
+            for round_index in range(args.rounds):
+                for threads in (int(t) for t in args.threads.split(",")):
+                    row = rows.setdefault(threads, {"raw": [], "client": [], "cpu": []})
+                    order = ("raw", "client") if round_index % 2 == 0 else ("client", "raw")
+                    for which in order:
+                        if which == "raw":
+                            row["raw"].append(raw.pipelined("noop", args.calls, threads))
+                        else:
+                            rate, cpu = client_rate(client, threads, args.calls)
+                            row["client"].append(rate)
+                            row["cpu"].append(cpu)
+        finally:
+            client.close()
+            raw.close()
+    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs; {args.rounds} rounds of {args.calls} calls")
+    print("| threads | raw pipelined calls/s | Client calls/s | ratio (median [low-high]) | client CPU µs/call |")
+    print("|---|---|---|---|---|")
+    for threads, row in rows.items():
+        ratios = sorted(c / r for c, r in zip(row["client"], row["raw"]))
+        print(f"| {threads} | {statistics.median(row['raw']):,.0f} | {statistics.median(row['client']):,.0f} | "
+              f"{statistics.median(ratios):.2f}× [{ratios[0]:.2f}-{ratios[-1]:.2f}] | "
+              f"{statistics.median(row['cpu']):.0f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""How ``tools/list`` writes a tool (server/tools.py rules 8 and 9): each tool's
+wire dict is what its ``Tool`` model says, for every revision, yet a listing
+builds no ``Tool`` and reads a tool's signature only when its page is sent.
+Spec: server/tools#listing-tools, server/utilities/pagination.
+"""
+import pytest
+
+from mcp_ref import Server
+from mcp_ref.lifecycle import LEGACY_REVISIONS, MODERN_REVISIONS
+from mcp_ref.server.tools import listed_tool
+
+
+class _Ctx:
+    protocol_version = "2025-11-25"
+
+
+def _tools_server() -> Server:
+    server = Server("listing", page_size=2)
+
+    @server.tool()
+    def plain(a: int, b: str = "x") -> str:
+        """Return b, a times.
+
+        Args:
+            a: how many times
+        """
+        return b * a
+
+    @server.tool(title="Sum", structured_output=True, meta={"k": [1]})
+    def total(values: list) -> int:
+        return sum(values)
+
+    server.add_tool(lambda city: {"t": 1}, name="weather", description="The weather.",
+                    output_schema={"type": "object", "properties": {"t": {"type": "number"}}},
+                    annotations={"readOnlyHint": True, "title": "Weather"},
+                    icons=[{"src": "https://example.com/i.png", "mimeType": "image/png"}],
+                    task_support="optional")
+    server.add_tool(lambda: "", name="bare", input_schema={"type": "object", "$defs": {}})
+    return server
+
+
+@pytest.mark.parametrize("revision", (None,) + LEGACY_REVISIONS + MODERN_REVISIONS)
+def test_a_listed_tool_is_what_its_model_says(revision):
+    """Rule 9: the dict written from the fields equals ``Tool.to_dict`` for the revision,
+    member for member and in the same order."""
+    server = _tools_server()
+    for entry in server.tools._entries.values():
+        entry.prepare((server.tools.context_class,))
+        listed, model = listed_tool(entry, revision), entry.tool.to_dict(revision)
+        assert listed == model and list(listed) == list(model), entry.name
+
+
+def test_a_listing_builds_no_tool_and_only_the_pages_sent():
+    """Rules 8 and 9: the first page reads the signatures of its tools only, and no
+    ``Tool`` model is made for a listing; ``get`` still gives the model."""
+    server = Server("many", page_size=3)
+    for i in range(7):
+        def fn(a: int, b: str = "x") -> str:
+            """A tool."""
+            return b * a
+        fn.__name__ = f"t{i}"
+        server.tool()(fn)
+    entries = list(server.tools._entries.values())
+    handle = server._request_handlers["tools/list"][0]
+    first = handle(_Ctx(), {})
+    assert [tool["name"] for tool in first["tools"]] == ["t0", "t1", "t2"]
+    assert [entry._fields is not None for entry in entries] == [True] * 3 + [False] * 4
+    assert all(entry._tool is None for entry in entries)
+    assert first["tools"][0]["inputSchema"]["properties"]["b"] == {"type": "string", "default": "x"}
+    assert server.tools.get("t0").to_dict("2025-11-25") == first["tools"][0]
+
+
+def test_tools_of_the_same_parameters_share_one_schema():
+    """signature_fast.py: the same names, types and scalar defaults, without parameter
+    descriptions, give one shared inputSchema; anything that tells them apart (a default
+    of another type or value, a description) gives another."""
+    server = Server("shared")
+
+    def make(name, default, doc="A tool."):
+        def fn(a: int, b=default) -> str:
+            return ""
+        fn.__name__, fn.__doc__ = name, doc
+        server.tool()(fn)
+        return server.tools.get(name).input_schema
+    first, second = make("one", 1), make("two", 1)
+    assert first is second and first["properties"]["b"] == {"default": 1}
+    assert make("three", True)["properties"]["b"] == {"default": True}          # True == 1, yet not the same
+    assert make("four", 1.0) is not first                                      # a float is not shared
+    described = make("five", 1, "A tool.\n\nArgs:\n    a: how many\n")
+    assert described is not first and described["properties"]["a"]["description"] == "how many"
+    assert first["properties"]["a"] == {"type": "integer"} and "description" not in first["properties"]["a"]
+
+
+def test_a_listing_keeps_nothing_a_call_alone_needs():
+    """Rule 8: listing reads the schemas only; the binder and the validators are made
+    by the tool's first call (a catalogue's tools are listed far more than called)."""
+    server = Server("armed")
+
+    @server.tool()
+    def add(a: int, b: int = 2) -> int:
+        """Add."""
+        return a + b
+    entry = server.tools._entries["add"]
+    server._request_handlers["tools/list"][0](_Ctx(), {})
+    assert entry._fields is not None
+    assert (entry.bind, entry.check_input, entry.check_output) == (None, None, None)
+    result = server.tools.handle_call(_Ctx(), {"name": "add", "arguments": {"a": 1}})
+    assert result["content"][0]["text"] == "3" and entry.bind is not None and entry.check_input is not None
+    bad = server.tools.handle_call(_Ctx(), {"name": "add", "arguments": {"a": "x"}})
+    assert bad["isError"] is True
+
+
+def test_listed_tool_knows_every_member_of_the_model():
+    """Rule 9 writes the members ``Tool`` has; a member added to the model must be
+    added to ``listed_tool`` too (and to the test above)."""
+    from mcp_ref.types import Tool
+    assert sorted(Tool.wire_fields().values()) == sorted(
+        ["name", "inputSchema", "title", "description", "outputSchema", "annotations", "icons", "execution", "_meta"])
