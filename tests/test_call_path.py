@@ -27,7 +27,7 @@ from mcp_ref import Client
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "spec_notes" / "how-a-call-travels.md"
 STOP = re.compile(r"`(mcp_ref/[\w/]+\.py):(\d+)` `([\w.]+)`")
-TRANSPORT = {"transports/stdio.py", "messages.py"}
+TRANSPORT = {"transports/stdio.py", "transports/pipe_writer.py", "messages.py"}
 OWN_FILES_PER_SIDE = 6            # what the page says: six files a side plus the transport
 
 # The probe: records, for every call into the framing or decoding code (the milestones),
