@@ -139,12 +139,11 @@ def _serve(handler) -> tuple:
 
 
 @pytest.mark.req("TRN-41")
-@pytest.mark.xfail(strict=True, reason="gap: requests follows a cross-origin redirect of a POST or DELETE "
-                                       "and sends Mcp-Session-Id to the other origin")
 def test_the_session_id_is_never_sent_to_another_origin_on_a_redirect():
     """security_best_practices#session-hijacking: the client keeps the session id to the
-    server that issued it. A server that redirects a POST elsewhere must not hand the
-    other origin the session id."""
+    server that issued it. A server that redirects a POST or a DELETE elsewhere gets
+    ``RedirectRefused``: the other origin is sent nothing, the session id least of all."""
+    from mcp_ref.transports.http_common import RedirectRefused
     seen_elsewhere = []
 
     class Elsewhere(_Recording):
@@ -176,13 +175,14 @@ def test_the_session_id_is_never_sent_to_another_origin_on_a_redirect():
 
     issuer, issuer_thread = _serve(Issuer)
     try:
-        client = Client.http(f"http://127.0.0.1:{issuer.server_address[1]}/mcp", timeout=5)
+        client = Client.http(f"http://127.0.0.1:{issuer.server_address[1]}/mcp", timeout=5,
+                             protocol_version="2025-11-25")
         try:
-            client.connect()                    # notifications/initialized is redirected
+            with pytest.raises(RedirectRefused):
+                client.connect()                # notifications/initialized is redirected
         finally:
-            client.close()                      # and so is the DELETE
-        leaked = [h for h in seen_elsewhere if any(k.lower() == "mcp-session-id" for k in h)]
-        assert leaked == []
+            client.close()                      # and so would the DELETE be
+        assert seen_elsewhere == []
     finally:
         for server, thread in ((issuer, issuer_thread), (other, other_thread)):
             server.shutdown()
