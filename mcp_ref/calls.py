@@ -58,8 +58,7 @@ class _Waiter:
     it. An Event is a Condition over a lock and makes another lock for every wait:
     per request that was a measurable share of the client's CPU with many threads
     calling at once (issue 17, the client under concurrency)."""
-    __slots__ = ("method", "on_progress", "_done", "_once", "settled", "reply", "heard_at", "ordered", "queued",
-                 "promoted")
+    __slots__ = ("method", "on_progress", "_done", "_once", "settled", "reply", "heard_at", "ordered")
 
     def __init__(self, method: str, on_progress=None):
         self.method, self.on_progress = method, on_progress
@@ -70,15 +69,6 @@ class _Waiter:
         self.reply = None
         self.heard_at = time.monotonic()
         self.ordered = False
-        self.queued = self.promoted = False  # pool.py P8: queued for, or handed, the reading role
-
-    def wake(self) -> None:
-        """Open ``_done`` (settle, or the reading role handed to the caller: pool.py P8);
-        opening it twice is harmless, and the caller looks at ``settled`` and ``promoted``."""
-        try:
-            self._done.release()
-        except RuntimeError:
-            pass
 
     def settle(self, reply) -> None:
         """Record the reply and wake the caller; the first settle wins (a reply,
@@ -86,12 +76,12 @@ class _Waiter:
         if self._once.acquire(False):        # the first settle wins; later ones are dropped
             self.reply = reply
             self.settled = True
-            self.wake()
+            self._done.release()
 
     def wait(self, timeout: float) -> bool:
         """Block until settled, at most ``timeout`` seconds; whether it is."""
-        if self._done.acquire(True, timeout) and self.settled:
-            self._done.release()             # stays open for any later look (closed again after P8's wake)
+        if self._done.acquire(True, timeout):
+            self._done.release()             # stays open for any later look
         return self.settled
 
 
@@ -244,13 +234,12 @@ class Pending:
 
     The session hands in what it needs of the session: ``notify`` (to send
     ``notifications/cancelled``), ``forget`` (drop the waiter, rule 4) and
-    ``before_blocking`` (let the pool hand the reading role on, pool.py P4);
-    ``read``: ``(pool, ready, step)`` when this caller may read while it waits (P8).
+    ``before_blocking`` (let the pool hand the reading role on, pool.py P4).
     """
 
     def __init__(self, request_id: int, waiter: _Waiter, timeout: float, reset_on_progress: bool,
-                 max_total: float | None, *, notify, forget, before_blocking, read=None):
-        self.id, self._waiter, self._read = request_id, waiter, read
+                 max_total: float | None, *, notify, forget, before_blocking):
+        self.id, self._waiter = request_id, waiter
         self._notify, self._forget, self._before_blocking = notify, forget, before_blocking
         self._timeout, self._reset, self._max_total = timeout, reset_on_progress, max_total
         self._start = time.monotonic()
@@ -260,7 +249,6 @@ class Pending:
         waiter = self._waiter
         if not waiter.settled:
             self._before_blocking()
-        read = self._read
         try:
             while not waiter.settled:
                 since = waiter.heard_at if self._reset else self._start
@@ -272,17 +260,12 @@ class Pending:
                     elapsed = time.monotonic() - self._start
                     self.cancel(f"timed out after {elapsed:.3g} s")
                     raise RequestTimeout(waiter.method, self._timeout)
-                if read is not None and read[0].lead(waiter):
-                    read[0].read_for(waiter, deadline, read[1], read[2])   # pool.py P8
-                else:
-                    waiter.wait(remaining)
+                waiter.wait(remaining)
         except BaseException:
             if not waiter.settled:               # Ctrl-C in a script, for example
                 self.cancel("the caller stopped waiting")
             raise
         finally:
-            if read is not None:
-                read[0].leave(waiter)
             self._forget(self.id)
         reply = waiter.reply
         if isinstance(reply, Response):

@@ -66,19 +66,28 @@ class Inbound:
         read, route, and ask the pool where the job runs (rule 3).
 
         Returns True when the pool took the reading role from us (the job ran
-        long, waited on the peer, or is known slow), or when we handed it to a
-        caller waiting for its reply (pool P8), so the caller becomes a
+        long, waited on the peer, or is known slow), so the caller becomes a
         follower; False once reading is over (the session closes).
         """
-        take, place, pool = self._take, self._pool.place, self._pool
+        reason = "the peer closed the connection"
+        receive, route, place, pool = self.transport.receive, self._route, self._pool.place, self._pool
         while True:
-            job, ended = take()
-            if ended is not None:
+            try:
+                message = receive()
+            except InvalidMessage as bad:
+                if bad.is_response:                # never answer a response (rule 5 of messages)
+                    self._on_bad_response(bad)
+                    continue
+                job = self._reply_job(ErrorResponse(bad.id, ErrorObject(bad.code, bad.message)))
+            except Exception as exc:              # the transport broke
+                reason = f"transport failed: {exc}"
                 break
+            else:
+                if message is None:
+                    self._let_finish(reason)
+                    break
+                job = route(message)
             if job is None:
-                if pool.callers:
-                    pool.promote()                 # P8: waiting callers read on
-                    return True
                 continue
             where = place(job)
             if where is QUEUED:
@@ -93,25 +102,8 @@ class Inbound:
             if not still_reading:
                 return True
         pool.reading_over()
-        self._on_close(ended)
+        self._on_close(reason)
         return False
-
-    def _take(self) -> tuple:
-        """Receive one message and route it: ``(job or None, None)``, or ``(None, reason)``
-        once the input has ended (at the peer's EOF, after ``_let_finish``)."""
-        try:
-            message = self.transport.receive()
-        except InvalidMessage as bad:
-            if bad.is_response:                    # never answer a response (rule 5 of messages)
-                self._on_bad_response(bad)
-                return None, None
-            return self._reply_job(ErrorResponse(bad.id, ErrorObject(bad.code, bad.message))), None
-        except Exception as exc:                   # the transport broke
-            return None, f"transport failed: {exc}"
-        if message is None:
-            self._let_finish("the peer closed the connection")
-            return None, "the peer closed the connection"
-        return self._route(message), None
 
     def _before_blocking(self) -> None:
         """Called before a wait the library controls (a request to the peer): a reader

@@ -35,21 +35,6 @@ P6. Saturated. With every thread busy the reader does not serve: requests go
     answered whatever the handlers do (``place`` returns ``QUEUED``).
 P7. Stop. ``stop`` ends reading; followers drain the backlog, then exit. At
     most ``max_workers + 1`` threads ever run: the handlers and the reader.
-P8. Callers read. With a transport that can wait for input within a timeout
-    (``wait_input``: the stdio client), a caller waiting for its reply takes
-    the reading role when nobody holds it, or queues for it (``lead``); the
-    reader that settles a reply while callers queue hands the role to the
-    first of them (``promote``). A caller reading settles replies (its own
-    or others'), sends requests of the peer to the backlog (``submit``: user
-    code never runs on a caller's thread) and notifications to the notify
-    thread, as a pool reader would; once its own reply is in, or its
-    deadline has passed (it waits for input in slices of ``CALLER_SLICE``,
-    so a timeout or a ``CancelToken`` is seen within one), it hands the role
-    to the next queued caller, else leaves it free; the standby gives a
-    role free for ``INLINE_TAKEOVER`` to a pool thread, so the peer's
-    requests are read when nobody calls. Why: a reply then wakes only the
-    caller it belongs to, and a caller that reads its own reply wakes
-    nobody (issue 17, the client under concurrency).
 
 The thread roles::
 
@@ -69,10 +54,7 @@ The thread roles::
         |   take the reading role first (P1),          |
         |   else a backlog job, else wait              |
         +----------------------------------------------+
-        callers (P8): a waiting caller may hold the reading role; it
-        submits requests to the backlog and hands reading on when answered
-        mcp-standby : takes reading from an inline job older than 2 ms (P3),
-                      gives a role left free by callers to a follower (P8)
+        mcp-standby : takes reading from an inline job older than 2 ms (P3)
         mcp-control : answers ping and bad frames when all are busy (P6)
 
 Why serve inline at all: handing each request from a reader thread to a
@@ -95,7 +77,6 @@ INLINE_TAKEOVER = 0.002          # P3: seconds an inline job keeps the reading r
 STANDBY_IDLE_CHECKS = 25         # P3: ~50 ms without jobs and the standby sleeps untimed
 SLOW_AFTER = INLINE_TAKEOVER     # P5: a job that ran this long is remembered as slow
 MAX_SLOW_KEYS = 1024             # P5: most (method, target) pairs remembered as slow
-CALLER_SLICE = 0.05              # P8: seconds a reading caller waits for input between looks
 
 # Where ``place`` puts a job.
 INLINE = "inline"        # P2: the caller (the reader) runs it now and keeps reading after
@@ -140,8 +121,6 @@ class Pool:
         self._inline_replying = False  # P3, session rule 10: the inline job is writing its answer
         self._input_waiting = input_waiting
         self.slow: dict = {}           # P5: (method, name or uri) -> True
-        self.callers: deque = deque()  # P8: waiters of callers queued for the reading role
-        self._free_since: float | None = None   # P8: when a caller left the role free
 
     # ------------------------------------------------------------------ the session's side
     def start(self) -> None:
@@ -231,86 +210,6 @@ class Pool:
                 if self._inline_thread is threading.current_thread() and not self._reading_done:
                     self._release_locked()
 
-    # ------------------------------------------------------------------ callers (P8)
-    def lead(self, waiter) -> bool:
-        """P8: a caller about to wait reads (True) when the role was handed to it or
-        nobody holds it; else it queues for it, once, and waits (False)."""
-        with self._lock:
-            if waiter.promoted:                        # handed to us by a reader
-                waiter.promoted = False
-                return True
-            if not self._leading and not self._reading_done:
-                self._leading, self._free_since = True, None
-                if waiter.queued:
-                    waiter.queued = False
-                    self.callers.remove(waiter)
-                return True
-            if not waiter.queued:
-                waiter.queued = True
-                self.callers.append(waiter)
-            return False
-
-    def read_for(self, waiter, deadline: float, ready, step) -> None:
-        """P8: read as the caller of ``waiter`` until it is settled or ``deadline`` passes,
-        then hand the role on. ``ready(t)``: input within t seconds; ``step()`` reads
-        and routes one message, False once reading is over."""
-        clock = time.monotonic
-        try:
-            while not waiter.settled:
-                remaining = deadline - clock()
-                if remaining <= 0:
-                    break
-                if ready(min(remaining, CALLER_SLICE)) and not step():
-                    return                             # reading is over (P7)
-        finally:
-            with self._lock:
-                if not self._reading_done:
-                    self._hand_on_locked()
-
-    def promote(self) -> None:
-        """P8: the reader settled a reply while callers queue: it hands its role to the
-        first still waiting, or leaves it free for the next caller, and follows."""
-        with self._lock:
-            self._hand_on_locked()
-
-    def leave(self, waiter) -> None:
-        """P8: a caller stops waiting; a role handed to it meanwhile is handed on."""
-        with self._lock:                # always: a reader may be handing the role to us now
-            if waiter.queued:
-                waiter.queued = False
-                self.callers.remove(waiter)
-            if waiter.promoted:
-                waiter.promoted = False
-                self._hand_on_locked()
-
-    def submit(self, job) -> None:
-        """P8: a job read by a caller runs on a pool thread (a control job too)."""
-        with self._lock:
-            self._backlog.append(job)
-            if self._idle:
-                self._cv.notify()
-            elif len(self._threads) < self._max_threads:
-                self._spawn_locked()
-
-    def _promote_locked(self) -> bool:
-        while self.callers:
-            waiter = self.callers.popleft()
-            waiter.queued = False
-            if not waiter.settled:
-                waiter.promoted = True
-                waiter.wake()
-                return True
-        return False
-
-    def _hand_on_locked(self) -> None:
-        """P8: the next queued caller reads; else the role is left free for a caller
-        about to wait, and the standby gives it to a follower if none comes."""
-        if self._reading_done or self._promote_locked():
-            return
-        self._leading, self._free_since = False, time.monotonic()
-        if self._standby_asleep:
-            self._standby_cv.notify()
-
     # ------------------------------------------------------------------ the threads
     def _spawn_locked(self) -> None:
         index = len(self._threads)
@@ -334,8 +233,8 @@ class Pool:
         while True:
             with self._lock:
                 while True:
-                    if not self._leading and self._free_since is None and not self._reading_done:
-                        self._leading = True       # P1: reading first (unless left to callers, P8)
+                    if not self._leading and not self._reading_done:
+                        self._leading = True       # P1: reading first, replies must be read
                         job = None
                         break
                     if self._backlog:
@@ -364,14 +263,7 @@ class Pool:
                 if since is not None and time.monotonic() - since >= INLINE_TAKEOVER and not (
                         self._inline_replying and self._input_waiting is not None and not self._input_waiting()):
                     self._release_locked()             # (session rule 10: an answer being written keeps it)
-                free = self._free_since
-                if free is not None and not self._leading and time.monotonic() - free >= INLINE_TAKEOVER:
-                    self._free_since = None            # P8: no caller came; a follower reads
-                    if self._idle:
-                        self._cv.notify()
-                    elif len(self._threads) < self._max_threads:
-                        self._spawn_locked()
-                if self._inline_count != seen or self._inline_since is not None or self._free_since is not None:
+                if self._inline_count != seen or self._inline_since is not None:
                     seen, quiet = self._inline_count, 0
                 else:
                     quiet += 1

@@ -147,7 +147,6 @@ class Session(Inbound, Closing):
         self._eof_grace = eof_grace
         self._listening: dict = {}             # progress token -> fn (listen_progress)
         self._pool: Pool | None = None         # rule 3: who runs a job (None: rule 9)
-        self._caller_read = None               # pool.py P8: (pool, wait_input, _step)
         self._notices: queue.Queue | None = None
         self._control: queue.Queue | None = None
         self._helpers: list = []
@@ -163,8 +162,6 @@ class Session(Inbound, Closing):
         else:
             self._pool = Pool(name, max_workers, self._read, self._control_put, self._start_helper,
                               input_waiting=getattr(transport, "input_waiting", None))   # rule 10
-            ready = getattr(transport, "wait_input", None)          # pool.py P8: callers read
-            self._caller_read = None if ready is None else (self._pool, ready, self._step)
 
     # ------------------------------------------------------------------ public API
     def start(self) -> "Session":
@@ -231,8 +228,7 @@ class Session(Inbound, Closing):
             # Spec: basic/lifecycle#timeouts: always enforce a maximum, even with progress.
             max_total_timeout = timeout * MAX_TOTAL_FACTOR
         return Pending(request_id, waiter, timeout, reset_timeout_on_progress, max_total_timeout,
-                       notify=self.notify, forget=self._forget, before_blocking=self._before_blocking,
-                       read=None if self._caller_read is None or waiter.ordered else self._caller_read)
+                       notify=self.notify, forget=self._forget, before_blocking=self._before_blocking)
 
     def notify(self, method: str, params: dict | None = None, *, related_id: RequestId | None = None) -> None:
         """Send a notification. Raises ConnectionClosed when closed."""
@@ -327,20 +323,6 @@ class Session(Inbound, Closing):
         except Exception as exc:                 # broken pipe, closed socket
             self._on_close(f"send failed: {exc}")
             raise self._closed_error() from exc
-
-    def _step(self) -> bool:
-        """Pool P8: one message read by a caller waiting for its reply. A reply is settled
-        here; a job (the peer's request, a control reply) goes to a pool thread, never run
-        on the caller's; notifications go to the notify thread (``_route``). False once
-        reading is over."""
-        job, ended = self._take()
-        if ended is not None:                      # closing (the shutdown ladder) is a pool thread's
-            self._pool.submit(lambda: self._on_close(ended))   # work: the caller hears of it at once
-            self._pool.reading_over()
-            return False
-        if job is not None:
-            self._pool.submit(job)
-        return True
 
     def _closed_error(self) -> ConnectionClosed:
         """The ConnectionClosed the session closed with (its reason, the exit code)."""

@@ -567,37 +567,3 @@ def test_frames_are_read_without_stripping_surrounding_whitespace():
     lines = b'\n  \r\n {"jsonrpc":"2.0","id":1,"method":"ping"} \r\n{"jsonrpc":"2.0","id":2,"method":"ping"}\n'
     transport = StdioServerTransport(io.BytesIO(lines), io.BytesIO())
     assert [transport.receive().id, transport.receive().id, transport.receive()] == [1, 2, None]
-
-
-def test_a_waiting_caller_reads_replies_itself():
-    """pool.py P8: with nobody reading, a caller waiting for its reply reads it on its
-    own thread (no pool thread woken per reply); from several threads at once every
-    call still gets its own answer."""
-    client, _ = make_client()
-    with client:
-        session = client.session
-        routed_on = []
-        real = session._on_response
-
-        def record(message):
-            routed_on.append(threading.current_thread())
-            real(message)
-        session._on_response = record
-        for n in range(20):
-            assert client.call_tool("add", {"a": n, "b": 1}).content[0].text == str(n + 1)
-        assert threading.current_thread() in routed_on     # without P8 a pool thread routes every reply
-        failures = []
-
-        def calls(base):
-            try:
-                for n in range(30):
-                    assert client.call_tool("add", {"a": base, "b": n}).content[0].text == str(base + n)
-            except Exception as exc:                          # noqa: BLE001 - reported below
-                failures.append(exc)
-        threads = [threading.Thread(target=calls, args=(1000 * i,)) for i in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(WAIT)
-        assert not failures and not any(thread.is_alive() for thread in threads)
-        assert set(routed_on) & set(threads)                  # callers read for each other

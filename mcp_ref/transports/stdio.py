@@ -32,16 +32,10 @@ Rules (Spec: basic/transports#stdio, basic/lifecycle#shutdown):
    exit code is not waited for (a server may close stdout and live on). It
    reaches ``ConnectionClosed`` when the process has ended (``late_details``:
    the first look at the error grants the exit ``LATE_EXIT_GRACE``).
-7. The client reads the child's stdout from its descriptor with its own
-   buffer (``_Lines``), so ``wait_input(timeout)`` can say whether a line is
-   ready without blocking: a caller waiting for its reply may read in place of
-   a pool thread and still keep its own timeout (pool.py P8). POSIX only
-   (``select`` on a pipe); elsewhere ``wait_input`` is None and the pool reads.
 """
 from __future__ import annotations
 
 import os
-import select
 import sys
 import threading
 
@@ -99,48 +93,6 @@ def _read_message(stream, limit: int):
         except InvalidMessage:
             if line.strip():
                 raise                       # a blank line is skipped, anything else reported
-
-
-class _Lines:
-    """The child's stdout read from its descriptor (rule 7): ``readline`` as a
-    buffered file's, and ``ready`` to ask, within a timeout, whether it would
-    return without waiting for the child (a line at least begun is ready)."""
-
-    def __init__(self, stream):
-        self._stream, self._fd = stream, stream.fileno()
-        self._buf, self._pos = b"", 0
-
-    def ready(self, timeout: float) -> bool:
-        if self._pos < len(self._buf):
-            return True
-        try:
-            return bool(select.select([self._fd], [], [], timeout)[0])
-        except (OSError, ValueError):       # closed meanwhile: readline says so
-            return True
-
-    def readline(self, size: int) -> bytes:
-        buf, pos = self._buf, self._pos
-        end = buf.find(b"\n", pos, pos + size)
-        if end < 0 and len(buf) - pos < size:
-            parts, have = [buf[pos:]], len(buf) - pos
-            buf, pos = b"", 0
-            while not self._stream.closed:
-                chunk = os.read(self._fd, 65536)
-                if not chunk:
-                    break
-                cut = chunk.find(b"\n", 0, size - have)
-                parts.append(chunk)
-                if cut >= 0:
-                    end = have + cut
-                    have += len(chunk)
-                    break
-                have += len(chunk)
-                if have >= size:
-                    break
-            buf = b"".join(parts)
-        stop = end + 1 if end >= 0 else min(len(buf), pos + size)
-        line, self._buf, self._pos = buf[pos:stop], buf, stop
-        return line
 
 
 class StdioServerTransport:
@@ -264,8 +216,6 @@ class StdioClientTransport:
         self._pump = threading.Thread(target=self._drain_stderr, name="mcp-stderr", daemon=True)
         self._pump.start()
         self._writer = PipeWriter(self.process.stdin, owned=True)
-        self._lines = _Lines(self.process.stdout) if os.name == "posix" else self.process.stdout
-        self.wait_input = self._lines.ready if os.name == "posix" else None    # rule 7
 
     def _drain_stderr(self) -> None:
         stream = self.process.stderr
@@ -285,7 +235,7 @@ class StdioClientTransport:
 
     def receive(self):
         try:
-            message = _read_message(self._lines, self.max_message_size)
+            message = _read_message(self.process.stdout, self.max_message_size)
         except (OSError, ValueError):
             message = None
         if message is None:
