@@ -17,6 +17,13 @@ Issue 17 asks the client to reach at least 0.7× the raw rate: the client's
 own cost per call (building the request, writing, waking the caller, reading
 the result) is what the ratio shows. Also printed: the client process's CPU
 per call (user + system, µs), which does not depend on the server's speed.
+
+``--layers`` prints where that CPU goes, layer by layer, from 1 and 16
+threads: the stdio transport alone (``send`` then ``receive`` on one thread:
+encoding, the write, the read and decoding; no session, no other thread),
+``Session.request("ping")`` (adds the id table, the waiter and the reading
+thread's hand-off) and ``Client.call_tool`` (adds the request's ``_meta``,
+the checks and the decoding of the result into a ``CallToolResult``).
 """
 import argparse
 import os
@@ -64,11 +71,70 @@ def client_rate(client, threads: int, calls: int) -> tuple:
     return calls / elapsed, cpu / calls * 1e6
 
 
+def rate_of(call, threads: int, calls: int) -> tuple:
+    """``(calls/s, client CPU µs per call)`` of ``call()`` run ``calls`` times from ``threads`` threads."""
+    per_thread = calls // threads
+    start_line = threading.Barrier(threads + 1)
+
+    def run():
+        start_line.wait()
+        for _ in range(per_thread):
+            call()
+    workers = [threading.Thread(target=run) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    cpu = time.process_time()
+    start_line.wait()
+    start = time.perf_counter()
+    for worker in workers:
+        worker.join()
+    done = per_thread * threads
+    return done / (time.perf_counter() - start), (time.process_time() - cpu) / done * 1e6
+
+
+def layers(argv: list, env: dict, rounds: int, calls: int) -> None:
+    """Print the client's CPU per call at each layer (``--layers``, see the module docstring)."""
+    from mcp_ref import Client
+    from mcp_ref.messages import Notification, Request
+    from mcp_ref.transports.stdio import StdioClientTransport
+    transport = StdioClientTransport(argv, env={"PYTHONPATH": env["PYTHONPATH"]}, on_stderr=lambda line: None)
+    transport.send(Request(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                             "clientInfo": {"name": "bench", "version": "0"}}))
+    transport.receive()
+    transport.send(Notification("notifications/initialized", None))
+    ids = iter(range(1, 1 << 62))
+
+    def raw_call():
+        transport.send(Request(next(ids), "tools/call", {"name": "noop", "arguments": {}}))
+        transport.receive()
+    client = Client.stdio(argv, env={"PYTHONPATH": env["PYTHONPATH"]}, on_stderr=lambda line: None)
+    client.connect()
+    session = client.session
+    cases = [("transport send + receive, one thread", raw_call, (1,)),
+             ("Session.request(\"ping\")", lambda: session.request("ping"), (1, 16)),
+             ("Client.call_tool(\"noop\")", lambda: client.call_tool("noop", {}), (1, 16))]
+    figures: dict = {}
+    try:
+        for _ in range(rounds):
+            for name, call, thread_counts in cases:
+                for threads in thread_counts:
+                    figures.setdefault((name, threads), []).append(rate_of(call, threads, calls)[1])
+    finally:
+        client.close()
+        transport.close()
+    print("| layer | threads | client CPU µs/call (median [low-high]) |")
+    print("|---|---|---|")
+    for (name, threads), cpus in figures.items():
+        cpus.sort()
+        print(f"| {name} | {threads} | {statistics.median(cpus):.0f} [{cpus[0]:.0f}-{cpus[-1]:.0f}] |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", default="1,16,64", help="comma-separated thread counts")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--calls", type=int, default=3000, help="calls per block")
+    parser.add_argument("--layers", action="store_true", help="the client's CPU per call, layer by layer")
     args = parser.parse_args()
     from mcp_ref import Client
     env = child_env()
@@ -76,6 +142,10 @@ def main() -> None:
         script = Path(tmp) / "tools.py"
         script.write_text(MCP_REF_TOOLS)
         argv = [sys.executable, str(script)]
+        if args.layers:
+            print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs; {args.rounds} rounds of {args.calls} calls")
+            layers(argv, env, args.rounds, args.calls)
+            return
         raw = StdioServer("mcp_ref", argv, env)
         raw.initialize()
         client = Client.stdio(argv, env={"PYTHONPATH": env["PYTHONPATH"]}, on_stderr=lambda line: None)
