@@ -23,15 +23,19 @@ Rules:
    its threads (a job that ignores cancellation is waited for ``timeout`` s).
 """
 import itertools
-import logging
 import threading
 from collections import deque
-
-log = logging.getLogger("mcp_ref.workers")
 
 __all__ = ["WorkerPool", "Lane", "IDLE_EXIT"]
 
 IDLE_EXIT = 2.0        # seconds a worker waits for a job before it ends
+
+
+def _log():
+    """The module's logger, loaded on first use: only a failing job or a stuck thread logs,
+    and ``logging`` costs an HTTP server's start-up (bench/bench_http.py, cold start)."""
+    import logging
+    return logging.getLogger("mcp_ref.workers")
 
 
 class WorkerPool:
@@ -81,7 +85,7 @@ class WorkerPool:
             if thread is not me:
                 thread.join(timeout)
                 if thread.is_alive():
-                    log.warning("worker %s did not stop (a handler ignores cancellation)", thread.name)
+                    _log().warning("worker %s did not stop (a handler ignores cancellation)", thread.name)
 
     def _work(self, job) -> None:
         me = threading.current_thread()
@@ -89,7 +93,7 @@ class WorkerPool:
             try:
                 job()
             except Exception:
-                log.exception("%s: job failed", me.name)
+                _log().exception("%s: job failed", me.name)
             job = None
             with self._cv:
                 while not self._jobs:
@@ -145,7 +149,7 @@ class Lane:
             try:
                 job()
             except Exception:
-                log.exception("job failed")
+                _log().exception("job failed")
             with self._lock:
                 if not self._waiting:
                     self._running -= 1

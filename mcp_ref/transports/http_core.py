@@ -59,11 +59,11 @@ Rules:
    that closes the connection of such a request cancels it (the handler's
    ``ctx.cancelled`` is set; nothing more is sent for it): ``http_types`` rule 3.
 """
-import logging
 from urllib.parse import urlsplit
 
 from .. import lifecycle
-from ..errors import INTERNAL_ERROR, INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY, InvalidMessage, McpError
+from ..errors import (INTERNAL_ERROR, INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY, InvalidMessage, McpError,
+                      get_logger)
 from ..messages import ErrorObject, ErrorResponse, Request, decode, encode
 from ._sse import accepts, format_event
 from .http_modern import header_problem, is_modern_post, param_annotations, param_problem, status_for
@@ -72,7 +72,7 @@ from .http_session import CANCELLED, STOP, WRITTEN
 from .http_types import (SESSION_HEADER, BodyRefused, HttpRequest, HttpResponse, StreamBody, error,
                          json_response, next_item)
 
-log = logging.getLogger("mcp_ref.http")
+log = get_logger("mcp_ref.http")
 
 __all__ = ["handle_request", "HttpRequest", "HttpResponse", "BodyRefused"]
 

@@ -5,12 +5,11 @@
 one holds the configuration, the session table and the listening socket;
 ``http_core`` answers one request (carried by ``http_handler`` or ``wsgi``);
 ``http_session`` decides which stream carries each message. Spec: basic/transports#streamable-http
-(2025-11-25, 2025-03-26), 2024-11-05 basic/transports#http-with-sse,
-security_best_practices.
+(2025-11-25, 2025-03-26), 2024-11-05 basic/transports#http-with-sse, security_best_practices.
 
 Rules:
 
-1. Sessions: ``Mcp-Session-Id`` values come from ``secrets`` (``new_session_id``:
+1. Sessions: ``Mcp-Session-Id`` values come from ``os.urandom`` (``new_session_id``:
    192 random bits, URL-safe base64: visible ASCII). A session ends on DELETE,
    after ``idle_timeout`` seconds with no request and no open stream, or at
    shutdown. At most ``max_sessions`` live at once: a new one evicts the
@@ -44,9 +43,9 @@ Rules:
    same moment while the accepting thread waits for the CPU overflow it:
    their handshakes are dropped and they see timeouts or resets.
 """
+import base64
 import itertools
-import logging
-import secrets
+import os
 import signal
 import socket
 import socketserver
@@ -55,14 +54,14 @@ import time
 from http.server import ThreadingHTTPServer
 from typing import Optional
 
-from ..auth.resource_server import ResourceGuard
+from ..errors import get_logger
 from ..workers import WorkerPool
 from .http_handler import McpRequestHandler
 from .http_origin import LOOPBACK, WILDCARD, HostChecks
 from .http_events import EventStore, InMemoryEventStore
 from .http_session import HttpSessionTransport, LegacySseTransport
 
-log = logging.getLogger("mcp_ref.http")
+log = get_logger("mcp_ref.http")
 
 __all__ = ["serve_http", "start_http", "HttpServerHandle", "HttpApp", "EventStore", "InMemoryEventStore"]
 
@@ -74,10 +73,10 @@ DEFAULT_BACKLOG = max(socket.SOMAXCONN, 128)   # connections the kernel may hold
 
 
 def new_session_id() -> str:
-    """Rule 1: a fresh ``Mcp-Session-Id``, 192 bits from ``secrets`` as URL-safe base64
-    (``[A-Za-z0-9_-]``, 32 characters). Spec: basic/transports#session-management (SHOULD
-    be globally unique and cryptographically secure; MUST be visible ASCII, 0x21 to 0x7E)."""
-    return secrets.token_urlsafe(24)
+    """Rule 1: a fresh ``Mcp-Session-Id``, 192 bits from ``os.urandom`` (``secrets`` would load
+    hashlib and OpenSSL at start-up) as URL-safe base64 (``[A-Za-z0-9_-]``, 32 characters). Spec:
+    basic/transports#session-management (SHOULD be globally unique and cryptographically secure)."""
+    return base64.urlsafe_b64encode(os.urandom(24)).decode("ascii")
 
 
 class HttpApp(HostChecks):
@@ -120,6 +119,7 @@ class HttpApp(HostChecks):
         # Authorization (auth.resource_server): None serves without tokens.
         self.guard = None
         if auth is not None:
+            from ..auth.resource_server import ResourceGuard    # loaded only by a server that uses it
             self.guard = ResourceGuard(auth, resource_metadata, required_scopes)
         elif resource_metadata is not None or required_scopes is not None:
             raise ValueError("resource_metadata and required_scopes need auth= (a token verifier)")

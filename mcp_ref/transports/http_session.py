@@ -39,17 +39,17 @@ Rules:
    need not wake before the client has its answer. Everything else is queued.
 """
 import collections
-import logging
 import queue
-import secrets
+import os
 import threading
 import time
 from typing import Optional
 
 from .. import lifecycle
+from ..errors import get_logger
 from ..messages import ErrorResponse, Notification, Response, encode_line, is_request_id
 
-log = logging.getLogger("mcp_ref.http")
+log = get_logger("mcp_ref.http")
 
 __all__ = ["HttpSessionTransport", "LegacySseTransport", "CLOSE", "STOP",
            "CANCELLED", "WRITTEN"]
@@ -292,7 +292,7 @@ class HttpSessionTransport:
 
     # ------------------------------------------------------------------ internals (under the lock)
     def _new_stream(self, request_ids, mode) -> _Stream:
-        stream = _Stream(secrets.token_hex(6), request_ids, mode)
+        stream = _Stream(os.urandom(6).hex(), request_ids, mode)
         self._streams[stream.id] = stream
         return stream
 
