@@ -37,6 +37,8 @@ Rules:
    ``direct`` writer, and the thread that sends the answer (a pool worker) writes it
    itself (outside the lock), then queues ``WRITTEN``; the connection's thread
    need not wake before the client has its answer. Everything else is queued.
+   Such a request known fast runs on the connection's own thread (``push(message,
+   here)``, ``workers`` rule 4), which then writes the answer with no hand-off at all.
 """
 import collections
 import queue
@@ -171,11 +173,11 @@ class HttpSessionTransport:
             self._on_close(self)
 
     # ------------------------------------------------------------------ used by the HTTP layer
-    def push(self, message) -> None:
-        """A message the client POSTed, for the session (rule 1). A cancellation also ends
-        the cancelled request's HTTP response: the session will not answer it, and a late
-        answer is dropped (Spec: basic/utilities/cancellation)."""
-        self.session.deliver(message)
+    def push(self, message, here=None) -> None:
+        """A message the client POSTed, for the session (rule 1; ``here``: rule 7). A
+        cancellation also ends the cancelled request's HTTP response: the session will not
+        answer it, and a late answer is dropped (Spec: basic/utilities/cancellation)."""
+        self.session.deliver(message, here)
         if isinstance(message, Notification) and message.method == "notifications/cancelled":
             request_id = (message.params or {}).get("requestId")
             with self._lock:
