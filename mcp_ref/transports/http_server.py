@@ -9,7 +9,7 @@ one holds the configuration, the session table and the listening socket;
 
 Rules:
 
-1. Sessions: ``Mcp-Session-Id`` values come from ``os.urandom`` (``new_session_id``:
+1. Sessions: ``Mcp-Session-Id`` values come from ``secrets`` (``new_session_id``:
    192 random bits, URL-safe base64: visible ASCII). A session ends on DELETE,
    after ``idle_timeout`` seconds with no request and no open stream, or at
    shutdown. At most ``max_sessions`` live at once: a new one evicts the
@@ -43,9 +43,7 @@ Rules:
    same moment while the accepting thread waits for the CPU overflow it:
    their handshakes are dropped and they see timeouts or resets.
 """
-import base64
 import itertools
-import os
 import signal
 import socket
 import socketserver
@@ -73,10 +71,11 @@ DEFAULT_BACKLOG = max(socket.SOMAXCONN, 128)   # connections the kernel may hold
 
 
 def new_session_id() -> str:
-    """Rule 1: a fresh ``Mcp-Session-Id``, 192 bits from ``os.urandom`` (``secrets`` would load
-    hashlib and OpenSSL at start-up) as URL-safe base64 (``[A-Za-z0-9_-]``, 32 characters). Spec:
-    basic/transports#session-management (SHOULD be globally unique and cryptographically secure)."""
-    return base64.urlsafe_b64encode(os.urandom(24)).decode("ascii")
+    """Rule 1: a fresh ``Mcp-Session-Id``, 192 bits from ``secrets`` as URL-safe base64
+    (``[A-Za-z0-9_-]``, 32 characters; ``secrets`` is loaded by the first session, not at start-up).
+    Spec: basic/transports#session-management (SHOULD be globally unique and cryptographically secure)."""
+    import secrets
+    return secrets.token_urlsafe(24)
 
 
 class HttpApp(HostChecks):
