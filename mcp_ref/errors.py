@@ -22,6 +22,8 @@ of its start-up (bench/bench_stdio.py): the logger is created on first use.
 """
 from __future__ import annotations
 
+import sys
+
 # JSON-RPC 2.0 standard codes.
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -330,13 +332,29 @@ def require(module: str, package: str, feature: str):
 
 
 class _LazyLogger:
-    """A ``logging.Logger`` stand-in that imports ``logging`` on its first call."""
+    """A ``logging.Logger`` stand-in that imports ``logging`` on its first call.
+
+    Until something (the application, or a warning of ours) has imported ``logging``,
+    no level can have been lowered below the default WARNING: ``isEnabledFor`` and
+    ``debug`` then answer without importing it, so a per-request debug line (the HTTP
+    server logs each request) does not load ``logging`` into a server that never logs
+    (``bench/bench_http.py``, cold start)."""
 
     __slots__ = ("name", "_logger")
 
     def __init__(self, name: str):
         self.name = name
         self._logger = None
+
+    def isEnabledFor(self, level: int) -> bool:
+        if self._logger is None and "logging" not in sys.modules:
+            return level >= 30                  # logging.WARNING, the root logger's default
+        return self.__getattr__("isEnabledFor")(level)
+
+    def debug(self, *args, **kwargs) -> None:
+        if self._logger is None and "logging" not in sys.modules:
+            return
+        self.__getattr__("debug")(*args, **kwargs)
 
     def __getattr__(self, attr):                # debug, info, warning, exception, ...
         if self._logger is None:

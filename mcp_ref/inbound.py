@@ -111,6 +111,8 @@ class Inbound:
         pool = self._pool
         if pool is not None:
             pool.before_blocking()
+        elif self._jobs is not None:               # rule 9: a job run on an HTTP connection's thread
+            self._jobs.before_blocking()
 
     def _control_put(self, job) -> None:
         """Rule 3: a control reply (``ping``, an error for a bad frame) found the pool saturated."""
@@ -232,6 +234,7 @@ class Inbound:
         target = (params.get("name") or params.get("uri")) if type(params) is dict else None
         key = (request.method, target if type(target) is str else None)
         job = lambda: self._serve(ctx, request, batch, key)      # noqa: E731
+        job.key = key                              # rule 9: the shared pool learns which are fast
         if self._pool is not None and key in self._pool.slow:
             job.slow = True                        # rule 8
         return job

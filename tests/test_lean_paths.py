@@ -217,14 +217,64 @@ def test_a_stdio_server_with_a_plain_tool_answers_without_loading_anything_heavy
 
 
 def test_an_http_server_loads_only_the_server_side_of_auth():
-    """auth/__init__.py loads a name's module on first use: an HTTP server needs
-    ``resource_server`` (and the ``challenge`` helpers it uses), not the client's
-    grants, providers, discovery or storage; the names still import as before."""
+    """auth/__init__.py loads a name's module on first use: an HTTP server without
+    ``auth=`` needs none of it, and one with it ``resource_server`` (and the ``challenge``
+    helpers it uses), not the client's grants, providers, discovery or storage; the
+    names still import as before."""
     code = ("import sys, json\nimport mcp_ref.server, mcp_ref.transports.http_server\n"
-            "loaded = sorted(m for m in sys.modules if m.startswith('mcp_ref.auth.'))\n"
+            "auth = lambda: sorted(m for m in sys.modules if m.startswith('mcp_ref.auth.'))\n"
+            "loaded = auth()\n"
             "from mcp_ref.auth import OAuthClientProvider, TokenStorage, StaticTokenVerifier\n"
-            "print(json.dumps([loaded, OAuthClientProvider.__module__, TokenStorage.__module__]))")
+            "print(json.dumps([loaded, auth(), OAuthClientProvider.__module__, TokenStorage.__module__]))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout) == [["mcp_ref.auth.challenge", "mcp_ref.auth.resource_server"],
-                                      "mcp_ref.auth.providers", "mcp_ref.auth.storage"]
+    loaded, after, provider, storage = json.loads(out.stdout)
+    assert loaded == [] and [provider, storage] == ["mcp_ref.auth.providers", "mcp_ref.auth.storage"]
+    assert "mcp_ref.auth.resource_server" in after and "mcp_ref.auth.grants" not in after
+
+
+HTTP_ONE_CALL = """
+import http.client, json, sys
+from mcp_ref import Server
+from mcp_ref.transports.http_server import start_http
+server = Server("lean", version="1.0")
+
+@server.tool
+def add(a: int, b: int) -> int:
+    \"\"\"Add two numbers.\"\"\"
+    return a + b
+
+handle = start_http(server, ("127.0.0.1", 0))
+conn = http.client.HTTPConnection("127.0.0.1", handle.port, timeout=30)
+headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+replies = []
+for message in ({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+                 "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add",
+                 "arguments": {"a": 1, "b": 2}}}):
+    conn.request("POST", "/mcp", json.dumps(message), headers)
+    response = conn.getresponse()
+    body = response.read()
+    headers.setdefault("Mcp-Session-Id", response.getheader("Mcp-Session-Id"))
+    headers["MCP-Protocol-Version"] = "2025-11-25"
+    replies.append(json.loads(body) if body else response.status)
+heavy = sorted((set(sys.modules) - _BASE) & set(HEAVY))
+handle.shutdown()
+print(json.dumps({"replies": replies, "heavy": heavy}))
+"""
+
+
+def test_an_http_server_answers_a_call_without_loading_logging_or_auth():
+    """bench/bench_http.py, cold start: ``logging`` (with ``traceback``) and ``mcp_ref.auth``
+    cost an HTTP server a sizeable share of its time to the first answer, and a server that
+    logs nothing and has no ``auth=`` needs neither."""
+    heavy = ["logging", "traceback", "mcp_ref.auth.resource_server", "mcp_ref.auth.challenge"]
+    code = f"import sys\n_BASE = set(sys.modules)\nHEAVY = {heavy!r}\n" + HTTP_ONE_CALL
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["replies"][0]["result"]["serverInfo"] == {"name": "lean", "version": "1.0"}
+    assert report["replies"][1:] == [202, {"jsonrpc": "2.0", "id": 1,
+                                           "result": {"content": [{"type": "text", "text": "3"}]}}]
+    assert report["heavy"] == [], "serving initialize and one call over HTTP loaded these"

@@ -17,17 +17,17 @@ Rules:
 3. One shortcut (``http_session`` rule 7): the lone JSON answer to a POST is
    written by the thread that sends it (``HttpRequest.send_now``).
 """
-import logging
 import time
 from email.utils import formatdate
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 
+from ..errors import get_logger
 from ._sse import chunk
 from .http_body import SocketRequest
 from .http_core import HttpResponse, handle_request
 
-log = logging.getLogger("mcp_ref.http")
+log = get_logger("mcp_ref.http")
 
 __all__ = ["McpRequestHandler"]
 
@@ -54,7 +54,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         return self.server.app
 
     def log_message(self, format, *args) -> None:
-        if log.isEnabledFor(logging.DEBUG):
+        if log.isEnabledFor(10):                         # logging.DEBUG
             log.debug("%s - %s", self.address_string(), format % args)
 
     def do_POST(self):

@@ -6,12 +6,12 @@ must not reach a server on localhost through the browser).
 allowed hosts and origins. Spec: basic/transports#security-warning,
 security_best_practices.
 """
-import logging
 from typing import Optional
 from urllib.parse import urlsplit
 
+from ..errors import get_logger
 
-log = logging.getLogger("mcp_ref.http")
+log = get_logger("mcp_ref.http")
 
 LOOPBACK = frozenset(("localhost", "127.0.0.1", "::1"))
 WILDCARD = frozenset(("", "0.0.0.0", "::"))

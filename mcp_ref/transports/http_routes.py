@@ -9,19 +9,21 @@ basic/transports#listening-for-messages-from-the-server, #session-management,
 basic/authorization, 2024-11-05 basic/transports#http-with-sse.
 """
 import json
-import logging
 from typing import Optional
 from urllib.parse import parse_qs, urlsplit
 
 from .. import lifecycle
-from ..auth.resource_server import Refusal
-from ..errors import INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage
+from ..errors import INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage, get_logger
 from ..messages import ErrorObject, ErrorResponse, Request, decode
 from ._sse import accepts, format_event
 from .http_types import (SESSION_HEADER, VERSION_HEADER, HttpResponse, LegacyBody, SseBody, StreamBody, error,
                          json_response)
 
-log = logging.getLogger("mcp_ref.http")
+TYPE_CHECKING = False
+if TYPE_CHECKING:          # for annotations only: the module loads with auth= (rule 7)
+    from ..auth.resource_server import Refusal
+
+log = get_logger("mcp_ref.http")
 
 UNKNOWN_SESSION = "Not Found: unknown or expired session"
 
@@ -34,6 +36,7 @@ class Routes:
     # ------------------------------------------------------------------ authorization (rule 7)
     def _authorize(self, path: str) -> Optional[HttpResponse]:
         """None when the request may go on; else its answer."""
+        from ..auth.resource_server import Refusal    # loaded only when auth= is given (the guard did)
         app, guard = self.app, self.app.guard
         if path in guard.metadata_paths:
             if self.request.method != "GET":
@@ -48,7 +51,7 @@ class Routes:
         self.access = access
         return None
 
-    def _refuse_auth(self, refusal: Refusal) -> HttpResponse:
+    def _refuse_auth(self, refusal: "Refusal") -> HttpResponse:
         """401/400/403 with its challenge. A POST body not read yet is read and dropped
         (a client retries on this connection after authorizing); one too large closes it."""
         close = False

@@ -5,8 +5,7 @@
 one holds the configuration, the session table and the listening socket;
 ``http_core`` answers one request (carried by ``http_handler`` or ``wsgi``);
 ``http_session`` decides which stream carries each message. Spec: basic/transports#streamable-http
-(2025-11-25, 2025-03-26), 2024-11-05 basic/transports#http-with-sse,
-security_best_practices.
+(2025-11-25, 2025-03-26), 2024-11-05 basic/transports#http-with-sse, security_best_practices.
 
 Rules:
 
@@ -45,8 +44,6 @@ Rules:
    their handshakes are dropped and they see timeouts or resets.
 """
 import itertools
-import logging
-import secrets
 import signal
 import socket
 import socketserver
@@ -55,14 +52,14 @@ import time
 from http.server import ThreadingHTTPServer
 from typing import Optional
 
-from ..auth.resource_server import ResourceGuard
+from ..errors import get_logger
 from ..workers import WorkerPool
 from .http_handler import McpRequestHandler
 from .http_origin import LOOPBACK, WILDCARD, HostChecks
 from .http_events import EventStore, InMemoryEventStore
 from .http_session import HttpSessionTransport, LegacySseTransport
 
-log = logging.getLogger("mcp_ref.http")
+log = get_logger("mcp_ref.http")
 
 __all__ = ["serve_http", "start_http", "HttpServerHandle", "HttpApp", "EventStore", "InMemoryEventStore"]
 
@@ -75,8 +72,9 @@ DEFAULT_BACKLOG = max(socket.SOMAXCONN, 128)   # connections the kernel may hold
 
 def new_session_id() -> str:
     """Rule 1: a fresh ``Mcp-Session-Id``, 192 bits from ``secrets`` as URL-safe base64
-    (``[A-Za-z0-9_-]``, 32 characters). Spec: basic/transports#session-management (SHOULD
-    be globally unique and cryptographically secure; MUST be visible ASCII, 0x21 to 0x7E)."""
+    (``[A-Za-z0-9_-]``, 32 characters; ``secrets`` is loaded by the first session, not at start-up).
+    Spec: basic/transports#session-management (SHOULD be globally unique and cryptographically secure)."""
+    import secrets
     return secrets.token_urlsafe(24)
 
 
@@ -120,6 +118,7 @@ class HttpApp(HostChecks):
         # Authorization (auth.resource_server): None serves without tokens.
         self.guard = None
         if auth is not None:
+            from ..auth.resource_server import ResourceGuard    # loaded only by a server that uses it
             self.guard = ResourceGuard(auth, resource_metadata, required_scopes)
         elif resource_metadata is not None or required_scopes is not None:
             raise ValueError("resource_metadata and required_scopes need auth= (a token verifier)")

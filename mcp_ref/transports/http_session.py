@@ -37,19 +37,21 @@ Rules:
    ``direct`` writer, and the thread that sends the answer (a pool worker) writes it
    itself (outside the lock), then queues ``WRITTEN``; the connection's thread
    need not wake before the client has its answer. Everything else is queued.
+   Such a request known fast runs on the connection's own thread (``push(message,
+   here)``, ``workers`` rule 4), which then writes the answer with no hand-off at all.
 """
 import collections
-import logging
 import queue
-import secrets
+import os
 import threading
 import time
 from typing import Optional
 
 from .. import lifecycle
+from ..errors import get_logger
 from ..messages import ErrorResponse, Notification, Response, encode_line, is_request_id
 
-log = logging.getLogger("mcp_ref.http")
+log = get_logger("mcp_ref.http")
 
 __all__ = ["HttpSessionTransport", "LegacySseTransport", "CLOSE", "STOP",
            "CANCELLED", "WRITTEN"]
@@ -171,11 +173,11 @@ class HttpSessionTransport:
             self._on_close(self)
 
     # ------------------------------------------------------------------ used by the HTTP layer
-    def push(self, message) -> None:
-        """A message the client POSTed, for the session (rule 1). A cancellation also ends
-        the cancelled request's HTTP response: the session will not answer it, and a late
-        answer is dropped (Spec: basic/utilities/cancellation)."""
-        self.session.deliver(message)
+    def push(self, message, here=None) -> None:
+        """A message the client POSTed, for the session (rule 1; ``here``: rule 7). A
+        cancellation also ends the cancelled request's HTTP response: the session will not
+        answer it, and a late answer is dropped (Spec: basic/utilities/cancellation)."""
+        self.session.deliver(message, here)
         if isinstance(message, Notification) and message.method == "notifications/cancelled":
             request_id = (message.params or {}).get("requestId")
             with self._lock:
@@ -292,7 +294,7 @@ class HttpSessionTransport:
 
     # ------------------------------------------------------------------ internals (under the lock)
     def _new_stream(self, request_ids, mode) -> _Stream:
-        stream = _Stream(secrets.token_hex(6), request_ids, mode)
+        stream = _Stream(os.urandom(6).hex(), request_ids, mode)
         self._streams[stream.id] = stream
         return stream
 

@@ -31,16 +31,16 @@ Rules:
    event or keepalive comment.
 """
 import collections
-import logging
 import queue
 import time
 from typing import Callable, Optional
 
+from ..errors import get_logger
 from ..messages import ErrorObject, ErrorResponse, encode
 from ._sse import format_comment, format_event
 from .http_session import CANCELLED, CLOSE, STOP
 
-log = logging.getLogger("mcp_ref.http")
+log = get_logger("mcp_ref.http")
 
 __all__ = ["HttpRequest", "HttpResponse", "BodyRefused", "SseBody", "StreamBody", "LegacyBody", "error",
            "json_response", "next_item", "MODERN_POLL", "SESSION_HEADER", "VERSION_HEADER"]
