@@ -222,14 +222,16 @@ class Inbound:
                 # Rule 5: read after close (a transport may still hold buffered lines).
                 # Registered now, it would miss close's cancellation and run on.
                 return None
-            if request.id in self._inbound:
-                duplicate = True
-            else:
-                duplicate = False
+            refused = request.id in self._inbound or len(self._inbound) >= self.max_inbound
+            if not refused:
                 self._inbound[request.id] = ctx
-        if duplicate:
-            return self._reply_job(ErrorResponse(request.id, ErrorObject(
-                INVALID_REQUEST, f"Invalid Request: id {request.id!r} is already in use")), batch)
+        if refused:
+            if request.id in self._inbound:
+                return self._reply_job(ErrorResponse(request.id, ErrorObject(
+                    INVALID_REQUEST, f"Invalid Request: id {request.id!r} is already in use")), batch)
+            return self._reply_job(ErrorResponse(request.id, ErrorObject(    # session.py rule 3
+                INTERNAL_ERROR, f"Server overloaded: {self.max_inbound} requests of yours are already in "
+                f"flight (the limit); retry when some have been answered", {"limit": self.max_inbound})), batch)
         params = request.params
         target = (params.get("name") or params.get("uri")) if type(params) is dict else None
         key = (request.method, target if type(target) is str else None)

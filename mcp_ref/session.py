@@ -22,7 +22,10 @@ Rules:
    peer and wait (replies are settled by the reader, which is never a
    handler). A cancelled request gets no response. Who runs a job -- the
    reader itself (inline), a follower, the control thread -- is pool.py's
-   policy: the session asks it (``Pool.place``) and keeps none of it.
+   policy: the session asks it (``Pool.place``) and keeps none of it. At
+   most ``max_inbound`` of the peer's requests are in flight at once; one
+   more is answered at once with -32603 naming the limit, so a peer cannot
+   make the session hold unbounded memory (inbound.py ``_on_request``).
 4. Progress callbacks and notification handlers (user code) run in wire
    order on one ``mcp-notify`` thread; so do ``listen_progress`` listeners, for a token
    that outlives its request's answer (basic/utilities/tasks#task-progress-notifications).
@@ -105,6 +108,7 @@ if TYPE_CHECKING:          # names for annotations only: typing would cost start
 DEFAULT_TIMEOUT = 60.0
 MAX_PROGRESS_LISTENERS = 1024   # listen_progress beyond this forgets the oldest token
 MAX_TOTAL_FACTOR = 10      # hard cap on a progress-extended wait, in multiples of its timeout
+MAX_INBOUND = 1000         # rule 3: the peer's requests in flight at once
 
 
 class Session(Inbound, Closing):
@@ -129,8 +133,9 @@ class Session(Inbound, Closing):
     def __init__(self, transport, handle_request: Callable, handle_notification: Callable | None = None,
                  *, timeout: float = DEFAULT_TIMEOUT, max_workers: int = 16, context_class=RequestContext,
                  on_close: Callable | None = None, ping_interval: float | None = None, name: str = "mcp",
-                 eof_grace: float = 0.0, executor=None):
+                 eof_grace: float = 0.0, executor=None, max_inbound: int = MAX_INBOUND):
         self.transport = transport
+        self.max_inbound = max_inbound          # rule 3
         self.default_timeout = timeout
         self.protocol_version: str | None = None   # set by Server/Client once negotiated
         self.closed = False

@@ -325,3 +325,37 @@ def test_eight_threads_share_one_stdio_client_and_every_reply_reaches_its_caller
         results = [outcome.get(timeout=WAIT * 6) for outcome in outcomes]
     assert [kind for kind, _ in results] == ["ok"] * 8, results
     assert [value for _, value in results] == [[]] * 8
+
+
+def test_a_peer_cannot_keep_more_requests_in_flight_than_the_limit():
+    """Issue 15 (size limits): thousands of pending requests from one peer get a clear
+    error past ``max_inbound`` (session.py rule 3), the memory stays bounded, and the
+    requests within the limit are still answered."""
+    import threading as _threading
+
+    from helpers import initialize_raw, raw_server
+    from mcp_ref import Server
+    gate = _threading.Event()
+    server = Server("limited")
+
+    @server.tool
+    def wait() -> str:
+        gate.wait(10)
+        return "done"
+    with raw_server(server, max_inbound=5, max_workers=2) as (peer, session):
+        initialize_raw(peer)
+        for request_id in range(100, 106):
+            peer.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                       "params": {"name": "wait", "arguments": {}}})
+        refused = peer.recv_reply(105)
+        assert refused["error"]["code"] == -32603 and refused["error"]["data"] == {"limit": 5}
+        assert "in flight" in refused["error"]["message"]
+        assert session.in_flight <= 5
+        gate.set()
+        answers = {}
+        while len(answers) < 5:
+            message = peer.recv(10)
+            assert message is not None, f"the session closed with {sorted(answers)} answered"
+            answers[message.get("id")] = message
+        assert sorted(answers) == list(range(100, 105))
+        assert all(m["result"]["content"][0]["text"] == "done" for m in answers.values())
