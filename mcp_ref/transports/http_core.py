@@ -70,7 +70,7 @@ from urllib.parse import urlsplit
 from .. import lifecycle
 from ..errors import (INTERNAL_ERROR, INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY, InvalidMessage, McpError,
                       get_logger)
-from ..messages import ErrorObject, ErrorResponse, Request, decode, encode
+from ..messages import ErrorObject, ErrorResponse, Request, encode
 from ._sse import accepts, format_event
 from .http_modern import header_problem, is_modern_post, param_annotations, param_problem, status_for
 from .http_routes import Routes, after
@@ -169,13 +169,9 @@ class _Core(Routes):
         if not (json_ok or sse_ok):
             return error(406, INVALID_REQUEST, "Not Acceptable: Accept must admit application/json "
                                                "or text/event-stream")
-        try:
-            message = decode(body)
-        except InvalidMessage as bad:
-            return error(400, bad.code, bad.message)
-        refused = self._scopes_refused(message)
-        if refused is not None:
-            return refused
+        message = self._message_of(body)
+        if isinstance(message, HttpResponse):
+            return message
         session_id = headers.get("mcp-session-id")
         if session_id is None and is_modern_post(message, headers.get("mcp-protocol-version")):
             return self._post_modern(message, json_ok, sse_ok)                # rule 8

@@ -60,6 +60,16 @@ class Routes:
         return error(refusal.status, INVALID_REQUEST, refusal.message, [("WWW-Authenticate", refusal.challenge)],
                      close)
 
+    def _message_of(self, body: bytes):
+        """A POST body's message, or the answer refusing it: bad JSON → 400 with the parse
+        error, scopes the token lacks → 403 (rule 7 of http_core)."""
+        try:
+            message = decode(body)
+        except InvalidMessage as bad:
+            return error(400, bad.code, bad.message)
+        refused = self._scopes_refused(message)
+        return message if refused is None else refused
+
     def _scopes_refused(self, message) -> Optional[HttpResponse]:
         """Rule 7: a 403 when the requests of ``message`` need scopes the token lacks."""
         if self.access is None:
@@ -187,13 +197,9 @@ class Routes:
         body = self._read_body()
         if isinstance(body, HttpResponse):
             return body
-        try:
-            message = decode(body)
-        except InvalidMessage as bad:
-            return error(400, bad.code, bad.message)
-        refused = self._scopes_refused(message)
-        if refused is not None:
-            return refused
+        message = self._message_of(body)
+        if isinstance(message, HttpResponse):
+            return message
         transport.push(message)
         return HttpResponse(202)
 
