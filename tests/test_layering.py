@@ -37,12 +37,20 @@ ALLOWED = {
     "uritemplate": {"errors"},
     "transports": {"errors", "messages", "peek", "transports"},
     "auth": {"errors", "messages"},
+    # What a handler knows of the request it serves (RequestContext).
     "calls": {"errors", "messages", "lifecycle"},
-    "session": {"errors", "messages", "lifecycle", "calls", "workers", "pool", "inbound", "closing"},
-    # How a session ends (rule 5), mixed into Session.
-    "closing": {"errors", "inbound"},
-    # The inbound half of Session (reader loop, routing, serving), mixed into it.
-    "inbound": {"errors", "messages", "lifecycle", "calls", "pool"},
+    "session": {"errors", "messages", "lifecycle", "calls", "workers", "pool", "outbound", "inbound", "notices",
+                "batches", "closing"},
+    # The rooms of Session, each mixed into it. What goes out: requests, writing, Pending, CancelToken.
+    "outbound": {"errors", "messages"},
+    # What comes in: the pool's threads, the reader loop, routing, serving.
+    "inbound": {"errors", "messages", "lifecycle", "pool"},
+    # Cancellations, progress, notifications, and the helper threads that run callbacks in order.
+    "notices": {"errors", "messages"},
+    # JSON-RPC batches (2025-03-26).
+    "batches": {"errors", "messages", "lifecycle"},
+    # How a session ends (rule 5).
+    "closing": {"errors", "notices"},
     # Who runs a job (the leader/follower pool): threads only, no MCP.
     "pool": set(),
     # A bounded thread pool shared by sessions that have no reader of their own (HTTP).
@@ -58,7 +66,7 @@ ALLOWED = {
                "typehints", "errors", "messages", "transports"},
     # The client's room: Client, its requests, its modern era, and what answers the server's requests
     # (sampling, elicitation, roots, approval, tasks, restart). It never imports the server.
-    "client": {"session", "calls", "lifecycle", "modern", "types", "errors", "messages", "transports", "validation"},
+    "client": {"session", "calls", "outbound", "lifecycle", "modern", "types", "errors", "messages", "transports", "validation"},
     "host": ANYTHING,
     # The command line (serve, the inspector, the shell, demo --host): on top of everything.
     "cli": ANYTHING,
