@@ -238,6 +238,49 @@ def test_import_time_imports_are_stdlib_only():
     assert not foreign, "the package must import with the standard library alone:\n" + "\n".join(foreign)
 
 
+def _circles(edges: dict) -> list:
+    """The groups of modules that import each other, directly or round a loop (Tarjan)."""
+    order, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(module):
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        on_stack.add(module)
+        for other in sorted(edges.get(module, ())):
+            if other not in order:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in on_stack:
+                low[module] = min(low[module], order[other])
+        if low[module] == order[module]:
+            group = []
+            while True:
+                other = stack.pop()
+                on_stack.discard(other)
+                group.append(other)
+                if other == module:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+    for module in sorted(edges):
+        if module not in order:
+            visit(module)
+    return found
+
+
+def test_no_two_modules_import_each_other():
+    """A circle makes the import order matter and hides which module is the lower one."""
+    modules = {_module_name(p) for p in _modules()}
+    edges = {}
+    for module, _, target in _imports():
+        while target not in modules and "." in target:
+            target = target.rsplit(".", 1)[0]         # a name taken from a module: that module
+        if target in modules and target != module and target != PACKAGE:
+            edges.setdefault(module, set()).add(target)
+    assert not _circles(edges), "modules that import each other at import time"
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
 def test_the_checker_sees_violations(tmp_path):
     """The parser finds imports at module level, in class bodies and try blocks, and
     skips functions and TYPE_CHECKING blocks."""
