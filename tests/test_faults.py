@@ -244,6 +244,31 @@ def test_the_caller_writes_what_the_pipe_takes_and_the_thread_only_the_rest():
         os.close(read_end)
 
 
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="no pseudo-terminals here")
+def test_the_writer_leaves_a_terminal_blocking_and_restores_a_pipe():
+    """pipe_writer rule 1: the blocking mode belongs to the open file, which a terminal
+    shares with the shell that started the server: only pipes and sockets are made
+    non-blocking, and they are made blocking again when the writer closes them."""
+    from mcp_ref.transports.pipe_writer import PipeWriter
+    leader, terminal = os.openpty()
+    shell = os.dup(terminal)
+    read_end, write_end = os.pipe()
+    shared = os.dup(write_end)                          # the same open file, as a shell would hold it
+    try:
+        on_terminal = PipeWriter(os.fdopen(terminal, "wb"), owned=True)
+        on_terminal.write(b"hello\n")
+        assert os.get_blocking(shell)
+        on_terminal.close(1.0)
+        writer = PipeWriter(os.fdopen(write_end, "wb"), owned=True)
+        assert not os.get_blocking(shared)
+        writer.write(b"line\n")
+        assert writer.close(1.0) is True
+        assert os.get_blocking(shared) and os.read(read_end, 100) == b"line\n"
+    finally:
+        for fd in (leader, shell, read_end, shared):
+            os.close(fd)
+
+
 def test_a_peer_that_reads_nothing_gets_a_bounded_queue_then_an_error():
     """The writer's queue is bounded: past it, writing raises PeerNotReading (an
     OSError, so the session closes) instead of holding memory for a deaf peer; an

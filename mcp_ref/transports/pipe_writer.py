@@ -17,8 +17,11 @@ behind the write. So:
    stdio), and costs no more than the write: an earlier version asked
    ``poll`` first whether the pipe had room, and that one call per line was
    3-5 % of a small call (``bench/bench_stdio.py``, latency 1.46x -> 1.53x
-   the floor). The thread waits for room with ``poll``. Where the mode cannot
-   be set (Windows pipes), the thread writes every line.
+   the floor). The thread waits for room with ``poll``. Only a pipe or a
+   socket is made non-blocking, and made blocking again when the writer closes
+   it: the mode belongs to the open file, which a terminal shares with the
+   shell that started us. Anything else, and where the mode cannot be set
+   (Windows pipes), the thread writes every line.
 2. The queue is bounded (``max_queued`` bytes; one line always fits into an
    empty queue): past the bound ``write`` raises ``PeerNotReading`` and the
    session closes, rather than holding memory for a peer that reads nothing.
@@ -41,12 +44,21 @@ from __future__ import annotations
 
 import os
 import select
+import stat
 import threading
 from collections import deque
 
 __all__ = ["PipeWriter", "PeerNotReading", "MAX_QUEUED"]
 
 MAX_QUEUED = 64 * 1024 * 1024     # bytes written but not yet taken by the peer (rule 2)
+
+
+def _pipe_or_socket(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 class PeerNotReading(OSError):
@@ -64,10 +76,10 @@ class PipeWriter:
                 self._fd = stream.fileno()
             except (AttributeError, OSError, ValueError):   # no descriptor: its own write
                 pass
-        if self._fd is not None and hasattr(select, "poll"):
+        if self._fd is not None and hasattr(select, "poll") and _pipe_or_socket(self._fd):
             try:
                 os.set_blocking(self._fd, False)       # rule 1's fast path
-            except OSError:                            # not here (Windows pipes): the thread writes
+            except OSError:                            # not here: the thread writes
                 pass
             else:
                 self._poll = select.poll()             # how the thread waits for room
@@ -152,6 +164,8 @@ class PipeWriter:
             closing = self._closing and self._owned
         if closing:
             try:
+                if self._poll is not None:
+                    os.set_blocking(self._fd, True)    # rule 1: as we found it
                 self._stream.close()
             except (OSError, ValueError):
                 pass
