@@ -105,14 +105,16 @@ class PipeWriter:
                                      f"{self.max_queued}): it has stopped reading")
             if not self._queue and self._poll is not None:
                 try:
-                    data = data[self._write_now(data):]
+                    done = self._write_now(data)
                 except BlockingIOError:                # the pipe is full: the thread waits for room
-                    pass
+                    done = 0
                 except OSError as exc:
                     self._error = exc
                     raise
-                if not data:
+                if done == len(data):
                     return
+                if done:
+                    data = memoryview(data)[done:]     # the rest, not a copy of it
             self._queue.append(data)
             self._queued += len(data)
             if self._thread is None:
