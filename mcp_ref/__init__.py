@@ -18,7 +18,7 @@ _LAZY = {
     "Server": ".server.server", "Context": ".server.server", "Client": ".client.client",
     "Approval": ".client.approval", "Deny": ".client.approval",
     "HttpError": ".transports.sse_client", "SessionExpired": ".transports.http_client",
-    "ToolNameWarning": ".server.tools", "CancelToken": ".calls",
+    "ToolNameWarning": ".server.tools", "CancelToken": ".outbound",
 }
 
 # The same names for type checkers and editors, which do not run __getattr__: without
@@ -27,7 +27,7 @@ _LAZY = {
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .client.approval import Approval, Deny
-    from .calls import CancelToken
+    from .outbound import CancelToken
     from .client.client import Client
     from .server.tools import ToolNameWarning
     from .server.server import Context, Server

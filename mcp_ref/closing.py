@@ -14,7 +14,7 @@ import threading
 import time
 
 from .errors import ConnectionClosed, McpError, RequestTimeout, SessionError, get_logger
-from .inbound import _STOP
+from .notices import _STOP
 
 log = get_logger("mcp_ref.session")
 

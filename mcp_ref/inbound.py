@@ -1,65 +1,59 @@
-"""What comes in: the reader loop, routing, and serving (the inbound half of ``Session``).
+"""What comes in: the reading threads, routing, and serving (the inbound half of ``Session``).
 
 ``Inbound`` is a mix-in: ``Session`` (session.py) is the only class that uses it,
 and holds the tables and locks these methods read (``_lock``, ``_inbound``,
 ``_outbound``, ``_pool``...). It is a module of its own so that each half reads in
-one sitting: session.py has what a caller uses (request, notify, close) and
+one sitting: outbound.py has what a caller uses (request, notify, writing) and
 this one what the peer sends. The rules are session.py's; each is named where
 it is kept. Spec: basic/index, basic/utilities/cancellation,
-basic/utilities/progress, basic/utilities/ping.
+basic/utilities/ping.
 
 The way in, for one request read by the thread holding the reading role::
 
-    _read  (receive a frame)  ->  _route  ->  _on_request  ->  a job
+    _work  ->  _read  (receive a frame)  ->  _route  ->  _on_request  ->  a job
         -> pool.place(job)  ->  _serve  (the handler)  ->  _reply  ->  _send
 
 and for one reply: ``_read -> _route -> _on_response -> waiter.settle`` (the
-caller waiting in ``Pending.result`` wakes). Progress and notifications go to
-one ordered helper (``_notice``, rule 4).
+caller waiting in ``Pending.result`` wakes). What this module hands aside, each
+read by its name: where a job runs (pool.py ``place``), notifications
+(notices.py, rule 4) and batches (batches.py, rule 7).
 """
 from __future__ import annotations
 
-import threading
 import time
 
 from . import lifecycle
-from .calls import _Batch, _call_progress
 from .errors import (INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage, McpError, MessageTooLarge, RequestCancelled,
                      SessionError, get_logger)
-from .messages import (EncodeError, ErrorObject, ErrorResponse, Notification, Request, Response, is_request_id,
-                       replace_unencodable)
-from .pool import HANDED, QUEUED
+from .messages import EncodeError, ErrorObject, ErrorResponse, Request, Response, replace_unencodable
+from .pool import HANDED, QUEUED, READ
 
 log = get_logger("mcp_ref.session")
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
-    import queue
-
+    from .batches import _Batch
     from .calls import RequestContext
-
-_STOP = object()           # the end marker of a helper's queue
 
 
 class Inbound:
     """The inbound half of ``Session``: methods for the session itself, never called
     from outside (``deliver`` excepted: a transport in delivered mode calls it)."""
 
-    def cancel_inbound(self, request_id, reason: str | None = None) -> None:
-        """Cancel a request we are serving, as the peer's ``notifications/cancelled`` would
-        (for a transport whose cancellation signal is not a message: 2026-07-28 Streamable
-        HTTP, where the client closing the response stream cancels the request)."""
-        params = {"requestId": request_id}
-        if reason:
-            params["reason"] = reason
-        self._on_cancelled(params)
-
     # ------------------------------------------------------------------ reading
-    def _start_helper(self, role: str, target) -> None:
-        """Start a named helper thread (standby, notify, control, keepalive); close joins it."""
-        thread = threading.Thread(target=target, name=f"{self._name}-{role}", daemon=True)
-        self._helpers.append(thread)
-        thread.start()
+    def _work(self) -> None:
+        """A thread of the pool (pool.py P1): read when nobody does, else serve a job
+        from the backlog, else wait; exit when reading is over and nothing is left."""
+        next_turn = self._pool.next_turn
+        while True:
+            turn = next_turn()
+            if turn is None:
+                return                             # P7
+            if turn is READ:
+                if not self._read():
+                    return                         # reading is over
+            else:
+                turn()                             # a job from the backlog (P6)
 
     def _read(self) -> bool:
         """The reader loop (rule 1), run by the pool thread holding the reading role:
@@ -105,45 +99,6 @@ class Inbound:
         self._on_close(reason)
         return False
 
-    def _before_blocking(self) -> None:
-        """Called before a wait the library controls (a request to the peer): a reader
-        serving inline hands its role on at once, so the reply can be read (pool P4)."""
-        pool = self._pool
-        if pool is not None:
-            pool.before_blocking()
-        elif self._jobs is not None:               # rule 9: a job run on an HTTP connection's thread
-            self._jobs.before_blocking()
-
-    def _control_put(self, job) -> None:
-        """Rule 3: a control reply (``ping``, an error for a bad frame) found the pool saturated."""
-        self._helper_queue("_control", "control", lambda j: j()).put(job)
-
-    def _helper_queue(self, attr: str, role: str, run) -> "queue.Queue":
-        """The queue of a helper thread, started on first use. Under the lock, so a
-        helper started while the session closes still gets its stop marker."""
-        with self._lock:
-            q = getattr(self, attr)
-            if q is None:
-                import queue
-                q = queue.Queue()
-                setattr(self, attr, q)
-                self._start_helper(role, lambda: self._drain(q, run))
-                if self.closed:
-                    q.put(_STOP)
-            return q
-
-    def _drain(self, q: "queue.Queue", run) -> None:
-        """A helper thread: run what the queue holds, in order, until the stop marker.
-        A failing callback is logged and does not stop the others (rule 4)."""
-        while True:
-            item = q.get()
-            if item is _STOP:
-                return
-            try:
-                run(item)
-            except Exception:
-                log.exception("%s: callback failed", self._name)
-
     def _reply_job(self, reply, batch: _Batch | None = None):
         """A job that only writes ``reply``: marked ``control`` so a saturated pool
         hands it to the control thread instead of the backlog (rule 3, ping)."""
@@ -169,45 +124,6 @@ class Inbound:
         else:
             self._notice(self._call_notification_handler, message)
         return None
-
-    def _route_batch(self, items: list):
-        # Rule 7: replies are routed whatever the revision; a batch reply to a single
-        # request still answers it. Malformed replies are never answered.
-        """A JSON array (2025-03-26 only, rule 7): replies are settled one by one; the
-        requests run as one job whose answers go back as one array (``_Batch``)."""
-        rest = []
-        for item in items:
-            if isinstance(item, (Response, ErrorResponse)):
-                self._on_response(item)
-            elif isinstance(item, InvalidMessage) and item.is_response:
-                self._on_bad_response(item)
-            else:
-                rest.append(item)
-        if not rest:
-            return None
-        items = rest
-        if not lifecycle.batches_allowed(self.protocol_version):
-            return self._reply_job(ErrorResponse(None, ErrorObject(
-                INVALID_REQUEST, f"Invalid Request: JSON-RPC batches are not supported in protocol revision "
-                                 f"{self.protocol_version or '(not negotiated)'}")))
-        replies = [ErrorResponse(b.id, ErrorObject(b.code, b.message)) for b in items
-                   if isinstance(b, InvalidMessage)]
-        requests = [m for m in items if isinstance(m, Request)]
-        batch = _Batch(len(requests), replies)
-        for message in items:
-            if not isinstance(message, (Request, InvalidMessage)):
-                self._route(message)
-        if not requests:
-            return self._reply_job(replies) if replies else None
-        jobs = [self._on_request(request, batch) for request in requests]
-        jobs = [job for job in jobs if job is not None]
-        if not jobs:
-            return None
-
-        def run_all():
-            for job in jobs:
-                job()
-        return run_all
 
     def _on_request(self, request: Request, batch: _Batch | None = None):
         """Register the request (duplicate ids are refused, rule 2 of messages) and
@@ -243,7 +159,7 @@ class Inbound:
 
     def _on_response(self, message) -> None:
         """Settle the waiter of the request this reply answers (rule 7 for a null id);
-        a reply to a request we stopped waiting for is dropped (calls.py rule 4)."""
+        a reply to a request we stopped waiting for is dropped (outbound.py rule 3)."""
         request_id = message.id
         if isinstance(request_id, str) and request_id.isdigit():
             request_id = int(request_id)           # a peer that echoes our ids as strings
@@ -286,59 +202,6 @@ class Inbound:
             waiter.settle(MessageTooLarge(
                 f"the reply to {waiter.method} (id {bad.id!r}) is {bad.size} bytes, over the limit of {bad.limit} "
                 f"bytes (max_message_size); it was skipped unread", size=bad.size, limit=bad.limit))
-
-    def _on_cancelled(self, params: dict) -> None:
-        """Spec: basic/utilities/cancellation: unknown, late or malformed cancels are ignored;
-        initialize is never cancelled."""
-        request_id = params.get("requestId")
-        if not is_request_id(request_id):
-            return
-        with self._lock:
-            ctx = self._inbound.get(request_id)
-        if ctx is not None and ctx.method != "initialize":
-            log.debug("%s: peer cancelled %s (id %r): %s", self._name, ctx.method, request_id,
-                      params.get("reason", "no reason given"))
-            ctx._cancel()
-            ctx._abandon_nested()
-
-    def _on_progress(self, params: dict) -> None:
-        """Spec: basic/utilities/progress: restart a waiting caller's timeout when it
-        asked for that, and queue its callback (rule 4); a token nobody waits for
-        goes to a ``listen_progress`` listener, else it is ignored."""
-        token = params.get("progressToken")
-        if not is_request_id(token):
-            return
-        with self._lock:
-            waiter = self._outbound.get(token)
-            listener = self._listening.get(token) if waiter is None else None
-        if waiter is None:
-            if listener is not None:
-                self._notice(lambda p: listener(p.get("progress"), p.get("total"), p.get("message")), params)
-            return
-        waiter.heard_at = time.monotonic()
-        if waiter.on_progress is not None:
-            self._notice(_call_progress, (waiter, params))
-
-    def _notice(self, run, item) -> None:
-        """Queue user code (a progress callback, a notification handler) to run in wire
-        order on the one notify thread, or on the shared pool's serial lane (rule 9)."""
-        if self._serial is not None:                # rule 9: in order, on the shared pool
-            self._serial.submit(lambda: self._run_notice(run, item))
-            return
-        self._helper_queue("_notices", "notify", lambda it: it[0](it[1])).put((run, item))
-
-    def _run_notice(self, run, item) -> None:
-        """Run one queued callback on the serial lane, remembering the thread (rule 4)."""
-        self._noticing = threading.current_thread()
-        try:
-            run(item)
-        finally:
-            self._noticing = None
-
-    def _call_notification_handler(self, message: Notification) -> None:
-        """Hand a notification to the handler the session was given (on the notify thread)."""
-        if self._handle_notification is not None:
-            self._handle_notification(message.method, message.params or {})
 
     # ------------------------------------------------------------------ serving (handler threads)
     def _serve(self, ctx: RequestContext, request: Request, batch: _Batch | None = None, key=None) -> None:

@@ -1,17 +1,17 @@
 """Who runs a job: the leader/follower pool of a session that reads its own transport.
 
-The session (session.py) reads a message, routes it, and when routing gives a
+The session (inbound.py) reads a message, routes it, and when routing gives a
 job (a request to serve, a small control reply) it asks the pool where that
 job runs. The pool answers with one of three places, and owns the threads
 that take turns at reading. It knows nothing of MCP: a job is a callable,
-and the reader loop is a callable the session hands in. Spec: basic/index
+and so is the threads' loop, which the session hands in (inbound.py ``_work``). Spec: basic/index
 (requests may be in flight both ways at once), basic/utilities/ping.
 
 Rules (session.py rules 1, 3 and 8 are kept here):
 
 P1. Reading first. A free thread takes the reading role before it takes a
     queued job, so replies, cancellations and pings are always read
-    (``_work``).
+    (``next_turn``; the thread's loop is the session's ``_work``, inbound.py).
 P2. Inline. The reader runs the job it read on its own thread, then reads on,
     when another thread could take the reading role over: an idle one, or
     room to start one (``place``). A sequential exchange then uses one
@@ -67,7 +67,7 @@ import threading
 import time
 from collections import deque
 
-__all__ = ["Pool", "INLINE", "HANDED", "QUEUED", "INLINE_TAKEOVER", "SLOW_AFTER"]
+__all__ = ["Pool", "READ", "INLINE", "HANDED", "QUEUED", "INLINE_TAKEOVER", "SLOW_AFTER"]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
@@ -77,6 +77,9 @@ INLINE_TAKEOVER = 0.002          # P3: seconds an inline job keeps the reading r
 STANDBY_IDLE_CHECKS = 25         # P3: ~50 ms without jobs and the standby sleeps untimed
 SLOW_AFTER = INLINE_TAKEOVER     # P5: a job that ran this long is remembered as slow
 MAX_SLOW_KEYS = 1024             # P5: most (method, target) pairs remembered as slow
+
+# What ``next_turn`` gives a free thread besides a job.
+READ = "read"            # P1: take the reading role and run the reader loop
 
 # Where ``place`` puts a job.
 INLINE = "inline"        # P2: the caller (the reader) runs it now and keeps reading after
@@ -90,27 +93,28 @@ class Pool:
     Args:
         name: prefix of the thread names (``<name>-worker-N``, ``<name>-standby``).
         max_workers: most jobs run at once; one more thread may be reading.
-        read: ``fn() -> bool``, the session's reader loop, run by the thread
-            that takes the reading role; True when it lost the role and
-            should join the followers, False when reading is over.
+        work: ``fn()``, the body of every pool thread (the session's
+            ``_work``, inbound.py): it asks ``next_turn`` what to do, runs the
+            reader loop or a job, and returns when ``next_turn`` says it is over.
         control: ``fn(job)`` runs a control job elsewhere when all are busy (P6).
         start_helper: ``fn(role, target)`` starts a named helper thread the
             session joins on close (the standby).
 
-    Methods for the reader: ``place``, ``inline_done``, ``reading_over``.
+    For a thread of the pool: ``next_turn``. For the reader: ``place``, ``inline_done``,
+    ``reading_over``.
     For a job: ``before_blocking``. For the session: ``start``, ``stop``,
     ``learn``, ``slow``, ``busy``, ``threads``.
     """
 
-    def __init__(self, name: str, max_workers: int, read: Callable, control: Callable, start_helper: Callable,
+    def __init__(self, name: str, max_workers: int, work: Callable, control: Callable, start_helper: Callable,
                  input_waiting: Callable | None = None):
-        self._name, self._read, self._control, self._start_helper = name, read, control, start_helper
+        self._name, self._work, self._control, self._start_helper = name, work, control, start_helper
         self._lock = lock = threading.Lock()     # taken bare on the hot path (no Condition layer)
         self._cv = threading.Condition(lock)            # followers wait here
         self._standby_cv = threading.Condition(lock)    # the standby waits here
         self._max_threads = max(1, max_workers) + 1     # P7: handlers + the one reading
         self._threads: list = []
-        self._idle = 0                 # followers waiting in _work
+        self._idle = 0                 # followers waiting in next_turn
         self._leading = False          # someone holds the reading role
         self._reading_done = False     # P7
         self._backlog: deque = deque()
@@ -228,28 +232,22 @@ class Pool:
         elif len(self._threads) < self._max_threads:
             self._spawn_locked()
 
-    def _work(self) -> None:
-        """A worker thread: read when nobody does (P1), else run backlog jobs, else wait."""
-        while True:
-            with self._lock:
-                while True:
-                    if not self._leading and not self._reading_done:
-                        self._leading = True       # P1: reading first, replies must be read
-                        job = None
-                        break
-                    if self._backlog:
-                        job = self._backlog.popleft()
-                        break
-                    if self._reading_done:
-                        return                     # P7
-                    self._idle += 1
-                    self._cv.wait()
-                    self._idle -= 1
-            if job is None:
-                if not self._read():
-                    return                         # reading is over
-                continue                           # lost the reading role: a follower now
-            job()
+    def next_turn(self):
+        """What a free thread of the pool does next (P1): ``READ`` (it now holds the
+        reading role), a job from the backlog, or None when reading is over and the
+        backlog empty (P7: the thread exits). Waits while there is nothing to do."""
+        with self._lock:
+            while True:
+                if not self._leading and not self._reading_done:
+                    self._leading = True           # P1: reading first, replies must be read
+                    return READ
+                if self._backlog:
+                    return self._backlog.popleft()
+                if self._reading_done:
+                    return None                    # P7
+                self._idle += 1
+                self._cv.wait()
+                self._idle -= 1
 
     def _standby(self) -> None:
         """Thread ``standby`` (P3): takes the reading role from an inline job that runs

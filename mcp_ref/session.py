@@ -2,10 +2,23 @@
 
 The session is shared by Client and Server and knows no roles: methods are
 strings, params and results are dicts. It touches the outside world only
-through a transport (see ``transports``). What a handler and a caller hold for
-one call (``RequestContext``, ``Pending``) is in calls.py. Spec: basic/index,
+through a transport (see ``transports``). Spec: basic/index,
 basic/lifecycle#timeouts, basic/utilities/cancellation,
 basic/utilities/progress, basic/utilities/ping.
+
+``Session`` is one class built from rooms, each a mix-in in a module of its
+own that reads in one sitting; this module holds the rules, the tables they
+govern, and starting and closing::
+
+    outbound.py   what goes out: request, notify, writing; Pending, CancelToken
+    inbound.py    what comes in: the pool's threads, the reader loop, routing,
+                  serving a request and sending its answer
+    notices.py    cancellations, progress and other notifications; the helper
+                  threads that run user callbacks in order (rule 4)
+    batches.py    JSON-RPC batches (2025-03-26, rule 7)
+    closing.py    how a session ends (rule 5)
+    pool.py       who runs a job: the leader/follower policy (rules 3, 8, 10)
+    calls.py      RequestContext: what a handler knows of its request
 
 Rules:
 
@@ -14,9 +27,9 @@ Rules:
    everything else. It never runs user code and never writes while it holds
    the reading role.
 2. Every outgoing request has a fresh integer id (never reused) and a
-   timeout. The waiting thread is its own timer: it waits on its waiter's
-   Event. On timeout it raises ``RequestTimeout`` and sends
-   ``notifications/cancelled``; a reply that arrives later is dropped.
+   timeout. The waiting thread is its own timer: on timeout it raises
+   ``RequestTimeout`` and sends ``notifications/cancelled``; a reply that
+   arrives later is dropped (outbound.py rules 1-3).
 3. Incoming requests run on a bounded pool of handler threads, so many calls
    are in flight both ways and a handler may itself send a request to the
    peer and wait (replies are settled by the reader, which is never a
@@ -76,22 +89,23 @@ Rules:
    already buffered were written in full, so their writer is free to read
    our answer. A transport without ``input_waiting``, or one that cannot
    tell, is handed on as before.
-The reader loop (``_read``) is plain: receive, route (``_route``), and hand
-the job to the pool, which says where it runs (pool.py draws the thread
-roles). This module holds what a caller uses (the public API, writing,
-closing); the inbound half (the reader loop, routing, serving) is inbound.py
-and the closing (rule 5) closing.py, both mixed in. Each reads in one sitting.
+The reader loop (``_read``, inbound.py) is plain: receive, route
+(``_route``), and hand the job to the pool, which says where it runs (pool.py
+draws the thread roles).
 """
 from __future__ import annotations
 
 import itertools
 import threading
 
-from .calls import CancelToken, Pending, RequestContext, _Waiter
-from .errors import ConnectionClosed, InvalidMessage, SessionError, get_logger
+from .batches import Batches
+from .calls import RequestContext
 from .closing import Closing
+from .errors import ConnectionClosed, InvalidMessage, get_logger
 from .inbound import Inbound
-from .messages import EncodeError, ErrorObject, ErrorResponse, Notification, Request, unencodable_text
+from .messages import ErrorObject, ErrorResponse
+from .notices import Notices
+from .outbound import DEFAULT_TIMEOUT, MAX_TOTAL_FACTOR, Outbound, Pending
 from .pool import Pool
 
 log = get_logger("mcp_ref.session")
@@ -102,16 +116,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only: typing would cost start-up time
     import queue
     from typing import Callable
-    ProgressCallback = Callable[[float, "float | None", "str | None"], None]
-    RequestId = int | str
 
-DEFAULT_TIMEOUT = 60.0
-MAX_PROGRESS_LISTENERS = 1024   # listen_progress beyond this forgets the oldest token
-MAX_TOTAL_FACTOR = 10      # hard cap on a progress-extended wait, in multiples of its timeout
 MAX_INBOUND = 1000         # rule 3: the peer's requests in flight at once
 
 
-class Session(Inbound, Closing):
+class Session(Outbound, Inbound, Notices, Batches, Closing):
     """One end of an MCP connection. See the module docstring for the rules.
 
     Args:
@@ -167,7 +176,7 @@ class Session(Inbound, Closing):
             from .workers import Lane
             self._jobs, self._serial = Lane(executor, max_workers), Lane(executor, 1)
         else:
-            self._pool = Pool(name, max_workers, self._read, self._control_put, self._start_helper,
+            self._pool = Pool(name, max_workers, self._work, self._control_put, self._start_helper,
                               input_waiting=getattr(transport, "input_waiting", None))   # rule 10
 
     # ------------------------------------------------------------------ public API
@@ -182,89 +191,6 @@ class Session(Inbound, Closing):
         if self._ping_interval:
             self._start_helper("keepalive", self._keepalive)
         return self
-
-    def request(self, method: str, params: dict | None = None, *, timeout: float | None = None,
-                on_progress: ProgressCallback | None = None, reset_timeout_on_progress: bool = False,
-                max_total_timeout: float | None = None, related_id: RequestId | None = None,
-                cancel: CancelToken | None = None) -> dict:
-        """Send a request and block until its result.
-
-        A progress token (the request id) is attached when ``on_progress`` is
-        given or ``reset_timeout_on_progress`` is asked for: without a token
-        the peer could never reset the timeout. ``cancel``: a ``CancelToken``
-        another thread may cancel the request with (calls.py rule 5).
-
-        Raises:
-            McpError: the peer answered an error (the subclass for its code).
-            RequestTimeout: no reply within ``timeout`` (a cancellation was sent).
-            RequestCancelled: ``cancel`` was cancelled (a cancellation was sent,
-                unless the request never was).
-            ConnectionClosed: the connection closed before the reply.
-        """
-        if cancel is not None and cancel.cancelled:
-            raise cancel.error(method)
-        pending = self.start_request(method, params, timeout=timeout, on_progress=on_progress,
-                                     reset_timeout_on_progress=reset_timeout_on_progress,
-                                     max_total_timeout=max_total_timeout, related_id=related_id)
-        return pending.result() if cancel is None else cancel.run(pending)
-
-    def start_request(self, method: str, params: dict | None = None, *, timeout: float | None = None,
-                      on_progress: ProgressCallback | None = None, reset_timeout_on_progress: bool = False,
-                      max_total_timeout: float | None = None,
-                      related_id: RequestId | None = None) -> Pending:
-        """Send a request and return a ``Pending`` handle without waiting."""
-        request_id = next(self._ids)
-        waiter = _Waiter(method, on_progress)
-        # From a callback on the notify thread (or lane), ordering would wait on ourselves.
-        me = threading.current_thread()
-        waiter.ordered = on_progress is not None and me.name != f"{self._name}-notify" and me is not self._noticing
-        if on_progress is not None or reset_timeout_on_progress:
-            params = dict(params or {})
-            params["_meta"] = {**(params.get("_meta") or {}), "progressToken": request_id}
-        with self._lock:
-            if self.closed:
-                raise self._closed_error()
-            self._outbound[request_id] = waiter
-        try:
-            self._send(Request(request_id, method, params), related_id)
-        except BaseException:
-            self._forget(request_id)
-            raise
-        timeout = self.default_timeout if timeout is None else timeout
-        if reset_timeout_on_progress and max_total_timeout is None:
-            # Spec: basic/lifecycle#timeouts: always enforce a maximum, even with progress.
-            max_total_timeout = timeout * MAX_TOTAL_FACTOR
-        return Pending(request_id, waiter, timeout, reset_timeout_on_progress, max_total_timeout,
-                       notify=self.notify, forget=self._forget, before_blocking=self._before_blocking)
-
-    def notify(self, method: str, params: dict | None = None, *, related_id: RequestId | None = None) -> None:
-        """Send a notification. Raises ConnectionClosed when closed."""
-        self._send(Notification(method, params), related_id)
-
-    def listen_progress(self, fn: ProgressCallback, token: RequestId | None = None) -> RequestId:
-        """Deliver ``notifications/progress`` for ``token`` (None: a fresh one from the request
-        ids, never in use) to ``fn(progress, total, message)`` until ``stop_listening`` or close."""
-        with self._lock:
-            if self.closed:
-                raise self._closed_error()
-            token = next(self._ids) if token is None else token
-            self._listening[token] = fn
-            full = len(self._listening) > MAX_PROGRESS_LISTENERS
-            if full:                                       # bounded: forget the oldest
-                del self._listening[next(iter(self._listening))]
-        if full:
-            log.warning("%s: more than %d progress listeners; the oldest was forgotten", self._name,
-                        MAX_PROGRESS_LISTENERS)
-        return token
-
-    def stop_listening(self, token: RequestId) -> None:
-        """Forget ``token``'s listener; progress the reader already queued is still delivered."""
-        with self._lock:
-            self._listening.pop(token, None)
-
-    def ping(self, timeout: float | None = None) -> None:
-        """Spec: basic/utilities/ping. Raises RequestTimeout or ConnectionClosed."""
-        self.request("ping", timeout=timeout)
 
     def close(self, reason: str = "session closed") -> None:
         """Fail what is pending, stop the threads, close the transport. Idempotent."""
@@ -316,28 +242,3 @@ class Session(Inbound, Closing):
         with self._lock:
             return len(self._inbound)
 
-    # ------------------------------------------------------------------ writing
-    def _send(self, message, related_id=None) -> None:
-        """Write one message under the send lock (rule 6). An encoding error leaves the
-        session as it was (nothing was written); a broken transport closes it."""
-        if self.closed:
-            raise self._closed_error()
-        try:
-            with self._send_lock:
-                self.transport.send(message, related_id)
-        except (SessionError, EncodeError):      # nothing was written: the session is fine
-            raise
-        except UnicodeEncodeError as exc:        # text UTF-8 cannot carry; nothing was written either
-            raise unencodable_text(exc) from None
-        except Exception as exc:                 # broken pipe, closed socket
-            self._on_close(f"send failed: {exc}")
-            raise self._closed_error() from exc
-
-    def _closed_error(self) -> ConnectionClosed:
-        """The ConnectionClosed the session closed with (its reason, the exit code)."""
-        return self.close_error or ConnectionClosed("session closed")
-
-    def _forget(self, request_id) -> None:
-        """Drop the waiter of a request nobody waits for any more (calls.py rule 4)."""
-        with self._lock:
-            self._outbound.pop(request_id, None)

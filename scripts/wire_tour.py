@@ -58,10 +58,11 @@ NOTIFICATION_CAPABILITY = {
     "notifications/elicitation/complete": ("elicitation.url", "client"),
     "notifications/tasks/status": ("tasks", "receiver of the task request"),
 }
-SERVER_SIDE = ["mcp_ref/server/server.py", "mcp_ref/server/context.py", "mcp_ref/server/registration.py", "mcp_ref/session.py", "mcp_ref/inbound.py", "mcp_ref/calls.py", "mcp_ref/client/sampling.py",
+SERVER_SIDE = ["mcp_ref/server/server.py", "mcp_ref/server/context.py", "mcp_ref/server/registration.py", "mcp_ref/session.py", "mcp_ref/outbound.py", "mcp_ref/inbound.py", "mcp_ref/notices.py",
+               "mcp_ref/calls.py", "mcp_ref/client/sampling.py",
                "mcp_ref/client/elicitation.py", "mcp_ref/client/roots.py", "mcp_ref/server"]
-CLIENT_SIDE = ["mcp_ref/client/client.py", "mcp_ref/client/answers.py", "mcp_ref/client/connect.py", "mcp_ref/client/client_requests.py", "mcp_ref/client/client_tasks.py", "mcp_ref/session.py", "mcp_ref/inbound.py",
-               "mcp_ref/calls.py"]
+CLIENT_SIDE = ["mcp_ref/client/client.py", "mcp_ref/client/answers.py", "mcp_ref/client/connect.py", "mcp_ref/client/client_requests.py", "mcp_ref/client/client_tasks.py", "mcp_ref/session.py", "mcp_ref/outbound.py",
+               "mcp_ref/inbound.py", "mcp_ref/notices.py", "mcp_ref/calls.py"]
 HANDLER_PATTERNS = (r'^\s*"{m}":\s', r'\.method == "{m}"', r'\.on\("{m}"', r'\("{m}", on_', r'setdefault\("{m}"')
 SENDER_PATTERNS = (r'request\("{m}"', r'notify\("{m}"', r'_list_changed\("{m}"', r'CHANGED, ITEM = .*"{m}"')
 # Test files to prefer for a method, by the first part of its name.

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "spec_notes" / "how-a-call-travels.md"
 STOP = re.compile(r"`(mcp_ref/[\w/]+\.py):(\d+)` `([\w.]+)`")
 TRANSPORT = {"transports/stdio.py", "transports/pipe_writer.py", "messages.py"}
-OWN_FILES_PER_SIDE = 6            # what the page says: six files a side plus the transport
+OWN_FILES_PER_SIDE = 4            # what the page says: four files a side plus the transport
 
 # The probe: records, for every call into the framing or decoding code (the milestones),
 # the package modules on the stack (the spine), and every package module entered at all.

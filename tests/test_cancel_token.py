@@ -1,4 +1,4 @@
-"""A caller cancels a request from another thread with a ``CancelToken`` (calls.py rule 5).
+"""A caller cancels a request from another thread with a ``CancelToken`` (outbound.py rule 4).
 
 What each test proves, on the transport it names:
 

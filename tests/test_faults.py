@@ -10,6 +10,7 @@ basic/utilities/cancellation.
 """
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -218,6 +219,56 @@ def test_a_deaf_server_leaves_no_writer_thread_and_no_child_behind():
     assert not [t for t in threading.enumerate() if t.name == "mcp-stdio-writer"]
 
 
+@pytest.mark.skipif(not hasattr(select, "poll"), reason="no poll: the writer thread writes every line")
+def test_the_caller_writes_what_the_pipe_takes_and_the_thread_only_the_rest():
+    """pipe_writer rule 1: the owned descriptor is non-blocking, so a line the pipe has
+    room for is written by the caller (no thread), a longer one in part, and what is
+    left goes to the thread in order, ahead of every later line."""
+    from mcp_ref.transports.pipe_writer import PipeWriter
+    read_end, write_end = os.pipe()
+    writer = PipeWriter(os.fdopen(write_end, "wb"), owned=True)
+    try:
+        assert not os.get_blocking(write_end)
+        writer.write(b"short\n")
+        assert writer._thread is None and os.read(read_end, 100) == b"short\n"
+        big = bytes(range(256)) * 2000                  # 512 kB: more than the pipe holds
+        writer.write(big + b"\n")
+        assert 0 < writer.written - 6 < len(big)        # the caller wrote the pipe's share
+        writer.write(b"after\n")
+        got = b""
+        while not got.endswith(b"after\n"):
+            got += os.read(read_end, 1 << 16)
+        assert got == big + b"\nafter\n"
+    finally:
+        writer.close(1.0)
+        os.close(read_end)
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="no pseudo-terminals here")
+def test_the_writer_leaves_a_terminal_blocking_and_restores_a_pipe():
+    """pipe_writer rule 1: the blocking mode belongs to the open file, which a terminal
+    shares with the shell that started the server: only pipes and sockets are made
+    non-blocking, and they are made blocking again when the writer closes them."""
+    from mcp_ref.transports.pipe_writer import PipeWriter
+    leader, terminal = os.openpty()
+    shell = os.dup(terminal)
+    read_end, write_end = os.pipe()
+    shared = os.dup(write_end)                          # the same open file, as a shell would hold it
+    try:
+        on_terminal = PipeWriter(os.fdopen(terminal, "wb"), owned=True)
+        on_terminal.write(b"hello\n")
+        assert os.get_blocking(shell)
+        on_terminal.close(1.0)
+        writer = PipeWriter(os.fdopen(write_end, "wb"), owned=True)
+        assert not os.get_blocking(shared)
+        writer.write(b"line\n")
+        assert writer.close(1.0) is True
+        assert os.get_blocking(shared) and os.read(read_end, 100) == b"line\n"
+    finally:
+        for fd in (leader, shell, read_end, shared):
+            os.close(fd)
+
+
 def test_a_peer_that_reads_nothing_gets_a_bounded_queue_then_an_error():
     """The writer's queue is bounded: past it, writing raises PeerNotReading (an
     OSError, so the session closes) instead of holding memory for a deaf peer; an
@@ -227,10 +278,10 @@ def test_a_peer_that_reads_nothing_gets_a_bounded_queue_then_an_error():
     stream = os.fdopen(write_end, "wb")
     writer = PipeWriter(stream, owned=True, max_queued=300000)
     try:
-        writer.write(b"x" * 200000)                    # fills the pipe: the thread blocks
+        writer.write(b"x" * 200000)                    # fills the pipe (64 kB): the rest is queued
         writer.write(b"y" * 90000)
-        with pytest.raises(PeerNotReading):
-            writer.write(b"z" * 20000)
+        with pytest.raises(PeerNotReading):            # queued: 200 kB less the pipe's share, + 90 + 150
+            writer.write(b"z" * 150000)
         assert writer.close(0.2) is False              # nothing moves: close gives up, stream left open
         assert writer.stuck and not stream.closed
         os.close(read_end)                             # the reader goes: the blocked write fails

@@ -37,12 +37,20 @@ ALLOWED = {
     "uritemplate": {"errors"},
     "transports": {"errors", "messages", "peek", "transports"},
     "auth": {"errors", "messages"},
+    # What a handler knows of the request it serves (RequestContext).
     "calls": {"errors", "messages", "lifecycle"},
-    "session": {"errors", "messages", "lifecycle", "calls", "workers", "pool", "inbound", "closing"},
-    # How a session ends (rule 5), mixed into Session.
-    "closing": {"errors", "inbound"},
-    # The inbound half of Session (reader loop, routing, serving), mixed into it.
-    "inbound": {"errors", "messages", "lifecycle", "calls", "pool"},
+    "session": {"errors", "messages", "lifecycle", "calls", "workers", "pool", "outbound", "inbound", "notices",
+                "batches", "closing"},
+    # The rooms of Session, each mixed into it. What goes out: requests, writing, Pending, CancelToken.
+    "outbound": {"errors", "messages"},
+    # What comes in: the pool's threads, the reader loop, routing, serving.
+    "inbound": {"errors", "messages", "lifecycle", "pool"},
+    # Cancellations, progress, notifications, and the helper threads that run callbacks in order.
+    "notices": {"errors", "messages"},
+    # JSON-RPC batches (2025-03-26).
+    "batches": {"errors", "messages", "lifecycle"},
+    # How a session ends (rule 5).
+    "closing": {"errors", "notices"},
     # Who runs a job (the leader/follower pool): threads only, no MCP.
     "pool": set(),
     # A bounded thread pool shared by sessions that have no reader of their own (HTTP).
@@ -58,7 +66,7 @@ ALLOWED = {
                "typehints", "errors", "messages", "transports"},
     # The client's room: Client, its requests, its modern era, and what answers the server's requests
     # (sampling, elicitation, roots, approval, tasks, restart). It never imports the server.
-    "client": {"session", "calls", "lifecycle", "modern", "types", "errors", "messages", "transports", "validation"},
+    "client": {"session", "calls", "outbound", "lifecycle", "modern", "types", "errors", "messages", "transports", "validation"},
     "host": ANYTHING,
     # The command line (serve, the inspector, the shell, demo --host): on top of everything.
     "cli": ANYTHING,
@@ -228,6 +236,49 @@ def test_import_time_imports_are_stdlib_only():
     foreign = [f"{module}:{line} imports {target}" for module, line, target in _imports()
                if target.split(".")[0] not in stdlib and target.split(".")[0] != PACKAGE]
     assert not foreign, "the package must import with the standard library alone:\n" + "\n".join(foreign)
+
+
+def _circles(edges: dict) -> list:
+    """The groups of modules that import each other, directly or round a loop (Tarjan)."""
+    order, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(module):
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        on_stack.add(module)
+        for other in sorted(edges.get(module, ())):
+            if other not in order:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in on_stack:
+                low[module] = min(low[module], order[other])
+        if low[module] == order[module]:
+            group = []
+            while True:
+                other = stack.pop()
+                on_stack.discard(other)
+                group.append(other)
+                if other == module:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+    for module in sorted(edges):
+        if module not in order:
+            visit(module)
+    return found
+
+
+def test_no_two_modules_import_each_other():
+    """A circle makes the import order matter and hides which module is the lower one."""
+    modules = {_module_name(p) for p in _modules()}
+    edges = {}
+    for module, _, target in _imports():
+        while target not in modules and "." in target:
+            target = target.rsplit(".", 1)[0]         # a name taken from a module: that module
+        if target in modules and target != module and target != PACKAGE:
+            edges.setdefault(module, set()).add(target)
+    assert not _circles(edges), "modules that import each other at import time"
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
 def test_the_checker_sees_violations(tmp_path):

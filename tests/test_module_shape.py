@@ -19,8 +19,8 @@ PACKAGE = ROOT / "mcp_ref"
 MAX_LINES = 400
 MIN_CORE_DENSITY = 0.5
 # The protocol core: no roles, no I/O but the session's threads (README, module map).
-CORE = ["errors.py", "messages.py", "peek.py", "types", "lifecycle.py", "calls.py", "session.py", "inbound.py",
-        "closing.py", "pool.py"]
+CORE = ["errors.py", "messages.py", "peek.py", "types", "lifecycle.py", "calls.py", "session.py", "outbound.py",
+        "inbound.py", "notices.py", "batches.py", "closing.py", "pool.py"]
 
 
 def counts(source: str) -> tuple:

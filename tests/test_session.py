@@ -21,7 +21,7 @@ from conftest import _wire_validator
 from helpers import WAIT, RawPeer, Recorder, is_method, is_reply_to, mcp_threads, run_in_thread
 from mcp_ref.errors import (ConnectionClosed, InvalidParamsError, InvalidRequestError, McpError, MethodNotFoundError, RequestCancelled,
                             RequestTimeout, SessionError)
-from mcp_ref import session as session_module
+from mcp_ref import outbound
 from mcp_ref import pool as pool_module
 from mcp_ref.session import MAX_TOTAL_FACTOR, Session
 from mcp_ref.transports import TapTransport, memory_pair
@@ -320,7 +320,7 @@ def test_progress_reset_has_a_hard_maximum():
 @pytest.mark.req("LIFE-19")
 def test_progress_reset_without_a_maximum_is_capped_by_default(monkeypatch):
     assert MAX_TOTAL_FACTOR > 1
-    monkeypatch.setattr(session_module, "MAX_TOTAL_FACTOR", 3)    # a 0.9 s cap keeps the test short
+    monkeypatch.setattr(outbound, "MAX_TOTAL_FACTOR", 3)    # a 0.9 s cap keeps the test short
     timeout = 0.3
     with Pair({"tick": _ticker}) as p:
         begin = time.monotonic()
@@ -1031,9 +1031,9 @@ def test_a_long_answer_keeps_the_reading_role_unless_input_is_waiting(monkeypatc
 
 
 def test_a_waiter_keeps_the_first_settlement_and_stays_open():
-    """calls.py: the waiter is two bare locks; the first settle wins (a reply racing a
+    """outbound.py: the waiter is two bare locks; the first settle wins (a reply racing a
     close or a cancel), and once settled every wait returns at once."""
-    from mcp_ref.calls import _Waiter
+    from mcp_ref.outbound import _Waiter
     waiter = _Waiter("tools/call")
     assert not waiter.settled and waiter.wait(0.01) is False
     settlers = [threading.Thread(target=waiter.settle, args=(i,)) for i in range(8)]

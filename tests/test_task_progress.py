@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-import mcp_ref.session as session_module
+import mcp_ref.notices as notices_module
 from features_helpers import Collector, check_wire, connected
 from helpers import WAIT, RawPeer, Recorder
 from mcp_ref import Client, Context, Server
@@ -291,7 +291,7 @@ def test_a_terminal_status_read_before_the_create_task_result_is_handled_still_d
 
 # ---------------------------------------------------------------------- the session's table
 def test_listen_progress_is_bounded_stopped_and_cleared_by_close(monkeypatch):
-    monkeypatch.setattr(session_module, "MAX_PROGRESS_LISTENERS", 2)
+    monkeypatch.setattr(notices_module, "MAX_PROGRESS_LISTENERS", 2)
     ours, theirs = memory_pair()
     session = Session(ours, lambda ctx, method, params: {})
     try:

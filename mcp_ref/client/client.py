@@ -31,7 +31,7 @@ Rules:
    ``SessionError`` at once (its replies would go to the parent's reader and
    it would wait for its timeout), and ``close()`` there leaves the parent's
    server alone. Make a new client in the child.
-7. Every request method takes ``cancel=``, a ``CancelToken`` (calls.py rule 5):
+7. Every request method takes ``cancel=``, a ``CancelToken`` (outbound.py rule 4):
    another thread's ``token.cancel(reason)`` sends ``notifications/cancelled``
    and the caller raises ``RequestCancelled``, on every transport. A list
    method hands it to each page it asks for.
@@ -56,7 +56,7 @@ from .connect import Connections, _ClassOrInstance
 from .answers import ServerRequestAnswers
 from .client_tasks import TaskRequests
 from ..errors import ApprovalDenied, ConnectionClosed, SessionError, UnsupportedProtocolVersion, get_logger
-from ..calls import CancelToken
+from ..outbound import CancelToken
 from ..session import Session
 
 TYPE_CHECKING = False

@@ -52,7 +52,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
     from typing import Callable
 
-    from ..calls import CancelToken
+    from ..outbound import CancelToken
     from ..types import CallToolResult, Completion, GetPromptResult, ReadResourceResult
 
 log = get_logger("mcp_ref.client")

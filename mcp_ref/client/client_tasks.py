@@ -66,7 +66,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
     from typing import Callable
 
-    from ..calls import CancelToken
+    from ..outbound import CancelToken
     from ..types import CallToolResult, Task
 
 log = get_logger("mcp_ref.client")

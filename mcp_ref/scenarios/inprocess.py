@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from ..calls import CancelToken
+from ..outbound import CancelToken
 from ..errors import InvalidParamsError, RequestCancelled, RequestTimeout
 from ..server.server import Context, Server
 from . import WAIT, wait_for
