@@ -28,8 +28,8 @@ Rules:
    a bare LF (§2.2 allows a recipient to accept the bare LF, and ``http.server``
    did). The header section ends at an empty line; the connection's end before
    it → 400.
-3. Bounds (status 431, RFC 6585 §5): the header section
-   is at most ``MAX_HEAD`` bytes (64 KiB, ``http.server``'s bound for one line)
+3. Bounds (status 431, RFC 6585 §5): the field lines
+   are at most ``MAX_HEAD`` bytes together (64 KiB, ``http.server``'s bound for one line)
    and ``MAX_FIELDS`` lines (100, as before). Beyond either: 431, and the
    connection is closed; nothing more than the bound is read.
 4. ``Host`` given more than once → 400 (RFC 9112 §3.2: which one would the
@@ -46,7 +46,7 @@ import re
 
 __all__ = ["RequestHead", "HeadRefused", "read_head", "MAX_HEAD", "MAX_FIELDS"]
 
-MAX_HEAD = 65536               # bytes of the header section, field lines and the empty line (rule 3)
+MAX_HEAD = 65536               # bytes of the field lines, CRLFs included (rule 3)
 MAX_FIELDS = 100               # field lines (rule 3)
 
 _TOKEN = rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
@@ -94,7 +94,7 @@ def read_head(request_line: bytes, rfile) -> RequestHead:
     fields, left = [], MAX_HEAD
     readline, parse = rfile.readline, _FIELD_LINE.fullmatch
     while True:
-        line = readline(left + 1)
+        line = readline(max(left, 2) + 1)               # room for one byte too many, or the empty line
         if line in _END:
             break
         left -= len(line)
