@@ -19,7 +19,8 @@ Rules:
    (an HTTP/0.9 line of two words too). A version other than ``HTTP/1.x``
    gets 505. Over 64 KiB: 414, by ``http.server``'s ``handle_one_request``,
    which reads the line. Empty: the connection is closed without an answer,
-   as ``http.server`` did.
+   as ``http.server`` did. A target starting ``//`` keeps one slash, as
+   ``http.server`` does (gh-87389).
 2. Field lines (RFC 9112 §5, RFC 9110 §5.5): ``name ":" OWS value OWS``, the
    name a token with nothing between it and the colon; the value of visible
    ASCII, SP, HTAB and obs-text (bytes 0x80-0xFF, kept as Latin-1, as before);
@@ -28,10 +29,10 @@ Rules:
    a bare LF (§2.2 allows a recipient to accept the bare LF, and ``http.server``
    did). The header section ends at an empty line; the connection's end before
    it → 400.
-3. Bounds (status 431, RFC 6585 §5): the field lines
-   are at most ``MAX_HEAD`` bytes together (64 KiB, ``http.server``'s bound for one line)
-   and ``MAX_FIELDS`` lines (100, as before). Beyond either: 431, and the
-   connection is closed; nothing more than the bound is read.
+3. Bounds (status 431, RFC 6585 §5): the field lines are at most ``MAX_HEAD``
+   bytes together (64 KiB, which was ``http.server``'s bound for each line,
+   so up to 6.4 MB a head) and ``MAX_FIELDS`` lines (100, as before). Beyond
+   either: 431, and the connection is closed; nothing past the bound is read.
 4. ``Host`` given more than once → 400 (RFC 9112 §3.2: which one would the
    rebinding check of ``http_server`` rule 2 trust?). A missing ``Host`` is
    refused there (403), as before.
