@@ -17,7 +17,7 @@ Rules:
 3. One shortcut (``http_session`` rule 7): the lone JSON answer to a POST is
    written by the thread that sends it (``HttpRequest.send_now``).
 4. The request head is read by ``http_head`` (RFC 9112 §2-5; its rules), not by
-   ``http.server``'s email-based parser: that was close to half of the server's
+   ``http.server``'s email-based parser, which took a quarter of the server's
    CPU per small call (bench/bench_http.py). ``http.server`` still reads the
    request line (414 beyond 64 KiB), refuses unknown methods (501) and runs the
    keep-alive loop; a refused head is answered by its ``send_error`` and closes
