@@ -65,7 +65,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
     @property
     def headers(self) -> "HeadFields":
         """The request's header fields, names in any case (what ``http.server`` kept here)."""
-        return HeadFields(self.head.fields)
+        return HeadFields(self.head.fields if self.head is not None else [])
 
     def parse_request(self) -> bool:
         """Rule 4: the head by ``http_head``; False when it was refused (and answered)."""
@@ -174,4 +174,5 @@ class HeadFields:
         return self.get_all(name) is not None
 
     def items(self) -> list:
+        """``(name, value)`` pairs in order, names in lower case."""
         return list(self.fields)
