@@ -335,10 +335,10 @@ class _LazyLogger:
     """A ``logging.Logger`` stand-in that imports ``logging`` on its first call.
 
     Until something (the application, or a warning of ours) has imported ``logging``,
-    no level can have been lowered below the default WARNING: ``isEnabledFor`` and
-    ``debug`` then answer without importing it, so a per-request debug line (the HTTP
-    server logs each request) does not load ``logging`` into a server that never logs
-    (``bench/bench_http.py``, cold start)."""
+    no level can have been lowered below the default WARNING: ``isEnabledFor``,
+    ``debug`` and ``info`` then answer without importing it, so a per-request debug line
+    (the HTTP server logs each request) or ``serve_http``'s "serving at" line does not
+    load ``logging`` into a server that never logs (``bench/bench_http.py``, cold start)."""
 
     __slots__ = ("name", "_logger")
 
@@ -355,6 +355,13 @@ class _LazyLogger:
         if self._logger is None and "logging" not in sys.modules:
             return
         self.__getattr__("debug")(*args, **kwargs)
+
+    def info(self, *args, **kwargs) -> None:
+        """As ``debug``: below WARNING, so nothing to do until ``logging`` is loaded
+        (``serve_http`` says where it listens at ``info``, before the first request)."""
+        if self._logger is None and "logging" not in sys.modules:
+            return
+        self.__getattr__("info")(*args, **kwargs)
 
     def __getattr__(self, attr):                # debug, info, warning, exception, ...
         if self._logger is None:

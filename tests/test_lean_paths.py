@@ -278,3 +278,23 @@ def test_an_http_server_answers_a_call_without_loading_logging_or_auth():
     assert report["replies"][1:] == [202, {"jsonrpc": "2.0", "id": 1,
                                            "result": {"content": [{"type": "text", "text": "3"}]}}]
     assert report["heavy"] == [], "serving initialize and one call over HTTP loaded these"
+
+
+def test_serve_http_says_where_it_listens_without_loading_logging():
+    """``serve_http`` (what bench/bench_http.py spawns) logs its URL at ``info`` before the
+    first request: that line alone loaded ``logging`` and ``traceback`` into every server."""
+    heavy = ["logging", "traceback"]
+    serving = ("import threading\nfrom mcp_ref.transports.http_server import serve_http\n"
+               "ready = threading.Event()\nbox = []\n"
+               "threading.Thread(target=serve_http, args=(server, ('127.0.0.1', 0)), daemon=True,\n"
+               "                 kwargs={'ready': lambda h: (box.append(h), ready.set())}).start()\n"
+               "assert ready.wait(30)\nhandle = box[0]\n")
+    code = f"import sys\n_BASE = set(sys.modules)\nHEAVY = {heavy!r}\n" + \
+        HTTP_ONE_CALL.replace('handle = start_http(server, ("127.0.0.1", 0))\n', serving)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("mcp_ref: serving MCP at http://127.0.0.1:")
+    report = json.loads(lines[-1])
+    assert report["replies"][2]["result"]["content"][0]["text"] == "3"
+    assert report["heavy"] == [], "serve_http, initialize and one call loaded these"

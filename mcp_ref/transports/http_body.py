@@ -49,16 +49,12 @@ class SocketRequest(HttpRequest):
     __slots__ = ("handler",)
 
     def __init__(self, handler):
-        # Read raw (``raw_items``, as the request carried it): ``items`` and ``get_all`` run the
-        # email package's header policy on every header, which cost more per call than the
-        # rest of the POST handling (bench/bench_http.py, server CPU).
-        headers = {key.lower(): value for key, value in handler.headers.raw_items()}
-        super().__init__(handler.command, handler.path, headers, handler._local_address)
+        super().__init__(handler.command, handler.path, handler.head.headers, handler._local_address)
         self.handler = handler
 
     def _header_all(self, name: str) -> list:
         """Every value of a request header (lower-case name), in order."""
-        return [value for key, value in self.handler.headers.raw_items() if key.lower() == name]
+        return [value for key, value in self.handler.head.fields if key == name]
 
     def read_body(self, limit: int) -> bytes:
         """Rule 1."""

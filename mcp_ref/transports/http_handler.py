@@ -16,6 +16,12 @@ Rules:
    body (``SseBody.close``) and the connection.
 3. One shortcut (``http_session`` rule 7): the lone JSON answer to a POST is
    written by the thread that sends it (``HttpRequest.send_now``).
+4. The request head is read by ``http_head`` (RFC 9112 §2-5; its rules), not by
+   ``http.server``'s email-based parser, which took a quarter of the server's
+   CPU per small call (bench/bench_http.py). ``http.server`` still reads the
+   request line (414 beyond 64 KiB), refuses unknown methods (501) and runs the
+   keep-alive loop; a refused head is answered by its ``send_error`` and closes
+   the connection.
 """
 import time
 from email.utils import formatdate
@@ -26,6 +32,7 @@ from ..errors import get_logger
 from ._sse import chunk
 from .http_body import SocketRequest
 from .http_core import HttpResponse, handle_request
+from .http_head import HeadRefused, read_head
 
 log = get_logger("mcp_ref.http")
 
@@ -49,9 +56,35 @@ class McpRequestHandler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
     timeout = 300                      # an idle keep-alive connection is closed after this
 
+    head = None                        # the RequestHead of the request being served (rule 4)
+
     @property
     def app(self):
         return self.server.app
+
+    @property
+    def headers(self) -> "HeadFields":
+        """The request's header fields, names in any case (what ``http.server`` kept here)."""
+        return HeadFields(self.head.fields if self.head is not None else [])
+
+    def parse_request(self) -> bool:
+        """Rule 4: the head by ``http_head``; False when it was refused (and answered)."""
+        self.command, self.request_version, self.close_connection = None, "HTTP/1.1", True
+        line = self.raw_requestline
+        self.requestline = str(line, "latin-1").rstrip("\r\n")
+        if not self.requestline:
+            return False                              # as http.server: an empty line ends the connection
+        try:
+            head = read_head(line, self.rfile)
+        except HeadRefused as refused:
+            self.send_error(refused.status, explain=refused.message)
+            return False
+        self.head = head
+        self.command, self.path, self.request_version = head.method, head.target, head.version
+        self.close_connection = head.close
+        if head.expect_continue:
+            return self.handle_expect_100()
+        return True
 
     def log_message(self, format, *args) -> None:
         if log.isEnabledFor(10):                         # logging.DEBUG
@@ -117,3 +150,29 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             lines.append("Connection: close")
         self.wfile.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
         self.log_request(status)
+
+
+class HeadFields:
+    """A read-only view of a request's header fields with case-insensitive names: ``get``
+    and ``[]`` give the first value (``None`` when absent), as ``http.client.HTTPMessage`` did."""
+
+    __slots__ = ("fields",)
+
+    def __init__(self, fields: list):
+        self.fields = fields
+
+    def get_all(self, name: str, default=None):
+        name = name.lower()
+        return [value for key, value in self.fields if key == name] or default
+
+    def get(self, name: str, default=None):
+        return (self.get_all(name) or [default])[0]
+
+    __getitem__ = get
+
+    def __contains__(self, name: str) -> bool:
+        return self.get_all(name) is not None
+
+    def items(self) -> list:
+        """``(name, value)`` pairs in order, names in lower case."""
+        return list(self.fields)
