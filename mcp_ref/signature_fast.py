@@ -209,23 +209,24 @@ class Shape:
     ``_fast_return``'s (``_NOT_FAST``: the full path reads the return annotation); both,
     and the schema, are shared and read-only."""
 
-    __slots__ = ("annotations", "defaults", "kwdefaults", "globals", "skip", "parameters", "returns", "_schema")
+    __slots__ = ("names", "values", "defaults", "kwdefaults", "globals", "skip", "parameters", "returns",
+                 "_schema")
 
     def __init__(self, fn, annotations: dict, skip: tuple, parameters: tuple, returns):
-        self.annotations = dict(annotations)        # a copy: a later change to fn's is not ours
+        self.names, self.values = tuple(annotations), tuple(annotations.values())   # as they were read
         self.defaults, self.skip = fn.__defaults__, skip
         self.kwdefaults = dict(fn.__kwdefaults__) if fn.__kwdefaults__ is not None else None
-        strings = any(type(value) is str for value in annotations.values())
+        strings = str in map(type, self.values)
         self.globals = fn.__globals__ if strings else None     # what the strings were resolved in
         self.parameters, self.returns, self._schema = parameters, returns, None
 
     def fits(self, fn, annotations: dict, skip: tuple) -> bool:
         """Whether ``fn`` (of this shape's code layout) would be read as this shape was."""
-        defaults = fn.__defaults__
-        return (_same_objects(self.annotations, annotations) and _same_objects(self.kwdefaults, fn.__kwdefaults__)
-                and (defaults is self.defaults or (defaults is not None and self.defaults is not None
-                                                   and len(defaults) == len(self.defaults)
-                                                   and all(map(is_, defaults, self.defaults))))
+        defaults, kwdefaults = fn.__defaults__, fn.__kwdefaults__
+        return (len(annotations) == len(self.names)
+                and all(map(is_, map(annotations.get, self.names, repeat(_NOT_FAST)), self.values))
+                and (defaults is self.defaults or _same_items(defaults, self.defaults))
+                and (kwdefaults is self.kwdefaults or _same_items(kwdefaults, self.kwdefaults))
                 and (self.globals is None or self.globals is fn.__globals__) and self.skip == skip)
 
     def input_schema(self, docs: dict) -> dict:
@@ -238,11 +239,13 @@ class Shape:
         return schema
 
 
-def _same_objects(mine: dict | None, theirs: dict | None) -> bool:
-    """Whether two dicts (or None) hold the very same objects under the same keys."""
-    if mine is None or theirs is None:
-        return mine is theirs
-    return len(mine) == len(theirs) and all(map(is_, map(theirs.get, mine, repeat(_NOT_FAST)), mine.values()))
+def _same_items(mine, theirs) -> bool:
+    """Whether two tuples or dicts (or None) hold the very same objects (under the same keys)."""
+    if mine is None or theirs is None or len(mine) != len(theirs):
+        return False                                # (both None: the caller saw ``is``)
+    if type(mine) is dict:
+        return type(theirs) is dict and all(map(is_, map(theirs.get, mine, repeat(_NOT_FAST)), mine.values()))
+    return all(map(is_, mine, theirs))
 
 
 _SHAPES: dict = {}                      # code layout -> the last Shape read of that layout

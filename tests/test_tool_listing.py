@@ -141,3 +141,28 @@ def test_a_listing_reads_each_shape_once_and_each_page_only(monkeypatch):
     assert all(entry.prepared for entry in entries) and len(reads) == 1
     assert server.tools.get("t249").to_dict("2025-11-25") == page["tools"][-1]
     assert page["tools"][-1]["description"] == "Tool 249."
+
+
+def test_tools_registered_without_options_share_one_options_dict():
+    """Registering keeps the function and what was given (rule 8): tools given nothing
+    share one read-only options dict, so a catalogue does not hold one dict per tool."""
+    server = Server("options")
+
+    @server.tool
+    def one(a: int) -> int:
+        return a
+
+    @server.tool()
+    def two(a: int) -> int:
+        return a
+
+    @server.tool(title="Three")
+    def three(a: int) -> int:
+        return a
+    entries = server.tools._entries
+    assert entries["one"].options is entries["two"].options
+    assert entries["three"].options is not entries["one"].options and entries["three"].options["title"] == "Three"
+    assert all(value is None for value in entries["one"].options.values())
+    handle = server._request_handlers["tools/list"][0]
+    listed = handle(_Ctx(), {})["tools"]
+    assert [tool.get("title") for tool in listed] == [None, None, "Three"]

@@ -185,6 +185,8 @@ class _Entry:
 
 
 _build_lock = threading.Lock()
+_NO_OPTIONS = dict.fromkeys(("title", "description", "input_schema", "output_schema", "structured_output",
+                             "annotations", "icons", "meta", "task_support"))
 
 
 def listed_tool(entry: _Entry, version: str | None) -> dict:
@@ -322,14 +324,18 @@ class Tools(NamedRegistry):
         if task_support is not None and task_support not in ("forbidden", "optional", "required"):
             raise ValueError(f"tool {tool_name!r}: task_support is 'forbidden', 'optional' or 'required' "
                              f"(execution.taskSupport), not {task_support!r}")
-        for which, schema in (("inputSchema", input_schema), ("outputSchema", output_schema)):
-            # Spec: server/tools#tool: "a valid JSON Schema object (not null)" of type object.
-            if schema is not None and (not isinstance(schema, dict) or schema.get("type") != "object"):
-                raise ValueError(f"tool {tool_name!r}: {which} must be a JSON Schema object with "
-                                 f'"type": "object", not {schema!r}')
-        options = {"title": title, "description": description, "input_schema": input_schema,
-                   "output_schema": output_schema, "structured_output": structured_output,
-                   "annotations": annotations, "icons": icons, "meta": meta, "task_support": task_support}
+        if (title is description is input_schema is output_schema is structured_output is annotations
+                is icons is meta is task_support is None):
+            options = _NO_OPTIONS                   # nothing given: one shared dict (read-only)
+        else:
+            for which, schema in (("inputSchema", input_schema), ("outputSchema", output_schema)):
+                # Spec: server/tools#tool: "a valid JSON Schema object (not null)" of type object.
+                if schema is not None and (not isinstance(schema, dict) or schema.get("type") != "object"):
+                    raise ValueError(f"tool {tool_name!r}: {which} must be a JSON Schema object with "
+                                     f'"type": "object", not {schema!r}')
+            options = {"title": title, "description": description, "input_schema": input_schema,
+                       "output_schema": output_schema, "structured_output": structured_output,
+                       "annotations": annotations, "icons": icons, "meta": meta, "task_support": task_support}
         entry = _Entry(tool_name, fn, options, bool(same_thread))
         if build or annotations is not None or icons is not None or not _deferrable(fn):
             entry.prepare((self.context_class,))    # errors in the signature raise here
