@@ -299,9 +299,9 @@ _SKIPPED_KINDS = ("VAR_POSITIONAL", "VAR_KEYWORD")
 def context_params(fn, skip: tuple = ()) -> list:
     """Names of the parameters typed as one of ``skip`` (the server's Context
     class, also ``Optional[Context]``): not in the schema, injected by the caller."""
-    fast = signature_fast.fast_parameters(fn, skip)
-    if fast is not None:
-        return fast[1]
+    shape = signature_fast.shape_of(fn, skip)
+    if shape is not None:
+        return list(shape.parameters[1])
     _load()
     hints = _hints(_target(fn))
     return [name for name, kind, _ in _parameters(fn)

@@ -139,6 +139,27 @@ def test_registration_mistakes_are_reported():
     assert server.capabilities()["resources"] == {"subscribe": True, "listChanged": True}
 
 
+def test_a_plain_template_function_is_checked_without_inspect(monkeypatch):
+    """resources.py ``_check_template_function``: a function the fast path reads takes no
+    ``**kwargs``, so registering its template needs no ``inspect.signature`` (half of
+    registering a template); the mistakes are still found."""
+    from mcp_ref.server import resources as resources_module
+
+    def no_signature(fn):
+        raise AssertionError("inspect.signature was called")
+    monkeypatch.setattr(resources_module.inspect, "signature", no_signature)
+    server = Server("r")
+
+    def item(id: str, ctx: Context, size: int = 1) -> str:
+        return id
+    server.add_resource(item, "t://{id}")
+    with pytest.raises(ValueError, match="variables without a parameter: other"):
+        server.add_resource(item, "t://{id}/{other}")
+    monkeypatch.undo()
+    server.add_resource(lambda id, **more: id, "u://{id}/{other}")       # **kwargs: the full path
+    assert [t.uri_template for t in server.resources.templates()] == ["t://{id}", "u://{id}/{other}"]
+
+
 def test_subscriptions_are_per_session_and_updates_go_only_to_subscribers(wire_validator):
     server = resource_server()
     first, second = Collector(), Collector()
