@@ -27,11 +27,14 @@ it equals anything), gets that reading (its parameters, its return hint, its
 shared schema) without reading again. Why not the plain way, reading every
 function: a first listing of 10,000 tools read each signature (~2-3 us) and
 built each schema key (~1 us) against the floor's ~5 us per tool to send it,
-so it cost ~3x the floor (bench/bench_growth.py, issue 17); checking that a
-function fits a shape costs under 1 us. String annotations are resolved in
-the function's module, so a shape read from them fits only functions of the
-same module. A reading is only kept when its defaults are immutable scalars
-(``_SHAREABLE``); the rest is read every time, as before.
+so it cost ~2.5-3x the floor (bench/bench_growth.py, issue 17); finding a
+shape and checking that a function fits it costs ~1 us. String annotations
+are resolved in the function's module, so a shape read from them fits only
+functions of the same module (one read after the module rebinds such a
+name still gets the reading made before). A reading is only
+kept when its defaults are immutable scalars (``_SHAREABLE``); the rest is
+read every time, as before. ``_SHAPES`` keeps one shape per code layout, at
+most ``_SHAPES_MAX``.
 """
 from __future__ import annotations
 

@@ -61,9 +61,10 @@ Rules:
    share one schema made from their signature (signature_fast.py): schemas
    are read-only. A tool that fits the shape of one read before is not read
    again (``signature_fast.shape_of``), and what is read is kept in the
-   entry's slots (``_Entry``), not in a dict per tool: the signatures, and
-   the garbage collector walking 10,000 such dicts, were two thirds of what
-   a first listing of 10,000 tools cost beyond sending them (issue 17).
+   entry's slots (``_Entry``), not in a dict per tool: reading every
+   signature (~2-3 us a tool) and a dict per tool (with the garbage
+   collections it brought) were ~40% of a first listing of 10,000 tools
+   (bench/README.md, issue 17, third pass).
 
 Start-up and ``tools/call`` latency are benchmark targets (bench/bench_stdio.py),
 so registering the common tool (see signature.py's fast path) and calling it
