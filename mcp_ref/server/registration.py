@@ -108,7 +108,7 @@ class Registration:
             raise TypeError("@server.resource needs the URI: @server.resource('scheme://path')")
 
         def wrap(fn):
-            self.add_resource(fn, uri, **kwargs)
+            self.resources.add(fn, uri, build=False, **kwargs)   # the model is built on first use
             return fn
         return wrap
 
@@ -141,8 +141,9 @@ class Registration:
 
     # ------------------------------------------------------------------ prompts (server/prompts.py)
     def prompt(self, fn: Callable | None = None, **kwargs):
-        """Register a prompt: ``@server.prompt`` or ``@server.prompt(name=..., title=...)``."""
-        return _decorator(self.add_prompt, fn, kwargs)
+        """Register a prompt: ``@server.prompt`` or ``@server.prompt(name=..., title=...)``.
+        The ``Prompt`` object is built when first asked for (prompts.py rule 5)."""
+        return _decorator(lambda f, **kw: self.prompts.add(f, build=False, **kw), fn, kwargs)
 
     def add_prompt(self, fn: Callable, *, name: str | None = None, title: str | None = None,
                    description: str | None = None, icons: list | None = None,

@@ -76,12 +76,11 @@ says why, and where the dataclass is still used).
 from __future__ import annotations
 
 import threading
-from types import FunctionType
 
 from .. import signature, signature_fast
 from ..docstrings import parse_docstring
 from ..errors import InvalidParamsError, UrlElicitationRequiredError, get_logger
-from .features import as_icons, as_model, next_serial
+from .features import as_icons, as_model, deferrable, next_serial
 from .pagination import NamedRegistry
 from .same_thread import SameThread
 from .tool_binding import _Binder, _Checker, _direct_params
@@ -216,13 +215,6 @@ def listed_tool(entry: _Entry, version: str | None) -> dict:
     return out
 
 
-def _deferrable(fn) -> bool:
-    """Rule 8 defers reading plain functions without positional-only parameters; the
-    rest (methods, partials, callable objects, and a positional-only parameter, which
-    is a TypeError the author should see at once) is read at registration."""
-    return type(fn) is FunctionType and not fn.__code__.co_posonlyargcount
-
-
 def _analyse(fn: Callable, options: dict, skip: tuple) -> tuple:
     """``(description, input_schema, output_schema, wrap)`` of a tool: what it is listed
     with (rule 2), and whether its result is wrapped as ``{"result": ...}``."""
@@ -338,7 +330,7 @@ class Tools(NamedRegistry):
                        "output_schema": output_schema, "structured_output": structured_output,
                        "annotations": annotations, "icons": icons, "meta": meta, "task_support": task_support}
         entry = _Entry(tool_name, fn, options, bool(same_thread))
-        if build or annotations is not None or icons is not None or not _deferrable(fn):
+        if build or annotations is not None or icons is not None or not deferrable(fn):
             entry.prepare((self.context_class,))    # errors in the signature raise here
             entry.tool                              # built now: bad annotations or icons raise here
         self._register(tool_name, entry)
