@@ -191,7 +191,7 @@ class Resources:
         # Only the names and defaults matter here: the shape's schema, without the docstring.
         params = signature.input_schema(fn, skip=skip, shape=shape, docs={} if shape is not None else None)
         if template.is_template:
-            _check_template_function(fn, template, params, skip)
+            _check_template_function(fn, template, params, shape)
             table = self._templates
         else:
             if params["properties"]:
@@ -309,12 +309,12 @@ class Resources:
         return sent
 
 
-def _check_template_function(fn, template: UriTemplate, params: dict, skip: tuple) -> None:
+def _check_template_function(fn, template: UriTemplate, params: dict, shape) -> None:
     """Each variable is a parameter (or ``fn`` takes ``**kwargs``); every other parameter
     has a default. Raises ValueError naming the mismatch. A function the fast path reads
-    (``signature_fast.shape_of``, already read for its schema) takes no ``**kwargs``:
+    (``shape``, from ``signature_fast.shape_of``) takes no ``**kwargs``:
     ``inspect.signature`` was half of registering a template (bench/bench_growth.py)."""
-    takes_any = signature_fast.shape_of(fn, skip) is None and any(
+    takes_any = shape is None and any(
         p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(fn).parameters.values())
     unknown = [v for v in template.variables if v not in params["properties"] and not takes_any]
     unfilled = [p for p in params.get("required", ()) if p not in template.variables]
