@@ -213,7 +213,7 @@ class Shape:
     and the schema, are shared and read-only."""
 
     __slots__ = ("names", "values", "defaults", "kwdefaults", "globals", "skip", "parameters", "returns",
-                 "_schema")
+                 "_schema", "derived")
 
     def __init__(self, fn, annotations: dict, skip: tuple, parameters: tuple, returns):
         self.names, self.values = tuple(annotations), tuple(annotations.values())   # as they were read
@@ -222,6 +222,7 @@ class Shape:
         strings = str in map(type, self.values)
         self.globals = fn.__globals__ if strings else None     # what the strings were resolved in
         self.parameters, self.returns, self._schema = parameters, returns, None
+        self.derived: dict = {}         # what a caller makes from this reading, shared the same way
 
     def fits(self, fn, annotations: dict, skip: tuple) -> bool:
         """Whether ``fn`` (of this shape's code layout) would be read as this shape was."""

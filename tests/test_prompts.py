@@ -250,3 +250,33 @@ def test_a_decorated_prompt_is_built_on_first_use_not_on_listing():
     assert entries["plain"]._prompt is not None
     with pytest.raises(TypeError, match="positional-only"):
         server.prompt(lambda a, /: a)
+
+
+def test_prompts_of_one_shape_share_their_listed_arguments(monkeypatch):
+    """prompts.py ``_listed_arguments``: without parameter descriptions the listed
+    arguments of prompts of one shape are one shared, read-only list; a prompt whose
+    docstring describes an argument gets its own."""
+    from mcp_ref import signature_fast
+    from mcp_ref.server.prompts import listed_prompt
+    monkeypatch.setattr(signature_fast, "_SHAPES", {})
+    server = Server("shared")
+    namespace: dict = {}
+    exec("".join(f'def p{i}(topic: str, style: str = "short") -> str:\n    """Prompt {i}."""\n    return topic\n'
+                 for i in range(3)), namespace)
+    for i in range(3):
+        server.prompt(namespace[f"p{i}"])
+
+    @server.prompt
+    def described(topic: str, style: str = "short") -> str:
+        """Prompt.
+
+        Args:
+            topic: what about
+        """
+        return topic
+    entries = list(server.prompts._entries.values())
+    listed = [listed_prompt(entry, "2025-11-25")["arguments"] for entry in entries]
+    assert listed[0] is listed[1] is listed[2]
+    assert listed[0] == [{"name": "topic", "required": True}, {"name": "style", "required": False}]
+    assert listed[3] is not listed[0] and listed[3][0] == {"name": "topic", "description": "what about",
+                                                           "required": True}

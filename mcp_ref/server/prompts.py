@@ -121,16 +121,31 @@ def listed_prompt(entry: _Entry, version: Optional[str]) -> dict:
     description = options["description"] if options["description"] is not None else text
     if description is not None:
         out["description"] = description
-    arguments = out["arguments"] = []
+    out["arguments"] = _listed_arguments(shape, docs)
+    if options["meta"] is not None and (version is None or version >= "2025-06-18"):
+        out["_meta"] = options["meta"]
+    return out
+
+
+def _listed_arguments(shape, docs: dict) -> list:
+    """The listed arguments of a prompt of this shape. Without parameter descriptions
+    they are the same for every prompt of the shape: one list, kept with the shape and
+    shared by their wire dicts (read-only, as a shared schema is, pagination.py rule 5),
+    instead of a list and a dict per argument for each of 10,000 prompts."""
+    if not docs:
+        arguments = shape.derived.get("prompt_arguments")
+        if arguments is not None:
+            return arguments
+    arguments = []
     for name, _, default in shape.parameters[0]:
         argument = {"name": name}
         if docs.get(name):
             argument["description"] = docs[name]
         argument["required"] = default is signature_fast.NO_DEFAULT
         arguments.append(argument)
-    if options["meta"] is not None and (version is None or version >= "2025-06-18"):
-        out["_meta"] = options["meta"]
-    return out
+    if not docs:
+        arguments = shape.derived.setdefault("prompt_arguments", arguments)
+    return arguments
 
 
 class Prompts(NamedRegistry):
