@@ -33,8 +33,10 @@ Rules:
    writes its wire dict directly (``listed_item``, what the model's
    ``to_dict`` says; tests/test_resources.py holds both to the same dict for
    every revision). Building the models at registration made 10,000
-   resources start 4-5x slower than a bare loop (bench/bench_growth.py,
-   issue 17). ``add_resource`` still builds at once and returns the model.
+   resources start 4.5x slower than a bare loop, templates 7.7x
+   (bench/bench_growth.py, issue 17; now ~3.2x and ~4.3x: the URI is still
+   parsed at registration). ``add_resource`` still builds at once and
+   returns the model.
 """
 import base64
 import inspect
