@@ -4,7 +4,7 @@ Run from the repository root::
 
     python bench/bench_growth.py                  # full sizes (a few minutes)
     python bench/bench_growth.py --quick          # small sizes, well under a minute
-    python bench/bench_growth.py --only catalog   # some curves: payload,inflight,catalog,http
+    python bench/bench_growth.py --only catalog   # some curves: payload,inflight,catalog,kinds,http
     python bench/bench_growth.py --json           # machine-readable
 
 Four curves, each against a floor that does the same work with nothing but
@@ -22,6 +22,9 @@ when ``mcp`` >= 2 is importable; ``--no-sdk`` skips it):
    (one generated module, imported by every server; ``page_size=100``):
    spawn to the ``initialize`` answer, listing every page (the first time and
    again), peak RSS;
+   ``kinds``: the same for resources, resource templates and prompts (1,000
+   and 10,000 of each; ``--quick``: 100 and 1,000), listed with
+   ``resources/list``, ``resources/templates/list`` and ``prompts/list``;
 4. http: 1 to 500 Streamable HTTP sessions that connect, initialize and call
    at the same moment (one client thread and one ``http.client`` connection
    each; the floor is a bare ``ThreadingHTTPServer`` JSON endpoint): burst
@@ -56,7 +59,7 @@ from bench_http import ServerProcess  # noqa: E402
 from bench_stdio import BenchError, RawServer, child_env, machine, sdk_available, sdk_version, table  # noqa: E402
 
 FLOOR = HERE / "floor_growth.py"
-CURVES = ("payload", "inflight", "catalog", "http")
+CURVES = ("payload", "inflight", "catalog", "kinds", "http")
 
 MCP_REF_TOOLS = '''\
 import time
@@ -167,6 +170,40 @@ for fn in catalog.TOOLS:
 if __name__ == "__main__":
     mcp.run("stdio")
 '''
+
+
+MCP_REF_KINDS = '''\
+import sys
+
+from mcp_ref import Server
+
+catalog, kind = __import__(sys.argv[1]), sys.argv[2]
+server = Server("catalog", page_size=100)
+for i, fn in enumerate(catalog.ITEMS):
+    if kind == "resources":
+        server.resource(f"res://r{i}")(fn)
+    elif kind == "templates":
+        server.resource(f"tpl://r{i}/{{id}}")(fn)
+    else:
+        server.prompt(fn)
+
+if __name__ == "__main__":
+    server.run()
+'''
+
+# The list method of each kind, and the member of its result that holds the items.
+KINDS = {"resources": ("resources/list", "resources"), "templates": ("resources/templates/list", "resourceTemplates"),
+         "prompts": ("prompts/list", "prompts")}
+
+
+def kinds_source(kind: str, count: int) -> str:
+    """A module of ``count`` plain functions of one kind (floor_growth.py lists them by
+    hand) and their list ``ITEMS``."""
+    signature = {"resources": "()", "templates": "(id: str)", "prompts": '(topic: str, style: str = "short")'}[kind]
+    parts = [f'def r{i}{signature} -> str:\n    """Item {i}: some text."""\n    return "x"\n\n'
+             for i in range(count)]
+    parts.append("ITEMS = [" + ", ".join(f"r{i}" for i in range(count)) + "]\n")
+    return "\n".join(parts)
 
 
 def catalog_source(count: int) -> str:
@@ -370,13 +407,13 @@ def measure_inflight(cfg, setup, log) -> dict:
 
 
 # ---------------------------------------------------------------------- curve 3: catalog
-def list_all(server: StdioServer) -> tuple:
-    """Seconds to list every page of tools/list, and how many tools came."""
+def list_all(server: StdioServer, method: str = "tools/list", member: str = "tools") -> tuple:
+    """Seconds to list every page of ``method``, and how many items came."""
     start = time.perf_counter()
     cursor, count, pages = None, 0, 0
     while True:
-        result = server.request("tools/list", {"cursor": cursor} if cursor else {})
-        count += len(result["tools"])
+        result = server.request(method, {"cursor": cursor} if cursor else {})
+        count += len(result[member])
         pages += 1
         cursor = result.get("nextCursor")
         if not cursor:
@@ -389,39 +426,58 @@ def measure_catalog(cfg, setup, log) -> dict:
         module = f"catalog_{size}"
         (setup.tmp / f"{module}.py").write_text(catalog_source(size))
         argvs = {name: argv + [module] for name, argv in setup.catalog_argvs.items()}
-        warm = StdioServer("floor", argvs["floor"], setup.env)       # compiles the module's bytecode cache
-        try:
-            warm.initialize()
-        finally:
-            warm.close()
-        samples = {name: {"start_ms": [], "list_ms": [], "again_ms": [], "rss_mib": [], "pages": None}
-                   for name in argvs}
-        plan = {name: spawns if name != "sdk" else max(1, spawns // 3) for name in argvs}
-        log(f"catalog of {size:,} tools: " + ", ".join(f"{name} x{n}" for name, n in plan.items()))
-        for index in range(spawns):
-            names = list(argvs) if index % 2 == 0 else list(argvs)[::-1]
-            for name in names:
-                if index >= plan[name]:
-                    continue
-                server = StdioServer(name, argvs[name], setup.env)
-                try:
-                    bucket = samples[name]
-                    bucket["start_ms"].append(server.initialize() * 1e3)
-                    elapsed, count, pages = list_all(server)
-                    if count != size:
-                        raise BenchError(f"{name}: listed {count} tools of {size}")
-                    bucket["list_ms"].append(elapsed * 1e3)
-                    bucket["again_ms"].append(list_all(server)[0] * 1e3)
-                    bucket["rss_mib"].append(server.status_mib("VmHWM"))
-                    bucket["pages"] = pages
-                finally:
-                    server.close()
-        row = {"x": size}
-        for name, bucket in samples.items():
-            row[name] = {key: (median_or_none(values) if isinstance(values, list) else values)
-                         for key, values in bucket.items()}
-        rows.append(row)
+        log(f"catalog of {size:,} tools: " + ", ".join(
+            f"{name} x{spawns if name != 'sdk' else max(1, spawns // 3)}" for name in argvs))
+        rows.append({"x": size, **measure_listing(argvs, setup.env, size, spawns)})
     return {"rows": rows}
+
+
+def measure_kinds(cfg, setup, log) -> dict:
+    """The catalog curve for resources, templates and prompts (mcp_ref and the floor)."""
+    rows = []
+    for kind in KINDS:
+        for size, spawns in cfg.kinds:
+            module = f"kinds_{kind}_{size}"
+            (setup.tmp / f"{module}.py").write_text(kinds_source(kind, size))
+            argvs = {"floor": [sys.executable, str(FLOOR), module, kind],
+                     "mcp_ref": [sys.executable, str(setup.tmp / "mcp_ref_kinds.py"), module, kind]}
+            log(f"{size:,} {kind}: floor and mcp_ref x{spawns}")
+            rows.append({"x": f"{kind} {size:,}", **measure_listing(argvs, setup.env, size, spawns, *KINDS[kind])})
+    return {"rows": rows}
+
+
+def measure_listing(argvs: dict, env: dict, size: int, spawns: int, method: str = "tools/list",
+                    member: str = "tools") -> dict:
+    """Per server (alternating): spawn → initialize, list every page twice, peak RSS;
+    the medians of ``spawns`` spawns (the SDK's a third as many)."""
+    warm = StdioServer("floor", argvs["floor"], env)       # compiles the module's bytecode cache
+    try:
+        warm.initialize()
+    finally:
+        warm.close()
+    samples = {name: {"start_ms": [], "list_ms": [], "again_ms": [], "rss_mib": [], "pages": None}
+               for name in argvs}
+    plan = {name: spawns if name != "sdk" else max(1, spawns // 3) for name in argvs}
+    for index in range(spawns):
+        names = list(argvs) if index % 2 == 0 else list(argvs)[::-1]
+        for name in names:
+            if index >= plan[name]:
+                continue
+            server = StdioServer(name, argvs[name], env)
+            try:
+                bucket = samples[name]
+                bucket["start_ms"].append(server.initialize() * 1e3)
+                elapsed, count, pages = list_all(server, method, member)
+                if count != size:
+                    raise BenchError(f"{name}: listed {count} of {size} ({method})")
+                bucket["list_ms"].append(elapsed * 1e3)
+                bucket["again_ms"].append(list_all(server, method, member)[0] * 1e3)
+                bucket["rss_mib"].append(server.status_mib("VmHWM"))
+                bucket["pages"] = pages
+            finally:
+                server.close()
+    return {name: {key: (median_or_none(values) if isinstance(values, list) else values)
+                   for key, values in bucket.items()} for name, bucket in samples.items()}
 
 
 def median_or_none(values):
@@ -623,6 +679,12 @@ TABLES = [
     ("catalog", "again_ms", "catalog: list every page again (ms)", "tools", lambda x: f"{x:,}", None),
     ("catalog", "rss_mib", "catalog: server peak RSS after listing, VmHWM (MiB)", "tools", lambda x: f"{x:,}",
      None),
+    ("kinds", "start_ms", "kinds: spawn → initialize answer (ms)", "items", str,
+     "issue 17 target: ≤ 2× the floor at 10,000 (as for tools)"),
+    ("kinds", "list_ms", "kinds: list every page, first listing (ms)", "items", str,
+     "pages of 100; issue 17 target: ≤ 2× the floor"),
+    ("kinds", "again_ms", "kinds: list every page again (ms)", "items", str, None),
+    ("kinds", "rss_mib", "kinds: server peak RSS after listing, VmHWM (MiB)", "items", str, None),
     ("http", "wall_ms", "http: burst wall time, every session connects, initializes and calls at once (ms)",
      "sessions", str, "a failed client counts until it failed; issue 17 target: ≤ 2× the floor at 500 "
      "sessions, zero errors"),
@@ -696,14 +758,16 @@ def configure(args) -> argparse.Namespace:
     if quick:
         payload = [(100, 200), (10_000, 100), (100_000, 30), (1_000_000, 6), (4_000_000, 3)]
         catalog = [(10, 2), (100, 2), (1000, 2)]
+        kinds = [(100, 2), (1000, 2)]
         sessions = [1, 10, 50]
     else:
         payload = [(100, 2000), (10_000, 1000), (100_000, 300), (1_000_000, 40), (4_000_000, 12)]
         catalog = [(10, 5), (100, 5), (1000, 5), (10_000, 3)]
+        kinds = [(1000, 3), (10_000, 3)]
         sessions = [1, 10, 100, 500]
     return argparse.Namespace(
         quick=quick, only=only, no_sdk=args.no_sdk, rounds=args.rounds or (1 if quick else 3),
-        payload=payload, payload_blocks=2 if quick else 4, catalog=catalog, sessions=sessions,
+        payload=payload, payload_blocks=2 if quick else 4, catalog=catalog, kinds=kinds, sessions=sessions,
         depths=[1, 4, 16, 64],
         noop_calls=(lambda depth: 300) if quick else (lambda depth: 2000),
         sleep_calls=(lambda depth: max(20, min(320, 5 * depth))) if quick
@@ -734,7 +798,7 @@ def measure(cfg, log) -> dict:
     else:
         sdk = f"mcp {sdk_version()}"
     with_sdk = sdk.startswith("mcp ")
-    scripts = {"mcp_ref_tools.py": MCP_REF_TOOLS, "mcp_ref_catalog.py": MCP_REF_CATALOG,
+    scripts = {"mcp_ref_tools.py": MCP_REF_TOOLS, "mcp_ref_catalog.py": MCP_REF_CATALOG, "mcp_ref_kinds.py": MCP_REF_KINDS,
                "sdk_tools.py": SDK_TOOLS, "sdk_catalog.py": SDK_CATALOG}
     for file_name, source in scripts.items():
         (setup.tmp / file_name).write_text(source)
@@ -747,12 +811,13 @@ def measure(cfg, log) -> dict:
         setup.catalog_argvs["sdk"] = [python, str(setup.tmp / "sdk_catalog.py")]
     curves = {}
     try:
-        if "catalog" in cfg.only:
+        if "catalog" in cfg.only or "kinds" in cfg.only:
             warm_up(setup.tools_argvs, env)      # start-up is timed there
         for curve in cfg.only:
             started = time.perf_counter()
             curves[curve] = {"payload": measure_payload, "inflight": measure_inflight,
-                             "catalog": measure_catalog, "http": measure_http}[curve](cfg, setup, log)
+                             "catalog": measure_catalog, "kinds": measure_kinds,
+                             "http": measure_http}[curve](cfg, setup, log)
             log(f"{curve}: {time.perf_counter() - started:.1f} s")
     finally:
         tmp.cleanup()

@@ -14,9 +14,16 @@ library), with the behaviours the growth curves need:
   ``MODULE.TOOLS`` (plain functions ``tN(a: int, b: str = "x") -> str``) in
   pages of 100 with an opaque cursor (the base64 of the next index). The
   descriptors are built once at start-up by hand (name, docstring, a fixed
-  schema), and a page is one slice of that list.
+  schema), and a page is one slice of that list;
+* ``python bench/floor_growth.py MODULE KIND``: the same for ``MODULE.ITEMS``
+  as resources (``resources/list``), resource templates
+  (``resources/templates/list``) or prompts (``prompts/list``), KIND being
+  ``resources``, ``templates`` or ``prompts``; their descriptors written by
+  hand the same way (URI or URI template, name, docstring; a prompt's two
+  arguments).
 
-It answers ``initialize`` (the requested revision, ``tools`` capability),
+It answers ``initialize`` (the requested revision, ``tools`` capability, and
+``resources`` and ``prompts`` when it lists those),
 ``ping``, and -32601 for anything else; notifications are ignored. It exits at
 stdin EOF. Run: ``python bench/floor_growth.py [MODULE]`` (no argument
 parser: the floor imports nothing it does not need).
@@ -49,18 +56,35 @@ def cpu_seconds():
     return usage.ru_utime + usage.ru_stime
 
 
+PROMPT_ARGUMENTS = [{"name": "topic", "required": True}, {"name": "style", "required": False}]
+
+
+def descriptors(module, kind):
+    """``(list method, result member, descriptors)`` of a catalogue module's items."""
+    if kind == "resources":
+        return "resources/list", "resources", [
+            {"uri": f"res://r{i}", "name": fn.__name__, "description": fn.__doc__} for i, fn in enumerate(module.ITEMS)]
+    if kind == "templates":
+        return "resources/templates/list", "resourceTemplates", [
+            {"uriTemplate": f"tpl://r{i}/{{id}}", "name": fn.__name__, "description": fn.__doc__}
+            for i, fn in enumerate(module.ITEMS)]
+    if kind == "prompts":
+        return "prompts/list", "prompts", [
+            {"name": fn.__name__, "description": fn.__doc__, "arguments": PROMPT_ARGUMENTS} for fn in module.ITEMS]
+    return "tools/list", "tools", [
+        {"name": fn.__name__, "description": fn.__doc__, "inputSchema": CATALOG_SCHEMA} for fn in module.TOOLS]
+
+
 class Floor:
-    def __init__(self, catalog=None, page_size=100, workers=16):
+    def __init__(self, catalog=None, kind="tools", page_size=100, workers=16):
         self.out = sys.stdout.buffer
         self.lock = threading.Lock()
         self.workers = workers
         self.pool = None                          # made on the first ``sleep`` call
         self.page_size = page_size
-        self.tools = []
+        self.list_method, self.member, self.tools = "tools/list", "tools", []
         if catalog:
-            module = __import__(catalog)
-            self.tools = [{"name": fn.__name__, "description": fn.__doc__, "inputSchema": CATALOG_SCHEMA}
-                          for fn in module.TOOLS]
+            self.list_method, self.member, self.tools = descriptors(__import__(catalog), kind)
 
     def send(self, reply):
         data = json.dumps(reply, separators=(",", ":")).encode() + b"\n"
@@ -73,7 +97,7 @@ class Floor:
         cursor = params.get("cursor")
         start = int(base64.b64decode(cursor)) if cursor else 0
         end = start + self.page_size
-        result = {"tools": self.tools[start:end]}
+        result = {self.member: self.tools[start:end]}
         if end < len(self.tools):
             result["nextCursor"] = base64.b64encode(str(end).encode()).decode()
         return result
@@ -103,8 +127,9 @@ class Floor:
             return {"content": [{"type": "text", "text": f"unknown tool {name}"}], "isError": True}
         if method == "initialize":
             return {"protocolVersion": params.get("protocolVersion") or "2025-11-25",
-                    "capabilities": {"tools": {}}, "serverInfo": {"name": "floor", "version": "0"}}
-        if method == "tools/list":
+                    "capabilities": {"tools": {}, "resources": {}, "prompts": {}} if self.member != "tools"
+                    else {"tools": {}}, "serverInfo": {"name": "floor", "version": "0"}}
+        if method == self.list_method:
             return self.list_tools(params)
         if method == "ping":
             return {}
@@ -176,7 +201,7 @@ def main():
     if sys.argv[1:2] == ["--http"]:
         serve_http()
     else:
-        Floor(sys.argv[1] if len(sys.argv) > 1 else None).run()
+        Floor(sys.argv[1] if len(sys.argv) > 1 else None, sys.argv[2] if len(sys.argv) > 2 else "tools").run()
 
 
 if __name__ == "__main__":

@@ -79,8 +79,10 @@ def parse_docstring(doc: str | None) -> tuple:
         # One line without tabs (splitlines splits at nothing printable): nothing to clean,
         # and no section to read. The common tool's docstring; half the cost of the loop
         # below, per tool of a first listing (bench/bench_growth.py, issue 17).
+        # A header ends with its colon here (the text is stripped): others skip _section.
         text = doc.strip()
-        return (text if text and _section(text) not in _DROPPED_SECTIONS else None), {}
+        header = text[-1:] == ":" and _section(text) in _DROPPED_SECTIONS
+        return (text if text and not header else None), {}
     body, params, section, indent, current = [], {}, None, None, None
     for line in cleandoc(doc).splitlines():
         header = _section(line)

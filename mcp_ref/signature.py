@@ -36,7 +36,7 @@ from types import FunctionType, GenericAlias
 from .docstrings import parse_docstring
 from . import signature_fast
 from .jsonable import to_jsonable
-from .signature_fast import (_FAST_SCHEMAS, _NOT_FAST, NO_DEFAULT, NO_HINT, _default_of, _fast_input_schema, _object_schema)
+from .signature_fast import (_FAST_SCHEMAS, _NOT_FAST, NO_DEFAULT, NO_HINT, _default_of, _object_schema)
 
 _NONE = type(None)
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", _NONE: "null"}
@@ -299,28 +299,28 @@ _SKIPPED_KINDS = ("VAR_POSITIONAL", "VAR_KEYWORD")
 def context_params(fn, skip: tuple = ()) -> list:
     """Names of the parameters typed as one of ``skip`` (the server's Context
     class, also ``Optional[Context]``): not in the schema, injected by the caller."""
-    fast = signature_fast.fast_parameters(fn, skip)
-    if fast is not None:
-        return fast[1]
+    shape = signature_fast.shape_of(fn, skip)
+    if shape is not None:
+        return list(shape.parameters[1])
     _load()
     hints = _hints(_target(fn))
     return [name for name, kind, _ in _parameters(fn)
             if kind.name not in _SKIPPED_KINDS and _is_context(hints.get(name, Any), skip)]
 
 
-def input_schema(fn, *, skip: tuple = (), fast=None, docs: dict | None = None) -> dict:
+def input_schema(fn, *, skip: tuple = (), shape=None, docs: dict | None = None) -> dict:
     """The ``inputSchema`` of ``fn``: an object with a property per parameter.
 
     Parameters without a default are required; JSON defaults appear as
     ``default``; descriptions from ``Annotated``, else the docstring's ``Args:``.
     ``*args``, ``**kwargs`` and parameters typed as one of ``skip`` are left
     out; a positional-only parameter raises TypeError (arguments go by name).
-    ``fast`` and ``docs``: ``fast_parameters(fn, skip)`` and the docstring's
+    ``shape`` and ``docs``: ``signature_fast.shape_of(fn, skip)`` and the docstring's
     parameters, when the caller has read them already (server/tools.py)."""
-    if fast is None:
-        fast = signature_fast.fast_parameters(fn, skip)
-    if fast is not None:
-        return _fast_input_schema(fast[0], docs if docs is not None else parse_docstring(fn.__doc__)[1])
+    if shape is None:
+        shape = signature_fast.shape_of(fn, skip)
+    if shape is not None:
+        return shape.input_schema(docs if docs is not None else parse_docstring(fn.__doc__)[1])
     _load()
     docs = parse_docstring(getattr(_target(fn), "__doc__", None))[1]
     hints = _hints(_target(fn))
@@ -345,15 +345,16 @@ def _is_content_type(tp, extra: tuple) -> bool:
     return _is_class(tp) and (issubclass(tp, extra) or hasattr(tp, "TYPE") or tp.__name__ in _CONTENT_NAMES)
 
 
-def output_schema(fn, *, wrap: bool = False, unstructured: tuple = ()) -> dict | None:
+def output_schema(fn, *, wrap: bool = False, unstructured: tuple = (), shape=None) -> dict | None:
     """The ``outputSchema`` from ``fn``'s return annotation, or None (unstructured).
 
     Dataclass, TypedDict, ``dict[str, T]``: their object schema. Other types:
     None, or with ``wrap=True`` the official SDK's ``{"type": "object",
     "properties": {"result": ...}, "required": ["result"]}``. Always None for no
     annotation, None, str and content blocks (a ``TYPE`` attribute, an MCP
-    content class name, or in ``unstructured``; lists/unions of them)."""
-    fast = signature_fast._fast_return(fn)
+    content class name, or in ``unstructured``; lists/unions of them). ``shape``:
+    ``signature_fast.shape_of(fn)``, when the caller has it already (server/tools.py)."""
+    fast = shape.returns if shape is not None else signature_fast._fast_return(fn)
     if fast is not _NOT_FAST and not (unstructured and isinstance(fast, type) and issubclass(fast, unstructured)):
         if fast is NO_HINT or fast is _NONE or fast is str:
             return None

@@ -18,12 +18,31 @@ of 10,000 such tools holds one schema, not 10,000 copies, and a third of its
 first listing was the garbage collector walking those copies
 (bench/bench_growth.py, issue 17). So a schema made from a signature is
 read-only: to list another one, give ``input_schema=``.
+
+Reading a function is done once per *shape* (``shape_of``, ``_SHAPES``): a
+function whose code has the same parameter layout as the last one read of
+that layout, and whose annotations, defaults and keyword defaults are the
+very same objects (``is``, not ``==``: ``1 == True``, and an object may say
+it equals anything), gets that reading (its parameters, its return hint, its
+shared schema) without reading again. Why not the plain way, reading every
+function: a first listing of 10,000 tools read each signature (~2-3 us) and
+built each schema key (~1 us) against the floor's ~5 us per tool to send it,
+so it cost ~2.5-3x the floor (bench/bench_growth.py, issue 17); finding a
+shape and checking that a function fits it costs ~1 us. String annotations
+are resolved in the function's module, so a shape read from them fits only
+functions of the same module (one read after the module rebinds such a
+name still gets the reading made before). A reading is only
+kept when its defaults are immutable scalars (``_SHAREABLE``); the rest is
+read every time, as before. ``_SHAPES`` keeps one shape per code layout, at
+most ``_SHAPES_MAX``.
 """
 from __future__ import annotations
 
 import builtins
 import json
 import sys
+from itertools import repeat
+from operator import is_
 from types import FunctionType, GenericAlias
 
 from .jsonable import to_jsonable
@@ -185,3 +204,77 @@ def _new_input_schema(params: list, docs: dict) -> dict:
 def _object_schema(properties: dict, required: list, description: str | None = None) -> dict:
     schema = {"type": "object", "properties": properties, "required": required, "description": description}
     return {key: value for key, value in schema.items() if value or key == "properties"}
+
+
+class Shape:
+    """A reading of a function by the fast path, kept for the next function of the same
+    shape (module docstring): ``parameters`` is ``fast_parameters``' answer, ``returns``
+    ``_fast_return``'s (``_NOT_FAST``: the full path reads the return annotation); both,
+    and the schema, are shared and read-only."""
+
+    __slots__ = ("names", "values", "defaults", "kwdefaults", "globals", "skip", "parameters", "returns",
+                 "_schema", "derived")
+
+    def __init__(self, fn, annotations: dict, skip: tuple, parameters: tuple, returns):
+        self.names, self.values = tuple(annotations), tuple(annotations.values())   # as they were read
+        self.defaults, self.skip = fn.__defaults__, skip
+        self.kwdefaults = dict(fn.__kwdefaults__) if fn.__kwdefaults__ is not None else None
+        strings = str in map(type, self.values)
+        self.globals = fn.__globals__ if strings else None     # what the strings were resolved in
+        self.parameters, self.returns, self._schema = parameters, returns, None
+        self.derived: dict = {}         # what a caller makes from this reading, shared the same way
+
+    def fits(self, fn, annotations: dict, skip: tuple) -> bool:
+        """Whether ``fn`` (of this shape's code layout) would be read as this shape was."""
+        defaults, kwdefaults = fn.__defaults__, fn.__kwdefaults__
+        return (len(annotations) == len(self.names)
+                and all(map(is_, map(annotations.get, self.names, repeat(_NOT_FAST)), self.values))
+                and (defaults is self.defaults or _same_items(defaults, self.defaults))
+                and (kwdefaults is self.kwdefaults or _same_items(kwdefaults, self.kwdefaults))
+                and (self.globals is None or self.globals is fn.__globals__) and self.skip == skip)
+
+    def input_schema(self, docs: dict) -> dict:
+        """The inputSchema of a function of this shape whose docstring describes ``docs``."""
+        if docs:
+            return _new_input_schema(self.parameters[0], docs)
+        schema = self._schema
+        if schema is None:
+            schema = self._schema = _fast_input_schema(self.parameters[0], docs)
+        return schema
+
+
+def _same_items(mine, theirs) -> bool:
+    """Whether two tuples or dicts (or None) hold the very same objects (under the same keys)."""
+    if mine is None or theirs is None or len(mine) != len(theirs):
+        return False                                # (both None: the caller saw ``is``)
+    if type(mine) is dict:
+        return type(theirs) is dict and all(map(is_, map(theirs.get, mine, repeat(_NOT_FAST)), mine.values()))
+    return all(map(is_, mine, theirs))
+
+
+_SHAPES: dict = {}                      # code layout -> the last Shape read of that layout
+_SHAPES_MAX = 1024
+
+
+def shape_of(fn, skip: tuple = ()) -> Shape | None:
+    """The fast path's reading of ``fn`` as a ``Shape`` (kept for others of its shape when
+    its defaults allow, module docstring), or None when the fast path cannot read it."""
+    annotations = _plain_annotations(fn)
+    if annotations is None:
+        return None
+    code = fn.__code__
+    key = (code.co_varnames, code.co_argcount, code.co_kwonlyargcount, code.co_posonlyargcount,
+           code.co_flags & _VARIADIC)
+    shape = _SHAPES.get(key)
+    if shape is not None and shape.fits(fn, annotations, skip):
+        return shape
+    parameters = fast_parameters(fn, skip)
+    if parameters is None:
+        return None
+    shape = Shape(fn, annotations, skip, parameters, _fast_return(fn))
+    kwdefaults = shape.kwdefaults.values() if shape.kwdefaults else ()
+    if (all(type(default) in _SHAREABLE for default in shape.defaults or ())
+            and all(type(default) in _SHAREABLE for default in kwdefaults)
+            and (key in _SHAPES or len(_SHAPES) < _SHAPES_MAX)):
+        _SHAPES[key] = shape
+    return shape

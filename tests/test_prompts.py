@@ -4,7 +4,7 @@ descriptions), ``prompts/list``, ``prompts/get`` with every return form and
 content type per revision, -32602 errors, list changes. Every message is
 validated against its revision's schema. Spec: server/prompts.
 """
-from typing import Annotated
+from typing import Annotated, Optional
 
 import pytest
 
@@ -181,3 +181,102 @@ def test_adding_and_removing_prompts_sends_list_changed(wire_validator):
         changed.wait_for(2)
         assert [p.name for p in client.list_prompts()] == ["second"]
         recorder.wait_count(is_method("notifications/prompts/list_changed", "receive"), 2)
+
+
+def _listing_prompts() -> Server:
+    server = Server("listing", page_size=3)
+
+    @server.prompt
+    def plain(topic: str, ctx: Context, style: str = "short") -> str:
+        """Write about a topic.
+
+        Args:
+            topic: what to write about
+        """
+        return topic
+
+    @server.prompt(title="Bare", meta={"k": [1]})
+    def bare() -> str:
+        return "x"
+
+    @server.prompt(name="described", description="Given.")
+    def undescribed(a: int, b: bool = True) -> str:
+        """Not this one."""
+        return "x"
+
+    @server.prompt(icons=[{"src": "https://example.com/i.png"}])
+    def with_icons(a: str) -> str:
+        """Icons are read at registration."""
+        return a
+
+    @server.prompt
+    def full_path(a: Annotated[str, "an annotated argument"], b: Optional[int] = None) -> str:
+        return a
+    server.add_prompt(lambda x, y="": x, name="added")
+    return server
+
+
+@pytest.mark.parametrize("revision", (None,) + REVISIONS)
+def test_a_listed_prompt_is_what_its_model_says(revision):
+    """prompts.py rule 5: the dict written from the signature's shape equals
+    ``Prompt.to_dict`` for the revision, member for member and in the same order."""
+    from mcp_ref.server.prompts import listed_prompt
+    server = _listing_prompts()
+    for entry in server.prompts._entries.values():
+        listed, model = listed_prompt(entry, revision), entry.prompt.to_dict(revision)
+        assert listed == model and list(listed) == list(model), entry.name
+        assert [list(a) for a in listed["arguments"]] == [list(a) for a in model["arguments"]]
+
+
+def test_a_decorated_prompt_is_built_on_first_use_not_on_listing():
+    """prompts.py rule 5: ``@server.prompt`` keeps the function; a listing writes the page
+    without building ``Prompt`` models; ``get`` and ``prompts/get`` build one; given icons,
+    a function that is not plain and ``add_prompt`` build at once."""
+    server = _listing_prompts()
+    entries = server.prompts._entries
+    assert [name for name, entry in entries.items() if entry._prompt is None] == [
+        "plain", "bare", "described", "full_path"]
+    handle = server._request_handlers["prompts/list"][0]
+
+    class Ctx:
+        protocol_version = "2025-11-25"
+    page = handle(Ctx(), {})
+    assert [p["name"] for p in page["prompts"]] == ["plain", "bare", "described"]
+    assert page["prompts"][0]["arguments"] == [
+        {"name": "topic", "description": "what to write about", "required": True},
+        {"name": "style", "required": False}]
+    assert entries["plain"]._prompt is None and entries["bare"]._prompt is None
+    assert server.prompts.get("plain").to_dict("2025-11-25") == page["prompts"][0]
+    assert entries["plain"]._prompt is not None
+    with pytest.raises(TypeError, match="positional-only"):
+        server.prompt(lambda a, /: a)
+
+
+def test_prompts_of_one_shape_share_their_listed_arguments(monkeypatch):
+    """prompts.py ``_listed_arguments``: without parameter descriptions the listed
+    arguments of prompts of one shape are one shared, read-only list; a prompt whose
+    docstring describes an argument gets its own."""
+    from mcp_ref import signature_fast
+    from mcp_ref.server.prompts import listed_prompt
+    monkeypatch.setattr(signature_fast, "_SHAPES", {})
+    server = Server("shared")
+    namespace: dict = {}
+    exec("".join(f'def p{i}(topic: str, style: str = "short") -> str:\n    """Prompt {i}."""\n    return topic\n'
+                 for i in range(3)), namespace)
+    for i in range(3):
+        server.prompt(namespace[f"p{i}"])
+
+    @server.prompt
+    def described(topic: str, style: str = "short") -> str:
+        """Prompt.
+
+        Args:
+            topic: what about
+        """
+        return topic
+    entries = list(server.prompts._entries.values())
+    listed = [listed_prompt(entry, "2025-11-25")["arguments"] for entry in entries]
+    assert listed[0] is listed[1] is listed[2]
+    assert listed[0] == [{"name": "topic", "required": True}, {"name": "style", "required": False}]
+    assert listed[3] is not listed[0] and listed[3][0] == {"name": "topic", "description": "what about",
+                                                           "required": True}

@@ -206,7 +206,8 @@ SLOW = [Holder().method, Holder(), wrapper, variadic, optional_hint, subclass_hi
 
 
 def full_path(monkeypatch):
-    """Make every entry point take the full path."""
+    """Make every entry point take the full path (no shape read before either)."""
+    monkeypatch.setattr(signature_fast, "shape_of", lambda *args, **kwargs: None)
     monkeypatch.setattr(signature_fast, "fast_parameters", lambda *args, **kwargs: None)
     monkeypatch.setattr(signature_fast, "_fast_return", lambda fn: signature_fast._NOT_FAST)
 
@@ -245,6 +246,94 @@ def test_positional_only_still_refused_and_variadic_left_out():
         signature.input_schema(positional_only)
     assert signature.input_schema(variadic) == {"type": "object", "properties": {"a": {"type": "integer"}},
                                                 "required": ["a"]}
+
+
+def _functions(source: str, namespace: dict | None = None) -> dict:
+    """The functions ``source`` defines, each of its own code object (as in a module)."""
+    namespace = {} if namespace is None else namespace
+    exec(compile(source, "<tools>", "exec"), namespace)
+    return {name: value for name, value in namespace.items() if callable(value) and not name.startswith("__")}
+
+
+def test_functions_of_one_shape_are_read_once(monkeypatch):
+    """signature_fast.py: a function that fits the shape read last for its code layout
+    gets that reading (one ``fast_parameters`` for 50 functions, one shared schema)."""
+    monkeypatch.setattr(signature_fast, "_SHAPES", {})
+    reads = []
+    original = signature_fast.fast_parameters
+    monkeypatch.setattr(signature_fast, "fast_parameters", lambda *args: reads.append(args) or original(*args))
+    source = "".join(f'def t{i}(a: int, b: str = "x") -> str:\n    """Tool {i}."""\n    return b * a\n'
+                     for i in range(50))
+    fns = list(_functions(source).values())
+    assert len({fn.__code__ for fn in fns}) == 50
+    shapes = [signature_fast.shape_of(fn, (Context,)) for fn in fns]
+    assert len(reads) == 1 and all(shape is shapes[0] for shape in shapes)
+    assert shapes[0].parameters == ([("a", int, signature_fast.NO_DEFAULT), ("b", str, "x")], [])
+    assert shapes[0].returns is str
+    assert {id(signature.input_schema(fn, skip=(Context,))) for fn in fns} == {id(shapes[0].input_schema({}))}
+
+
+_BASE = 'def f(a: int, b: int = 1, *, c: int = 1) -> str:\n    return ""\n'
+
+
+@pytest.mark.parametrize("variant, expected", [
+    ('def f(a: int, b: int = True, *, c: int = 1) -> str:\n    return ""\n', {"b": {"type": "integer", "default": True}}),
+    ('def f(a: int, b: int = 1, *, c: int = True) -> str:\n    return ""\n', {"c": {"type": "integer", "default": True}}),
+    ('def f(a: float, b: int = 1, *, c: int = 1) -> str:\n    return ""\n', {"a": {"type": "number"}}),
+    ('def f(a, b: int = 1, *, c: int = 1) -> str:\n    return ""\n', {"a": {}}),
+    ('def f(a: int, b: int = 1, *, c: int = 1) -> int:\n    return 0\n', {}),
+    ('def f(a: int, b: int = 1.0, *, c: int = 1) -> str:\n    return ""\n', {"b": {"type": "integer", "default": 1.0}}),
+], ids=["default-True-not-1", "kw-default", "annotation", "no-annotation", "return", "float-default"])
+def test_a_shape_fits_only_functions_read_alike(variant, expected, monkeypatch):
+    """signature_fast.py: annotations and defaults are compared by identity, so what
+    ``==`` takes for equal (``1 == True == 1.0``) still tells two readings apart; the
+    reading of the second function is the one an empty cache gives."""
+    monkeypatch.setattr(signature_fast, "_SHAPES", {})
+    first = signature_fast.shape_of(_functions(_BASE)["f"])
+    fn = _functions(variant)["f"]
+    shape = signature_fast.shape_of(fn)
+    assert shape is not first
+    properties = {"a": {"type": "integer"}, "b": {"type": "integer", "default": 1},
+                  "c": {"type": "integer", "default": 1}, **expected}
+    schema = shape.input_schema({})
+    assert json.dumps(schema) == json.dumps({"type": "object", "properties": properties, "required": ["a"]})
+    assert shape.returns is (int if "-> int" in variant else str)
+    monkeypatch.setattr(signature_fast, "_SHAPES", {})
+    assert json.dumps(signature_fast.shape_of(fn).input_schema({})) == json.dumps(schema)
+
+
+def test_a_shape_is_not_taken_by_what_the_fast_path_does_not_read(monkeypatch):
+    """An annotation object that says it equals anything, a function that names its
+    own signature, a skipped class with another ``skip``: each is read for itself."""
+    monkeypatch.setattr(signature_fast, "_SHAPES", {})
+
+    class Anything:
+        def __eq__(self, other):
+            return True
+        __hash__ = object.__hash__
+    assert signature_fast.shape_of(_functions("def f(a: int):\n    return a\n")["f"]) is not None
+    anything = _functions("def f(a: ANY):\n    return a\n", {"ANY": Anything()})["f"]
+    assert signature_fast.shape_of(anything) is None
+    wrapped = _functions("def f(a: int):\n    return a\n")["f"]
+    wrapped.__wrapped__ = lambda a, b: a
+    assert signature_fast.shape_of(wrapped) is None
+    with_context = _functions("def f(a: int, ctx: Context):\n    return a\n", {"Context": Context})["f"]
+    assert signature_fast.shape_of(with_context, (Context,)).parameters == ([("a", int, signature_fast.NO_DEFAULT)],
+                                                                            ["ctx"])
+    assert signature_fast.shape_of(with_context) is None          # Context is not a fast type without skip
+
+
+def test_a_shape_of_string_annotations_fits_its_own_module_only(monkeypatch):
+    """``from __future__ import annotations``: the same text names other classes in other
+    modules; and a function whose annotations changed after its reading is read again."""
+    monkeypatch.setattr(signature_fast, "_SHAPES", {})
+    source = "from __future__ import annotations\ndef f(a: Number):\n    return a\n"
+    ints = _functions(source, {"Number": int})["f"]
+    floats = _functions(source, {"Number": float})["f"]
+    assert signature_fast.shape_of(ints).input_schema({})["properties"] == {"a": {"type": "integer"}}
+    assert signature_fast.shape_of(floats).input_schema({})["properties"] == {"a": {"type": "number"}}
+    ints.__annotations__["a"] = "str"
+    assert signature_fast.shape_of(ints).input_schema({})["properties"] == {"a": {"type": "string"}}
 
 
 def test_some_expected_schemas():

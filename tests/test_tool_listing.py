@@ -64,7 +64,7 @@ def test_a_listing_builds_no_tool_and_only_the_pages_sent():
     handle = server._request_handlers["tools/list"][0]
     first = handle(_Ctx(), {})
     assert [tool["name"] for tool in first["tools"]] == ["t0", "t1", "t2"]
-    assert [entry._fields is not None for entry in entries] == [True] * 3 + [False] * 4
+    assert [entry.prepared for entry in entries] == [True] * 3 + [False] * 4
     assert all(entry._tool is None for entry in entries)
     assert first["tools"][0]["inputSchema"]["properties"]["b"] == {"type": "string", "default": "x"}
     assert server.tools.get("t0").to_dict("2025-11-25") == first["tools"][0]
@@ -102,7 +102,7 @@ def test_a_listing_keeps_nothing_a_call_alone_needs():
         return a + b
     entry = server.tools._entries["add"]
     server._request_handlers["tools/list"][0](_Ctx(), {})
-    assert entry._fields is not None
+    assert entry.prepared
     assert (entry.bind, entry.check_input, entry.check_output) == (None, None, None)
     result = server.tools.handle_call(_Ctx(), {"name": "add", "arguments": {"a": 1}})
     assert result["content"][0]["text"] == "3" and entry.bind is not None and entry.check_input is not None
@@ -116,3 +116,53 @@ def test_listed_tool_knows_every_member_of_the_model():
     from mcp_ref.types import Tool
     assert sorted(Tool.wire_fields().values()) == sorted(
         ["name", "inputSchema", "title", "description", "outputSchema", "annotations", "icons", "execution", "_meta"])
+
+
+def test_a_listing_reads_each_shape_once_and_each_page_only(monkeypatch):
+    """Rule 8 and signature_fast.py: listing 250 tools of one shape in pages of 100 reads
+    their signature once, and each page prepares its own tools only."""
+    from mcp_ref import signature_fast
+    monkeypatch.setattr(signature_fast, "_SHAPES", {})
+    reads = []
+    original = signature_fast.fast_parameters
+    monkeypatch.setattr(signature_fast, "fast_parameters", lambda *args: reads.append(args) or original(*args))
+    server = Server("many", page_size=100)
+    namespace: dict = {}
+    exec("".join(f'def t{i}(a: int, b: str = "x") -> str:\n    """Tool {i}."""\n    return b * a\n'
+                 for i in range(250)), namespace)
+    for i in range(250):
+        server.tool()(namespace[f"t{i}"])
+    entries = list(server.tools._entries.values())
+    handle = server._request_handlers["tools/list"][0]
+    page = handle(_Ctx(), {})
+    assert [entry.prepared for entry in entries] == [True] * 100 + [False] * 150
+    while "nextCursor" in page:
+        page = handle(_Ctx(), {"cursor": page["nextCursor"]})
+    assert all(entry.prepared for entry in entries) and len(reads) == 1
+    assert server.tools.get("t249").to_dict("2025-11-25") == page["tools"][-1]
+    assert page["tools"][-1]["description"] == "Tool 249."
+
+
+def test_tools_registered_without_options_share_one_options_dict():
+    """Registering keeps the function and what was given (rule 8): tools given nothing
+    share one read-only options dict, so a catalogue does not hold one dict per tool."""
+    server = Server("options")
+
+    @server.tool
+    def one(a: int) -> int:
+        return a
+
+    @server.tool()
+    def two(a: int) -> int:
+        return a
+
+    @server.tool(title="Three")
+    def three(a: int) -> int:
+        return a
+    entries = server.tools._entries
+    assert entries["one"].options is entries["two"].options
+    assert entries["three"].options is not entries["one"].options and entries["three"].options["title"] == "Three"
+    assert all(value is None for value in entries["one"].options.values())
+    handle = server._request_handlers["tools/list"][0]
+    listed = handle(_Ctx(), {})["tools"]
+    assert [tool.get("title") for tool in listed] == [None, None, "Three"]

@@ -536,6 +536,7 @@ def test_preparing_a_tool_reads_its_signature_and_docstring_once(monkeypatch):
     from mcp_ref import signature_fast
     from mcp_ref.server import tools as tools_module
     counts = {"fast_parameters": 0, "parse_docstring": 0}
+    monkeypatch.setattr(signature_fast, "_SHAPES", {})  # no shape read before (signature_fast.py)
     # Where each is looked up: signature_fast's module attribute; parse_docstring by the
     # name tools.py and signature.py imported.
     for name, modules in (("fast_parameters", (signature_fast,)),

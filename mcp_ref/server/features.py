@@ -24,11 +24,20 @@ class and a callback for list changes.
 from __future__ import annotations
 
 import itertools
+from types import FunctionType
 
-__all__ = ["as_model", "as_icons", "next_serial"]
+__all__ = ["as_model", "as_icons", "deferrable", "next_serial"]
 
 # Serial numbers of registered items, increasing in registration order (pagination.py rule 1).
 next_serial = itertools.count(1).__next__
+
+
+def deferrable(fn) -> bool:
+    """Whether reading ``fn`` may wait for its first listing or use (tools.py rule 8,
+    prompts.py rule 5): a plain function without positional-only parameters. The rest
+    (methods, partials, callable objects, and a positional-only parameter, which is a
+    TypeError the author should see at once) is read at registration."""
+    return type(fn) is FunctionType and not fn.__code__.co_posonlyargcount
 
 
 def as_model(cls, value):

@@ -17,13 +17,23 @@ Rules:
    dict, a list of any of these, or a whole ``GetPromptResult``.
 4. A message whose content a session's revision does not know (audio before
    2025-03-26, resource_link before 2025-06-18) is left out for that session.
+5. As tools do (tools.py rules 8 and 9): ``@server.prompt`` keeps a plain
+   function and what was given; its ``Prompt`` model is built on first use
+   (``get``, ``prompts/get``, ``Prompts.list``) and a listing writes its wire
+   dict from the signature's shape (``listed_prompt``, what ``Prompt.to_dict``
+   says; tests/test_prompts.py holds both to the same dict for every
+   revision). Building the models at registration made 10,000 prompts start
+   4-5x slower than a bare loop (bench/bench_growth.py, issue 17).
+   ``add_prompt`` still builds at once and returns the ``Prompt``.
 """
+import threading
 from typing import Any, Callable, Optional
 
-from .. import binding, signature
+from .. import binding, signature, signature_fast
+from ..docstrings import parse_docstring
 from ..errors import InvalidParamsError
 from ..types import GetPromptResult, Model, Prompt, PromptArgument, PromptMessage, TextContent, content_from_dict
-from .features import as_icons, next_serial
+from .features import as_icons, deferrable, next_serial
 from .pagination import NamedRegistry
 
 __all__ = ["Prompts", "to_messages", "prompt_arguments"]
@@ -59,11 +69,83 @@ def to_messages(value: Any) -> list:
 
 
 class _Entry:
-    __slots__ = ("prompt", "fn", "inject", "serial")
+    """A registered prompt: its name, function and options (rule 5); the ``Prompt`` and
+    the context parameters are made on first use, once."""
 
-    def __init__(self, prompt: Prompt, fn: Callable, inject: list):
-        self.prompt, self.fn, self.inject = prompt, fn, inject
+    __slots__ = ("name", "fn", "options", "skip", "serial", "_prompt", "_inject")
+
+    def __init__(self, name: str, fn: Callable, options: dict, skip: tuple):
+        self.name, self.fn, self.options, self.skip = name, fn, options, skip
         self.serial = next_serial()
+        self._prompt = self._inject = None
+
+    @property
+    def prompt(self) -> Prompt:
+        prompt = self._prompt
+        if prompt is None:
+            with _build_lock:                       # one Prompt per entry, whoever asks first
+                prompt = self._prompt
+                if prompt is None:
+                    options, fn = self.options, self.fn
+                    description = options["description"]
+                    prompt = self._prompt = Prompt(
+                        name=self.name, title=options["title"],
+                        description=description if description is not None else signature.description_of(fn),
+                        arguments=prompt_arguments(fn, self.skip), icons=as_icons(options["icons"]),
+                        meta=options["meta"])
+        return prompt
+
+    @property
+    def inject(self) -> list:
+        inject = self._inject
+        if inject is None:
+            inject = self._inject = signature.context_params(self.fn, skip=self.skip)
+        return inject
+
+
+_build_lock = threading.Lock()
+
+
+def listed_prompt(entry: _Entry, version: Optional[str]) -> dict:
+    """Rule 5: ``entry``'s wire dict for ``version``, what ``entry.prompt.to_dict`` says,
+    written from the signature's shape when no ``Prompt`` was built (deferred entries
+    have no icons)."""
+    shape = signature_fast.shape_of(entry.fn, entry.skip) if entry._prompt is None else None
+    if shape is None:
+        return entry.prompt.to_dict(version)
+    options = entry.options
+    text, docs = parse_docstring(entry.fn.__doc__)
+    out = {"name": entry.name}
+    if options["title"] is not None and (version is None or version >= "2025-06-18"):
+        out["title"] = options["title"]
+    description = options["description"] if options["description"] is not None else text
+    if description is not None:
+        out["description"] = description
+    out["arguments"] = _listed_arguments(shape, docs)
+    if options["meta"] is not None and (version is None or version >= "2025-06-18"):
+        out["_meta"] = options["meta"]
+    return out
+
+
+def _listed_arguments(shape, docs: dict) -> list:
+    """The listed arguments of a prompt of this shape. Without parameter descriptions
+    they are the same for every prompt of the shape: one list, kept with the shape and
+    shared by their wire dicts (read-only, as a shared schema is, pagination.py rule 5),
+    instead of a list and a dict per argument for each of 10,000 prompts."""
+    if not docs:
+        arguments = shape.derived.get("prompt_arguments")
+        if arguments is not None:
+            return arguments
+    arguments = []
+    for name, _, default in shape.parameters[0]:
+        argument = {"name": name}
+        if docs.get(name):
+            argument["description"] = docs[name]
+        argument["required"] = default is signature_fast.NO_DEFAULT
+        arguments.append(argument)
+    if not docs:
+        arguments = shape.derived.setdefault("prompt_arguments", arguments)
+    return arguments
 
 
 class Prompts(NamedRegistry):
@@ -75,18 +157,21 @@ class Prompts(NamedRegistry):
         entry = self._entries.get(name)
         return entry.prompt if entry is not None else None
 
+    def _wire(self, entry: _Entry, version: Optional[str]) -> dict:
+        return listed_prompt(entry, version)        # rule 5
+
     def add(self, fn: Callable, *, name: Optional[str] = None, title: Optional[str] = None,
             description: Optional[str] = None, icons: Optional[list] = None,
-            meta: Optional[dict] = None) -> Prompt:
-        """See ``Server.add_prompt``."""
-        skip = (self.context_class,)
+            meta: Optional[dict] = None, build: bool = True) -> Optional[Prompt]:
+        """See ``Server.add_prompt``. With ``build=False`` (the decorator) a plain function
+        is kept as it is and None returned (rule 5)."""
         prompt_name = name if name is not None else fn.__name__
-        prompt = Prompt(name=prompt_name, title=title,
-                        description=description if description is not None else signature.description_of(fn),
-                        arguments=prompt_arguments(fn, skip), icons=as_icons(icons), meta=meta)
-        entry = _Entry(prompt, fn, signature.context_params(fn, skip=skip))
+        options = {"title": title, "description": description, "icons": icons, "meta": meta}
+        entry = _Entry(prompt_name, fn, options, (self.context_class,))
+        if build or icons is not None or not deferrable(fn):
+            entry.prompt, entry.inject              # errors in the signature or the icons raise here
         self._register(prompt_name, entry)
-        return prompt
+        return entry.prompt if build else None
 
     def handle_get(self, ctx, params: dict) -> dict:
         """Spec: server/prompts#getting-a-prompt; rules 2 to 4."""

@@ -49,8 +49,13 @@ class Registration:
         """Register a tool: ``@server.tool`` or ``@server.tool(name=..., title=..., ...)``.
 
         Keyword arguments are those of ``add_tool``. The ``Tool`` object is built
-        when first listed (``add_tool`` returns it at once): start-up time.
+        when first listed (``add_tool`` returns it at once): start-up time. A
+        function given is registered here directly, not through ``_decorator``'s
+        closure: a third of registering a tool (bench/bench_growth.py, issue 17).
         """
+        if fn is not None:
+            self.tools.add(fn, build=False, **kwargs)
+            return fn
         return _decorator(lambda f, **kw: self.tools.add(f, build=False, **kw), fn, kwargs)
 
     def add_tool(self, fn: Callable, *, name: str | None = None, title: str | None = None,
@@ -103,7 +108,7 @@ class Registration:
             raise TypeError("@server.resource needs the URI: @server.resource('scheme://path')")
 
         def wrap(fn):
-            self.add_resource(fn, uri, **kwargs)
+            self.resources.add(fn, uri, build=False, **kwargs)   # the model is built on first use
             return fn
         return wrap
 
@@ -136,8 +141,9 @@ class Registration:
 
     # ------------------------------------------------------------------ prompts (server/prompts.py)
     def prompt(self, fn: Callable | None = None, **kwargs):
-        """Register a prompt: ``@server.prompt`` or ``@server.prompt(name=..., title=...)``."""
-        return _decorator(self.add_prompt, fn, kwargs)
+        """Register a prompt: ``@server.prompt`` or ``@server.prompt(name=..., title=...)``.
+        The ``Prompt`` object is built when first asked for (prompts.py rule 5)."""
+        return _decorator(lambda f, **kw: self.prompts.add(f, build=False, **kw), fn, kwargs)
 
     def add_prompt(self, fn: Callable, *, name: str | None = None, title: str | None = None,
                    description: str | None = None, icons: list | None = None,
@@ -187,6 +193,8 @@ class Registration:
 
     def _list_changed(self, method: str) -> None:
         """Rule 6: ``notifications/<list>/list_changed`` to sessions told ``listChanged``."""
+        if not self.sessions and not self._listeners:
+            return                                  # registering before any session: nobody to tell
         capability = method.split("/")[1] + ".listChanged"
         for session in self.ready_sessions():
             if lifecycle.has_capability(session.declared_capabilities, capability):

@@ -59,7 +59,12 @@ Rules:
    ``Tool`` of ``get`` is still the model; tests/test_tool_listing.py holds
    both to the same dict for every revision. Tools of the same parameters
    share one schema made from their signature (signature_fast.py): schemas
-   are read-only.
+   are read-only. A tool that fits the shape of one read before is not read
+   again (``signature_fast.shape_of``), and what is read is kept in the
+   entry's slots (``_Entry``), not in a dict per tool: reading every
+   signature (~2-3 us a tool) and a dict per tool (with the garbage
+   collections it brought) were ~40% of a first listing of 10,000 tools
+   (bench/README.md, issue 17, third pass).
 
 Start-up and ``tools/call`` latency are benchmark targets (bench/bench_stdio.py),
 so registering the common tool (see signature.py's fast path) and calling it
@@ -71,12 +76,11 @@ says why, and where the dataclass is still used).
 from __future__ import annotations
 
 import threading
-from types import FunctionType
 
 from .. import signature, signature_fast
 from ..docstrings import parse_docstring
 from ..errors import InvalidParamsError, UrlElicitationRequiredError, get_logger
-from .features import as_icons, as_model, next_serial
+from .features import as_icons, as_model, deferrable, next_serial
 from .pagination import NamedRegistry
 from .same_thread import SameThread
 from .tool_binding import _Binder, _Checker, _direct_params
@@ -112,14 +116,14 @@ def tool_name_problem(name: str) -> str | None:
     return None
 
 
-def _build_tool(fields: dict) -> Tool:
+def _build_tool(entry: _Entry) -> Tool:
     from ..types import Tool, ToolAnnotations, ToolExecution
-    support = fields.get("task_support")
-    return Tool(name=fields["name"], title=fields["title"], description=fields["description"],
-                input_schema=fields["input_schema"], output_schema=fields["output_schema"],
-                annotations=as_model(ToolAnnotations, fields["annotations"]), icons=as_icons(fields["icons"]),
+    options, support = entry.options, entry.task_support
+    return Tool(name=entry.name, title=options["title"], description=entry.description,
+                input_schema=entry.input_schema, output_schema=entry.output_schema,
+                annotations=as_model(ToolAnnotations, options["annotations"]), icons=as_icons(options["icons"]),
                 execution=ToolExecution(task_support=support) if support is not None else None,
-                meta=fields["meta"])
+                meta=options["meta"])
 
 
 class _Entry:
@@ -128,28 +132,33 @@ class _Entry:
     Rule 8: only the name, the function and the options are kept at
     registration; ``prepare`` reads the signature (the schemas) on the first
     listing, ``get`` or call, once, whoever comes first; ``arm`` makes the
-    binder and the validators on the first call."""
+    binder and the validators on the first call. What ``prepare`` reads is kept
+    in the entry's own slots, not in a dict of its own: one object less per tool
+    for the garbage collector to walk (rule 9)."""
 
-    __slots__ = ("name", "fn", "options", "same_thread", "task_support", "serial",
-                 "bind", "check_input", "check_output", "wrap", "_fields", "_tool")
+    __slots__ = ("name", "fn", "options", "same_thread", "task_support", "serial", "prepared",
+                 "description", "input_schema", "output_schema", "wrap",
+                 "bind", "check_input", "check_output", "_tool")
 
     def __init__(self, name: str, fn: Callable, options: dict, same_thread: bool = False):
         self.name, self.fn, self.options = name, fn, options
         self.same_thread = same_thread
         self.task_support = options["task_support"]  # rule 7: None, or as given
         self.serial = next_serial()
-        self._fields = self._tool = None
-        self.bind = self.check_input = self.check_output = self.wrap = None
+        self.prepared = False
+        self.description = self.input_schema = self.output_schema = self.wrap = self._tool = None
+        self.bind = self.check_input = self.check_output = None
 
     def prepare(self, skip: tuple) -> None:
         """Rule 8: read the signature for a listing, once (``skip``: the server's Context
-        class): the listed fields, and whether a result is wrapped."""
-        if self._fields is not None:
+        class): the listed description and schemas, and whether a result is wrapped."""
+        if self.prepared:
             return
         with _build_lock:
-            if self._fields is None:
-                fields, self.wrap = _analyse(self.fn, self.name, self.options, skip)
-                self._fields = fields                # last: a reader that sees it sees the rest
+            if not self.prepared:
+                self.description, self.input_schema, self.output_schema, self.wrap = _analyse(
+                    self.fn, self.options, skip)
+                self.prepared = True                # last: a reader that sees it sees the rest
 
     def arm(self, skip: tuple) -> Callable:
         """Rule 8: what a call needs, made on the first call: the binder and the
@@ -158,10 +167,10 @@ class _Entry:
         self.prepare(skip)
         with _build_lock:
             if self.bind is None:
-                output = self._fields["output_schema"]
+                output = self.output_schema
                 self.check_output = _Checker(output) if output is not None else None
                 self.bind = _binder(self.fn, skip)
-        check = self.check_input = _Checker(self._fields["input_schema"]).compiled()   # may load jsonschema
+        check = self.check_input = _Checker(self.input_schema).compiled()   # may load jsonschema
         return check
 
     @property
@@ -171,75 +180,69 @@ class _Entry:
             with _build_lock:                       # one Tool per entry, whoever asks first
                 tool = self._tool
                 if tool is None:
-                    tool = self._tool = _build_tool(self._fields)
+                    tool = self._tool = _build_tool(self)
         return tool
 
 
 _build_lock = threading.Lock()
-# Rule 9: the revision each optional member of a listed tool appeared in (the Tool model's
-# spec fields say the same).
-_SINCE = (("title", "title", "2025-06-18"), ("description", "description", None),
-          ("output_schema", "outputSchema", "2025-06-18"))
+_NO_OPTIONS = dict.fromkeys(("title", "description", "input_schema", "output_schema", "structured_output",
+                             "annotations", "icons", "meta", "task_support"))
 
 
 def listed_tool(entry: _Entry, version: str | None) -> dict:
     """Rule 9: ``entry``'s wire dict for ``version`` (prepared), what ``entry.tool.to_dict``
-    says. Given annotations and icons are models already (``add`` built the ``Tool``)."""
-    fields = entry._fields
-    out = {"name": fields["name"], "inputSchema": fields["input_schema"]}
-    for key, wire, since in _SINCE:
-        value = fields[key]
-        if value is not None and (since is None or version is None or version >= since):
-            out[wire] = value
-    if fields["annotations"] is not None and (version is None or version >= "2025-03-26"):
+    says, member for member and in its order; each optional member from the revision it
+    appeared in (the Tool model's spec fields say the same). Given annotations and icons
+    are models already (``add`` built the ``Tool``)."""
+    options = entry.options
+    out = {"name": entry.name, "inputSchema": entry.input_schema}
+    since_2025_06 = version is None or version >= "2025-06-18"
+    if options["title"] is not None and since_2025_06:
+        out["title"] = options["title"]
+    if entry.description is not None:
+        out["description"] = entry.description
+    if entry.output_schema is not None and since_2025_06:
+        out["outputSchema"] = entry.output_schema
+    if options["annotations"] is not None and (version is None or version >= "2025-03-26"):
         out["annotations"] = entry.tool.annotations.to_dict(version)
     if version is None or version >= "2025-11-25":
-        if fields["icons"] is not None:
+        if options["icons"] is not None:
             out["icons"] = [icon.to_dict(version) for icon in entry.tool.icons]
-        if fields["task_support"] is not None:
-            out["execution"] = {"taskSupport": fields["task_support"]}
-    if fields["meta"] is not None and (version is None or version >= "2025-06-18"):
-        out["_meta"] = fields["meta"]
+        if entry.task_support is not None:
+            out["execution"] = {"taskSupport": entry.task_support}
+    if options["meta"] is not None and since_2025_06:
+        out["_meta"] = options["meta"]
     return out
 
 
-def _deferrable(fn) -> bool:
-    """Rule 8 defers reading plain functions without positional-only parameters; the
-    rest (methods, partials, callable objects, and a positional-only parameter, which
-    is a TypeError the author should see at once) is read at registration."""
-    return type(fn) is FunctionType and not fn.__code__.co_posonlyargcount
-
-
-def _analyse(fn: Callable, name: str, options: dict, skip: tuple) -> tuple:
-    """``(fields, wrap)`` of a tool: its listed fields (rule 2), and whether its result
-    is wrapped as ``{"result": ...}``."""
+def _analyse(fn: Callable, options: dict, skip: tuple) -> tuple:
+    """``(description, input_schema, output_schema, wrap)`` of a tool: what it is listed
+    with (rule 2), and whether its result is wrapped as ``{"result": ...}``."""
+    # The signature (once per shape, signature_fast.py) and the docstring are read once
+    # each, for the schemas and the description.
+    shape = signature_fast.shape_of(fn, skip)
     wrap = False
     output_schema = options["output_schema"]
     structured_output = options["structured_output"]
     if output_schema is None and structured_output is not False:
-        output_schema = signature.output_schema(fn)
+        output_schema = signature.output_schema(fn, shape=shape)
         if output_schema is None and structured_output:
-            output_schema = signature.output_schema(fn, wrap=True)   # {"result": ...}
+            output_schema = signature.output_schema(fn, wrap=True, shape=shape)   # {"result": ...}
             wrap = output_schema is not None
     description, input_schema = options["description"], options["input_schema"]
-    # The signature and the docstring are read once each, for the schema and the description.
-    fast = signature_fast.fast_parameters(fn, skip)
-    docs = parse_docstring(fn.__doc__) if fast is not None else None
+    docs = parse_docstring(fn.__doc__) if shape is not None else None
     if description is None:
         description = docs[0] if docs is not None else signature.description_of(fn)
     if input_schema is None:
-        input_schema = signature.input_schema(fn, skip=skip, fast=fast, docs=docs and docs[1])
-    fields = {"name": name, "title": options["title"], "description": description, "input_schema": input_schema,
-              "output_schema": output_schema, "annotations": options["annotations"], "icons": options["icons"],
-              "meta": options["meta"], "task_support": options["task_support"]}
-    return fields, wrap
+        input_schema = signature.input_schema(fn, skip=skip, shape=shape, docs=docs and docs[1])
+    return description, input_schema, output_schema, wrap
 
 
 def _binder(fn: Callable, skip: tuple) -> _Binder:
     """How a tool's arguments are bound (rule 8: made on its first call)."""
-    fast = signature_fast.fast_parameters(fn, skip)
-    if fast is not None:
-        params, inject = fast
+    shape = signature_fast.shape_of(fn, skip)
+    if shape is not None:
+        params, inject = shape.parameters
     else:
         inject = signature.context_params(fn, skip=skip)
         params = _direct_params(fn, inject)
@@ -314,16 +317,20 @@ class Tools(NamedRegistry):
         if task_support is not None and task_support not in ("forbidden", "optional", "required"):
             raise ValueError(f"tool {tool_name!r}: task_support is 'forbidden', 'optional' or 'required' "
                              f"(execution.taskSupport), not {task_support!r}")
-        for which, schema in (("inputSchema", input_schema), ("outputSchema", output_schema)):
-            # Spec: server/tools#tool: "a valid JSON Schema object (not null)" of type object.
-            if schema is not None and (not isinstance(schema, dict) or schema.get("type") != "object"):
-                raise ValueError(f"tool {tool_name!r}: {which} must be a JSON Schema object with "
-                                 f'"type": "object", not {schema!r}')
-        options = {"title": title, "description": description, "input_schema": input_schema,
-                   "output_schema": output_schema, "structured_output": structured_output,
-                   "annotations": annotations, "icons": icons, "meta": meta, "task_support": task_support}
+        if (title is description is input_schema is output_schema is structured_output is annotations
+                is icons is meta is task_support is None):
+            options = _NO_OPTIONS                   # nothing given: one shared dict (read-only)
+        else:
+            for which, schema in (("inputSchema", input_schema), ("outputSchema", output_schema)):
+                # Spec: server/tools#tool: "a valid JSON Schema object (not null)" of type object.
+                if schema is not None and (not isinstance(schema, dict) or schema.get("type") != "object"):
+                    raise ValueError(f"tool {tool_name!r}: {which} must be a JSON Schema object with "
+                                     f'"type": "object", not {schema!r}')
+            options = {"title": title, "description": description, "input_schema": input_schema,
+                       "output_schema": output_schema, "structured_output": structured_output,
+                       "annotations": annotations, "icons": icons, "meta": meta, "task_support": task_support}
         entry = _Entry(tool_name, fn, options, bool(same_thread))
-        if build or annotations is not None or icons is not None or not _deferrable(fn):
+        if build or annotations is not None or icons is not None or not deferrable(fn):
             entry.prepare((self.context_class,))    # errors in the signature raise here
             entry.tool                              # built now: bad annotations or icons raise here
         self._register(tool_name, entry)
