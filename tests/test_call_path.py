@@ -26,7 +26,7 @@ from mcp_ref import Client
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "spec_notes" / "how-a-call-travels.md"
-STOP = re.compile(r"`(mcp_ref/[\w/]+\.py):(\d+)` `([\w.]+)`")
+STOP = re.compile(r"`(mcp_ref/[\w/]+\.py):(\d+)`\s+`([\w.]+)`")      # the two may be a line apart
 TRANSPORT = {"transports/stdio.py", "transports/pipe_writer.py", "messages.py"}
 OWN_FILES_PER_SIDE = 4            # what the page says: four files a side plus the transport
 
