@@ -42,7 +42,7 @@ from typing import Any, ClassVar, Optional
 
 from ..errors import InvalidParamsError
 from ..typehints import get_type_hints
-from .decoding import CONTENT_TYPES, as_is, decode_tagged, decoder, exact, raw_content
+from .decoding import CONTENT_TYPES, as_is, decode_tagged, decoder, exact_type, raw_content
 
 __all__ = ["Model", "spec_field", "wire_name", "register_content", "register_raw_content",
            "decode_content", "CONTENT_TYPES"]
@@ -265,11 +265,11 @@ def _decode_plan(cls) -> tuple:
     hook when the class has one, the wire names it models, and per member
     ``(wire, attribute, required, keep_none, exact basic type, decoder or None)``."""
     tag = getattr(cls, "TYPE", None)
-    hook = cls._check_wire if cls._check_wire.__func__ is not Model._check_wire.__func__ else None
+    hook = None if getattr(cls._check_wire, "__func__", None) is Model._check_wire.__func__ else cls._check_wire
     fields = []
     for spec in _specs(cls):
         decode = decoder(spec.tp)
-        fields.append((spec.wire, spec.name, spec.required, spec.keep_none, exact(spec.tp),
+        fields.append((spec.wire, spec.name, spec.required, spec.keep_none, exact_type(spec.tp),
                        None if decode is as_is else decode))
     known = frozenset([spec.wire for spec in _specs(cls)] + (["type"] if tag is not None else []))
     plan = _decode_plans[cls] = (tag, hook, known, tuple(fields))

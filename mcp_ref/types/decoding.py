@@ -38,7 +38,7 @@ from typing import Any, get_args, get_origin
 from ..errors import InvalidParamsError
 from ..typehints import UNION_ORIGINS
 
-__all__ = ["CONTENT_TYPES", "decoder", "exact", "as_is", "decode_tagged"]
+__all__ = ["CONTENT_TYPES", "decoder", "exact_type", "as_is", "decode_tagged"]
 
 # Wire "type" tag -> content block class. Filled by content.py.
 CONTENT_TYPES: dict = {}
@@ -102,12 +102,12 @@ def decoder(tp: Any):
     return decode
 
 
-def exact(tp: Any) -> Any:
+def exact_type(tp: Any) -> Any:
     """The basic type whose exact instances a member hinted ``tp`` takes unchanged
     (``str`` for ``Optional[str]``), or None: the plan's shortcut past the decoder."""
     if get_origin(tp) in UNION_ORIGINS:
         members = [a for a in get_args(tp) if a is not type(None)]
-        return exact(members[0]) if len(members) == 1 else None
+        return exact_type(members[0]) if len(members) == 1 else None
     return tp if tp in _BASIC else None
 
 
