@@ -126,7 +126,10 @@ def _compile(tp: Any):
         def decode_list(value, path):
             if not isinstance(value, list):
                 raise InvalidParamsError(f"{path}: expected array")
-            return [item(member, f"{path}[{i}]") for i, member in enumerate(value)]
+            items = []              # a loop: a list comprehension is a call of its own before 3.12
+            for i, member in enumerate(value):
+                items.append(item(member, f"{path}[{i}]"))
+            return items
         return decode_list
     if origin is dict:
         args = get_args(tp)
