@@ -148,6 +148,47 @@ def test_every_modern_request_carries_its_meta_and_there_is_no_handshake(wire_va
             "extensions": {"io.modelcontextprotocol/tasks": {}}}       # client_tasks_ext.py rule 1
 
 
+def test_the_meta_is_made_again_only_when_what_it_says_changes(wire_validator):
+    """client_modern.py rule 3: the requests share one ``_meta`` until the revision, the log
+    level, ``client_info`` or a callback that decides the capabilities is replaced."""
+    from mcp_ref.types import Implementation
+    connected = Connected(feature_server(), wire_validator)
+    made = []
+    with connected as client:
+        declare = client.capabilities
+        client.capabilities = lambda: made.append(1) or declare()
+        for _ in range(3):
+            client.call_tool("echo", {"text": "x"})
+        assert made == []                          # nothing changed since the probe
+        client.client_info = Implementation(name="renamed", version="2")
+        client.call_tool("echo", {"text": "x"})
+        client.sampling = sampler
+        client.call_tool("echo", {"text": "x"})
+        client.set_logging_level("error")
+        client.call_tool("echo", {"text": "x"})
+        client.call_tool("echo", {"text": "x"})
+        assert len(made) == 3
+    metas = [m["params"]["_meta"] for m in connected.recorder.sent() if m.get("method") == "tools/call"]
+    info, caps, level = ("io.modelcontextprotocol/" + key for key in ("clientInfo", "clientCapabilities", "logLevel"))
+    assert [m[info]["name"] for m in metas] == ["mcp_ref"] * 3 + ["renamed"] * 4
+    assert ["sampling" in m[caps] for m in metas] == [False] * 4 + [True] * 3
+    assert [m.get(level) for m in metas] == [None] * 5 + ["error"] * 2
+    assert all(m[V] == MODERN_REVISION for m in metas)
+
+
+def test_strip_leaves_what_the_public_methods_parse_and_copies_only_to_remove():
+    """client_modern.py rule 4: ``resultType``, the cache hints and ``serverInfo`` go; the
+    server's own dict comes back when there is nothing to remove."""
+    from mcp_ref.client.client_mrtr import strip
+    info = {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}}
+    plain = {"content": [], "_meta": {"k": 1}}
+    assert strip(plain) is plain
+    full = {"content": [], "resultType": "complete", "ttlMs": 5, "cacheScope": "x", "_meta": dict(info, k=1)}
+    assert strip(full) == {"content": [], "_meta": {"k": 1}} and "resultType" in full
+    assert strip({"content": [], "_meta": info}) == {"content": []}
+    assert strip({"content": [], "resultType": "complete", "_meta": 3}) == {"content": [], "_meta": 3}
+
+
 def test_a_fixed_legacy_revision_runs_initialize_without_a_probe(wire_validator):
     connected = Connected(feature_server(), wire_validator, protocol_version="2025-06-18")
     with connected as client:

@@ -1,9 +1,9 @@
 """The one decoder of ``mcp_ref/types/base.py`` (``Model.from_dict``) on a corpus.
 
-The decoder walks the type hints and carries the path of every member for its
-error messages; there is no second, faster decoder beside it (a compiled one
-saved about 8 µs per decoded result, under 10 % of a client's call, and was
-removed). These tests hold it to its contract:
+The decoder reads each type hint once into a function and each class once into
+a plan of its members (types/decoding.py), and carries the path of every member
+for its error messages; there is no second decoder beside it. These tests hold
+it to its contract:
 
 * a corpus built from the type hints of every model class in
   ``mcp_ref.types`` (and a few local classes for shapes the package does not
@@ -15,7 +15,8 @@ removed). These tests hold it to its contract:
   ``to_dict`` of the result, on every revision, equals what the
   straightforward encoder kept below (``reference_to_dict``) gives;
 * ``decode_content`` the same way, and a class decoded first by many threads
-  at once.
+  at once;
+* once a class has been decoded, decoding it again reads no type hint.
 """
 import dataclasses
 import json
@@ -438,3 +439,22 @@ def test_many_threads_decoding_a_class_first_at_once_agree():
     for thread in threads:
         thread.join()
     assert len(results) == 400 and all(result == expected for result in results)
+
+
+def test_a_class_decoded_once_is_decoded_again_without_reading_its_hints(monkeypatch):
+    from mcp_ref.types import decoding
+    data = {"content": [{"type": "text", "text": "a"}, {"type": "hologram"},
+                        {"type": "resource", "resource": {"uri": "u", "blob": "b"}}],
+            "structuredContent": {"n": 1}, "isError": True, "_meta": {"k": "v"}, "more": 1}
+    first = t.CallToolResult.from_dict(data)
+
+    def read_again(*args):
+        raise AssertionError("a type hint was read again")
+    for name in ("get_origin", "get_args"):
+        monkeypatch.setattr(decoding, name, read_again)
+    monkeypatch.setattr(base, "get_type_hints", read_again)
+    monkeypatch.setattr(decoding, "_compile", read_again)
+    assert t.CallToolResult.from_dict(data) == first
+    assert first.extra == {"more": 1} and first.content[1].data == {"type": "hologram"}
+    with pytest.raises(t.base.InvalidParamsError, match=r"^CallToolResult.content\[0\].text: expected string "):
+        t.CallToolResult.from_dict({"content": [{"type": "text", "text": 1}]})

@@ -26,7 +26,10 @@ basic/transports/streamable-http#backward-compatibility, basic/index#meta):
    ``logging/setLevel``), else ``"debug"`` when log messages have a listener
    (``on_log``, ``on("notifications/message")``, ``on_notification``: all of
    them, as a legacy server sends before ``logging/setLevel``), else none (no
-   log messages). A caller's own ``_meta`` entries are kept.
+   log messages). A caller's own ``_meta`` entries are kept. It is made again
+   only when what it is made of changes (compared as objects: a new
+   ``client_info`` is sent, one changed in place is not): made per request, it
+   was a fifth of the client's own work per ``call_tool`` (bench/README.md).
 4. Results are read as in the legacy era: ``strip`` removes ``resultType``,
    the cache hints and ``serverInfo`` from what the public methods parse, so a
    script sees the same objects in both eras. A ``resultType`` other than
@@ -67,14 +70,13 @@ from .. import lifecycle, modern, types
 from ..errors import (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION, InvalidParamsError, McpError, MethodNotFoundError, RequestTimeout, SessionError, UnsupportedProtocolVersion)
 
 from .client_mrtr import (MAX_INPUT_ROUNDS, check_result_type, read_input_request, read_input_required,
-                          read_input_response, retry_params)
+                          read_input_response, retry_params, strip)
 
 AUTO = "auto"
 MODERN_ERRORS = (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
 # Spec 2026-07-28: basic/transports/streamable-http#backward-compatibility: the statuses a
 # legacy server refuses a modern request with (a modern server adds a JSON-RPC error body).
 LEGACY_STATUSES = (400, 404, 405)
-_STRIPPED = ("resultType", "ttlMs", "cacheScope")
 
 
 def check_requested(version) -> str:
@@ -186,21 +188,6 @@ def read_capabilities(data, where: str = "capabilities") -> dict:
             isinstance(k, str) and "/" in k and isinstance(v, dict) for k, v in extensions.items())):
         raise InvalidParamsError(f"{where}.extensions: expected an object of prefixed names to objects")
     return data
-
-
-def strip(result: dict) -> dict:
-    """Rule 4: what the public methods parse, the same in both eras."""
-    if not any(key in result for key in _STRIPPED) and not isinstance(result.get("_meta"), dict):
-        return result
-    result = {k: v for k, v in result.items() if k not in _STRIPPED}
-    meta = result.get("_meta")
-    if isinstance(meta, dict) and modern.SERVER_INFO in meta:
-        meta = {k: v for k, v in meta.items() if k != modern.SERVER_INFO}
-        if meta:
-            result["_meta"] = meta
-        else:
-            del result["_meta"]
-    return result
 
 
 def with_meta(params: dict | None, meta: dict) -> dict:
@@ -322,14 +309,23 @@ class ModernEra:
                 params, self._modern_meta(version)))
         self._listening.reopen(start, self.server_capabilities, self.init_timeout)
 
+    _meta_made: tuple = ((), None)            # (what the last _meta was made of, that _meta)
+
     def _modern_meta(self, version: str) -> dict:
-        """Rule 3: the ``_meta`` of a modern request."""
+        """Rule 3: the ``_meta`` of a modern request, shared (``with_meta`` copies it)."""
         if self.protocol_version is None:
             self._asking = version              # the probe: capabilities() speaks of this revision
         level = self._log_level
         if level is None and (self.on_notification is not None or self._listeners.get("notifications/message")):
             level = "debug"     # someone listens: everything, as a legacy server sends before logging/setLevel
-        return modern.RequestMeta(version, self.capabilities(), self.client_info.to_dict(version), level).to_meta()
+        facts = (version, self.protocol_version, level, self.client_info, self.sampling, self.sampling_tools,
+                 self.elicitation, self.elicitation_url, self._roots is None)
+        made, meta = self._meta_made
+        if made != facts:
+            meta = modern.RequestMeta(version, self.capabilities(), self.client_info.to_dict(version),
+                                      level).to_meta()
+            self._meta_made = (facts, meta)
+        return meta
 
     def _modern_request(self, method: str, params: dict | None, options: dict) -> dict:
         """Rules 3 to 5: send, answer input requests, retry, until complete."""

@@ -1,14 +1,18 @@
-"""Multi round-trip requests of 2026-07-28, the client's side (client_modern.py
-rule 4): a result that asks for input (``InputRequiredResult``) names what the
-server needs (sampling, elicitation, roots); the client answers each and
-retries the request with the answers and the ``requestState`` echoed exactly,
-at most ``MAX_INPUT_ROUNDS`` times. Spec 2026-07-28: basic/patterns/mrtr.
+"""Reading a result of 2026-07-28, the client's side (client_modern.py rule 4:
+``check_result_type`` and ``strip``, what the public methods parse), and
+multi round-trip requests (rule 5): a result that asks for input
+(``InputRequiredResult``) names what the server needs (sampling, elicitation,
+roots); the client answers each and retries the request with the answers and
+the ``requestState`` echoed exactly, at most ``MAX_INPUT_ROUNDS`` times.
+Spec 2026-07-28: basic/patterns/mrtr.
 """
 from __future__ import annotations
 
 from .. import modern, types
 from ..errors import InternalError, InvalidParamsError
 
+_STRIPPED = ("resultType", "ttlMs", "cacheScope")
+_SERVER_INFO = modern.SERVER_INFO
 INPUT_METHODS = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
 
 
@@ -26,6 +30,22 @@ def check_result_type(result, method: str | None = None) -> str:
     if kind not in ("complete", "input_required"):
         raise InternalError(f"the server answered an unknown resultType {kind!r}")
     return kind
+
+
+def strip(result: dict) -> dict:
+    """Rule 4: what the public methods parse, the same in both eras."""
+    meta = result.get("_meta")
+    info = isinstance(meta, dict) and _SERVER_INFO in meta
+    if not info and result.keys().isdisjoint(_STRIPPED):
+        return result
+    result = {k: v for k, v in result.items() if k not in _STRIPPED}
+    if info:
+        meta = {k: v for k, v in meta.items() if k != _SERVER_INFO}
+        if meta:
+            result["_meta"] = meta
+        else:
+            del result["_meta"]
+    return result
 
 
 # ---------------------------------------------------------------- multi round-trip (rule 5)

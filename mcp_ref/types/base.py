@@ -19,36 +19,33 @@ attribute names, so no class repeats its field list:
   ``"Tool.inputSchema: expected object"``.
 
 Content blocks form a tagged union on ``"type"``; the registry that maps a
-tag to its class lives here (``register_content``) because decoding needs it,
-and ``content.py`` fills it.
+tag to its class is filled here (``register_content``, by ``content.py``) and
+read by the decoder (decoding.py).
 
 Revisions are ``YYYY-MM-DD`` strings, so they compare correctly as strings.
 
-One decoder. ``_from_wire`` / ``_decode`` below walk the type hints and
-carry the path of every member, so an error names where it is. There is no
-faster second decoder beside it: a decoder compiled per class saved about
-8 µs on a one-line ``CallToolResult``, under 10 % of a client's
-``tools/call`` round trip (``bench/bench_stdio.py``, client-side latency),
-which is not worth a second definition of what decoding means. ``to_dict``
-reads a per-class tuple of field facts and passes JSON scalars through
-without a call (the only encoder).
+One decoder, one encoder, each reading facts made once per class. ``from_dict``
+reads the class's plan (``_decode_plan``: per member its wire name, whether it
+is required, and the decoder its hint was read into once, decoding.py rule 1)
+and carries the path of every member, so an error names where it is.
+``to_dict`` reads a per-class tuple of field facts and passes JSON scalars
+through without a call. A plan is a cache of the class's hints, not a second
+definition: what a hint accepts is written once, in decoding.py. (The walk of
+the hints on every member cost a client about half of its CPU above the
+session per ``call_tool``: ``bench/README.md``, issue 17, target 6.)
 
 Spec: basic/index#general-fields (``_meta``); each revision's schema.json.
 """
 import dataclasses
 from dataclasses import MISSING, dataclass, field
-from typing import Any, ClassVar, Optional, get_args, get_origin
+from typing import Any, ClassVar, Optional
 
 from ..errors import InvalidParamsError
-from ..typehints import UNION_ORIGINS, get_type_hints
+from ..typehints import get_type_hints
+from .decoding import CONTENT_TYPES, as_is, decode_tagged, decoder, exact_type, raw_content
 
 __all__ = ["Model", "spec_field", "wire_name", "register_content", "register_raw_content",
            "decode_content", "CONTENT_TYPES"]
-
-# Wire "type" tag -> content block class. Filled by content.py.
-CONTENT_TYPES: dict = {}
-# The class that holds a block whose tag nobody registered (content.RawContent).
-_raw_content: list = []
 
 
 def spec_field(default: Any = None, *, since: Optional[str] = None, wire: Optional[str] = None,
@@ -205,29 +202,29 @@ class Model(metaclass=_TakesExtra):
 
     @classmethod
     def _from_wire(cls, data: Any, path: str):
-        """The one decoder: check the wire object, decode each member by its hint, keep
-        the unknown members in ``extra``, then run the class's ``_check_wire`` hook."""
+        """The one decoder: check the wire object and its tag, run the class's
+        ``_check_wire`` hook, decode each member by its hint (the class's plan, made
+        once), keep the unknown members in ``extra``."""
         if not isinstance(data, dict):
             raise InvalidParamsError(f"{path}: expected object")
-        known = set()
-        tag = getattr(cls, "TYPE", None)
-        if tag is not None:
-            known.add("type")
-            # A missing tag is tolerated (the caller chose the class); a wrong one is not.
-            if "type" in data and data["type"] != tag:
-                raise InvalidParamsError(f"{path}.type: expected {tag!r}, got {data['type']!r}")
-        cls._check_wire(data, path)
+        tag, hook, known, fields = _decode_plans.get(cls) or _decode_plan(cls)
+        # A missing tag is tolerated (the caller chose the class); a wrong one is not.
+        if tag is not None and "type" in data and data["type"] != tag:
+            raise InvalidParamsError(f"{path}.type: expected {tag!r}, got {data['type']!r}")
+        if hook is not None:
+            hook(data, path)
         kwargs = {}
-        for spec in _specs(cls):
-            known.add(spec.wire)
-            value = data.get(spec.wire, MISSING)
-            if value is MISSING or (value is None and not spec.keep_none):
-                if spec.required:
-                    raise InvalidParamsError(f"{path}.{spec.wire}: required field missing")
+        for wire, name, required, keep_none, exact, decode in fields:
+            value = data.get(wire, MISSING)
+            if value is MISSING or (value is None and not keep_none):
+                if required:
+                    raise InvalidParamsError(f"{path}.{wire}: required field missing")
                 continue
-            kwargs[spec.name] = _decode(value, spec.tp, f"{path}.{spec.wire}")
+            # A member of exactly its basic type, or hinted Any, is taken as it is.
+            kwargs[name] = value if type(value) is exact or decode is None else decode(value, f"{path}.{wire}")
         obj = _build(cls, **kwargs)
-        obj.extra = {key: value for key, value in data.items() if key not in known}
+        if not known.issuperset(data):
+            obj.extra = {key: value for key, value in data.items() if key not in known}
         return obj
 
     @classmethod
@@ -260,115 +257,23 @@ def _encode(value: Any, revision: Optional[str]) -> Any:
 
 
 # ---------------------------------------------------------------------- decoding
-def _is_int(value: Any) -> bool:
-    """A JSON integer: an int that is not a bool (JSON has no such overlap)."""
-    return (isinstance(value, int) and not isinstance(value, bool)) or \
-        (isinstance(value, float) and value.is_integer())
+_decode_plans: dict = {}        # class -> (tag, _check_wire hook or None, known wire names, members)
 
 
-_BASIC = {
-    str: ("string", lambda v: isinstance(v, str)),
-    bool: ("boolean", lambda v: isinstance(v, bool)),
-    int: ("integer", _is_int),
-    float: ("number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)),
-    dict: ("object", lambda v: isinstance(v, dict)),
-    list: ("array", lambda v: isinstance(v, list)),
-}
-
-
-def _type_label(tp: Any) -> str:
-    """The words an error uses for the type a member should have ("string", "object")."""
-    if tp in _BASIC:
-        return _BASIC[tp][0]
-    if get_origin(tp) is list:
-        return "array"
-    if get_origin(tp) is dict:
-        return "object"
-    return getattr(tp, "__name__", str(tp))
-
-
-def _is_model(tp: Any) -> bool:
-    """A ``Model`` subclass (a hint to decode as an object), not an instance."""
-    return isinstance(tp, type) and issubclass(tp, Model)
-
-
-def _decode(value: Any, tp: Any, path: str) -> Any:
-    """One member of a wire object as the hinted type, or InvalidParamsError naming
-    ``path``: basic JSON types checked loosely, models decoded, lists and dicts
-    item by item, unions in order."""
-    if tp is Any:
-        return value
-    origin = get_origin(tp)
-    if origin in UNION_ORIGINS:
-        return _decode_union(value, [a for a in get_args(tp) if a is not type(None)], path)
-    if origin is list:
-        if not isinstance(value, list):
-            raise InvalidParamsError(f"{path}: expected array")
-        args = get_args(tp)
-        item_tp = args[0] if args else Any
-        return [_decode(item, item_tp, f"{path}[{i}]") for i, item in enumerate(value)]
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise InvalidParamsError(f"{path}: expected object")
-        args = get_args(tp)
-        item_tp = args[1] if len(args) == 2 else Any
-        return {key: _decode(item, item_tp, f"{path}.{key}") for key, item in value.items()}
-    if _is_model(tp):
-        return tp._from_wire(value, path)
-    if tp in _BASIC:
-        label, ok = _BASIC[tp]
-        if not ok(value):
-            raise InvalidParamsError(f"{path}: expected {label}")
-        if tp is int and isinstance(value, float):
-            return int(value)
-    return value
-
-
-def _decode_union(value: Any, members: list, path: str) -> Any:
-    """The first member of the union the value fits: tagged content by its ``type``,
-    models by their required fields, basic types by their JSON kind."""
-    if len(members) == 1:
-        return _decode(value, members[0], path)
-    if Any in members:
-        return value
-    if isinstance(value, list):
-        for member in members:
-            if get_origin(member) is list or member is list:
-                return _decode(value, member, path)
-    models = [m for m in members if _is_model(m)]
-    if isinstance(value, dict) and models:
-        if any(getattr(m, "TYPE", None) for m in models):
-            return _decode_tagged(value, models, path)
-        # Untagged alternatives (e.g. text or blob resource contents): the first
-        # whose required members are all present.
-        for model in models:
-            if model._has_required(value):
-                return model._from_wire(value, path)
-        raise InvalidParamsError(f"{path}: expected one of {', '.join(m.__name__ for m in models)}")
-    for member in members:
-        if member in _BASIC and _BASIC[member][1](value):
-            return _decode(value, member, path)
-        if get_origin(member) is dict and isinstance(value, dict):
-            return _decode(value, member, path)
-    raise InvalidParamsError(f"{path}: expected {' or '.join(_type_label(m) for m in members)}")
-
-
-def _decode_tagged(value: dict, models: list, path: str) -> Any:
-    """A content block by its ``type`` tag (the registry ``register_content`` fills);
-    an unknown tag is kept whole as raw content, so nothing a peer sent is lost."""
-    tag = value.get("type")
-    if not isinstance(tag, str):
-        raise InvalidParamsError(f"{path}.type: expected string")
-    for model in models:
-        if getattr(model, "TYPE", None) == tag:
-            return model._from_wire(value, path)
-    # A known block in a place that does not list it is still decoded to its
-    # class; checking where a type may appear is the caller's business.
-    if tag in CONTENT_TYPES:
-        return CONTENT_TYPES[tag]._from_wire(value, path)
-    if _raw_content:
-        return _raw_content[0]._from_wire(value, path)
-    raise InvalidParamsError(f"{path}.type: unknown type {tag!r}")
+def _decode_plan(cls) -> tuple:
+    """What ``_from_wire`` reads, made once per class: the tag, the ``_check_wire``
+    hook when the class has one, the wire names it models, and per member
+    ``(wire, attribute, required, keep_none, exact basic type, decoder or None)``."""
+    tag = getattr(cls, "TYPE", None)
+    hook = None if getattr(cls._check_wire, "__func__", None) is Model._check_wire.__func__ else cls._check_wire
+    fields = []
+    for spec in _specs(cls):
+        decode = decoder(spec.tp)
+        fields.append((spec.wire, spec.name, spec.required, spec.keep_none, exact_type(spec.tp),
+                       None if decode is as_is else decode))
+    known = frozenset([spec.wire for spec in _specs(cls)] + (["type"] if tag is not None else []))
+    plan = _decode_plans[cls] = (tag, hook, known, tuple(fields))
+    return plan
 
 
 # ---------------------------------------------------------------------- content registry
@@ -380,7 +285,7 @@ def register_content(cls):
 
 def register_raw_content(cls):
     """Class decorator: the holder of blocks of an unregistered ``type``."""
-    _raw_content[:] = [cls]
+    raw_content[:] = [cls]
     return cls
 
 
@@ -388,4 +293,4 @@ def decode_content(data: Any, path: str = "content") -> Model:
     """One content block from its wire object, by its ``type``."""
     if not isinstance(data, dict):
         raise InvalidParamsError(f"{path}: expected object")
-    return _decode_tagged(data, [], path)
+    return decode_tagged(data, {}, path)
