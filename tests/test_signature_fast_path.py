@@ -248,7 +248,7 @@ def test_positional_only_still_refused_and_variadic_left_out():
                                                 "required": ["a"]}
 
 
-def _functions(source: str, namespace: dict | None = None) -> dict:
+def _functions(source: str, namespace: "dict | None" = None) -> dict:
     """The functions ``source`` defines, each of its own code object (as in a module)."""
     namespace = {} if namespace is None else namespace
     exec(compile(source, "<tools>", "exec"), namespace)
