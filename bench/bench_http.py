@@ -104,6 +104,10 @@ class ServerProcess:
     def __init__(self, name: str, source: str):
         env = dict(os.environ)
         env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        # Warm bytecode caches, as users run (an installed package is compiled at install):
+        # with this set, every spawn compiled each module whose cache is stale.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env.pop("PYTHONPROFILEIMPORTTIME", None)
         self.name = name
         self.proc = subprocess.Popen([sys.executable, "-c", source], stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, env=env)
