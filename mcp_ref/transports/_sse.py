@@ -32,8 +32,13 @@ the event-stream format is the WHATWG HTML "server-sent events" section):
    ``oversized`` set (no data), and the rest of it is read and dropped, so the
    stream goes on with the next event.
 """
+from __future__ import annotations
+
 import re
-from typing import Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
+    from typing import Optional
 
 __all__ = ["format_event", "format_comment", "make_event_id", "split_event_id", "SseEvent", "EventParser",
            "chunk", "accepts"]

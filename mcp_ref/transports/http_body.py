@@ -19,10 +19,15 @@ Rules:
    reading; TLS takes no flags, so there it is never known before a write
    fails).
 """
+from __future__ import annotations
+
 import socket
-from typing import Optional
 
 from .http_types import BodyRefused, HttpRequest
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
+    from typing import Optional
 
 MAX_CHUNK_LINE = 4096          # bytes of one chunk-size line (with extensions) or trailer line, CRLF included
 FRAMING_MIN = 64 * 1024        # chunk framing allowed beyond the data, at least (rule 1)

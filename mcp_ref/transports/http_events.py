@@ -8,9 +8,14 @@ basic/transports#resumability-and-redelivery.
 """
 import collections
 import threading
-from typing import Protocol
 
 from ._sse import make_event_id, split_event_id
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:          # a Protocol for type checkers; at run time a plain base class,
+    from typing import Protocol     # so an HTTP server starts without importing typing
+else:
+    Protocol = object
 
 __all__ = ["EventStore", "InMemoryEventStore"]
 

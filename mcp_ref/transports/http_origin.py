@@ -6,10 +6,15 @@ must not reach a server on localhost through the browser).
 allowed hosts and origins. Spec: basic/transports#security-warning,
 security_best_practices.
 """
-from typing import Optional
+from __future__ import annotations
+
 from urllib.parse import urlsplit
 
 from ..errors import get_logger
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
+    from typing import Optional
 
 log = get_logger("mcp_ref.http")
 

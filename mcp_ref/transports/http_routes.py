@@ -8,8 +8,9 @@ endpoints of 2024-11-05 (rule 6), and stateless POST (rule 3).
 basic/transports#listening-for-messages-from-the-server, #session-management,
 basic/authorization, 2024-11-05 basic/transports#http-with-sse.
 """
+from __future__ import annotations
+
 import json
-from typing import Optional
 from urllib.parse import parse_qs, urlsplit
 
 from .. import lifecycle
@@ -20,8 +21,10 @@ from .http_types import (SESSION_HEADER, VERSION_HEADER, HttpResponse, LegacyBod
                          json_response)
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:          # for annotations only: the module loads with auth= (rule 7)
-    from ..auth.resource_server import Refusal
+if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
+    from typing import Optional
+
+    from ..auth.resource_server import Refusal   # the module loads with auth= (rule 7)
 
 log = get_logger("mcp_ref.http")
 

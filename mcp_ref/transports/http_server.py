@@ -43,6 +43,8 @@ Rules:
    same moment while the accepting thread waits for the CPU overflow it:
    their handshakes are dropped and they see timeouts or resets.
 """
+from __future__ import annotations
+
 import itertools
 import signal
 import socket
@@ -50,7 +52,6 @@ import socketserver
 import threading
 import time
 from http.server import ThreadingHTTPServer
-from typing import Optional
 
 from ..errors import get_logger
 from ..workers import WorkerPool
@@ -58,6 +59,10 @@ from .http_handler import McpRequestHandler
 from .http_origin import LOOPBACK, WILDCARD, HostChecks
 from .http_events import EventStore, InMemoryEventStore
 from .http_session import HttpSessionTransport, LegacySseTransport
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
+    from typing import Optional
 
 log = get_logger("mcp_ref.http")
 

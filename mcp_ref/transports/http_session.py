@@ -40,16 +40,21 @@ Rules:
    Such a request known fast runs on the connection's own thread (``push(message,
    here)``, ``workers`` rule 4), which then writes the answer with no hand-off at all.
 """
+from __future__ import annotations
+
 import collections
 import queue
 import os
 import threading
 import time
-from typing import Optional
 
 from .. import lifecycle
 from ..errors import get_logger
 from ..messages import ErrorResponse, Notification, Response, encode_line, is_request_id
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
+    from typing import Optional
 
 log = get_logger("mcp_ref.http")
 

@@ -30,15 +30,20 @@ Rules:
    answer's request then runs to its end, an SSE one is cancelled at the next
    event or keepalive comment.
 """
+from __future__ import annotations
+
 import collections
 import queue
 import time
-from typing import Callable, Optional
 
 from ..errors import get_logger
 from ..messages import ErrorObject, ErrorResponse, encode
 from ._sse import format_comment, format_event
 from .http_session import CANCELLED, CLOSE, STOP
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
+    from typing import Callable, Optional
 
 log = get_logger("mcp_ref.http")
 
