@@ -60,10 +60,6 @@ from .http_origin import LOOPBACK, WILDCARD, HostChecks
 from .http_events import EventStore, InMemoryEventStore
 from .http_session import HttpSessionTransport, LegacySseTransport
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
-    from typing import Optional
-
 log = get_logger("mcp_ref.http")
 
 __all__ = ["serve_http", "start_http", "HttpServerHandle", "HttpApp", "EventStore", "InMemoryEventStore"]
@@ -87,13 +83,13 @@ class HttpApp(HostChecks):
     """The configuration and session table shared by every connection (see ``serve_http``)."""
 
     def __init__(self, server, *, host: str = "127.0.0.1", path: str = "/mcp", stateless: bool = False,
-                 json_response: bool = False, response_mode: Optional[str] = None,
+                 json_response: bool = False, response_mode: str | None = None,
                  allowed_origins=None, allowed_hosts=None, enable_get: bool = True,
                  max_sessions: int = DEFAULT_MAX_SESSIONS, idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
                  max_body: int = DEFAULT_MAX_BODY, event_store=None, resumable: bool = True,
-                 retry_interval: int = 1000, poll_interval: Optional[float] = None, keepalive: float = 15.0,
+                 retry_interval: int = 1000, poll_interval: float | None = None, keepalive: float = 15.0,
                  legacy_sse: bool = True, sse_path: str = "/sse", messages_path: str = "/messages",
-                 workers: int = DEFAULT_WORKERS, auth=None, resource_metadata: Optional[dict] = None,
+                 workers: int = DEFAULT_WORKERS, auth=None, resource_metadata: dict | None = None,
                  required_scopes=None):
         if response_mode is None:
             response_mode = "json" if json_response else "auto"
@@ -118,7 +114,7 @@ class HttpApp(HostChecks):
         self._stateless: set = set()          # stateless mode: the sessions of POSTs in progress
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._reaper: Optional[threading.Thread] = None
+        self._reaper: threading.Thread | None = None
         self.pool = WorkerPool(workers, name="mcp-http-worker")
         # Authorization (auth.resource_server): None serves without tokens.
         self.guard = None
@@ -173,7 +169,7 @@ class HttpApp(HostChecks):
         transport.session = self.server.serve(transport, executor=self.pool)
         return transport
 
-    def lookup(self, session_id: Optional[str], legacy: bool = False):
+    def lookup(self, session_id: str | None, legacy: bool = False):
         with self._lock:
             transport = self._sessions.get(session_id)
         if transport is None or transport.closed or isinstance(transport, LegacySseTransport) != legacy:
