@@ -24,12 +24,31 @@ class and a callback for list changes.
 from __future__ import annotations
 
 import itertools
+import threading
 from types import FunctionType
 
-__all__ = ["as_model", "as_icons", "deferrable", "next_serial"]
+__all__ = ["as_model", "as_icons", "built_once", "deferrable", "next_serial", "BUILD_LOCK"]
+
+# Guards what a registry makes on first use (a model, a tool's schemas and binder): made
+# once, whichever thread asks first; the building never waits on anything else.
+BUILD_LOCK = threading.Lock()
 
 # Serial numbers of registered items, increasing in registration order (pagination.py rule 1).
 next_serial = itertools.count(1).__next__
+
+
+def built_once(entry, slot: str, build):
+    """``entry``'s ``slot``, made by ``build(entry)`` the first time anyone asks (the model
+    of a tool, prompt or resource registered by decorator: tools.py rule 8, prompts.py
+    rule 5, resources.py rule 5), once, whichever thread asks first."""
+    value = getattr(entry, slot)
+    if value is None:
+        with BUILD_LOCK:
+            value = getattr(entry, slot)
+            if value is None:
+                value = build(entry)
+                setattr(entry, slot, value)
+    return value
 
 
 def deferrable(fn) -> bool:

@@ -26,14 +26,13 @@ Rules:
    4-5x slower than a bare loop (bench/bench_growth.py, issue 17).
    ``add_prompt`` still builds at once and returns the ``Prompt``.
 """
-import threading
 from typing import Any, Callable, Optional
 
 from .. import binding, signature, signature_fast
 from ..docstrings import parse_docstring
 from ..errors import InvalidParamsError
 from ..types import GetPromptResult, Model, Prompt, PromptArgument, PromptMessage, TextContent, content_from_dict
-from .features import as_icons, deferrable, next_serial
+from .features import as_icons, built_once, deferrable, next_serial
 from .pagination import NamedRegistry
 
 __all__ = ["Prompts", "to_messages", "prompt_arguments"]
@@ -81,19 +80,7 @@ class _Entry:
 
     @property
     def prompt(self) -> Prompt:
-        prompt = self._prompt
-        if prompt is None:
-            with _build_lock:                       # one Prompt per entry, whoever asks first
-                prompt = self._prompt
-                if prompt is None:
-                    options, fn = self.options, self.fn
-                    description = options["description"]
-                    prompt = self._prompt = Prompt(
-                        name=self.name, title=options["title"],
-                        description=description if description is not None else signature.description_of(fn),
-                        arguments=prompt_arguments(fn, self.skip), icons=as_icons(options["icons"]),
-                        meta=options["meta"])
-        return prompt
+        return built_once(self, "_prompt", _build_prompt)
 
     @property
     def inject(self) -> list:
@@ -103,7 +90,12 @@ class _Entry:
         return inject
 
 
-_build_lock = threading.Lock()
+def _build_prompt(entry: _Entry) -> Prompt:
+    options, fn = entry.options, entry.fn
+    description = options["description"]
+    return Prompt(name=entry.name, title=options["title"],
+                  description=description if description is not None else signature.description_of(fn),
+                  arguments=prompt_arguments(fn, entry.skip), icons=as_icons(options["icons"]), meta=options["meta"])
 
 
 def listed_prompt(entry: _Entry, version: Optional[str]) -> dict:

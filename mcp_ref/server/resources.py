@@ -50,7 +50,7 @@ from ..types import (Annotations, BlobResourceContents, ReadResourceResult, Reso
                      TextResourceContents)
 from ..docstrings import parse_docstring
 from ..uritemplate import UriTemplate
-from .features import as_icons, as_model, deferrable, next_serial
+from .features import as_icons, as_model, built_once, deferrable, next_serial
 from .pagination import Listing
 
 __all__ = ["Resources", "to_contents"]
@@ -88,13 +88,7 @@ class _Entry:
 
     @property
     def item(self):
-        item = self._item
-        if item is None:
-            with _build_lock:                       # one model per entry, whoever asks first
-                item = self._item
-                if item is None:
-                    item = self._item = _build_item(self)
-        return item
+        return built_once(self, "_item", _build_item)
 
     @property
     def inject(self) -> list:
@@ -103,8 +97,6 @@ class _Entry:
             inject = self._inject = signature.context_params(self.fn, skip=self.skip)
         return inject
 
-
-_build_lock = threading.Lock()
 
 
 def _build_item(entry: _Entry):

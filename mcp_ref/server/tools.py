@@ -75,12 +75,11 @@ says why, and where the dataclass is still used).
 """
 from __future__ import annotations
 
-import threading
 
 from .. import signature, signature_fast
 from ..docstrings import parse_docstring
 from ..errors import InvalidParamsError, UrlElicitationRequiredError, get_logger
-from .features import as_icons, as_model, deferrable, next_serial
+from .features import BUILD_LOCK, as_icons, as_model, built_once, deferrable, next_serial
 from .pagination import NamedRegistry
 from .same_thread import SameThread
 from .tool_binding import _Binder, _Checker, _direct_params
@@ -154,7 +153,7 @@ class _Entry:
         class): the listed description and schemas, and whether a result is wrapped."""
         if self.prepared:
             return
-        with _build_lock:
+        with BUILD_LOCK:
             if not self.prepared:
                 self.description, self.input_schema, self.output_schema, self.wrap = _analyse(
                     self.fn, self.options, skip)
@@ -165,7 +164,7 @@ class _Entry:
         validators (most tools of a large catalogue are listed, never called).
         Returns the input check."""
         self.prepare(skip)
-        with _build_lock:
+        with BUILD_LOCK:
             if self.bind is None:
                 output = self.output_schema
                 self.check_output = _Checker(output) if output is not None else None
@@ -175,16 +174,7 @@ class _Entry:
 
     @property
     def tool(self) -> Tool:
-        tool = self._tool
-        if tool is None:
-            with _build_lock:                       # one Tool per entry, whoever asks first
-                tool = self._tool
-                if tool is None:
-                    tool = self._tool = _build_tool(self)
-        return tool
-
-
-_build_lock = threading.Lock()
+        return built_once(self, "_tool", _build_tool)
 _NO_OPTIONS = dict.fromkeys(("title", "description", "input_schema", "output_schema", "structured_output",
                              "annotations", "icons", "meta", "task_support"))
 
