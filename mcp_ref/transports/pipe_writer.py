@@ -28,9 +28,9 @@ behind the write. So:
    the first such line grows the pipe (``F_SETPIPE_SZ``) to the power of
    two that holds it, at most ``GROW_PIPE_TO`` (1 MiB, the size an
    unprivileged process may ask for by default), and the caller writes it
-   whole. Server CPU per 1 MB echo call went from about 1.2x to 1.05x the
-   stdlib floor, per 100 kB call from 1.17x to 1.05x
-   (``bench/bench_growth.py``, payload curve). Only a pipe that carries such
+   whole. Server CPU per echo call went from 1.15x to 0.91x the stdlib
+   floor at 1 MB, from 1.21x to 1.02x at 100 kB, from 1.19x to 1.10x at
+   4 MB (``bench/bench_growth.py``, payload curve; bench/README.md). Only a pipe that carries such
    a line grows, once; the kernel counts the space against the user's pipe
    allowance (``fs.pipe-user-pages-soft``, 64 MiB), and a refusal (the
    allowance is spent, or no ``F_SETPIPE_SZ`` here) leaves the pipe as it
@@ -72,7 +72,7 @@ _SET_PIPE_SIZE, _GET_PIPE_SIZE = (1031, 1032) if sys.platform.startswith("linux"
 
 
 def _pipe_or_socket(fd: int) -> str | None:
-    """"pipe", "socket", or None for anything else (a terminal, a file)."""
+    """What ``fd`` is: "pipe", "socket", or None (a terminal, a file, or closed)."""
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
@@ -95,7 +95,6 @@ class PipeWriter:
                 self._fd = stream.fileno()
             except (AttributeError, OSError, ValueError):   # no descriptor: its own write
                 pass
-            self._room = None                 # what the pipe holds, while growing it is worth a try (rule 1)
         self._room = None                 # what the pipe holds, while growing it is worth a try (rule 1)
         kind = _pipe_or_socket(self._fd) if self._fd is not None and hasattr(select, "poll") else None
         if kind is not None:
