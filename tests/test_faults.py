@@ -181,7 +181,7 @@ CALL_A_DEAF_SERVER = textwrap.dedent("""
     client = Client.stdio([sys.executable, "-c", sys.argv[1]], timeout=1, close_timeout=0.2, terminate_timeout=0.2)
     client.connect()
     try:
-        client.call_tool("x", {"big": "a" * 1000000})
+        client.call_tool("x", {"big": "a" * 3000000})   # more than even a grown pipe holds
     except RequestTimeout:
         print("timed out")
     client.close()
@@ -209,9 +209,9 @@ def test_a_deaf_server_leaves_no_writer_thread_and_no_child_behind():
     client = Client.stdio([sys.executable, "-c", DEAF_SERVER], timeout=1, close_timeout=0.2, terminate_timeout=0.2)
     client.connect()
     with pytest.raises(RequestTimeout):
-        client.call_tool("x", {"big": "a" * 1000000})
+        client.call_tool("x", {"big": "a" * 3000000})   # more than even a grown pipe holds
     writer = client.transport._writer
-    assert writer.written < 1000000                    # the line is still being written
+    assert writer.written < 3000000                    # the line is still being written
     closer, outcome = run_in_thread(client.close)
     closer.join(WAIT)
     assert outcome.get(0) == ("ok", None)
@@ -231,7 +231,7 @@ def test_the_caller_writes_what_the_pipe_takes_and_the_thread_only_the_rest():
         assert not os.get_blocking(write_end)
         writer.write(b"short\n")
         assert writer._thread is None and os.read(read_end, 100) == b"short\n"
-        big = bytes(range(256)) * 2000                  # 512 kB: more than the pipe holds
+        big = bytes(range(256)) * 8000                  # 2 MB: more than even a grown pipe holds
         writer.write(big + b"\n")
         assert 0 < writer.written - 6 < len(big)        # the caller wrote the pipe's share
         writer.write(b"after\n")
@@ -242,6 +242,89 @@ def test_the_caller_writes_what_the_pipe_takes_and_the_thread_only_the_rest():
     finally:
         writer.close(1.0)
         os.close(read_end)
+
+
+LINUX_PIPES = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe sizes are set on Linux only")
+
+
+@LINUX_PIPES
+def test_a_line_longer_than_the_pipe_grows_the_pipe_once_and_the_caller_writes_it_whole():
+    """pipe_writer rule 1, large lines: a 300 kB line grows the pipe to 512 KiB and is
+    written by the caller with nothing read yet (no thread, no rest left to queue);
+    a later 900 kB line grows it to the 1 MiB limit, and past that nothing is asked."""
+    import fcntl
+    from mcp_ref.transports import pipe_writer
+    read_end, write_end = os.pipe()
+    writer = pipe_writer.PipeWriter(os.fdopen(write_end, "wb"), owned=True)
+    asked = []
+    real = fcntl.fcntl
+
+    def counting(fd, command, *arg):
+        asked.append(command)
+        return real(fd, command, *arg)
+    try:
+        fcntl.fcntl = counting
+        writer.write(b"s" * 1000 + b"\n")              # a short line asks nothing
+        assert asked == []
+        os.read(read_end, 2000)
+        writer.write(b"x" * 300000 + b"\n")
+        assert writer._thread is None and writer.written == 1001 + 300001
+        assert real(write_end, 1032) == 512 * 1024
+        assert b"".join(_drain(read_end, 300001)) == b"x" * 300000 + b"\n"
+        writer.write(b"y" * 900000 + b"\n")
+        assert writer._thread is None and real(write_end, 1032) == pipe_writer.GROW_PIPE_TO
+        assert b"".join(_drain(read_end, 900001)) == b"y" * 900000 + b"\n"
+        del asked[:]
+        writer.write(b"z" * 2000000 + b"\n")           # over the limit: the pipe's share, the rest queued
+        assert asked == [] and writer._thread is not None
+        assert b"".join(_drain(read_end, 2000001)) == b"z" * 2000000 + b"\n"
+    finally:
+        fcntl.fcntl = real
+        writer.close(1.0)
+        os.close(read_end)
+
+
+@LINUX_PIPES
+def test_a_pipe_that_cannot_grow_is_left_as_it_was_and_not_asked_again(monkeypatch):
+    """pipe_writer rule 1: a refusal (the user's pipe allowance spent) leaves the pipe
+    at its size; the thread writes the rest of the line, and the next long line does not
+    ask again."""
+    import fcntl
+    from mcp_ref.transports import pipe_writer
+    read_end, write_end = os.pipe()
+    writer = pipe_writer.PipeWriter(os.fdopen(write_end, "wb"), owned=True)
+    asked = []
+    real = fcntl.fcntl
+
+    def refusing(fd, command, *arg):
+        asked.append(command)
+        if command == 1031:
+            raise PermissionError(1, "Operation not permitted")
+        return real(fd, command, *arg)
+    try:
+        monkeypatch.setattr(fcntl, "fcntl", refusing)
+        writer.write(b"x" * 300000 + b"\n")
+        assert asked == [1032, 1031] and real(write_end, 1032) == 64 * 1024
+        assert writer._thread is not None                # the rest went to the thread
+        assert b"".join(_drain(read_end, 300001)) == b"x" * 300000 + b"\n"
+        writer.write(b"y" * 300000 + b"\n")
+        assert asked == [1032, 1031]
+        assert b"".join(_drain(read_end, 300001)) == b"y" * 300000 + b"\n"
+    finally:
+        writer.close(1.0)
+        os.close(read_end)
+
+
+def _drain(fd, size):
+    """Read ``size`` bytes from ``fd`` (bounded by the test's wait)."""
+    got, chunks = 0, []
+    while got < size:
+        readable, _, _ = select.select([fd], [], [], WAIT)
+        assert readable, f"only {got} of {size} bytes arrived"
+        chunk = os.read(fd, size - got)
+        chunks.append(chunk)
+        got += len(chunk)
+    return chunks
 
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="no pseudo-terminals here")
@@ -276,12 +359,12 @@ def test_a_peer_that_reads_nothing_gets_a_bounded_queue_then_an_error():
     from mcp_ref.transports.pipe_writer import PeerNotReading, PipeWriter
     read_end, write_end = os.pipe()
     stream = os.fdopen(write_end, "wb")
-    writer = PipeWriter(stream, owned=True, max_queued=300000)
+    writer = PipeWriter(stream, owned=True, max_queued=2000000)
     try:
-        writer.write(b"x" * 200000)                    # fills the pipe (64 kB): the rest is queued
+        writer.write(b"x" * 1200000)                   # fills the pipe (even grown): the rest is queued
         writer.write(b"y" * 90000)
-        with pytest.raises(PeerNotReading):            # queued: 200 kB less the pipe's share, + 90 + 150
-            writer.write(b"z" * 150000)
+        with pytest.raises(PeerNotReading):            # queued: 1.2 MB less the pipe's share, + 0.09 + 1.8
+            writer.write(b"z" * 1800000)
         assert writer.close(0.2) is False              # nothing moves: close gives up, stream left open
         assert writer.stuck and not stream.closed
         os.close(read_end)                             # the reader goes: the blocked write fails
