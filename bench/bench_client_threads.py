@@ -11,11 +11,21 @@ is driven two ways, in alternating blocks so noise hits both alike:
 * raw: ``bench_growth.StdioServer.pipelined``, one thread writing JSON lines
   with as many requests in flight as there are client threads;
 * client: ``Client.stdio`` (its own server process) called from that many
-  threads at once, each calling ``call_tool("noop", {})`` in a loop.
+  threads at once, each calling ``call_tool("noop", {})`` in a loop;
+* threaded floor: the least any blocking client called from that many
+  threads must do, in plain stdlib (``ThreadedFloor``, a third server
+  process): each call encodes its request with ``json.dumps``, writes it
+  under a lock and sleeps on a lock of its own; one reading thread parses
+  each reply with ``json.loads`` and wakes its caller. No MCP types, no
+  timeouts, no cancellation. It shows what of the gap to the raw client
+  belongs to any thread-per-call client in CPython, and what to mcp_ref's.
 
 Issue 17 asks the client to reach at least 0.7× the raw rate: the client's
 own cost per call (building the request, writing, waking the caller, reading
-the result) is what the ratio shows. Also printed: the client process's CPU
+the result) is what the ratio shows. The raw client and the threaded floor
+speak 2025-11-25 after ``initialize``; ``Client`` negotiates the newest
+revision the server has (2026-07-28, whose requests each carry the client's
+``_meta``), as a user's client does. Also printed: the client process's CPU
 per call (user + system, µs), which does not depend on the server's speed.
 
 ``--layers`` prints where that CPU goes, layer by layer, from 1 and 16
@@ -25,7 +35,10 @@ encoding, the write, the read and decoding; no session, no other thread),
 thread's hand-off) and ``Client.call_tool`` (adds the request's ``_meta``,
 the checks and the decoding of the result into a ``CallToolResult``).
 """
+import _thread
 import argparse
+import itertools
+import json
 import os
 import statistics
 import sys
@@ -69,6 +82,40 @@ def client_rate(client, threads: int, calls: int) -> tuple:
     if failures:
         raise RuntimeError(f"{len(failures)} client threads failed: {failures[0]!r}")
     return calls / elapsed, cpu / calls * 1e6
+
+
+class ThreadedFloor:
+    """The least a thread-per-call blocking client does (see the module docstring)."""
+
+    def __init__(self, server: StdioServer):
+        self.server = server                      # initialized, speaking 2025-11-25
+        self._fd = server.proc.stdin.fileno()
+        self._write_lock = threading.Lock()
+        self._waiting: dict = {}
+        self._ids = itertools.count(1 << 40)      # clear of the ids the raw driver uses
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.server.proc.stdout:
+            reply = json.loads(line)
+            slot = self._waiting.pop(reply.get("id"), None)
+            if slot is not None:
+                slot[1] = reply
+                slot[0].release()
+
+    def call_tool(self, name: str, arguments: dict) -> dict:
+        request_id = next(self._ids)
+        done = _thread.allocate_lock()
+        done.acquire()
+        slot = self._waiting[request_id] = [done, None]
+        data = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                           "params": {"name": name, "arguments": arguments}}).encode() + b"\n"
+        with self._write_lock:
+            self.server.write(data)
+        if not done.acquire(True, 30):
+            raise RuntimeError("the threaded floor's call got no reply in 30 s")
+        return slot[1]["result"]
 
 
 def rate_of(call, threads: int, calls: int) -> tuple:
@@ -148,34 +195,46 @@ def main() -> None:
             return
         raw = StdioServer("mcp_ref", argv, env)
         raw.initialize()
+        floor_server = StdioServer("mcp_ref", argv, env)
+        floor_server.initialize()
+        floor = ThreadedFloor(floor_server)
         client = Client.stdio(argv, env={"PYTHONPATH": env["PYTHONPATH"]}, on_stderr=lambda line: None)
         try:
             client.connect()
             raw.pipelined("noop", 200, 8)
             client_rate(client, 8, 200)
+            client_rate(floor, 8, 200)
             rows = {}
             for round_index in range(args.rounds):
                 for threads in (int(t) for t in args.threads.split(",")):
-                    row = rows.setdefault(threads, {"raw": [], "client": [], "cpu": []})
-                    order = ("raw", "client") if round_index % 2 == 0 else ("client", "raw")
+                    row = rows.setdefault(threads, {"raw": [], "client": [], "cpu": [], "floor": [],
+                                                    "floor_cpu": []})
+                    order = ("raw", "client", "floor") if round_index % 2 == 0 else ("floor", "client", "raw")
                     for which in order:
                         if which == "raw":
                             row["raw"].append(raw.pipelined("noop", args.calls, threads))
                         else:
-                            rate, cpu = client_rate(client, threads, args.calls)
-                            row["client"].append(rate)
-                            row["cpu"].append(cpu)
+                            rate, cpu = client_rate(client if which == "client" else floor, threads, args.calls)
+                            row[which].append(rate)
+                            row["cpu" if which == "client" else "floor_cpu"].append(cpu)
         finally:
             client.close()
             raw.close()
+            floor_server.close()
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs; {args.rounds} rounds of {args.calls} calls")
-    print("| threads | raw pipelined calls/s | Client calls/s | ratio (median [low-high]) | client CPU µs/call |")
-    print("|---|---|---|---|---|")
+    print("| threads | raw pipelined calls/s | threaded floor calls/s (ratio to raw) | Client calls/s "
+          "| Client ratio to raw (median [low-high]) | Client ratio to the threaded floor "
+          "| CPU µs/call: threaded floor / Client |")
+    print("|---|---|---|---|---|---|---|")
+
+    def ratio(top, bottom):
+        values = sorted(a / b for a, b in zip(top, bottom))
+        return f"{statistics.median(values):.2f}× [{values[0]:.2f}-{values[-1]:.2f}]"
     for threads, row in rows.items():
-        ratios = sorted(c / r for c, r in zip(row["client"], row["raw"]))
-        print(f"| {threads} | {statistics.median(row['raw']):,.0f} | {statistics.median(row['client']):,.0f} | "
-              f"{statistics.median(ratios):.2f}× [{ratios[0]:.2f}-{ratios[-1]:.2f}] | "
-              f"{statistics.median(row['cpu']):.0f} |")
+        print(f"| {threads} | {statistics.median(row['raw']):,.0f} | {statistics.median(row['floor']):,.0f} "
+              f"({ratio(row['floor'], row['raw'])}) | {statistics.median(row['client']):,.0f} | "
+              f"{ratio(row['client'], row['raw'])} | {ratio(row['client'], row['floor'])} | "
+              f"{statistics.median(row['floor_cpu']):.0f} / {statistics.median(row['cpu']):.0f} |")
 
 
 if __name__ == "__main__":
