@@ -248,7 +248,7 @@ LINUX_PIPES = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="p
 
 
 @LINUX_PIPES
-def test_a_line_longer_than_the_pipe_grows_the_pipe_once_and_the_caller_writes_it_whole():
+def test_a_line_longer_than_the_pipe_grows_the_pipe_once_and_the_caller_writes_it_whole(monkeypatch):
     """pipe_writer rule 1, large lines: a 300 kB line grows the pipe to 512 KiB and is
     written by the caller with nothing read yet (no thread, no rest left to queue);
     a later 900 kB line grows it to the 1 MiB limit, and past that nothing is asked."""
@@ -263,7 +263,7 @@ def test_a_line_longer_than_the_pipe_grows_the_pipe_once_and_the_caller_writes_i
         asked.append(command)
         return real(fd, command, *arg)
     try:
-        fcntl.fcntl = counting
+        monkeypatch.setattr(fcntl, "fcntl", counting)
         writer.write(b"s" * 1000 + b"\n")              # a short line asks nothing
         assert asked == []
         os.read(read_end, 2000)
@@ -279,7 +279,6 @@ def test_a_line_longer_than_the_pipe_grows_the_pipe_once_and_the_caller_writes_i
         assert asked == [] and writer._thread is not None
         assert b"".join(_drain(read_end, 2000001)) == b"z" * 2000000 + b"\n"
     finally:
-        fcntl.fcntl = real
         writer.close(1.0)
         os.close(read_end)
 
