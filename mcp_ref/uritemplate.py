@@ -16,11 +16,21 @@ Expressions: ``{var}``, ``{+var}`` (reserved characters kept), ``{#var}``,
   ``,``, ``{?tag*}`` from repeated ``tag=``); the others give strings.
 * Query variables may come in any order; unnamed query parameters are ignored.
 * Values are percent-decoded.
+
+A catalogue of templates repeats a few expressions (``{id}``, ``{?q}``) in
+many literal texts, and a parsed expression is only read after it is made:
+so each expression's text is parsed once (``_PARSED``, up to ``_PARSED_MAX``)
+and its ``_Expression`` shared by every template that holds it. Parsing every
+expression again was a third of a template's registration, and a server
+registers all of its templates before it answers ``initialize``
+(bench/bench_growth.py, issue 17). ``urllib.parse`` loads on the first
+expansion or match, not with the module (its import, ``ipaddress`` with it,
+is a few milliseconds of a server's start).
 """
+from __future__ import annotations
+
 import re
 from collections import namedtuple
-from typing import Optional
-from urllib.parse import quote, unquote
 
 _RESERVED = ":/?#[]@!$&'()*+,;="
 _PCT = re.compile(r"%[0-9A-Fa-f]{2}")
@@ -51,6 +61,7 @@ class _Expression:
 
 
 def _encode(value, reserved: bool) -> str:
+    from urllib.parse import quote
     text = ("true" if value else "false") if isinstance(value, bool) else str(value)
     if not reserved:
         return quote(text, safe="")
@@ -80,21 +91,37 @@ def _parse_expression(body: str, where: int) -> _Expression:
     return _Expression(operator, variables)
 
 
+_PARSED: dict = {}                      # an expression's text -> its _Expression (module docstring)
+_PARSED_MAX = 1024
+
+
 class UriTemplate:
     """A parsed URI template: ``variables``, ``is_template``, ``expand(**values)``, ``match(uri)``."""
+
+    __slots__ = ("template", "_parts", "_expressions")
 
     def __init__(self, template: str):
         if not isinstance(template, str):
             raise TypeError("a URI template must be a string")
         self.template = template
-        self._parts: list = []          # literal strings and _Expression objects
+        self._parts: list = []          # literal strings and _Expression objects (shared: module docstring)
+        self._expressions: list = []
         for m in _TOKEN.finditer(template):
-            if m.group() == "{":
-                raise ValueError(f"unclosed '{{' at position {m.start()} in URI template {template!r}")
-            if m.group() == "}":
-                raise ValueError(f"unmatched '}}' at position {m.start()} in URI template {template!r}")
-            self._parts.append(m.group() if m.group(1) is None else _parse_expression(m.group(1), m.start()))
-        self._expressions = [p for p in self._parts if isinstance(p, _Expression)]
+            text, body = m.group(0, 1)
+            if body is None:
+                if text == "{":
+                    raise ValueError(f"unclosed '{{' at position {m.start()} in URI template {template!r}")
+                if text == "}":
+                    raise ValueError(f"unmatched '}}' at position {m.start()} in URI template {template!r}")
+                self._parts.append(text)
+                continue
+            expression = _PARSED.get(body)
+            if expression is None:
+                expression = _parse_expression(body, m.start())
+                if len(_PARSED) < _PARSED_MAX:
+                    _PARSED[body] = expression
+            self._parts.append(expression)
+            self._expressions.append(expression)
 
     def __repr__(self) -> str:
         return f"UriTemplate({self.template!r})"
@@ -143,9 +170,10 @@ class UriTemplate:
             joined = _encode(text, e.reserved)
         return named(joined) if e.named else joined
 
-    def match(self, uri: str) -> Optional[dict]:
+    def match(self, uri: str) -> dict | None:
         """The variables of ``uri`` (str, or list for exploded ones), or None
         when the whole URI does not match the template."""
+        from urllib.parse import unquote
         captures = _Matcher(self._parts, uri).run() if isinstance(uri, str) else None
         if captures is None:
             return None
@@ -168,6 +196,7 @@ class UriTemplate:
     @staticmethod
     def _assign(e: _Expression, captured: str, result: dict) -> bool:
         """Split one expression's text among its variables; False when it does not fit."""
+        from urllib.parse import unquote
         if e.operator in ("/", "."):
             items = captured.split(e.sep)[1:]
         elif len(e.variables) == 1 and not e.variables[0].explode:
@@ -225,7 +254,7 @@ class _Matcher:
         hi = self._next_stop(part.stops)[p] if part.stops else self.n
         return (p + 1, hi) if hi > p else None
 
-    def run(self) -> Optional[list]:
+    def run(self) -> list | None:
         """Per part, the text it captured (None for an optional part not taken, and
         for literals), or None when the URI does not match."""
         n, parts = self.n, self.parts
