@@ -160,6 +160,27 @@ def test_invalid_templates(template, problem):
         UriTemplate(template)
 
 
+@pytest.mark.parametrize("template, message", [
+    ("file:///{path", "unclosed '{' at position 8 in URI template 'file:///{path'"),
+    ("a}{b}", "unmatched '}' at position 1 in URI template 'a}{b}'"),
+    ("{x}/{y}/{;z}", "unsupported operator ';' in the expression at position 8"),
+    ("zz{a:x}", "bad prefix modifier 'a:x' in the expression at position 2"),
+    ("q{a-b}", "invalid variable name 'a-b' in the expression at position 1"),
+])
+def test_a_mistake_is_named_with_its_position(template, message):
+    """Expressions are parsed once per text and shared (module docstring): the first
+    template to hold a bad one still gets its own position in the message."""
+    with pytest.raises(ValueError) as info:
+        UriTemplate(template)
+    assert str(info.value) == message
+
+
+def test_templates_share_the_expressions_they_hold_alike():
+    first, second = UriTemplate("a://{id}/x"), UriTemplate("b://{id}{?q}")
+    assert first._parts[1] is second._parts[1] and first.variables == ["id"] and second.variables == ["id", "q"]
+    assert second.match("b://7?q=z") == {"id": "7", "q": "z"} and first.expand(id="7") == "a://7/x"
+
+
 def test_variables_and_is_template():
     t = UriTemplate("x://{a}/{+b}{/c*}{?d,a}{&e}{#f}")
     assert t.variables == ["a", "b", "c", "d", "e", "f"]

@@ -153,6 +153,10 @@ class Prompts(NamedRegistry):
 
     KIND, NOUN, CHANGED, ITEM = "prompts", "prompt", "notifications/prompts/list_changed", "prompt"
 
+    def __init__(self, owner, context_class: type):
+        super().__init__(owner, context_class)
+        self._skip = (context_class,)    # every entry's ``skip``: one tuple, not one per prompt (rule 6)
+
     def get(self, name: str) -> Prompt | None:
         entry = self._entries.get(name)
         return entry.prompt if entry is not None else None
@@ -167,7 +171,7 @@ class Prompts(NamedRegistry):
         is kept as it is and None returned (rule 5)."""
         prompt_name = name if name is not None else fn.__name__
         options = {"title": title, "description": description, "icons": icons, "meta": meta}
-        entry = _Entry(prompt_name, fn, options, (self.context_class,))
+        entry = _Entry(prompt_name, fn, options, self._skip)
         if build or icons is not None or not deferrable(fn):
             entry.prompt, entry.inject              # errors in the signature or the icons raise here
         self._register(prompt_name, entry)

@@ -166,6 +166,7 @@ class Resources:
     def __init__(self, owner, context_class: type):
         self.owner = owner
         self.context_class = context_class
+        self._skip = (context_class,)    # every entry's ``skip`` (rule 6: one tuple, not one per entry)
         self._static: dict = {}          # uri -> _Entry(Resource)
         self._templates: dict = {}       # uri template -> _Entry(ResourceTemplate)
         self._lock = threading.Lock()
@@ -195,7 +196,7 @@ class Resources:
         # Rule 6: a URI without a brace is a fixed URI, with nothing to parse; the rest is
         # parsed here, where a bad template (or a URI that is not a string) raises.
         template = UriTemplate(uri) if not isinstance(uri, str) or "{" in uri or "}" in uri else None
-        skip = (self.context_class,)
+        skip = self._skip
         if name is title is description is mime_type is size is annotations is icons is meta is None:
             options = _NO_OPTIONS                   # nothing given: one shared dict (read-only)
         else:
@@ -204,7 +205,7 @@ class Resources:
         shape = signature_fast.shape_of(fn, skip)
         # Only the names and defaults matter here: the shape's schema, without the docstring.
         params = signature.input_schema(fn, skip=skip, shape=shape, docs={} if shape is not None else None)
-        if template is not None and template.is_template:
+        if template is not None:                     # (a URI with a brace that parses holds an expression)
             _check_template_function(fn, template, params, shape)
             table = self._templates
         else:
