@@ -64,7 +64,12 @@ Rules:
    entry's slots (``_Entry``), not in a dict per tool: reading every
    signature (~2-3 us a tool) and a dict per tool (with the garbage
    collections it brought) were ~40% of a first listing of 10,000 tools
-   (bench/README.md, issue 17, third pass).
+   (bench/README.md, issue 17, third pass). A tool given no options, whose
+   docstring describes no parameter, takes its schemas and ``wrap`` from its
+   shape (``_analyse``: made for the first such tool of the shape, kept in
+   ``Shape.derived``): reading the return annotation and asking for the
+   schema again for each tool was ~20% of what ``_analyse`` did (1.6 us
+   warm instead of 2.0; bench/README.md, fourth pass).
 
 Start-up and ``tools/call`` latency are benchmark targets (bench/bench_stdio.py),
 so registering the common tool (see signature.py's fast path) and calling it
