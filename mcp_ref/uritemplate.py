@@ -22,9 +22,9 @@ parsing is kept short. A catalogue repeats a few expressions (``{id}``,
 ``{?q}``) in many literal texts, and a parsed expression is only read after
 it is made: each expression is parsed once (``_PARSED``, up to
 ``_PARSED_MAX``) and its ``_Expression`` shared by every template that holds
-it; the template is cut into pieces by one ``findall``, and keeps its parts
+it; the template is cut at its braces by ``str.split``, and keeps its parts
 only (``_expressions`` is made when asked: one object less per template for
-the garbage collector). Parsing ``tpl://rN/{id}`` took ~4.4 us, now ~1.2,
+the garbage collector). Parsing ``tpl://rN/{id}`` took ~4.4 us, now ~0.8,
 of a template's registration of ~18 us, now ~5 (10,000 in one process;
 bench/bench_growth.py, issue 17). ``urllib.parse`` loads on the first
 expansion or match, not with the module (its import, ``ipaddress`` with it,
@@ -38,8 +38,6 @@ from collections import namedtuple
 _RESERVED = ":/?#[]@!$&'()*+,;="
 _PCT = re.compile(r"%[0-9A-Fa-f]{2}")
 _VARNAME = re.compile(r"(?:\w|%[0-9A-Fa-f]{2})+(?:\.(?:\w|%[0-9A-Fa-f]{2})+)*", re.ASCII)
-# The pieces of a template, end to end: an expression, literal text, or a lone brace.
-_TOKEN = re.compile(r"\{[^{}]*\}|[^{}]+|[{}]")
 # operator: (first, separator, named, if-empty, reserved allowed), RFC 6570 appendix A,
 # then what ``match`` accepts for its expansion: (lead character or "", characters that
 # end it, optional, shortest first). The text taken always starts at the lead and runs to
@@ -95,7 +93,7 @@ def _parse_expression(body: str, where: int) -> _Expression:
     return _Expression(operator, variables)
 
 
-_PARSED: dict = {}                      # an expression ("{id}") -> its _Expression (module docstring)
+_PARSED: dict = {}                      # an expression's text ("id") -> its _Expression (module docstring)
 _PARSED_MAX = 1024
 
 
@@ -109,22 +107,26 @@ class UriTemplate:
             raise TypeError("a URI template must be a string")
         self.template = template
         self._parts: list = []          # literal strings and _Expression objects (shared: module docstring)
-        where = 0                       # the position of ``text``: the pieces cover the template
-        for text in _TOKEN.findall(template):
-            if text[0] != "{" or len(text) == 1:
-                if text == "{":
+        where = -1                      # the position of the "{" that starts ``piece`` (none for the first)
+        for piece in template.split("{"):
+            if where < 0:
+                text, start = piece, 0
+            else:                       # an expression, then literal text up to the next "{"
+                body, closed, text = piece.partition("}")
+                if not closed:
                     raise ValueError(f"unclosed '{{' at position {where} in URI template {template!r}")
-                if text == "}":
-                    raise ValueError(f"unmatched '}}' at position {where} in URI template {template!r}")
-                self._parts.append(text)
-            else:
-                expression = _PARSED.get(text)
+                expression = _PARSED.get(body)
                 if expression is None:
-                    expression = _parse_expression(text[1:-1], where)
+                    expression = _parse_expression(body, where)
                     if len(_PARSED) < _PARSED_MAX:
-                        _PARSED[text] = expression
+                        _PARSED[body] = expression
                 self._parts.append(expression)
-            where += len(text)
+                start = where + len(body) + 2
+            if "}" in text:
+                raise ValueError(f"unmatched '}}' at position {start + text.index('}')} in URI template {template!r}")
+            if text:
+                self._parts.append(text)
+            where = start + len(text)
 
     def __repr__(self) -> str:
         return f"UriTemplate({self.template!r})"
@@ -138,8 +140,8 @@ class UriTemplate:
     def variables(self) -> list:
         """Variable names in order of first appearance."""
         names: list = []
-        for expression in self._expressions:
-            for var in expression.variables:
+        for part in self._parts:
+            for var in part.variables if type(part) is _Expression else ():
                 if var.name not in names:
                     names.append(var.name)
         return names

@@ -334,9 +334,12 @@ def _check_template_function(fn, template: UriTemplate, params: dict, shape) -> 
     if shape is None:
         import inspect
         takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(fn).parameters.values())
-    variables = template.variables
+    variables, required = template.variables, params.get("required", ())
+    names = set(variables)
+    if (takes_any or names <= params["properties"].keys()) and names.issuperset(required):
+        return                                      # (rule 6: the lists below are for the message)
     unknown = [v for v in variables if v not in params["properties"] and not takes_any]
-    unfilled = [p for p in params.get("required", ()) if p not in variables]
+    unfilled = [p for p in required if p not in names]
     if unknown or unfilled:
         raise ValueError(f"resource template {template.template!r}: "
                          + "; ".join(filter(None, [
