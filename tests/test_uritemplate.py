@@ -175,6 +175,39 @@ def test_a_mistake_is_named_with_its_position(template, message):
     assert str(info.value) == message
 
 
+def _oracle_parts(template: str):
+    """The parts the parser made before it cut templates with ``str.split``: each piece
+    found by a regular expression, parsed as it was met; or the first mistake's message."""
+    import re
+    from mcp_ref.uritemplate import _parse_expression
+    parts = []
+    try:
+        for m in re.finditer(r"\{([^{}]*)\}|[^{}]+|[{}]", template):
+            if m.group() == "{":
+                raise ValueError(f"unclosed '{{' at position {m.start()} in URI template {template!r}")
+            if m.group() == "}":
+                raise ValueError(f"unmatched '}}' at position {m.start()} in URI template {template!r}")
+            parts.append(m.group() if m.group(1) is None else _parse_expression(m.group(1), m.start()))
+    except ValueError as exc:
+        return str(exc)
+    return [p if isinstance(p, str) else (p.operator, p.variables) for p in parts]
+
+
+def test_templates_are_cut_where_the_regular_expression_cut_them():
+    """uritemplate.py cuts a template at its braces with ``str.split``: the same parts,
+    or the same first mistake at the same position, as the regular expression it
+    replaced, on random templates."""
+    import random
+    rng = random.Random(6570)
+    for _ in range(3000):
+        template = "".join(rng.choice("{}ab,*:1/?+#.") for _ in range(rng.randint(0, 10)))
+        try:
+            parts = [p if isinstance(p, str) else (p.operator, p.variables) for p in UriTemplate(template)._parts]
+        except ValueError as exc:
+            parts = str(exc)
+        assert parts == _oracle_parts(template), template
+
+
 def test_templates_share_the_expressions_they_hold_alike():
     first, second = UriTemplate("a://{id}/x"), UriTemplate("b://{id}{?q}")
     assert first._parts[1] is second._parts[1] and first.variables == ["id"] and second.variables == ["id", "q"]
