@@ -183,10 +183,10 @@ class UriTemplate:
     def match(self, uri: str) -> dict | None:
         """The variables of ``uri`` (str, or list for exploded ones), or None
         when the whole URI does not match the template."""
-        from urllib.parse import unquote
         captures = _Matcher(self._parts, uri).run() if isinstance(uri, str) else None
         if captures is None:
             return None
+        from urllib.parse import unquote
         result: dict = {}
         query: list = []
         for part, captured in zip(self._parts, captures):
