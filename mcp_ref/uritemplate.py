@@ -24,9 +24,9 @@ it is made: each expression is parsed once (``_PARSED``, up to
 ``_PARSED_MAX``) and its ``_Expression`` shared by every template that holds
 it; the template is cut at its braces by ``str.split``, and keeps its parts
 only (``_expressions`` is made when asked: one object less per template for
-the garbage collector). Parsing ``tpl://rN/{id}`` took ~4.4 us, now ~0.8,
-of a template's registration of ~18 us, now ~5 (10,000 in one process;
-bench/bench_growth.py, issue 17). ``urllib.parse`` loads on the first
+the garbage collector). Making the ``UriTemplate`` of ``tpl://rN/{id}``
+took ~4.5-5 us, now ~1.2, of a template's registration of ~18-21 us, now
+~5.6 (10,000 in one process, warm; bench/bench_growth.py, issue 17). ``urllib.parse`` loads on the first
 expansion or match, not with the module (its import, ``ipaddress`` with it,
 is a few milliseconds of a server's start).
 """
