@@ -227,8 +227,7 @@ class Shape:
     def fits(self, fn, annotations: dict, skip: tuple) -> bool:
         """Whether ``fn`` (of this shape's code layout) would be read as this shape was."""
         defaults, kwdefaults = fn.__defaults__, fn.__kwdefaults__
-        return (len(annotations) == len(self.names)
-                and all(map(is_, map(annotations.get, self.names, repeat(_NOT_FAST)), self.values))
+        return (tuple(annotations) == self.names and all(map(is_, annotations.values(), self.values))
                 and (defaults is self.defaults or _same_items(defaults, self.defaults))
                 and (kwdefaults is self.kwdefaults or _same_items(kwdefaults, self.kwdefaults))
                 and (self.globals is None or self.globals is fn.__globals__) and self.skip == skip)

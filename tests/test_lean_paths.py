@@ -216,6 +216,62 @@ def test_a_stdio_server_with_a_plain_tool_answers_without_loading_anything_heavy
     assert [m for m in report["heavy"] if m != "queue"] == [], "serving initialize and one call loaded these"
 
 
+SERVE_CATALOG = """
+import io, json, sys
+from mcp_ref import Server
+from mcp_ref.transports.stdio import StdioServerTransport
+server = Server("lean", version="1.0")
+
+@server.resource("docs://readme")
+def readme() -> str:
+    \"\"\"The readme.\"\"\"
+    return "hello"
+
+@server.resource("users://{id}/profile")
+def profile(id: str) -> str:
+    \"\"\"A profile.\"\"\"
+    return id
+
+@server.prompt
+def review(topic: str, style: str = "short") -> str:
+    \"\"\"Review a topic.\"\"\"
+    return topic
+
+requests = [("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                            "clientInfo": {"name": "t", "version": "1"}}),
+            ("resources/list", {}), ("resources/templates/list", {}), ("prompts/list", {})]
+lines = [{"jsonrpc": "2.0", "id": i, "method": method, "params": params}
+         for i, (method, params) in enumerate(requests)]
+out = io.BytesIO()
+transport = StdioServerTransport(stdin=io.BytesIO("".join(json.dumps(m) + "\\n" for m in lines).encode()),
+                                 stdout=out)
+server.serve(transport).wait_closed()
+replies = [json.loads(line) for line in out.getvalue().splitlines()]
+print(json.dumps({"replies": replies, "heavy": sorted((set(sys.modules) - _BASE) & set(HEAVY))}))
+"""
+
+
+def test_a_stdio_server_of_resources_templates_and_prompts_starts_and_lists_without_anything_heavy():
+    """resources.py and prompts.py rule 6: registering plain functions, answering
+    ``initialize`` and listing them loads neither ``typing``/``inspect`` nor
+    ``mcp_ref.types`` (nor ``urllib.parse``, uritemplate.py): a server of 10,000
+    resources, templates or prompts starts in what its registrations cost
+    (bench/bench_growth.py, issue 17)."""
+    heavy = [name for name in HEAVY if name not in ("mcp_ref.server.resources", "mcp_ref.server.prompts")]
+    code = f"import sys\n_BASE = set(sys.modules)\nHEAVY = {heavy!r}\n" + SERVE_CATALOG
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    results = {reply["id"]: reply["result"] for reply in report["replies"]}
+    assert results[0]["capabilities"]["resources"] and results[0]["capabilities"]["prompts"]
+    assert results[1] == {"resources": [{"uri": "docs://readme", "name": "readme", "description": "The readme."}]}
+    assert results[2] == {"resourceTemplates": [{"uriTemplate": "users://{id}/profile", "name": "profile",
+                                                 "description": "A profile."}]}
+    assert results[3] == {"prompts": [{"name": "review", "description": "Review a topic.", "arguments": [
+        {"name": "topic", "required": True}, {"name": "style", "required": False}]}]}
+    assert report["heavy"] == [], "registering, initialize and the listings loaded these"
+
+
 def test_an_http_server_loads_only_the_server_side_of_auth():
     """auth/__init__.py loads a name's module on first use: an HTTP server without
     ``auth=`` needs none of it, and one with it ``resource_server`` (and the ``challenge``

@@ -143,11 +143,11 @@ def test_a_plain_template_function_is_checked_without_inspect(monkeypatch):
     """resources.py ``_check_template_function``: a function the fast path reads takes no
     ``**kwargs``, so registering its template needs no ``inspect.signature`` (half of
     registering a template); the mistakes are still found."""
-    from mcp_ref.server import resources as resources_module
+    import inspect
 
     def no_signature(fn):
         raise AssertionError("inspect.signature was called")
-    monkeypatch.setattr(resources_module.inspect, "signature", no_signature)
+    monkeypatch.setattr(inspect, "signature", no_signature)
     server = Server("r")
 
     def item(id: str, ctx: Context, size: int = 1) -> str:

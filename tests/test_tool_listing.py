@@ -166,3 +166,37 @@ def test_tools_registered_without_options_share_one_options_dict():
     handle = server._request_handlers["tools/list"][0]
     listed = handle(_Ctx(), {})["tools"]
     assert [tool.get("title") for tool in listed] == [None, None, "Three"]
+
+
+def test_tools_given_nothing_share_their_shape_s_schemas_and_the_rest_are_read_alone():
+    """Rule 9: tools registered without options and without parameter descriptions have
+    the schemas of their shape, made once; options (``structured_output``) or a
+    docstring's ``Args:`` give a tool its own, and each is called as it is listed."""
+    server = Server("shapes")
+    namespace: dict = {}
+    exec("".join(f'def t{i}(a: int) -> int:\n    """Tool {i}."""\n    return a\n' for i in range(3))
+         + 'def d0(a: int) -> dict:\n    return {"a": a}\n\ndef d1(a: int) -> dict:\n    return {"a": a}\n'
+         + 'def t3(a: int) -> int:\n    """Tool 3.\n\n    Args:\n        a: a number\n    """\n    return a\n',
+         namespace)
+    for name in ("t0", "t1", "d0", "d1", "t3"):
+        server.tool(namespace[name])
+    server.tool(namespace["t2"], structured_output=True)
+    handle = server._request_handlers["tools/list"][0]
+    listed = {tool["name"]: tool for tool in handle(_Ctx(), {})["tools"]}
+    entries = server.tools._entries
+    assert entries["t0"].input_schema is entries["t1"].input_schema is entries["d0"].input_schema
+    assert (entries["t0"].output_schema, entries["t0"].wrap) == (None, False) and "outputSchema" not in listed["t1"]
+    assert entries["d0"].output_schema is entries["d1"].output_schema and listed["d1"]["outputSchema"] == {
+        "type": "object"}
+    assert entries["t2"].wrap and listed["t2"]["outputSchema"] == {
+        "type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"]}
+    assert listed["t3"]["inputSchema"]["properties"]["a"] == {"type": "integer", "description": "a number"}
+    assert "description" not in listed["t0"]["inputSchema"]["properties"]["a"]
+    assert [listed[name]["description"] for name in ("t0", "t1", "t2", "t3")] == [
+        "Tool 0.", "Tool 1.", "Tool 2.", "Tool 3."]
+    for name, tool in listed.items():
+        assert server.tools.get(name).to_dict("2025-11-25") == tool
+    call = server.tools.handle_call
+    assert call(_Ctx(), {"name": "t2", "arguments": {"a": 4}})["structuredContent"] == {"result": 4}
+    assert "structuredContent" not in call(_Ctx(), {"name": "t1", "arguments": {"a": 4}})
+    assert call(_Ctx(), {"name": "d1", "arguments": {"a": 4}})["structuredContent"] == {"a": 4}

@@ -497,11 +497,12 @@ def test_capabilities_are_enforced_both_ways():
 
 def test_registering_a_plain_function_reads_its_signature_on_first_use(monkeypatch):
     """server/tools.py rule 8: a server of many tools starts without reading their
-    signatures; the first listing, ``get`` or call reads each once."""
-    from mcp_ref import signature as signature_module
+    signatures; the first listing, ``get`` or call reads each once (``_analyse``: tools of
+    one shape share their schemas, rule 9, but each is still read)."""
+    from mcp_ref.server import tools as tools_module
     reads = []
-    original = signature_module.input_schema
-    monkeypatch.setattr(signature_module, "input_schema", lambda fn, **kw: reads.append(fn.__name__) or original(fn, **kw))
+    original = tools_module._analyse
+    monkeypatch.setattr(tools_module, "_analyse", lambda fn, *args: reads.append(fn.__name__) or original(fn, *args))
     server = Server("t")
     for i in range(3):
         server.tool(name=f"t{i}")(lambda a: a)

@@ -160,6 +160,60 @@ def test_invalid_templates(template, problem):
         UriTemplate(template)
 
 
+@pytest.mark.parametrize("template, message", [
+    ("file:///{path", "unclosed '{' at position 8 in URI template 'file:///{path'"),
+    ("a}{b}", "unmatched '}' at position 1 in URI template 'a}{b}'"),
+    ("{x}/{y}/{;z}", "unsupported operator ';' in the expression at position 8"),
+    ("zz{a:x}", "bad prefix modifier 'a:x' in the expression at position 2"),
+    ("q{a-b}", "invalid variable name 'a-b' in the expression at position 1"),
+])
+def test_a_mistake_is_named_with_its_position(template, message):
+    """Expressions are parsed once per text and shared (module docstring): the first
+    template to hold a bad one still gets its own position in the message."""
+    with pytest.raises(ValueError) as info:
+        UriTemplate(template)
+    assert str(info.value) == message
+
+
+def _oracle_parts(template: str):
+    """The parts the parser made before it cut templates with ``str.split``: each piece
+    found by a regular expression, parsed as it was met; or the first mistake's message."""
+    import re
+    from mcp_ref.uritemplate import _parse_expression
+    parts = []
+    try:
+        for m in re.finditer(r"\{([^{}]*)\}|[^{}]+|[{}]", template):
+            if m.group() == "{":
+                raise ValueError(f"unclosed '{{' at position {m.start()} in URI template {template!r}")
+            if m.group() == "}":
+                raise ValueError(f"unmatched '}}' at position {m.start()} in URI template {template!r}")
+            parts.append(m.group() if m.group(1) is None else _parse_expression(m.group(1), m.start()))
+    except ValueError as exc:
+        return str(exc)
+    return [p if isinstance(p, str) else (p.operator, p.variables) for p in parts]
+
+
+def test_templates_are_cut_where_the_regular_expression_cut_them():
+    """uritemplate.py cuts a template at its braces with ``str.split``: the same parts,
+    or the same first mistake at the same position, as the regular expression it
+    replaced, on random templates."""
+    import random
+    rng = random.Random(6570)
+    for _ in range(3000):
+        template = "".join(rng.choice("{}ab,*:1/?+#.") for _ in range(rng.randint(0, 10)))
+        try:
+            parts = [p if isinstance(p, str) else (p.operator, p.variables) for p in UriTemplate(template)._parts]
+        except ValueError as exc:
+            parts = str(exc)
+        assert parts == _oracle_parts(template), template
+
+
+def test_templates_share_the_expressions_they_hold_alike():
+    first, second = UriTemplate("a://{id}/x"), UriTemplate("b://{id}{?q}")
+    assert first._parts[1] is second._parts[1] and first.variables == ["id"] and second.variables == ["id", "q"]
+    assert second.match("b://7?q=z") == {"id": "7", "q": "z"} and first.expand(id="7") == "a://7/x"
+
+
 def test_variables_and_is_template():
     t = UriTemplate("x://{a}/{+b}{/c*}{?d,a}{&e}{#f}")
     assert t.variables == ["a", "b", "c", "d", "e", "f"]

@@ -27,7 +27,9 @@ import itertools
 import threading
 from types import FunctionType
 
-__all__ = ["as_model", "as_icons", "built_once", "deferrable", "next_serial", "BUILD_LOCK"]
+from .. import signature
+
+__all__ = ["as_model", "as_icons", "built_once", "deferrable", "injected", "next_serial", "BUILD_LOCK"]
 
 # Guards what a registry makes on first use (a model, a tool's schemas and binder): made
 # once, whichever thread asks first; the building never waits on anything else.
@@ -49,6 +51,17 @@ def built_once(entry, slot: str, build):
                 value = build(entry)
                 setattr(entry, slot, value)
     return value
+
+
+def injected(entry) -> list:
+    """The names of ``entry.fn``'s parameters typed as one of ``entry.skip`` (the server's
+    Context), which a call fills in: read the first time, once; the ``inject`` property
+    of a prompt's and of a resource's entry (prompts.py, resources.py)."""
+    return built_once(entry, "_inject", _read_injected)
+
+
+def _read_injected(entry) -> list:
+    return signature.context_params(entry.fn, skip=entry.skip)
 
 
 def deferrable(fn) -> bool:

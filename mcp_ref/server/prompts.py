@@ -25,21 +25,32 @@ Rules:
    revision). Building the models at registration made 10,000 prompts start
    4-5x slower than a bare loop (bench/bench_growth.py, issue 17).
    ``add_prompt`` still builds at once and returns the ``Prompt``.
+6. The module loads ``mcp_ref.types`` (and with it ``typing``,
+   ``dataclasses``, ``inspect``) when a model is first built or a prompt
+   first got, not with the module: importing it took 16.5 ms, now 1.4
+   (``python -X importtime``), against a bare loop's whole start of ~50 ms
+   for 10,000 prompts (bench/bench_growth.py, issue 17).
 """
-from typing import Any, Callable, Optional
+from __future__ import annotations
 
 from .. import binding, signature, signature_fast
 from ..docstrings import parse_docstring
 from ..errors import InvalidParamsError
-from ..types import GetPromptResult, Model, Prompt, PromptArgument, PromptMessage, TextContent, content_from_dict
-from .features import as_icons, built_once, deferrable, next_serial
+from .features import as_icons, built_once, deferrable, injected, next_serial
 from .pagination import NamedRegistry
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:          # names for annotations only (rule 6: mcp_ref.types loads on first use)
+    from typing import Any, Callable
+
+    from ..types import Prompt, PromptMessage
 
 __all__ = ["Prompts", "to_messages", "prompt_arguments"]
 
 
 def prompt_arguments(fn, skip: tuple) -> list:
     """Rule 1: the ``PromptArgument`` list of ``fn``."""
+    from ..types import PromptArgument
     schema = signature.input_schema(fn, skip=skip)
     required = set(schema.get("required", ()))
     return [PromptArgument(name=name, description=prop.get("description"), required=name in required)
@@ -47,6 +58,7 @@ def prompt_arguments(fn, skip: tuple) -> list:
 
 
 def _message(item: Any) -> PromptMessage:
+    from ..types import Model, PromptMessage, TextContent, content_from_dict
     if isinstance(item, PromptMessage):
         return item
     if isinstance(item, str):
@@ -82,15 +94,11 @@ class _Entry:
     def prompt(self) -> Prompt:
         return built_once(self, "_prompt", _build_prompt)
 
-    @property
-    def inject(self) -> list:
-        inject = self._inject
-        if inject is None:
-            inject = self._inject = signature.context_params(self.fn, skip=self.skip)
-        return inject
+    inject = property(injected)
 
 
 def _build_prompt(entry: _Entry) -> Prompt:
+    from ..types import Prompt
     options, fn = entry.options, entry.fn
     description = options["description"]
     return Prompt(name=entry.name, title=options["title"],
@@ -98,7 +106,7 @@ def _build_prompt(entry: _Entry) -> Prompt:
                   arguments=prompt_arguments(fn, entry.skip), icons=as_icons(options["icons"]), meta=options["meta"])
 
 
-def listed_prompt(entry: _Entry, version: Optional[str]) -> dict:
+def listed_prompt(entry: _Entry, version: str | None) -> dict:
     """Rule 5: ``entry``'s wire dict for ``version``, what ``entry.prompt.to_dict`` says,
     written from the signature's shape when no ``Prompt`` was built (deferred entries
     have no icons)."""
@@ -145,21 +153,25 @@ class Prompts(NamedRegistry):
 
     KIND, NOUN, CHANGED, ITEM = "prompts", "prompt", "notifications/prompts/list_changed", "prompt"
 
-    def get(self, name: str) -> Optional[Prompt]:
+    def __init__(self, owner, context_class: type):
+        super().__init__(owner, context_class)
+        self._skip = (context_class,)    # every entry's ``skip``: one tuple, not one per prompt (rule 6)
+
+    def get(self, name: str) -> Prompt | None:
         entry = self._entries.get(name)
         return entry.prompt if entry is not None else None
 
-    def _wire(self, entry: _Entry, version: Optional[str]) -> dict:
+    def _wire(self, entry: _Entry, version: str | None) -> dict:
         return listed_prompt(entry, version)        # rule 5
 
-    def add(self, fn: Callable, *, name: Optional[str] = None, title: Optional[str] = None,
-            description: Optional[str] = None, icons: Optional[list] = None,
-            meta: Optional[dict] = None, build: bool = True) -> Optional[Prompt]:
+    def add(self, fn: Callable, *, name: str | None = None, title: str | None = None,
+            description: str | None = None, icons: list | None = None,
+            meta: dict | None = None, build: bool = True) -> Prompt | None:
         """See ``Server.add_prompt``. With ``build=False`` (the decorator) a plain function
         is kept as it is and None returned (rule 5)."""
         prompt_name = name if name is not None else fn.__name__
         options = {"title": title, "description": description, "icons": icons, "meta": meta}
-        entry = _Entry(prompt_name, fn, options, (self.context_class,))
+        entry = _Entry(prompt_name, fn, options, self._skip)
         if build or icons is not None or not deferrable(fn):
             entry.prompt, entry.inject              # errors in the signature or the icons raise here
         self._register(prompt_name, entry)
@@ -184,6 +196,7 @@ class Prompts(NamedRegistry):
         if missing:
             raise InvalidParamsError(f"Missing required argument{'s' if len(missing) > 1 else ''} for prompt "
                                      f"{name}: {', '.join(missing)}", {"missing": missing})
+        from ..types import GetPromptResult
         kwargs = binding.bind_arguments(entry.fn, arguments, inject={p: ctx for p in entry.inject})
         value = entry.fn(**kwargs)
         if not isinstance(value, GetPromptResult):
@@ -194,7 +207,7 @@ class Prompts(NamedRegistry):
         return result.to_dict(version)
 
 
-def _known(message: PromptMessage, version: Optional[str]) -> bool:
+def _known(message: PromptMessage, version: str | None) -> bool:
     """Rule 4: does ``version`` know the type of this message's content?"""
     since = getattr(type(message.content), "SINCE", None)
     return version is None or since is None or since <= version

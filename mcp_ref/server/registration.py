@@ -142,7 +142,11 @@ class Registration:
     # ------------------------------------------------------------------ prompts (server/prompts.py)
     def prompt(self, fn: Callable | None = None, **kwargs):
         """Register a prompt: ``@server.prompt`` or ``@server.prompt(name=..., title=...)``.
-        The ``Prompt`` object is built when first asked for (prompts.py rule 5)."""
+        The ``Prompt`` object is built when first asked for (prompts.py rule 5). A function
+        given is registered here directly, as ``tool`` does (start-up time)."""
+        if fn is not None:
+            self.prompts.add(fn, build=False, **kwargs)
+            return fn
         return _decorator(lambda f, **kw: self.prompts.add(f, build=False, **kw), fn, kwargs)
 
     def add_prompt(self, fn: Callable, *, name: str | None = None, title: str | None = None,

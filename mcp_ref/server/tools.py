@@ -64,7 +64,12 @@ Rules:
    entry's slots (``_Entry``), not in a dict per tool: reading every
    signature (~2-3 us a tool) and a dict per tool (with the garbage
    collections it brought) were ~40% of a first listing of 10,000 tools
-   (bench/README.md, issue 17, third pass).
+   (bench/README.md, issue 17, third pass). A tool given no options, whose
+   docstring describes no parameter, takes its schemas and ``wrap`` from its
+   shape (``_analyse``: made for the first such tool of the shape, kept in
+   ``Shape.derived``): reading the return annotation and asking for the
+   schema again for each tool was ~20% of what ``_analyse`` did (1.6 us
+   warm instead of 2.0; bench/README.md, fourth pass).
 
 Start-up and ``tools/call`` latency are benchmark targets (bench/bench_stdio.py),
 so registering the common tool (see signature.py's fast path) and calling it
@@ -211,6 +216,22 @@ def _analyse(fn: Callable, options: dict, skip: tuple) -> tuple:
     # The signature (once per shape, signature_fast.py) and the docstring are read once
     # each, for the schemas and the description.
     shape = signature_fast.shape_of(fn, skip)
+    docs = parse_docstring(fn.__doc__) if shape is not None else None
+    description = options["description"]
+    if description is None:
+        description = docs[0] if docs is not None else signature.description_of(fn)
+    if options is not _NO_OPTIONS or docs is None or docs[1]:
+        return (description,) + _schemas(fn, options, skip, shape, docs and docs[1])
+    # Rule 9: given nothing, and without parameter descriptions, every tool of a shape
+    # has the same schemas: made for the first, kept with the shape.
+    schemas = shape.derived.get("tool")
+    if schemas is None:
+        schemas = shape.derived.setdefault("tool", _schemas(fn, options, skip, shape, {}))
+    return (description,) + schemas
+
+
+def _schemas(fn: Callable, options: dict, skip: tuple, shape, docs) -> tuple:
+    """``(input_schema, output_schema, wrap)`` of a tool (``_analyse``)."""
     wrap = False
     output_schema = options["output_schema"]
     structured_output = options["structured_output"]
@@ -219,13 +240,10 @@ def _analyse(fn: Callable, options: dict, skip: tuple) -> tuple:
         if output_schema is None and structured_output:
             output_schema = signature.output_schema(fn, wrap=True, shape=shape)   # {"result": ...}
             wrap = output_schema is not None
-    description, input_schema = options["description"], options["input_schema"]
-    docs = parse_docstring(fn.__doc__) if shape is not None else None
-    if description is None:
-        description = docs[0] if docs is not None else signature.description_of(fn)
+    input_schema = options["input_schema"]
     if input_schema is None:
-        input_schema = signature.input_schema(fn, skip=skip, shape=shape, docs=docs and docs[1])
-    return description, input_schema, output_schema, wrap
+        input_schema = signature.input_schema(fn, skip=skip, shape=shape, docs=docs)
+    return input_schema, output_schema, wrap
 
 
 def _binder(fn: Callable, skip: tuple) -> _Binder:
