@@ -25,7 +25,6 @@ Rules:
 """
 import time
 from email.utils import formatdate
-from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 
 from ..errors import get_logger
@@ -142,7 +141,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
 
     def _head(self, status: int, headers=(), body: bytes = b"", *, stream: bool = False) -> None:
         """Write the status line, headers and (unless ``stream``) the whole body in one write."""
-        lines = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}", "Server: mcp_ref",
+        lines = [f"HTTP/1.1 {status} {self.responses[status][0]}", "Server: mcp_ref",
                  f"Date: {_http_date()}"]
         lines += [f"{name}: {value}" for name, value in headers]
         lines.append("Transfer-Encoding: chunked" if stream else f"Content-Length: {len(body)}")

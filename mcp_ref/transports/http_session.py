@@ -36,7 +36,8 @@ Rules:
 7. One shortcut: a POST of one request answered as JSON gives its connection a
    ``direct`` writer, and the thread that sends the answer (a pool worker) writes it
    itself (outside the lock), then queues ``WRITTEN``; the connection's thread
-   need not wake before the client has its answer. Everything else is queued.
+   need not wake before the client has its answer. It writes the bytes ``send``
+   encoded to check the answer, not a second encoding. Everything else is queued.
    Such a request known fast runs on the connection's own thread (``push(message,
    here)``, ``workers`` rule 4), which then writes the answer with no hand-off at all.
 """
@@ -76,7 +77,7 @@ class _Conn:
 
     def __init__(self):
         self.queue = queue.SimpleQueue()
-        self.direct = None                    # rule 7: fn(message) writing a lone JSON answer
+        self.direct = None                    # rule 7: fn(message, its JSON bytes) writing a lone answer
 
 
 class _Stream:
@@ -129,7 +130,7 @@ class HttpSessionTransport:
             for item in message:
                 self.send(item, related_id)
             return
-        encode_line(message)          # what cannot be written (a lone surrogate) fails here, not in a handler
+        line = encode_line(message)   # what cannot be written (a lone surrogate) fails here, not in a handler
         conn = None
         with self._lock:
             if self.closed:
@@ -157,7 +158,7 @@ class HttpSessionTransport:
             if conn is None:
                 self._deliver(stream, message)
         if conn is not None:
-            conn.direct(message)
+            conn.direct(message, line[:-1])       # its JSON text, encoded once
             conn.queue.put(WRITTEN)
 
     def close(self) -> None:
