@@ -89,6 +89,11 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         if log.isEnabledFor(10):                         # logging.DEBUG
             log.debug("%s - %s", self.address_string(), format % args)
 
+    def log_request(self, code="-", size="-") -> None:
+        """Every response is logged at debug level: its line is formatted only then."""
+        if log.isEnabledFor(10):
+            super().log_request(code, size)
+
     def do_POST(self):
         self._dispatch()
 

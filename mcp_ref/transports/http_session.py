@@ -45,13 +45,13 @@ from __future__ import annotations
 
 import collections
 import queue
-import os
 import threading
 import time
 
 from .. import lifecycle
 from ..errors import get_logger
 from ..messages import ErrorResponse, Notification, Response, encode_line, is_request_id
+from .http_events import new_stream_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
@@ -300,7 +300,7 @@ class HttpSessionTransport:
 
     # ------------------------------------------------------------------ internals (under the lock)
     def _new_stream(self, request_ids, mode) -> _Stream:
-        stream = _Stream(os.urandom(6).hex(), request_ids, mode)
+        stream = _Stream(new_stream_id(), request_ids, mode)
         self._streams[stream.id] = stream
         return stream
 
