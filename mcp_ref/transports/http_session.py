@@ -93,7 +93,8 @@ class _Stream:
         self.finished = False                 # the last response has been routed
         self.retired = False                  # finished and released (see _retire)
         self.priming_id: Optional[str] = None
-        self.backlog: collections.deque = collections.deque(maxlen=10000)   # standalone only
+        # The standalone stream's (every use asks ``standalone`` first); a POST's has none.
+        self.backlog = collections.deque(maxlen=10000) if not self.request_ids else None
 
     @property
     def standalone(self) -> bool:
