@@ -33,6 +33,12 @@ Rules:
    that is slow this time holds only its own connection, whose client waits for it
    anyway: its progress is written when it returns, a 2026-07-28 client's hang-up
    is seen then, and its key is learned slow, so the next one goes to the pool.
+5. A new thread is started outside the pool's lock: ``Thread.start()`` waits until
+   the new thread runs, and while it waited under the lock, every connection
+   submitting a job and every worker fetching its next one waited too. In a burst
+   (``bench/bench_http_sessions.py``, 500 sessions calling at once) the pool then
+   grew to all 128 threads, and the burst took a third longer. A thread that
+   ``close()`` finds not yet started ends without running its job (rule 3).
 """
 import itertools
 import threading
@@ -90,13 +96,14 @@ class WorkerPool:
             if self._idle > len(self._jobs):              # an idle thread will take it
                 self._jobs.append(job)
                 self._cv.notify()
-            elif len(self._threads) < self.max_threads:
-                thread = threading.Thread(target=self._work, args=(job,), daemon=True,
-                                          name=f"{self.name}-{next(self._numbers)}")
-                self._threads.add(thread)
-                thread.start()
-            else:
+                return
+            if len(self._threads) >= self.max_threads:
                 self._jobs.append(job)
+                return
+            thread = threading.Thread(target=self._work, args=(job,), daemon=True,
+                                      name=f"{self.name}-{next(self._numbers)}")
+            self._threads.add(thread)
+        thread.start()              # rule 5: outside the lock (start() waits for the thread to run)
 
     @property
     def thread_count(self) -> int:
@@ -112,13 +119,17 @@ class WorkerPool:
             threads = list(self._threads)
         me = threading.current_thread()
         for thread in threads:
-            if thread is not me:
+            if thread is not me and thread.ident is not None:     # rule 5: one not started yet ends at once
                 thread.join(timeout)
                 if thread.is_alive():
                     _log().warning("worker %s did not stop (a handler ignores cancellation)", thread.name)
 
     def _work(self, job) -> None:
         me = threading.current_thread()
+        with self._cv:
+            if self._closed:                              # rule 5: closed before this thread started
+                self._threads.discard(me)
+                return
         while True:
             try:
                 job()

@@ -105,3 +105,25 @@ def test_a_lane_runs_at_most_its_limit_at_once_and_the_rest_in_order():
     finally:
         gate.set()
         pool.close()
+
+
+def test_a_thread_starts_outside_the_pools_lock_and_one_closed_before_it_ran_does_nothing(monkeypatch):
+    """Rule 5: while a new worker thread starts, another thread can use the pool (here
+    ``close()``, which takes the pool's lock); the job of a thread the pool closed
+    before it ran is dropped, as every job not started is."""
+    pool = WorkerPool(2, name="mcp-test-start", idle_exit=0.1)
+    real_start, closed, ran = threading.Thread.start, threading.Event(), []
+
+    def start(thread):
+        if thread.name.startswith("mcp-test-start"):
+            closer = threading.Thread(target=lambda: (pool.close(), closed.set()), daemon=True)
+            real_start(closer)
+            closed.wait(WAIT)               # without rule 5 close() waits for this start to return
+        real_start(thread)
+    monkeypatch.setattr(threading.Thread, "start", start)
+    pool.submit(lambda: ran.append("ran"))
+    assert closed.is_set()
+    assert _wait_for(lambda: pool.thread_count == 0)
+    assert ran == []
+    with pytest.raises(RuntimeError):
+        pool.submit(lambda: ran.append("late"))

@@ -59,7 +59,11 @@ class SocketRequest(HttpRequest):
 
     def _header_all(self, name: str) -> list:
         """Every value of a request header (lower-case name), in order."""
-        return [value for key, value in self.handler.head.fields if key == name]
+        head = self.handler.head
+        if len(head.headers) == len(head.fields):        # each name once: the usual case
+            value = head.headers.get(name)
+            return [] if value is None else [value]
+        return [value for key, value in head.fields if key == name]
 
     def read_body(self, limit: int) -> bytes:
         """Rule 1."""

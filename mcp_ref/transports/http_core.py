@@ -240,7 +240,7 @@ class _Core(Routes):
             return error(400, INVALID_REQUEST, "Bad Request: a request with this id is already in progress"), None
         here = None
         if not batch and not errors and stream.mode != "sse" and self.request.send_now is not None:
-            stream.conn.direct = lambda answer: self._direct(answer, headers)   # http_session rule 7
+            stream.conn.direct = lambda answer, body: self._direct(answer, body, headers)   # http_session rule 7
             here = lambda: self._hand_off(transport, stream, headers)           # noqa: E731 (rule 9)
         for item in items:
             if not isinstance(item, InvalidMessage):
@@ -269,11 +269,12 @@ class _Core(Routes):
                 self.handed.set()
         self.app.pool.submit(answer)
 
-    def _direct(self, answer, headers) -> None:
-        """Called on the thread that sends a lone JSON answer (a pool worker): write it now."""
+    def _direct(self, answer, body: bytes, headers) -> None:
+        """Called on the thread that sends a lone JSON answer (a pool worker): write it now
+        (``body``: the answer as the session encoded it)."""
         self.direct_answer = answer
         try:
-            self.request.send_now(json_response(self._status(answer), answer, headers))
+            self.request.send_now(json_response(self._status(answer), body, headers))
         except Exception as exc:                  # the client went away: never the session's problem
             log.debug("writing an answer failed: %s", exc)
 

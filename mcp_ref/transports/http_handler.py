@@ -25,7 +25,6 @@ Rules:
 """
 import time
 from email.utils import formatdate
-from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 
 from ..errors import get_logger
@@ -90,6 +89,11 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         if log.isEnabledFor(10):                         # logging.DEBUG
             log.debug("%s - %s", self.address_string(), format % args)
 
+    def log_request(self, code="-", size="-") -> None:
+        """Every response is logged at debug level: its line is formatted only then."""
+        if log.isEnabledFor(10):
+            super().log_request(code, size)
+
     def do_POST(self):
         self._dispatch()
 
@@ -142,7 +146,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
 
     def _head(self, status: int, headers=(), body: bytes = b"", *, stream: bool = False) -> None:
         """Write the status line, headers and (unless ``stream``) the whole body in one write."""
-        lines = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}", "Server: mcp_ref",
+        lines = [f"HTTP/1.1 {status} {self.responses[status][0]}", "Server: mcp_ref",
                  f"Date: {_http_date()}"]
         lines += [f"{name}: {value}" for name, value in headers]
         lines.append("Transfer-Encoding: chunked" if stream else f"Content-Length: {len(body)}")

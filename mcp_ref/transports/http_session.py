@@ -36,7 +36,8 @@ Rules:
 7. One shortcut: a POST of one request answered as JSON gives its connection a
    ``direct`` writer, and the thread that sends the answer (a pool worker) writes it
    itself (outside the lock), then queues ``WRITTEN``; the connection's thread
-   need not wake before the client has its answer. Everything else is queued.
+   need not wake before the client has its answer. It writes the bytes ``send``
+   encoded to check the answer, not a second encoding. Everything else is queued.
    Such a request known fast runs on the connection's own thread (``push(message,
    here)``, ``workers`` rule 4), which then writes the answer with no hand-off at all.
 """
@@ -44,13 +45,13 @@ from __future__ import annotations
 
 import collections
 import queue
-import os
 import threading
 import time
 
 from .. import lifecycle
 from ..errors import get_logger
 from ..messages import ErrorResponse, Notification, Response, encode_line, is_request_id
+from .http_events import new_stream_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
@@ -76,7 +77,7 @@ class _Conn:
 
     def __init__(self):
         self.queue = queue.SimpleQueue()
-        self.direct = None                    # rule 7: fn(message) writing a lone JSON answer
+        self.direct = None                    # rule 7: fn(message, its JSON bytes) writing a lone answer
 
 
 class _Stream:
@@ -92,7 +93,8 @@ class _Stream:
         self.finished = False                 # the last response has been routed
         self.retired = False                  # finished and released (see _retire)
         self.priming_id: Optional[str] = None
-        self.backlog: collections.deque = collections.deque(maxlen=10000)   # standalone only
+        # The standalone stream's (every use asks ``standalone`` first); a POST's has none.
+        self.backlog = collections.deque(maxlen=10000) if not self.request_ids else None
 
     @property
     def standalone(self) -> bool:
@@ -129,7 +131,7 @@ class HttpSessionTransport:
             for item in message:
                 self.send(item, related_id)
             return
-        encode_line(message)          # what cannot be written (a lone surrogate) fails here, not in a handler
+        line = encode_line(message)   # what cannot be written (a lone surrogate) fails here, not in a handler
         conn = None
         with self._lock:
             if self.closed:
@@ -157,7 +159,7 @@ class HttpSessionTransport:
             if conn is None:
                 self._deliver(stream, message)
         if conn is not None:
-            conn.direct(message)
+            conn.direct(message, line[:-1])       # its JSON text, encoded once
             conn.queue.put(WRITTEN)
 
     def close(self) -> None:
@@ -299,7 +301,7 @@ class HttpSessionTransport:
 
     # ------------------------------------------------------------------ internals (under the lock)
     def _new_stream(self, request_ids, mode) -> _Stream:
-        stream = _Stream(os.urandom(6).hex(), request_ids, mode)
+        stream = _Stream(new_stream_id(), request_ids, mode)
         self._streams[stream.id] = stream
         return stream
 
