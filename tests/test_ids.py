@@ -7,18 +7,20 @@
   cryptographically secure with enough entropy to prevent guessing. Spec:
   basic/utilities/tasks#task-id-requirements, #task-isolation-and-access-control.
 
-Both come from ``secrets`` (the operating system's CSPRNG) with at least 128 random bits,
-unchanged. ``check_unguessable`` checks a generator; its own test shows it refuses the
-weak ones (a counter, too few bits, a non-cryptographic generator, a shortened id).
+Both are ``os.urandom`` (the operating system's CSPRNG, which ``secrets`` reads too) with
+at least 128 random bits, unchanged, as URL-safe base64 (tokens.py). ``check_unguessable``
+checks a generator; its own test shows it refuses the weak ones (a counter, too few bits,
+a non-cryptographic generator, a shortened id).
 """
+import base64
+import os
 import random
-import secrets
 import string
 
 import pytest
 
 from features_helpers import connected
-from mcp_ref import Server
+from mcp_ref import Server, tokens
 from mcp_ref.server import tasks as tasks_module
 from mcp_ref.server.tasks import new_task_id
 from mcp_ref.transports import http_server
@@ -30,21 +32,21 @@ URL_SAFE = frozenset(string.ascii_letters + string.digits + "-_")
 
 
 def check_unguessable(make_id, monkeypatch) -> list:
-    """``COUNT`` ids of ``make_id()``: each is exactly what ``secrets.token_urlsafe`` gave
-    for at least ``MIN_BITS`` random bits, of visible ASCII (URL-safe base64), and no two
-    are equal. Returns them. Raises AssertionError naming the first rule broken."""
+    """``COUNT`` ids of ``make_id()``: each is exactly the URL-safe base64 of what
+    ``os.urandom`` gave, at least ``MIN_BITS`` random bits, of visible ASCII, and no two are
+    equal. Returns them. Raises AssertionError naming the first rule broken."""
     calls = []
-    real = secrets.token_urlsafe
+    real = os.urandom
 
-    def spy(nbytes=None):
-        token = real(nbytes)
-        calls.append((nbytes, token))
-        return token
+    def spy(nbytes):
+        raw = real(nbytes)
+        calls.append((nbytes, base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")))
+        return raw
 
     with monkeypatch.context() as patch:
-        patch.setattr(secrets, "token_urlsafe", spy)
+        patch.setattr(os, "urandom", spy)
         ids = [make_id() for _ in range(COUNT)]
-    assert len(calls) == COUNT, f"{len(calls)} of {COUNT} ids came from secrets.token_urlsafe"
+    assert len(calls) == COUNT, f"{len(calls)} of {COUNT} ids came from os.urandom"
     for (nbytes, token), made in zip(calls, ids):
         assert nbytes is not None and nbytes * 8 >= MIN_BITS, f"{nbytes} random bytes: fewer than {MIN_BITS} bits"
         assert made == token, f"the id {made!r} is not the random token {token!r} unchanged"
@@ -67,10 +69,10 @@ def test_task_ids_are_unguessable_and_unique(monkeypatch):
 def test_the_check_refuses_weak_ids(monkeypatch):
     counter = iter(range(10 ** 9))
     weak = [
-        (lambda: f"session-{next(counter)}", "came from secrets"),
-        (lambda: secrets.token_urlsafe(8), "fewer than 128 bits"),
-        (lambda: "%032x" % random.getrandbits(128), "came from secrets"),
-        (lambda: secrets.token_urlsafe(16)[:12], "unchanged"),
+        (lambda: f"session-{next(counter)}", "came from os.urandom"),
+        (lambda: tokens.token_urlsafe(8), "fewer than 128 bits"),
+        (lambda: "%032x" % random.getrandbits(128), "came from os.urandom"),
+        (lambda: tokens.token_urlsafe(16)[:12], "unchanged"),
     ]
     for make_id, complaint in weak:
         with pytest.raises(AssertionError, match=complaint):

@@ -32,6 +32,8 @@ ALLOWED = {
     # The fast path of signature.py (plain functions, no inspect or typing), and values as JSON.
     "signature_fast": {"docstrings", "jsonable"},
     "jsonable": set(),
+    # Unguessable ids (session ids, task ids) from the OS's CSPRNG.
+    "tokens": set(),
     # Arguments in (bind_arguments), through signature.py's full path when it must.
     "binding": {"errors", "signature", "signature_fast"},
     "uritemplate": {"errors"},
@@ -63,7 +65,7 @@ ALLOWED = {
     # see LOCAL_EXCEPTIONS.
     "server": {"session", "calls", "lifecycle", "modern", "types", "signature", "signature_fast", "binding",
                "jsonable", "uritemplate", "validation", "docstrings",
-               "typehints", "errors", "messages", "transports"},
+               "typehints", "errors", "messages", "transports", "tokens"},
     # The client's room: Client, its requests, its modern era, and what answers the server's requests
     # (sampling, elicitation, roots, approval, tasks, restart). It never imports the server.
     "client": {"session", "calls", "outbound", "lifecycle", "modern", "types", "errors", "messages", "transports", "validation"},
@@ -75,8 +77,9 @@ ALLOWED = {
     "examples": ANYTHING,
     "__init__": ANYTHING,           # the package itself re-exports the public API
 }
-# HTTP transports also need the negotiated-revision rules, the OAuth helpers and the shared worker pool.
-HTTP_TRANSPORT_EXTRA = {"lifecycle", "auth", "workers"}
+# HTTP transports also need the negotiated-revision rules, the OAuth helpers, the shared worker pool
+# and session ids (tokens).
+HTTP_TRANSPORT_EXTRA = {"lifecycle", "auth", "workers", "tokens"}
 # Function-local imports allowed to point outside their row, and why.
 # The server's half of sampling, elicitation and roots lives beside the client's half, one module
 # per request in the client's room; Context loads it on the first ctx.sample/elicit/list_roots.

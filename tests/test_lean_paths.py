@@ -325,8 +325,10 @@ def test_an_http_server_answers_a_call_without_loading_logging_or_auth():
     """bench/bench_http.py, cold start: ``logging`` (with ``traceback``) and ``mcp_ref.auth``
     cost an HTTP server a sizeable share of its time to the first answer, and a server that
     logs nothing and has no ``auth=`` needs neither; ``typing`` (2.3 ms) only named
-    annotations."""
-    heavy = ["logging", "traceback", "typing", "mcp_ref.auth.resource_server", "mcp_ref.auth.challenge"]
+    annotations, and ``secrets`` (2.3 ms with ``hmac`` and ``hashlib``) only drew the
+    session id's random bytes (tokens.py)."""
+    heavy = ["logging", "traceback", "typing", "mcp_ref.auth.resource_server", "mcp_ref.auth.challenge",
+             "secrets", "hmac", "hashlib"]
     code = f"import sys\n_BASE = set(sys.modules)\nHEAVY = {heavy!r}\n" + HTTP_ONE_CALL
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

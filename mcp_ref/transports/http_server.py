@@ -9,7 +9,7 @@ one holds the configuration, the session table and the listening socket;
 
 Rules:
 
-1. Sessions: ``Mcp-Session-Id`` values come from ``secrets`` (``new_session_id``:
+1. Sessions: ``Mcp-Session-Id`` values come from ``os.urandom`` (``new_session_id``:
    192 random bits, URL-safe base64: visible ASCII). A session ends on DELETE,
    after ``idle_timeout`` seconds with no request and no open stream, or at
    shutdown. At most ``max_sessions`` live at once: a new one evicts the
@@ -54,6 +54,7 @@ import time
 from http.server import ThreadingHTTPServer
 
 from ..errors import get_logger
+from ..tokens import token_urlsafe
 from ..workers import WorkerPool
 from .http_handler import McpRequestHandler
 from .http_origin import LOOPBACK, WILDCARD, HostChecks
@@ -72,11 +73,10 @@ DEFAULT_BACKLOG = max(socket.SOMAXCONN, 128)   # connections the kernel may hold
 
 
 def new_session_id() -> str:
-    """Rule 1: a fresh ``Mcp-Session-Id``, 192 bits from ``secrets`` as URL-safe base64
-    (``[A-Za-z0-9_-]``, 32 characters; ``secrets`` is loaded by the first session, not at start-up).
+    """Rule 1: a fresh ``Mcp-Session-Id``, 192 bits from the OS's CSPRNG as URL-safe base64
+    (``[A-Za-z0-9_-]``, 32 characters; tokens.py).
     Spec: basic/transports#session-management (SHOULD be globally unique and cryptographically secure)."""
-    import secrets
-    return secrets.token_urlsafe(24)
+    return token_urlsafe(24)
 
 
 class HttpApp(HostChecks):
