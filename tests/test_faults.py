@@ -245,6 +245,23 @@ def test_the_caller_writes_what_the_pipe_takes_and_the_thread_only_the_rest():
 
 
 LINUX_PIPES = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe sizes are set on Linux only")
+SET_PIPE_SIZE = 1031                                   # F_SETPIPE_SZ (fcntl names it from 3.10 on)
+
+
+def _watch_fcntl(monkeypatch, refuse_growth: bool = False) -> tuple:
+    """``(asked, real)``: every fcntl command pipe_writer sends is appended to ``asked``
+    (with ``refuse_growth``, F_SETPIPE_SZ fails as when the user's allowance is spent);
+    ``real`` is the untouched ``fcntl.fcntl``, to read the pipe's size."""
+    import fcntl
+    asked, real = [], fcntl.fcntl
+
+    def watching(fd, command, *arg):
+        asked.append(command)
+        if refuse_growth and command == SET_PIPE_SIZE:
+            raise PermissionError(1, "Operation not permitted")
+        return real(fd, command, *arg)
+    monkeypatch.setattr(fcntl, "fcntl", watching)
+    return asked, real
 
 
 @LINUX_PIPES
@@ -252,18 +269,11 @@ def test_a_line_longer_than_the_pipe_grows_the_pipe_once_and_the_caller_writes_i
     """pipe_writer rule 1, large lines: a 300 kB line grows the pipe to 512 KiB and is
     written by the caller with nothing read yet (no thread, no rest left to queue);
     a later 900 kB line grows it to the 1 MiB limit, and past that nothing is asked."""
-    import fcntl
     from mcp_ref.transports import pipe_writer
     read_end, write_end = os.pipe()
     writer = pipe_writer.PipeWriter(os.fdopen(write_end, "wb"), owned=True)
-    asked = []
-    real = fcntl.fcntl
-
-    def counting(fd, command, *arg):
-        asked.append(command)
-        return real(fd, command, *arg)
+    asked, real = _watch_fcntl(monkeypatch)
     try:
-        monkeypatch.setattr(fcntl, "fcntl", counting)
         writer.write(b"s" * 1000 + b"\n")              # a short line asks nothing
         assert asked == []
         os.read(read_end, 2000)
@@ -288,20 +298,11 @@ def test_a_pipe_that_cannot_grow_is_left_as_it_was_and_not_asked_again(monkeypat
     """pipe_writer rule 1: a refusal (the user's pipe allowance spent) leaves the pipe
     at its size; the thread writes the rest of the line, and the next long line does not
     ask again."""
-    import fcntl
     from mcp_ref.transports import pipe_writer
     read_end, write_end = os.pipe()
     writer = pipe_writer.PipeWriter(os.fdopen(write_end, "wb"), owned=True)
-    asked = []
-    real = fcntl.fcntl
-
-    def refusing(fd, command, *arg):
-        asked.append(command)
-        if command == 1031:
-            raise PermissionError(1, "Operation not permitted")
-        return real(fd, command, *arg)
+    asked, real = _watch_fcntl(monkeypatch, refuse_growth=True)
     try:
-        monkeypatch.setattr(fcntl, "fcntl", refusing)
         writer.write(b"x" * 300000 + b"\n")
         assert asked == [1032, 1031] and real(write_end, 1032) == 64 * 1024
         assert writer._thread is not None                # the rest went to the thread

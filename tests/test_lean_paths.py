@@ -181,6 +181,18 @@ def test_importing_a_stdio_server_or_client_loads_nothing_heavy(modules):
     assert json.loads(out.stdout) == [], f"import {modules} loaded these at import time"
 
 
+# How the two servers below are driven: ``lines`` through a stdio transport in memory, then
+# the replies and the heavy modules loaded, as JSON.
+SERVE_LINES = """
+out = io.BytesIO()
+transport = StdioServerTransport(stdin=io.BytesIO("".join(json.dumps(m) + "\\n" for m in lines).encode()),
+                                 stdout=out)
+server.serve(transport).wait_closed()
+replies = [json.loads(line) for line in out.getvalue().splitlines()]
+print(json.dumps({"replies": replies, "heavy": sorted((set(sys.modules) - _BASE) & set(HEAVY))}))
+"""
+
+
 SERVE_ONE_CALL = """
 import io, json, sys
 from mcp_ref import Server
@@ -196,17 +208,11 @@ lines = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protoco
           "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
          {"jsonrpc": "2.0", "method": "notifications/initialized"},
          {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}}]
-out = io.BytesIO()
-transport = StdioServerTransport(stdin=io.BytesIO("".join(json.dumps(m) + "\\n" for m in lines).encode()),
-                                 stdout=out)
-server.serve(transport).wait_closed()
-replies = [json.loads(line) for line in out.getvalue().splitlines()]
-print(json.dumps({"replies": replies, "heavy": sorted((set(sys.modules) - _BASE) & set(HEAVY))}))
 """
 
 
 def test_a_stdio_server_with_a_plain_tool_answers_without_loading_anything_heavy():
-    code = f"import sys\n_BASE = set(sys.modules)\nHEAVY = {HEAVY!r}\n" + SERVE_ONE_CALL
+    code = f"import sys\n_BASE = set(sys.modules)\nHEAVY = {HEAVY!r}\n" + SERVE_ONE_CALL + SERVE_LINES
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
@@ -242,12 +248,6 @@ requests = [("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
             ("resources/list", {}), ("resources/templates/list", {}), ("prompts/list", {})]
 lines = [{"jsonrpc": "2.0", "id": i, "method": method, "params": params}
          for i, (method, params) in enumerate(requests)]
-out = io.BytesIO()
-transport = StdioServerTransport(stdin=io.BytesIO("".join(json.dumps(m) + "\\n" for m in lines).encode()),
-                                 stdout=out)
-server.serve(transport).wait_closed()
-replies = [json.loads(line) for line in out.getvalue().splitlines()]
-print(json.dumps({"replies": replies, "heavy": sorted((set(sys.modules) - _BASE) & set(HEAVY))}))
 """
 
 
@@ -258,7 +258,7 @@ def test_a_stdio_server_of_resources_templates_and_prompts_starts_and_lists_with
     resources, templates or prompts starts in what its registrations cost
     (bench/bench_growth.py, issue 17)."""
     heavy = [name for name in HEAVY if name not in ("mcp_ref.server.resources", "mcp_ref.server.prompts")]
-    code = f"import sys\n_BASE = set(sys.modules)\nHEAVY = {heavy!r}\n" + SERVE_CATALOG
+    code = f"import sys\n_BASE = set(sys.modules)\nHEAVY = {heavy!r}\n" + SERVE_CATALOG + SERVE_LINES
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
