@@ -239,8 +239,11 @@ def test_shell_reads_commands_from_a_pipe():
 def test_ctrl_c_cancels_the_request_in_flight(tmp_path):
     log = tmp_path / "server.log"
     command = " ".join(shlex.quote(part) for part in (sys.executable, str(HERE / "host_servers.py"), "--log", str(log)))
+    # Ctrl-C as a terminal sends it: a runner started in the background (nohup, a CI job) passes
+    # SIGINT on ignored, and Python then installs no KeyboardInterrupt for the child to see.
     process = subprocess.Popen([sys.executable, "-m", "mcp_ref", "call", "wait", "--stdio", command],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env(),
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + WAIT
         while '"tools/call"' not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
