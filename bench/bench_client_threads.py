@@ -35,10 +35,7 @@ encoding, the write, the read and decoding; no session, no other thread),
 thread's hand-off) and ``Client.call_tool`` (adds the request's ``_meta``,
 the checks and the decoding of the result into a ``CallToolResult``).
 """
-import _thread
 import argparse
-import itertools
-import json
 import os
 import statistics
 import sys
@@ -55,6 +52,7 @@ for path in (str(HERE), str(REPO)):
 
 from bench_growth import MCP_REF_TOOLS, StdioServer  # noqa: E402
 from bench_stdio import child_env  # noqa: E402
+from threaded_floors import FLOORS, make_floor  # noqa: E402
 
 
 def client_rate(client, threads: int, calls: int) -> tuple:
@@ -82,40 +80,6 @@ def client_rate(client, threads: int, calls: int) -> tuple:
     if failures:
         raise RuntimeError(f"{len(failures)} client threads failed: {failures[0]!r}")
     return calls / elapsed, cpu / calls * 1e6
-
-
-class ThreadedFloor:
-    """The least a thread-per-call blocking client does (see the module docstring)."""
-
-    def __init__(self, server: StdioServer):
-        self.server = server                      # initialized, speaking 2025-11-25
-        self._fd = server.proc.stdin.fileno()
-        self._write_lock = threading.Lock()
-        self._waiting: dict = {}
-        self._ids = itertools.count(1 << 40)      # clear of the ids the raw driver uses
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        for line in self.server.proc.stdout:
-            reply = json.loads(line)
-            slot = self._waiting.pop(reply.get("id"), None)
-            if slot is not None:
-                slot[1] = reply
-                slot[0].release()
-
-    def call_tool(self, name: str, arguments: dict) -> dict:
-        request_id = next(self._ids)
-        done = _thread.allocate_lock()
-        done.acquire()
-        slot = self._waiting[request_id] = [done, None]
-        data = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-                           "params": {"name": name, "arguments": arguments}}).encode() + b"\n"
-        with self._write_lock:
-            self.server.write(data)
-        if not done.acquire(True, 30):
-            raise RuntimeError("the threaded floor's call got no reply in 30 s")
-        return slot[1]["result"]
 
 
 def rate_of(call, threads: int, calls: int) -> tuple:
@@ -176,15 +140,27 @@ def layers(argv: list, env: dict, rounds: int, calls: int) -> None:
         print(f"| {name} | {threads} | {statistics.median(cpus):.0f} [{cpus[0]:.0f}-{cpus[-1]:.0f}] |")
 
 
+def server_cpu(driver) -> float:
+    """The server's CPU seconds so far, asked through ``driver`` (its ``cpu`` tool)."""
+    if isinstance(driver, StdioServer):
+        return driver.cpu_seconds()
+    result = driver.call_tool("cpu", {})
+    content = result["content"] if isinstance(result, dict) else result.content
+    return float(content[0]["text"] if isinstance(content[0], dict) else content[0].text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", default="1,16,64", help="comma-separated thread counts")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--calls", type=int, default=3000, help="calls per block")
+    parser.add_argument("--floors", default="floor", help="comma-separated floors of threaded_floors.py "
+                        f"({', '.join(FLOORS)}), or 'all'")
     parser.add_argument("--layers", action="store_true", help="the client's CPU per call, layer by layer")
     args = parser.parse_args()
     from mcp_ref import Client
     env = child_env()
+    floors = list(FLOORS) if args.floors == "all" else [f for f in args.floors.split(",") if f]
     with tempfile.TemporaryDirectory(prefix="mcp_ref_threads_") as tmp:
         script = Path(tmp) / "tools.py"
         script.write_text(MCP_REF_TOOLS)
@@ -193,48 +169,55 @@ def main() -> None:
             print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs; {args.rounds} rounds of {args.calls} calls")
             layers(argv, env, args.rounds, args.calls)
             return
-        raw = StdioServer("mcp_ref", argv, env)
-        raw.initialize()
-        floor_server = StdioServer("mcp_ref", argv, env)
-        floor_server.initialize()
-        floor = ThreadedFloor(floor_server)
-        client = Client.stdio(argv, env={"PYTHONPATH": env["PYTHONPATH"]}, on_stderr=lambda line: None)
+        servers = []
+        drivers = {}
+        client = None
         try:
+            raw = StdioServer("mcp_ref", argv, env)
+            servers.append(raw)
+            raw.initialize()
+            drivers["raw"] = raw
+            for kind in floors:
+                server = StdioServer("mcp_ref", argv, env)
+                servers.append(server)
+                server.initialize()
+                drivers[kind] = make_floor(kind, server)
+            client = Client.stdio(argv, env={"PYTHONPATH": env["PYTHONPATH"]}, on_stderr=lambda line: None)
             client.connect()
-            raw.pipelined("noop", 200, 8)
-            client_rate(client, 8, 200)
-            client_rate(floor, 8, 200)
+            drivers["Client"] = client
+            for name, driver in drivers.items():     # warm up
+                raw.pipelined("noop", 200, 8) if driver is raw else client_rate(driver, 8, 200)
             rows = {}
+            order = list(drivers)
             for round_index in range(args.rounds):
                 for threads in (int(t) for t in args.threads.split(",")):
-                    row = rows.setdefault(threads, {"raw": [], "client": [], "cpu": [], "floor": [],
-                                                    "floor_cpu": []})
-                    order = ("raw", "client", "floor") if round_index % 2 == 0 else ("floor", "client", "raw")
-                    for which in order:
-                        if which == "raw":
-                            row["raw"].append(raw.pipelined("noop", args.calls, threads))
+                    row = rows.setdefault(threads, {})
+                    for name in (order if round_index % 2 == 0 else order[::-1]):
+                        driver = drivers[name]
+                        before = server_cpu(driver)
+                        if driver is raw:
+                            cpu = time.process_time()
+                            rate = raw.pipelined("noop", args.calls, threads)
+                            cpu = (time.process_time() - cpu) / args.calls * 1e6
                         else:
-                            rate, cpu = client_rate(client if which == "client" else floor, threads, args.calls)
-                            row[which].append(rate)
-                            row["cpu" if which == "client" else "floor_cpu"].append(cpu)
+                            rate, cpu = client_rate(driver, threads, args.calls)
+                        served = (server_cpu(driver) - before) / args.calls * 1e6
+                        row.setdefault(name, []).append((rate, cpu, served))
         finally:
-            client.close()
-            raw.close()
-            floor_server.close()
+            if client is not None:
+                client.close()
+            for server in servers:
+                server.close()
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs; {args.rounds} rounds of {args.calls} calls")
-    print("| threads | raw pipelined calls/s | threaded floor calls/s (ratio to raw) | Client calls/s "
-          "| Client ratio to raw (median [low-high]) | Client ratio to the threaded floor "
-          "| CPU µs/call: threaded floor / Client |")
-    print("|---|---|---|---|---|---|---|")
-
-    def ratio(top, bottom):
-        values = sorted(a / b for a, b in zip(top, bottom))
-        return f"{statistics.median(values):.2f}× [{values[0]:.2f}-{values[-1]:.2f}]"
+    print("| threads | driver | calls/s | ratio to raw (median [low-high]) | client CPU µs/call "
+          "| server CPU µs/call |")
+    print("|---|---|---|---|---|---|")
     for threads, row in rows.items():
-        print(f"| {threads} | {statistics.median(row['raw']):,.0f} | {statistics.median(row['floor']):,.0f} "
-              f"({ratio(row['floor'], row['raw'])}) | {statistics.median(row['client']):,.0f} | "
-              f"{ratio(row['client'], row['raw'])} | {ratio(row['client'], row['floor'])} | "
-              f"{statistics.median(row['floor_cpu']):.0f} / {statistics.median(row['cpu']):.0f} |")
+        for name, runs in row.items():
+            ratios = sorted(run[0] / raw_run[0] for run, raw_run in zip(runs, row["raw"]))
+            print(f"| {threads} | {name} | {statistics.median(r[0] for r in runs):,.0f} | "
+                  f"{statistics.median(ratios):.2f}× [{ratios[0]:.2f}-{ratios[-1]:.2f}] | "
+                  f"{statistics.median(r[1] for r in runs):.0f} | {statistics.median(r[2] for r in runs):.0f} |")
 
 
 if __name__ == "__main__":
