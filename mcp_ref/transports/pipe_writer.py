@@ -126,7 +126,10 @@ class PipeWriter:
         self.written = 0                  # bytes the peer has taken (rule 4 watches it move)
         self._queue: deque = deque()
         self._queued = 0
-        self._ready = threading.Condition()
+        # One lock for the queue and the flags; ``with self._lock`` (a C lock) on the way of
+        # every line, the Condition over it only where the thread or close waits.
+        self._lock = threading.Lock()
+        self._ready = threading.Condition(self._lock)
         self._writing = False             # a write is in progress, by a caller or the thread (rule 6)
         self._closing = False
         self._error = None
@@ -135,7 +138,7 @@ class PipeWriter:
     def write(self, data: bytes) -> None:
         """Write one line, or queue it (rules 1 and 6); raises the error of an earlier write
         (rule 3), ``PeerNotReading`` (rule 2), or ``ValueError`` once closed."""
-        with self._ready:
+        with self._lock:
             if self._error is not None:
                 raise self._error
             if self._closing:
@@ -158,14 +161,14 @@ class PipeWriter:
             except BlockingIOError:                    # the pipe is full: the thread waits for room
                 done = 0
             except OSError as exc:
-                with self._ready:
+                with self._lock:
                     self._error = exc
                     self._writing = False
                     self._queue.clear()
                     self._queued = 0
                     self._ready.notify_all()
                 raise
-            with self._ready:
+            with self._lock:
                 if done < len(data):
                     self._queue.appendleft(memoryview(data)[done:] if done else data)
                     self._queued += len(data) - done
@@ -182,7 +185,7 @@ class PipeWriter:
                 self._queued = 0
 
     def _start_thread(self) -> None:
-        """Wake the thread for what is queued (started on first need); under ``_ready``."""
+        """Wake the thread for what is queued (started on first need); under ``_lock``."""
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
             self._thread.start()
@@ -201,7 +204,7 @@ class PipeWriter:
 
     def _run(self) -> None:
         while True:
-            with self._ready:
+            with self._lock:
                 while (not self._queue or self._writing) and not self._closing:
                     self._ready.wait()
                 while self._writing:                   # a caller's write in progress (rule 6)
@@ -213,13 +216,13 @@ class PipeWriter:
             try:
                 self._write(data)
             except (OSError, ValueError) as exc:
-                with self._ready:
+                with self._lock:
                     self._error = exc
                     self._queue.clear()
                     self._queued = 0
                     self._writing = False
                 break
-            with self._ready:
+            with self._lock:
                 self._queue.popleft()
                 self._queued -= len(data)
                 self._writing = False
@@ -244,7 +247,7 @@ class PipeWriter:
                 self._poll.poll()              # wait for room (or for the peer to go: the write fails)
 
     def _close_stream(self) -> None:
-        with self._ready:
+        with self._lock:
             closing = self._closing and self._owned
         if closing:
             try:
@@ -258,7 +261,7 @@ class PipeWriter:
         """Stop taking lines, let the queue drain while the peer reads (at least one
         write every ``stall`` seconds), and close an owned stream (rule 4). True when
         the queue drained; False when the thread is blocked in a write."""
-        with self._ready:
+        with self._lock:
             self._closing = True
             self._ready.notify_all()
             while self._writing and self._thread is None:   # a caller's write (never blocks: rule 1)
