@@ -61,13 +61,18 @@ behind the write. So:
    rest). The lock is not held during the ``os.write``, which is what lets
    others queue. So N callers at once leave in fewer than N writes, and the
    peer, which reads in chunks, reads them with one read and one wake-up.
-   Measured with a thread-per-call client in plain stdlib, 64 threads
-   (``bench/bench_client_threads.py``, ``combine`` against ``floor``): the
-   client's CPU per call from 43 to 36 µs, the rate from 0.43x to 0.46-0.48x
-   the raw pipelined client; no thread-per-call client reached 0.7x
-   (bench/README.md says why). A failed combined write is the error of
-   every line in it: rule 3, and the session closes, failing each request
-   pending once with ``ConnectionClosed``.
+   Measured (``bench/bench_client_threads.py``, 2 shared vCPUs, 5+5 runs
+   alternating with the tree before): ``Client.call_tool`` from 16 and 64
+   threads sends 0.4-0.55 writes per call; the client's CPU per call fell
+   from 86-89 to 71-83 µs, its server's from 50-58 to 40-49 µs; the rate
+   stayed within the noise (about 0.2x the raw pipelined client: the
+   thread wake-ups set it, bench/README.md). The one lock on the way of a
+   line is a plain lock, the Condition over it used only to wait: that is
+   what keeps a lone line's cost where it was (``bench/bench_stdio.py``,
+   sequential latency 1.44x the floor, against 1.44-1.50x before).
+   A failed combined write is the error of every line in it: rule 3, and
+   the session closes, failing each request pending once with
+   ``ConnectionClosed``.
 """
 from __future__ import annotations
 
