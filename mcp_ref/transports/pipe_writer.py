@@ -185,7 +185,7 @@ class PipeWriter:
                     if self._closing:
                         self._ready.notify_all()       # close waits for this write
                     return
-                data = b"".join(self._queue)
+                data = self._queue[0] if len(self._queue) == 1 else b"".join(self._queue)   # no copy of a lone line
                 self._queue.clear()
                 self._queued = 0
 
