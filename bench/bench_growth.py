@@ -261,10 +261,11 @@ class StdioServer(RawServer):
                 raise BenchError(f"{self.name}: call failed: {reply[:300]!r}")
         return times
 
-    def pipelined(self, name: str, count: int, in_flight: int) -> float:
-        """Calls/s of ``count`` calls of tool ``name`` with ``in_flight`` requests outstanding."""
+    def pipelined(self, name: str, count: int, in_flight: int, line=request_line) -> float:
+        """Calls/s of ``count`` calls of tool ``name`` with ``in_flight`` requests outstanding;
+        ``line(request_id, name)`` makes each request line."""
         first = self._take_ids(count)
-        lines = [request_line(first + i, name) for i in range(count)]
+        lines = [line(first + i, name) for i in range(count)]
         write, reply = self.write, self.reply
         sent = received = failed = 0
         start = time.perf_counter()

@@ -23,9 +23,13 @@ Rules:
    ``cancel=`` to any request method (the caller's Stop button): the token
    cancels every request in flight that carries it, as ``Pending.cancel``
    does, and a request started with a cancelled token is not sent.
-5. One writer at a time (``_send_lock``, session.py rule 6). A message that
+5. One writer at a time (``_send_lock``, session.py rule 6), unless the
+   transport orders concurrent sends itself (``concurrent_send``: stdio,
+   whose writer combines lines that arrive while it writes). A message that
    cannot be encoded leaves the session as it was (nothing was written); a
-   broken transport closes the session.
+   broken transport closes the session: every request pending, also one
+   whose line was in a combined write that failed, fails once with
+   ``ConnectionClosed``.
 
 The way out, for one request: ``request -> start_request`` (file the
 waiter, ``_send``) ``-> transport.send``, then ``Pending.result`` waits until
@@ -133,8 +137,11 @@ class Outbound:
         if self.closed:
             raise self._closed_error()
         try:
-            with self._send_lock:
+            if self._send_lock is None:          # the transport orders concurrent sends (rule 5)
                 self.transport.send(message, related_id)
+            else:
+                with self._send_lock:
+                    self.transport.send(message, related_id)
         except (SessionError, EncodeError):      # nothing was written: the session is fine
             raise
         except UnicodeEncodeError as exc:        # text UTF-8 cannot carry; nothing was written either

@@ -53,7 +53,10 @@ Rules:
    transport down) is waited for, so ``close`` returns with nothing left
    running.
 6. Tables are touched under ``self._lock``; no user code and no I/O runs
-   under it. Writes are serialised by ``self._send_lock``.
+   under it. Writes are serialised by ``self._send_lock``, unless the
+   transport says (``concurrent_send``) that its ``send`` orders concurrent
+   calls itself: stdio does, and lines of callers that arrive while one is
+   written leave together in one write (pipe_writer.py rule 6).
 7. Replies that cannot be matched by id are not left to time out: a reply
    that failed to decode or was too large fails the request its head names
    (``messages`` rule 6); an error with a null id (the peer could not read a
@@ -156,7 +159,8 @@ class Session(Outbound, Inbound, Notices, Batches, Closing):
         self._name = name
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._send_lock = threading.Lock()
+        # Rule 6: None when the transport orders concurrent sends itself.
+        self._send_lock = None if getattr(transport, "concurrent_send", False) else threading.Lock()
         self._outbound: dict = {}              # id -> _Waiter (requests we sent)
         self._inbound: dict = {}               # id -> RequestContext (requests we serve)
         self._replying = 0                     # served requests whose answer is being sent

@@ -6,7 +6,11 @@ semantics. Spec: basic/transports. The session calls three methods:
 * ``send(message, related_id=None)``: write one message (or a list, for a
   batch reply). ``related_id`` names the inbound request this message belongs
   to, so HTTP can put it on that request's stream; stdio ignores it. The
-  session serialises calls to ``send``; a transport need not lock.
+  session serialises calls to ``send``; a transport need not lock. A
+  transport whose ``send`` orders concurrent calls itself says so with a
+  true ``concurrent_send`` attribute, and is then called from many threads
+  at once (stdio: its writer combines the lines of callers that arrive
+  while it writes into one write, pipe_writer.py rule 6).
 * ``receive()``: block until the next message and return it (a list for a
   batch), ``None`` once the peer has gone, or raise ``InvalidMessage`` for a
   frame that failed to decode or was too large (``messages.oversized``; the

@@ -27,7 +27,10 @@ Rules (Spec: basic/transports#stdio, basic/lifecycle#shutdown):
    reading blocks no caller (its requests time out), a server still exits when
    its input ends, and ``close`` still returns. The shutdown ladder closes the
    child's stdin once what was written has drained; a child that reads nothing
-   while the queue waits goes straight to SIGTERM.
+   while the queue waits goes straight to SIGTERM. The writer orders lines
+   sent from many threads at once (``concurrent_send``): the session does not
+   serialise them, and lines that arrive while one is written leave together
+   in one write (pipe_writer.py rule 6).
 6. End of the server's stdout is the end of the connection, at once: the
    exit code is not waited for (a server may close stdout and live on). It
    reaches ``ConnectionClosed`` when the process has ended (``late_details``:
@@ -97,6 +100,8 @@ def _read_message(stream, limit: int):
 
 class StdioServerTransport:
     """The server's end: reads stdin, writes stdout (see rule 2)."""
+
+    concurrent_send = True      # rule 5: the writer orders concurrent sends
 
     def __init__(self, stdin=None, stdout=None, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
                  guard_stdout: bool = True):
@@ -186,6 +191,8 @@ class StdioClientTransport:
         max_message_size: the longest line read, in bytes (rule 1).
         close_timeout / terminate_timeout: the waits of the shutdown ladder.
     """
+
+    concurrent_send = True      # rule 5: the writer orders concurrent sends
 
     def __init__(self, argv: Sequence[str], *, env: dict | None = None, cwd: str | None = None,
                  on_stderr: Callable[[str], None] | None = None, stderr_lines: int = 50,
