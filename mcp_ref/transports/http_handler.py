@@ -31,7 +31,7 @@ Rules:
    socket timeout would raise): a Python socket timeout makes CPython ``poll``
    before every ``recv`` and ``send``, three extra system calls per small call
    (``strace -c -f``: 6 per call against the floor's 3; bench/README.md,
-   "Issue 17, target 7, fourth pass"). It also made the non-blocking peek of rule 2
+   "Issue 17, target 7, fifth pass"). It also made the non-blocking peek of rule 2
    (``MSG_DONTWAIT``) wait for readability up to the timeout: an idle GET stream
    stopped sending keepalives and events, and a 2026-07-28 POST answered on
    an SSE stream waited for its client to send a byte. Elsewhere, and over TLS,
