@@ -36,7 +36,6 @@ from __future__ import annotations
 import json
 
 from .errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, InvalidMessage
-from .peek import peek
 
 # Why hand-written classes and not ``@dataclass``: ``dataclasses`` pulls in
 # ``inspect`` and generates code at import time, a cost every stdio server
@@ -222,6 +221,7 @@ def decode(data: str | bytes):
 def _undecodable(data: str | bytes, message: str) -> InvalidMessage:
     """A -32700 for a frame that did not parse; its head may still name the response
     it was (rule 6), so the request it answers fails at once."""
+    from .peek import peek          # loaded by the first frame that fails (an HTTP server's start)
     bad = InvalidMessage(PARSE_ERROR, message)
     request_id, is_response = peek(data)
     if is_response and request_id is not None:         # rule 6
@@ -235,6 +235,7 @@ def oversized(head: str | bytes, size: int, limit: int) -> InvalidMessage:
     bad = InvalidMessage(INVALID_REQUEST, f"Invalid Request: message of {size} bytes exceeds the limit "
                                           f"of {limit} bytes")
     bad.size, bad.limit = size, limit
+    from .peek import peek
     request_id, is_response = peek(head)
     if is_response and request_id is not None:
         bad.id, bad.is_response = request_id, True

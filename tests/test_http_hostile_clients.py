@@ -8,6 +8,8 @@ something took. Spec: basic/transports#streamable-http, #resumability-and-redeli
 """
 import json
 import socket
+import struct
+import sys
 import threading
 import time
 
@@ -187,3 +189,131 @@ def test_foreign_stale_and_deleted_session_ids_get_404_everywhere(http):
         assert requests.delete(handle.url, headers={"Mcp-Session-Id": session_id}, timeout=WAIT).status_code == 404
     assert add(other.url, foreign) == "5"             # the foreign one still works where it belongs
     assert add(handle.url, open_session(handle.url)) == "5"
+
+
+# ---------------------------------------------------------------------- stalled connections (http_handler rule 5)
+@pytest.fixture
+def handlers(monkeypatch):
+    """How each of the test's connections was set up: its socket's Python timeout and
+    the kernel's receive and send timeouts (``struct timeval``); the stall timeout cut to 0.3 s."""
+    from mcp_ref.transports.http_handler import McpRequestHandler
+    made, setup, timeval = [], McpRequestHandler.setup, struct.Struct("ll")
+
+    def spying(self):
+        setup(self)
+        sock = self.connection
+        made.append((sock.gettimeout(),) + tuple(timeval.unpack(sock.getsockopt(socket.SOL_SOCKET, option, 16))
+                                                 for option in (socket.SO_RCVTIMEO, socket.SO_SNDTIMEO)))
+    monkeypatch.setattr(McpRequestHandler, "setup", spying)
+    monkeypatch.setattr(McpRequestHandler, "timeout", 0.3)
+    return made
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's clocks are used on Linux only")
+def test_the_stall_timeout_is_kept_by_the_kernel_not_by_a_python_socket_timeout(http, handlers):
+    """A Python socket timeout makes CPython poll before every recv and send (three system
+    calls more per small call); the kernel's SO_RCVTIMEO/SO_SNDTIMEO on a blocking socket
+    bound the same waits."""
+    handle = http()
+    assert add(handle.url, open_session(handle.url)) == "5"
+    assert handlers and set(handlers) == {(None, (0, 300000), (0, 300000))}
+
+
+def test_an_idle_keep_alive_connection_is_closed_after_the_timeout(http, handlers):
+    handle = http()
+    sock = _connect(handle)
+    try:
+        sock.sendall(f"GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1:{handle.port}\r\n\r\n".encode())
+        assert _response_head(sock).startswith(b"HTTP/1.1 404")
+        rest = b""
+        while True:                                  # the 404's body, then the end
+            piece = sock.recv(4096)
+            if not piece:
+                break
+            rest += piece
+        assert b"HTTP/1.1" not in rest
+    finally:
+        sock.close()
+    assert add(handle.url, open_session(handle.url)) == "5"
+
+
+@pytest.mark.parametrize("sent", [b"", b"POST /mcp HTTP/1.1\r\nHost: 127.0", "body"])
+def test_a_head_or_body_that_stops_coming_is_cut_off_without_an_answer(http, handlers, sent):
+    """Slowloris: a request that starts and stalls holds its connection's thread only
+    until the timeout; the server closes the connection and answers nothing."""
+    handle = http()
+    if sent == "body":
+        sent = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{handle.port}\r\nContent-Type: application/json\r\n"
+                f"Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n"
+                '{"jsonrpc": "2.0"').encode()
+    sock = _connect(handle)
+    try:
+        sock.sendall(sent)
+        assert sock.recv(4096) == b""
+    finally:
+        sock.close()
+    assert add(handle.url, open_session(handle.url)) == "5"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's clocks are used on Linux only")
+def test_a_write_its_client_does_not_read_fails_within_the_timeout_in_total():
+    """``KernelTimedWriter``: a peer that reads nothing stops a large write after the
+    timeout, as ``sendall`` under a Python socket timeout did; the kernel's clock is
+    set back for the next write."""
+    from mcp_ref.transports.http_handler import _TIMEVAL, KernelTimedWriter, _timeval
+    ours, theirs = socket.socketpair()
+    outcome = []
+    try:
+        ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, _timeval(0.3))
+        writer = KernelTimedWriter(ours, 0.3)
+
+        def write():
+            try:
+                writer.write(b"x" * (64 << 20))
+            except Exception as exc:
+                outcome.append(exc)
+        thread = threading.Thread(target=write, daemon=True)
+        thread.start()
+        thread.join(WAIT)
+        assert not thread.is_alive() and len(outcome) == 1 and isinstance(outcome[0], TimeoutError), outcome
+        assert _TIMEVAL.unpack(ours.getsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, _TIMEVAL.size)) == (0, 300000)
+    finally:
+        ours.close()
+        theirs.close()
+
+
+def test_an_idle_get_stream_sends_keepalives_to_a_client_still_there(http):
+    """http_types rule 2: nothing to send for ``keepalive`` seconds → a comment, after a
+    non-blocking look for the client's EOF. Under a Python socket timeout that look
+    waited for the client to send something (up to 300 s): no keepalive, no event."""
+    handle = http(keepalive=0.1)
+    session_id = open_session(handle.url)
+    headers = {"Accept": "text/event-stream", "Mcp-Session-Id": session_id, "MCP-Protocol-Version": "2025-11-25"}
+    with requests.get(handle.url, headers=headers, stream=True, timeout=5) as response:
+        assert response.status_code == 200
+        comments = 0
+        for line in response.iter_lines():
+            comments += line.startswith(b":")
+            if comments == 3:
+                break
+    assert comments == 3
+
+
+def test_a_2026_07_28_answer_on_an_sse_stream_comes_after_a_pause():
+    """http_types rule 3: while a modern POST's stream waits, the server looks for the
+    client's EOF every ``MODERN_POLL``; that look must not wait for the client to speak."""
+    from mcp_ref import Client, Server
+    server = Server("pause")
+
+    @server.tool
+    def pause(seconds: float) -> str:
+        """Sleep, then answer."""
+        time.sleep(seconds)
+        return "done"
+    handle = start_http(server, ("127.0.0.1", 0), response_mode="sse")
+    try:
+        with Client.http(handle.url, timeout=8) as client:
+            assert client.modern
+            assert client.call_tool("pause", {"seconds": 0.5}).content[0].text == "done"
+    finally:
+        handle.shutdown()

@@ -86,7 +86,6 @@ from ..docstrings import parse_docstring
 from ..errors import InvalidParamsError, UrlElicitationRequiredError, get_logger
 from .features import BUILD_LOCK, as_icons, as_model, built_once, deferrable, next_serial
 from .pagination import NamedRegistry
-from .same_thread import SameThread
 from .tool_binding import _Binder, _Checker, _direct_params
 from .tool_results import error_result, tool_result
 
@@ -95,6 +94,7 @@ if TYPE_CHECKING:          # names for annotations only
     from typing import Callable
 
     from ..types import Tool
+    from .same_thread import SameThread
 
 log = get_logger("mcp_ref.server")
 
@@ -281,6 +281,7 @@ class Tools(NamedRegistry):
             with self._lock:
                 runner = self._same_thread
                 if runner is None:
+                    from .same_thread import SameThread     # loaded by a server that has such a tool
                     runner = self._same_thread = SameThread(self._has_open_session)
         return runner
 

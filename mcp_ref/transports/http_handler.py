@@ -22,7 +22,25 @@ Rules:
    request line (414 beyond 64 KiB), refuses unknown methods (501) and runs the
    keep-alive loop; a refused head is answered by its ``send_error`` and closes
    the connection.
+5. A connection that stalls is closed: a read that waits ``timeout`` seconds
+   (300) for a byte ends it (an idle keep-alive connection, a head or body sent
+   a byte at a time and then stopped), and so does a write that takes longer
+   in total. On Linux the kernel keeps these clocks (``SO_RCVTIMEO``,
+   ``SO_SNDTIMEO`` on a blocking socket; ``KernelTimedReader`` and
+   ``KernelTimedWriter`` turn its ``EAGAIN`` into ``TimeoutError``, as a Python
+   socket timeout would raise): a Python socket timeout makes CPython ``poll``
+   before every ``recv`` and ``send``, three extra system calls per small call
+   (``strace -c -f``: 6 per call against the floor's 3; bench/README.md,
+   "Issue 17, target 7, fifth pass"). It also made the non-blocking peek of rule 2
+   (``MSG_DONTWAIT``) wait for readability up to the timeout: an idle GET stream
+   stopped sending keepalives and events, and a 2026-07-28 POST answered on
+   an SSE stream waited for its client to send a byte. Elsewhere, and over TLS,
+   the socket keeps CPython's timeout.
 """
+import io
+import socket
+import struct
+import sys
 import time
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler
@@ -48,6 +66,75 @@ def _http_date() -> str:
     return _date_cache[1]
 
 
+_TIMEVAL = struct.Struct("ll")         # struct timeval on 64-bit Linux: tv_sec, tv_usec
+KERNEL_TIMEOUTS = sys.platform.startswith("linux") and _TIMEVAL.size == 16     # rule 5
+
+
+def _timeval(seconds: float) -> bytes:
+    """``seconds`` as a ``struct timeval``; never zero, which would mean no timeout."""
+    whole = int(seconds)
+    return _TIMEVAL.pack(whole, max(int((seconds - whole) * 1e6), 0 if whole else 1))
+
+
+class KernelTimedReader(io.RawIOBase):
+    """Rule 5: reads of a blocking socket whose kernel ends a wait (``SO_RCVTIMEO``) with
+    ``EAGAIN``, raised here as the ``TimeoutError`` a Python socket timeout raises."""
+
+    def __init__(self, sock: socket.socket):
+        self._sock = sock
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        try:
+            return self._sock.recv_into(buffer)
+        except BlockingIOError:
+            raise TimeoutError("timed out") from None
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+
+class KernelTimedWriter(io.BufferedIOBase):
+    """Rule 5: writes to that socket, each within ``timeout`` seconds in total, as
+    ``sendall`` under a Python socket timeout. A blocking ``send`` returns once all is
+    queued, or with what it sent when ``SO_SNDTIMEO`` (or a signal) stops it: the rest
+    is sent with the kernel's clock set to the time left."""
+
+    def __init__(self, sock: socket.socket, timeout: float):
+        self._sock, self.timeout = sock, timeout
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        start = time.monotonic()
+        size = data.nbytes if isinstance(data, memoryview) else len(data)
+        sent = self._send(data)
+        if sent < size:
+            with memoryview(data) as view, view.cast("B") as rest:
+                try:
+                    while sent < size:
+                        left = self.timeout - (time.monotonic() - start)
+                        if left <= 0:
+                            raise TimeoutError("timed out")
+                        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, _timeval(left))
+                        sent += self._send(rest[sent:])
+                finally:
+                    self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, _timeval(self.timeout))
+        return size
+
+    def _send(self, data) -> int:
+        try:
+            return self._sock.send(data)
+        except BlockingIOError:
+            raise TimeoutError("timed out") from None
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+
 class McpRequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "mcp_ref"
@@ -60,6 +147,22 @@ class McpRequestHandler(BaseHTTPRequestHandler):
     @property
     def app(self):
         return self.server.app
+
+    def setup(self) -> None:
+        """Rule 5: the stall timeouts kept by the kernel where it can, else CPython's."""
+        sock = self.request
+        if not (KERNEL_TIMEOUTS and self.timeout and type(sock) is socket.socket and sock.gettimeout() is None):
+            return super().setup()
+        try:
+            for option in (socket.SO_RCVTIMEO, socket.SO_SNDTIMEO):
+                sock.setsockopt(socket.SOL_SOCKET, option, _timeval(self.timeout))
+        except OSError:
+            return super().setup()
+        self.connection = sock
+        if self.disable_nagle_algorithm:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
+        self.rfile = io.BufferedReader(KernelTimedReader(sock))
+        self.wfile = KernelTimedWriter(sock, self.timeout)
 
     @property
     def headers(self) -> "HeadFields":

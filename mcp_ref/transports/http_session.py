@@ -44,7 +44,7 @@ Rules:
 from __future__ import annotations
 
 import collections
-import queue
+from _queue import Empty, SimpleQueue   # queue's C types, without queue.py and heapq (start-up)
 import threading
 import time
 
@@ -76,7 +76,7 @@ class _Conn:
     __slots__ = ("queue", "direct")
 
     def __init__(self):
-        self.queue = queue.SimpleQueue()
+        self.queue = SimpleQueue()
         self.direct = None                    # rule 7: fn(message, its JSON bytes) writing a lone answer
 
 
@@ -258,7 +258,7 @@ class HttpSessionTransport:
                 while True:
                     try:
                         item = conn.queue.get_nowait()
-                    except queue.Empty:
+                    except Empty:
                         break
                     if isinstance(item, tuple):
                         leftover.append(item)

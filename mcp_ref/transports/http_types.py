@@ -33,7 +33,7 @@ Rules:
 from __future__ import annotations
 
 import collections
-import queue
+from _queue import Empty, SimpleQueue   # queue's C types, without queue.py and heapq (start-up)
 import time
 
 from ..errors import get_logger
@@ -133,7 +133,7 @@ def next_item(request: HttpRequest, conn, transport, stream, modern: bool, timeo
         wait = MODERN_POLL if end is None else max(0.0, min(MODERN_POLL, end - time.monotonic()))
         try:
             return conn.queue.get(timeout=wait)
-        except queue.Empty:
+        except Empty:
             if request.client_gone():
                 cancel_pending(transport, stream)
                 return CANCELLED
@@ -233,7 +233,7 @@ class StreamBody(SseBody):
                     wait = max(0.0, min(wait, self.deadline - time.monotonic()))
                 try:
                     item = next_item(self.request, self.conn, self.transport, self.stream, self.modern, wait)
-                except queue.Empty:
+                except Empty:
                     if self.deadline is not None and time.monotonic() >= self.deadline:
                         if self.resume_id is not None:      # SEP-1699 polling: the client comes back
                             self._ending = True
@@ -278,7 +278,7 @@ class LegacyBody(SseBody):
     def _step(self) -> Optional[bytes]:
         try:
             item = self.transport.conn.queue.get(timeout=self.keepalive)
-        except queue.Empty:
+        except Empty:
             return self._idle()
         if not isinstance(item, tuple):
             return None
