@@ -326,13 +326,11 @@ def test_an_http_server_answers_a_call_without_loading_logging_or_auth():
     cost an HTTP server a sizeable share of its time to the first answer, and a server that
     logs nothing and has no ``auth=`` needs neither; ``typing`` (2.3 ms) only named
     annotations, and ``secrets`` (2.3 ms with ``hmac`` and ``hashlib``) only drew the
-    session id's random bytes (tokens.py). ``queue`` (with ``heapq``) only named the C
-    ``SimpleQueue`` and ``Empty`` of ``_queue`` (http_session.py, http_types.py);
-    ``mcp_ref.peek`` reads frames that fail to decode (messages.py) and
+    session id's random bytes (tokens.py). ``mcp_ref.peek`` reads frames that fail to decode (messages.py) and
     ``mcp_ref.server.same_thread`` runs ``same_thread=True`` tools (tools.py): none is
     needed before they are used."""
     heavy = ["logging", "traceback", "typing", "mcp_ref.auth.resource_server", "mcp_ref.auth.challenge",
-             "secrets", "hmac", "hashlib", "queue", "heapq", "mcp_ref.peek", "mcp_ref.server.same_thread"]
+             "secrets", "hmac", "hashlib", "mcp_ref.peek", "mcp_ref.server.same_thread"]
     code = f"import sys\n_BASE = set(sys.modules)\nHEAVY = {heavy!r}\n" + HTTP_ONE_CALL
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

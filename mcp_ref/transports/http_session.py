@@ -44,7 +44,7 @@ Rules:
 from __future__ import annotations
 
 import collections
-from _queue import Empty, SimpleQueue   # queue's C types, without queue.py and heapq (start-up)
+from queue import Empty, SimpleQueue
 import threading
 import time
 
