@@ -35,6 +35,12 @@ name still gets the reading made before). A reading is only
 kept when its defaults are immutable scalars (``_SHAREABLE``); the rest is
 read every time, as before. ``_SHAPES`` keeps one shape per code layout, at
 most ``_SHAPES_MAX``.
+
+``takes_nothing`` says from the code alone that a plain function has no
+parameters, so a fixed URI's resource function is neither read nor checked
+(server/resources.py rule 6): reading its shape and schema was ~13,900 CPU
+instructions of the ~36,000 of registering a resource (callgrind, 10,000
+in one process), the test is ~3,300.
 """
 from __future__ import annotations
 
