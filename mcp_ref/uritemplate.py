@@ -26,7 +26,12 @@ it; the template is cut at its braces by ``str.split``, and keeps its parts
 only (``_expressions`` is made when asked: one object less per template for
 the garbage collector). Making the ``UriTemplate`` of ``tpl://rN/{id}``
 took ~4.5-5 us, now ~1.2, of a template's registration of ~18-21 us, now
-~5.6 (10,000 in one process, warm; bench/bench_growth.py, issue 17). ``urllib.parse`` loads on the first
+~5.6 (10,000 in one process, warm; bench/bench_growth.py, issue 17). A
+server keeps no ``UriTemplate`` at registration: ``variables_of`` checks
+the template as parsing does and gives its variable names (~0.3 us for a
+template of one known expression, which it reads without making parts;
+~0.9 us by way of the parts), and the server parses the template again for
+its first match (server/resources.py rule 6). ``urllib.parse`` loads on the first
 expansion or match, not with the module (its import, ``ipaddress`` with it,
 is a few milliseconds of a server's start).
 """
@@ -58,6 +63,7 @@ _Var = namedtuple("_Var", "name explode prefix")
 class _Expression:
     def __init__(self, operator: str, variables: list):
         self.operator, self.variables = operator, variables
+        self.names = tuple(dict.fromkeys(var.name for var in variables))   # distinct, in order
         self.first, self.sep, self.named, self.ifemp, self.reserved, matching = _OPERATORS[operator]
         self.lead, self.stops, self.optional, self.lazy = matching
 
@@ -97,36 +103,67 @@ _PARSED: dict = {}                      # an expression's text ("id") -> its _Ex
 _PARSED_MAX = 1024
 
 
+def _parse(template: str) -> list:
+    """``template`` cut into literal strings and (shared) ``_Expression`` objects; TypeError
+    or ValueError naming the first mistake and its position."""
+    if not isinstance(template, str):
+        raise TypeError("a URI template must be a string")
+    parts: list = []
+    where = -1                          # the position of the "{" that starts ``piece`` (none for the first)
+    for piece in template.split("{"):
+        if where < 0:
+            text, start = piece, 0
+        else:                           # an expression, then literal text up to the next "{"
+            body, closed, text = piece.partition("}")
+            if not closed:
+                raise ValueError(f"unclosed '{{' at position {where} in URI template {template!r}")
+            expression = _PARSED.get(body)
+            if expression is None:
+                expression = _parse_expression(body, where)
+                if len(_PARSED) < _PARSED_MAX:
+                    _PARSED[body] = expression
+            parts.append(expression)
+            start = where + len(body) + 2
+        if "}" in text:
+            raise ValueError(f"unmatched '}}' at position {start + text.index('}')} in URI template {template!r}")
+        if text:
+            parts.append(text)
+        where = start + len(text)
+    return parts
+
+
+def _names(parts: list) -> tuple:
+    """The variable names of a template's parts, in order of first appearance."""
+    expressions = [part for part in parts if type(part) is _Expression]
+    if len(expressions) == 1:
+        return expressions[0].names     # the common case: the expression's own tuple, shared
+    return tuple(dict.fromkeys(name for expression in expressions for name in expression.names))
+
+
+def variables_of(template: str) -> tuple:
+    """The variable names of ``template`` (in order of first appearance), checking its
+    syntax as ``UriTemplate(template)`` does, with the same errors, and keeping nothing
+    else: a server registering a resource template checks it and its function at once,
+    and parses it again for its first match (server/resources.py rule 6). A template of
+    one expression met before (``x://rN/{id}``) is read without making its parts."""
+    if isinstance(template, str):
+        head, brace, rest = template.partition("{")
+        if brace and "{" not in rest and "}" not in head:
+            body, closed, tail = rest.partition("}")
+            expression = _PARSED.get(body)
+            if closed and expression is not None and "}" not in tail:
+                return expression.names         # what _parse would find, without a mistake
+    return _names(_parse(template))
+
+
 class UriTemplate:
     """A parsed URI template: ``variables``, ``is_template``, ``expand(**values)``, ``match(uri)``."""
 
     __slots__ = ("template", "_parts")
 
     def __init__(self, template: str):
-        if not isinstance(template, str):
-            raise TypeError("a URI template must be a string")
         self.template = template
-        self._parts: list = []          # literal strings and _Expression objects (shared: module docstring)
-        where = -1                      # the position of the "{" that starts ``piece`` (none for the first)
-        for piece in template.split("{"):
-            if where < 0:
-                text, start = piece, 0
-            else:                       # an expression, then literal text up to the next "{"
-                body, closed, text = piece.partition("}")
-                if not closed:
-                    raise ValueError(f"unclosed '{{' at position {where} in URI template {template!r}")
-                expression = _PARSED.get(body)
-                if expression is None:
-                    expression = _parse_expression(body, where)
-                    if len(_PARSED) < _PARSED_MAX:
-                        _PARSED[body] = expression
-                self._parts.append(expression)
-                start = where + len(body) + 2
-            if "}" in text:
-                raise ValueError(f"unmatched '}}' at position {start + text.index('}')} in URI template {template!r}")
-            if text:
-                self._parts.append(text)
-            where = start + len(text)
+        self._parts: list = _parse(template)   # literal strings and _Expression objects (shared)
 
     def __repr__(self) -> str:
         return f"UriTemplate({self.template!r})"
@@ -139,12 +176,7 @@ class UriTemplate:
     @property
     def variables(self) -> list:
         """Variable names in order of first appearance."""
-        names: list = []
-        for part in self._parts:
-            for var in part.variables if type(part) is _Expression else ():
-                if var.name not in names:
-                    names.append(var.name)
-        return names
+        return list(_names(self._parts))
 
     @property
     def is_template(self) -> bool:

@@ -284,3 +284,33 @@ def test_templates_built_for_backtracking_are_matched_in_linear_time(template, u
     assert not worker.is_alive(), f"match({template!r}) is still running"
     assert results == [None]
     assert UriTemplate(template).match(uri[:-1]) is not None    # and the same URI without its last character matches
+
+
+def test_variables_of_checks_as_parsing_does_and_reads_a_known_expression_alone(monkeypatch):
+    """``variables_of`` (what a server keeps of a registered template): the variables of
+    ``UriTemplate(t)`` or its error, type and message, on random templates, before and
+    after their expressions are known; a template of one known expression is read
+    without cutting it into parts."""
+    import random
+    from mcp_ref import uritemplate
+    from mcp_ref.uritemplate import variables_of
+
+    def outcome(read, template):
+        try:
+            return tuple(read(template))
+        except (TypeError, ValueError) as exc:
+            return type(exc), str(exc)
+    rng = random.Random(6571)
+    for _ in range(3000):
+        template = "".join(rng.choice(["{", "}", "a", "b", ",", "*", ":1", "/", "?", "+", "#", ".", "x://"])
+                           for _ in range(rng.randint(0, 10)))
+        for _ in range(2):
+            assert outcome(variables_of, template) == outcome(lambda t: UriTemplate(t).variables, template), template
+    assert outcome(variables_of, 5) == (TypeError, "a URI template must be a string")
+    assert variables_of("x://{a}/{+b}{/c*}{?d,a}") == ("a", "b", "c", "d") and variables_of("x://plain") == ()
+    variables_of("x://r0/{id}")
+
+    def no_parts(template):
+        raise AssertionError("cut into parts")
+    monkeypatch.setattr(uritemplate, "_parse", no_parts)
+    assert variables_of("x://r1/{id}") == ("id",) and variables_of("{id}") == ("id",)

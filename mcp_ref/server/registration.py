@@ -107,8 +107,11 @@ class Registration:
         if not isinstance(uri, str):
             raise TypeError("@server.resource needs the URI: @server.resource('scheme://path')")
 
-        def wrap(fn):
-            self.resources.add(fn, uri, build=False, **kwargs)   # the model is built on first use
+        def wrap(fn):                   # the model is built on first use (resources.py rule 5)
+            if kwargs:
+                self.resources.add(fn, uri, build=False, **kwargs)
+            else:                       # a plain call: ``**{}`` was ~1,950 CPU instructions of ~25,700
+                self.resources.add(fn, uri, build=False)     # (registering a resource, callgrind)
             return fn
         return wrap
 

@@ -39,15 +39,24 @@ Rules:
 6. A server registers all of its resources before it answers
    ``initialize``, so registering one does what rule 5's checks need and no
    more: a URI without a brace is a fixed URI and is not parsed as a
-   template (``UriTemplate`` was ~40% of registering a resource; a template
-   shares its parsed expressions, uritemplate.py); the function's
-   parameters come from its shape (``signature_fast.shape_of``, read once
-   per shape); a resource registered without options shares one options
-   dict. Registering took ~6 us a resource and ~18-21 us a template, now
-   ~3.6 and ~5.6 (10,000 in one process, warm, garbage collection on). The
-   module loads neither ``inspect``/``typing`` nor ``mcp_ref.types`` until a
-   model is built or a resource read: importing it took 17.6 ms, now 1.9
-   (``python -X importtime``), against a bare loop's whole start of ~50 ms.
+   template, and its function, when plain and of no parameters, is not read
+   at all (``signature_fast.takes_nothing``: its code says there is nothing
+   to check or inject); a template is parsed for its variable names
+   (``uritemplate.variables_of``), which the entry keeps, and parsed again
+   into a ``UriTemplate`` for its first match; the function's parameters come
+   from its shape (``signature_fast.shape_of``, read once per shape) and the
+   variables a shape was found to fit are kept with it (``Shape.derived``),
+   so 10,000 templates ``x://rN/{id}`` of ``rN(id: str)`` are checked once;
+   a resource registered without options shares one options dict. Every
+   mistake still raises here, with the same type and message
+   (tests/test_resource_registration.py). Why: registering took ~6 us a
+   resource and ~18-21 us a template, then ~3.2 and ~5.3 (36,000 and 52,700
+   CPU instructions, callgrind), now ~2.0 and ~3.3 us (23,800 and 38,200):
+   10,000 in one process, warm, the decorator's way; a template's entry is
+   one object for the garbage collector instead of three. The module loads
+   neither ``inspect``/``typing`` nor ``mcp_ref.types`` until a model is
+   built or a resource read: importing it took 17.6 ms, now 1.9 (``python
+   -X importtime``), against a bare loop's whole start of ~50 ms.
 """
 from __future__ import annotations
 
@@ -57,8 +66,8 @@ import threading
 from .. import jsonable, signature, signature_fast
 from ..errors import InvalidParamsError, ResourceNotFoundError
 from ..docstrings import parse_docstring
-from ..uritemplate import UriTemplate
-from .features import as_icons, as_model, built_once, deferrable, injected, next_serial
+from ..uritemplate import variables_of
+from .features import as_icons, as_model, built_once, injected, next_serial
 from .pagination import Listing
 
 TYPE_CHECKING = False
@@ -66,6 +75,7 @@ if TYPE_CHECKING:          # names for annotations only (rule 6: mcp_ref.types l
     from typing import Any, Callable
 
     from ..types import ResourceTemplate
+    from ..uritemplate import UriTemplate
 
 __all__ = ["Resources", "to_contents"]
 
@@ -91,22 +101,33 @@ def to_contents(value: Any, uri: str, mime_type: str | None) -> list:
 
 
 class _Entry:
-    """A registered resource or template (``template`` None for a fixed URI): the
-    function and what was given; the model and the context parameters are made on
-    first use, once (rule 5)."""
+    """A registered resource or template (``variables`` None for a fixed URI, else the
+    template's variable names): the function and what was given; the model, the
+    context parameters and the parsed ``UriTemplate`` are made on first use, once
+    (rules 5 and 6)."""
 
-    __slots__ = ("uri", "fn", "options", "skip", "template", "serial", "_item", "_inject")
+    __slots__ = ("uri", "fn", "options", "skip", "variables", "serial", "_item", "_inject", "_template")
 
-    def __init__(self, uri: str, fn: Callable, options: dict, skip: tuple, template: UriTemplate | None):
-        self.uri, self.fn, self.options, self.skip, self.template = uri, fn, options, skip, template
+    def __init__(self, uri: str, fn: Callable, options: dict, skip: tuple, variables: tuple | None):
+        self.uri, self.fn, self.options, self.skip, self.variables = uri, fn, options, skip, variables
         self.serial = next_serial()
-        self._item = self._inject = None
+        self._item = self._inject = self._template = None
 
     @property
     def item(self):
         return built_once(self, "_item", _build_item)
 
     inject = property(injected)
+
+    @property
+    def template(self) -> UriTemplate:
+        """The parsed template (a template's entry only), made for its first match (rule 6)."""
+        return built_once(self, "_template", _parse_template)
+
+
+def _parse_template(entry: _Entry) -> UriTemplate:
+    from ..uritemplate import UriTemplate
+    return UriTemplate(entry.uri)
 
 
 
@@ -118,7 +139,7 @@ def _build_item(entry: _Entry):
                   else signature.description_of(fn), mime_type=options["mime_type"],
                   annotations=as_model(Annotations, options["annotations"]), icons=as_icons(options["icons"]),
                   meta=options["meta"])
-    if entry.template is not None:
+    if entry.variables is not None:
         return ResourceTemplate(uri_template=entry.uri, **common)
     return Resource(uri=entry.uri, size=options["size"], **common)
 
@@ -131,7 +152,7 @@ def listed_item(entry: _Entry, version: str | None) -> dict:
         return entry._item.to_dict(version)
     options = entry.options
     since_2025_06 = version is None or version >= "2025-06-18"
-    out = {"uriTemplate" if entry.template is not None else "uri": entry.uri,
+    out = {"uriTemplate" if entry.variables is not None else "uri": entry.uri,
            "name": options["name"] or entry.fn.__name__}
     if options["title"] is not None and since_2025_06:
         out["title"] = options["title"]
@@ -142,13 +163,15 @@ def listed_item(entry: _Entry, version: str | None) -> dict:
         out["description"] = description
     if options["mime_type"] is not None:
         out["mimeType"] = options["mime_type"]
-    if entry.template is None and options["size"] is not None:
+    if entry.variables is None and options["size"] is not None:
         out["size"] = options["size"]
     if options["meta"] is not None and since_2025_06:
         out["_meta"] = options["meta"]
     return out
 
 
+_NOTHING = ()   # rule 6: the shape (and context parameters) of a plain function of no parameters
+_CHECKED, _CHECKS_MAX = "resource template variables", 64       # rule 6: kept in ``Shape.derived``
 _NO_OPTIONS = dict.fromkeys(("name", "title", "description", "mime_type", "size", "annotations", "icons", "meta"))
 
 
@@ -193,32 +216,37 @@ class Resources:
             contents = fn
             fn = lambda: contents                   # noqa: E731
             name = name or uri
-        # Rule 6: a URI without a brace is a fixed URI, with nothing to parse; the rest is
-        # parsed here, where a bad template (or a URI that is not a string) raises.
-        template = UriTemplate(uri) if not isinstance(uri, str) or "{" in uri or "}" in uri else None
         skip = self._skip
         if name is title is description is mime_type is size is annotations is icons is meta is None:
             options = _NO_OPTIONS                   # nothing given: one shared dict (read-only)
         else:
             options = {"name": name, "title": title, "description": description, "mime_type": mime_type,
                        "size": size, "annotations": annotations, "icons": icons, "meta": meta}
-        shape = signature_fast.shape_of(fn, skip)
-        # Only the names and defaults matter here: the shape's schema, without the docstring.
-        params = signature.input_schema(fn, skip=skip, shape=shape, docs={} if shape is not None else None)
-        if template is not None:                     # (a URI with a brace that parses holds an expression)
-            _check_template_function(fn, template, params, shape)
-            table = self._templates
-        else:
-            if params["properties"]:
-                raise ValueError(f"resource {uri!r}: the function of a fixed URI takes no arguments "
-                                 f"(it takes {', '.join(params['properties'])}); use a URI template")
-            template, table = None, self._static
-        entry = _Entry(uri, fn, options, skip, template)
-        if build or annotations is not None or icons is not None or not deferrable(fn) or shape is None:
+        if isinstance(uri, str) and "{" not in uri and "}" not in uri:
+            # Rule 6: a URI without a brace is a fixed URI, with nothing to parse; a plain
+            # function of no parameters has nothing to read, to check or to inject.
+            variables, table = None, self._static
+            shape = _NOTHING if signature_fast.takes_nothing(fn) else signature_fast.shape_of(fn, skip)
+            if shape is not _NOTHING:
+                # Only the names matter here: the shape's schema, without the docstring.
+                params = signature.input_schema(fn, skip=skip, shape=shape, docs={} if shape is not None else None)
+                if params["properties"]:
+                    raise ValueError(f"resource {uri!r}: the function of a fixed URI takes no arguments "
+                                     f"(it takes {', '.join(params['properties'])}); use a URI template")
+        else:           # parsed here, where a bad template (or a URI that is not a string) raises
+            variables, table = variables_of(uri), self._templates
+            shape = signature_fast.shape_of(fn, skip)
+            _check_template_function(fn, uri, variables, shape, skip)
+        entry = _Entry(uri, fn, options, skip, variables)
+        if shape is _NOTHING:
+            entry._inject = _NOTHING
+        # A function with a shape (or of no parameters) is plain, without positional-only
+        # parameters (features.deferrable); the others are read here, where they raise.
+        if build or annotations is not None or icons is not None or shape is None:
             entry.item, entry.inject                # errors in the annotations or icons raise here
         with self._lock:
             if uri in table:
-                raise ValueError(f"a resource{' template' if template else ''} {uri!r} is already registered")
+                raise ValueError(f"a resource{' template' if variables is not None else ''} {uri!r} is already registered")
             table[uri] = entry
             self._listings.clear()
         self.owner._list_changed("notifications/resources/list_changed")
@@ -325,23 +353,36 @@ class Resources:
         return sent
 
 
-def _check_template_function(fn, template: UriTemplate, params: dict, shape) -> None:
+def _check_template_function(fn, uri: str, variables: tuple, shape, skip: tuple) -> None:
     """Each variable is a parameter (or ``fn`` takes ``**kwargs``); every other parameter
     has a default. Raises ValueError naming the mismatch. A function the fast path reads
     (``shape``, from ``signature_fast.shape_of``) takes no ``**kwargs``:
-    ``inspect.signature`` was half of registering a template (bench/bench_growth.py)."""
-    takes_any = False
-    if shape is None:
+    ``inspect.signature`` was half of registering a template (bench/bench_growth.py).
+    The variables a shape was found to fit are kept with the shape (rule 6), so the
+    next function of that shape under a template of the same variables is not
+    checked again."""
+    if shape is not None:
+        checked = shape.derived.get(_CHECKED)
+        if checked is not None and variables in checked:
+            return
+        params = signature.input_schema(fn, skip=skip, shape=shape, docs={})
+        takes_any = False
+    else:
         import inspect
+        params = signature.input_schema(fn, skip=skip)
         takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(fn).parameters.values())
-    variables, required = template.variables, params.get("required", ())
+    required = params.get("required", ())
     names = set(variables)
     if (takes_any or names <= params["properties"].keys()) and names.issuperset(required):
-        return                                      # (rule 6: the lists below are for the message)
+        if shape is not None:
+            checked = shape.derived.setdefault(_CHECKED, set())
+            if len(checked) < _CHECKS_MAX:
+                checked.add(variables)
+        return                                      # (the lists below are for the message)
     unknown = [v for v in variables if v not in params["properties"] and not takes_any]
     unfilled = [p for p in required if p not in names]
     if unknown or unfilled:
-        raise ValueError(f"resource template {template.template!r}: "
+        raise ValueError(f"resource template {uri!r}: "
                          + "; ".join(filter(None, [
                              unknown and f"variables without a parameter: {', '.join(unknown)}",
                              unfilled and f"required parameters not in the template: {', '.join(unfilled)}"])))
