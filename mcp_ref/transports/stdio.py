@@ -39,13 +39,14 @@ Rules (Spec: basic/transports#stdio, basic/lifecycle#shutdown):
    ``STDIN_BUFFER`` (64 kB) on descriptor 0 (``_stdin_reader``; the descriptor is
    not closed with it), not through ``sys.stdin.buffer``: Python sizes that one
    from the pipe's ``st_blksize``, 4 kB, so a 4 MB line took ~1,030 ``read``
-   calls and as many wake-ups of the client writing it; now about 65, ~420 fewer
-   per megabyte (``strace -c``). Measured with the C allocator's heap trimming
-   set aside for both servers (bench/README.md, issue 17 target 2, fifth pass),
-   server CPU per echo call went from 1.02-1.14x to 0.88-0.97x the floor at
-   1 MB and from 0.91-1.06x to 0.95-1.00x at 4 MB. What a program read ahead
-   through ``sys.stdin`` before the server started is not seen (as before for
-   the text layer); without a descriptor (embedded, captured) ``sys.stdin.buffer``
+   calls and as many wake-ups of the client writing it; now 65 (``strace -c``).
+   Server CPU per echo call (``bench/bench_growth.py``, payload, 6 + 6 runs,
+   medians; bench/README.md, issue 17 target 2, fifth pass): 4 MB 1.09x ->
+   1.04x the floor, 1 MB 1.03x -> 1.08x; with the C allocator's heap trimming
+   set aside for both servers, which otherwise decides those two figures,
+   1.06x -> 0.97x and 1.09x -> 0.95x. What a program read ahead through
+   ``sys.stdin`` before the server started is not seen (as before for the
+   text layer); without a descriptor (embedded, captured) ``sys.stdin.buffer``
    is read as before.
 """
 from __future__ import annotations
