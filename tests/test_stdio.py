@@ -560,6 +560,42 @@ def test_the_server_transport_tells_whether_input_is_waiting():
         stdin.close()
 
 
+def _reads_by_this_thread() -> int:
+    with open("/proc/thread-self/io") as counters:
+        return int(next(line for line in counters if line.startswith("syscr:")).split()[1])
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/thread-self/io") or not sys.platform.startswith("linux"),
+                    reason="counts this thread's read calls (Linux)")
+def test_the_server_reads_its_stdin_in_pieces_of_64_kb(monkeypatch):
+    """Rule 7: a large line from a pipe is read 64 kB at a time, not in the 4 kB that
+    ``sys.stdin.buffer`` takes from a pipe's st_blksize (128 reads for this line)."""
+    import fcntl
+    from mcp_ref.transports.stdio import STDIN_BUFFER, StdioServerTransport
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "x" * 512 * 1024}}).encode()
+    read_fd, write_fd = os.pipe()
+    try:
+        fcntl.fcntl(write_fd, 1031, 1024 * 1024)      # F_SETPIPE_SZ: the whole line waits in the pipe
+    except OSError:
+        os.close(read_fd), os.close(write_fd)
+        pytest.skip("the pipe cannot be grown here")
+    os.write(write_fd, line + b"\n")
+    os.close(write_fd)
+    stdin = os.fdopen(read_fd, "r")                  # as the interpreter's sys.stdin: text over a descriptor
+    monkeypatch.setattr(sys, "stdin", stdin)
+    transport = StdioServerTransport(stdout=io.BytesIO())
+    try:
+        before = _reads_by_this_thread()
+        message = transport.receive()
+        reads = _reads_by_this_thread() - before
+        assert message.method == "ping" and len(message.params["pad"]) == 512 * 1024
+        assert reads <= len(line) // STDIN_BUFFER + 4, reads
+        assert transport.receive() is None and not stdin.closed   # EOF; the descriptor is not the reader's
+    finally:
+        transport.close()
+        stdin.close()
+
+
 def test_frames_are_read_without_stripping_surrounding_whitespace():
     """A frame's newline and blanks around the JSON are stepped over (messages._parse);
     a blank line is skipped and a line of only blanks is no message."""
