@@ -303,7 +303,6 @@ def test_registering_a_prompt_leaves_one_object_for_the_collector():
     object per prompt for the garbage collector's count, and it brought the first full
     collection of a 10,000-prompt server into its first listing (bench/bench_growth.py,
     issue 17). Options given still get a dict of their own."""
-    from mcp_ref.server.prompts import _NO_OPTIONS
     count = 600
     namespace: dict = {}
     exec("".join(f'def p{i}(topic: str, style: str = "short") -> str:\n    """Prompt {i}."""\n'
@@ -312,6 +311,7 @@ def test_registering_a_prompt_leaves_one_object_for_the_collector():
     server = Server("counted")
     registered = _gc_counted(lambda: [server.prompt(namespace[f"p{i}"]) for i in range(1, count + 1)])
     assert registered < 1.5 * count, registered      # ~1.0 a prompt; was ~2.0
+    from mcp_ref.server.prompts import _NO_OPTIONS
     entries = server.prompts._entries
     assert entries["p1"].options is entries["p2"].options is _NO_OPTIONS
     server.prompt(title="Titled")(namespace["p0"])
