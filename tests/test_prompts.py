@@ -280,3 +280,40 @@ def test_prompts_of_one_shape_share_their_listed_arguments(monkeypatch):
     assert listed[0] == [{"name": "topic", "required": True}, {"name": "style", "required": False}]
     assert listed[3] is not listed[0] and listed[3][0] == {"name": "topic", "description": "what about",
                                                            "required": True}
+
+
+def _gc_counted(action) -> int:
+    """What ``action()`` adds to the garbage collector's allocation count (objects it
+    tracks, made and not freed), with the collector paused so no collection resets it."""
+    import gc
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        before = gc.get_count()[0]
+        action()
+        return gc.get_count()[0] - before
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def test_registering_a_prompt_leaves_one_object_for_the_collector():
+    """prompts.py rule 7: registering a plain prompt without options keeps its entry and
+    nothing more (it shares ``_NO_OPTIONS``): an options dict of its own was one more
+    object per prompt for the garbage collector's count, and it brought the first full
+    collection of a 10,000-prompt server into its first listing (bench/bench_growth.py,
+    issue 17). Options given still get a dict of their own."""
+    count = 600
+    namespace: dict = {}
+    exec("".join(f'def p{i}(topic: str, style: str = "short") -> str:\n    """Prompt {i}."""\n'
+                 f"    return topic\n" for i in range(count + 1)), namespace)
+    Server("warm").prompt(namespace["p0"])           # shapes, imports and caches made here
+    server = Server("counted")
+    registered = _gc_counted(lambda: [server.prompt(namespace[f"p{i}"]) for i in range(1, count + 1)])
+    assert registered < 1.5 * count, registered      # ~1.0 a prompt; was ~2.0
+    from mcp_ref.server.prompts import _NO_OPTIONS
+    entries = server.prompts._entries
+    assert entries["p1"].options is entries["p2"].options is _NO_OPTIONS
+    server.prompt(title="Titled")(namespace["p0"])
+    assert entries["p0"].options == {"title": "Titled", "description": None, "icons": None, "meta": None}
+    assert _NO_OPTIONS == dict.fromkeys(("title", "description", "icons", "meta"))

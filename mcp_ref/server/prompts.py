@@ -30,6 +30,12 @@ Rules:
    first got, not with the module: importing it took 16.5 ms, now 1.4
    (``python -X importtime``), against a bare loop's whole start of ~50 ms
    for 10,000 prompts (bench/bench_growth.py, issue 17).
+7. Prompts registered without options share one read-only options dict
+   (``_NO_OPTIONS``), as resources do (resources.py): a dict per prompt was one
+   more object per prompt in the garbage collector's count, which with ~2.4
+   more per prompt listed brought the first full collection of a 10,000-prompt
+   server into its first listing (~9 ms of ~60-110; bench/bench_growth.py,
+   issue 17).
 """
 from __future__ import annotations
 
@@ -77,6 +83,9 @@ def to_messages(value: Any) -> list:
     """Rule 3 (a ``GetPromptResult`` is handled by the caller)."""
     items = value if isinstance(value, (list, tuple)) else [value]
     return [_message(item) for item in items]
+
+
+_NO_OPTIONS = dict.fromkeys(("title", "description", "icons", "meta"))
 
 
 class _Entry:
@@ -170,7 +179,10 @@ class Prompts(NamedRegistry):
         """See ``Server.add_prompt``. With ``build=False`` (the decorator) a plain function
         is kept as it is and None returned (rule 5)."""
         prompt_name = name if name is not None else fn.__name__
-        options = {"title": title, "description": description, "icons": icons, "meta": meta}
+        if title is description is icons is meta is None:
+            options = _NO_OPTIONS                   # nothing given: one shared dict (read-only, rule 7)
+        else:
+            options = {"title": title, "description": description, "icons": icons, "meta": meta}
         entry = _Entry(prompt_name, fn, options, self._skip)
         if build or icons is not None or not deferrable(fn):
             entry.prompt, entry.inject              # errors in the signature or the icons raise here
