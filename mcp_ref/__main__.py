@@ -217,8 +217,8 @@ def demo(module: str = "mcp_ref.examples.everything", full: bool = False) -> int
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="mcp-ref", description="mcp_ref command line")
-    sub = parser.add_subparsers(dest="command", required=True)
+    from .cli import add_commands, guarded, parse, top_parser
+    parser, sub = top_parser()
     demo_parser = sub.add_parser("demo", help="run an example server and print the wire transcript")
     demo_parser.add_argument("--server", default="mcp_ref.examples.everything",
                              help="module of the example server to run (default: %(default)s)")
@@ -229,9 +229,8 @@ def main(argv=None) -> int:
                                   "'list' names them all")
     demo_parser.add_argument("--host", action="store_true",
                              help="the host with a scripted model across two example servers (cli/host_demo.py)")
-    from .cli import add_commands, guarded
     add_commands(sub)                       # serve, shell and the inspector commands (mcp_ref.cli)
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     if args.command == "demo" and args.scenario:
         from . import scenarios
         return scenarios.run(args.scenario, Transcript(args.full))
