@@ -3,7 +3,10 @@ commands (serve, shell, the inspector) are in ``mcp_ref.cli``, ``demo --host`` i
 ``mcp_ref.cli.host_demo``.
 
 ``demo`` spawns an example server as a subprocess (by default
-``mcp_ref.examples.everything``; ``--server MODULE`` picks another), talks to
+``mcp_ref.examples.everything``; ``--server MODULE`` picks another, run as
+``python -m MODULE``, and ``--server FILE.py`` a file, run as ``python
+FILE.py``; a server that does not start is one ``mcp-ref: error: ...``
+line and exit status 1, as in ``mcp_ref.cli`` rule 1), talks to
 it over stdio and prints every wire message once, with its direction
 (``client -> server  {json}`` / ``server -> client  {json}``). Each step
 starts with a ``# ...`` line saying what it shows. With the everything server
@@ -27,6 +30,7 @@ import sys
 import threading
 
 from .client.client import Client
+from .errors import ConnectionClosed
 from .transports import TapTransport
 from .transports.stdio import StdioClientTransport
 
@@ -178,15 +182,39 @@ def _child_env() -> dict:
     return {"PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))}
 
 
+def _server_command(server: str) -> list:
+    """How ``--server`` runs: ``python FILE.py`` for a path to a file, else ``python -m MODULE``."""
+    if server.endswith(".py") or os.sep in server or (os.altsep and os.altsep in server):
+        if not os.path.isfile(server):
+            raise FileNotFoundError(f"--server {server}: no such file (give a .py file or a module name)")
+        return [sys.executable, os.path.abspath(server)]
+    return [sys.executable, "-m", server]
+
+
+def _start(client: Client, shown: str) -> None:
+    """Connect, or raise one line saying the server did not start and why."""
+    try:
+        client.connect()
+    except Exception as exc:
+        client.close()
+        from .cli import _describe
+        hint = ""
+        if isinstance(exc, ConnectionClosed) and exc.exit_code == 0:
+            hint = " (does it run its server when started this way?)"
+        raise RuntimeError(f"the server `{shown}` did not start: {_describe(exc)}{hint}") from None
+
+
 def demo(module: str = "mcp_ref.examples.everything", full: bool = False) -> int:
-    """Walk through the example server, printing the wire transcript."""
+    """Walk through the example server (a module name or a .py file), printing the wire transcript."""
+    command = _server_command(module)
+    shown = " ".join(["python"] + command[1:] if command[1] == "-m" else ["python", module])
     transcript = Transcript(full)
     say = Demo(None, transcript, None).say
-    say(f"mcp_ref demo: this process is an MCP client; it spawns `python -m {module}` and talks")
+    say(f"mcp_ref demo: this process is an MCP client; it spawns `{shown}` and talks")
     say("JSON-RPC with it over the server's stdin and stdout, one message per line, shown below.")
     if not full:
         say("Base64 data is elided and long messages cut at …[+N chars]; --full prints them whole.")
-    transport = TapTransport(StdioClientTransport([sys.executable, "-m", module], env=_child_env()), transcript)
+    transport = TapTransport(StdioClientTransport(command, env=_child_env()), transcript)
     updated = threading.Event()
     # The walk narrates the initialize handshake (a legacy revision); 2026-07-28 has none.
     client = Client(transport, timeout=30, on_resource_updated=lambda uri: updated.set(),
@@ -194,6 +222,7 @@ def demo(module: str = "mcp_ref.examples.everything", full: bool = False) -> int
     walk = Demo(client, transcript, updated)
     walk.step("initialize: the client offers its protocol revision and capabilities, the server answers "
               "with its own; notifications/initialized ends the handshake")
+    _start(client, shown)
     with client:
         caps = client.server_capabilities
         walk.say(f"connected to {client.server_info.name} {client.server_info.version}, protocol "
@@ -220,8 +249,9 @@ def main(argv=None) -> int:
     from .cli import add_commands, guarded, parse, top_parser
     parser, sub = top_parser()
     demo_parser = sub.add_parser("demo", help="run an example server and print the wire transcript")
-    demo_parser.add_argument("--server", default="mcp_ref.examples.everything",
-                             help="module of the example server to run (default: %(default)s)")
+    demo_parser.add_argument("--server", default="mcp_ref.examples.everything", metavar="MODULE|FILE.py",
+                             help="the server to walk through: a module (run with python -m) or a .py file "
+                                  "(run with python) (default: %(default)s)")
     demo_parser.add_argument("--full", action="store_true",
                              help="print every message whole (no base64 elided, no long line cut)")
     demo_parser.add_argument("--scenario", metavar="NAME",
@@ -238,7 +268,7 @@ def main(argv=None) -> int:
         from .cli.host_demo import demo_host
         return demo_host(full=args.full)
     if args.command == "demo":
-        return demo(args.server, full=args.full)
+        return guarded(lambda args: demo(args.server, full=args.full), args)
     return guarded(args.run, args)
 
 

@@ -109,3 +109,41 @@ def test_the_demo_works_from_a_checkout_that_is_only_on_pythonpath(tmp_path):
                           env={**bare, "PYTHONPATH": str(ROOT)}, cwd=str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.splitlines()[-1] == "# closed cleanly"
+
+
+SERVER_FILE = '''from mcp_ref import Server
+
+server = Server("from-a-file", version="1.0")
+
+
+@server.tool()
+def hello() -> str:
+    """Say hello."""
+    return "hello"
+
+
+if __name__ == "__main__":
+    server.run()
+'''
+
+
+def test_demo_runs_a_server_file_and_a_server_that_does_not_start_is_one_line(tmp_path):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    (tmp_path / "demo.py").write_text(SERVER_FILE, encoding="utf-8")
+
+    def demo(server):
+        return subprocess.run([sys.executable, "-m", "mcp_ref", "demo", "--server", server], capture_output=True,
+                              text=True, timeout=60, env=env, cwd=str(tmp_path))
+    done = demo("demo.py")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "spawns `python demo.py`" in done.stdout and "connected to from-a-file 1.0" in done.stdout
+    assert done.stdout.splitlines()[-1] == "# closed cleanly"
+    done = demo("no_such_module_xyz")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1].startswith(
+        "mcp-ref: error: the server `python -m no_such_module_xyz` did not start: ")
+    assert "No module named no_such_module_xyz" in done.stderr.splitlines()[-1]
+    done = demo("missing.py")
+    assert (done.returncode, done.stderr) == (1, "mcp-ref: error: --server missing.py: no such file "
+                                                 "(give a .py file or a module name)\n")

@@ -116,12 +116,18 @@ def add_commands(sub) -> None:
 
 
 def _fail(message: str) -> int:
+    message = "; ".join(line.strip() for line in message.splitlines() if line.strip())
     sys.stderr.write(f"mcp-ref: error: {message}\n")
     return 1
 
 
 def _describe(exc: BaseException) -> str:
-    from ..errors import McpError
+    """``exc`` in one line (rule 1)."""
+    from ..errors import ConnectionClosed, McpError
+    if isinstance(exc, ConnectionClosed):            # its stderr tail: the last line says most
+        text = exc.reason + (f" (exit code {exc.exit_code})" if exc.exit_code is not None else "")
+        tail = [line.strip() for line in exc.stderr_tail.splitlines() if line.strip()]
+        return text + (f"; its last stderr line: {tail[-1]}" if tail else "")
     if isinstance(exc, McpError) and str(exc.code) not in str(exc):
         return f"{exc} (JSON-RPC error {exc.code})"
     if isinstance(exc, FileNotFoundError) and exc.filename:
