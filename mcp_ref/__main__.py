@@ -17,10 +17,11 @@ subscribing, an update), the prompts, completion and ping. Features a server
 does not offer are skipped.
 
 So that a newcomer can read it, base64 data is elided (``<N chars of
-base64>``) and a message longer than ``WIDTH`` characters is cut where a
-visible ``…[+N chars]`` says how much is left out (never for less than
-``SLACK`` characters). ``--full`` prints every
-message whole, one JSON document per line.
+base64>``) and every line fits the terminal's width (100 columns when the
+output is not a terminal; cli/wire.py rule 4): a longer message is cut where
+a visible ``…[+N chars]`` says how much is left out, and a long ``#`` line
+is wrapped into several. ``--full`` prints every message whole, one JSON
+document per line.
 """
 import argparse
 import json
@@ -30,13 +31,12 @@ import sys
 import threading
 
 from .client.client import Client
+from .cli.wire import fit, terminal_width, wrap
 from .errors import ConnectionClosed
 from .transports import TapTransport
 from .transports.stdio import StdioClientTransport
 
 WAIT = 5.0      # seconds to wait for a notification the demo asked for
-WIDTH = 160     # characters of JSON shown per message, unless --full
-SLACK = 40      # ... unless cutting would hide fewer characters than this
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
 _DATA_URI = re.compile(r"(data:[^,;]*;base64,)(.{40,})", re.S)
 # Tools with a step of their own below, called with the arguments they need.
@@ -44,12 +44,14 @@ _OWN_STEP = ("long_operation", "count", "divide", "touch_counter", "toggle_extra
 
 
 class Transcript:
-    """The tap: prints each message as it crosses the wire, shortened unless ``full``.
-    Lines come from the calling thread (sent) and the reading thread (received)."""
+    """The tap: prints each message as it crosses the wire, shortened to ``width``
+    (the terminal's, by default) unless ``full``. Lines come from the calling
+    thread (sent) and the reading thread (received)."""
 
-    def __init__(self, full: bool = False, out=None):
+    def __init__(self, full: bool = False, out=None, width: int | None = None):
         self.full = full
         self.out = out or sys.stdout
+        self.width = width or terminal_width()
         self.lock = threading.Lock()
 
     def emit(self, line: str) -> None:
@@ -57,18 +59,17 @@ class Transcript:
             self.out.write(line + "\n")
             self.out.flush()
 
-    def __call__(self, direction: str, message) -> None:
-        arrow = "client -> server" if direction == "send" else "server -> client"
-        data = [m.to_dict() for m in message] if isinstance(message, list) else message.to_dict()
-        self.emit(f"{arrow}  {self.render(data)}")
+    def comment(self, text: str) -> None:
+        """A ``# text`` line, wrapped to the width."""
+        self.emit("\n".join(wrap(text, self.width)))
 
-    def render(self, data) -> str:
+    def __call__(self, direction: str, message) -> None:
+        arrow = "client -> server  " if direction == "send" else "server -> client  "
+        data = [m.to_dict() for m in message] if isinstance(message, list) else message.to_dict()
         if self.full:
-            return json.dumps(data, ensure_ascii=False)
-        body = json.dumps(_elide(data), ensure_ascii=False)
-        if len(body) > WIDTH + SLACK:
-            body = f"{body[:WIDTH]} …[+{len(body) - WIDTH} chars]"
-        return body
+            self.emit(arrow + json.dumps(data, ensure_ascii=False))
+        else:
+            self.emit(fit(arrow, json.dumps(_elide(data), ensure_ascii=False), self.width))
 
 
 def _elide(value):
@@ -98,7 +99,7 @@ class Demo:
         self.client, self.transcript, self.updated = client, transcript, updated
 
     def say(self, text: str) -> None:
-        self.transcript.emit(f"# {text}")
+        self.transcript.comment(text)
 
     def step(self, text: str) -> None:
         self.transcript.emit("")
@@ -210,10 +211,10 @@ def demo(module: str = "mcp_ref.examples.everything", full: bool = False) -> int
     shown = " ".join(["python"] + command[1:] if command[1] == "-m" else ["python", module])
     transcript = Transcript(full)
     say = Demo(None, transcript, None).say
-    say(f"mcp_ref demo: this process is an MCP client; it spawns `{shown}` and talks")
-    say("JSON-RPC with it over the server's stdin and stdout, one message per line, shown below.")
-    if not full:
-        say("Base64 data is elided and long messages cut at …[+N chars]; --full prints them whole.")
+    say(f"mcp_ref demo: this process is an MCP client; it spawns `{shown}` and talks JSON-RPC with "
+        "it over the server's stdin and stdout, one message per line, shown below."
+        + ("" if full else " Base64 data is elided and long messages cut at …[+N chars]; --full prints "
+                           "them whole."))
     transport = TapTransport(StdioClientTransport(command, env=_child_env()), transcript)
     updated = threading.Event()
     # The walk narrates the initialize handshake (a legacy revision); 2026-07-28 has none.
@@ -263,10 +264,10 @@ def main(argv=None) -> int:
     args = parse(parser, argv)
     if args.command == "demo" and args.scenario:
         from . import scenarios
-        return scenarios.run(args.scenario, Transcript(args.full))
+        return guarded(lambda args: scenarios.run(args.scenario, Transcript(args.full)), args)
     if args.command == "demo" and args.host:
         from .cli.host_demo import demo_host
-        return demo_host(full=args.full)
+        return guarded(lambda args: demo_host(full=args.full), args)
     if args.command == "demo":
         return guarded(lambda args: demo(args.server, full=args.full), args)
     return guarded(args.run, args)

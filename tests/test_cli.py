@@ -318,7 +318,7 @@ def test_ctrl_c_cancels_the_request_in_flight(tmp_path):
 def test_demo_host_shows_the_loop_and_consent():
     from mcp_ref.cli.host_demo import demo_host
     out = io.StringIO()
-    assert demo_host(out=out) == 0
+    assert demo_host(out=out, width=100) == 0
     text = out.getvalue()
     for line in ("# model asks for calc__add {\"a\": 2, \"b\": 3}", "# tool result: 5",
                  "# consent: server 'assistant' asks the model (max 100 tokens):",
@@ -328,6 +328,7 @@ def test_demo_host_shows_the_loop_and_consent():
         assert line in text.splitlines(), line
     assert any(line.startswith('host -> calc  {"jsonrpc": "2.0", "id": 3, "method": "tools/call"')
                for line in text.splitlines())
+    assert max(len(line) for line in text.splitlines()) <= 100
 
 
 def test_against_an_official_sdk_server(capsys):
