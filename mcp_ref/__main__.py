@@ -249,12 +249,15 @@ def demo(module: str = "mcp_ref.examples.everything", full: bool = False) -> int
 def main(argv=None) -> int:
     from .cli import add_commands, guarded, parse, top_parser
     parser, sub = top_parser()
-    demo_parser = sub.add_parser("demo", help="run an example server and print the wire transcript")
+    demo_parser = sub.add_parser("demo", help="run an example server and print the wire transcript",
+                                 description="Run an example server over stdio and print every wire "
+                                             "message, each step opened by a # line saying what it shows.")
     demo_parser.add_argument("--server", default="mcp_ref.examples.everything", metavar="MODULE|FILE.py",
-                             help="the server to walk through: a module (run with python -m) or a .py file "
-                                  "(run with python) (default: %(default)s)")
+                             help="the server to walk through: a module, run as 'python -m MODULE', or a "
+                                  "file, run as 'python FILE.py' (default: %(default)s)")
     demo_parser.add_argument("--full", action="store_true",
-                             help="print every message whole (no base64 elided, no long line cut)")
+                             help="print every message whole (no base64 elided, nothing cut to the "
+                                  "terminal's width)")
     demo_parser.add_argument("--scenario", metavar="NAME",
                              help="show one topic the demo does not (cancel, sampling, http, ...); "
                                   "'list' names them all")
