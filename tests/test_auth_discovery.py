@@ -127,7 +127,7 @@ def test_the_issuer_must_be_the_one_asked_for():
                                             "tenant1": liar}), issuer)
 
 
-@pytest.mark.req("AUTH-73", "AUTH-74", "AUTH-76", "AUTH-78", "AUTH-79", "AUTH-80", "AUTH-81", "AUTH-67")
+@pytest.mark.req("AUTH-73", "AUTH-74", "AUTH-76", "AUTH-78", "AUTH-79", "AUTH-80", "AUTH-81", "AUTH-67", "SEC-10")
 def test_pkce_and_https_checks():
     require_pkce({"code_challenge_methods_supported": ["plain", "S256"]})
     for methods in (None, [], ["plain"]):

@@ -323,6 +323,7 @@ def test_a_rejected_sampling_fails_the_call_in_the_modern_era(wire_validator):
             client.call_tool("trip", {"city": "Oslo"})
 
 
+@pytest.mark.req("BASE26-50")
 def test_an_undeclared_capability_is_missing_required_client_capability(wire_validator):
     """2026-07-28 basic/index#meta: the server MUST answer -32021 naming what is missing
     (the legacy era's tool gets CapabilityNotSupported, an isError result)."""

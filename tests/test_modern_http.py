@@ -92,6 +92,7 @@ def test_progress_and_log_messages_flow_on_the_requests_stream(url):
     ({"MCP-Protocol-Version": "1900-01-01"}, meta(**{"io.modelcontextprotocol/protocolVersion": "1900-01-01"}),
      -32022, 400),
 ])
+@pytest.mark.req("HTTP26-23", "HTTP26-24", "SCHEMA26-9", "HTTP26-63", "SCHEMA26-20", "BASE26-47")
 def test_bad_headers_and_metadata_are_refused_with_their_status(url, headers, params, code, status):
     response = post(url, "tools/list", params, headers=headers)
     assert response.status_code == status, response.text
@@ -102,6 +103,7 @@ def test_bad_headers_and_metadata_are_refused_with_their_status(url, headers, pa
         assert reply["error"]["data"]["requested"] == "1900-01-01"
 
 
+@pytest.mark.req("HTTP26-48", "HTTP26-64", "HTTP26-61")
 def test_mcp_name_must_match_the_body_and_may_be_base64(url):
     params = {"name": "echo", "arguments": {"text": "y"}, **meta()}
     response = post(url, "tools/call", params, headers={"Mcp-Name": "other"})
@@ -112,6 +114,7 @@ def test_mcp_name_must_match_the_body_and_may_be_base64(url):
     assert response.status_code == 200 and response.json()["result"]["content"][0]["text"] == "y"
 
 
+@pytest.mark.req("HTTP26-26")
 def test_unknown_and_removed_methods_are_404_method_not_found(url):
     for method in ("no/such", "ping", "initialize", "logging/setLevel"):
         response = post(url, method)
@@ -128,6 +131,7 @@ def test_the_same_endpoint_still_opens_legacy_sessions(url):
     assert messages(response)[-1]["result"]["protocolVersion"] == "2025-11-25"
 
 
+@pytest.mark.req("HTTP26-29", "HTTP26-43", "HTTP26-44", "HTTP26-49")
 def test_header_values_round_trip_through_the_base64_sentinel():
     for value in ("us-west1", "Hello, 世界", " padded ", "line1\nline2", "=?base64?literal?="):
         encoded = encode_value(value)
@@ -138,6 +142,7 @@ def test_header_values_round_trip_through_the_base64_sentinel():
 
 
 # ---------------------------------------------------------------------- our client over HTTP
+@pytest.mark.req("HTTP26-9", "HTTP26-22")
 def test_our_client_speaks_2026_07_28_over_http_without_a_session():
     import threading
 
@@ -252,6 +257,7 @@ def sql_server():
         handle.shutdown()
 
 
+@pytest.mark.req("HTTP26-53", "HTTP26-54", "HTTP26-55", "HTTP26-59")
 def test_mcp_param_headers_are_required_and_checked(sql_server):
     params = {"name": "execute_sql", "arguments": {"region": "Hello, 世界", "limit": 5, "query": "SELECT 1"}, **meta()}
     good = {"Mcp-Param-Region": "=?base64?SGVsbG8sIOS4lueVjA==?=", "Mcp-Param-Limit": "5.0"}
@@ -268,6 +274,7 @@ def test_mcp_param_headers_are_required_and_checked(sql_server):
     assert response.json()["result"]["content"][0]["text"] == "eu:10:SELECT 2"
 
 
+@pytest.mark.req("HTTP26-30", "HTTP26-31", "HTTP26-40", "HTTP26-41")
 def test_our_client_sends_mcp_param_headers_and_leaves_out_invalid_tools(sql_server):
     from mcp_ref import Client
     with Client.http(sql_server, timeout=30) as client:

@@ -90,6 +90,7 @@ def exchange():
         yield Exchange(peer)
 
 
+@pytest.mark.req("VERS26-3", "SCHEMA26-44", "CHG26-2", "CACHE26-1", "CACHE26-8")
 def test_discover_needs_no_initialize_and_names_versions_capabilities_identity(exchange):
     reply = exchange.call("server/discover")
     result = reply["result"]
@@ -103,6 +104,7 @@ def test_discover_needs_no_initialize_and_names_versions_capabilities_identity(e
     assert (result["ttlMs"], result["cacheScope"]) == (0, "public")
 
 
+@pytest.mark.req("BASE26-8", "SCHEMA26-15", "CACHE26-1", "CACHE26-8")
 def test_every_result_has_result_type_server_info_and_cache_hints_where_cacheable(exchange):
     cacheable = {"tools/list": "public", "prompts/list": "public", "resources/list": "public",
                  "resources/templates/list": "public"}
@@ -143,6 +145,7 @@ def test_tools_list_order_is_deterministic(exchange):
     ({V: MODERN_REVISION, CAPS: {}, INFO: {"name": "x"}}, INFO),
     ({V: MODERN_REVISION, CAPS: {}, LEVEL: "loud"}, LEVEL),
 ])
+@pytest.mark.req("BASE26-45", "BASE26-46")
 def test_a_request_missing_or_malforming_its_meta_is_invalid_params(exchange, bad_meta, what):
     params = {"_meta": bad_meta} if bad_meta is not None else {}
     method = "server/discover" if bad_meta is None or V not in bad_meta else "tools/list"
@@ -152,6 +155,7 @@ def test_a_request_missing_or_malforming_its_meta_is_invalid_params(exchange, ba
 
 
 @pytest.mark.parametrize("version", ["1900-01-01", "2025-11-25"])
+@pytest.mark.req("VERS26-1", "SCHEMA26-10")
 def test_an_unsupported_version_gets_the_supported_list(exchange, version):
     reply = exchange.call("tools/list", meta(**{V: version}), sent_ok=False)
     validate_wire(reply, MODERN_REVISION, "error")
@@ -192,6 +196,7 @@ def test_legacy_handshake_and_ping_still_served_on_the_same_server(exchange):
     validate_wire(legacy, "2025-06-18", request_method="tools/list")
 
 
+@pytest.mark.req("LOG26-3", "SCHEMA26-14", "CHG26-3")
 def test_log_messages_only_with_a_level_in_meta_and_progress_on_the_request(exchange):
     quiet = exchange.call("tools/call", {"name": "chatty", "arguments": {}, **meta()})
     assert quiet["result"]["content"][0]["text"] == "done"
@@ -216,6 +221,7 @@ def test_broadcasts_and_list_changes_do_not_reach_a_modern_connection():
         assert exchange.seen == []
 
 
+@pytest.mark.req("BASE26-49", "SCHEMA26-13", "BASE26-23")
 def test_client_info_and_capabilities_are_the_requests_own():
     server = Server("who")
     seen = []

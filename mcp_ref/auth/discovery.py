@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 
 from .challenge import resource_covers, well_known_resource_metadata
 from .exceptions import DiscoveryError
+from .ssrf import UnsafeAddressError, guarded_get
 
 __all__ = ["find_resource_metadata", "authorization_server_metadata_urls", "find_authorization_server",
            "legacy_authorization_server", "require_pkce", "check_endpoint", "LOOPBACK_HOSTS"]
@@ -43,7 +44,9 @@ TIMEOUT = 10.0
 def _get_json(http, url: str, headers=None):
     """A JSON object from ``url``, or None (any failure: not there, not JSON, unreachable)."""
     try:
-        response = http.get(url, headers={"Accept": "application/json", **(headers or {})}, timeout=TIMEOUT)
+        response = guarded_get(http, url, headers={"Accept": "application/json", **(headers or {})}, timeout=TIMEOUT)
+    except UnsafeAddressError:
+        raise                                   # ssrf.py: refused, not merely absent
     except Exception:
         return None
     try:
