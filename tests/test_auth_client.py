@@ -388,6 +388,54 @@ def test_2025_03_26_server_metadata_at_origin_or_default_endpoints(world, metada
         auth.close()
 
 
+@pytest.mark.parametrize("claimed", ["/oauth", "https://elsewhere.example"])
+def test_2025_03_26_metadata_at_the_base_url_is_taken_whatever_issuer_it_names(world, claimed):
+    """No protected resource metadata: the client learned no issuer to compare with, so the
+    document at the authorization base URL (the server's origin) is taken as it is, an
+    issuer with a path or another one (2025-03-26 basic/authorization#authorization-base-url);
+    its endpoints are used, and the credentials are kept under the authorization base URL."""
+    auth, handle = _legacy_world(world, metadata="oauth", iss=None, advertise_iss=False)
+    auth.claimed_issuer = auth.base + claimed if claimed.startswith("/") else claimed
+    storage = InMemoryStorage()
+    try:
+        with Client.http(auth.base + "/mcp", auth=user_client(auth, storage=storage), open_get_stream=False) as client:
+            assert text(client.call_tool("whoami")) == "alice "
+        paths = [path for _, path, _ in auth.log]
+        assert "/.well-known/oauth-authorization-server" in paths
+        assert {"/register", "/authorize", "/token"} <= set(paths)
+        assert storage.get_client(auth.base)["client_id"].startswith("dcr-")
+        assert storage.get_client(auth.claimed_issuer) is None
+    finally:
+        handle.shutdown()
+        auth.close()
+
+
+def test_2025_03_26_metadata_claiming_an_issuer_does_not_reach_its_stored_credentials(world):
+    """Credentials stored for an authorization server are not handed to a 2025-03-26 server
+    whose metadata merely claims that issuer: it registers anew under its own base URL."""
+    auth, handle = _legacy_world(world, metadata="oauth", iss=None, advertise_iss=False,
+                                 claimed_issuer="https://victim.example")
+    storage = InMemoryStorage()
+    storage.set_client("https://victim.example", {"client_id": "victim-client", "client_secret": "victim-secret"})
+    try:
+        with Client.http(auth.base + "/mcp", auth=user_client(auth, storage=storage), open_get_stream=False) as client:
+            client.list_tools()
+        assert all("victim" not in json_text for json_text in map(repr, auth.log))
+        assert len(auth.requests_to("/register")) == 1
+    finally:
+        handle.shutdown()
+        auth.close()
+
+
+def test_metadata_with_an_issuer_path_not_named_by_the_resource_metadata_is_refused(world):
+    """With protected resource metadata naming the authorization server, the strict
+    issuer check (RFC 8414 section 3.3) stays: an issuer with another path is refused."""
+    auth, handle = world()
+    auth.claimed_issuer = auth.base + "/oauth"
+    refused(handle.url, user_client(auth), DiscoveryError, "issuer")
+    assert auth.authorizations == 0 and not auth.requests_to("/authorize")
+
+
 @pytest.mark.req("AUTH-56", "AUTH-70")
 def test_credentials_are_kept_per_issuer_and_shared_through_storage(world):
     auth, handle = world()

@@ -77,6 +77,20 @@ def test_no_resource_metadata_anywhere_means_a_2025_03_26_server():
     assert http.asked == ["https://mcp.example.com/.well-known/oauth-authorization-server"]   # the path is dropped
 
 
+@pytest.mark.parametrize("issuer", ["https://mcp.example.com/oauth", "https://elsewhere.example", None])
+def test_2025_03_26_metadata_at_the_base_url_is_taken_whatever_issuer_it_names(issuer):
+    """No protected resource metadata: no issuer was learned to compare with; the document
+    at the authorization base URL is the authorization server's (2025-03-26)."""
+    found = {"authorization_endpoint": "https://mcp.example.com/oauth/authorize",
+             "token_endpoint": "https://mcp.example.com/oauth/token"}
+    if issuer is not None:
+        found["issuer"] = issuer
+    http = Scripted({"https://mcp.example.com/.well-known/oauth-authorization-server": found})
+    metadata = legacy_authorization_server(http, SERVER)
+    assert metadata["authorization_endpoint"] == "https://mcp.example.com/oauth/authorize"
+    assert metadata["issuer"] == (issuer or "https://mcp.example.com")
+
+
 @pytest.mark.parametrize("resource", ["https://other.example/public/mcp", "https://mcp.example.com/public/mcpx",
                                       "https://mcp.example.com/private", None])
 @pytest.mark.req("AUTH-7")
