@@ -14,7 +14,8 @@ import pytest
 from conftest import MODERN_REVISION, validate_wire
 from helpers import raw_server
 from mcp_ref import CancelToken, Client, Context, Server
-from mcp_ref.errors import InternalError, MissingRequiredClientCapabilityError, RequestCancelled, RequestTimeout
+from mcp_ref.errors import (InternalError, InvalidParamsError, MissingRequiredClientCapabilityError, RequestCancelled,
+                            RequestTimeout)
 from mcp_ref.transports import TapTransport, memory_pair
 from test_modern_server import CAPS, Exchange, meta
 
@@ -54,6 +55,11 @@ def task_server() -> Server:
     def refuse() -> str:
         """A tool error: the task completes, with isError."""
         raise ValueError("the tool broke")
+
+    @server.tool(task_support="optional")
+    def protocol_error() -> str:
+        """A JSON-RPC error: the task fails with it."""
+        raise InvalidParamsError("the job cannot run", {"why": "no input"})
 
     @server.tool
     def plain() -> str:
@@ -162,6 +168,21 @@ def test_a_json_rpc_error_fails_the_task_and_a_tool_error_completes_it(exchange)
     tool_id = exchange.call("tools/call", declared(name="refuse", arguments={}))["result"]["taskId"]
     completed = poll(exchange, tool_id, lambda r: r["status"] == "completed")
     assert completed["result"]["isError"] is True
+    assert completed["result"]["content"][0]["text"] == "the tool broke" and "error" not in completed
+
+
+def test_a_json_rpc_error_the_tool_raises_fails_the_task_with_it(exchange):
+    task_id = exchange.call("tools/call", declared(name="protocol_error", arguments={}))["result"]["taskId"]
+    failed = poll(exchange, task_id, lambda r: r["status"] in ("completed", "failed"))
+    assert failed["status"] == "failed" and "result" not in failed
+    assert failed["error"] == {"code": -32602, "message": "the job cannot run", "data": {"why": "no input"}}
+    assert failed["statusMessage"] == "Tool execution failed: the job cannot run"
+
+
+def test_outside_a_task_a_json_rpc_error_of_a_tool_is_still_an_is_error_result(exchange):
+    # tools.py rule 3: only a task of the extension passes the McpError on.
+    result = exchange.call("tools/call", {"name": "protocol_error", "arguments": {}, **meta()})["result"]
+    assert result["isError"] is True and result["content"][0]["text"].startswith("the job cannot run")
 
 
 def test_an_expired_task_is_forgotten_and_says_so():

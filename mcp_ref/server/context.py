@@ -79,6 +79,9 @@ class Context(RequestContext):
     # request, not the session, says who the client is (server_modern.py rule 2).
     era = None
     _mrtr = None            # server_mrtr.py: this run's answers, read from a retry on first ask
+    # tools.py rule 3: True where an McpError a tool raises is the call's outcome, not an
+    # isError result: a task of the 2026-07-28 tasks extension (tasks_ext.py rule 7).
+    json_rpc_errors_pass = False
 
     @property
     def server(self) -> "Server":

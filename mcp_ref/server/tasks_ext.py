@@ -37,9 +37,13 @@ Rules:
    becomes ``cancelled`` at once (terminal) and its tool sees
    ``ctx.cancelled``; cancelling a terminal task changes nothing.
 7. Outcomes: the tool's result, ``isError`` or not, makes the task
-   ``completed``; a JSON-RPC error it raises (an ``McpError``) makes it
-   ``failed`` with that ``error`` and a ``statusMessage``. A terminal status
-   never changes. Progress and log messages are not sent for a task (the
+   ``completed``; so does any other exception the tool raises (an ``isError``
+   result, as in an ordinary call: a tool-level error). A JSON-RPC error it
+   raises (an ``McpError``, e.g. ``InternalError`` or ``InvalidParamsError``
+   from ``mcp_ref.errors``) makes it ``failed`` with that ``error`` (code,
+   message, data) and a ``statusMessage``: the task's context passes it through
+   ``Tools.handle_call`` (``json_rpc_errors_pass``, tools.py rule 3). A terminal
+   status never changes. Progress and log messages are not sent for a task (the
    extension supports neither).
 8. ``notifications/tasks``: a ``subscriptions/listen`` may name ``taskIds``
    (-32021 without the extension); we agree to the ids of tasks its caller
@@ -359,6 +363,7 @@ class ExtTaskContextMixin:
     progress and log messages are not sent."""
     _task = None
     _registry = None
+    json_rpc_errors_pass = True      # rule 7: an McpError the tool raises fails the task
 
     @property
     def task_id(self) -> str | None:
