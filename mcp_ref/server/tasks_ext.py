@@ -20,7 +20,10 @@ Rules:
    on a thread of its own. A request that does not declare the extension never
    gets one (MUST NOT): an ``"optional"`` tool runs as an ordinary call, a
    ``"required"`` one is refused with -32021 naming the extension in
-   ``data.requiredCapabilities``.
+   ``data.requiredCapabilities``. Multi round-trip before the task exists (an
+   ``InputRequiredResult`` first, the task on the retry; the page's Task
+   Creation section) is not offered: the task is made at once and its tool
+   asks through ``tasks/update`` (spec_notes/tasks.md says why).
 3. ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` from a request that does
    not declare the extension → -32021 (MUST). An unknown ``taskId`` → -32602
    "Failed to retrieve task: Task not found" (or "... Task has expired").
