@@ -91,6 +91,10 @@ def test_progress_and_log_messages_flow_on_the_requests_stream(url):
     ({}, {"_meta": {"io.modelcontextprotocol/protocolVersion": MODERN_REVISION}}, -32602, 400),
     ({"MCP-Protocol-Version": "1900-01-01"}, meta(**{"io.modelcontextprotocol/protocolVersion": "1900-01-01"}),
      -32022, 400),
+    # A known header over an unknown body version: the mismatch first (server_modern.py rule 4).
+    ({}, meta(**{"io.modelcontextprotocol/protocolVersion": "1900-01-01"}), -32020, 400),
+    ({"MCP-Protocol-Version": "2025-11-25"}, meta(**{"io.modelcontextprotocol/protocolVersion": "1900-01-01"}),
+     -32020, 400),
 ])
 @pytest.mark.req("HTTP26-23", "HTTP26-24", "SCHEMA26-9", "HTTP26-63", "SCHEMA26-20", "BASE26-47")
 def test_bad_headers_and_metadata_are_refused_with_their_status(url, headers, params, code, status):

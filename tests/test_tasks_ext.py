@@ -14,7 +14,8 @@ import pytest
 from conftest import MODERN_REVISION, validate_wire
 from helpers import raw_server
 from mcp_ref import CancelToken, Client, Context, Server
-from mcp_ref.errors import InternalError, MissingRequiredClientCapabilityError, RequestCancelled, RequestTimeout
+from mcp_ref.errors import (InternalError, InvalidParamsError, MissingRequiredClientCapabilityError, RequestCancelled,
+                            RequestTimeout)
 from mcp_ref.transports import TapTransport, memory_pair
 from test_modern_server import CAPS, Exchange, meta
 
@@ -54,6 +55,20 @@ def task_server() -> Server:
     def refuse() -> str:
         """A tool error: the task completes, with isError."""
         raise ValueError("the tool broke")
+
+    @server.tool(task_support="optional")
+    def protocol_error() -> str:
+        """A JSON-RPC error: the task fails with it."""
+        raise InvalidParamsError("the job cannot run", {"why": "no input"})
+
+    @server.tool(task_support="optional")
+    def multi_input(ctx: Context) -> str:
+        """Two named asks at once (``ctx.gather``), then one more named ask."""
+        schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+        answers = ctx.gather({"first": lambda: ctx.elicit("First value?", schema),
+                              "second": lambda: ctx.elicit("Second value?", schema)})
+        last = ctx.elicit("Sure?", {"type": "object", "properties": {"ok": {"type": "boolean"}}}, key="confirm")
+        return f"Got {answers['first'].content['name']} and {answers['second'].content['name']}: {last.action}"
 
     @server.tool
     def plain() -> str:
@@ -168,6 +183,41 @@ def test_a_json_rpc_error_fails_the_task_and_a_tool_error_completes_it(exchange)
     tool_id = exchange.call("tools/call", declared(name="refuse", arguments={}))["result"]["taskId"]
     completed = poll(exchange, tool_id, lambda r: r["status"] == "completed")
     assert completed["result"]["isError"] is True
+    assert completed["result"]["content"][0]["text"] == "the tool broke" and "error" not in completed
+
+
+def test_a_json_rpc_error_the_tool_raises_fails_the_task_with_it(exchange):
+    task_id = exchange.call("tools/call", declared(name="protocol_error", arguments={}))["result"]["taskId"]
+    failed = poll(exchange, task_id, lambda r: r["status"] in ("completed", "failed"))
+    assert failed["status"] == "failed" and "result" not in failed
+    assert failed["error"] == {"code": -32602, "message": "the job cannot run", "data": {"why": "no input"}}
+    assert failed["statusMessage"] == "Tool execution failed: the job cannot run"
+
+
+def test_outside_a_task_a_json_rpc_error_of_a_tool_is_still_an_is_error_result(exchange):
+    # tools.py rule 3: only a task of the extension passes the McpError on.
+    result = exchange.call("tools/call", {"name": "protocol_error", "arguments": {}, **meta()})["result"]
+    assert result["isError"] is True and result["content"][0]["text"].startswith("the job cannot run")
+
+
+def test_a_gather_is_one_set_of_input_requests_and_a_partial_update_leaves_the_rest(exchange):
+    task_id = exchange.call("tools/call", declared(name="multi_input", arguments={}))["result"]["taskId"]
+    parked = poll(exchange, task_id, lambda r: r["status"] == "input_required")
+    assert list(parked["inputRequests"]) == ["first", "second"]
+    assert parked["inputRequests"]["second"]["params"]["message"] == "Second value?"
+    exchange.call("tasks/update", declared(taskId=task_id, inputResponses={
+        "first": {"action": "accept", "content": {"name": "A"}}}))
+    still = exchange.call("tasks/get", declared(taskId=task_id))["result"]
+    assert still["status"] == "input_required" and list(still["inputRequests"]) == ["second"]
+    exchange.call("tasks/update", declared(taskId=task_id, inputResponses={
+        "second": {"action": "accept", "content": {"name": "B"}},
+        "first": {"action": "accept", "content": {"name": "late"}}}))      # answered already: ignored
+    confirm = poll(exchange, task_id, lambda r: "confirm" in r.get("inputRequests", {}))
+    assert list(confirm["inputRequests"]) == ["confirm"]
+    exchange.call("tasks/update", declared(taskId=task_id, inputResponses={
+        "confirm": {"action": "accept", "content": {"ok": True}}}))
+    done = poll(exchange, task_id, lambda r: r["status"] == "completed")
+    assert done["result"]["content"][0]["text"] == "Got A and B: accept"
 
 
 def test_an_expired_task_is_forgotten_and_says_so():
@@ -200,7 +250,8 @@ def test_listen_for_task_ids_needs_the_extension_and_delivers_status_changes(exc
         "elicit-1": {"action": "accept", "content": {"name": "Ada"}}}))
     notes = [m for m in exchange.seen if m.get("method") == "notifications/tasks"]
     deadline = time.monotonic() + WAIT
-    while not any(n["params"]["status"] == "working" for n in notes) and time.monotonic() < deadline:
+    while (not {"input_required", "working"} <= {n["params"]["status"] for n in notes}
+           and time.monotonic() < deadline):
         exchange.call("tasks/get", declared(taskId=task_id))
         notes = [m for m in exchange.seen if m.get("method") == "notifications/tasks"]
     assert notes and all(n["params"]["taskId"] == task_id for n in notes)

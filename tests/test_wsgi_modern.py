@@ -70,6 +70,9 @@ def cases():
     found.append(("Mcp-Method missing", {k: v for k, v in headers_for("tools/call", call).items()
                                          if k != "Mcp-Method"},
                   {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}))
+    unknown = meta(**{"io.modelcontextprotocol/protocolVersion": "1900-01-01"})
+    found.append(("known header, unknown body version", headers_for("server/discover", unknown),
+                  {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": unknown}))
     found.append(("batch", headers_for("server/discover", meta()),
                   [{"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": meta()}]))
     return found
@@ -105,7 +108,8 @@ def test_modern_requests_are_answered_by_wsgi_as_by_the_built_in_server():
     finally:
         handle.shutdown()
     assert got == expected
-    assert [status for _, status, _, _, _ in got] == [200, 200, 200, 404, 200, 400, 400, 400]
+    assert [status for _, status, _, _, _ in got] == [200, 200, 200, 404, 200, 400, 400, 400, 400]
+    assert got[-2][4][0]["error"]["code"] == -32020     # the header first (server_modern.py rule 4)
     assert not any(has_session for _, _, _, has_session, _ in got)
 
 

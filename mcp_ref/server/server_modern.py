@@ -21,6 +21,14 @@ Rules:
    ``serverInfo``, cache hints); errors by rule 5 (resource not found -32602).
 4. ``preflight`` is what the HTTP transport checks before it makes a session
    for the request, so the refusals the spec gives a status (400, 404) get it.
+   Order: malformed ``_meta`` (-32602), then the transport's header checks
+   (-32020), then an unsupported body version (-32022), then the method
+   (-32601). A body naming a version we do not serve under an
+   ``MCP-Protocol-Version`` header naming another is a header mismatch: the
+   header must match the body whatever either names (Spec 2026-07-28:
+   basic/transports/streamable-http#protocol-version-header, both MUSTs; the
+   spec orders neither, the official conformance suite's ``server-stateless``
+   expects -32020). When header and body agree on an unknown version, -32022.
 5. A function that asks the client (``ctx.elicit``, ``ctx.sample``,
    ``ctx.list_roots``) ends the call with an ``InputRequiredResult``
    (server_mrtr.py); the retry runs it again with the answers.
@@ -37,7 +45,7 @@ Spec 2026-07-28: basic/versioning, basic/index#meta, server/discover.
 from __future__ import annotations
 
 from .. import lifecycle, modern
-from ..errors import McpError, MethodNotFoundError
+from ..errors import McpError, MethodNotFoundError, UnsupportedProtocolVersionError
 from .server_mrtr import InputRequired, MissingCapability, input_required_result, load
 
 __all__ = ["serve", "preflight", "discover", "told_capabilities"]
@@ -58,8 +66,16 @@ def told_capabilities(server) -> dict:
 
 def preflight(server, method: str, params, check_headers=None) -> modern.RequestMeta:
     """Rules 1 and 4: the request's metadata, or the McpError it is answered with.
-    ``check_headers(version)``: a transport's check, run once the metadata is read."""
-    meta = modern.read_meta(params)
+    ``check_headers(version)``: a transport's check, run once the metadata is read,
+    before the body's version is judged (rule 4's order)."""
+    try:
+        meta = modern.read_meta(params)
+    except UnsupportedProtocolVersionError as unsupported:
+        if check_headers is not None:           # rule 4: a header that disagrees comes first
+            problem = check_headers(unsupported.data["requested"])
+            if problem is not None:
+                raise problem from None
+        raise
     if check_headers is not None:
         problem = check_headers(meta.version)
         if problem is not None:
