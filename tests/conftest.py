@@ -31,6 +31,8 @@ THREAD_GRACE = 2.0          # seconds a test's threads get to finish after it
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "allow_thread_leaks: the test may leave threads running")
+    config.addinivalue_line("markers", "slow: takes tens of seconds (a fresh virtualenv, an install); "
+                                       "in the default run, left out with -m 'not slow'")
     config.addinivalue_line("markers", "req(*ids): the spec requirements the test proves "
                                        "(ids of spec_notes/traceability.md, read by scripts/traceability.py)")
 
