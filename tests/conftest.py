@@ -288,6 +288,7 @@ SKIP_GROUPS = (
      re.compile(r"official (mcp|MCP) SDK|official SDK|SDK's|import 'mcp|module named 'mcp")),
     ("need the test extra (pip install -e '.[test]')",
      re.compile(r"`?test`? extra|test-only|'(mypy|gunicorn|flask|django|uvicorn)'")),
+    ("check what a revision does not have", re.compile(r"not defined in 20\d\d-|not in 20\d\d-|before 20\d\d-")),
     ("need what this platform or Python lacks",
      re.compile(r"POSIX|Linux|/proc|IPv6|pseudo-terminal|pidfd|kernel|pipe|loopback|symlink|fork|signal"
                 r"|poll|Python 3\.\d+|oldest supported|certificate")),
