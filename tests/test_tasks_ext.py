@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import MODERN_REVISION, validate_wire
+from conftest import MODERN_REVISION, schema_for, validate_wire
 from helpers import raw_server
 from mcp_ref import CancelToken, Client, Context, Server
 from mcp_ref.errors import (InternalError, InvalidParamsError, MissingRequiredClientCapabilityError, RequestCancelled,
@@ -427,21 +427,24 @@ def test_malformed_task_requests_are_invalid_params(exchange, method, params):
 
 @pytest.mark.req("XTASK26-51")
 def test_with_authorization_a_task_belongs_to_its_subject():
+    from helpers import RawPeer
     from mcp_ref.auth.resource_server import AccessToken
+    schema_for(MODERN_REVISION)             # Exchange validates every message: skip before serving anything
     server = task_server()
     ends = []
-    for subject in ("alice", "mallory"):
-        peer_end, server_end = memory_pair()
-        server_end.auth = AccessToken(subject=subject)           # what an authorized transport carries
-        server.serve(server_end)
-        from helpers import RawPeer
-        ends.append(Exchange(RawPeer(peer_end)))
-    alice, mallory = ends
-    task_id = alice.call("tools/call", declared(name="wait_for_cancel", arguments={}))["result"]["taskId"]
-    for method in ("tasks/get", "tasks/cancel"):
-        error = mallory.call(method, declared(taskId=task_id))["error"]
-        assert error["message"] == "Failed to retrieve task: Task not found"
-    assert alice.call("tasks/get", declared(taskId=task_id))["result"]["status"] == "working"
-    alice.call("tasks/cancel", declared(taskId=task_id))
-    for session in list(server.sessions):
-        session.close()
+    try:
+        for subject in ("alice", "mallory"):
+            peer_end, server_end = memory_pair()
+            server_end.auth = AccessToken(subject=subject)       # what an authorized transport carries
+            server.serve(server_end)
+            ends.append(Exchange(RawPeer(peer_end)))
+        alice, mallory = ends
+        task_id = alice.call("tools/call", declared(name="wait_for_cancel", arguments={}))["result"]["taskId"]
+        for method in ("tasks/get", "tasks/cancel"):
+            error = mallory.call(method, declared(taskId=task_id))["error"]
+            assert error["message"] == "Failed to retrieve task: Task not found"
+        assert alice.call("tasks/get", declared(taskId=task_id))["result"]["status"] == "working"
+        alice.call("tasks/cancel", declared(taskId=task_id))
+    finally:
+        for session in list(server.sessions):
+            session.close()

@@ -107,26 +107,27 @@ class ServerFeatureRequests:
     and ``validate_input`` (set by ``Client``)."""
 
     # ------------------------------------------------------------------ resources
-    def list_resources_page(self, cursor: str | None = None, *, cancel: CancelToken | None = None) -> tuple:
+    def list_resources_page(self, cursor: str | None = None, *,
+                            cancel: CancelToken | None = None) -> tuple[list[types.Resource], str | None]:
         """One page of resources: ``(resources, next_cursor)``. Spec: server/resources#listing-resources."""
         self._require("resources", "resources/list")
         result = self._request("resources/list", _cursor_params(cursor), cancel=cancel)
         return page_of(result, "resources", types.Resource.from_dict)
 
-    def list_resources(self, *, cancel: CancelToken | None = None) -> list:
+    def list_resources(self, *, cancel: CancelToken | None = None) -> list[types.Resource]:
         """Every resource, following ``nextCursor``."""
         return all_pages(lambda cursor: self.list_resources_page(cursor, cancel=cancel), self.max_pages,
                          "resources/list")
 
-    def list_resource_templates_page(self, cursor: str | None = None, *,
-                                     cancel: CancelToken | None = None) -> tuple:
+    def list_resource_templates_page(self, cursor: str | None = None, *, cancel: CancelToken | None = None
+                                     ) -> tuple[list[types.ResourceTemplate], str | None]:
         """One page of resource templates: ``(templates, next_cursor)``.
         Spec: server/resources#resource-templates."""
         self._require("resources", "resources/templates/list")
         result = self._request("resources/templates/list", _cursor_params(cursor), cancel=cancel)
         return page_of(result, "resourceTemplates", types.ResourceTemplate.from_dict)
 
-    def list_resource_templates(self, *, cancel: CancelToken | None = None) -> list:
+    def list_resource_templates(self, *, cancel: CancelToken | None = None) -> list[types.ResourceTemplate]:
         """Every resource template, following ``nextCursor``."""
         return all_pages(lambda cursor: self.list_resource_templates_page(cursor, cancel=cancel), self.max_pages,
                          "resources/templates/list")
@@ -162,13 +163,14 @@ class ServerFeatureRequests:
         self._request("resources/unsubscribe", {"uri": uri}, cancel=cancel)
 
     # ------------------------------------------------------------------ prompts
-    def list_prompts_page(self, cursor: str | None = None, *, cancel: CancelToken | None = None) -> tuple:
+    def list_prompts_page(self, cursor: str | None = None, *,
+                          cancel: CancelToken | None = None) -> tuple[list[types.Prompt], str | None]:
         """One page of prompts: ``(prompts, next_cursor)``. Spec: server/prompts#listing-prompts."""
         self._require("prompts", "prompts/list")
         result = self._request("prompts/list", _cursor_params(cursor), cancel=cancel)
         return page_of(result, "prompts", types.Prompt.from_dict)
 
-    def list_prompts(self, *, cancel: CancelToken | None = None) -> list:
+    def list_prompts(self, *, cancel: CancelToken | None = None) -> list[types.Prompt]:
         """Every prompt, following ``nextCursor``."""
         return all_pages(lambda cursor: self.list_prompts_page(cursor, cancel=cancel), self.max_pages,
                          "prompts/list")

@@ -23,7 +23,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
     from typing import Any
 
-    from ..types import Implementation
+    from ..types import CreateMessageResult, Implementation
     from .server import Server
 
 
@@ -246,7 +246,7 @@ class Context(RequestContext):
     # runs again (server_mrtr.py, which says how a function should behave then). Nested requests carry this request's id (related_id), honour
     # ``timeout`` (RequestTimeout) and are cancelled with this request.
     def sample(self, messages: list, *, max_tokens: int, system_prompt: str | None = None,
-               key: str | None = None, **options):
+               key: str | None = None, **options) -> CreateMessageResult:
         """Ask the client's LLM for a message (``sampling/createMessage``); returns a
         ``CreateMessageResult``. ``messages`` holds ``SamplingMessage`` items (or wire
         dicts, or strings for user text). Options: ``model_preferences``,
