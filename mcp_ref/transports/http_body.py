@@ -18,6 +18,10 @@ Rules:
 2. The client has gone when its end of the socket is at EOF (a peek, without
    reading; TLS takes no flags, so there it is never known before a write
    fails).
+3. A body the answer did not need is read by the same rules and dropped
+   (``discard_body``: http_handler.py rule 6, so that it is never read as the
+   next request); one that rule 1 refuses, or one whose reading was begun and
+   refused, cannot be, and the connection is closed.
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP se
 MAX_CHUNK_LINE = 4096          # bytes of one chunk-size line (with extensions) or trailer line, CRLF included
 FRAMING_MIN = 64 * 1024        # chunk framing allowed beyond the data, at least (rule 1)
 _HEX = frozenset(b"0123456789abcdefABCDEF")
+UNREAD, BEGUN, READ = "unread", "begun", "read"   # SocketRequest.body_state (rule 3)
 
 
 def _chunk_size(line: bytes) -> Optional[int]:
@@ -49,13 +54,14 @@ def _chunk_size(line: bytes) -> Optional[int]:
 
 
 class SocketRequest(HttpRequest):
-    """An ``HttpRequest`` read off a ``BaseHTTPRequestHandler`` (rules 1 and 2)."""
+    """An ``HttpRequest`` read off a ``BaseHTTPRequestHandler`` (rules 1 to 3)."""
 
-    __slots__ = ("handler",)
+    __slots__ = ("handler", "body_state")
 
     def __init__(self, handler):
         super().__init__(handler.command, handler.path, handler.head.headers, handler._local_address)
         self.handler = handler
+        self.body_state = UNREAD
 
     def _header_all(self, name: str) -> list:
         """Every value of a request header (lower-case name), in order."""
@@ -67,6 +73,12 @@ class SocketRequest(HttpRequest):
 
     def read_body(self, limit: int) -> bytes:
         """Rule 1."""
+        self.body_state = BEGUN
+        body = self._read_body(limit)
+        self.body_state = READ
+        return body
+
+    def _read_body(self, limit: int) -> bytes:
         codings = [c.strip().lower() for value in self._header_all("transfer-encoding")
                    for c in value.split(",") if c.strip()]
         lengths = {v.strip() for v in self._header_all("content-length")}
@@ -131,13 +143,16 @@ class SocketRequest(HttpRequest):
                 raise BodyRefused(400, "Bad Request: malformed trailer section of a chunked body")
 
     def discard_body(self, limit: int) -> bool:
-        """Read a Content-Length body no larger than ``limit`` and drop it; False otherwise."""
-        length = (self.headers.get("content-length") or "").strip()
-        if length.isdigit() and length.isascii() and int(length) <= limit \
-                and "transfer-encoding" not in self.headers:
-            self.handler.rfile.read(int(length))
-            return True
-        return False
+        """Rule 3: read a body not read yet and drop it; True when the connection may take
+        another request (the body is read, or none was sent), False when it must close."""
+        if self.body_state == UNREAD:
+            if "transfer-encoding" not in self.headers and "content-length" not in self.headers:
+                return True                                   # no body (RFC 9112 §6.3: length 0)
+            try:
+                self.read_body(limit)
+            except BodyRefused:
+                return False
+        return self.body_state == READ
 
     def client_gone(self) -> bool:
         """Rule 2: EOF waiting to be read."""
