@@ -18,10 +18,11 @@ Rules:
 2. The client has gone when its end of the socket is at EOF (a peek, without
    reading; TLS takes no flags, so there it is never known before a write
    fails).
-3. A body the answer did not need is read by the same rules and dropped
-   (``discard_body``: http_handler.py rule 6, so that it is never read as the
-   next request); one that rule 1 refuses, or one whose reading was begun and
-   refused, cannot be, and the connection is closed.
+3. A body the answer did not need, left unread, is dropped: http_handler.py
+   rule 6 asks ``unread_length`` before the answer and reads that many bytes
+   after it. Only a ``Content-Length`` body within ``max_body`` can be; a
+   chunked one, a larger one, an invalid length, or a body whose reading was
+   begun and refused cannot, and the connection closes.
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ MAX_CHUNK_LINE = 4096          # bytes of one chunk-size line (with extensions) 
 FRAMING_MIN = 64 * 1024        # chunk framing allowed beyond the data, at least (rule 1)
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 UNREAD, BEGUN, READ = "unread", "begun", "read"   # SocketRequest.body_state (rule 3)
+DROP_SIZE = 64 * 1024          # bytes read at a time from a body that is dropped (rule 3)
 
 
 def _chunk_size(line: bytes) -> Optional[int]:
@@ -142,17 +144,40 @@ class SocketRequest(HttpRequest):
             if not line.endswith(b"\r\n") or b":" not in line or b"\r" in line[:-2]:
                 raise BodyRefused(400, "Bad Request: malformed trailer section of a chunked body")
 
+    def unread_length(self, limit: int) -> Optional[int]:
+        """Rule 3: the bytes of body still on the connection, to be dropped: 0 when the body
+        was read or none was sent; None when it cannot be dropped (chunked, beyond ``limit``,
+        an invalid length, a reading begun and refused): the connection must close."""
+        if self.body_state != UNREAD:
+            return 0 if self.body_state == READ else None
+        if "transfer-encoding" in self.headers:
+            return None
+        lengths = {v.strip() for v in self._header_all("content-length")}
+        if not lengths:
+            return 0                                           # no body (RFC 9112 §6.3)
+        length = lengths.pop() if len(lengths) == 1 else ""
+        if not (length.isdigit() and length.isascii()) or int(length) > limit:
+            return None
+        return int(length)
+
+    def drop_body(self, size: int) -> None:
+        """Rule 3: read ``size`` bytes of body (``unread_length``) and drop them."""
+        self.body_state = BEGUN
+        read = self.handler.rfile.read
+        while size > 0:
+            data = read(min(size, DROP_SIZE))
+            if not data:
+                break
+            size -= len(data)
+        self.body_state = READ
+
     def discard_body(self, limit: int) -> bool:
-        """Rule 3: read a body not read yet and drop it; True when the connection may take
-        another request (the body is read, or none was sent), False when it must close."""
-        if self.body_state == UNREAD:
-            if "transfer-encoding" not in self.headers and "content-length" not in self.headers:
-                return True                                   # no body (RFC 9112 §6.3: length 0)
-            try:
-                self.read_body(limit)
-            except BodyRefused:
-                return False
-        return self.body_state == READ
+        """Rule 3 now: read a body not read yet and drop it; False when it cannot be."""
+        size = self.unread_length(limit)
+        if size is None:
+            return False
+        self.drop_body(size)
+        return True
 
     def client_gone(self) -> bool:
         """Rule 2: EOF waiting to be read."""

@@ -37,18 +37,17 @@ Rules:
    an SSE stream waited for its client to send a byte. Elsewhere, and over TLS,
    the socket keeps CPython's timeout.
 6. No request leaves its body on the connection (RFC 9112 §6.3 and §9.3;
-   §11.2, request smuggling). Before an answer is written on a connection
-   that is to stay open, a body not read yet (the request was refused by a
-   check that needs no body: ``Host``, ``Origin``, authorization, 404, 405,
-   406, ...; or it went to a route that takes none) is read and dropped by
-   the body rules (``discard_body``, http_body.py rule 3: ``Content-Length``
-   or chunked, within ``max_body``); a body that cannot be (too large, bad
-   framing, its reading begun and refused) closes the connection after the
-   answer (``Connection: close``). The refusals of ``http.server`` itself
-   (``send_error``: a refused head, 414, 501) always close it. Otherwise the
-   unread body would be taken for the next request: a web page could send a
-   refused request whose body is an MCP request of its choosing, which would
-   then run.
+   §11.2, request smuggling). An answer written before the body was read
+   (the request was refused by a check that needs no body: ``Host``,
+   ``Origin``, authorization, 404, 405, 406, ...; or it went to a route that
+   takes none) is followed by reading the body and dropping it, when it has a
+   ``Content-Length`` within ``max_body`` (http_body.py rule 3); any other
+   unread body (chunked, larger, an invalid length, its reading begun and
+   refused) closes the connection (``Connection: close`` on the answer). The
+   refusals of ``http.server`` itself (``send_error``: a refused head, 414,
+   501) always close it. Otherwise the unread body would be taken for the
+   next request: a web page could send a refused request whose body is an
+   MCP request of its choosing, which would then run.
 """
 import io
 import socket
@@ -250,22 +249,27 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         """Rules 1 and 6 (on a pool worker for rule 3's shortcut)."""
         if response.close:
             self.close_connection = True
-        try:
-            reading, self.reading = self.reading, None
-            if reading is not None and not self.close_connection \
-                    and not reading.discard_body(self.app.max_body):                   # rule 6
+        reading, self.reading = self.reading, None
+        unread = 0
+        if reading is not None and not self.close_connection:
+            unread = reading.unread_length(self.app.max_body)             # rule 6
+            if unread is None:
                 self.close_connection = True
+        try:
             if not response.streamed:
-                return self._head(response.status, response.headers, response.body)
-            body = response.body
-            try:
-                self._head(response.status, response.headers, stream=True)
-                write = self.wfile.write
-                for data in body:
-                    write(chunk(data))
-                write(chunk(b""))
-            finally:
-                body.close()
+                self._head(response.status, response.headers, response.body)
+            else:
+                body = response.body
+                try:
+                    self._head(response.status, response.headers, stream=True)
+                    write = self.wfile.write
+                    for data in body:
+                        write(chunk(data))
+                    write(chunk(b""))
+                finally:
+                    body.close()
+            if unread:
+                reading.drop_body(unread)                                 # rule 6, after the answer
         except OSError:
             self.close_connection = True
             raise
