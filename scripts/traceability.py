@@ -144,9 +144,6 @@ def configure(revision: str) -> None:
 
 
 STATUSES = ("implemented", "gap", "not implemented", "n/a")
-# The current revision's matrix also knows rows nobody has traced yet: listed and
-# counted, neither in scope nor out of it, so the summary shows what is left to do.
-UNTRACED = "untraced"
 MUST_WORDS = ("MUST", "REQUIRED", "SHALL")
 KEYWORD = re.compile(r'(?<![\w"\'`])(MUST NOT|MUST|SHALL NOT|SHALL|SHOULD NOT|SHOULD|REQUIRED|'
                      r'NOT RECOMMENDED|RECOMMENDED)(?![\w"\'`])')
@@ -593,8 +590,7 @@ def _header() -> list:
             "`n/a` (the requirement binds someone "
             "mcp_ref is not -- a host UI, a user, an authorization server -- or permits a choice "
             "mcp_ref does not make; the note says why), `not implemented` (an area mcp_ref does not "
-            "implement yet), `untraced` (nobody has traced the row yet: neither in scope nor out of "
-            "it, and the check does not hold it to a test; every such row is work left to do).", ""]
+            "implement yet).", ""]
 
 
 def render(requirements: list, mapping: dict, cited: dict) -> str:
@@ -664,9 +660,9 @@ def _render_with_base(requirements: list, mapping: dict, cited: dict) -> str:
     pages = list(dict.fromkeys(r.page for r in requirements))
     out += ["## Summary", "",
             f"| page | MUST rows | MUST in scope | in scope with test | SHOULD rows | SHOULD with test | gap | n/a "
-            f"| not implemented | untraced | rows shared with {BASE_REVISION} |",
-            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    totals = [0] * 10
+            f"| not implemented | rows shared with {BASE_REVISION} |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    totals = [0] * 9
     for page in pages:
         rows = [r for r in requirements if r.page == page]
         must = [r for r in rows if r.level == "MUST"]
@@ -678,7 +674,6 @@ def _render_with_base(requirements: list, mapping: dict, cited: dict) -> str:
                    sum(1 for r in rows if status[r.id] == "gap"),
                    sum(1 for r in rows if status[r.id] == "n/a"),
                    sum(1 for r in rows if status[r.id] == "not implemented"),
-                   sum(1 for r in rows if status[r.id] == UNTRACED),
                    sum(1 for r in rows if r.base)]
         totals = [a + b for a, b in zip(totals, figures)]
         out.append(f"| {page} ({prefix_of(page)}) | " + " | ".join(str(x) for x in figures) + " |")
@@ -729,8 +724,6 @@ def problems(requirements: list, mapping: dict, cited: dict) -> list:
             found.append(f"{req.id}: the spec text changed since it was mapped (digest "
                          f"{entry.get('digest')} != {req.digest}); review the row")
         status = status_of(req, entry)
-        if status == UNTRACED and BASE_REVISION:
-            continue
         if status not in STATUSES:
             found.append(f"{req.id}: status {status!r} is not one of {STATUSES}")
         for ref in entry.get("code", []):
@@ -786,7 +779,7 @@ def init_map(requirements: list, mapping: dict) -> dict:
                                if k in shared}
         entry = mapping.setdefault(req.id, {})
         entry.setdefault("status", "not implemented" if req.page in NOT_IMPLEMENTED_PAGES
-                         else UNTRACED if BASE_REVISION else "implemented")
+                         else "implemented")
         entry.setdefault("code", [])
         entry["digest"] = entry.get("digest") or req.digest
     return {r.id: mapping[r.id] for r in requirements} | {k: v for k, v in mapping.items()

@@ -128,7 +128,7 @@ def test_authorization_server_metadata_order():
         "https://auth.example.com/.well-known/openid-configuration"]
 
 
-@pytest.mark.req("AUTH-9")
+@pytest.mark.req("AUTH-9", "ASD26-10", "ASD26-11", "ASD26-12")
 def test_the_issuer_must_be_the_one_asked_for():
     issuer = "https://auth.example.com/tenant1"
     liar = {"issuer": "https://honest.example", "code_challenge_methods_supported": ["S256"]}
@@ -158,6 +158,7 @@ def test_pkce_s256_matches_rfc_7636_appendix_b():
         "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
 
 
+@pytest.mark.req("REG26-16", "REG26-17", "REG26-18")
 def test_token_endpoint_method_and_application_type():
     assert auth_method({}, {"client_id": "a", "client_secret": "s"}) == "client_secret_basic"
     assert auth_method({"token_endpoint_auth_methods_supported": ["client_secret_post"]},
@@ -172,7 +173,7 @@ def test_token_endpoint_method_and_application_type():
     assert application_type("https://app.example.com/cb") == "web"
 
 
-@pytest.mark.req("AUTH-15", "AUTH-16", "AUTH-19", "AUTH-38", "AUTH-39", "AUTH-64")
+@pytest.mark.req("AUTH-15", "AUTH-16", "AUTH-19", "AUTH-38", "AUTH-39", "AUTH-64", "AUTH26-14", "AUTH26-15")
 def test_scope_selection_challenge_first_then_scopes_supported_then_step_up_union():
     """The challenge's scope is asked as it is, whatever ``scopes_supported`` says (no
     subset or superset assumed); without one, the resource's ``scopes_supported``;

@@ -192,7 +192,7 @@ def test_configured_resource_is_the_audience_and_the_metadata(served):
     assert post(handle.url, INIT, "public").status_code == 200
 
 
-@pytest.mark.req("AUTH-59", "AUTH-60", "AUTH-61", "AUTH-62")
+@pytest.mark.req("AUTH-59", "AUTH-60", "AUTH-61", "AUTH-62", "AUTH26-51", "AUTH26-52", "AUTH26-58", "CACHE26-19")
 def test_required_scopes_per_method_and_per_tool_give_403(served):
     handle = served(required_scopes={"*": ["mcp"], "tool:delete_all": ["admin"], "prompts/list": ["prompts"]})
     session = open_session(handle.url, "good")

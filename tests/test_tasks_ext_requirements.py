@@ -47,8 +47,8 @@ def test_a_task_sends_no_progress_and_no_log_messages():
     @server.tool(task_support="required")
     def chatty(ctx: Context) -> str:
         ctx.report_progress(1, 2)
-        ctx.log("info", "working")
-        return "done"
+        sent = ctx.log("info", "working")
+        return f"done:{sent}"
 
     with raw_server(server) as (peer, _):
         exchange = Exchange(peer)
@@ -57,5 +57,5 @@ def test_a_task_sends_no_progress_and_no_log_messages():
         params["_meta"]["io.modelcontextprotocol/logLevel"] = "debug"
         task_id = exchange.call("tools/call", params)["result"]["taskId"]
         done = poll(exchange, task_id, lambda r: r["status"] == "completed")
-        assert done["result"]["content"][0]["text"] == "done"
+        assert done["result"]["content"][0]["text"] == "done:False"          # log says nothing was sent
         assert not [m for m in exchange.seen if m.get("method") in ("notifications/progress", "notifications/message")]

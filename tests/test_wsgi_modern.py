@@ -154,6 +154,7 @@ def leave(server, sock, progress: bool) -> None:
 
 
 @pytest.mark.parametrize("progress", [False, True], ids=["json", "sse"])
+@pytest.mark.req("HTTP26-20", "HTTP26-21", "CANC26-4")
 def test_a_modern_client_closing_the_built_in_servers_connection_cancels_its_request(progress):
     server = waiting_server()
     handle = start_http(server, ("127.0.0.1", 0), keepalive=0.1)
@@ -164,6 +165,7 @@ def test_a_modern_client_closing_the_built_in_servers_connection_cancels_its_req
     assert server.seen == [True]
 
 
+@pytest.mark.req("HTTP26-20", "CANC26-4")
 def test_under_wsgi_a_failed_write_cancels_a_modern_sse_request():
     """wsgiref hands over no socket: the next keepalive comment fails, the server closes the
     body, and the request is cancelled."""

@@ -10,7 +10,8 @@ Rules:
 
 1. ``list_*_page(cursor)`` fetch one page: ``(items, next_cursor)``;
    ``list_*()`` follow ``nextCursor`` to the end. Spec: server/utilities/pagination.
-   The walk is bounded: an empty or repeated cursor ends it with a warning, and
+   The walk is bounded: a repeated cursor ends it with a warning (an empty string
+   is a cursor like any other, Spec 2026-07-28: pagination#implementation-guidelines), and
    after ``max_pages`` pages (``Client(max_pages=...)``) it raises ``TooManyPages``
    (carrying the items so far), so a server that hands out a fresh cursor forever
    cannot make the client send requests without end.
@@ -69,16 +70,16 @@ class StructuredOutputWarning(UserWarning):
 
 
 def all_pages(fetch_page: Callable, limit: int = DEFAULT_MAX_PAGES, method: str = "list") -> list:
-    """Follow cursors to the end (rule 1): an empty or repeated cursor ends the walk with
-    a warning; ``limit`` pages without an end raise ``TooManyPages`` naming ``method``."""
+    """Follow cursors to the end (rule 1): a repeated cursor ends the walk with a warning
+    (an empty one is followed); ``limit`` pages without an end raise ``TooManyPages`` naming ``method``."""
     items, cursor, seen = [], None, set()
     for _ in range(limit):
         page, cursor = fetch_page(cursor)
         items.extend(page)
         if cursor is None:
             return items
-        if cursor == "" or cursor in seen:
-            log.warning("%s: the server sent an empty or repeated pagination cursor %r; stopping", method, cursor)
+        if cursor in seen:
+            log.warning("%s: the server sent a repeated pagination cursor %r; stopping", method, cursor)
             return items
         seen.add(cursor)
     raise TooManyPages(method, limit, items)

@@ -34,7 +34,8 @@ Rules:
    (server_mrtr.py); the retry runs it again with the answers.
 6. ``subscriptions/listen`` (``listen``) replaces ``resources/subscribe`` and
    the HTTP GET stream: the server acknowledges the part of the filter it
-   honours (``notifications/subscriptions/acknowledged``, first), then sends
+   honours (``notifications/subscriptions/acknowledged``, first: a change
+   broadcast while it is being sent waits for it), then sends
    each opted-in change notification with the subscription id (the listen
    request's id) in ``_meta``, on that request's stream, until the client
    cancels it or the connection closes (no response then). ``broadcast`` is
@@ -130,7 +131,9 @@ class Listener:
     """One open ``subscriptions/listen`` request: what it agreed to, where it goes."""
 
     def __init__(self, ctx, agreed: dict):
+        import threading
         self.ctx, self.agreed = ctx, agreed
+        self.sending = threading.RLock()            # held by listen() until the acknowledgment is sent
         self.uris = set(agreed.get("resourceSubscriptions") or ())
         self.task_ids = set(agreed.get("taskIds") or ())
 
@@ -145,7 +148,8 @@ class Listener:
         params = dict(params or {})
         params["_meta"] = {**(params.get("_meta") or {}), modern.SUBSCRIPTION_ID: self.ctx.request_id}
         try:
-            self.ctx.session.notify(method, params, related_id=self.ctx.request_id)
+            with self.sending:                      # never before the acknowledgment (rule 6)
+                self.ctx.session.notify(method, params, related_id=self.ctx.request_id)
             return True
         except Exception:                           # the stream just closed
             return False
@@ -192,10 +196,11 @@ def listen(server, ctx, params: dict) -> dict:
     ended = threading.Event()
     ctx.ends_with_input = True                      # at stdin EOF it ends at once (session.py rule 5)
     ctx.on_cancel(ended.set)
-    with server._lock:
-        server._listeners.add(listener)
     try:
-        listener.send("notifications/subscriptions/acknowledged", {"notifications": listener.agreed})
+        with listener.sending:                      # a broadcast meanwhile waits for the acknowledgment
+            with server._lock:
+                server._listeners.add(listener)
+            listener.send("notifications/subscriptions/acknowledged", {"notifications": listener.agreed})
         before_blocking = getattr(ctx.session, "_before_blocking", None)
         if before_blocking is not None:
             before_blocking()                       # a reader serving inline hands its role on
