@@ -19,67 +19,76 @@ ANYTHING = None
 
 ALLOWED = {
     "errors": set(),
-    "messages": {"errors", "peek"},
-    # The head of a frame that did not decode: is it a response, and with which id?
-    "peek": set(),
+    # JSON-RPC: the messages, and the head of a frame that did not decode.
+    "jsonrpc": set(),
+    "jsonrpc.messages": {"errors", "jsonrpc.peek"},
+    "jsonrpc.peek": set(),
     # Type hints read alike on Python 3.9 to 3.13 (PEP 604 unions, "X | Y" strings).
-    "typehints": set(),
-    "types": {"errors", "messages", "types", "typehints"},
-    "lifecycle": {"errors", "messages", "types"},
-    "docstrings": set(),
-    "validation": {"errors"},
-    "signature": {"errors", "docstrings", "typehints", "signature_fast", "jsonable"},
-    # The fast path of schema/signature.py (plain functions, no inspect or typing), and values as JSON.
-    "signature_fast": {"docstrings", "jsonable"},
-    "jsonable": set(),
+    "schema": set(),
+    "schema.typehints": set(),
+    "types": {"errors", "jsonrpc.messages", "types", "schema.typehints"},
+    # The protocol's rules above JSON-RPC.
+    "protocol": set(),
+    "protocol.lifecycle": {"errors", "jsonrpc.messages", "types"},
+    "schema.docstrings": set(),
+    "schema.validation": {"errors"},
+    "schema.signature": {"errors", "schema.docstrings", "schema.typehints", "schema.signature_fast", "schema.jsonable"},
+    # The fast path of signature.py (plain functions, no inspect or typing), and values as JSON.
+    "schema.signature_fast": {"schema.docstrings", "schema.jsonable"},
+    "schema.jsonable": set(),
     # Unguessable ids (session ids, task ids) from the OS's CSPRNG.
-    "tokens": set(),
-    # Arguments in (bind_arguments), through schema/signature.py's full path when it must.
-    "binding": {"errors", "signature", "signature_fast"},
-    "uritemplate": {"errors"},
-    "transports": {"errors", "messages", "peek", "transports"},
-    "auth": {"errors", "messages"},
+    "protocol.tokens": set(),
+    # Arguments in (bind_arguments), through signature.py's full path when it must.
+    "schema.binding": {"errors", "schema.signature", "schema.signature_fast"},
+    "schema.uritemplate": {"errors"},
+    "transports": {"errors", "jsonrpc.messages", "jsonrpc.peek", "transports"},
+    "auth": {"errors", "jsonrpc.messages"},
     # What a handler knows of the request it serves (RequestContext).
-    "calls": {"errors", "messages", "lifecycle"},
-    "session": {"errors", "messages", "lifecycle", "calls", "workers", "pool", "outbound", "inbound", "notices",
-                "batches", "closing"},
+    "session.calls": {"errors", "jsonrpc.messages", "protocol.lifecycle"},
+    "session": {"errors", "jsonrpc.messages", "protocol.lifecycle", "session.calls", "session.workers", "session.pool",
+                "session.outbound", "session.inbound", "session.notices", "session.batches", "session.closing"},
     # The rooms of Session, each mixed into it. What goes out: requests, writing, Pending, CancelToken.
-    "outbound": {"errors", "messages"},
+    "session.outbound": {"errors", "jsonrpc.messages"},
     # What comes in: the pool's threads, the reader loop, routing, serving.
-    "inbound": {"errors", "messages", "lifecycle", "pool"},
+    "session.inbound": {"errors", "jsonrpc.messages", "protocol.lifecycle", "session.pool"},
     # Cancellations, progress, notifications, and the helper threads that run callbacks in order.
-    "notices": {"errors", "messages"},
+    "session.notices": {"errors", "jsonrpc.messages"},
     # JSON-RPC batches (2025-03-26).
-    "batches": {"errors", "messages", "lifecycle"},
+    "session.batches": {"errors", "jsonrpc.messages", "protocol.lifecycle"},
     # How a session ends (rule 5).
-    "closing": {"errors", "notices"},
+    "session.closing": {"errors", "session.notices"},
     # Who runs a job (the leader/follower pool): threads only, no MCP.
-    "pool": set(),
+    "session.pool": set(),
     # A bounded thread pool shared by sessions that have no reader of their own (HTTP).
-    "workers": set(),
+    "session.workers": set(),
     # The modern era (2026-07-28): per-request metadata, discovery and result rules, pure.
-    "modern": {"errors", "messages", "lifecycle"},
+    "protocol.modern": {"errors", "jsonrpc.messages", "protocol.lifecycle"},
+}
+SCHEMA = {"schema.signature", "schema.signature_fast", "schema.binding", "schema.jsonable", "schema.uritemplate",
+          "schema.validation", "schema.docstrings", "schema.typehints"}
+SESSION = {"session", "session.calls", "session.outbound"}
+ALLOWED.update({
     # The server's room: Server, Context, and the features (tools, resources, prompts, completion,
     # logging, pagination, tasks), and its serving of a modern request. Its side of sampling,
     # elicitation and roots lives in the client's room (one module per request, both sides):
     # see LOCAL_EXCEPTIONS.
-    "server": {"session", "calls", "lifecycle", "modern", "types", "signature", "signature_fast", "binding",
-               "jsonable", "uritemplate", "validation", "docstrings",
-               "typehints", "errors", "messages", "transports", "tokens"},
+    "server": SESSION | SCHEMA | {"protocol.lifecycle", "protocol.modern", "types", "errors", "jsonrpc.messages",
+                                  "transports", "protocol.tokens"},
     # The client's room: Client, its requests, its modern era, and what answers the server's requests
     # (sampling, elicitation, roots, approval, tasks, restart). It never imports the server.
-    "client": {"session", "calls", "outbound", "lifecycle", "modern", "types", "errors", "messages", "transports", "validation"},
+    "client": SESSION | {"protocol.lifecycle", "protocol.modern", "types", "errors", "jsonrpc.messages", "transports",
+                         "schema.validation"},
     "host": ANYTHING,
-    # The command line (serve, the inspector, the shell, demo --host): on top of everything.
+    # The tooling room: the command line (serve, the inspector, the shell, demo --host) and
+    # `demo --scenario NAME` (a client and a server together): on top of everything.
     "cli": ANYTHING,
     "__main__": ANYTHING,
-    "scenarios": ANYTHING,          # `demo --scenario NAME`: a client and a server together, like the demo
     "examples": ANYTHING,
     "__init__": ANYTHING,           # the package itself re-exports the public API
-}
+})
 # HTTP transports also need the negotiated-revision rules, the OAuth helpers, the shared worker pool
 # and session ids (tokens).
-HTTP_TRANSPORT_EXTRA = {"lifecycle", "auth", "workers", "tokens"}
+HTTP_TRANSPORT_EXTRA = {"protocol.lifecycle", "auth", "session.workers", "protocol.tokens"}
 # Function-local imports allowed to point outside their row, and why.
 # The server's half of sampling, elicitation and roots lives beside the client's half, one module
 # per request in the client's room; Context loads it on the first ctx.sample/elicit/list_roots.
@@ -109,8 +118,13 @@ def _exists(module: str) -> bool:
 
 
 def _layer(module: str) -> str:
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else "__init__"
+    """The row of ``module``: the longest name in ALLOWED it lies in (``session.pool``,
+    else ``session``); a module in no row is its room's first name."""
+    parts = module.split(".")[1:]
+    for cut in range(len(parts), 0, -1):
+        if ".".join(parts[:cut]) in ALLOWED:
+            return ".".join(parts[:cut])
+    return parts[0] if parts else "__init__"
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -184,8 +198,7 @@ def _imports(find=_import_time_imports):
 def _allowed(module: str):
     layer = _layer(module)
     allowed = ALLOWED[layer]
-    if allowed is not ANYTHING and layer == "transports" and any(
-            word in module.rsplit(".", 1)[-1] for word in ("http", "sse")):
+    if allowed is not ANYTHING and module.startswith(f"{PACKAGE}.transports.http"):
         allowed = allowed | HTTP_TRANSPORT_EXTRA
     return allowed
 
@@ -298,14 +311,15 @@ def test_the_checker_sees_violations(tmp_path):
     nodes = _import_time_imports(ast.parse(source))
     names = [t for node in nodes for t in _targets(node, "mcp_ref.session", False)]
     assert names == ["os", "typing", "json", "mcp_ref.errors"]
-    assert _targets(ast.parse("from ..messages import encode").body[0], "mcp_ref.transports.stdio", False) == \
+    assert _targets(ast.parse("from ..jsonrpc.messages import encode").body[0], "mcp_ref.transports.stdio", False) == \
         ["mcp_ref.jsonrpc.messages"]
     assert _targets(ast.parse("from . import stdio").body[0], "mcp_ref.transports", True) == \
         ["mcp_ref.transports.stdio"]
     assert _targets(ast.parse("from mcp_ref import Server").body[0], "mcp_ref.client", False) == \
         ["mcp_ref.Server"]
-    assert _allowed("mcp_ref.transports.http.client.streamable") >= {"lifecycle"}
-    assert "lifecycle" not in _allowed("mcp_ref.transports.stdio")
+    assert _allowed("mcp_ref.transports.http.client.streamable") >= {"protocol.lifecycle"}
+    assert "protocol.lifecycle" not in _allowed("mcp_ref.transports.stdio")
+    assert _layer("mcp_ref.session.pool") == "session.pool" and _layer("mcp_ref.server.tasks.legacy") == "server"
 
 
 def test_an_http_server_does_not_load_dataclasses():

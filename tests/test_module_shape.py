@@ -19,8 +19,9 @@ PACKAGE = ROOT / "mcp_ref"
 MAX_LINES = 400
 MIN_CORE_DENSITY = 0.5
 # The protocol core: no roles, no I/O but the session's threads (README, module map).
-CORE = ["errors.py", "jsonrpc/messages.py", "jsonrpc/peek.py", "types", "protocol/lifecycle.py", "session/calls.py", "session/__init__.py", "session/outbound.py",
-        "session/inbound.py", "session/notices.py", "session/batches.py", "session/closing.py", "session/pool.py"]
+CORE = ["errors.py", "jsonrpc", "types", "protocol/lifecycle.py", "session/calls.py", "session/__init__.py",
+        "session/outbound.py", "session/inbound.py", "session/notices.py", "session/batches.py", "session/closing.py",
+        "session/pool.py"]
 
 
 def counts(source: str) -> tuple:

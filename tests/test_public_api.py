@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def type_checking_imports(path: Path) -> dict:
-    """``{name: ".module"}`` imported under ``if TYPE_CHECKING:`` at the top of ``path``."""
+    """``{name: ".module"}`` (relative to the package) imported under ``if TYPE_CHECKING:`` at the top of ``path``."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found: dict = {}
     blocks = [node for node in tree.body if isinstance(node, ast.If) and isinstance(node.test, ast.Name)
@@ -29,7 +29,11 @@ def type_checking_imports(path: Path) -> dict:
         assert isinstance(node, ast.ImportFrom), ast.dump(node)
         for alias in node.names:
             assert alias.asname is None
-            found[alias.name] = "." * node.level + (node.module or "")
+            module = "." * node.level + (node.module or "")
+            package = ".".join(path.relative_to(ROOT).parent.parts)
+            if module.startswith(package + "."):       # absolute: relative to the package, as the table
+                module = module[len(package):]
+            found[alias.name] = module
     return found
 
 

@@ -48,12 +48,11 @@ import os
 import threading
 import weakref
 
-from mcp_ref.client.modern import era as client_modern
 from mcp_ref import types
 from mcp_ref.protocol import lifecycle
 from mcp_ref.client.client_requests import (DEFAULT_MAX_PAGES, VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages,
                                             page_of)
-from mcp_ref.client.modern.era import ModernEra
+from mcp_ref.client.modern import era as client_modern
 from mcp_ref.client.connect import Connections, _ClassOrInstance
 from mcp_ref.client.answers import ServerRequestAnswers
 from mcp_ref.client.tasks.legacy import TaskRequests
@@ -91,7 +90,7 @@ def _close_unclosed() -> None:
             log.debug("closing %r at exit failed", client, exc_info=True)
 
 
-class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskRequests, ModernEra):
+class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskRequests, client_modern.ModernEra):
     """An MCP client over any transport (see ``Client.stdio`` for the common case).
 
     Resources, prompts, completion, logging and the notification callbacks are
