@@ -198,11 +198,11 @@ def _start(client: Client, shown: str) -> None:
         client.connect()
     except Exception as exc:
         client.close()
-        from mcp_ref.cli import _describe
+        from mcp_ref.cli.commands import describe_error
         hint = ""
         if isinstance(exc, ConnectionClosed) and exc.exit_code == 0:
             hint = " (does it run its server when started this way?)"
-        raise RuntimeError(f"the server `{shown}` did not start: {_describe(exc)}{hint}") from None
+        raise RuntimeError(f"the server `{shown}` did not start: {describe_error(exc)}{hint}") from None
 
 
 def demo(module: str = "mcp_ref.examples.everything", full: bool = False) -> int:

@@ -394,8 +394,9 @@ def test_modules_are_small_documented_and_import_only_stdlib():
             if isinstance(node, ast.Import):
                 assert {a.name.split(".")[0] for a in node.names} <= allowed, (path.name, ast.dump(node))
             elif isinstance(node, ast.ImportFrom):
-                ok = (node.level == 0 and node.module.split(".")[0] in allowed) or node.level == 1 \
-                    or (node.level == 2 and node.module in ("errors", "typehints"))
+                ok = node.level == 0 and (node.module.split(".")[0] in allowed or node.module == "mcp_ref.types"
+                                          or node.module.startswith("mcp_ref.types.")
+                                          or node.module in ("mcp_ref.errors", "mcp_ref.schema.typehints"))
                 assert ok, (path.name, ast.dump(node))
 
 

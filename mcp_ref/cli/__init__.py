@@ -121,22 +121,6 @@ def _fail(message: str) -> int:
     return 1
 
 
-def _describe(exc: BaseException) -> str:
-    """``exc`` in one line (rule 1)."""
-    from mcp_ref.errors import ConnectionClosed, McpError
-    if isinstance(exc, ConnectionClosed):            # its stderr tail: the last line says most
-        text = exc.reason + (f" (exit code {exc.exit_code})" if exc.exit_code is not None else "")
-        tail = [line.strip() for line in exc.stderr_tail.splitlines() if line.strip()]
-        return text + (f"; its last stderr line: {tail[-1]}" if tail else "")
-    if isinstance(exc, McpError) and str(exc.code) not in str(exc):
-        return f"{exc} (JSON-RPC error {exc.code})"
-    if isinstance(exc, FileNotFoundError) and exc.filename:
-        return f"cannot run {exc.filename!r}: no such file or command"
-    if isinstance(exc, KeyError):
-        return str(exc.args[0]) if exc.args else "not found"
-    return str(exc) or type(exc).__name__
-
-
 def guarded(run, args) -> int:
     """Run ``run(args)`` under rule 1 and rule 2."""
     try:
@@ -145,7 +129,8 @@ def guarded(run, args) -> int:
         sys.stderr.write("\nmcp-ref: interrupted; the request in flight was cancelled\n")
         return 130
     except Exception as exc:          # noqa: BLE001 -- rule 1: a clear line, no traceback
-        return _fail(_describe(exc))
+        from mcp_ref.cli.commands import describe_error
+        return _fail(describe_error(exc))
 
 
 def _inspect(args) -> int:

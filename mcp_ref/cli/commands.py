@@ -39,6 +39,22 @@ class CommandError(Exception):
     """A command's own failure (bad ``key=value``, say): printed, exit status 1."""
 
 
+def describe_error(exc: BaseException) -> str:
+    """One line for the user about a failed command (the CLI's and the shell's)."""
+    from mcp_ref.errors import ConnectionClosed, McpError
+    if isinstance(exc, ConnectionClosed):            # its stderr tail: the last line says most
+        text = exc.reason + (f" (exit code {exc.exit_code})" if exc.exit_code is not None else "")
+        tail = [line.strip() for line in exc.stderr_tail.splitlines() if line.strip()]
+        return text + (f"; its last stderr line: {tail[-1]}" if tail else "")
+    if isinstance(exc, McpError) and str(exc.code) not in str(exc):
+        return f"{exc} (JSON-RPC error {exc.code})"
+    if isinstance(exc, FileNotFoundError) and exc.filename:
+        return f"cannot run {exc.filename!r}: no such file or command"
+    if isinstance(exc, KeyError):
+        return str(exc.args[0]) if exc.args else "not found"
+    return str(exc) or type(exc).__name__
+
+
 def parse_arguments(pairs, raw=None) -> dict:
     """The arguments object from ``key=value`` words or an ``--args-json`` text (rule 2)."""
     if raw is not None:

@@ -28,7 +28,7 @@ import shlex
 import sys
 import threading
 
-from mcp_ref.cli.commands import COMMANDS, CommandError
+from mcp_ref.cli.commands import COMMANDS, CommandError, describe_error
 
 __all__ = ["Shell", "run_shell"]
 
@@ -108,8 +108,7 @@ class Shell(cmd.Cmd):
         except ValueError as exc:            # shlex: no closing quotation
             self.stdout.write(f"error: {exc}\n")
         except (CommandError, Exception) as exc:      # noqa: BLE001 -- shown, the shell goes on
-            from mcp_ref.cli import _describe
-            self.stdout.write(f"error: {_describe(exc)}\n")
+            self.stdout.write(f"error: {describe_error(exc)}\n")
 
     def do_unsubscribe(self, line: str) -> None:
         """unsubscribe URI: stop the updates of a resource"""

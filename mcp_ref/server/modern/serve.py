@@ -178,10 +178,10 @@ def agreed_filter(server, requested, ctx=None) -> dict:
     if task_ids is not None:                        # server/tasks/extension.py rule 8
         if not (isinstance(task_ids, list) and all(isinstance(i, str) for i in task_ids)):
             raise InvalidParamsError("Invalid params: notifications.taskIds must be a list of task ids")
-        from mcp_ref.server.tasks.extension import declares, missing_extension
-        if ctx is None or not declares(ctx):
-            raise missing_extension("notifications.taskIds")
-        agreed["taskIds"] = server.tasks.ext.visible(ctx, task_ids)
+        ext = server.tasks.ext                      # the extension's module imports this one
+        if ctx is None or not ext.declares(ctx):
+            raise ext.missing_extension("notifications.taskIds")
+        agreed["taskIds"] = ext.visible(ctx, task_ids)
     return agreed
 
 

@@ -150,6 +150,8 @@ class ExtTasks:
     """The extension's tasks of one server. Limits are attributes read at each use:
     ``ttl_ms``, ``max_tasks``, ``poll_interval`` (ms, None to suggest none); ``clock``
     and ``wall`` may be replaced by tests."""
+    # Read through an instance by the modern era's listen (server/modern/serve.py), which this module imports.
+    declares, missing_extension = staticmethod(declares), staticmethod(missing_extension)
 
     def __init__(self, server):
         self.server = server
