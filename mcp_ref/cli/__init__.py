@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from mcp_ref.cli.commands import parse
 from mcp_ref.protocol import lifecycle
 
 __all__ = ["add_commands", "top_parser", "parse", "main"]
@@ -82,19 +83,6 @@ def _target_options() -> argparse.ArgumentParser:
     options.add_argument("--timeout", type=float, metavar="SECONDS",
                          help="seconds to wait for each answer (default 60)")
     return common
-
-
-def parse(parser, argv):
-    """``parser.parse_args(argv)``, except that ``key=value`` words after an option
-    (``call add --json a=1``) still go to ``call``/``prompt``'s arguments: argparse
-    fills a ``*`` positional once, with the words before the first option."""
-    args, extra = parser.parse_known_args(argv)
-    words = getattr(args, "arguments", None)
-    if extra and isinstance(words, list) and not any(word.startswith("-") for word in extra):
-        words.extend(extra)
-    elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    return args
 
 
 def add_commands(sub) -> None:

@@ -39,6 +39,19 @@ class CommandError(Exception):
     """A command's own failure (bad ``key=value``, say): printed, exit status 1."""
 
 
+def parse(parser, argv):
+    """``parser.parse_args(argv)``, except that ``key=value`` words after an option
+    (``call add --json a=1``) still go to ``call``/``prompt``'s arguments: argparse
+    fills a ``*`` positional once, with the words before the first option."""
+    args, extra = parser.parse_known_args(argv)
+    words = getattr(args, "arguments", None)
+    if extra and isinstance(words, list) and not any(word.startswith("-") for word in extra):
+        words.extend(extra)
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def describe_error(exc: BaseException) -> str:
     """One line for the user about a failed command (the CLI's and the shell's)."""
     from mcp_ref.errors import ConnectionClosed, McpError

@@ -95,7 +95,7 @@ class Shell(cmd.Cmd):
 
     def run(self, name: str, line: str) -> None:
         try:
-            from mcp_ref.cli import parse
+            from mcp_ref.cli.commands import parse
             args = parse(self.parsers[name], shlex.split(line))
             if name == "subscribe":
                 self.client.subscribe_resource(args.uri)

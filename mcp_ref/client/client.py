@@ -66,9 +66,8 @@ if TYPE_CHECKING:          # names for annotations only
 
     from mcp_ref.types import CallToolResult, Implementation
 
-# The client features (approval, elicitation, roots, sampling) and the types/ classes
-# load where they are first used: a script that only calls tools does not pay for
-# them at import (bench/bench_stdio.py measures import time).
+# The client features (approval, elicitation, roots, sampling) and the types/ classes load where
+# they are first used: a script that only calls tools does not pay for them at import.
 
 log = get_logger("mcp_ref.client")
 
