@@ -130,8 +130,16 @@ def test_tasks_requests_need_the_extension_and_a_known_id(exchange):
         assert error["code"] == MissingRequiredClientCapabilityError.code
         error = exchange.call(method, declared(taskId="nope"))["error"]
         assert (error["code"], error["message"]) == (-32602, "Failed to retrieve task: Task not found")
+        assert error["data"] == {"taskId": "nope"}
+        error = exchange.call(method, declared(taskId=7), sent_ok=False)["error"]
+        assert (error["code"], error["message"]) == (-32602, f"Invalid params: {method} needs taskId (a string)")
     error = exchange.call("tasks/update", declared(taskId="nope", inputResponses={}))["error"]
     assert error["code"] == -32602
+    # A known id, asked for by a declaring request, resolves.
+    task_id = exchange.call("tools/call", declared(name="double", arguments={"n": 1}))["result"]["taskId"]
+    assert exchange.call("tasks/get", declared(taskId=task_id))["result"]["taskId"] == task_id
+    assert exchange.call("tasks/get", {"taskId": task_id, **meta()})["error"]["code"] == \
+        MissingRequiredClientCapabilityError.code
 
 
 @pytest.mark.req("XTASK26-17", "XTASK26-18", "XTASK26-27", "XTASK26-28", "XTASK26-29", "XTASK26-32", "XTASK26-33")
@@ -179,13 +187,16 @@ def test_a_json_rpc_error_fails_the_task_and_a_tool_error_completes_it(exchange)
     failed = poll(exchange, failed_id, lambda r: r["status"] == "failed")
     assert failed["error"]["code"] == MissingRequiredClientCapabilityError.code
     assert failed["error"]["data"]["requiredCapabilities"] == {"elicitation": {"form": {}}}
-    assert failed["statusMessage"].startswith("Tool execution failed")
+    assert set(failed["error"]) == {"code", "message", "data"} and "result" not in failed
+    assert failed["error"]["message"].startswith("Missing required client capability")
+    assert failed["statusMessage"] == "Tool execution failed: " + failed["error"]["message"]
     tool_id = exchange.call("tools/call", declared(name="refuse", arguments={}))["result"]["taskId"]
     completed = poll(exchange, tool_id, lambda r: r["status"] == "completed")
     assert completed["result"]["isError"] is True
     assert completed["result"]["content"][0]["text"] == "the tool broke" and "error" not in completed
 
 
+@pytest.mark.req("XTASK26-21", "XTASK26-45", "XTASK26-48")
 def test_a_json_rpc_error_the_tool_raises_fails_the_task_with_it(exchange):
     task_id = exchange.call("tools/call", declared(name="protocol_error", arguments={}))["result"]["taskId"]
     failed = poll(exchange, task_id, lambda r: r["status"] in ("completed", "failed"))
@@ -273,7 +284,7 @@ def connect(server, recorder=None, **options):
     return Client(transport, **options)
 
 
-@pytest.mark.req("XTASK26-2", "XTASK26-12", "XTASK26-13", "XTASK26-23", "XTASK26-24", "XTASK26-25", "XTASK26-26", "XTASK26-31")
+@pytest.mark.req("XTASK26-2", "XTASK26-3", "XTASK26-12", "XTASK26-13", "XTASK26-23", "XTASK26-24", "XTASK26-25", "XTASK26-26", "XTASK26-31")
 def test_call_tool_follows_a_task_and_answers_each_input_request_once():
     asked = []
 
@@ -295,11 +306,17 @@ def test_call_tool_follows_a_task_and_answers_each_input_request_once():
             validate_wire(message, MODERN_REVISION, "request", sender="client")
 
 
+@pytest.mark.req("XTASK26-2")
 def test_a_failed_task_raises_its_error_and_a_tool_error_is_a_result():
     with connect(task_server()) as client:                 # no elicitation callback
-        with pytest.raises(MissingRequiredClientCapabilityError):
+        with pytest.raises(MissingRequiredClientCapabilityError) as raised:
             client.call_tool("greet", {})
-        assert client.call_tool("refuse", {}).is_error
+        assert raised.value.data["requiredCapabilities"] == {"elicitation": {"form": {}}}
+        with pytest.raises(InvalidParamsError, match="the job cannot run") as raised:
+            client.call_tool("protocol_error", {})
+        assert raised.value.data == {"why": "no input"}
+        refused = client.call_tool("refuse", {})
+        assert refused.is_error and refused.content[0].text == "the tool broke"
 
 
 @pytest.mark.req("XTASK26-34")
