@@ -74,6 +74,10 @@ def task_server() -> Server:
     def plain() -> str:
         return "plain"
 
+    @server.tool(task_support="forbidden")
+    def never_a_task() -> str:
+        return "never"
+
     return server
 
 
@@ -115,12 +119,17 @@ def test_a_declaring_call_gets_a_task_that_completes_with_the_same_result(exchan
 
 @pytest.mark.req("XTASK26-1", "XTASK26-4", "XTASK26-7")
 def test_no_task_for_a_request_that_does_not_declare_the_extension(exchange):
+    # A declaring request gets a task; the next request, not declaring, does not (the
+    # declaration is the request's, whatever came before).
+    assert exchange.call("tools/call", declared(name="double", arguments={"n": 2}))["result"]["resultType"] == "task"
     result = exchange.call("tools/call", {"name": "double", "arguments": {"n": 2}, **meta()})["result"]
     assert result["resultType"] == "complete" and result["content"][0]["text"] == "4"
     refused = exchange.call("tools/call", {"name": "greet", "arguments": {}, **meta()})["error"]
     assert refused["code"] == MissingRequiredClientCapabilityError.code
     assert refused["data"]["requiredCapabilities"] == {"extensions": {EXT: {}}}
     assert exchange.call("tools/call", declared(name="plain", arguments={}))["result"]["resultType"] == "complete"
+    never = exchange.call("tools/call", declared(name="never_a_task", arguments={}))["result"]
+    assert never["resultType"] == "complete" and never["content"][0]["text"] == "never"
 
 
 @pytest.mark.req("XTASK26-30", "XTASK26-39", "XTASK26-40", "XTASK26-41", "XTASK26-43", "XTASK26-44")
@@ -142,7 +151,7 @@ def test_tasks_requests_need_the_extension_and_a_known_id(exchange):
         MissingRequiredClientCapabilityError.code
 
 
-@pytest.mark.req("XTASK26-17", "XTASK26-18", "XTASK26-27", "XTASK26-28", "XTASK26-29", "XTASK26-32", "XTASK26-33")
+@pytest.mark.req("XTASK26-15", "XTASK26-17", "XTASK26-18", "XTASK26-27", "XTASK26-28", "XTASK26-29", "XTASK26-32", "XTASK26-33")
 def test_input_requests_wait_for_tasks_update_and_keys_are_never_reused(exchange):
     task_id = exchange.call("tools/call", declared(name="greet", arguments={}))["result"]["taskId"]
     asked = poll(exchange, task_id, lambda r: r["status"] == "input_required")
@@ -168,7 +177,7 @@ def test_input_requests_wait_for_tasks_update_and_keys_are_never_reused(exchange
     assert done["result"]["content"][0]["text"] == "Hello Ada from Leeds"
 
 
-@pytest.mark.req("XTASK26-20", "XTASK26-35")
+@pytest.mark.req("XTASK26-15", "XTASK26-20", "XTASK26-35")
 def test_cancel_acknowledges_and_the_tool_sees_it(exchange):
     task_id = exchange.call("tools/call", declared(name="wait_for_cancel", arguments={}))["result"]["taskId"]
     ack = exchange.call("tasks/cancel", declared(taskId=task_id))["result"]
@@ -196,7 +205,7 @@ def test_a_json_rpc_error_fails_the_task_and_a_tool_error_completes_it(exchange)
     assert completed["result"]["content"][0]["text"] == "the tool broke" and "error" not in completed
 
 
-@pytest.mark.req("XTASK26-21", "XTASK26-45", "XTASK26-48")
+@pytest.mark.req("XTASK26-15", "XTASK26-21", "XTASK26-45", "XTASK26-48")
 def test_a_json_rpc_error_the_tool_raises_fails_the_task_with_it(exchange):
     task_id = exchange.call("tools/call", declared(name="protocol_error", arguments={}))["result"]["taskId"]
     failed = poll(exchange, task_id, lambda r: r["status"] in ("completed", "failed"))
@@ -378,7 +387,7 @@ def test_a_create_task_result_to_another_request_is_an_invalid_response():
             peer.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
     threading.Thread(target=serve, daemon=True).start()
     with client:
-        with pytest.raises(InternalError, match="CreateTaskResult"):
+        with pytest.raises(InternalError, match="answered tools/list with a CreateTaskResult"):
             client.list_tools()
     peer_end.close()
 
