@@ -469,6 +469,7 @@ def test_with_authorization_a_task_belongs_to_its_subject():
         for method in ("tasks/get", "tasks/cancel"):
             error = mallory.call(method, declared(taskId=task_id))["error"]
             assert error["message"] == "Failed to retrieve task: Task not found"
+            assert error["data"] == {"taskId": task_id}
         assert alice.call("tasks/get", declared(taskId=task_id))["result"]["status"] == "working"
         alice.call("tasks/cancel", declared(taskId=task_id))
     finally:
