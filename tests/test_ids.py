@@ -8,7 +8,7 @@
   basic/utilities/tasks#task-id-requirements, #task-isolation-and-access-control.
 
 Both are ``os.urandom`` (the operating system's CSPRNG, which ``secrets`` reads too) with
-at least 128 random bits, unchanged, as URL-safe base64 (tokens.py). ``check_unguessable``
+at least 128 random bits, unchanged, as URL-safe base64 (protocol/tokens.py). ``check_unguessable``
 checks a generator; its own test shows it refuses the weak ones (a counter, too few bits,
 a non-cryptographic generator, a shortened id).
 """
@@ -20,11 +20,12 @@ import string
 import pytest
 
 from features_helpers import connected
-from mcp_ref import Server, tokens
-from mcp_ref.server import tasks as tasks_module
-from mcp_ref.server.tasks import new_task_id
-from mcp_ref.transports import http_server
-from mcp_ref.transports.http_server import new_session_id
+from mcp_ref import Server
+from mcp_ref.protocol import tokens
+from mcp_ref.server.tasks import legacy as tasks_module
+from mcp_ref.server.tasks.legacy import new_task_id
+from mcp_ref.transports.http.server import app as http_server
+from mcp_ref.transports.http.server.app import new_session_id
 
 COUNT = 10_000
 MIN_BITS = 128
@@ -120,7 +121,7 @@ def test_stream_ids_are_48_random_bits_drawn_ahead_and_unique(monkeypatch):
     digits from ``os.urandom`` (a server's event store is shared by its sessions), drawn
     many at a time rather than one system call per POST."""
     import os
-    from mcp_ref.transports import http_events
+    from mcp_ref.transports.http.server import events as http_events
     drawn, real = [], os.urandom
     monkeypatch.setattr(os, "urandom", lambda n: drawn.append(real(n)) or drawn[-1])
     monkeypatch.setattr(http_events, "_ids", [])

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from mcp_ref.errors import INTERNAL_ERROR, PARSE_ERROR, InvalidMessage
-from mcp_ref.messages import EncodeError, ErrorObject, ErrorResponse, Notification, Request, Response, decode, encode
+from mcp_ref.jsonrpc.messages import (EncodeError, ErrorObject, ErrorResponse, Notification, Request, Response, decode,
+                                      encode)
 from mcp_ref.session import Session
 from mcp_ref.transports import memory_pair
 
@@ -168,7 +169,7 @@ def test_the_cancel_event_made_late_still_reports_an_earlier_cancellation():
 HEAVY = ["typing", "logging", "dataclasses", "inspect", "subprocess", "queue", "base64", "urllib.parse",
          "mcp_ref.types.base", "mcp_ref.server.resources", "mcp_ref.server.prompts",
          "mcp_ref.server.utilities", "mcp_ref.client.elicitation", "mcp_ref.client.sampling", "mcp_ref.client.approval",
-         "mcp_ref.server.tasks", "mcp_ref.server.task_context", "mcp_ref.types.tasks", "secrets"]
+         "mcp_ref.server.tasks.legacy", "mcp_ref.server.tasks.context", "mcp_ref.types.tasks", "secrets"]
 
 
 @pytest.mark.parametrize("modules", ["mcp_ref.server, mcp_ref.transports.stdio",
@@ -254,7 +255,7 @@ lines = [{"jsonrpc": "2.0", "id": i, "method": method, "params": params}
 def test_a_stdio_server_of_resources_templates_and_prompts_starts_and_lists_without_anything_heavy():
     """resources.py and prompts.py rule 6: registering plain functions, answering
     ``initialize`` and listing them loads neither ``typing``/``inspect`` nor
-    ``mcp_ref.types`` (nor ``urllib.parse``, uritemplate.py): a server of 10,000
+    ``mcp_ref.types`` (nor ``urllib.parse``, schema/uritemplate.py): a server of 10,000
     resources, templates or prompts starts in what its registrations cost
     (bench/bench_growth.py, issue 17)."""
     heavy = [name for name in HEAVY if name not in ("mcp_ref.server.resources", "mcp_ref.server.prompts")]
@@ -277,7 +278,7 @@ def test_an_http_server_loads_only_the_server_side_of_auth():
     ``auth=`` needs none of it, and one with it ``resource_server`` (and the ``challenge``
     helpers it uses), not the client's grants, providers, discovery or storage; the
     names still import as before."""
-    code = ("import sys, json\nimport mcp_ref.server, mcp_ref.transports.http_server\n"
+    code = ("import sys, json\nimport mcp_ref.server, mcp_ref.transports.http.server.app\n"
             "auth = lambda: sorted(m for m in sys.modules if m.startswith('mcp_ref.auth.'))\n"
             "loaded = auth()\n"
             "from mcp_ref.auth import OAuthClientProvider, TokenStorage, StaticTokenVerifier\n"
@@ -292,7 +293,7 @@ def test_an_http_server_loads_only_the_server_side_of_auth():
 HTTP_ONE_CALL = """
 import http.client, json, sys
 from mcp_ref import Server
-from mcp_ref.transports.http_server import start_http
+from mcp_ref.transports.http.server.app import start_http
 server = Server("lean", version="1.0")
 
 @server.tool
@@ -326,11 +327,11 @@ def test_an_http_server_answers_a_call_without_loading_logging_or_auth():
     cost an HTTP server a sizeable share of its time to the first answer, and a server that
     logs nothing and has no ``auth=`` needs neither; ``typing`` (2.3 ms) only named
     annotations, and ``secrets`` (2.3 ms with ``hmac`` and ``hashlib``) only drew the
-    session id's random bytes (tokens.py). ``mcp_ref.peek`` reads frames that fail to decode (messages.py) and
+    session id's random bytes (protocol/tokens.py). ``mcp_ref.jsonrpc.peek`` reads frames that fail to decode (jsonrpc/messages.py) and
     ``mcp_ref.server.same_thread`` runs ``same_thread=True`` tools (tools.py): none is
     needed before they are used."""
     heavy = ["logging", "traceback", "typing", "mcp_ref.auth.resource_server", "mcp_ref.auth.challenge",
-             "secrets", "hmac", "hashlib", "mcp_ref.peek", "mcp_ref.server.same_thread"]
+             "secrets", "hmac", "hashlib", "mcp_ref.jsonrpc.peek", "mcp_ref.server.same_thread"]
     code = f"import sys\n_BASE = set(sys.modules)\nHEAVY = {heavy!r}\n" + HTTP_ONE_CALL
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
@@ -345,7 +346,7 @@ def test_serve_http_says_where_it_listens_without_loading_logging():
     """``serve_http`` (what bench/bench_http.py spawns) logs its URL at ``info`` before the
     first request: that line alone loaded ``logging`` and ``traceback`` into every server."""
     heavy = ["logging", "traceback"]
-    serving = ("import threading\nfrom mcp_ref.transports.http_server import serve_http\n"
+    serving = ("import threading\nfrom mcp_ref.transports.http.server.app import serve_http\n"
                "ready = threading.Event()\nbox = []\n"
                "threading.Thread(target=serve_http, args=(server, ('127.0.0.1', 0)), daemon=True,\n"
                "                 kwargs={'ready': lambda h: (box.append(h), ready.set())}).start()\n"

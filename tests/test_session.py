@@ -19,10 +19,10 @@ import pytest
 
 from conftest import _wire_validator
 from helpers import WAIT, RawPeer, Recorder, is_method, is_reply_to, mcp_threads, run_in_thread
-from mcp_ref.errors import (ConnectionClosed, InvalidParamsError, InvalidRequestError, McpError, MethodNotFoundError, RequestCancelled,
-                            RequestTimeout, SessionError)
-from mcp_ref import outbound
-from mcp_ref import pool as pool_module
+from mcp_ref.errors import (ConnectionClosed, InvalidParamsError, InvalidRequestError, McpError, MethodNotFoundError,
+                            RequestCancelled, RequestTimeout, SessionError)
+from mcp_ref.session import outbound
+from mcp_ref.session import pool as pool_module
 from mcp_ref.session import MAX_TOTAL_FACTOR, Session
 from mcp_ref.transports import TapTransport, memory_pair
 
@@ -1031,9 +1031,9 @@ def test_a_long_answer_keeps_the_reading_role_unless_input_is_waiting(monkeypatc
 
 
 def test_a_waiter_keeps_the_first_settlement_and_stays_open():
-    """outbound.py: the waiter is two bare locks; the first settle wins (a reply racing a
+    """session/outbound.py: the waiter is two bare locks; the first settle wins (a reply racing a
     close or a cancel), and once settled every wait returns at once."""
-    from mcp_ref.outbound import _Waiter
+    from mcp_ref.session.outbound import _Waiter
     waiter = _Waiter("tools/call")
     assert not waiter.settled and waiter.wait(0.01) is False
     settlers = [threading.Thread(target=waiter.settle, args=(i,)) for i in range(8)]

@@ -1,4 +1,4 @@
-"""Write combining on stdio (pipe_writer.py rule 6, session.py rule 6).
+"""Write combining on stdio (pipe_writer.py rule 6, session/__init__.py rule 6).
 
 Many threads calling one stdio client at once: the session does not serialise
 their sends (the stdio transport says ``concurrent_send``), and lines that

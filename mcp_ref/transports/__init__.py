@@ -28,7 +28,7 @@ as a header); ``max_message_size``, the largest message read, in bytes.
 """
 from __future__ import annotations
 
-from ..messages import decode, encode, oversized
+from mcp_ref.jsonrpc.messages import decode, encode, oversized
 
 __all__ = ["Transport", "MemoryTransport", "memory_pair", "TapTransport"]
 
