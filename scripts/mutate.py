@@ -31,6 +31,7 @@ This is a bench-style tool: minutes to hours, not run in CI. Usage::
     python scripts/mutate.py --list --rows CANC   # show the mutants, run nothing
     python scripts/mutate.py --json out.json      # also write the results
     python scripts/mutate.py --revision 2026-07-28 --rows XTASK26   # rows of the current revision's matrix
+    python scripts/mutate.py --revision 2026-07-28 --new-only       # only its rows new in that revision
 
 Needs ``MCP_SPEC_DIR`` like the tests (default ``../shared/spec``). Standard library
 only (plus pytest, run as a subprocess).
@@ -207,8 +208,9 @@ class Mutant:
         return f"{self.file}:{self.line} {self.ref.split(':')[1]} {self.what}"
 
 
-def plan(rows_filter: list | None, per_row: int, seed: int) -> list:
-    """``[(requirement, [tests], [Mutant])]`` for the in-scope MUST rows."""
+def plan(rows_filter: list | None, per_row: int, seed: int, new_only: bool = False) -> list:
+    """``[(requirement, [tests], [Mutant])]`` for the in-scope MUST rows (with ``new_only``,
+    only the rows whose sentence the base revision's matrix does not have)."""
     requirements = traceability.extract(traceability.spec_root())
     mapping = traceability.load_map()
     cited = traceability.collect_markers()
@@ -219,6 +221,8 @@ def plan(rows_filter: list | None, per_row: int, seed: int) -> list:
         if req.level != "MUST" or traceability.status_of(req, entry) != "implemented":
             continue
         if rows_filter and not any(req.id == f or req.id.split("-")[0] == f for f in rows_filter):
+            continue
+        if new_only and req.base:
             continue
         mutants = []
         for ref in entry.get("code", []):
@@ -306,10 +310,13 @@ def main(argv=None) -> int:
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     parser.add_argument("--revision", default="2025-11-25", choices=traceability.REVISIONS,
                         help="the matrix whose rows to mutate (default 2025-11-25)")
+    parser.add_argument("--new-only", action="store_true",
+                        help="only the rows new in the revision (no id in the base revision's matrix; "
+                             "those were mutation-tested there)")
     parser.add_argument("--no-baseline", action="store_true", help="skip the run of the cited tests on unmutated code")
     args = parser.parse_args(argv)
     traceability.configure(args.revision)
-    rows = plan(args.rows.split(",") if args.rows else None, args.per_row, args.seed)
+    rows = plan(args.rows.split(",") if args.rows else None, args.per_row, args.seed, args.new_only)
     total = sum(len(m) for _, _, m in rows)
     print(f"{len(rows)} MUST rows, {total} mutants", flush=True)
     if args.list:

@@ -213,7 +213,7 @@ def test_input_requests_are_refused_outside_the_three_methods(method):
     ctx = Ctx()
     ctx.method = method
     with pytest.raises(SessionError, match="only during"):
-        ask(ctx, "roots/list", {})
+        ask(ctx, "roots/list", {}, "roots-1")
 
 
 @pytest.mark.req("MRTR26-16", "MRTR26-17", "MRTR26-18", "MRTR26-20", "MRTR26-3", "MRTR26-15")

@@ -74,6 +74,10 @@ def task_server() -> Server:
     def plain() -> str:
         return "plain"
 
+    @server.tool(task_support="forbidden")
+    def never_a_task() -> str:
+        return "never"
+
     return server
 
 
@@ -115,12 +119,17 @@ def test_a_declaring_call_gets_a_task_that_completes_with_the_same_result(exchan
 
 @pytest.mark.req("XTASK26-1", "XTASK26-4", "XTASK26-7")
 def test_no_task_for_a_request_that_does_not_declare_the_extension(exchange):
+    # A declaring request gets a task; the next request, not declaring, does not (the
+    # declaration is the request's, whatever came before).
+    assert exchange.call("tools/call", declared(name="double", arguments={"n": 2}))["result"]["resultType"] == "task"
     result = exchange.call("tools/call", {"name": "double", "arguments": {"n": 2}, **meta()})["result"]
     assert result["resultType"] == "complete" and result["content"][0]["text"] == "4"
     refused = exchange.call("tools/call", {"name": "greet", "arguments": {}, **meta()})["error"]
     assert refused["code"] == MissingRequiredClientCapabilityError.code
     assert refused["data"]["requiredCapabilities"] == {"extensions": {EXT: {}}}
     assert exchange.call("tools/call", declared(name="plain", arguments={}))["result"]["resultType"] == "complete"
+    never = exchange.call("tools/call", declared(name="never_a_task", arguments={}))["result"]
+    assert never["resultType"] == "complete" and never["content"][0]["text"] == "never"
 
 
 @pytest.mark.req("XTASK26-30", "XTASK26-39", "XTASK26-40", "XTASK26-41", "XTASK26-43", "XTASK26-44")
@@ -130,11 +139,19 @@ def test_tasks_requests_need_the_extension_and_a_known_id(exchange):
         assert error["code"] == MissingRequiredClientCapabilityError.code
         error = exchange.call(method, declared(taskId="nope"))["error"]
         assert (error["code"], error["message"]) == (-32602, "Failed to retrieve task: Task not found")
+        assert error["data"] == {"taskId": "nope"}
+        error = exchange.call(method, declared(taskId=7), sent_ok=False)["error"]
+        assert (error["code"], error["message"]) == (-32602, f"Invalid params: {method} needs taskId (a string)")
     error = exchange.call("tasks/update", declared(taskId="nope", inputResponses={}))["error"]
     assert error["code"] == -32602
+    # A known id, asked for by a declaring request, resolves.
+    task_id = exchange.call("tools/call", declared(name="double", arguments={"n": 1}))["result"]["taskId"]
+    assert exchange.call("tasks/get", declared(taskId=task_id))["result"]["taskId"] == task_id
+    assert exchange.call("tasks/get", {"taskId": task_id, **meta()})["error"]["code"] == \
+        MissingRequiredClientCapabilityError.code
 
 
-@pytest.mark.req("XTASK26-17", "XTASK26-18", "XTASK26-27", "XTASK26-28", "XTASK26-29", "XTASK26-32", "XTASK26-33")
+@pytest.mark.req("XTASK26-15", "XTASK26-17", "XTASK26-18", "XTASK26-27", "XTASK26-28", "XTASK26-29", "XTASK26-32", "XTASK26-33")
 def test_input_requests_wait_for_tasks_update_and_keys_are_never_reused(exchange):
     task_id = exchange.call("tools/call", declared(name="greet", arguments={}))["result"]["taskId"]
     asked = poll(exchange, task_id, lambda r: r["status"] == "input_required")
@@ -160,7 +177,7 @@ def test_input_requests_wait_for_tasks_update_and_keys_are_never_reused(exchange
     assert done["result"]["content"][0]["text"] == "Hello Ada from Leeds"
 
 
-@pytest.mark.req("XTASK26-20", "XTASK26-35")
+@pytest.mark.req("XTASK26-15", "XTASK26-20", "XTASK26-35")
 def test_cancel_acknowledges_and_the_tool_sees_it(exchange):
     task_id = exchange.call("tools/call", declared(name="wait_for_cancel", arguments={}))["result"]["taskId"]
     ack = exchange.call("tasks/cancel", declared(taskId=task_id))["result"]
@@ -179,13 +196,16 @@ def test_a_json_rpc_error_fails_the_task_and_a_tool_error_completes_it(exchange)
     failed = poll(exchange, failed_id, lambda r: r["status"] == "failed")
     assert failed["error"]["code"] == MissingRequiredClientCapabilityError.code
     assert failed["error"]["data"]["requiredCapabilities"] == {"elicitation": {"form": {}}}
-    assert failed["statusMessage"].startswith("Tool execution failed")
+    assert set(failed["error"]) == {"code", "message", "data"} and "result" not in failed
+    assert failed["error"]["message"].startswith("Missing required client capability")
+    assert failed["statusMessage"] == "Tool execution failed: " + failed["error"]["message"]
     tool_id = exchange.call("tools/call", declared(name="refuse", arguments={}))["result"]["taskId"]
     completed = poll(exchange, tool_id, lambda r: r["status"] == "completed")
     assert completed["result"]["isError"] is True
     assert completed["result"]["content"][0]["text"] == "the tool broke" and "error" not in completed
 
 
+@pytest.mark.req("XTASK26-15", "XTASK26-21", "XTASK26-45", "XTASK26-48")
 def test_a_json_rpc_error_the_tool_raises_fails_the_task_with_it(exchange):
     task_id = exchange.call("tools/call", declared(name="protocol_error", arguments={}))["result"]["taskId"]
     failed = poll(exchange, task_id, lambda r: r["status"] in ("completed", "failed"))
@@ -273,7 +293,7 @@ def connect(server, recorder=None, **options):
     return Client(transport, **options)
 
 
-@pytest.mark.req("XTASK26-2", "XTASK26-12", "XTASK26-13", "XTASK26-23", "XTASK26-24", "XTASK26-25", "XTASK26-26", "XTASK26-31")
+@pytest.mark.req("XTASK26-2", "XTASK26-3", "XTASK26-12", "XTASK26-13", "XTASK26-23", "XTASK26-24", "XTASK26-25", "XTASK26-26", "XTASK26-31")
 def test_call_tool_follows_a_task_and_answers_each_input_request_once():
     asked = []
 
@@ -295,11 +315,17 @@ def test_call_tool_follows_a_task_and_answers_each_input_request_once():
             validate_wire(message, MODERN_REVISION, "request", sender="client")
 
 
+@pytest.mark.req("XTASK26-2")
 def test_a_failed_task_raises_its_error_and_a_tool_error_is_a_result():
     with connect(task_server()) as client:                 # no elicitation callback
-        with pytest.raises(MissingRequiredClientCapabilityError):
+        with pytest.raises(MissingRequiredClientCapabilityError) as raised:
             client.call_tool("greet", {})
-        assert client.call_tool("refuse", {}).is_error
+        assert raised.value.data["requiredCapabilities"] == {"elicitation": {"form": {}}}
+        with pytest.raises(InvalidParamsError, match="the job cannot run") as raised:
+            client.call_tool("protocol_error", {})
+        assert raised.value.data == {"why": "no input"}
+        refused = client.call_tool("refuse", {})
+        assert refused.is_error and refused.content[0].text == "the tool broke"
 
 
 @pytest.mark.req("XTASK26-34")
@@ -361,7 +387,7 @@ def test_a_create_task_result_to_another_request_is_an_invalid_response():
             peer.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
     threading.Thread(target=serve, daemon=True).start()
     with client:
-        with pytest.raises(InternalError, match="CreateTaskResult"):
+        with pytest.raises(InternalError, match="answered tools/list with a CreateTaskResult"):
             client.list_tools()
     peer_end.close()
 
@@ -443,6 +469,7 @@ def test_with_authorization_a_task_belongs_to_its_subject():
         for method in ("tasks/get", "tasks/cancel"):
             error = mallory.call(method, declared(taskId=task_id))["error"]
             assert error["message"] == "Failed to retrieve task: Task not found"
+            assert error["data"] == {"taskId": task_id}
         assert alice.call("tasks/get", declared(taskId=task_id))["result"]["status"] == "working"
         alice.call("tasks/cancel", declared(taskId=task_id))
     finally:
