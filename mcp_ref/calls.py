@@ -20,19 +20,18 @@ public methods (``notify``, ``start_request``, ``protocol_version``).
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from . import lifecycle
 from .errors import RequestCancelled, SessionError
 from .messages import is_request_id
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only
+if TYPE_CHECKING:
     from .messages import Request
 
 __all__ = ["RequestContext"]
 
-# Makes RequestContext.cancelled once, whichever thread asks first, and guards the
-# short lists of on_cancel callbacks and nested requests (no I/O, no user code under it).
+# Guards the short lists of on_cancel callbacks and nested requests (no I/O, no user code under it).
 _EVENT_LOCK = threading.Lock()
 
 
@@ -58,7 +57,7 @@ class RequestContext:
             self.progress_token = token if is_request_id(token) else None
         else:
             self.meta, self.progress_token = {}, None
-        self._cancelled = None             # the Event, made on first use (see ``cancelled``)
+        self.cancelled = threading.Event()   # set when the request is cancelled (rule 1)
         # A request that ends only when the peer cancels it (2026-07-28 subscriptions/listen):
         # cancelled at once when the peer's input ends, not awaited (session.py rule 5).
         self.ends_with_input = False
@@ -73,23 +72,9 @@ class RequestContext:
         answers a 2026-07-28 request's own)."""
         return self.session.protocol_version
 
-    @property
-    def cancelled(self) -> threading.Event:
-        """Set when the request is cancelled. Made on first use: most requests finish
-        without anyone asking, and an Event per request is a measurable share of a
-        call's cost (bench/bench_stdio.py)."""
-        event = self._cancelled
-        if event is None:
-            with _EVENT_LOCK:
-                event = self._cancelled
-                if event is None:
-                    event = self._cancelled = threading.Event()
-        return event
-
     def is_cancelled(self) -> bool:
-        """True once the request was cancelled (without making the Event)."""
-        event = self._cancelled
-        return event is not None and event.is_set()
+        """True once the request was cancelled."""
+        return self.cancelled.is_set()
 
     def on_cancel(self, fn) -> None:
         """Call ``fn()`` once when this request is cancelled (at once if it already is),

@@ -32,8 +32,6 @@ ALLOWED = {
     # The fast path of signature.py (plain functions, no inspect or typing), and values as JSON.
     "signature_fast": {"docstrings", "jsonable"},
     "jsonable": set(),
-    # Unguessable ids (session ids, task ids) from the OS's CSPRNG.
-    "tokens": set(),
     # Arguments in (bind_arguments), through signature.py's full path when it must.
     "binding": {"errors", "signature", "signature_fast"},
     "uritemplate": {"errors"},
@@ -45,7 +43,7 @@ ALLOWED = {
                 "batches", "closing"},
     # The rooms of Session, each mixed into it. What goes out: requests, writing, Pending, CancelToken.
     "outbound": {"errors", "messages"},
-    # What comes in: the pool's threads, the reader loop, routing, serving.
+    # What comes in: the reader loop, routing, serving.
     "inbound": {"errors", "messages", "lifecycle", "pool"},
     # Cancellations, progress, notifications, and the helper threads that run callbacks in order.
     "notices": {"errors", "messages"},
@@ -53,7 +51,7 @@ ALLOWED = {
     "batches": {"errors", "messages", "lifecycle"},
     # How a session ends (rule 5).
     "closing": {"errors", "notices"},
-    # Who runs a job (the leader/follower pool): threads only, no MCP.
+    # The bounded pool of worker threads that serve requests: threads only, no MCP.
     "pool": set(),
     # A bounded thread pool shared by sessions that have no reader of their own (HTTP).
     "workers": set(),

@@ -54,7 +54,7 @@ import time
 from http.server import ThreadingHTTPServer
 
 from ..errors import get_logger
-from ..tokens import token_urlsafe
+from secrets import token_urlsafe
 from ..workers import WorkerPool
 from .http_handler import McpRequestHandler
 from .http_origin import LOOPBACK, WILDCARD, HostChecks
