@@ -221,8 +221,9 @@ def test_a_deaf_server_leaves_no_writer_thread_and_no_child_behind():
 
 
 def test_the_writer_thread_writes_every_line_in_order_and_the_caller_never_waits():
-    """pipe_writer rule 1: ``write`` queues and returns at once, also for a line longer
-    than the pipe holds with nothing read yet; the thread writes the lines in order."""
+    """pipe_writer rule 1: ``write`` returns at once, also for a line longer than the
+    pipe holds with nothing read yet (what does not fit is queued); every line
+    arrives whole and in order."""
     from mcp_ref.transports.pipe_writer import PipeWriter
     read_end, write_end = os.pipe()
     writer = PipeWriter(os.fdopen(write_end, "wb"), owned=True)
@@ -253,8 +254,9 @@ def _drain(fd, size):
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="no pseudo-terminals here")
 def test_the_writer_leaves_a_terminal_and_a_pipe_blocking():
-    """pipe_writer rule 1: the writer never changes the blocking mode, which belongs to the
-    open file (a terminal shares it with the shell that started the server)."""
+    """pipe_writer rule 1: the blocking mode belongs to the open file (a terminal shares it
+    with the shell that started the server): a terminal is never switched, and a pipe is
+    blocking again once the writer has closed it."""
     from mcp_ref.transports.pipe_writer import PipeWriter
     leader, terminal = os.openpty()
     shell = os.dup(terminal)
