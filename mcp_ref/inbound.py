@@ -63,8 +63,8 @@ class Inbound:
                 continue
             if getattr(job, "control", False):
                 self._control_put(job)             # rule 8
-            else:
-                self._pool.submit(job)             # rule 3
+            elif not self._pool.serve(job, self._read):   # rule 3 (pool.py P3)
+                return                             # a worker reads on: this thread is a worker again
         self._on_close(reason)
 
     def _reply_job(self, reply, batch: _Batch | None = None):

@@ -13,13 +13,25 @@ P1. At most ``max_workers`` jobs run at once. A worker thread is started when
     job (a thread start per request would cost more than the request).
 P2. ``stop`` ends the pool: workers finish the jobs already queued, then exit.
     Jobs submitted after ``stop`` are dropped (the session is closing).
+P3. Fast path (holds sequential latency <= 2x and server CPU per small call <= 3x the
+    floor, bench/README.md): the reading loop is itself a job, and ``serve``
+    runs a request on the reading thread, waking no one, while another worker
+    could take reading over (an idle one, or room to start one); else it
+    queues it (P1). A ``<name>-standby`` thread checks every ``TAKEOVER``
+    seconds, and hands reading to a worker when the same job is still running
+    (a slow or blocked handler; a handler waiting on the peer gets its reply
+    read within two checks). It sleeps untimed after ``STANDBY_NAPS`` checks
+    with nothing served, until the next ``serve``.
 """
 from __future__ import annotations
 
 import threading
 from collections import deque
 
-__all__ = ["Pool"]
+__all__ = ["Pool", "TAKEOVER"]
+
+TAKEOVER = 0.002     # P3: seconds between the standby's checks
+STANDBY_NAPS = 25    # P3: checks with nothing served before the standby sleeps untimed
 
 
 class Pool:
@@ -28,11 +40,17 @@ class Pool:
     def __init__(self, name: str, max_workers: int):
         self._name = name
         self._max_workers = max(1, max_workers)
-        self._cv = threading.Condition()
+        lock = threading.RLock()
+        self._cv = threading.Condition(lock)           # workers wait here
+        self._wake = threading.Condition(lock)         # the standby waits here (P3)
         self._jobs: deque = deque()
         self._threads: list = []
         self._idle = 0                 # workers waiting and not yet woken for a job
         self._stopped = False
+        self._inline = 0               # P3: number of the job run on the reading thread; 0 none, -1 handed
+        self._served = 0               # P3: jobs run on the reading thread so far
+        self._standby: threading.Thread | None = None
+        self._asleep = False           # P3: the standby waits untimed
 
     def submit(self, job) -> None:
         """Queue ``job``; wake an idle worker, or start one (P1)."""
@@ -49,15 +67,57 @@ class Pool:
                 self._threads.append(thread)
                 thread.start()
 
+    def serve(self, job, read) -> bool:
+        """P3: run ``job`` here, on the reading thread, or queue it. Returns whether the
+        caller still reads; False when the standby handed ``read`` to a worker meanwhile."""
+        with self._cv:
+            here = not self._stopped and (self._idle or len(self._threads) < self._max_workers)
+            if here:
+                self._served += 1
+                self._inline = mine = self._served
+                if self._standby is None:
+                    self._standby = threading.Thread(target=self._watch, args=(read,), name=f"{self._name}-standby",
+                                                     daemon=True)
+                    self._standby.start()
+                elif self._asleep:
+                    self._asleep = False
+                    self._wake.notify()
+        if not here:
+            self.submit(job)
+            return True
+        job()
+        with self._cv:
+            if self._inline != mine:                   # handed on (and maybe a new reader serving)
+                return False
+            self._inline = 0
+        return True
+
+    def _watch(self, read) -> None:
+        """The standby (P3): take reading from a job that runs on the reading thread too long."""
+        seen, naps = 0, 0
+        with self._cv:
+            while not self._stopped:
+                if naps >= STANDBY_NAPS:
+                    self._asleep = True
+                    self._wake.wait()
+                    naps = 0
+                self._wake.wait(TAKEOVER)
+                if self._inline > 0 and self._inline == seen:     # one whole check: hand reading on
+                    self._inline = -1
+                    self.submit(read)
+                    self._jobs.rotate(1)                          # reading first: it answers ping
+                seen, naps = self._inline, 0 if self._inline else naps + 1
+
     def stop(self) -> None:
         """P2: no more jobs; the workers drain the queue, then exit."""
         with self._cv:
             self._stopped = True
             self._cv.notify_all()
+            self._wake.notify_all()
 
     def threads(self) -> list:
-        """The worker threads started so far (for close to join)."""
-        return list(self._threads)
+        """The worker threads (and the standby) started so far (for close to join)."""
+        return self._threads + ([self._standby] if self._standby is not None else [])
 
     def _run(self) -> None:
         """A worker: run queued jobs until the pool stops and the queue is empty."""

@@ -162,7 +162,7 @@ class Session(Outbound, Inbound, Notices, Batches, Closing):
         if executor is not None:
             self._jobs, self._serial = Lane(executor, max_workers), Lane(executor, 1)
         else:
-            self._pool = Pool(name, max_workers)
+            self._pool = Pool(name, max_workers + 1)     # rule 3: the handlers and the one reading
 
     # ------------------------------------------------------------------ public API
     def start(self) -> "Session":
@@ -172,7 +172,7 @@ class Session(Outbound, Inbound, Notices, Batches, Closing):
                 return self
             self._started = True
         if self._pool is not None:
-            self._start_helper("reader", self._read)     # rule 1
+            self._pool.submit(self._read)                # rule 1
         if self._ping_interval:
             self._start_helper("keepalive", self._keepalive)
         return self
