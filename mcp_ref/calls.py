@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
 __all__ = ["RequestContext"]
 
-# Guards the short lists of on_cancel callbacks and nested requests (no I/O, no user code under it).
+# Makes RequestContext.cancelled once, whichever thread asks first, and guards the
+# short lists of on_cancel callbacks and nested requests (no I/O, no user code under it).
 _EVENT_LOCK = threading.Lock()
 
 
@@ -57,7 +58,7 @@ class RequestContext:
             self.progress_token = token if is_request_id(token) else None
         else:
             self.meta, self.progress_token = {}, None
-        self.cancelled = threading.Event()   # set when the request is cancelled (rule 1)
+        self._cancelled = None             # the Event, made on first use (see ``cancelled``)
         # A request that ends only when the peer cancels it (2026-07-28 subscriptions/listen):
         # cancelled at once when the peer's input ends, not awaited (session.py rule 5).
         self.ends_with_input = False
@@ -72,9 +73,19 @@ class RequestContext:
         answers a 2026-07-28 request's own)."""
         return self.session.protocol_version
 
+    @property
+    def cancelled(self) -> threading.Event:
+        """Set when the request is cancelled (rule 1). Made on first use: most requests
+        finish without anyone asking, and an Event costs a small call 3 µs."""
+        if self._cancelled is None:
+            with _EVENT_LOCK:
+                if self._cancelled is None:
+                    self._cancelled = threading.Event()
+        return self._cancelled
+
     def is_cancelled(self) -> bool:
-        """True once the request was cancelled."""
-        return self.cancelled.is_set()
+        """True once the request was cancelled (without making the Event)."""
+        return self._cancelled is not None and self._cancelled.is_set()
 
     def on_cancel(self, fn) -> None:
         """Call ``fn()`` once when this request is cancelled (at once if it already is),

@@ -8,9 +8,10 @@ this one what the peer sends. The rules are session.py's; each is named where
 it is kept. Spec: basic/index, basic/utilities/cancellation,
 basic/utilities/ping.
 
-The way in, for one request: the reader thread runs ``_read`` (receive a
-frame) ``-> _route -> _on_request`` (a job) ``-> pool.submit(job)``; a worker
-then runs ``_serve`` (the handler) ``-> _reply -> _send``. For one reply:
+The way in, for one request: the reading thread runs ``_read`` (receive a
+frame) ``-> _route -> _on_request`` (a job); while another worker could take
+reading over (``pool.here``, pool.py P3) the same thread then runs the job:
+``_serve`` (the handler) ``-> _reply -> _send``; else a worker does. For one reply:
 ``_read -> _route -> _on_response -> waiter.settle`` (the caller waiting in
 ``Pending.result`` wakes). What this module hands aside, each read by its
 name: notifications (notices.py, rule 4), batches (batches.py, rule 7) and
@@ -39,9 +40,10 @@ class Inbound:
 
     # ------------------------------------------------------------------ reading
     def _read(self) -> None:
-        """The reader thread (rule 1): receive, route, and hand each job on: a request
-        to the pool (rule 3), an answer that needs no handler to the control thread
-        (rule 8). Returns once reading is over; the session is then closed."""
+        """The reading loop (rule 1), a job of the pool: receive, route, and hand each job
+        on: a request to the pool (rule 3; ``Pool.here``: it may run here), an answer that needs no
+        handler to the control thread (rule 8). Returns once reading is over (the session
+        is then closed), or once a worker has taken reading over (this one serves on)."""
         reason = "the peer closed the connection"
         while True:
             try:
@@ -63,9 +65,19 @@ class Inbound:
                 continue
             if getattr(job, "control", False):
                 self._control_put(job)             # rule 8
-            elif not self._pool.serve(job, self._read):   # rule 3 (pool.py P3)
-                return                             # a worker reads on: this thread is a worker again
+            elif self._pool.here(job, self._read):    # rule 3 (pool.py P3): run it on this thread
+                job()
+                if not self._pool.done(job):
+                    return                         # a worker reads on: this thread is a worker again
         self._on_close(reason)
+
+    def _work(self) -> None:
+        """A thread of the pool (rule 3): run jobs, the reading loop among them, until the
+        pool stops."""
+        job = self._pool.next_job()
+        while job is not None:
+            job()
+            job = self._pool.next_job()
 
     def _reply_job(self, reply, batch: _Batch | None = None):
         """A job that only writes ``reply``: marked ``control`` so it runs on the control

@@ -10,7 +10,7 @@ reading thread: callbacks run in order on one ``notify`` helper (or, in
 delivered mode, on the shared pool's serial lane, session.py rule 9).
 Spec: basic/utilities/cancellation, basic/utilities/progress.
 
-The helper threads (reader, notify, control, keepalive) are started here by
+The helper threads (notify, control, keepalive) are started here by
 name, so ``close`` joins every one of them (closing.py).
 """
 from __future__ import annotations
@@ -125,7 +125,7 @@ class Notices:
 
     # ------------------------------------------------------------------ helper threads
     def _start_helper(self, role: str, target) -> None:
-        """Start a named helper thread (reader, notify, control, keepalive); close joins it."""
+        """Start a named helper thread (notify, control, keepalive); close joins it."""
         thread = threading.Thread(target=target, name=f"{self._name}-{role}", daemon=True)
         self._helpers.append(thread)
         thread.start()

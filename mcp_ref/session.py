@@ -22,17 +22,21 @@ govern, and starting and closing::
 
 Rules:
 
-1. One thread, ``<name>-reader``, reads the transport, and it only reads and
-   routes: it settles the waiters of responses, records progress and
-   cancellations, and queues everything else. It never runs user code and
-   never writes, so replies, cancellations and pings are always read.
+1. One thread at a time holds the reading role (``_read``, a job of the pool):
+   it reads the transport and routes: it settles the waiters of responses,
+   records progress and cancellations, and hands everything else on. A request
+   it runs itself, on the same thread, while another worker could take reading
+   over; a request still running at the standby's next check (2-4 ms) has
+   reading taken from it and handed to a worker (pool.py P3). So replies,
+   cancellations and pings are always read, whatever a handler does.
    Spec: basic/index.
 2. Every outgoing request has a fresh integer id (never reused) and a
    timeout. The waiting thread is its own timer: on timeout it raises
    ``RequestTimeout`` and sends ``notifications/cancelled``; a reply that
    arrives later is dropped (outbound.py rules 1-3). Spec: basic/lifecycle#timeouts.
 3. Incoming requests run on a bounded pool of worker threads (pool.py, at
-   most ``max_workers`` at once), so many calls are in flight both ways and a
+   most ``max_workers`` at once; the pool holds one thread more, the one
+   reading), so many calls are in flight both ways and a
    handler may itself send a request to the peer and wait (the reader, never
    a handler, settles the reply). A cancelled request gets no response. At
    most ``max_inbound`` of the peer's requests are in flight (running or
@@ -78,8 +82,9 @@ Rules:
    known fast runs on the transport's thread instead (``workers`` rule 4).
    Spec: basic/transports#streamable-http.
 
-The reader loop (``_read``, inbound.py) is plain: receive, route (``_route``),
-and submit the job to the pool (rule 3) or to the control thread (rule 8).
+The reading loop (``_read``, inbound.py): receive, route (``_route``), and hand
+the job to the pool (``Pool.here``: run here or queued, rule 3) or to the
+control thread (rule 8).
 """
 from __future__ import annotations
 
@@ -162,7 +167,7 @@ class Session(Outbound, Inbound, Notices, Batches, Closing):
         if executor is not None:
             self._jobs, self._serial = Lane(executor, max_workers), Lane(executor, 1)
         else:
-            self._pool = Pool(name, max_workers + 1)     # rule 3: the handlers and the one reading
+            self._pool = Pool(name, max_workers + 1, self._work)   # rule 3: the handlers and the one reading
 
     # ------------------------------------------------------------------ public API
     def start(self) -> "Session":

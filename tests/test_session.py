@@ -705,8 +705,9 @@ def test_ping_is_answered_promptly_while_every_handler_is_blocked(pinger):
 
 
 def test_a_blocked_handler_does_not_stop_the_reader():
-    """Rule 1: the reader only reads and routes, so a second request is read (and
-    served on another worker) while the first one's handler waits for it."""
+    """Rule 1 (pool.py P3): a handler run on the reading thread that blocks loses the
+    reading role at the standby's next check, so a second request is read (and served)
+    while the first one's handler waits for it."""
     opened = threading.Event()
 
     def gate(ctx, args):
@@ -720,6 +721,40 @@ def test_a_blocked_handler_does_not_stop_the_reader():
         waiting = p.a.start_request("tools/call", call("gate"), timeout=WAIT)
         assert text(p.a.request("tools/call", call("release"), timeout=WAIT)) == "released"
         assert text(waiting.result()) == "opened"
+
+
+def test_the_standby_takes_reading_from_a_slow_job_and_remembers_its_key():
+    """pool.py P3: a job run on the reading thread that is still running at the
+    standby's check loses reading to a worker (``done`` then says so); a job of the same
+    key is queued for a worker from then on, another key still runs here."""
+    from mcp_ref.pool import Pool
+    handed = threading.Event()
+    pool = None
+
+    def work():
+        job = pool.next_job()
+        while job is not None:
+            job()
+            job = pool.next_job()
+
+    pool = Pool("mcp-test-standby", 4, work)
+    slow = lambda: handed.wait(WAIT)                          # noqa: E731
+    slow.key = ("tools/call", "slow")
+    again = lambda: None                                      # noqa: E731
+    again.key = slow.key
+    fast = lambda: None                                       # noqa: E731
+    fast.key = ("tools/call", "fast")
+    try:
+        assert pool.here(slow, handed.set) is True
+        assert slow() and pool.done(slow) is False            # a worker read on (it set handed)
+        assert pool.here(again, handed.set) is False          # queued: the key is known slow
+        assert pool.here(fast, handed.set) is True
+        fast()
+        assert pool.done(fast) is True
+    finally:
+        pool.stop()
+        for thread in pool.threads():
+            thread.join(WAIT)
 
 
 @pytest.mark.req("PING-2", "PING-3", "PING-6", "PING-7")

@@ -11,8 +11,8 @@ behind the write. So:
    queued, and one daemon thread, started on the first line it must write,
    writes the queue in order. A request written to a deaf peer then fails
    with its own timeout (``RequestTimeout``), like any other.
-   Fast path (holds sequential latency <= 2x and server CPU per small call <= 3x
-   the floor, bench/README.md): an owned pipe or socket is made non-blocking,
+   Fast path; it holds seq. latency <= 2x and server CPU per small call <= 3x the floor.
+   An owned pipe or socket is made non-blocking,
    and with nothing queued ``write`` writes the line itself on the caller's
    thread; only the rest (none, unless the pipe is full) goes to the thread,
    which waits for room with ``poll``. The mode belongs to the open file, so
