@@ -20,6 +20,7 @@ answers that need no handler (the control thread, rule 8).
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING
 
 from . import lifecycle
@@ -73,11 +74,12 @@ class Inbound:
 
     def _work(self) -> None:
         """A thread of the pool (rule 3): run jobs, the reading loop among them, until the
-        pool stops."""
+        pool stops; how long each took tells the pool which keys are slow (pool.py P3)."""
         job = self._pool.next_job()
         while job is not None:
+            began = time.monotonic()
             job()
-            job = self._pool.next_job()
+            job = self._pool.next_job(job, time.monotonic() - began)
 
     def _reply_job(self, reply, batch: _Batch | None = None):
         """A job that only writes ``reply``: marked ``control`` so it runs on the control

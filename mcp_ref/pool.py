@@ -23,8 +23,9 @@ P3. Fast path; it holds seq. latency <= 2x and server CPU per small call <= 3x t
     when the same job is still running (a slow or blocked handler; a handler
     waiting on the peer gets its reply read within two checks). It remembers
     that job's ``key`` (method and tool name or uri): a job of that key is
-    queued for a worker from then on, so slow tools run side by side as the
-    pool allows. It sleeps untimed after ``STANDBY_NAPS`` checks with nothing
+    queued for a worker, so slow tools run side by side as the pool allows,
+    until one runs there in under ``TAKEOVER`` (a fast job the OS paused is
+    marked slow for one call). It sleeps untimed after ``STANDBY_NAPS`` checks with nothing
     served, until the next ``here``.
 """
 from __future__ import annotations
@@ -77,7 +78,7 @@ class Pool:
         after); if not, the job is queued for a worker."""
         with self._cv:
             here = (not self._stopped and getattr(job, "key", None) not in self._slow
-                    and (self._idle or len(self._threads) < self._max_workers))
+                    and (self._idle > 0 or len(self._threads) < self._max_workers))
             if here:
                 self._inline = job
                 if self._standby is None:
@@ -130,10 +131,13 @@ class Pool:
         """The worker threads (and the standby) started so far (for close to join)."""
         return self._threads + ([self._standby] if self._standby is not None else [])
 
-    def next_job(self):
+    def next_job(self, ran=None, took: float = 0.0):
         """For a worker: the next queued job, waiting for one; None once the pool has
-        stopped and the queue is empty (the worker then ends)."""
+        stopped and the queue is empty (the worker then ends). ``ran`` is the job it
+        ran last, which took ``took`` seconds: a slow key that ran fast is forgotten (P3)."""
         with self._cv:
+            if ran is not None and took < TAKEOVER:
+                self._slow.discard(getattr(ran, "key", None))
             while not self._jobs:
                 if self._stopped:
                     return None

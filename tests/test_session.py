@@ -726,16 +726,18 @@ def test_a_blocked_handler_does_not_stop_the_reader():
 def test_the_standby_takes_reading_from_a_slow_job_and_remembers_its_key():
     """pool.py P3: a job run on the reading thread that is still running at the
     standby's check loses reading to a worker (``done`` then says so); a job of the same
-    key is queued for a worker from then on, another key still runs here."""
+    key is queued for a worker, another key still runs here; once a job of the slow key
+    ran fast on a worker, the key runs here again."""
     from mcp_ref.pool import Pool
     handed = threading.Event()
     pool = None
 
-    def work():
+    def work():                                               # as inbound.py ``_work``
         job = pool.next_job()
         while job is not None:
+            began = time.monotonic()
             job()
-            job = pool.next_job()
+            job = pool.next_job(job, time.monotonic() - began)
 
     pool = Pool("mcp-test-standby", 4, work)
     slow = lambda: handed.wait(WAIT)                          # noqa: E731
@@ -751,6 +753,12 @@ def test_the_standby_takes_reading_from_a_slow_job_and_remembers_its_key():
         assert pool.here(fast, handed.set) is True
         fast()
         assert pool.done(fast) is True
+        deadline = time.monotonic() + WAIT
+        while again.key in pool._slow and time.monotonic() < deadline:
+            time.sleep(0.01)                                  # a worker runs ``again``, fast
+        assert pool.here(again, handed.set) is True           # forgotten: it ran fast on a worker
+        again()
+        assert pool.done(again) is True
     finally:
         pool.stop()
         for thread in pool.threads():
