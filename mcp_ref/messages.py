@@ -29,6 +29,8 @@ Rules (Spec: basic/index#messages, basic/index#json-rpc-batching (2025-03-26 onl
    is an ``EncodeError`` like any value JSON cannot carry, raised before
    anything is written.
 
+Fast path; it holds seq. latency <= 2x the floor: the encoder is built once (``_encode``).
+
 This module does no I/O.
 """
 from __future__ import annotations

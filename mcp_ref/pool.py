@@ -25,8 +25,8 @@ P3. Fast path; it holds seq. latency <= 2x and server CPU per small call <= 3x t
     that job's ``key`` (method and tool name or uri): a job of that key is
     queued for a worker, so slow tools run side by side as the pool allows,
     until one runs there in under ``TAKEOVER`` (a fast job the OS paused is
-    marked slow for one call). It sleeps untimed after ``STANDBY_NAPS`` checks with nothing
-    served, until the next ``here``.
+    marked slow for one call). It sleeps untimed after ``STANDBY_NAPS``
+    checks with nothing served, until the next ``here``.
 """
 from __future__ import annotations
 
@@ -114,7 +114,7 @@ class Pool:
                 if self._inline is not None and self._inline is seen:   # one whole check: hand reading on
                     if len(self._slow) >= MAX_SLOW_KEYS:
                         self._slow.clear()
-                    self._slow.add(getattr(seen, "key", None))          # its kind goes to a worker from now on
+                    self._slow.add(getattr(seen, "key", None))          # its key goes to a worker for now
                     self._inline = None
                     self.submit(read)
                     self._jobs.rotate(1)                          # reading first: it answers ping
