@@ -36,9 +36,9 @@ Rules:
    arrives later is dropped (outbound.py rules 1-3). Spec: basic/lifecycle#timeouts.
 3. Incoming requests run on a bounded pool of worker threads (pool.py, at
    most ``max_workers`` at once; the pool holds one thread more, the one
-   reading), so many calls are in flight both ways and a
-   handler may itself send a request to the peer and wait (the reader, never
-   a handler, settles the reply). A cancelled request gets no response. At
+   reading), so many calls are in flight both ways and a handler may itself
+   send a request to the peer and wait (the reading thread, never the handler
+   waiting, settles the reply). A cancelled request gets no response. At
    most ``max_inbound`` of the peer's requests are in flight (running or
    queued) at once; one more is answered at once with -32603 naming the
    limit, so a peer cannot make the session hold unbounded memory (inbound.py

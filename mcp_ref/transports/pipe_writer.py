@@ -12,8 +12,8 @@ behind the write. So:
    writes the queue in order. A request written to a deaf peer then fails
    with its own timeout (``RequestTimeout``), like any other.
    Fast path; it holds seq. latency <= 2x and server CPU per small call <= 3x the floor.
-   An owned pipe or socket is made non-blocking,
-   and with nothing queued ``write`` writes the line itself on the caller's
+   An owned pipe or socket is made non-blocking, and with nothing queued
+   ``write`` writes the line itself on the caller's
    thread; only the rest (none, unless the pipe is full) goes to the thread,
    which waits for room with ``poll``. The mode belongs to the open file, so
    it is put back to blocking when the writer closes it, and a terminal or a
