@@ -3,7 +3,10 @@ commands (serve, shell, the inspector) are in ``mcp_ref.cli``, ``demo --host`` i
 ``mcp_ref.cli.host_demo``.
 
 ``demo`` spawns an example server as a subprocess (by default
-``mcp_ref.examples.everything``; ``--server MODULE`` picks another), talks to
+``mcp_ref.examples.everything``; ``--server MODULE`` picks another, run as
+``python -m MODULE``, and ``--server FILE.py`` a file, run as ``python
+FILE.py``; a server that does not start is one ``mcp-ref: error: ...``
+line and exit status 1, as in ``mcp_ref.cli`` rule 1), talks to
 it over stdio and prints every wire message once, with its direction
 (``client -> server  {json}`` / ``server -> client  {json}``). Each step
 starts with a ``# ...`` line saying what it shows. With the everything server
@@ -14,10 +17,11 @@ subscribing, an update), the prompts, completion and ping. Features a server
 does not offer are skipped.
 
 So that a newcomer can read it, base64 data is elided (``<N chars of
-base64>``) and a message longer than ``WIDTH`` characters is cut where a
-visible ``…[+N chars]`` says how much is left out (never for less than
-``SLACK`` characters). ``--full`` prints every
-message whole, one JSON document per line.
+base64>``) and every line fits the terminal's width (100 columns when the
+output is not a terminal; cli/wire.py rule 4): a longer message is cut where
+a visible ``…[+N chars]`` says how much is left out, and a long ``#`` line
+is wrapped into several. ``--full`` prints every message whole, one JSON
+document per line.
 """
 import argparse
 import json
@@ -27,12 +31,12 @@ import sys
 import threading
 
 from .client.client import Client
+from .cli.wire import fit, terminal_width, wrap
+from .errors import ConnectionClosed
 from .transports import TapTransport
 from .transports.stdio import StdioClientTransport
 
 WAIT = 5.0      # seconds to wait for a notification the demo asked for
-WIDTH = 160     # characters of JSON shown per message, unless --full
-SLACK = 40      # ... unless cutting would hide fewer characters than this
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
 _DATA_URI = re.compile(r"(data:[^,;]*;base64,)(.{40,})", re.S)
 # Tools with a step of their own below, called with the arguments they need.
@@ -40,12 +44,14 @@ _OWN_STEP = ("long_operation", "count", "divide", "touch_counter", "toggle_extra
 
 
 class Transcript:
-    """The tap: prints each message as it crosses the wire, shortened unless ``full``.
-    Lines come from the calling thread (sent) and the reading thread (received)."""
+    """The tap: prints each message as it crosses the wire, shortened to ``width``
+    (the terminal's, by default) unless ``full``. Lines come from the calling
+    thread (sent) and the reading thread (received)."""
 
-    def __init__(self, full: bool = False, out=None):
+    def __init__(self, full: bool = False, out=None, width: int | None = None):
         self.full = full
         self.out = out or sys.stdout
+        self.width = width or terminal_width()
         self.lock = threading.Lock()
 
     def emit(self, line: str) -> None:
@@ -53,18 +59,17 @@ class Transcript:
             self.out.write(line + "\n")
             self.out.flush()
 
-    def __call__(self, direction: str, message) -> None:
-        arrow = "client -> server" if direction == "send" else "server -> client"
-        data = [m.to_dict() for m in message] if isinstance(message, list) else message.to_dict()
-        self.emit(f"{arrow}  {self.render(data)}")
+    def comment(self, text: str) -> None:
+        """A ``# text`` line, wrapped to the width."""
+        self.emit("\n".join(wrap(text, self.width)))
 
-    def render(self, data) -> str:
+    def __call__(self, direction: str, message) -> None:
+        arrow = "client -> server  " if direction == "send" else "server -> client  "
+        data = [m.to_dict() for m in message] if isinstance(message, list) else message.to_dict()
         if self.full:
-            return json.dumps(data, ensure_ascii=False)
-        body = json.dumps(_elide(data), ensure_ascii=False)
-        if len(body) > WIDTH + SLACK:
-            body = f"{body[:WIDTH]} …[+{len(body) - WIDTH} chars]"
-        return body
+            self.emit(arrow + json.dumps(data, ensure_ascii=False))
+        else:
+            self.emit(fit(arrow, json.dumps(_elide(data), ensure_ascii=False), self.width))
 
 
 def _elide(value):
@@ -94,7 +99,7 @@ class Demo:
         self.client, self.transcript, self.updated = client, transcript, updated
 
     def say(self, text: str) -> None:
-        self.transcript.emit(f"# {text}")
+        self.transcript.comment(text)
 
     def step(self, text: str) -> None:
         self.transcript.emit("")
@@ -178,15 +183,39 @@ def _child_env() -> dict:
     return {"PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))}
 
 
+def _server_command(server: str) -> list:
+    """How ``--server`` runs: ``python FILE.py`` for a path to a file, else ``python -m MODULE``."""
+    if server.endswith(".py") or os.sep in server or (os.altsep and os.altsep in server):
+        if not os.path.isfile(server):
+            raise FileNotFoundError(f"--server {server}: no such file (give a .py file or a module name)")
+        return [sys.executable, os.path.abspath(server)]
+    return [sys.executable, "-m", server]
+
+
+def _start(client: Client, shown: str) -> None:
+    """Connect, or raise one line saying the server did not start and why."""
+    try:
+        client.connect()
+    except Exception as exc:
+        client.close()
+        from .cli import _describe
+        hint = ""
+        if isinstance(exc, ConnectionClosed) and exc.exit_code == 0:
+            hint = " (does it run its server when started this way?)"
+        raise RuntimeError(f"the server `{shown}` did not start: {_describe(exc)}{hint}") from None
+
+
 def demo(module: str = "mcp_ref.examples.everything", full: bool = False) -> int:
-    """Walk through the example server, printing the wire transcript."""
+    """Walk through the example server (a module name or a .py file), printing the wire transcript."""
+    command = _server_command(module)
+    shown = " ".join(["python"] + command[1:] if command[1] == "-m" else ["python", module])
     transcript = Transcript(full)
     say = Demo(None, transcript, None).say
-    say(f"mcp_ref demo: this process is an MCP client; it spawns `python -m {module}` and talks")
-    say("JSON-RPC with it over the server's stdin and stdout, one message per line, shown below.")
-    if not full:
-        say("Base64 data is elided and long messages cut at …[+N chars]; --full prints them whole.")
-    transport = TapTransport(StdioClientTransport([sys.executable, "-m", module], env=_child_env()), transcript)
+    say(f"mcp_ref demo: this process is an MCP client; it spawns `{shown}` and talks JSON-RPC with "
+        "it over the server's stdin and stdout, one message per line, shown below."
+        + ("" if full else " Base64 data is elided and long messages cut at …[+N chars]; --full prints "
+                           "them whole."))
+    transport = TapTransport(StdioClientTransport(command, env=_child_env()), transcript)
     updated = threading.Event()
     # The walk narrates the initialize handshake (a legacy revision); 2026-07-28 has none.
     client = Client(transport, timeout=30, on_resource_updated=lambda uri: updated.set(),
@@ -194,6 +223,7 @@ def demo(module: str = "mcp_ref.examples.everything", full: bool = False) -> int
     walk = Demo(client, transcript, updated)
     walk.step("initialize: the client offers its protocol revision and capabilities, the server answers "
               "with its own; notifications/initialized ends the handshake")
+    _start(client, shown)
     with client:
         caps = client.server_capabilities
         walk.say(f"connected to {client.server_info.name} {client.server_info.version}, protocol "
@@ -217,29 +247,32 @@ def demo(module: str = "mcp_ref.examples.everything", full: bool = False) -> int
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="mcp-ref", description="mcp_ref command line")
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo_parser = sub.add_parser("demo", help="run an example server and print the wire transcript")
-    demo_parser.add_argument("--server", default="mcp_ref.examples.everything",
-                             help="module of the example server to run (default: %(default)s)")
+    from .cli import add_commands, guarded, parse, top_parser
+    parser, sub = top_parser()
+    demo_parser = sub.add_parser("demo", help="run an example server and print the wire transcript",
+                                 description="Run an example server over stdio and print every wire "
+                                             "message, each step opened by a # line saying what it shows.")
+    demo_parser.add_argument("--server", default="mcp_ref.examples.everything", metavar="MODULE|FILE.py",
+                             help="the server to walk through: a module, run as 'python -m MODULE', or a "
+                                  "file, run as 'python FILE.py' (default: %(default)s)")
     demo_parser.add_argument("--full", action="store_true",
-                             help="print every message whole (no base64 elided, no long line cut)")
+                             help="print every message whole (no base64 elided, nothing cut to the "
+                                  "terminal's width)")
     demo_parser.add_argument("--scenario", metavar="NAME",
                              help="show one topic the demo does not (cancel, sampling, http, ...); "
                                   "'list' names them all")
     demo_parser.add_argument("--host", action="store_true",
                              help="the host with a scripted model across two example servers (cli/host_demo.py)")
-    from .cli import add_commands, guarded
     add_commands(sub)                       # serve, shell and the inspector commands (mcp_ref.cli)
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     if args.command == "demo" and args.scenario:
         from . import scenarios
-        return scenarios.run(args.scenario, Transcript(args.full))
+        return guarded(lambda args: scenarios.run(args.scenario, Transcript(args.full)), args)
     if args.command == "demo" and args.host:
         from .cli.host_demo import demo_host
-        return demo_host(full=args.full)
+        return guarded(lambda args: demo_host(full=args.full), args)
     if args.command == "demo":
-        return demo(args.server, full=args.full)
+        return guarded(lambda args: demo(args.server, full=args.full), args)
     return guarded(args.run, args)
 
 

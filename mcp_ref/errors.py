@@ -232,6 +232,19 @@ class CapabilityNotSupported(SessionError):
     """The other side did not declare the capability this needs."""
 
 
+class DuplicateInputKey(SessionError, ValueError):
+    """A server function named an input request key (``key=`` of ``Context.elicit``,
+    ``sample``, ``list_roots``, or a ``Context.gather`` key) that this run of the
+    request (or this task) has used already: keys MUST be unique within the
+    request (Spec 2026-07-28: basic/patterns/mrtr#server-requirements-basic-workflow).
+    ``key`` is the key. Nothing was sent."""
+
+    def __init__(self, key: str):
+        super().__init__(f"input request key {key!r} is used already in this request: keys must be unique "
+                         "within a request (Spec 2026-07-28: basic/patterns/mrtr); nothing was asked")
+        self.key = key
+
+
 class ApprovalDenied(SessionError):
     """The client's approval hook denied a tool call; nothing was sent."""
 

@@ -30,6 +30,7 @@ This is a bench-style tool: minutes to hours, not run in CI. Usage::
     python scripts/mutate.py --per-row 0          # every mutant of every row
     python scripts/mutate.py --list --rows CANC   # show the mutants, run nothing
     python scripts/mutate.py --json out.json      # also write the results
+    python scripts/mutate.py --revision 2026-07-28 --rows XTASK26   # rows of the current revision's matrix
 
 Needs ``MCP_SPEC_DIR`` like the tests (default ``../shared/spec``). Standard library
 only (plus pytest, run as a subprocess).
@@ -246,7 +247,7 @@ def plan(rows_filter: list | None, per_row: int, seed: int) -> list:
         if per_row and len(mutants) > per_row:
             mutants = random.Random(f"{seed}:{req.id}").sample(mutants, per_row)
             mutants.sort(key=lambda m: (m.file, m.line or 0, m.index))
-        tests = sorted(t for t in cited.get(req.id, []) if not t.endswith(traceability.XFAIL))
+        tests = sorted(t for t in traceability.tests_of(req, cited) if not t.endswith(traceability.XFAIL))
         out.append((req, tests, mutants))
     return out
 
@@ -303,8 +304,11 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per mutant run")
     parser.add_argument("--list", action="store_true", help="list the mutants and run nothing")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    parser.add_argument("--revision", default="2025-11-25", choices=traceability.REVISIONS,
+                        help="the matrix whose rows to mutate (default 2025-11-25)")
     parser.add_argument("--no-baseline", action="store_true", help="skip the run of the cited tests on unmutated code")
     args = parser.parse_args(argv)
+    traceability.configure(args.revision)
     rows = plan(args.rows.split(",") if args.rows else None, args.per_row, args.seed)
     total = sum(len(m) for _, _, m in rows)
     print(f"{len(rows)} MUST rows, {total} mutants", flush=True)

@@ -23,6 +23,8 @@ Usage::
     python scripts/traceability.py --check    # exit 1 if stale or a MUST lacks a test
     python scripts/traceability.py --init-map # add map entries for new ids
     python scripts/traceability.py --show LIFE  # print the requirements of one prefix
+    python scripts/traceability.py --revision 2026-07-28 [...]
+                                              # the same for spec_notes/traceability-2026-07-28.md
 
 The spec folder comes from ``MCP_SPEC_DIR`` (default ``../shared/spec`` beside the
 repository), as for the tests. Standard library only.
@@ -32,6 +34,7 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import functools
 import hashlib
 import html
 import json
@@ -46,6 +49,14 @@ OLDER = ("2024-11-05", "2025-03-26", "2025-06-18")
 MATRIX = REPO / "spec_notes" / "traceability.md"
 MAP = REPO / "spec_notes" / "traceability_map.json"
 TESTS = REPO / "tests"
+# The revision whose matrix a row of this one may share a sentence with (its id is
+# named in the row, and --init-map copies its map entry), or None.
+BASE_REVISION = None
+# Appended to every page prefix, so that the ids of two matrices never collide.
+ID_SUFFIX = ""
+# Extension pages: prefix -> (title, file of the repository holding the requirement
+# sentences of the published page, with its source in the file's header).
+EXTENSIONS: dict = {}
 
 # Page -> id prefix. Every .mdx page of the revision must be listed (the check
 # fails on a new page), in the order the matrix shows them.
@@ -74,8 +85,63 @@ PREFIXES = {
     "schema.mdx": "SCHEMA",
     "changelog.mdx": "CHG",
 }
+_PREFIXES_2025 = dict(PREFIXES)
 # Areas mcp_ref does not implement: their rows are listed as "not implemented".
 NOT_IMPLEMENTED_PAGES: dict = {}
+
+# The current revision: the same page prefix where a page exists in 2025-11-25 too,
+# new prefixes for new pages; every id carries the suffix "26" (TOOL26-3).
+PREFIXES_2026 = {
+    "index.mdx": "INDEX",
+    "architecture/index.mdx": "ARCH",
+    "basic/index.mdx": "BASE",
+    "basic/versioning.mdx": "VERS",
+    "basic/transports/index.mdx": "TRN",
+    "basic/transports/stdio.mdx": "STDIO",
+    "basic/transports/streamable-http.mdx": "HTTP",
+    "basic/authorization/index.mdx": "AUTH",
+    "basic/authorization/authorization-server-discovery.mdx": "ASD",
+    "basic/authorization/client-registration.mdx": "REG",
+    "basic/authorization/security-considerations.mdx": "ASEC",
+    "basic/patterns/index.mdx": "PAT",
+    "basic/patterns/mrtr.mdx": "MRTR",
+    "basic/patterns/cancellation.mdx": "CANC",
+    "basic/patterns/progress.mdx": "PROG",
+    "basic/patterns/subscriptions.mdx": "SUBS",
+    "server/index.mdx": "SRV",
+    "server/discover.mdx": "DISC",
+    "server/tools.mdx": "TOOL",
+    "server/resources.mdx": "RES",
+    "server/prompts.mdx": "PROM",
+    "server/utilities/caching.mdx": "CACHE",
+    "server/utilities/completion.mdx": "COMP",
+    "server/utilities/logging.mdx": "LOG",
+    "server/utilities/pagination.mdx": "PAGE",
+    "client/roots.mdx": "ROOT",
+    "client/sampling.mdx": "SAMP",
+    "client/elicitation.mdx": "ELIC",
+    "deprecated.mdx": "DEPR",
+    "schema.mdx": "SCHEMA",
+    "changelog.mdx": "CHG",
+}
+
+REVISIONS = ("2025-11-25", "2026-07-28")
+
+
+def configure(revision: str) -> None:
+    """Point the module's settings at one revision's matrix (2025-11-25 by default)."""
+    global REVISION, OLDER, MATRIX, MAP, PREFIXES, BASE_REVISION, ID_SUFFIX, EXTENSIONS
+    if revision not in REVISIONS:
+        raise SystemExit(f"unknown revision {revision}: one of {REVISIONS}")
+    if revision == "2026-07-28":
+        REVISION, BASE_REVISION, ID_SUFFIX = revision, "2025-11-25", "26"
+        OLDER = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+        MATRIX = REPO / "spec_notes" / "traceability-2026-07-28.md"
+        MAP = REPO / "spec_notes" / "traceability_map-2026-07-28.json"
+        PREFIXES = dict(PREFIXES_2026)
+        EXTENSIONS = {"XTASK": ("the tasks extension (io.modelcontextprotocol/tasks)",
+                                REPO / "spec_notes" / "ext-tasks-2026-07-28.md")}
+
 
 STATUSES = ("implemented", "gap", "not implemented", "n/a")
 MUST_WORDS = ("MUST", "REQUIRED", "SHALL")
@@ -92,12 +158,13 @@ def spec_root() -> Path:
 
 # ---------------------------------------------------------------------- extraction
 class Requirement:
-    __slots__ = ("id", "page", "section", "level", "keywords", "text", "revisions")
+    __slots__ = ("id", "page", "section", "level", "keywords", "text", "revisions", "base")
 
     def __init__(self, id, page, section, level, keywords, text):
         self.id, self.page, self.section = id, page, section
         self.level, self.keywords, self.text = level, keywords, text
         self.revisions = REVISION
+        self.base = None            # the id of the same sentence in BASE_REVISION's matrix
 
     @property
     def digest(self) -> str:
@@ -233,6 +300,8 @@ def _norm(text: str) -> str:
 
 def extract(spec_dir: Path) -> list:
     """Every requirement of the revision, with ids and the revisions that share it."""
+    if BASE_REVISION:
+        return _extract_with_base(spec_dir)
     root = spec_dir / REVISION
     pages = sorted(str(p.relative_to(root)).replace(os.sep, "/") for p in root.rglob("*.mdx"))
     unknown = [p for p in pages if p not in PREFIXES]
@@ -259,6 +328,84 @@ def extract(spec_dir: Path) -> list:
             req.revisions = _revisions_label(shared)
             requirements.append(req)
     return requirements
+
+
+@functools.lru_cache(maxsize=None)
+def _revision_sentences(spec_dir: Path, revision: str) -> dict:
+    """``{normalized sentence: page}`` of every page of an older revision."""
+    root = spec_dir / revision
+    out: dict = {}
+    for path in sorted(root.rglob("*.mdx")):
+        for _, text, _ in page_requirements(path):
+            out.setdefault(_norm(text), path.relative_to(root).as_posix())
+    return out
+
+
+def _find_same(mine: str, sentences) -> str | None:
+    """The sentence of ``sentences`` that is ``mine`` or nearly (same test as the
+    revisions column), or None."""
+    if mine in sentences:
+        return mine
+    n = len(mine)
+    # ratio() <= 2 * min(len) / (len a + len b): skip the lengths that cannot reach 0.9
+    return next((o for o in sentences if 0.9 * (n + len(o)) <= 2 * min(n, len(o)) and _similar(o, mine)), None)
+
+
+def _extract_with_base(spec_dir: Path) -> list:
+    """The current revision: pages moved (basic/transports.mdx became
+    basic/transports/*, the utilities became patterns), so a sentence is looked for on
+    every page of an older revision, and the row names the id of the same sentence in
+    BASE_REVISION's matrix."""
+    root = spec_dir / REVISION
+    pages = sorted(str(p.relative_to(root)).replace(os.sep, "/") for p in root.rglob("*.mdx"))
+    unknown = [p for p in pages if p not in PREFIXES]
+    if unknown:
+        raise SystemExit(f"pages without an id prefix (add them to PREFIXES): {unknown}")
+    older = {revision: _revision_sentences(spec_dir, revision) for revision in OLDER}
+    base = {}
+    if (spec_dir / BASE_REVISION).is_dir():
+        saved = (REVISION, OLDER, PREFIXES, BASE_REVISION, ID_SUFFIX)
+        try:
+            _set_base_settings()
+            for r in extract(spec_dir):
+                base.setdefault(_norm(r.text), r.id)
+        finally:
+            _restore_settings(saved)
+    requirements = []
+    sources = [(page, PREFIXES[page], page_requirements(root / page)) for page in PREFIXES if page in pages]
+    sources += [(_extension_page(prefix), prefix, page_requirements(path))
+                for prefix, (_, path) in EXTENSIONS.items()]
+    for page, prefix, found in sources:
+        extension = page not in PREFIXES
+        for n, (section, text, words) in enumerate(found, 1):
+            level = "MUST" if any(w.split()[0] in MUST_WORDS for w in words) else "SHOULD"
+            req = Requirement(f"{prefix}{ID_SUFFIX}-{n}", page, section, level,
+                              sorted(set(words), key=words.index), text)
+            mine = _norm(text)
+            if extension:
+                req.revisions = "extension " + REVISION
+            else:
+                shared = [rev for rev in OLDER if _find_same(mine, older[rev]) is not None]
+                req.revisions = _revisions_label(shared)
+                same = _find_same(mine, base)
+                req.base = base[same] if same is not None else None
+            requirements.append(req)
+    return requirements
+
+
+def _extension_page(prefix: str) -> str:
+    return "extension: " + EXTENSIONS[prefix][0]
+
+
+def _set_base_settings() -> None:
+    global REVISION, OLDER, PREFIXES, BASE_REVISION, ID_SUFFIX
+    REVISION, OLDER, PREFIXES, BASE_REVISION, ID_SUFFIX = (
+        "2025-11-25", ("2024-11-05", "2025-03-26", "2025-06-18"), dict(_PREFIXES_2025), None, "")
+
+
+def _restore_settings(saved) -> None:
+    global REVISION, OLDER, PREFIXES, BASE_REVISION, ID_SUFFIX
+    REVISION, OLDER, PREFIXES, BASE_REVISION, ID_SUFFIX = saved
 
 
 def _similar(a: str, b: str) -> bool:
@@ -316,7 +463,8 @@ def collect_markers(tests_dir: Path = TESTS) -> dict:
     return cited
 
 
-def load_map(path: Path = MAP) -> dict:
+def load_map(path: Path | None = None) -> dict:
+    path = path or MAP
     if not path.is_file():
         return {}
     with open(path, encoding="utf-8") as f:
@@ -400,7 +548,54 @@ def _proven(tests) -> bool:
     return any(not t.endswith(XFAIL) for t in tests or ())
 
 
+def tests_of(req: Requirement, cited: dict) -> list:
+    """The tests that prove a row: those citing its id and, for a row whose sentence
+    BASE_REVISION has too, those citing that row's id (the same code meets both)."""
+    return list(cited.get(req.id, [])) + (list(cited.get(req.base, [])) if req.base else [])
+
+
+def prefix_of(page: str) -> str:
+    if page in PREFIXES:
+        return PREFIXES[page] + ID_SUFFIX
+    return next(p for p in EXTENSIONS if _extension_page(p) == page) + ID_SUFFIX
+
+
+def _source_lines(prefix: str) -> list:
+    """The "Source:" lines of an extension's stored requirement sentences."""
+    path = EXTENSIONS[prefix][1]
+    return [line.lstrip("> ").strip() for line in path.read_text(encoding="utf-8").split("\n")
+            if line.lstrip("> ").startswith(("Source:", "Stored:"))]
+
+
+def _header() -> list:
+    return [f"# Requirement traceability ({REVISION})", "",
+            f"Generated by `scripts/traceability.py --revision {REVISION}` from the spec pages, "
+            f"`spec_notes/{MAP.name}` (code, status) and the `@pytest.mark.req` markers of the "
+            "tests. Do not edit by hand: edit the map or the markers and rerun the script; "
+            "`tests/test_traceability.py` fails when this file is stale or a MUST row of an "
+            "implemented area has no test.", "",
+            f"Ids are `<PAGE>{ID_SUFFIX}-<n>`: the n-th requirement sentence of the page, in page "
+            f"order; the page prefix is the {BASE_REVISION} one where the page exists in both "
+            f"revisions, and the suffix `{ID_SUFFIX}` keeps the ids apart from those of "
+            f"`spec_notes/traceability.md`. Revisions: the revisions with the same sentence on "
+            "any page (pages moved: basic/transports.mdx became basic/transports/*, the utilities "
+            "became basic/patterns/*; `all` = every revision since 2024-11-05). "
+            f"{BASE_REVISION}: the id of the same sentence in the {BASE_REVISION} matrix; such a "
+            "row's map entry was prefilled from that row's (`--init-map`), and the tests citing "
+            "that id prove this row too (shown as `as <id>: n`). "
+            "Code: `module:function`, followed by the text of the lines that meet the requirement "
+            "when the function does more (scripts/mutate.py mutates only those lines). "
+            "Status: `implemented` (code names where), `gap` (a requirement of an implemented area "
+            "that mcp_ref does not meet yet; a MUST gap is pinned by a strict xfail test), "
+            "`n/a` (the requirement binds someone "
+            "mcp_ref is not -- a host UI, a user, an authorization server -- or permits a choice "
+            "mcp_ref does not make; the note says why), `not implemented` (an area mcp_ref does not "
+            "implement yet).", ""]
+
+
 def render(requirements: list, mapping: dict, cited: dict) -> str:
+    if BASE_REVISION:
+        return _render_with_base(requirements, mapping, cited)
     out = ["# Requirement traceability (2025-11-25)", "",
            "Generated by `scripts/traceability.py` from the spec pages, "
            "`spec_notes/traceability_map.json` (code, status) and the `@pytest.mark.req` markers of "
@@ -460,12 +655,63 @@ def render(requirements: list, mapping: dict, cited: dict) -> str:
     return "\n".join(out)
 
 
+def _render_with_base(requirements: list, mapping: dict, cited: dict) -> str:
+    out = _header()
+    pages = list(dict.fromkeys(r.page for r in requirements))
+    out += ["## Summary", "",
+            f"| page | MUST rows | MUST in scope | in scope with test | SHOULD rows | SHOULD with test | gap | n/a "
+            f"| not implemented | rows shared with {BASE_REVISION} |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    totals = [0] * 9
+    for page in pages:
+        rows = [r for r in requirements if r.page == page]
+        must = [r for r in rows if r.level == "MUST"]
+        should = [r for r in rows if r.level == "SHOULD"]
+        status = {r.id: status_of(r, mapping.get(r.id, {})) for r in rows}
+        scope = [r for r in must if status[r.id] in ("implemented", "gap")]
+        figures = [len(must), len(scope), sum(1 for r in scope if tests_of(r, cited)),
+                   len(should), sum(1 for r in should if _proven(tests_of(r, cited))),
+                   sum(1 for r in rows if status[r.id] == "gap"),
+                   sum(1 for r in rows if status[r.id] == "n/a"),
+                   sum(1 for r in rows if status[r.id] == "not implemented"),
+                   sum(1 for r in rows if r.base)]
+        totals = [a + b for a, b in zip(totals, figures)]
+        out.append(f"| {page} ({prefix_of(page)}) | " + " | ".join(str(x) for x in figures) + " |")
+    out.append("| **total** | " + " | ".join(f"**{x}**" for x in totals) + " |")
+    out.append("")
+    for page in pages:
+        out += [f"## {page} ({prefix_of(page)})", ""]
+        prefix = prefix_of(page)[:len(prefix_of(page)) - len(ID_SUFFIX)]
+        if prefix in EXTENSIONS and page not in PREFIXES:
+            out += [f"Requirement sentences of the extension's published page, stored in "
+                    f"`{EXTENSIONS[prefix][1].relative_to(REPO).as_posix()}`:", ""]
+            out += [f"- {line}" for line in _source_lines(prefix)] + [""]
+        out += [f"| id | level | requirement | revisions | {BASE_REVISION} | status | code | tests |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for req in (r for r in requirements if r.page == page):
+            entry = mapping.get(req.id, {})
+            status = status_of(req, entry)
+            lines = entry.get("lines", {})
+            code = "<br>".join(f"`{c}`" + "".join(f" `{_cell(a)}`" for a in lines.get(c, ()))
+                               for c in entry.get("code", []))
+            if entry.get("note"):
+                code = (code + "<br>" if code else "") + _cell(entry["note"])
+            tests = [f"`{t.split('/', 1)[-1]}`" for t in cited.get(req.id, [])]
+            if req.base and cited.get(req.base):
+                tests.append(f"as `{req.base}`: {len(cited[req.base])}")
+            quote = _cell(_quote(req.text))
+            out.append(f"| {req.id} | {'/'.join(req.keywords)} | {quote} (#{req.section or 'top'}) | {req.revisions} | "
+                       f"{req.base or ''} | {status} | {code} | {'<br>'.join(tests)} |")
+        out.append("")
+    return "\n".join(out)
+
+
 # ---------------------------------------------------------------------- checks
 def problems(requirements: list, mapping: dict, cited: dict) -> list:
     """Everything that makes the matrix untrustworthy (empty when all is well)."""
     found = []
     by_id = {r.id: r for r in requirements}
-    for rid in sorted(set(cited) - set(by_id)):
+    for rid in sorted(rid for rid in set(cited) - set(by_id) if _ours(rid)):
         found.append(f"tests cite an unknown requirement id {rid}: {cited[rid]}")
     for rid in sorted(set(mapping) - set(by_id)):
         found.append(f"the map names an unknown requirement id {rid}")
@@ -504,26 +750,44 @@ def problems(requirements: list, mapping: dict, cited: dict) -> list:
         if status == "gap" and not entry.get("note"):
             found.append(f"{req.id}: a gap needs a note saying what is missing")
         if status == "implemented" and req.level == "MUST" and \
-                not [t for t in cited.get(req.id, []) if not t.endswith(XFAIL)]:
+                not [t for t in tests_of(req, cited) if not t.endswith(XFAIL)]:
             found.append(f"{req.id}: a MUST of an implemented area has no test "
                          f"(mark one with @pytest.mark.req({req.id!r}))")
-        if status == "gap" and req.level == "MUST" and not cited.get(req.id):
+        if status == "gap" and req.level == "MUST" and not tests_of(req, cited):
             found.append(f"{req.id}: a MUST gap needs a strict xfail test that pins it "
                          f"(marked @pytest.mark.req({req.id!r}))")
     return found
 
 
+def _ours(rid: str) -> bool:
+    """Whether a cited id belongs to this revision's matrix (the other matrix's ids
+    carry, or lack, the suffix)."""
+    m = re.fullmatch(r"([A-Z]+?)(\d\d)?-\d+", rid)
+    if ID_SUFFIX:
+        return bool(m) and m.group(2) == ID_SUFFIX
+    return not (m and m.group(2))
+
+
 def init_map(requirements: list, mapping: dict) -> dict:
+    base_map = {}
+    if BASE_REVISION:
+        base_map = load_map(REPO / "spec_notes" / "traceability_map.json")
     for req in requirements:
+        if req.id not in mapping and req.base and req.base in base_map:
+            shared = base_map[req.base]
+            mapping[req.id] = {k: shared[k] for k in ("status", "code", "lines", "note", "equivalent")
+                               if k in shared}
         entry = mapping.setdefault(req.id, {})
-        entry.setdefault("status", "not implemented" if req.page in NOT_IMPLEMENTED_PAGES else "implemented")
+        entry.setdefault("status", "not implemented" if req.page in NOT_IMPLEMENTED_PAGES
+                         else "implemented")
         entry.setdefault("code", [])
         entry["digest"] = entry.get("digest") or req.digest
     return {r.id: mapping[r.id] for r in requirements} | {k: v for k, v in mapping.items()
                                                            if k not in {r.id for r in requirements}}
 
 
-def save_map(mapping: dict, path: Path = MAP) -> None:
+def save_map(mapping: dict, path: Path | None = None) -> None:
+    path = path or MAP
     with open(path, "w", encoding="utf-8") as f:
         f.write("{\n")
         items = list(mapping.items())
@@ -538,7 +802,10 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true", help="fail if the matrix is stale or incomplete")
     parser.add_argument("--init-map", action="store_true", help="add map entries for new requirement ids")
     parser.add_argument("--show", metavar="PREFIX", help="print the requirements of one id prefix")
+    parser.add_argument("--revision", default="2025-11-25", choices=REVISIONS,
+                        help="the revision whose matrix to build (default 2025-11-25)")
     args = parser.parse_args(argv)
+    configure(args.revision)
     spec = spec_root()
     if not (spec / REVISION).is_dir():
         print(f"spec folder {spec / REVISION} not found: set MCP_SPEC_DIR", file=sys.stderr)
@@ -550,8 +817,8 @@ def main(argv=None) -> int:
         for r in requirements:
             if r.id.split("-")[0] == args.show:
                 e = mapping.get(r.id, {})
-                print(f"{r.id} [{r.level}] #{r.section} ({r.revisions}) {e.get('status')} {e.get('code')} "
-                      f"{cited.get(r.id, [])}\n    {r.text}\n")
+                print(f"{r.id} [{r.level}] #{r.section} ({r.revisions}{' = ' + r.base if r.base else ''}) "
+                      f"{e.get('status')} {e.get('code')} {tests_of(r, cited)}\n    {r.text}\n")
         return 0
     if args.init_map:
         save_map(init_map(requirements, mapping))

@@ -7,11 +7,14 @@
   when it is absent.
 * ``wire_validator`` (fixture) / ``validate_wire(...)``: checks a JSON-RPC
   message against one revision's ``schema.json``; see ``WireValidator``.
+* ``pytest_terminal_summary``: the run ends with one line counting the skipped
+  tests by reason (``skip_summary``).
 * An autouse guard that fails a test leaving non-daemon threads or extra
   ``mcp-*`` threads alive (opt out with ``@pytest.mark.allow_thread_leaks``).
 """
 import json
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -31,6 +34,8 @@ THREAD_GRACE = 2.0          # seconds a test's threads get to finish after it
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "allow_thread_leaks: the test may leave threads running")
+    config.addinivalue_line("markers", "slow: takes tens of seconds (a fresh virtualenv, an install); "
+                                       "in the default run, left out with -m 'not slow'")
     config.addinivalue_line("markers", "req(*ids): the spec requirements the test proves "
                                        "(ids of spec_notes/traceability.md, read by scripts/traceability.py)")
 
@@ -272,6 +277,52 @@ def legacy_client_default(monkeypatch):
     ``pytestmark = pytest.mark.usefixtures("legacy_client_default")``."""
     from mcp_ref import Client
     monkeypatch.setitem(Client.__init__.__kwdefaults__, "protocol_version", "2025-11-25")
+
+
+# ---------------------------------------------------------------------- why tests skipped
+# (what the group says, a pattern of the skip reasons it gathers), the first match wins
+SKIP_GROUPS = (
+    ("need the official schemas (set MCP_SPEC_DIR, see README)",
+     re.compile(r"MCP_SPEC_DIR|schema\.json|spec folder|specification's pages")),
+    ("need the official mcp SDK (Python 3.10+)",
+     re.compile(r"official (mcp|MCP) SDK|official SDK|SDK's|import 'mcp|module named 'mcp")),
+    ("need the test extra (pip install -e '.[test]')",
+     re.compile(r"`?test`? extra|test-only|'(mypy|gunicorn|flask|django|uvicorn)'")),
+    ("check what a revision does not have", re.compile(r"not defined in 20\d\d-|not in 20\d\d-|before 20\d\d-")),
+    ("need what this platform or Python lacks",
+     re.compile(r"POSIX|Linux|/proc|IPv6|pseudo-terminal|pidfd|kernel|pipe|loopback|symlink|fork|signal"
+                r"|poll|Python 3\.\d+|oldest supported|certificate")),
+)
+OTHER_SKIPS = "for other reasons (pytest -rs lists them)"
+
+
+def skip_summary(reasons) -> str:
+    """One line counting skip ``reasons`` by ``SKIP_GROUPS``, largest first; "" for none."""
+    counts: dict = {}
+    for reason in reasons:
+        group = next((label for label, pattern in SKIP_GROUPS if pattern.search(reason)), OTHER_SKIPS)
+        counts[group] = counts.get(group, 0) + 1
+    if not counts:
+        return ""
+    ordered = sorted(counts.items(), key=lambda item: (item[0] == OTHER_SKIPS, -item[1]))
+    return "skipped: " + ", ".join(f"{count} {label}" for label, count in ordered)
+
+
+def _skip_reason(report) -> str:
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+    return reason[len("Skipped: "):] if reason.startswith("Skipped: ") else reason
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter):
+    """End the run with one line saying how many tests skipped and why (README, *Tests*),
+    after the short test summary, just above pytest's own count."""
+    yield
+    line = skip_summary(_skip_reason(report) for report in terminalreporter.stats.get("skipped", ())
+                        if report.skipped)
+    if line:
+        terminalreporter.write_line(line)
 
 
 # ---------------------------------------------------------------------- thread hygiene

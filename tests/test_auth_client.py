@@ -118,7 +118,7 @@ def test_end_to_end_discovery_registration_code_token_step_up_refresh(world):
     assert "access_token" not in repr(provider) and new_refresh not in repr(provider.storage)
 
 
-@pytest.mark.req("AUTH-48", "AUTH-49", "AUTH-50", "AUTH-51")
+@pytest.mark.req("AUTH-48", "AUTH-49", "AUTH-50", "AUTH-51", "AUTH26-36")
 def test_the_token_reaches_the_get_stream_and_the_delete(world):
     auth, handle = world()
     refusals, targets = [], []
@@ -170,7 +170,7 @@ def test_client_connect_and_legacy_sse_take_a_provider(world, how):
 
 @pytest.mark.parametrize("issuer_path, where", [("", "oauth"), ("", "oidc"), ("/tenant1", "oauth"),
                                                 ("/tenant1", "oidc"), ("/tenant1", "oidc-append")])
-@pytest.mark.req("AUTH-9", "AUTH-20", "AUTH-21", "AUTH-22")
+@pytest.mark.req("AUTH-9", "AUTH-20", "AUTH-21", "AUTH-22", "AUTH26-10")
 def test_authorization_server_metadata_at_each_well_known_location(world, issuer_path, where):
     auth, handle = world(issuer_path=issuer_path, metadata=where)
     with Client.http(handle.url, auth=user_client(auth)) as client:
@@ -185,7 +185,7 @@ def test_no_s256_no_authorization(world, pkce):
     assert auth.authorizations == 0 and not auth.requests_to("/authorize")
 
 
-@pytest.mark.req("AUTH-9", "AUTH-56")
+@pytest.mark.req("AUTH-9", "AUTH-56", "ASD26-10", "ASD26-11", "ASD26-12")
 def test_metadata_claiming_another_issuer_is_refused(world):
     auth, handle = world(claimed_issuer="https://honest.example")
     refused(handle.url, user_client(auth), DiscoveryError, "issuer")
@@ -200,7 +200,7 @@ def test_resource_mismatch_is_refused_before_any_authorization_request(world):
     assert auth.log == []
 
 
-@pytest.mark.req("AUTH-23", "AUTH-37")
+@pytest.mark.req("AUTH-23", "AUTH-37", "AUTH26-11")
 def test_pre_registered_client_secret_basic(world):
     auth, handle = world(dcr=False, clients={"pre": {"secret": "s3cret", "method": "client_secret_basic",
                                                      "redirect_uris": [REDIRECT]}})
@@ -219,7 +219,7 @@ def test_pre_registered_client_secret_post(world):
     assert grant["client_secret"] == "s3cret" and grant["_authorization"] is None
 
 
-@pytest.mark.req("AUTH-5", "AUTH-23", "AUTH-24", "AUTH-25", "AUTH-29", "AUTH-36")
+@pytest.mark.req("AUTH-5", "AUTH-23", "AUTH-24", "AUTH-25", "AUTH-29", "AUTH-36", "AUTH26-11")
 def test_client_id_metadata_document_when_advertised(world):
     auth, handle = world(cimd=True)
     url = "https://client.example/mcp-client.json"
@@ -229,7 +229,7 @@ def test_client_id_metadata_document_when_advertised(world):
     assert auth.requests_to("/register") == []
 
 
-@pytest.mark.req("AUTH-23", "AUTH-36", "AUTH-25")
+@pytest.mark.req("AUTH-23", "AUTH-36", "AUTH-25", "AUTH26-11")
 def test_client_id_metadata_document_not_advertised_falls_back_to_registration(world):
     auth, handle = world(cimd=False)
     with Client.http(handle.url, auth=user_client(auth, client_metadata_url="https://c.example/m.json")) as client:
@@ -244,7 +244,7 @@ def test_no_registration_possible_is_a_registration_error(world):
 
 @pytest.mark.parametrize("iss, advertise, ok", [("wrong", True, False), ("wrong", False, False),
                                                 (None, True, False), (None, False, True), ("right", False, True)])
-@pytest.mark.req("AUTH-67")
+@pytest.mark.req("AUTH-67", "AUTH26-19", "AUTH26-22", "AUTH26-24", "CHG26-7")
 def test_iss_in_the_authorization_response(world, iss, advertise, ok):
     auth, handle = world(iss=iss, advertise_iss=advertise)
     client = Client.http(handle.url, auth=user_client(auth))
@@ -273,7 +273,7 @@ def test_tampered_state_is_refused(world):
     assert auth.requests_to("/token") == []
 
 
-@pytest.mark.req("AUTH-67")
+@pytest.mark.req("AUTH-67", "AUTH26-25")
 def test_redirect_elsewhere_and_error_responses_are_refused(world):
     auth, handle = world()
     provider = OAuthClientProvider(redirect_uri=REDIRECT, user_agent=lambda url: "http://localhost:3000/other?code=x")
@@ -303,6 +303,7 @@ def test_step_up_retry_limit(world):
         assert text(client.call_tool("whoami")).startswith("alice")      # the session lives on
 
 
+@pytest.mark.req("AUTH26-47")
 def test_expired_token_without_refresh_reauthorizes(world):
     auth, handle = world(refresh=False)
     with Client.http(handle.url, auth=user_client(auth)) as client:
@@ -388,7 +389,55 @@ def test_2025_03_26_server_metadata_at_origin_or_default_endpoints(world, metada
         auth.close()
 
 
-@pytest.mark.req("AUTH-56", "AUTH-70")
+@pytest.mark.parametrize("claimed", ["/oauth", "https://elsewhere.example"])
+def test_2025_03_26_metadata_at_the_base_url_is_taken_whatever_issuer_it_names(world, claimed):
+    """No protected resource metadata: the client learned no issuer to compare with, so the
+    document at the authorization base URL (the server's origin) is taken as it is, an
+    issuer with a path or another one (2025-03-26 basic/authorization#authorization-base-url);
+    its endpoints are used, and the credentials are kept under the authorization base URL."""
+    auth, handle = _legacy_world(world, metadata="oauth", iss=None, advertise_iss=False)
+    auth.claimed_issuer = auth.base + claimed if claimed.startswith("/") else claimed
+    storage = InMemoryStorage()
+    try:
+        with Client.http(auth.base + "/mcp", auth=user_client(auth, storage=storage), open_get_stream=False) as client:
+            assert text(client.call_tool("whoami")) == "alice "
+        paths = [path for _, path, _ in auth.log]
+        assert "/.well-known/oauth-authorization-server" in paths
+        assert {"/register", "/authorize", "/token"} <= set(paths)
+        assert storage.get_client(auth.base)["client_id"].startswith("dcr-")
+        assert storage.get_client(auth.claimed_issuer) is None
+    finally:
+        handle.shutdown()
+        auth.close()
+
+
+def test_2025_03_26_metadata_claiming_an_issuer_does_not_reach_its_stored_credentials(world):
+    """Credentials stored for an authorization server are not handed to a 2025-03-26 server
+    whose metadata merely claims that issuer: it registers anew under its own base URL."""
+    auth, handle = _legacy_world(world, metadata="oauth", iss=None, advertise_iss=False,
+                                 claimed_issuer="https://victim.example")
+    storage = InMemoryStorage()
+    storage.set_client("https://victim.example", {"client_id": "victim-client", "client_secret": "victim-secret"})
+    try:
+        with Client.http(auth.base + "/mcp", auth=user_client(auth, storage=storage), open_get_stream=False) as client:
+            client.list_tools()
+        assert all("victim" not in json_text for json_text in map(repr, auth.log))
+        assert len(auth.requests_to("/register")) == 1
+    finally:
+        handle.shutdown()
+        auth.close()
+
+
+def test_metadata_with_an_issuer_path_not_named_by_the_resource_metadata_is_refused(world):
+    """With protected resource metadata naming the authorization server, the strict
+    issuer check (RFC 8414 section 3.3) stays: an issuer with another path is refused."""
+    auth, handle = world()
+    auth.claimed_issuer = auth.base + "/oauth"
+    refused(handle.url, user_client(auth), DiscoveryError, "issuer")
+    assert auth.authorizations == 0 and not auth.requests_to("/authorize")
+
+
+@pytest.mark.req("AUTH-56", "AUTH-70", "ASD26-3", "REG26-21", "CHG26-8")
 def test_credentials_are_kept_per_issuer_and_shared_through_storage(world):
     auth, handle = world()
     storage = InMemoryStorage()
@@ -400,6 +449,7 @@ def test_credentials_are_kept_per_issuer_and_shared_through_storage(world):
     assert auth.authorizations == 1 and len(auth.requests_to("/register")) == 1
 
 
+@pytest.mark.req("REG26-21", "REG26-22", "REG26-23", "CHG26-8")
 def test_pre_registered_credentials_belong_to_one_issuer():
     provider = OAuthClientProvider(redirect_uri=REDIRECT, user_agent=lambda url: url, client_id="pre")
     provider._use_issuer("https://as-one.example")
@@ -469,7 +519,7 @@ def test_the_resource_asked_for_is_the_metadata_resource_when_it_is_a_parent(wor
         auth.close()
 
 
-@pytest.mark.req("AUTH-16", "AUTH-18")
+@pytest.mark.req("AUTH-16", "AUTH-18", "AUTH26-14")
 def test_the_401_challenge_scope_is_asked_not_scopes_supported(world):
     """The endpoint needs ``mcp admin`` (its challenge says so) while its metadata lists
     only ``mcp``: the first authorization asks what the challenge names."""

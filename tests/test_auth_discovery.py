@@ -77,6 +77,20 @@ def test_no_resource_metadata_anywhere_means_a_2025_03_26_server():
     assert http.asked == ["https://mcp.example.com/.well-known/oauth-authorization-server"]   # the path is dropped
 
 
+@pytest.mark.parametrize("issuer", ["https://mcp.example.com/oauth", "https://elsewhere.example", None])
+def test_2025_03_26_metadata_at_the_base_url_is_taken_whatever_issuer_it_names(issuer):
+    """No protected resource metadata: no issuer was learned to compare with; the document
+    at the authorization base URL is the authorization server's (2025-03-26)."""
+    found = {"authorization_endpoint": "https://mcp.example.com/oauth/authorize",
+             "token_endpoint": "https://mcp.example.com/oauth/token"}
+    if issuer is not None:
+        found["issuer"] = issuer
+    http = Scripted({"https://mcp.example.com/.well-known/oauth-authorization-server": found})
+    metadata = legacy_authorization_server(http, SERVER)
+    assert metadata["authorization_endpoint"] == "https://mcp.example.com/oauth/authorize"
+    assert metadata["issuer"] == (issuer or "https://mcp.example.com")
+
+
 @pytest.mark.parametrize("resource", ["https://other.example/public/mcp", "https://mcp.example.com/public/mcpx",
                                       "https://mcp.example.com/private", None])
 @pytest.mark.req("AUTH-7")
@@ -114,7 +128,7 @@ def test_authorization_server_metadata_order():
         "https://auth.example.com/.well-known/openid-configuration"]
 
 
-@pytest.mark.req("AUTH-9")
+@pytest.mark.req("AUTH-9", "ASD26-10", "ASD26-11", "ASD26-12")
 def test_the_issuer_must_be_the_one_asked_for():
     issuer = "https://auth.example.com/tenant1"
     liar = {"issuer": "https://honest.example", "code_challenge_methods_supported": ["S256"]}
@@ -127,7 +141,7 @@ def test_the_issuer_must_be_the_one_asked_for():
                                             "tenant1": liar}), issuer)
 
 
-@pytest.mark.req("AUTH-73", "AUTH-74", "AUTH-76", "AUTH-78", "AUTH-79", "AUTH-80", "AUTH-81", "AUTH-67")
+@pytest.mark.req("AUTH-73", "AUTH-74", "AUTH-76", "AUTH-78", "AUTH-79", "AUTH-80", "AUTH-81", "AUTH-67", "SEC-10")
 def test_pkce_and_https_checks():
     require_pkce({"code_challenge_methods_supported": ["plain", "S256"]})
     for methods in (None, [], ["plain"]):
@@ -144,6 +158,7 @@ def test_pkce_s256_matches_rfc_7636_appendix_b():
         "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
 
 
+@pytest.mark.req("REG26-16", "REG26-17", "REG26-18")
 def test_token_endpoint_method_and_application_type():
     assert auth_method({}, {"client_id": "a", "client_secret": "s"}) == "client_secret_basic"
     assert auth_method({"token_endpoint_auth_methods_supported": ["client_secret_post"]},
@@ -158,7 +173,7 @@ def test_token_endpoint_method_and_application_type():
     assert application_type("https://app.example.com/cb") == "web"
 
 
-@pytest.mark.req("AUTH-15", "AUTH-16", "AUTH-19", "AUTH-38", "AUTH-39", "AUTH-64")
+@pytest.mark.req("AUTH-15", "AUTH-16", "AUTH-19", "AUTH-38", "AUTH-39", "AUTH-64", "AUTH26-14", "AUTH26-15")
 def test_scope_selection_challenge_first_then_scopes_supported_then_step_up_union():
     """The challenge's scope is asked as it is, whatever ``scopes_supported`` says (no
     subset or superset assumed); without one, the resource's ``scopes_supported``;

@@ -122,6 +122,7 @@ def test_no_token_gets_401_with_resource_metadata_and_scope(served):
                                             ("elsewhere", "audience"), ("no-audience", "audience")])
 @pytest.mark.req("AUTH-52", "AUTH-53", "AUTH-54", "AUTH-55", "AUTH-57", "AUTH-58", "AUTH-69", "AUTH-93",
                   "AUTH-94", "AUTH-95")
+@pytest.mark.req("SEC-8", "SEC-14")
 def test_bad_tokens_get_401_invalid_token(served, token, problem):
     handle = served()
     response = post(handle.url, INIT, token)
@@ -132,7 +133,7 @@ def test_bad_tokens_get_401_invalid_token(served, token, problem):
     assert params["resource_metadata"].endswith("/.well-known/oauth-protected-resource/mcp")
 
 
-@pytest.mark.req("AUTH-53", "AUTH-95")
+@pytest.mark.req("AUTH-53", "AUTH-95", "SEC-8")
 def test_a_token_with_this_server_among_its_audiences_is_accepted(served):
     handle = served()
     assert post(handle.url, INIT, "bob").status_code == 200
@@ -191,7 +192,7 @@ def test_configured_resource_is_the_audience_and_the_metadata(served):
     assert post(handle.url, INIT, "public").status_code == 200
 
 
-@pytest.mark.req("AUTH-59", "AUTH-60", "AUTH-61", "AUTH-62")
+@pytest.mark.req("AUTH-59", "AUTH-60", "AUTH-61", "AUTH-62", "AUTH26-51", "AUTH26-52", "AUTH26-58", "CACHE26-19")
 def test_required_scopes_per_method_and_per_tool_give_403(served):
     handle = served(required_scopes={"*": ["mcp"], "tool:delete_all": ["admin"], "prompts/list": ["prompts"]})
     session = open_session(handle.url, "good")
@@ -221,6 +222,7 @@ def test_required_scopes_as_a_list_hold_for_every_request(served):
     assert challenge(post(handle.url, INIT))["scope"] == "mcp extra"      # the 401 names them too
 
 
+@pytest.mark.req("SEC-18")
 def test_a_session_is_bound_to_its_subject(served):
     handle = served()
     session = open_session(handle.url, "good")
@@ -231,7 +233,7 @@ def test_a_session_is_bound_to_its_subject(served):
     assert post(handle.url, rpc(2, "tools/list"), "good", session).status_code == 200
 
 
-@pytest.mark.req("AUTH-50", "AUTH-93", "TRN-11")
+@pytest.mark.req("AUTH-50", "AUTH-93", "TRN-11", "SEC-14")
 def test_legacy_sse_endpoints_need_a_token_too(served):
     handle = served()
     assert requests.get(handle.sse_url, headers={"Accept": "text/event-stream"}, timeout=10).status_code == 401
@@ -303,7 +305,7 @@ def test_challenge_parsing_and_resource_uris():
         "https://h.example/.well-known/oauth-protected-resource"]
 
 
-@pytest.mark.req("AUTH-93", "AUTH-96")
+@pytest.mark.req("AUTH-93", "AUTH-96", "SEC-14")
 def test_stateless_mode_checks_tokens_and_the_tool_sees_them(served):
     handle = served(stateless=True, required_scopes={"tool:delete_all": ["admin"]})
     call = rpc(1, "tools/call", {"name": "whoami", "arguments": {}})

@@ -286,6 +286,7 @@ def test_auto_restart_is_a_stdio_option_only(tmp_path, spawns):
 
 
 # ---------------------------------------------------------------------- what a respawn starts from
+@pytest.mark.req("STDIO26-13", "SUBS26-7")
 def test_a_respawned_server_is_met_as_on_a_first_connect(tmp_path, spawns):
     restarts = Restarts()
     with make_client(tmp_path, plan="full,no-tools,old,die,full", auto_restart=3, on_restart=restarts,

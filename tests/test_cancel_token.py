@@ -189,6 +189,7 @@ def test_one_token_cancels_every_request_it_carries():
         pair.close()
 
 
+@pytest.mark.req("CANC26-13")
 def test_a_late_reply_is_dropped():
     """A scripted server reads the call, sees the cancellation, then answers anyway."""
     client_end, server_end = memory_pair()
@@ -246,6 +247,7 @@ STDIO_SERVER = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.req("STDIO26-9", "STDIO26-10", "CANC26-5", "TRN26-2")
 def test_cancel_over_stdio(tmp_path):
     script = tmp_path / "server.py"
     script.write_text(STDIO_SERVER)

@@ -66,9 +66,9 @@ GOLDEN = {
                     "everything://files/{+path}    files (text/plain)\n",
     ("call", "add", "a=5", "b=7"): "12\n",
     ("call", "echo", "message=hi there"): "hi there\n",
-    ("call", "add", "--json", '{"a": 1, "b": 1}'): None,       # JSON output, checked below
-    ("call", "get_weather", "city=Oslo"): '{"city": "Oslo", "temperature": 21.5, "conditions": "sunny"}\n'
-                                          'structured: {"city": "Oslo", "temperature": 21.5, "conditions": "sunny"}\n',
+    ("call", "add", "--args-json", '{"a": 1, "b": 1}'): "2\n",
+    # the text block mirrors structuredContent, so the result is printed once
+    ("call", "get_weather", "city=Oslo"): '{"city": "Oslo", "temperature": 21.5, "conditions": "sunny"}\n',
     ("call", "get_image"): "[image image/png, 69 bytes base64-decoded]\n",
     ("read", "everything://greeting/ada"): "Hello, ada!\n",
     ("read", "everything://logo.png"): "[blob image/png, 69 bytes base64-decoded]\n",
@@ -90,7 +90,8 @@ def test_golden_output(capsys, target, command):
 
 def test_listings_and_json_output(capsys, target):
     status, out, _ = run(capsys, "tools", *target)
-    assert status == 0 and out.splitlines()[0].split() == ["echo", "Echo", "a", "message", "back."]
+    assert status == 0 and out.splitlines()[0].split() == ["echo", "(message?:", "string)", "Echo", "a", "message",
+                                                            "back."]
     _, out, _ = run(capsys, "tools", "--json", *target)
     tools = {tool["name"]: tool for tool in json.loads(out)}
     assert tools["sum_numbers"]["inputSchema"]["$defs"]
@@ -98,7 +99,7 @@ def test_listings_and_json_output(capsys, target):
     assert "code_review      (code, language?) Ask for a code review." in out
     _, out, _ = run(capsys, "info", "--json", *target)
     assert json.loads(out)["serverInfo"]["name"] == "everything"
-    _, out, _ = run(capsys, "call", "add", "--json", '{"a": 1, "b": 1}', *target)
+    _, out, _ = run(capsys, "call", "add", "--args-json", '{"a": 1, "b": 1}', "--json", *target)
     assert json.loads(out) == {"content": [{"type": "text", "text": "2"}]}
     _, out, _ = run(capsys, "call", "get_weather", "--json", *target)
     assert json.loads(out)["structuredContent"]["city"] == "Paris"
@@ -108,6 +109,60 @@ def test_listings_and_json_output(capsys, target):
     assert json.loads(out)["values"] == ["rust", "ruby"]
     _, out, _ = run(capsys, "ping", "--json", *target)
     assert json.loads(out)["ok"] is True
+
+
+def test_json_output_and_json_arguments_are_two_options(capsys):
+    """``--json`` only chooses the output; ``--args-json`` only gives the arguments."""
+    target = ["--stdio", EVERYTHING]
+    status, out, _ = run(capsys, "call", "add", "--json", "a=1", "b=2", *target)
+    assert status == 0 and json.loads(out) == {"content": [{"type": "text", "text": "3"}]}
+    status, out, _ = run(capsys, "prompt", "code_review", "--args-json", '{"code": "x = 1"}', *target)
+    assert status == 0 and out.startswith("# Ask for a code review.\nuser: Please review this python code:")
+    status, out, err = run(capsys, "call", "add", "--json", '{"a": 1, "b": 1}', *target)
+    assert (status, out) == (1, "") and err == ("mcp-ref: error: arguments are key=value; give a JSON object "
+                                                "with --args-json '{\"a\": 1, \"b\": 1}'\n")
+    status, _, err = run(capsys, "call", "add", "a=1", "--args-json", '{"b": 1}', *target)
+    assert status == 1 and "not both" in err
+
+
+def test_structured_content_is_printed_once():
+    from types import SimpleNamespace
+    from mcp_ref.cli.commands import call
+    from mcp_ref.types import CallToolResult, TextContent
+
+    def printed(result):
+        client = SimpleNamespace(call_tool=lambda *args, **options: result)
+        out = io.StringIO()
+        call(client, SimpleNamespace(tool="t", arguments=[], args_json=None, json=False), out)
+        return out.getvalue()
+    weather = {"city": "Oslo", "temperature": 21.5}
+    assert printed(CallToolResult([TextContent(json.dumps(weather))], structured_content=weather)) == \
+        json.dumps(weather) + "\n"
+    # a wrapped value ({"result": X}, as SDKs send a non-object) whose text is X
+    assert printed(CallToolResult([TextContent("5")], structured_content={"result": 5})) == "5\n"
+    # text that says something else: both, once each
+    assert printed(CallToolResult([TextContent("sunny")], structured_content=weather)) == \
+        "sunny\nstructured: " + json.dumps(weather) + "\n"
+    assert printed(CallToolResult([], structured_content=weather)) == "structured: " + json.dumps(weather) + "\n"
+
+
+def test_tools_lists_each_parameter_with_its_type():
+    from mcp_ref.cli.commands import _parameters
+    assert _parameters({"type": "object", "properties": {"a": {"type": "number"}, "xs": {"type": "array",
+                        "items": {"type": "string"}}, "p": {"$ref": "#/$defs/Point"}, "n": {"anyOf": [
+                        {"type": "integer"}, {"type": "null"}]}, "c": {"enum": ["x", "y"]}, "any": {}},
+                        "required": ["a", "p"]}) == '(a: number, xs?: string[], p: Point, n?: integer|null, ' \
+                                                     'c?: "x"|"y", any?: any)'
+    assert _parameters({"type": "object"}) == "()"
+
+
+def test_version_names_the_package_and_the_revisions(capsys):
+    import mcp_ref
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    out = capsys.readouterr().out
+    assert exit_info.value.code == 0
+    assert out == f"mcp-ref {mcp_ref.__version__}\nMCP protocol revisions: {', '.join(mcp_ref.SUPPORTED_REVISIONS)}\n"
 
 
 def test_progress_bar_and_errors(capsys, target):
@@ -263,7 +318,7 @@ def test_ctrl_c_cancels_the_request_in_flight(tmp_path):
 def test_demo_host_shows_the_loop_and_consent():
     from mcp_ref.cli.host_demo import demo_host
     out = io.StringIO()
-    assert demo_host(out=out) == 0
+    assert demo_host(out=out, width=100) == 0
     text = out.getvalue()
     for line in ("# model asks for calc__add {\"a\": 2, \"b\": 3}", "# tool result: 5",
                  "# consent: server 'assistant' asks the model (max 100 tokens):",
@@ -273,6 +328,7 @@ def test_demo_host_shows_the_loop_and_consent():
         assert line in text.splitlines(), line
     assert any(line.startswith('host -> calc  {"jsonrpc": "2.0", "id": 3, "method": "tools/call"')
                for line in text.splitlines())
+    assert max(len(line) for line in text.splitlines()) <= 100
 
 
 def test_against_an_official_sdk_server(capsys):
@@ -286,7 +342,7 @@ def test_against_an_official_sdk_server(capsys):
     status, out, err = run(capsys, "info", *target)
     assert status == 0 and "protocol: 2025-11-25" in out, err
     status, out, _ = run(capsys, "call", "add", "a=2", "b=3", *target)
-    assert (status, out) == (0, '5\nstructured: {"result": 5}\n')
+    assert (status, out) == (0, "5\n")
     out = io.StringIO()
     with Client.stdio(argv, timeout=WAIT) as client:
         shell = Shell(client, out=out)

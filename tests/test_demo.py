@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_ref.__main__ import SLACK, WIDTH
+from mcp_ref.cli.wire import FALLBACK_WIDTH, MIN_WIDTH
 
 ROOT = Path(__file__).resolve().parent.parent
 ARROWS = ("client -> server  ", "server -> client  ")
@@ -26,7 +26,12 @@ def run_demo(*options) -> subprocess.CompletedProcess:
     if options not in _runs:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-        _runs[options] = subprocess.run([sys.executable, "-m", "mcp_ref", "demo", *options], capture_output=True,
+        env.pop("COLUMNS", None)
+        columns = [option for option in options if option.startswith("COLUMNS=")]
+        if columns:
+            env["COLUMNS"] = columns[0].split("=")[1]
+        argv = [option for option in options if option not in columns]
+        _runs[options] = subprocess.run([sys.executable, "-m", "mcp_ref", "demo", *argv], capture_output=True,
                                         text=True, timeout=60, env=env, cwd=str(ROOT))
     done = _runs[options]
     assert done.returncode == 0, done.stderr[-3000:]
@@ -59,17 +64,27 @@ def test_demo_full_prints_every_message_whole_and_valid(wire_validator):
 
 
 def test_demo_is_short_enough_to_read():
-    """Base64 elided, long messages cut with a marker that says how much, nothing else."""
+    """Base64 elided, every line within the width (100 columns when the output is not a terminal),
+    long messages cut with a marker that says how much, comments wrapped, nothing else."""
     out = run_demo().stdout
     lines = out.splitlines()
-    longest = max(len(line) for line in wire(lines))
-    assert longest <= len(ARROWS[0]) + WIDTH + SLACK + len(" …[+99999 chars]"), longest
-    assert "chars of base64>" in out and " …[+" in out
-    assert not re.search(r"[A-Za-z0-9+/]{60,}", out), "a base64 blob was printed"
+    assert max(len(line) for line in lines) <= FALLBACK_WIDTH
+    assert " …[+" in out
+    wide = run_demo("COLUMNS=200").stdout
+    assert "chars of base64>" in wide
+    assert not re.search(r"[A-Za-z0-9+/]{60,}", out + wide), "a base64 blob was printed"
     for line in wire(lines):
         cut = re.search(r" …\[\+(\d+) chars\]$", line)
-        assert cut is None or int(cut.group(1)) > SLACK, line
-    assert "a error" not in out and "an error message" in out
+        assert cut is None or len(line) >= FALLBACK_WIDTH - 1, line      # cut only what does not fit
+    assert "a error" not in wide and "an error message" in wide
+    assert lines[-1] == "# closed cleanly"
+
+
+@pytest.mark.parametrize("columns", [MIN_WIDTH + 20, 200])
+def test_demo_fits_the_terminal_width(columns):
+    lines = run_demo(f"COLUMNS={columns}").stdout.splitlines()
+    assert max(len(line) for line in lines) in range(columns - 1, columns + 1)
+    assert all(line.startswith("# ") for line in lines if line.startswith("#"))
     assert lines[-1] == "# closed cleanly"
 
 
@@ -82,7 +97,7 @@ def test_demo_shows_every_message_of_the_full_run():
 
 
 def test_each_exchange_happens_once_and_each_step_says_what_it_shows():
-    lines = run_demo().stdout.splitlines()
+    lines = run_demo("COLUMNS=200").stdout.splitlines()          # wide enough to show each tool's name
     methods = [re.search(r'"method": "([^"]+)"', line).group(1) for line in wire(lines)
                if line.startswith(ARROWS[0]) and '"id"' in line]
     for method in ("initialize", "resources/list", "resources/templates/list", "prompts/list",
@@ -109,3 +124,41 @@ def test_the_demo_works_from_a_checkout_that_is_only_on_pythonpath(tmp_path):
                           env={**bare, "PYTHONPATH": str(ROOT)}, cwd=str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.splitlines()[-1] == "# closed cleanly"
+
+
+SERVER_FILE = '''from mcp_ref import Server
+
+server = Server("from-a-file", version="1.0")
+
+
+@server.tool()
+def hello() -> str:
+    """Say hello."""
+    return "hello"
+
+
+if __name__ == "__main__":
+    server.run()
+'''
+
+
+def test_demo_runs_a_server_file_and_a_server_that_does_not_start_is_one_line(tmp_path):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    (tmp_path / "demo.py").write_text(SERVER_FILE, encoding="utf-8")
+
+    def demo(server):
+        return subprocess.run([sys.executable, "-m", "mcp_ref", "demo", "--server", server], capture_output=True,
+                              text=True, timeout=60, env=env, cwd=str(tmp_path))
+    done = demo("demo.py")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "spawns `python demo.py`" in done.stdout and "connected to from-a-file 1.0" in done.stdout
+    assert done.stdout.splitlines()[-1] == "# closed cleanly"
+    done = demo("no_such_module_xyz")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1].startswith(
+        "mcp-ref: error: the server `python -m no_such_module_xyz` did not start: ")
+    assert "No module named no_such_module_xyz" in done.stderr.splitlines()[-1]
+    done = demo("missing.py")
+    assert (done.returncode, done.stderr) == (1, "mcp-ref: error: --server missing.py: no such file "
+                                                 "(give a .py file or a module name)\n")

@@ -46,6 +46,7 @@ def tool_calls(log: Path) -> list:
     return [m["params"]["name"] for m in received(log) if isinstance(m, dict) and m.get("method") == "tools/call"]
 
 
+@pytest.mark.req("TOOL26-17", "TOOL26-18")
 def test_three_servers_at_once_with_qualified_names_and_isolation(tmp_path, http_url):
     logs = {name: tmp_path / f"{name}.log" for name in ("alpha", "beta")}
     config = {"mcpServers": {"alpha": stdio_entry("alpha", logs["alpha"]),

@@ -119,6 +119,7 @@ def script(client) -> dict:
     }
 
 
+@pytest.mark.req("BASE26-1", "VERS26-7")
 def test_auto_speaks_2026_07_28_with_our_server_and_a_script_sees_the_same_results(wire_validator):
     with Connected(feature_server(), wire_validator) as client:
         assert client.modern and client.protocol_version == MODERN_REVISION
@@ -131,6 +132,7 @@ def test_auto_speaks_2026_07_28_with_our_server_and_a_script_sees_the_same_resul
     assert modern["weather"].structured_content == {"city": "Oslo", "temperature": 21.5}
 
 
+@pytest.mark.req("MRTR26-2", "TOOL26-1", "RES26-1", "PROM26-1", "COMP26-1", "PAGE26-1", "BASE26-48", "SCHEMA26-11", "CHG26-1", "ROOT26-2", "SAMP26-6", "ELIC26-4", "VERS26-9", "STDIO26-14", "STDIO26-16", "DISC26-2", "BASE26-1")
 def test_every_modern_request_carries_its_meta_and_there_is_no_handshake(wire_validator):
     connected = Connected(feature_server(), wire_validator, client_info={"name": "meta-test", "version": "9"},
                           **FEATURES)
@@ -220,6 +222,7 @@ def legacy_peer(peer: RawPeer, probe_answer="error"):
 
 
 @pytest.mark.parametrize("probe_answer", ["error", "silent"])
+@pytest.mark.req("STDIO26-15", "BASE26-16", "DISC26-2")
 def test_auto_falls_back_to_initialize_with_a_legacy_server(probe_answer):
     client_end, peer_end = memory_pair()
     peer = RawPeer(peer_end)
@@ -248,6 +251,7 @@ def test_asking_for_2026_07_28_refuses_a_legacy_server():
     thread.join(WAIT)
 
 
+@pytest.mark.req("VERS26-2")
 def test_a_modern_refusal_with_only_legacy_versions_leads_to_initialize():
     """A recognized modern error (-32022) names the server modern; a dual-era server whose
     ``supported`` list has no modern revision we speak is met with ``initialize``."""
@@ -273,6 +277,7 @@ def test_a_modern_refusal_with_only_legacy_versions_leads_to_initialize():
 
 
 # ---------------------------------------------------------------------- multi round-trip requests
+@pytest.mark.req("MRTR26-1", "MRTR26-5", "MRTR26-14", "MRTR26-15", "MRTR26-16", "MRTR26-19", "TOOL26-8", "BASE26-5", "BASE26-27")
 def test_the_same_tool_asks_through_the_same_callbacks_in_both_eras(wire_validator):
     runs = []
     connected = Connected(feature_server(runs), wire_validator, **FEATURES)
@@ -297,6 +302,7 @@ def test_the_same_tool_asks_through_the_same_callbacks_in_both_eras(wire_validat
         assert retry["params"]["arguments"] == {"city": "Oslo"}
 
 
+@pytest.mark.req("MRTR26-7", "MRTR26-8", "MRTR26-25", "MRTR26-9")
 def test_a_tampered_or_foreign_request_state_is_refused():
     server = feature_server()
     connected = Connected(server, None, **FEATURES)         # it sends a malformed requestState on purpose
@@ -323,6 +329,7 @@ def test_a_rejected_sampling_fails_the_call_in_the_modern_era(wire_validator):
             client.call_tool("trip", {"city": "Oslo"})
 
 
+@pytest.mark.req("BASE26-50", "MRTR26-12", "MRTR26-13", "ROOT26-7")
 def test_an_undeclared_capability_is_missing_required_client_capability(wire_validator):
     """2026-07-28 basic/index#meta: the server MUST answer -32021 naming what is missing
     (the legacy era's tool gets CapabilityNotSupported, an isError result)."""
@@ -358,6 +365,7 @@ def test_without_a_log_listener_no_log_messages_are_asked_for(wire_validator):
     assert not [m for m in connected.recorder.received() if m.get("method") == "notifications/message"]
 
 
+@pytest.mark.req("SUBS26-4", "STDIO26-7", "TOOL26-9", "SUBS26-1")
 def test_subscriptions_ride_subscriptions_listen(wire_validator):
     server = feature_server()
     updates, changed = [], threading.Event()
@@ -379,6 +387,7 @@ def test_subscriptions_ride_subscriptions_listen(wire_validator):
     assert acks[1]["params"]["notifications"]["resourceSubscriptions"] == ["demo://readme"]
 
 
+@pytest.mark.req("BASE26-9", "BASE26-27", "VERS26-5")
 def test_a_task_tool_is_followed_to_its_result_in_the_modern_era(wire_validator):
     """A 2026-07-28 server offers the tasks extension for a tool with task_support and runs
     the call as a task (server/tasks_ext.py); call_tool polls it and returns the same result

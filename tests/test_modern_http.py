@@ -62,6 +62,7 @@ def answer(response, method):
     return reply, found[:-1]
 
 
+@pytest.mark.req("BASE26-25")
 def test_discover_and_calls_without_a_session(url):
     response = post(url, "server/discover")
     assert response.status_code == 200 and "Mcp-Session-Id" not in response.headers
@@ -73,6 +74,7 @@ def test_discover_and_calls_without_a_session(url):
     assert reply["result"]["cacheScope"] == "private"
 
 
+@pytest.mark.req("HTTP26-16", "HTTP26-18", "LOG26-4")
 def test_progress_and_log_messages_flow_on_the_requests_stream(url):
     params = {"name": "chatty", "arguments": {}, "_meta": {**meta(**{LEVEL: "warning"})["_meta"], "progressToken": "p"}}
     response = post(url, "tools/call", params)
@@ -91,7 +93,14 @@ def test_progress_and_log_messages_flow_on_the_requests_stream(url):
     ({}, {"_meta": {"io.modelcontextprotocol/protocolVersion": MODERN_REVISION}}, -32602, 400),
     ({"MCP-Protocol-Version": "1900-01-01"}, meta(**{"io.modelcontextprotocol/protocolVersion": "1900-01-01"}),
      -32022, 400),
+    # A known header over an unknown body version: the mismatch first (server_modern.py rule 4).
+    ({}, meta(**{"io.modelcontextprotocol/protocolVersion": "1900-01-01"}), -32020, 400),
+    ({"MCP-Protocol-Version": "2025-11-25"}, meta(**{"io.modelcontextprotocol/protocolVersion": "1900-01-01"}),
+     -32020, 400),
 ])
+@pytest.mark.req("HTTP26-23", "HTTP26-24", "SCHEMA26-9", "HTTP26-63", "SCHEMA26-20", "BASE26-47",
+                 "HTTP26-25", "HTTP26-27", "HTTP26-28")
+@pytest.mark.req("HTTP26-25", "HTTP26-27", "HTTP26-28")
 def test_bad_headers_and_metadata_are_refused_with_their_status(url, headers, params, code, status):
     response = post(url, "tools/list", params, headers=headers)
     assert response.status_code == status, response.text
@@ -102,6 +111,7 @@ def test_bad_headers_and_metadata_are_refused_with_their_status(url, headers, pa
         assert reply["error"]["data"]["requested"] == "1900-01-01"
 
 
+@pytest.mark.req("HTTP26-48", "HTTP26-64", "HTTP26-61", "HTTP26-47")
 def test_mcp_name_must_match_the_body_and_may_be_base64(url):
     params = {"name": "echo", "arguments": {"text": "y"}, **meta()}
     response = post(url, "tools/call", params, headers={"Mcp-Name": "other"})
@@ -112,6 +122,7 @@ def test_mcp_name_must_match_the_body_and_may_be_base64(url):
     assert response.status_code == 200 and response.json()["result"]["content"][0]["text"] == "y"
 
 
+@pytest.mark.req("HTTP26-26")
 def test_unknown_and_removed_methods_are_404_method_not_found(url):
     for method in ("no/such", "ping", "initialize", "logging/setLevel"):
         response = post(url, method)
@@ -128,6 +139,7 @@ def test_the_same_endpoint_still_opens_legacy_sessions(url):
     assert messages(response)[-1]["result"]["protocolVersion"] == "2025-11-25"
 
 
+@pytest.mark.req("HTTP26-29", "HTTP26-43", "HTTP26-44", "HTTP26-49", "HTTP26-45")
 def test_header_values_round_trip_through_the_base64_sentinel():
     for value in ("us-west1", "Hello, 世界", " padded ", "line1\nline2", "=?base64?literal?="):
         encoded = encode_value(value)
@@ -138,6 +150,7 @@ def test_header_values_round_trip_through_the_base64_sentinel():
 
 
 # ---------------------------------------------------------------------- our client over HTTP
+@pytest.mark.req("HTTP26-9", "HTTP26-22", "HTTP26-15", "HTTP26-50", "BASE26-25")
 def test_our_client_speaks_2026_07_28_over_http_without_a_session():
     import threading
 
@@ -166,6 +179,7 @@ def test_our_client_speaks_2026_07_28_over_http_without_a_session():
     assert server._listeners == set()                 # every listen ended with its stream
 
 
+@pytest.mark.req("HTTP26-68")
 def test_our_client_falls_back_to_initialize_over_http(monkeypatch):
     """A legacy Streamable HTTP server (ours with the modern path turned off) refuses the
     probe with 400 and no modern error: the client runs initialize and keeps a session."""
@@ -212,6 +226,7 @@ def test_a_question_the_client_cannot_answer_is_400_missing_required_client_capa
     assert reply["error"]["data"] == {"requiredCapabilities": {"roots": {}}}
 
 
+@pytest.mark.req("HTTP26-15")
 def test_listen_is_a_stream_even_when_the_server_answers_json():
     import threading
 
@@ -252,6 +267,7 @@ def sql_server():
         handle.shutdown()
 
 
+@pytest.mark.req("HTTP26-53", "HTTP26-54", "HTTP26-55", "HTTP26-59", "HTTP26-56", "HTTP26-58", "HTTP26-62")
 def test_mcp_param_headers_are_required_and_checked(sql_server):
     params = {"name": "execute_sql", "arguments": {"region": "Hello, 世界", "limit": 5, "query": "SELECT 1"}, **meta()}
     good = {"Mcp-Param-Region": "=?base64?SGVsbG8sIOS4lueVjA==?=", "Mcp-Param-Limit": "5.0"}
@@ -268,6 +284,7 @@ def test_mcp_param_headers_are_required_and_checked(sql_server):
     assert response.json()["result"]["content"][0]["text"] == "eu:10:SELECT 2"
 
 
+@pytest.mark.req("HTTP26-30", "HTTP26-31", "HTTP26-40", "HTTP26-41", "HTTP26-50", "TOOL26-26", "TOOL26-27")
 def test_our_client_sends_mcp_param_headers_and_leaves_out_invalid_tools(sql_server):
     from mcp_ref import Client
     with Client.http(sql_server, timeout=30) as client:
@@ -276,6 +293,7 @@ def test_our_client_sends_mcp_param_headers_and_leaves_out_invalid_tools(sql_ser
         assert result.content[0].text == " padded :3:SELECT 3"
 
 
+@pytest.mark.req("HTTP26-7", "HTTP26-10", "HTTP26-11")
 def test_every_message_of_our_client_over_http_is_valid(wire_validator):
     from helpers import Recorder
     from mcp_ref import Client

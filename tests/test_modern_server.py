@@ -90,6 +90,7 @@ def exchange():
         yield Exchange(peer)
 
 
+@pytest.mark.req("VERS26-3", "SCHEMA26-44", "CHG26-2", "CACHE26-1", "CACHE26-8", "DISC26-1", "DISC26-3", "PROM26-2")
 def test_discover_needs_no_initialize_and_names_versions_capabilities_identity(exchange):
     reply = exchange.call("server/discover")
     result = reply["result"]
@@ -103,6 +104,9 @@ def test_discover_needs_no_initialize_and_names_versions_capabilities_identity(e
     assert (result["ttlMs"], result["cacheScope"]) == (0, "public")
 
 
+@pytest.mark.req("BASE26-8", "SCHEMA26-15", "CACHE26-1", "CACHE26-8",
+                 "BASE26-51", "SCHEMA26-17", "CACHE26-18", "CHG26-1")
+@pytest.mark.req("BASE26-51", "SCHEMA26-17", "CACHE26-18", "CHG26-1")
 def test_every_result_has_result_type_server_info_and_cache_hints_where_cacheable(exchange):
     cacheable = {"tools/list": "public", "prompts/list": "public", "resources/list": "public",
                  "resources/templates/list": "public"}
@@ -119,6 +123,7 @@ def test_every_result_has_result_type_server_info_and_cache_hints_where_cacheabl
     assert prompt["resultType"] == "complete" and prompt["_meta"][SERVER_INFO]["version"] == "3.1"
 
 
+@pytest.mark.req("CACHE26-18")
 def test_cache_hints_can_be_changed_per_method():
     server = modern_server()
     server.cache_hints = {"tools/list": (60000, "private")}
@@ -128,6 +133,7 @@ def test_cache_hints_can_be_changed_per_method():
         assert exchange.call("prompts/list")["result"]["ttlMs"] == 0      # the default for the others
 
 
+@pytest.mark.req("TOOL26-7", "CHG26-6", "TOOL26-5")
 def test_tools_list_order_is_deterministic(exchange):
     names = [t["name"] for t in exchange.call("tools/list")["result"]["tools"]]
     assert names == ["echo", "chatty", "zeta", "alpha"]                 # registration order
@@ -143,6 +149,7 @@ def test_tools_list_order_is_deterministic(exchange):
     ({V: MODERN_REVISION, CAPS: {}, INFO: {"name": "x"}}, INFO),
     ({V: MODERN_REVISION, CAPS: {}, LEVEL: "loud"}, LEVEL),
 ])
+@pytest.mark.req("BASE26-45", "BASE26-46", "MRTR26-2", "LOG26-5")
 def test_a_request_missing_or_malforming_its_meta_is_invalid_params(exchange, bad_meta, what):
     params = {"_meta": bad_meta} if bad_meta is not None else {}
     method = "server/discover" if bad_meta is None or V not in bad_meta else "tools/list"
@@ -152,6 +159,7 @@ def test_a_request_missing_or_malforming_its_meta_is_invalid_params(exchange, ba
 
 
 @pytest.mark.parametrize("version", ["1900-01-01", "2025-11-25"])
+@pytest.mark.req("VERS26-1", "SCHEMA26-10")
 def test_an_unsupported_version_gets_the_supported_list(exchange, version):
     reply = exchange.call("tools/list", meta(**{V: version}), sent_ok=False)
     validate_wire(reply, MODERN_REVISION, "error")
@@ -168,6 +176,7 @@ def test_methods_the_modern_era_removed_are_not_found(exchange, method):
     assert reply["error"]["code"] == -32601, reply
 
 
+@pytest.mark.req("RES26-9", "RES26-11", "RES26-12", "BASE26-18", "BASE26-19")
 def test_resource_not_found_is_invalid_params_in_2026_and_32002_before():
     with raw_server(modern_server()) as (peer, _):
         exchange = Exchange(peer)
@@ -192,6 +201,7 @@ def test_legacy_handshake_and_ping_still_served_on_the_same_server(exchange):
     validate_wire(legacy, "2025-06-18", request_method="tools/list")
 
 
+@pytest.mark.req("LOG26-3", "SCHEMA26-14", "CHG26-3", "LOG26-4")
 def test_log_messages_only_with_a_level_in_meta_and_progress_on_the_request(exchange):
     quiet = exchange.call("tools/call", {"name": "chatty", "arguments": {}, **meta()})
     assert quiet["result"]["content"][0]["text"] == "done"
@@ -205,6 +215,7 @@ def test_log_messages_only_with_a_level_in_meta_and_progress_on_the_request(exch
     assert progress == [{"progressToken": 7, "progress": 1, "total": 2, "message": "half"}]
 
 
+@pytest.mark.req("LOG26-4", "SUBS26-1")
 def test_broadcasts_and_list_changes_do_not_reach_a_modern_connection():
     server = modern_server()
     with raw_server(server) as (peer, _):
@@ -216,6 +227,7 @@ def test_broadcasts_and_list_changes_do_not_reach_a_modern_connection():
         assert exchange.seen == []
 
 
+@pytest.mark.req("BASE26-49", "SCHEMA26-13", "BASE26-23", "BASE26-24", "BASE26-52", "SCHEMA26-12")
 def test_client_info_and_capabilities_are_the_requests_own():
     server = Server("who")
     seen = []

@@ -190,13 +190,29 @@ def test_license_is_mit():
     assert "mcp_ref authors" in text
 
 
+def _ci_readme_commands() -> list:
+    """The command lines of ``.ci/run``'s ``readme_commands`` function after it makes the
+    virtualenv (comments, ``python --version`` and a trailing ``|| exit 1`` left out)."""
+    text = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    body = re.search(r"^readme_commands\(\) \{.*?\n(.*?)^\}", text, re.S | re.M).group(1)
+    lines = [line.strip() for line in body.splitlines()]
+    venv = lines.index('"$python" -m venv "$venv"')
+    assert lines[venv - 1] == 'rm -rf "$venv"', "the virtualenv must be fresh"
+    assert '. "$venv/bin/activate"' in lines[venv:]
+    commands = []
+    for line in lines[lines.index('. "$venv/bin/activate"') + 1:]:
+        if not line or line.startswith("#") or line in ("(", ")", "python --version"):
+            continue
+        commands.append(re.sub(r"\s*\|\|\s*exit 1$", "", line))
+    return commands
+
+
 def test_ci_script_runs_the_readme_commands():
     script = ROOT / ".ci" / "run"
     assert os.access(script, os.X_OK), ".ci/run must be executable"
     text = script.read_text(encoding="utf-8")
     assert "set -euo pipefail" in text
-    install, test = _readme_commands()
-    assert install in text and test in text
+    assert _ci_readme_commands() == list(_readme_commands())
 
 
 # ---------------------------------------------------------------------- the README
@@ -221,8 +237,8 @@ def _section_code(title: str) -> str:
 def test_readme_starts_with_the_two_commands():
     head = _readme().split("\n## ", 1)[0]
     install, test = _readme_commands()
-    assert install == "pip install -e '.[test]' && python -m mcp_ref demo"
-    assert test == "python -m pytest"
+    assert install == "pip install -e . && python -m mcp_ref demo"       # no test tools to see the demo
+    assert test == "pip install -e '.[test]' && python -m pytest"
     assert install in head and test in head
 
 

@@ -238,8 +238,17 @@ def test_all_pages_raises_after_the_page_limit_keeping_the_items():
     assert all_pages(lambda cursor: next(pages), 3) == [1, 2, 3]      # ending on the last allowed page is fine
 
 
-def test_all_pages_stops_on_an_empty_cursor(caplog):
+@pytest.mark.req("PAGE26-6", "PAGE26-5")
+def test_all_pages_follows_an_empty_cursor_and_stops_on_a_repeated_one(caplog):
     from mcp_ref.client.client_requests import all_pages
-    pages = iter([([1], "c1"), ([2], "")])
+    asked = []
+
+    def fetch(cursor):
+        asked.append(cursor)
+        return next(pages)
+    pages = iter([([1], "c1"), ([2], ""), ([3], None)])
+    assert all_pages(fetch) == [1, 2, 3] and asked == [None, "c1", ""]     # "" is a cursor, sent as it came
+    assert "repeated" not in caplog.text
+    pages = iter([([1], ""), ([2], "")])
     assert all_pages(lambda cursor: next(pages)) == [1, 2]
-    assert "empty or repeated pagination cursor ''" in caplog.text
+    assert "repeated pagination cursor ''" in caplog.text

@@ -111,3 +111,52 @@ def test_mypy_sees_the_real_classes_behind_the_lazy_names(tmp_path):
                             "mcp_ref.types.tools.CallToolResult", revealed[3]], result.stdout
     assert "mcp_ref.types.content.TextContent" in revealed[3]
     assert revealed[4] == "mcp_ref.server.tools.ToolNameWarning"
+
+
+EDITABLE_USER_SCRIPT = '''
+from mcp_ref import Client
+
+reveal_type(Client)
+count: int = Client.stdio(["python", "server.py"]).server_info
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("mypy") is None,
+                    reason="mypy is not installed (it is in the `test` extra, not a dependency)")
+def test_mypy_sees_the_package_after_the_readmes_editable_install(tmp_path):
+    """The README installs with ``pip install -e .``; its ``py.typed`` claim holds for that
+    install. A fresh virtualenv gets exactly that editable install (of a copy of the
+    checkout, so the checkout gets no build files), and mypy, run on a user's script in
+    another folder against that virtualenv, finds ``mcp_ref.Client`` as the real class.
+    setuptools' default editable install for a flat layout is an import hook that mypy
+    cannot follow ("Cannot find implementation or library stub"); ``package_dir = =.`` in
+    setup.cfg makes it a plain ``.pth`` path instead."""
+    import shutil
+    checkout = tmp_path / "checkout"
+    shutil.copytree(ROOT / "mcp_ref", checkout / "mcp_ref",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for name in ("setup.cfg", "pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, checkout / name)
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("PYTHONPATH", "MYPYPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=env, timeout=120)
+    python = venv / ("Scripts" if os.name == "nt" else "bin") / "python"
+    install = subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--disable-pip-version-check",
+                              "-e", str(checkout)], capture_output=True, text=True, env=env, timeout=300)
+    if install.returncode != 0 and "setuptools" in install.stdout + install.stderr and \
+            ("Could not find a version" in install.stderr or "No matching distribution" in install.stderr):
+        pytest.skip("pip cannot fetch setuptools for the isolated build (offline)")
+    assert install.returncode == 0, install.stdout + install.stderr
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "user.py").write_text(EDITABLE_USER_SCRIPT, encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "mypy", "--python-executable", str(python), "--no-incremental",
+                             "--follow-imports=silent", "--cache-dir", str(tmp_path / ".mypy_cache"), "user.py"],
+                            cwd=user, capture_output=True, text=True, env=env, timeout=300)
+    assert "Cannot find implementation" not in result.stdout, result.stdout
+    revealed = [line for line in result.stdout.splitlines() if "Revealed type is" in line]
+    assert len(revealed) == 1 and "mcp_ref.client.client.Client" in revealed[0], result.stdout
+    assert any("Incompatible types in assignment" in line and "Implementation" in line
+               for line in result.stdout.splitlines()), result.stdout       # a deliberate error, caught

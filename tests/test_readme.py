@@ -26,6 +26,7 @@ does not render it):
 A Python block without a directive, or with one this file does not know,
 fails: no example is skipped silently.
 """
+import importlib.util
 import os
 import re
 import shlex
@@ -217,3 +218,43 @@ def test_readme_python_block_runs(block, tmp_path):
     printed = done.stdout.splitlines()
     for line in expects:
         assert line in printed, f"README line {block.line}: {line!r} not printed; got {printed!r}"
+
+
+# method-assign: Flask's documented way to mount middleware, app.wsgi_app = Middleware(app.wsgi_app),
+# assigns to a method as far as Flask's annotations say.
+MYPY_CONFIG = """[mypy]
+check_untyped_defs = True
+follow_imports = silent
+disable_error_code = method-assign
+
+[mypy-django.*,flask.*,werkzeug.*,gunicorn.*]
+ignore_missing_imports = True
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mypy") is None,
+                    reason="mypy is not installed (it is in the `test` extra, not a dependency)")
+def test_every_python_block_passes_mypy(tmp_path):
+    """What a user copies type-checks: one mypy run over every block. Each block is its own
+    module, ``readme_L<line>.py`` (a server or an addition as the file stands after it);
+    the files the blocks build (``demo.py``, ...) sit beside them as the README leaves
+    them, for the scripts that import them."""
+    final: dict = {}
+    for block in BLOCKS:
+        kind, name, _, _ = parse(block.directive or "")
+        files = files_after(block)
+        final.update(files)
+        code = files[name] if kind in ("server", "add-to") else block.code
+        (tmp_path / f"readme_L{block.line}.py").write_text(code, encoding="utf-8")
+    for file_name, code in final.items():
+        (tmp_path / file_name).write_text(code, encoding="utf-8")
+    (tmp_path / "mypy.ini").write_text(MYPY_CONFIG, encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "MYPYPATH")}
+    env["MYPYPATH"] = str(ROOT)                 # the checkout's package, however it is installed
+    modules = sorted(p.name for p in tmp_path.glob("*.py"))
+    done = subprocess.run([sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--no-incremental",
+                           "--cache-dir", str(tmp_path / ".mypy_cache"), *modules],
+                          cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300)
+    lines = [re.sub(r"^readme_L(\d+)\.py:(\d+)", r"the README block at line \1, its line \2", line)
+             for line in done.stdout.splitlines()]
+    assert done.returncode == 0, "\n".join(lines) + done.stderr

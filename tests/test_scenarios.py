@@ -16,13 +16,13 @@ from mcp_ref.__main__ import Transcript, main
 
 ROOT = Path(__file__).resolve().parent.parent
 ARROWS = ("client -> server  ", "server -> client  ")
-SCREEN = 60          # lines: "short enough to read on one screen"
+SCREEN = 64          # lines of at most 100 columns (comments wrapped): "short enough to read on one screen"
 NAMES = ["cancel", "sampling", "elicitation", "roots", "pagination", "tasks", "http", "sse"]
 
 
 def run(name: str, full: bool = True) -> list:
     out = io.StringIO()
-    assert scenarios.run(name, Transcript(full, out=out)) == 0
+    assert scenarios.run(name, Transcript(full, out=out, width=100)) == 0
     return out.getvalue().splitlines()
 
 

@@ -639,7 +639,7 @@ def test_an_invalid_progress_token_gets_no_progress(token):
         session.close()
 
 
-@pytest.mark.req("PROG-9")
+@pytest.mark.req("PROG-9", "PROG26-6")
 def test_incoming_progress_for_unknown_or_finished_tokens_is_ignored():
     done = threading.Event()
     notes, calls = [], []

@@ -276,6 +276,7 @@ def test_stderr_works_without_a_file_descriptor(monkeypatch):
 
 # ---------------------------------------------------------------------- server side of the shutdown
 @pytest.mark.parametrize("tool", ["block", "stubborn"])
+@pytest.mark.req("STDIO26-12")
 def test_server_exits_promptly_on_stdin_eof_with_a_handler_running(tool):
     process = subprocess.Popen(argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                env={**os.environ, **ENV})
@@ -365,7 +366,7 @@ def test_a_well_behaved_server_exits_on_eof_without_signals():
     assert_reaped(transport.process)
 
 
-@pytest.mark.req("LIFE-15")
+@pytest.mark.req("LIFE-15", "STDIO26-11")
 @pytest.mark.parametrize("mode, expected_signal", [("ignore-eof", signal.SIGTERM), ("ignore-term", signal.SIGKILL)])
 def test_shutdown_ladder(mode, expected_signal):
     lines = Lines()

@@ -11,10 +11,11 @@ import time
 
 import pytest
 
-from conftest import MODERN_REVISION, validate_wire
+from conftest import MODERN_REVISION, schema_for, validate_wire
 from helpers import raw_server
 from mcp_ref import CancelToken, Client, Context, Server
-from mcp_ref.errors import InternalError, MissingRequiredClientCapabilityError, RequestCancelled, RequestTimeout
+from mcp_ref.errors import (InternalError, InvalidParamsError, MissingRequiredClientCapabilityError, RequestCancelled,
+                            RequestTimeout)
 from mcp_ref.transports import TapTransport, memory_pair
 from test_modern_server import CAPS, Exchange, meta
 
@@ -55,6 +56,20 @@ def task_server() -> Server:
         """A tool error: the task completes, with isError."""
         raise ValueError("the tool broke")
 
+    @server.tool(task_support="optional")
+    def protocol_error() -> str:
+        """A JSON-RPC error: the task fails with it."""
+        raise InvalidParamsError("the job cannot run", {"why": "no input"})
+
+    @server.tool(task_support="optional")
+    def multi_input(ctx: Context) -> str:
+        """Two named asks at once (``ctx.gather``), then one more named ask."""
+        schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+        answers = ctx.gather({"first": lambda: ctx.elicit("First value?", schema),
+                              "second": lambda: ctx.elicit("Second value?", schema)})
+        last = ctx.elicit("Sure?", {"type": "object", "properties": {"ok": {"type": "boolean"}}}, key="confirm")
+        return f"Got {answers['first'].content['name']} and {answers['second'].content['name']}: {last.action}"
+
     @server.tool
     def plain() -> str:
         return "plain"
@@ -86,6 +101,7 @@ def test_discover_names_the_extension_only_with_a_task_tool(exchange):
         del plain
 
 
+@pytest.mark.req("XTASK26-6", "XTASK26-9", "XTASK26-15", "XTASK26-16", "XTASK26-19", "XTASK26-22")
 def test_a_declaring_call_gets_a_task_that_completes_with_the_same_result(exchange):
     created = exchange.call("tools/call", declared(name="double", arguments={"n": 21}))["result"]
     assert created["resultType"] == "task" and created["status"] == "working"
@@ -97,6 +113,7 @@ def test_a_declaring_call_gets_a_task_that_completes_with_the_same_result(exchan
     assert ordinary["content"] == done["result"]["content"]
 
 
+@pytest.mark.req("XTASK26-1", "XTASK26-4", "XTASK26-7")
 def test_no_task_for_a_request_that_does_not_declare_the_extension(exchange):
     result = exchange.call("tools/call", {"name": "double", "arguments": {"n": 2}, **meta()})["result"]
     assert result["resultType"] == "complete" and result["content"][0]["text"] == "4"
@@ -106,6 +123,7 @@ def test_no_task_for_a_request_that_does_not_declare_the_extension(exchange):
     assert exchange.call("tools/call", declared(name="plain", arguments={}))["result"]["resultType"] == "complete"
 
 
+@pytest.mark.req("XTASK26-30", "XTASK26-39", "XTASK26-40", "XTASK26-41", "XTASK26-43", "XTASK26-44")
 def test_tasks_requests_need_the_extension_and_a_known_id(exchange):
     for method in ("tasks/get", "tasks/cancel"):
         error = exchange.call(method, {"taskId": "nope", **meta()})["error"]
@@ -116,6 +134,7 @@ def test_tasks_requests_need_the_extension_and_a_known_id(exchange):
     assert error["code"] == -32602
 
 
+@pytest.mark.req("XTASK26-17", "XTASK26-18", "XTASK26-27", "XTASK26-28", "XTASK26-29", "XTASK26-32", "XTASK26-33")
 def test_input_requests_wait_for_tasks_update_and_keys_are_never_reused(exchange):
     task_id = exchange.call("tools/call", declared(name="greet", arguments={}))["result"]["taskId"]
     asked = poll(exchange, task_id, lambda r: r["status"] == "input_required")
@@ -141,6 +160,7 @@ def test_input_requests_wait_for_tasks_update_and_keys_are_never_reused(exchange
     assert done["result"]["content"][0]["text"] == "Hello Ada from Leeds"
 
 
+@pytest.mark.req("XTASK26-20", "XTASK26-35")
 def test_cancel_acknowledges_and_the_tool_sees_it(exchange):
     task_id = exchange.call("tools/call", declared(name="wait_for_cancel", arguments={}))["result"]["taskId"]
     ack = exchange.call("tasks/cancel", declared(taskId=task_id))["result"]
@@ -151,6 +171,7 @@ def test_cancel_acknowledges_and_the_tool_sees_it(exchange):
     assert exchange.call("tasks/cancel", declared(taskId=task_id))["result"]["resultType"] == "complete"
 
 
+@pytest.mark.req("XTASK26-8", "XTASK26-21", "XTASK26-45", "XTASK26-46", "XTASK26-47", "XTASK26-48", "XTASK26-49")
 def test_a_json_rpc_error_fails_the_task_and_a_tool_error_completes_it(exchange):
     # The tool asks for a form the request's capabilities do not allow: -32021 during execution.
     no_elicitation = {"_meta": {**meta()["_meta"], CAPS: {"extensions": {EXT: {}}}}}
@@ -162,6 +183,41 @@ def test_a_json_rpc_error_fails_the_task_and_a_tool_error_completes_it(exchange)
     tool_id = exchange.call("tools/call", declared(name="refuse", arguments={}))["result"]["taskId"]
     completed = poll(exchange, tool_id, lambda r: r["status"] == "completed")
     assert completed["result"]["isError"] is True
+    assert completed["result"]["content"][0]["text"] == "the tool broke" and "error" not in completed
+
+
+def test_a_json_rpc_error_the_tool_raises_fails_the_task_with_it(exchange):
+    task_id = exchange.call("tools/call", declared(name="protocol_error", arguments={}))["result"]["taskId"]
+    failed = poll(exchange, task_id, lambda r: r["status"] in ("completed", "failed"))
+    assert failed["status"] == "failed" and "result" not in failed
+    assert failed["error"] == {"code": -32602, "message": "the job cannot run", "data": {"why": "no input"}}
+    assert failed["statusMessage"] == "Tool execution failed: the job cannot run"
+
+
+def test_outside_a_task_a_json_rpc_error_of_a_tool_is_still_an_is_error_result(exchange):
+    # tools.py rule 3: only a task of the extension passes the McpError on.
+    result = exchange.call("tools/call", {"name": "protocol_error", "arguments": {}, **meta()})["result"]
+    assert result["isError"] is True and result["content"][0]["text"].startswith("the job cannot run")
+
+
+def test_a_gather_is_one_set_of_input_requests_and_a_partial_update_leaves_the_rest(exchange):
+    task_id = exchange.call("tools/call", declared(name="multi_input", arguments={}))["result"]["taskId"]
+    parked = poll(exchange, task_id, lambda r: r["status"] == "input_required")
+    assert list(parked["inputRequests"]) == ["first", "second"]
+    assert parked["inputRequests"]["second"]["params"]["message"] == "Second value?"
+    exchange.call("tasks/update", declared(taskId=task_id, inputResponses={
+        "first": {"action": "accept", "content": {"name": "A"}}}))
+    still = exchange.call("tasks/get", declared(taskId=task_id))["result"]
+    assert still["status"] == "input_required" and list(still["inputRequests"]) == ["second"]
+    exchange.call("tasks/update", declared(taskId=task_id, inputResponses={
+        "second": {"action": "accept", "content": {"name": "B"}},
+        "first": {"action": "accept", "content": {"name": "late"}}}))      # answered already: ignored
+    confirm = poll(exchange, task_id, lambda r: "confirm" in r.get("inputRequests", {}))
+    assert list(confirm["inputRequests"]) == ["confirm"]
+    exchange.call("tasks/update", declared(taskId=task_id, inputResponses={
+        "confirm": {"action": "accept", "content": {"ok": True}}}))
+    done = poll(exchange, task_id, lambda r: r["status"] == "completed")
+    assert done["result"]["content"][0]["text"] == "Got A and B: accept"
 
 
 def test_an_expired_task_is_forgotten_and_says_so():
@@ -175,6 +231,7 @@ def test_an_expired_task_is_forgotten_and_says_so():
         assert (error["code"], error["message"]) == (-32602, "Failed to retrieve task: Task has expired")
 
 
+@pytest.mark.req("XTASK26-36", "XTASK26-42")
 def test_listen_for_task_ids_needs_the_extension_and_delivers_status_changes(exchange):
     refused = exchange.call("subscriptions/listen", {"notifications": {"taskIds": ["x"]}, **meta()})["error"]
     assert refused["code"] == MissingRequiredClientCapabilityError.code
@@ -193,7 +250,8 @@ def test_listen_for_task_ids_needs_the_extension_and_delivers_status_changes(exc
         "elicit-1": {"action": "accept", "content": {"name": "Ada"}}}))
     notes = [m for m in exchange.seen if m.get("method") == "notifications/tasks"]
     deadline = time.monotonic() + WAIT
-    while not any(n["params"]["status"] == "working" for n in notes) and time.monotonic() < deadline:
+    while (not {"input_required", "working"} <= {n["params"]["status"] for n in notes}
+           and time.monotonic() < deadline):
         exchange.call("tasks/get", declared(taskId=task_id))
         notes = [m for m in exchange.seen if m.get("method") == "notifications/tasks"]
     assert notes and all(n["params"]["taskId"] == task_id for n in notes)
@@ -215,6 +273,7 @@ def connect(server, recorder=None, **options):
     return Client(transport, **options)
 
 
+@pytest.mark.req("XTASK26-2", "XTASK26-12", "XTASK26-13", "XTASK26-23", "XTASK26-24", "XTASK26-25", "XTASK26-26", "XTASK26-31")
 def test_call_tool_follows_a_task_and_answers_each_input_request_once():
     asked = []
 
@@ -243,6 +302,7 @@ def test_a_failed_task_raises_its_error_and_a_tool_error_is_a_result():
         assert client.call_tool("refuse", {}).is_error
 
 
+@pytest.mark.req("XTASK26-34")
 def test_timeout_and_cancel_token_cancel_the_task_on_the_server():
     server = task_server()
     with connect(server) as client:
@@ -277,6 +337,7 @@ def test_closing_the_connection_cancels_its_tasks_and_ends_their_threads():
     assert len(server.tasks.ext) == 0
 
 
+@pytest.mark.req("XTASK26-3")
 def test_a_create_task_result_to_another_request_is_an_invalid_response():
     client_end, peer_end = memory_pair()
     from helpers import RawPeer
@@ -306,6 +367,7 @@ def test_a_create_task_result_to_another_request_is_an_invalid_response():
 
 
 # ---------------------------------------------------------------- over Streamable HTTP
+@pytest.mark.req("XTASK26-38")
 def test_over_http_the_task_outlives_its_post_and_mcp_name_carries_the_task_id():
     requests = pytest.importorskip("requests")
     from mcp_ref.transports.http_modern import encode_value
@@ -363,22 +425,26 @@ def test_malformed_task_requests_are_invalid_params(exchange, method, params):
     assert error["code"] == -32602
 
 
+@pytest.mark.req("XTASK26-51")
 def test_with_authorization_a_task_belongs_to_its_subject():
+    from helpers import RawPeer
     from mcp_ref.auth.resource_server import AccessToken
+    schema_for(MODERN_REVISION)             # Exchange validates every message: skip before serving anything
     server = task_server()
     ends = []
-    for subject in ("alice", "mallory"):
-        peer_end, server_end = memory_pair()
-        server_end.auth = AccessToken(subject=subject)           # what an authorized transport carries
-        server.serve(server_end)
-        from helpers import RawPeer
-        ends.append(Exchange(RawPeer(peer_end)))
-    alice, mallory = ends
-    task_id = alice.call("tools/call", declared(name="wait_for_cancel", arguments={}))["result"]["taskId"]
-    for method in ("tasks/get", "tasks/cancel"):
-        error = mallory.call(method, declared(taskId=task_id))["error"]
-        assert error["message"] == "Failed to retrieve task: Task not found"
-    assert alice.call("tasks/get", declared(taskId=task_id))["result"]["status"] == "working"
-    alice.call("tasks/cancel", declared(taskId=task_id))
-    for session in list(server.sessions):
-        session.close()
+    try:
+        for subject in ("alice", "mallory"):
+            peer_end, server_end = memory_pair()
+            server_end.auth = AccessToken(subject=subject)       # what an authorized transport carries
+            server.serve(server_end)
+            ends.append(Exchange(RawPeer(peer_end)))
+        alice, mallory = ends
+        task_id = alice.call("tools/call", declared(name="wait_for_cancel", arguments={}))["result"]["taskId"]
+        for method in ("tasks/get", "tasks/cancel"):
+            error = mallory.call(method, declared(taskId=task_id))["error"]
+            assert error["message"] == "Failed to retrieve task: Task not found"
+        assert alice.call("tasks/get", declared(taskId=task_id))["result"]["status"] == "working"
+        alice.call("tasks/cancel", declared(taskId=task_id))
+    finally:
+        for session in list(server.sessions):
+            session.close()

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from conftest import schema_for
 from helpers import WAIT, RawPeer
 from mcp_ref.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from mcp_ref.server.pagination import Listing
@@ -123,6 +124,7 @@ class Peer(RawPeer):
 
 @pytest.fixture
 def harness(wire_validator):
+    schema_for(REVISION)            # every read is validated: without the schema, skip before a tool runs
     h = Harness(wire_validator)
     yield h
     h.close()

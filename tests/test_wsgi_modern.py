@@ -70,6 +70,9 @@ def cases():
     found.append(("Mcp-Method missing", {k: v for k, v in headers_for("tools/call", call).items()
                                          if k != "Mcp-Method"},
                   {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}))
+    unknown = meta(**{"io.modelcontextprotocol/protocolVersion": "1900-01-01"})
+    found.append(("known header, unknown body version", headers_for("server/discover", unknown),
+                  {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": unknown}))
     found.append(("batch", headers_for("server/discover", meta()),
                   [{"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": meta()}]))
     return found
@@ -105,7 +108,8 @@ def test_modern_requests_are_answered_by_wsgi_as_by_the_built_in_server():
     finally:
         handle.shutdown()
     assert got == expected
-    assert [status for _, status, _, _, _ in got] == [200, 200, 200, 404, 200, 400, 400, 400]
+    assert [status for _, status, _, _, _ in got] == [200, 200, 200, 404, 200, 400, 400, 400, 400]
+    assert got[-2][4][0]["error"]["code"] == -32020     # the header first (server_modern.py rule 4)
     assert not any(has_session for _, _, _, has_session, _ in got)
 
 
@@ -150,6 +154,7 @@ def leave(server, sock, progress: bool) -> None:
 
 
 @pytest.mark.parametrize("progress", [False, True], ids=["json", "sse"])
+@pytest.mark.req("HTTP26-20", "HTTP26-21", "CANC26-4")
 def test_a_modern_client_closing_the_built_in_servers_connection_cancels_its_request(progress):
     server = waiting_server()
     handle = start_http(server, ("127.0.0.1", 0), keepalive=0.1)
@@ -160,6 +165,7 @@ def test_a_modern_client_closing_the_built_in_servers_connection_cancels_its_req
     assert server.seen == [True]
 
 
+@pytest.mark.req("HTTP26-20", "CANC26-4")
 def test_under_wsgi_a_failed_write_cancels_a_modern_sse_request():
     """wsgiref hands over no socket: the next keepalive comment fails, the server closes the
     body, and the request is cancelled."""

@@ -15,13 +15,21 @@ Rules:
    path at the same origin), else ``DiscoveryError`` before any authorization
    request; ``authorization_servers`` must list at least one issuer.
 2. No document at any of them (and none named): a 2025-03-26 server. The
-   authorization server is the MCP server's origin (its path dropped); its metadata
-   is ``<origin>/.well-known/oauth-authorization-server``, else the default
-   ``/authorize``, ``/token``, ``/register`` endpoints.
+   authorization server is the MCP server's origin (its path dropped, the
+   authorization base URL); its metadata is
+   ``<origin>/.well-known/oauth-authorization-server``, else the default
+   ``/authorize``, ``/token``, ``/register`` endpoints. That document is taken
+   whatever ``issuer`` it names (one with a path, another host): the client learned
+   no issuer to compare it with, 2025-03-26 locates the metadata by the base URL
+   alone. Its ``issuer`` (the origin when it has none) is what the RFC 9207 ``iss``
+   of the authorization response is compared with; credentials are kept under the
+   authorization base URL, not under the claimed issuer (providers rule 3), so a
+   server cannot claim another authorization server's stored credentials.
 3. Authorization server metadata for an issuer with a path: OAuth path-inserted,
    OpenID path-inserted, OpenID path-appended; without a path: OAuth, then OpenID.
    The first JSON object wins; its ``issuer`` must equal the issuer used to build
-   the URL, character for character (2026-07-28), else the document is refused.
+   the URL, character for character (2026-07-28, RFC 8414 section 3.3), else the
+   document is refused. This is every issuer named by protected resource metadata.
 4. For the authorization code flow, ``code_challenge_methods_supported`` must
    include ``S256`` (absent = no PKCE: refuse). Authorization server endpoints must
    be https, except on a loopback host (tests, local development).
@@ -32,9 +40,10 @@ from urllib.parse import urlsplit
 
 from .challenge import resource_covers, well_known_resource_metadata
 from .exceptions import DiscoveryError
+from .ssrf import UnsafeAddressError, guarded_get
 
 __all__ = ["find_resource_metadata", "authorization_server_metadata_urls", "find_authorization_server",
-           "legacy_authorization_server", "require_pkce", "check_endpoint", "LOOPBACK_HOSTS"]
+           "authorization_base_url", "legacy_authorization_server", "require_pkce", "check_endpoint", "LOOPBACK_HOSTS"]
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 TIMEOUT = 10.0
@@ -43,7 +52,9 @@ TIMEOUT = 10.0
 def _get_json(http, url: str, headers=None):
     """A JSON object from ``url``, or None (any failure: not there, not JSON, unreachable)."""
     try:
-        response = http.get(url, headers={"Accept": "application/json", **(headers or {})}, timeout=TIMEOUT)
+        response = guarded_get(http, url, headers={"Accept": "application/json", **(headers or {})}, timeout=TIMEOUT)
+    except UnsafeAddressError:
+        raise                                   # ssrf.py: refused, not merely absent
     except Exception:
         return None
     try:
@@ -108,15 +119,19 @@ def find_authorization_server(http, issuer: str, headers=None) -> dict:
     raise DiscoveryError(f"no authorization server metadata for the issuer {issuer}{detail}", url=issuer)
 
 
+def authorization_base_url(server_url: str) -> str:
+    """Rule 2: the MCP server URL with its path discarded (2025-03-26 #authorization-base-url)."""
+    parts = urlsplit(server_url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
 def legacy_authorization_server(http, server_url: str, headers=None) -> dict:
     """Rule 2: a 2025-03-26 server, its own authorization server."""
-    parts = urlsplit(server_url)
-    origin = f"{parts.scheme}://{parts.netloc}"
+    origin = authorization_base_url(server_url)
     document = _get_json(http, f"{origin}/.well-known/oauth-authorization-server", headers)
     if document is not None:
-        if str(document.get("issuer", "")).rstrip("/") != origin:
-            raise DiscoveryError(f"the authorization server metadata of {origin} claims issuer "
-                                 f"{document.get('issuer')!r}", url=origin)
+        if not isinstance(document.get("issuer"), str) or not document["issuer"]:
+            document = {**document, "issuer": origin}
         return document
     return {"issuer": origin, "authorization_endpoint": origin + "/authorize", "token_endpoint": origin + "/token",
             "registration_endpoint": origin + "/register", "code_challenge_methods_supported": ["S256"],

@@ -15,7 +15,9 @@ Rules:
    (403). A DELETE (closing) never starts an interactive flow.
 2. One flow at a time per provider (a lock); a request that failed with a token
    older than the current one is simply re-sent.
-3. On 401: discovery (``discovery`` rules), then a stored token for this issuer and
+3. On 401: discovery (``discovery`` rules; ``issuer``, the key of what is stored,
+   is the validated metadata's issuer, or for a 2025-03-26 server without protected
+   resource metadata its authorization base URL), then a stored token for this issuer and
    resource that differs from the refused one, then the refresh token, then the
    grant (authorization code for ``OAuthClientProvider``). An expired token is
    refreshed before it is sent. Refresh tokens rotate: a new one replaces the old.
@@ -40,8 +42,8 @@ import time
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from .challenge import bearer_challenge, canonical_resource
-from .discovery import (LOOPBACK_HOSTS, check_endpoint, find_authorization_server, find_resource_metadata,
-                        legacy_authorization_server, require_pkce)
+from .discovery import (LOOPBACK_HOSTS, authorization_base_url, check_endpoint, find_authorization_server,
+                        find_resource_metadata, legacy_authorization_server, require_pkce)
 from .exceptions import AuthorizationDenied, AuthorizationError, InsufficientScope, RegistrationError, TokenError
 from .oauth import register_client, token_request
 from .pkce import challenge_for, new_state, new_verifier, same_secret
@@ -201,10 +203,12 @@ class _Provider:
         self.resource_metadata = document
         if document is None:                                   # 2025-03-26: the server's origin
             metadata = legacy_authorization_server(http, self.server_url, headers)
+            key = authorization_base_url(self.server_url)      # not the issuer it claims (discovery rule 2)
         else:
             self.resource = document["resource"]
             metadata = find_authorization_server(http, document["authorization_servers"][0], headers)
-        self._use_issuer(metadata["issuer"])
+            key = metadata["issuer"]
+        self._use_issuer(key)
         self.metadata = metadata
 
     def _use_issuer(self, issuer: str) -> None:

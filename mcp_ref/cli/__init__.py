@@ -20,7 +20,10 @@ Rules:
    down as usual, never killed first.
 3. Common options on every inspector command: the target (wire.py rule 1),
    ``--trace`` (wire.py rule 2), ``--protocol-version``, ``--timeout``,
-   ``--root PATH`` (roots offered); ``--json`` for machine-readable output.
+   ``--root PATH`` (roots offered); ``--json`` for machine-readable output
+   (output only: ``call`` and ``prompt`` take ``--args-json`` for input).
+4. ``mcp-ref --version`` prints the package version and the protocol
+   revisions spoken, newest first.
 """
 from __future__ import annotations
 
@@ -29,7 +32,34 @@ import sys
 
 from .. import lifecycle
 
-__all__ = ["add_commands", "main"]
+__all__ = ["add_commands", "top_parser", "parse", "main"]
+
+
+class _Help(argparse.RawDescriptionHelpFormatter):
+    """Help with each command's text beside its name: argparse measures the command
+    names without their indent, so a long one (``resources``) would wrap."""
+
+    def add_argument(self, action):
+        super().add_argument(action)
+        if isinstance(action, argparse._SubParsersAction):
+            longest = max(len(name) for name in action.choices)
+            self._action_max_length = max(self._action_max_length,
+                                          self._current_indent + self._indent_increment + longest)
+
+
+def top_parser():
+    """``(parser, subparsers)``: ``mcp-ref`` with ``-h`` and ``--version`` (rule 4), no command yet."""
+    from .. import __version__
+    parser = argparse.ArgumentParser(prog="mcp-ref", description="mcp_ref command line: inspect any MCP "
+                                     "server, serve one, or watch the wire in the demo.",
+                                     epilog="'mcp-ref COMMAND -h' shows the options of a command.",
+                                     formatter_class=_Help)
+    parser.add_argument("--version", action="version",
+                        help="print the package version and the protocol revisions it speaks",
+                        version=f"mcp-ref {__version__}\nMCP protocol revisions: "
+                                f"{', '.join(lifecycle.SUPPORTED_REVISIONS)}")
+    sub = parser.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND")
+    return parser, sub
 
 
 def _target_options() -> argparse.ArgumentParser:
@@ -45,11 +75,26 @@ def _target_options() -> argparse.ArgumentParser:
     options.add_argument("--root", action="append", metavar="PATH", help="offer this root (file path or URI)")
     options.add_argument("--trace", action="store_true", help="print every JSON-RPC message on stderr")
     options.add_argument("--protocol-version", choices=("auto",) + tuple(lifecycle.SUPPORTED_REVISIONS),
-                         help="ask for this protocol revision (default: the newest legacy one, "
-                              f"{lifecycle.LATEST_LEGACY_REVISION}, as the host does; 'auto' tries "
-                              f"{lifecycle.LATEST_REVISION} first)")
-    options.add_argument("--timeout", type=float, help="seconds to wait for each answer (default 60)")
+                         metavar="REVISION",
+                         help=f"ask for this protocol revision: {', '.join(lifecycle.SUPPORTED_REVISIONS)} "
+                              f"(default: the newest legacy one, {lifecycle.LATEST_LEGACY_REVISION}, as the "
+                              f"host does), or 'auto' ({lifecycle.LATEST_REVISION} first)")
+    options.add_argument("--timeout", type=float, metavar="SECONDS",
+                         help="seconds to wait for each answer (default 60)")
     return common
+
+
+def parse(parser, argv):
+    """``parser.parse_args(argv)``, except that ``key=value`` words after an option
+    (``call add --json a=1``) still go to ``call``/``prompt``'s arguments: argparse
+    fills a ``*`` positional once, with the words before the first option."""
+    args, extra = parser.parse_known_args(argv)
+    words = getattr(args, "arguments", None)
+    if extra and isinstance(words, list) and not any(word.startswith("-") for word in extra):
+        words.extend(extra)
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
 
 
 def add_commands(sub) -> None:
@@ -71,12 +116,18 @@ def add_commands(sub) -> None:
 
 
 def _fail(message: str) -> int:
+    message = "; ".join(line.strip() for line in message.splitlines() if line.strip())
     sys.stderr.write(f"mcp-ref: error: {message}\n")
     return 1
 
 
 def _describe(exc: BaseException) -> str:
-    from ..errors import McpError
+    """``exc`` in one line (rule 1)."""
+    from ..errors import ConnectionClosed, McpError
+    if isinstance(exc, ConnectionClosed):            # its stderr tail: the last line says most
+        text = exc.reason + (f" (exit code {exc.exit_code})" if exc.exit_code is not None else "")
+        tail = [line.strip() for line in exc.stderr_tail.splitlines() if line.strip()]
+        return text + (f"; its last stderr line: {tail[-1]}" if tail else "")
     if isinstance(exc, McpError) and str(exc.code) not in str(exc):
         return f"{exc} (JSON-RPC error {exc.code})"
     if isinstance(exc, FileNotFoundError) and exc.filename:
@@ -130,7 +181,7 @@ def _shell(args) -> int:
 
 def main(argv=None) -> int:
     """The command line without ``demo`` (``python -m mcp_ref`` adds it)."""
-    parser = argparse.ArgumentParser(prog="mcp-ref", description="mcp_ref command line")
-    add_commands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
+    parser, sub = top_parser()
+    add_commands(sub)
+    args = parse(parser, argv)
     return guarded(args.run, args)

@@ -7,12 +7,22 @@ them, so they behave the same.
 Rules:
 
 1. Human-readable output is stable (the tests compare it): no times, no ids.
-   ``--json`` prints the result as the server sent it, as JSON.
+   ``--json`` (output only, on every command) prints the result as the server
+   sent it, as JSON.
 2. ``key=value`` arguments: the value is read as JSON when it parses
    (``n=3``, ``flag=true``, ``xs=[1,2]``, ``s='"3"'``), else taken as a string
-   (``message=hello``). ``--json '{...}'`` gives the whole object instead.
+   (``message=hello``). ``--args-json '{...}'`` gives the whole object instead
+   (input only; a word that looks like an object points there).
 3. A tool result with ``isError`` prints its content and exits 1, like
    any error; a progress bar is drawn on stderr while a call reports progress.
+4. A tool result prints each content block once. Its ``structuredContent`` is
+   printed (``structured: {json}``) only when no text block already carries
+   it: a text block whose JSON equals it, or equals ``X`` of a
+   ``{"result": X}`` wrapping, mirrors it (Spec: server/tools#structured-content
+   asks tools to send that text for older clients).
+5. ``tools`` shows each tool's parameters from its ``inputSchema``:
+   ``(name: type, other?: type)``, ``?`` marking an optional one, as
+   ``prompts`` marks its optional arguments.
 """
 from __future__ import annotations
 
@@ -30,20 +40,22 @@ class CommandError(Exception):
 
 
 def parse_arguments(pairs, raw=None) -> dict:
-    """The arguments object from ``key=value`` words or a ``--json`` text (rule 2)."""
+    """The arguments object from ``key=value`` words or an ``--args-json`` text (rule 2)."""
     if raw is not None:
         if pairs:
-            raise CommandError("give arguments as key=value words or as --json, not both")
+            raise CommandError("give arguments as key=value words or as --args-json, not both")
         try:
             value = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise CommandError(f"--json is not JSON: {exc}") from None
+            raise CommandError(f"--args-json is not JSON: {exc}") from None
         if not isinstance(value, dict):
-            raise CommandError(f"--json must be an object, not {raw!r}")
+            raise CommandError(f"--args-json must be an object, not {raw!r}")
         return value
     arguments = {}
     for pair in pairs or ():
         key, sep, text = pair.partition("=")
+        if pair.lstrip().startswith("{"):
+            raise CommandError(f"arguments are key=value; give a JSON object with --args-json {pair!r}")
         if not sep or not key:
             raise CommandError(f"arguments are key=value, not {pair!r}")
         try:
@@ -109,8 +121,38 @@ def _listing(items, name, describe, out, args) -> int:
     return 0
 
 
+def _schema_type(schema) -> str:
+    """A JSON Schema's type in a word or two: ``number``, ``string[]``, ``integer|null``, ``Point``."""
+    if not isinstance(schema, dict):
+        return "any"
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return "|".join(kind)
+    if kind == "array":
+        return _schema_type(schema.get("items")) + "[]" if schema.get("items") else "array"
+    if kind:
+        return kind
+    if "$ref" in schema:
+        return schema["$ref"].rsplit("/", 1)[-1]
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            return "|".join(_schema_type(option) for option in schema[key])
+    if "enum" in schema:
+        return "|".join(json.dumps(value) for value in schema["enum"])
+    return "any"
+
+
+def _parameters(schema) -> str:
+    """``(a: number, b?: string)`` from a tool's ``inputSchema`` (rule 5)."""
+    properties = (schema or {}).get("properties") or {}
+    required = set((schema or {}).get("required") or ())
+    return "(" + ", ".join(f"{name}{'' if name in required else '?'}: {_schema_type(value)}"
+                           for name, value in properties.items()) + ")"
+
+
 def tools(client, args, out) -> int:
-    return _listing(client.list_tools(), lambda t: t.name, lambda t: _summary(t.description), out, args)
+    return _listing(client.list_tools(), lambda t: t.name,
+                    lambda t: f"{_parameters(t.input_schema)} {_summary(t.description)}".rstrip(), out, args)
 
 
 def resources(client, args, out) -> int:
@@ -130,20 +172,20 @@ def prompts(client, args, out) -> int:
     return _listing(client.list_prompts(), lambda p: p.name, describe, out, args)
 
 
-def _with_json_arguments(args) -> dict:
-    """``call``/``prompt``: ``--json`` alone asks for JSON output; ``--json '{...}'`` also gives the
-    arguments (a ``key=value`` word right after ``--json`` is still a word)."""
-    pairs, raw = list(args.arguments), args.json_arguments
-    if isinstance(args.json, str):
-        if args.json.lstrip().startswith("{"):
-            raw = args.json
-        else:
-            pairs.insert(0, args.json)
-    return parse_arguments(pairs, raw)
+def _mirrors(block, structured) -> bool:
+    """Whether a content block is the text form of the structured content (rule 4)."""
+    if block.type != "text":
+        return False
+    try:
+        value = json.loads(block.text)
+    except ValueError:
+        return False
+    wrapped = isinstance(structured, dict) and list(structured) == ["result"]
+    return value == structured or (wrapped and value == structured["result"])
 
 
 def call(client, args, out) -> int:
-    arguments = _with_json_arguments(args)
+    arguments = parse_arguments(args.arguments, args.args_json)
     bar = ProgressBar()
     try:
         result = client.call_tool(args.tool, arguments, on_progress=bar)
@@ -154,8 +196,9 @@ def call(client, args, out) -> int:
     else:
         for block in result.content:
             out.write(_block(block) + "\n")
-        if result.structured_content is not None:
-            out.write("structured: " + json.dumps(result.structured_content, ensure_ascii=False) + "\n")
+        structured = result.structured_content
+        if structured is not None and not any(_mirrors(block, structured) for block in result.content):
+            out.write("structured: " + json.dumps(structured, ensure_ascii=False) + "\n")
     if result.is_error:
         raise CommandError(f"tool {args.tool!r} reported an error (isError)")
     return 0
@@ -173,7 +216,7 @@ def read(client, args, out) -> int:
 
 
 def prompt(client, args, out) -> int:
-    result = client.get_prompt(args.name, _with_json_arguments(args))
+    result = client.get_prompt(args.name, parse_arguments(args.arguments, args.args_json))
     if args.json:
         _json(out, result.to_dict())
         return 0
@@ -255,9 +298,8 @@ def _json_flag(parser) -> None:
 
 def _arguments(parser) -> None:
     parser.add_argument("arguments", nargs="*", metavar="key=value", help="arguments; values are JSON when they parse")
-    parser.add_argument("--json", nargs="?", const=True, default=False, metavar="'{...}'",
-                        help="print the result as JSON; with a JSON object, it is the arguments")
-    parser.add_argument("--args", dest="json_arguments", metavar="'{...}'", help="the arguments as one JSON object")
+    parser.add_argument("--args-json", metavar="'{...}'", help="the arguments as one JSON object instead")
+    _json_flag(parser)
 
 
 def _tool_args(parser) -> None:
@@ -299,8 +341,8 @@ def _level_args(parser) -> None:
 # name -> (help, add_arguments, run)
 COMMANDS = {
     "info": ("the server's name, version, protocol revision, capabilities, instructions", _json_flag, info),
-    "tools": ("list the tools", _json_flag, tools),
-    "call": ("call a tool: call TOOL key=value ... (or --args '{...}')", _tool_args, call),
+    "tools": ("list the tools with their parameters", _json_flag, tools),
+    "call": ("call a tool: call TOOL key=value ... (or --args-json '{...}')", _tool_args, call),
     "resources": ("list the resources", _json_flag, resources),
     "read": ("read a resource by URI", _uri_args, read),
     "templates": ("list the resource templates", _json_flag, templates),

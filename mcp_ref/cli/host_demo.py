@@ -9,6 +9,7 @@ request and the answer, the model answers with the server's messages only),
 then ``calc__divide``, which the allow-list refuses (the model reads the
 denial as a tool error), and answers. Every consent decision is printed as
 a ``consent:`` line and every wire message with its server and direction.
+Lines fit the terminal as the main demo's do (wire.py rule 4), unless ``full``.
 """
 from __future__ import annotations
 
@@ -18,8 +19,7 @@ import sys
 import threading
 
 from ..host import AllowList, Host, ScriptedModel, ToolCall, describe, run_conversation
-
-WIDTH = 160
+from .wire import fit, terminal_width, wrap
 
 __all__ = ["demo_host"]
 
@@ -30,21 +30,26 @@ def _environment() -> dict:
     return {"PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))}
 
 
-def demo_host(full: bool = False, out=None) -> int:
+def demo_host(full: bool = False, out=None, width: int | None = None) -> int:
     out = out or sys.stdout
+    width = width or terminal_width()
     lock = threading.Lock()
 
-    def say(line: str) -> None:
+    def emit(line: str) -> None:
         with lock:
             out.write(line + "\n")
             out.flush()
 
+    def say(line: str) -> None:
+        """A comment (``# ...``, ``#   ...``), wrapped to the width with its indent."""
+        text = line.lstrip("#")
+        emit("\n".join(wrap(text.strip(), width, "#" + text[:len(text) - len(text.lstrip())])) if line else "")
+
     def trace(server, direction, message, session_id=None) -> None:
         data = [m.to_dict() for m in message] if isinstance(message, list) else message.to_dict()
         body = json.dumps(data, ensure_ascii=False)
-        if not full and len(body) > WIDTH + 40:
-            body = f"{body[:WIDTH]} …[+{len(body) - WIDTH} chars]"
-        say(f"{'host -> ' + server if direction == 'send' else server + ' -> host'}  {body}")
+        arrow = f"{'host -> ' + server if direction == 'send' else server + ' -> host'}  "
+        emit(arrow + body if full else fit(arrow, body, width))
 
     policy = AllowList({"calc": ["add"], "assistant": ["ask_llm"]}, sampling=["assistant"])
 

@@ -95,7 +95,8 @@ class Shell(cmd.Cmd):
 
     def run(self, name: str, line: str) -> None:
         try:
-            args = self.parsers[name].parse_args(shlex.split(line))
+            from . import parse
+            args = parse(self.parsers[name], shlex.split(line))
             if name == "subscribe":
                 self.client.subscribe_resource(args.uri)
                 self.stdout.write(f"subscribed to {args.uri}; updates appear as notifications\n")

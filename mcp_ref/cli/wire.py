@@ -13,18 +13,49 @@ Rules:
    command's output only, so ``--json`` output stays parseable.
 3. Progress goes to stderr as a bar redrawn in place (``\\r``), plain text,
    ended by a newline before anything else is printed.
+4. The demos' lines fit the terminal (``terminal_width``: its columns, or
+   ``FALLBACK_WIDTH`` when the output is not a terminal, never under
+   ``MIN_WIDTH``). ``fit`` cuts a longer message where a visible
+   ``…[+N chars]`` says how much is left out; ``wrap`` breaks a long ``#``
+   comment into ``#`` lines. (``--full`` prints messages whole: no ``fit``.)
 """
 from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import sys
+import textwrap
 import threading
 import time
 
 from ..host import ConfigError, Host, ServerConfig, load_config
 
-__all__ = ["Tracer", "ProgressBar", "connect", "target_config"]
+__all__ = ["Tracer", "ProgressBar", "connect", "target_config", "terminal_width", "fit", "wrap"]
+
+FALLBACK_WIDTH = 100    # columns when the output is not a terminal (rule 4)
+MIN_WIDTH = 60          # narrower terminals still get this much of each line
+
+
+def terminal_width() -> int:
+    """The columns a demo line may take (rule 4); ``COLUMNS`` overrides, as for any terminal program."""
+    return max(MIN_WIDTH, shutil.get_terminal_size((FALLBACK_WIDTH, 24)).columns)
+
+
+def fit(prefix: str, body: str, width: int) -> str:
+    """``prefix + body`` in ``width`` characters: a longer ``body`` is cut, and ends with
+    `` …[+N chars]`` saying how many characters were left out (rule 4)."""
+    room = width - len(prefix)
+    if len(body) <= room:
+        return prefix + body
+    keep = max(0, room - len(f" …[+{len(body)} chars]"))      # N has at most as many digits
+    return f"{prefix}{body[:keep]} …[+{len(body) - keep} chars]"
+
+
+def wrap(text: str, width: int, prefix: str = "# ") -> list:
+    """A comment as lines of at most ``width`` characters, each starting with ``prefix`` (rule 4)."""
+    return textwrap.wrap(text, width, initial_indent=prefix, subsequent_indent=prefix,
+                         break_long_words=False, break_on_hyphens=False) or [prefix.rstrip()]
 
 
 class Tracer:

@@ -249,7 +249,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def connect(self) -> "Client":
+    def _connect(self) -> "Client":         # client.connect(): see `connect` below
         """Run the handshake, once: a connected client returns at once (rule 1). Raises
         UnsupportedProtocolVersion (after disconnecting), RequestTimeout, ConnectionClosed
         or McpError."""
@@ -328,7 +328,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
             return self.session.request(method, params, **options)
         return self._restarter.request(self, method, params, options)
 
-    connect = _ClassOrInstance(connect, Connections.__dict__["_for_target"])   # Client.connect(target) or client.connect()
+    connect = _ClassOrInstance(_connect, Connections.__dict__["_for_target"])   # Client.connect(target) or client.connect()
 
     # ------------------------------------------------------------------ requests
     def ping(self, timeout: float | None = None, *, cancel: CancelToken | None = None) -> None:
@@ -337,7 +337,8 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         self._ready()
         self._request("server/discover" if self.modern else "ping", timeout=timeout, cancel=cancel)
 
-    def list_tools_page(self, cursor: str | None = None, *, cancel: CancelToken | None = None) -> tuple:
+    def list_tools_page(self, cursor: str | None = None, *,
+                        cancel: CancelToken | None = None) -> tuple[list[types.Tool], str | None]:
         """One page of tools: ``(tools, next_cursor)``. Spec: server/tools#listing-tools."""
         self._require("tools", "tools/list")
         params = {"cursor": cursor} if cursor is not None else None
@@ -350,7 +351,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
                 self._tool_cache[tool.name] = tool
         return tools, cursor
 
-    def list_tools(self, *, cancel: CancelToken | None = None) -> list:
+    def list_tools(self, *, cancel: CancelToken | None = None) -> list[types.Tool]:
         """Every tool, following ``nextCursor`` to the last page."""
         return all_pages(lambda cursor: self.list_tools_page(cursor, cancel=cancel), self.max_pages, "tools/list")
 

@@ -13,8 +13,10 @@ basic/transports/streamable-http#backward-compatibility, basic/index#meta):
    legacy ones we speak (a dual-era server without our modern revision),
    ``initialize``. Any other error (legacy servers answer -32601, -32600 or
    -32602 before ``initialize``; over HTTP, 400, 404 or 405 without a modern
-   error body) or no answer within ``init_timeout`` → the legacy
-   ``initialize`` handshake, as before. Other HTTP failures (401, 403, no
+   error body), a success that is not a well-formed ``DiscoverResult`` (many
+   legacy servers answer any method they do not know with ``{}``; "anything
+   else identifies a legacy server") or no answer within ``init_timeout`` → the
+   legacy ``initialize`` handshake, as before. Other HTTP failures (401, 403, no
    connection) are raised: they are not an answer about the era. The answer is kept for the
    client's life (a respawned stdio server is probed again).
 2. A fixed revision is asked for as before: a legacy one runs ``initialize``
@@ -149,7 +151,10 @@ def probe(request, requested: str, meta_for) -> tuple | None:
             if getattr(exc, "status", None) not in LEGACY_STATUSES:
                 raise                                          # no answer, or auth: not an era question
             return _legacy(requested, None)                    # HTTP 400/404/405 without a modern error body
-        discovery = read_discover(result)
+        try:
+            discovery = read_discover(result)
+        except McpError:
+            return _legacy(requested, None)                    # a success that is no DiscoverResult (rule 1)
         if version in discovery.versions:
             return version, discovery
         other = pick_modern(discovery.versions)

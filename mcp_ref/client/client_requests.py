@@ -10,7 +10,8 @@ Rules:
 
 1. ``list_*_page(cursor)`` fetch one page: ``(items, next_cursor)``;
    ``list_*()`` follow ``nextCursor`` to the end. Spec: server/utilities/pagination.
-   The walk is bounded: an empty or repeated cursor ends it with a warning, and
+   The walk is bounded: a repeated cursor ends it with a warning (an empty string
+   is a cursor like any other, Spec 2026-07-28: pagination#implementation-guidelines), and
    after ``max_pages`` pages (``Client(max_pages=...)``) it raises ``TooManyPages``
    (carrying the items so far), so a server that hands out a fresh cursor forever
    cannot make the client send requests without end.
@@ -69,16 +70,16 @@ class StructuredOutputWarning(UserWarning):
 
 
 def all_pages(fetch_page: Callable, limit: int = DEFAULT_MAX_PAGES, method: str = "list") -> list:
-    """Follow cursors to the end (rule 1): an empty or repeated cursor ends the walk with
-    a warning; ``limit`` pages without an end raise ``TooManyPages`` naming ``method``."""
+    """Follow cursors to the end (rule 1): a repeated cursor ends the walk with a warning
+    (an empty one is followed); ``limit`` pages without an end raise ``TooManyPages`` naming ``method``."""
     items, cursor, seen = [], None, set()
     for _ in range(limit):
         page, cursor = fetch_page(cursor)
         items.extend(page)
         if cursor is None:
             return items
-        if cursor == "" or cursor in seen:
-            log.warning("%s: the server sent an empty or repeated pagination cursor %r; stopping", method, cursor)
+        if cursor in seen:
+            log.warning("%s: the server sent a repeated pagination cursor %r; stopping", method, cursor)
             return items
         seen.add(cursor)
     raise TooManyPages(method, limit, items)
@@ -107,26 +108,27 @@ class ServerFeatureRequests:
     and ``validate_input`` (set by ``Client``)."""
 
     # ------------------------------------------------------------------ resources
-    def list_resources_page(self, cursor: str | None = None, *, cancel: CancelToken | None = None) -> tuple:
+    def list_resources_page(self, cursor: str | None = None, *,
+                            cancel: CancelToken | None = None) -> tuple[list[types.Resource], str | None]:
         """One page of resources: ``(resources, next_cursor)``. Spec: server/resources#listing-resources."""
         self._require("resources", "resources/list")
         result = self._request("resources/list", _cursor_params(cursor), cancel=cancel)
         return page_of(result, "resources", types.Resource.from_dict)
 
-    def list_resources(self, *, cancel: CancelToken | None = None) -> list:
+    def list_resources(self, *, cancel: CancelToken | None = None) -> list[types.Resource]:
         """Every resource, following ``nextCursor``."""
         return all_pages(lambda cursor: self.list_resources_page(cursor, cancel=cancel), self.max_pages,
                          "resources/list")
 
-    def list_resource_templates_page(self, cursor: str | None = None, *,
-                                     cancel: CancelToken | None = None) -> tuple:
+    def list_resource_templates_page(self, cursor: str | None = None, *, cancel: CancelToken | None = None
+                                     ) -> tuple[list[types.ResourceTemplate], str | None]:
         """One page of resource templates: ``(templates, next_cursor)``.
         Spec: server/resources#resource-templates."""
         self._require("resources", "resources/templates/list")
         result = self._request("resources/templates/list", _cursor_params(cursor), cancel=cancel)
         return page_of(result, "resourceTemplates", types.ResourceTemplate.from_dict)
 
-    def list_resource_templates(self, *, cancel: CancelToken | None = None) -> list:
+    def list_resource_templates(self, *, cancel: CancelToken | None = None) -> list[types.ResourceTemplate]:
         """Every resource template, following ``nextCursor``."""
         return all_pages(lambda cursor: self.list_resource_templates_page(cursor, cancel=cancel), self.max_pages,
                          "resources/templates/list")
@@ -162,13 +164,14 @@ class ServerFeatureRequests:
         self._request("resources/unsubscribe", {"uri": uri}, cancel=cancel)
 
     # ------------------------------------------------------------------ prompts
-    def list_prompts_page(self, cursor: str | None = None, *, cancel: CancelToken | None = None) -> tuple:
+    def list_prompts_page(self, cursor: str | None = None, *,
+                          cancel: CancelToken | None = None) -> tuple[list[types.Prompt], str | None]:
         """One page of prompts: ``(prompts, next_cursor)``. Spec: server/prompts#listing-prompts."""
         self._require("prompts", "prompts/list")
         result = self._request("prompts/list", _cursor_params(cursor), cancel=cancel)
         return page_of(result, "prompts", types.Prompt.from_dict)
 
-    def list_prompts(self, *, cancel: CancelToken | None = None) -> list:
+    def list_prompts(self, *, cancel: CancelToken | None = None) -> list[types.Prompt]:
         """Every prompt, following ``nextCursor``."""
         return all_pages(lambda cursor: self.list_prompts_page(cursor, cancel=cancel), self.max_pages,
                          "prompts/list")

@@ -272,7 +272,8 @@ class TaskRequests:
             self._check_output(name, result)     # client_requests.py rule 4
         return result
 
-    def list_tasks_page(self, cursor: str | None = None, *, cancel: CancelToken | None = None) -> tuple:
+    def list_tasks_page(self, cursor: str | None = None, *,
+                        cancel: CancelToken | None = None) -> tuple[list[types.Task], str | None]:
         """One page of this session's tasks: ``(tasks, next_cursor)``.
         Spec: basic/utilities/tasks#listing-tasks."""
         self._require_tasks("tasks.list", "tasks/list")
@@ -281,7 +282,7 @@ class TaskRequests:
         from .client_requests import page_of
         return page_of(result, "tasks", types.Task.from_dict)
 
-    def list_tasks(self, *, cancel: CancelToken | None = None) -> list:
+    def list_tasks(self, *, cancel: CancelToken | None = None) -> list[types.Task]:
         """Every task of this session, following ``nextCursor`` to the last page."""
         from .client_requests import all_pages
         return all_pages(lambda cursor: self.list_tasks_page(cursor, cancel=cancel), self.max_pages, "tasks/list")

@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
     from ..session import Session
     from .client import Client
-    from typing import Callable, Sequence
+    from typing import Callable, Sequence, overload
 
 
 # The client features (approval, elicitation, roots, sampling) and the types/ classes
@@ -50,10 +50,17 @@ class _ClassOrInstance:
         self.on_instance, self.on_class = on_instance, on_class
         self.__doc__ = on_instance.__doc__
 
-    def __get__(self, obj, cls=None):
-        if obj is None:
-            return self.on_class.__get__(cls, cls)
-        return self.on_instance.__get__(obj, cls)
+    if TYPE_CHECKING:       # what type checkers see: Client.connect(target, **options), client.connect()
+        @overload
+        def __get__(self, obj: None, cls: type | None = None) -> Callable[..., Client]: ...
+        @overload
+        def __get__(self, obj: object, cls: type | None = None) -> Callable[[], Client]: ...
+        def __get__(self, obj: object, cls: type | None = None) -> Callable[..., Client]: ...
+    else:
+        def __get__(self, obj, cls=None):
+            if obj is None:
+                return self.on_class.__get__(cls, cls)
+            return self.on_instance.__get__(obj, cls)
 
 
 class Connections:

@@ -36,7 +36,7 @@ class Show:
         self.transcript = transcript
 
     def say(self, text: str) -> None:
-        self.transcript.emit(f"# {text}")
+        self.transcript.comment(text)
 
     def step(self, text: str) -> None:
         self.transcript.emit("")

@@ -16,14 +16,14 @@ from __future__ import annotations
 import threading
 
 from .. import lifecycle
-from ..errors import CapabilityNotSupported
+from ..errors import CapabilityNotSupported, DuplicateInputKey
 from ..session import RequestContext, Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
     from typing import Any
 
-    from ..types import Implementation
+    from ..types import CreateMessageResult, Implementation
     from .server import Server
 
 
@@ -72,6 +72,17 @@ class Context(RequestContext):
     ``check_cancelled()``, ``request_id`` and ``session`` from
     ``RequestContext``. Spec: basic/utilities/progress, cancellation.
     ``task_id`` names the task when the call runs as one (server/tasks.py), else None.
+
+    Asking the client: ``elicit``, ``elicit_url``, ``sample`` and ``list_roots`` ask one
+    thing and return its answer; ``gather({key: ask, ...})`` asks several at once and
+    returns ``{key: answer}``. In 2026-07-28 each ask is an input request of an
+    ``InputRequiredResult`` (multi round-trip: the function runs again with the
+    answers, server_mrtr.py), keyed as the function names it (``key=``, or the keys
+    of ``gather``) or else ``elicit-1``, ``sample-2``...; keys are unique within the
+    request (``DuplicateInputKey``). ``gather`` puts all its asks in one round. In a
+    task of the tasks extension the asks wait for ``tasks/update`` (tasks_ext.py);
+    in the legacy era they are server-to-client requests, ``gather``'s one after
+    another.
     """
 
     task_id: str | None = None
@@ -79,6 +90,9 @@ class Context(RequestContext):
     # request, not the session, says who the client is (server_modern.py rule 2).
     era = None
     _mrtr = None            # server_mrtr.py: this run's answers, read from a retry on first ask
+    # tools.py rule 3: True where an McpError a tool raises is the call's outcome, not an
+    # isError result: a task of the 2026-07-28 tasks extension (tasks_ext.py rule 7).
+    json_rpc_errors_pass = False
 
     @property
     def server(self) -> "Server":
@@ -108,13 +122,102 @@ class Context(RequestContext):
         """Send a request to the client on behalf of this one (legacy era only: a
         2026-07-28 request has no server-to-client requests, ``CapabilityNotSupported``;
         ``elicit``, ``sample`` and ``list_roots`` ask there through multi round-trip)."""
+        key = self._input_key(method) if method in INPUT_KINDS else None
         if self.era is not None:
-            if method in ("elicitation/create", "sampling/createMessage", "roots/list"):
+            if key is not None:
                 from . import server_mrtr               # multi round-trip: answered, or the run ends
-                return server_mrtr.ask(self, method, params)
+                return server_mrtr.ask(self, method, params, key)
             raise CapabilityNotSupported(f"{method}: a {self.era.version} server sends no requests to the client "
                                          "(Spec 2026-07-28: basic/patterns/mrtr)")
         return super().request(method, params, **options)
+
+    # -- input requests: their keys, and several in one round (server_mrtr.py rules 2 and 3)
+    _ask_key = None         # the key the next ask takes: key= of elicit/sample/list_roots, or gather's
+    _input_keys = None      # the keys this run (a task: its whole life) has used
+    _input_counts = None    # kind -> unnamed keys made so far
+    _gathering = False      # inside gather: an unanswered ask ends the entry, not the run
+
+    def _input_key(self, method: str) -> str:
+        """The key of this ask: the one named (``key=``, ``gather``), else ``<kind>-<n>``
+        skipping names taken; ``DuplicateInputKey`` for a name this run has used."""
+        key, self._ask_key = self._ask_key, None
+        used = self._input_keys
+        if used is None:
+            used = self._input_keys = set()
+        if key is None:
+            counts = self._input_counts
+            if counts is None:
+                counts = self._input_counts = {}
+            kind = INPUT_KINDS[method]
+            while key is None or key in used:
+                counts[kind] = counts.get(kind, 0) + 1
+                key = f"{kind}-{counts[kind]}"
+        elif key in used:
+            raise DuplicateInputKey(key)
+        used.add(key)
+        return key
+
+    def _keyed(self, key: str | None):
+        """``with self._keyed(key):`` the ask inside takes ``key`` (None: as named before,
+        or ``<kind>-<n>``)."""
+        if key is not None and (not isinstance(key, str) or not key):
+            raise TypeError(f"an input request key is a non-empty string, not {key!r}")
+        return _Keyed(self, key)
+
+    def gather(self, asks: dict) -> dict:
+        """Ask the client several things at once; returns ``{key: answer}`` in the order of ``asks``.
+
+        ``asks`` maps each input request key (a non-empty string, unique in the request)
+        to a function of no arguments that makes one ask and returns its answer::
+
+            answers = ctx.gather({
+                "user_name": lambda: ctx.elicit("Your name?", name_schema),
+                "summary": lambda: ctx.sample(["Summarise the report"], max_tokens=200),
+            })
+            answers["user_name"].content, answers["summary"].content
+
+        In a 2026-07-28 request every unanswered ask of the gather goes in one
+        ``InputRequiredResult`` (``inputRequests`` keyed by these keys) and the run
+        ends; the retry runs the function again and the gather returns the answers
+        (a retry that lacks some asks again for those only). In a task of the tasks
+        extension they are the task's ``inputRequests`` together and the tool waits
+        for them all (``tasks/update``). In the legacy era (2025-11-25 and before)
+        they are sent one after another as server-to-client requests. A key used
+        already in the request raises ``DuplicateInputKey``. Spec 2026-07-28:
+        basic/patterns/mrtr#inputrequests."""
+        if not isinstance(asks, dict) or not asks:
+            raise TypeError("gather takes a non-empty dict: input request key -> a function that asks")
+        for key, ask in asks.items():
+            if not isinstance(key, str) or not key or not callable(ask):
+                raise TypeError(f"gather: {key!r} must be a non-empty string mapped to a function that asks")
+        if self.era is None:
+            answers = {}
+            for key, ask in asks.items():      # legacy: one server-to-client request after another
+                with self._keyed(key):
+                    answers[key] = ask()
+            return answers
+        from .server_mrtr import InputRequired
+        answers, pending, state = {}, {}, None
+        self._gathering = True
+        try:
+            for key, ask in asks.items():
+                try:
+                    with self._keyed(key):
+                        answers[key] = ask()
+                except InputRequired as stop:
+                    pending.update(stop.asks)
+                    state = stop.state
+        finally:
+            self._gathering = False
+        if pending:
+            answers.update(self._ask_together(asks, pending, state))
+        return {key: answers[key] for key in asks}
+
+    def _ask_together(self, asks: dict, pending: dict, state) -> dict:
+        """``gather``'s unanswered asks (key -> (method, params)): in a modern request the run
+        ends with all of them in one ``InputRequiredResult`` (server_mrtr.py rule 3)."""
+        from .server_mrtr import InputRequired
+        raise InputRequired(pending, state)
 
     # -- authorization (HTTP with auth=; Spec: basic/authorization): the caller's token
     @property
@@ -142,40 +245,47 @@ class Context(RequestContext):
     # InputRequiredResult and returns the answer when the client retries: the function
     # runs again (server_mrtr.py, which says how a function should behave then). Nested requests carry this request's id (related_id), honour
     # ``timeout`` (RequestTimeout) and are cancelled with this request.
-    def sample(self, messages: list, *, max_tokens: int, system_prompt: str | None = None, **options):
+    def sample(self, messages: list, *, max_tokens: int, system_prompt: str | None = None,
+               key: str | None = None, **options) -> CreateMessageResult:
         """Ask the client's LLM for a message (``sampling/createMessage``); returns a
         ``CreateMessageResult``. ``messages`` holds ``SamplingMessage`` items (or wire
         dicts, or strings for user text). Options: ``model_preferences``,
         ``include_context``, ``temperature``, ``stop_sequences``, ``metadata``,
-        ``tools``, ``tool_choice``, ``timeout``, ``meta``. Spec: client/sampling."""
+        ``tools``, ``tool_choice``, ``timeout``, ``meta``; ``key`` names the input
+        request (see ``elicit``). Spec: client/sampling."""
         from ..client import sampling  # client features load on first use
         wanted = {"tools": {}} if options.get("tools") is not None else {}
         if options.get("include_context") not in (None, "none"):
             wanted["context"] = {}
-        with self._needs({"sampling": wanted}):
+        with self._needs({"sampling": wanted}), self._keyed(key):
             return sampling.create_message(self, messages, max_tokens=max_tokens, system_prompt=system_prompt,
                                            **options)
 
-    def elicit(self, message: str, requested_schema: dict, *, timeout: float | None = None):
+    def elicit(self, message: str, requested_schema: dict, *, timeout: float | None = None,
+               key: str | None = None):
         """Ask the user to fill in a form (``elicitation/create``, form mode); returns an
         ``ElicitResult`` whose accepted content has been validated against the schema.
-        Spec: client/elicitation."""
+        ``key`` names the input request in 2026-07-28 (``inputRequests``; default
+        ``elicit-<n>``); it must be unique in the request (``DuplicateInputKey``).
+        Spec: client/elicitation; 2026-07-28 basic/patterns/mrtr."""
         from ..client import elicitation  # client features load on first use
-        with self._needs({"elicitation": {"form": {}}}):
+        with self._needs({"elicitation": {"form": {}}}), self._keyed(key):
             return elicitation.elicit_form(self, message, requested_schema, timeout=timeout)
 
-    def elicit_url(self, message: str, url: str, elicitation_id: str, *, timeout: float | None = None):
+    def elicit_url(self, message: str, url: str, elicitation_id: str, *, timeout: float | None = None,
+                   key: str | None = None):
         """Send the user to ``url`` (URL mode elicitation, 2025-11-25); returns an
         ``ElicitResult`` (accept = the user consented). Finish with
         ``ctx.session.complete_elicitation(elicitation_id)``. Spec: client/elicitation."""
         from ..client import elicitation  # client features load on first use
-        with self._needs({"elicitation": {"url": {}}}):
+        with self._needs({"elicitation": {"url": {}}}), self._keyed(key):
             return elicitation.elicit_url(self, message, url, elicitation_id, timeout=timeout)
 
-    def list_roots(self, *, timeout: float | None = None) -> list:
-        """The client's roots (``roots/list``) as ``Root`` objects. Spec: client/roots."""
+    def list_roots(self, *, timeout: float | None = None, key: str | None = None) -> list:
+        """The client's roots (``roots/list``) as ``Root`` objects; ``key`` names the input
+        request (see ``elicit``). Spec: client/roots."""
         from ..client import roots  # client features load on first use
-        with self._needs({"roots": {}}):
+        with self._needs({"roots": {}}), self._keyed(key):
             return roots.list_roots(self, timeout=timeout)
 
     def _needs(self, required: dict):
@@ -205,3 +315,26 @@ class Context(RequestContext):
         True once closed. See ``transports.http_session`` ``close_stream``."""
         close_stream = getattr(self.session.transport, "close_stream", None)
         return bool(close_stream(self.request_id)) if close_stream is not None else False
+
+
+# The requests a server function may ask the client, and the kind that names their keys
+# (server_mrtr.py rule 2).
+INPUT_KINDS = {"elicitation/create": "elicit", "sampling/createMessage": "sample", "roots/list": "roots"}
+
+
+class _Keyed:
+    """``Context._keyed``: the key of the ask inside, forgotten after it (asked or not)."""
+
+    __slots__ = ("ctx", "key")
+
+    def __init__(self, ctx: Context, key: str | None):
+        self.ctx, self.key = ctx, key
+
+    def __enter__(self):
+        if self.key is not None:
+            self.ctx._ask_key = self.key
+        return self
+
+    def __exit__(self, *exc):
+        self.ctx._ask_key = None
+        return False

@@ -21,12 +21,21 @@ Rules:
    ``serverInfo``, cache hints); errors by rule 5 (resource not found -32602).
 4. ``preflight`` is what the HTTP transport checks before it makes a session
    for the request, so the refusals the spec gives a status (400, 404) get it.
+   Order: malformed ``_meta`` (-32602), then the transport's header checks
+   (-32020), then an unsupported body version (-32022), then the method
+   (-32601). A body naming a version we do not serve under an
+   ``MCP-Protocol-Version`` header naming another is a header mismatch: the
+   header must match the body whatever either names (Spec 2026-07-28:
+   basic/transports/streamable-http#protocol-version-header, both MUSTs; the
+   spec orders neither, the official conformance suite's ``server-stateless``
+   expects -32020). When header and body agree on an unknown version, -32022.
 5. A function that asks the client (``ctx.elicit``, ``ctx.sample``,
    ``ctx.list_roots``) ends the call with an ``InputRequiredResult``
    (server_mrtr.py); the retry runs it again with the answers.
 6. ``subscriptions/listen`` (``listen``) replaces ``resources/subscribe`` and
    the HTTP GET stream: the server acknowledges the part of the filter it
-   honours (``notifications/subscriptions/acknowledged``, first), then sends
+   honours (``notifications/subscriptions/acknowledged``, first: a change
+   broadcast while it is being sent waits for it), then sends
    each opted-in change notification with the subscription id (the listen
    request's id) in ``_meta``, on that request's stream, until the client
    cancels it or the connection closes (no response then). ``broadcast`` is
@@ -37,7 +46,7 @@ Spec 2026-07-28: basic/versioning, basic/index#meta, server/discover.
 from __future__ import annotations
 
 from .. import lifecycle, modern
-from ..errors import McpError, MethodNotFoundError
+from ..errors import McpError, MethodNotFoundError, UnsupportedProtocolVersionError
 from .server_mrtr import InputRequired, MissingCapability, input_required_result, load
 
 __all__ = ["serve", "preflight", "discover", "told_capabilities"]
@@ -58,8 +67,16 @@ def told_capabilities(server) -> dict:
 
 def preflight(server, method: str, params, check_headers=None) -> modern.RequestMeta:
     """Rules 1 and 4: the request's metadata, or the McpError it is answered with.
-    ``check_headers(version)``: a transport's check, run once the metadata is read."""
-    meta = modern.read_meta(params)
+    ``check_headers(version)``: a transport's check, run once the metadata is read,
+    before the body's version is judged (rule 4's order)."""
+    try:
+        meta = modern.read_meta(params)
+    except UnsupportedProtocolVersionError as unsupported:
+        if check_headers is not None:           # rule 4: a header that disagrees comes first
+            problem = check_headers(unsupported.data["requested"])
+            if problem is not None:
+                raise problem from None
+        raise
     if check_headers is not None:
         problem = check_headers(meta.version)
         if problem is not None:
@@ -114,7 +131,9 @@ class Listener:
     """One open ``subscriptions/listen`` request: what it agreed to, where it goes."""
 
     def __init__(self, ctx, agreed: dict):
+        import threading
         self.ctx, self.agreed = ctx, agreed
+        self.sending = threading.RLock()            # held by listen() until the acknowledgment is sent
         self.uris = set(agreed.get("resourceSubscriptions") or ())
         self.task_ids = set(agreed.get("taskIds") or ())
 
@@ -129,7 +148,8 @@ class Listener:
         params = dict(params or {})
         params["_meta"] = {**(params.get("_meta") or {}), modern.SUBSCRIPTION_ID: self.ctx.request_id}
         try:
-            self.ctx.session.notify(method, params, related_id=self.ctx.request_id)
+            with self.sending:                      # never before the acknowledgment (rule 6)
+                self.ctx.session.notify(method, params, related_id=self.ctx.request_id)
             return True
         except Exception:                           # the stream just closed
             return False
@@ -176,10 +196,11 @@ def listen(server, ctx, params: dict) -> dict:
     ended = threading.Event()
     ctx.ends_with_input = True                      # at stdin EOF it ends at once (session.py rule 5)
     ctx.on_cancel(ended.set)
-    with server._lock:
-        server._listeners.add(listener)
     try:
-        listener.send("notifications/subscriptions/acknowledged", {"notifications": listener.agreed})
+        with listener.sending:                      # a broadcast meanwhile waits for the acknowledgment
+            with server._lock:
+                server._listeners.add(listener)
+            listener.send("notifications/subscriptions/acknowledged", {"notifications": listener.agreed})
         before_blocking = getattr(ctx.session, "_before_blocking", None)
         if before_blocking is not None:
             before_blocking()                       # a reader serving inline hands its role on

@@ -17,14 +17,22 @@ Rules:
    refused (the spec allows input requests only on
    those three; ``SessionError``). The capability checks of sampling.py, elicitation.py and
    roots.py run first, against the request's own client capabilities.
-2. The n-th ask of a run has the key ``<kind>-<n>`` (``elicit-1``,
-   ``sample-2``, ...). An answer is used only for the same key *and* the same
-   request (a digest of method and params): a function that asks something
-   else on its second run is asked again, never handed a stale answer.
+2. Keys are the function's to name (``key=`` of ``ctx.elicit``, ``ctx.sample``,
+   ``ctx.list_roots``; the keys of ``ctx.gather``), else the n-th unnamed ask
+   of a kind in a run is ``<kind>-<n>`` (``elicit-1``, ``sample-2``, ...; a
+   name taken already is skipped). A key used twice in one run is
+   ``DuplicateInputKey`` (keys MUST be unique within the request; the
+   ``Context`` assigns and checks them). An answer is used only for the same
+   key *and* the same request (a digest of method and params): a function
+   that asks something else on its second run is asked again, never handed a
+   stale answer.
 3. The first unanswered ask ends the run (``InputRequired``, a
    ``BaseException`` so a function's ``except Exception`` does not swallow it)
-   with one input request; the answers so far travel in ``requestState``. A
-   retry that lacks an answer is asked again (Spec: SHOULD re-ask, not fail).
+   with one input request; ``ctx.gather`` ends it with every unanswered ask
+   of the gather in one ``InputRequiredResult``. The answers so far travel in
+   ``requestState``. A retry that lacks an answer is asked again (Spec:
+   SHOULD re-ask, not fail); answers it brings are kept, so a partly
+   answered gather asks again only what is missing.
 4. ``requestState`` is ``base64url(JSON).base64url(HMAC-SHA256)`` under a
    per-server random key (``Server.mrtr_secret``), bound to the method and its
    ``name``/``uri`` and valid for ``STATE_TTL`` seconds: a state that fails
@@ -61,11 +69,12 @@ ASKING_METHODS = ("tools/call", "prompts/get", "resources/read")     # Spec: mrt
 
 
 class InputRequired(BaseException):
-    """Rule 3: the run ends here; the server answers an ``InputRequiredResult``."""
+    """Rule 3: the run ends here; the server answers an ``InputRequiredResult``.
+    ``asks``: key -> (method, params) of each unanswered ask (one, or a gather's)."""
 
-    def __init__(self, key: str, method: str, params: dict, state: "_State"):
-        super().__init__(f"input required: {method} ({key})")
-        self.key, self.method, self.params, self.state = key, method, params, state
+    def __init__(self, asks: dict, state: "_State | None"):
+        super().__init__("input required: " + ", ".join(f"{method} ({key})" for key, (method, _) in asks.items()))
+        self.asks, self.state = asks, state
 
 
 class MissingCapability(BaseException):
@@ -101,7 +110,6 @@ class _State:
 
     def __init__(self, answers: dict):
         self.answers = answers          # key -> [digest, answer]
-        self.counts: dict = {}
 
 
 def _b64(data: bytes) -> str:
@@ -173,33 +181,31 @@ def _load(ctx) -> _State:
     return _State(answers)
 
 
-def ask(ctx, method: str, params) -> dict:
-    """Rules 1 to 3: the client's answer to this ask, or ``InputRequired``."""
+def ask(ctx, method: str, params, key: str) -> dict:
+    """Rules 1 to 3: the client's answer to this ask (``key``: given by the ``Context``,
+    rule 2), or ``InputRequired``."""
     if ctx.method not in ASKING_METHODS:
         raise SessionError(f"{method}: a {ctx.era.version} server may ask the client only during "
                                      f"{', '.join(ASKING_METHODS)} (Spec 2026-07-28: basic/patterns/mrtr)")
     state = ctx._mrtr
     if state is None:
         state = ctx._mrtr = _load(ctx)
-    kind = KINDS[method]
-    state.counts[kind] = count = state.counts.get(kind, 0) + 1
-    key = f"{kind}-{count}"
     if method == "elicitation/create" and isinstance(params, dict):
         params = {k: v for k, v in params.items() if k != "elicitationId"}   # 2026-07-28 has none
     digest = _digest(method, params)
     entry = state.answers.get(key)
     if isinstance(entry, list) and len(entry) == 2 and entry[0] == digest:
         return entry[1]
-    raise InputRequired(key, method, params, state)
+    raise InputRequired({key: (method, params)}, state)
 
 
 def input_required_result(ctx, stop: InputRequired) -> dict:
-    """Rule 3: the ``InputRequiredResult`` that ends this run."""
-    request = {"method": stop.method}
-    if stop.params is not None:
-        request["params"] = stop.params
+    """Rule 3: the ``InputRequiredResult`` that ends this run, asking every ask of ``stop``."""
+    requests = {}
+    for key, (method, params) in stop.asks.items():
+        requests[key] = {"method": method} if params is None else {"method": method, "params": params}
     payload = {"t": _target(ctx), "e": time.time() + STATE_TTL,
-               "a": {k: v for k, v in stop.state.answers.items() if k != stop.key},
-               "p": {stop.key: _digest(stop.method, stop.params)}}
-    return {"resultType": "input_required", "inputRequests": {stop.key: request},
+               "a": {k: v for k, v in stop.state.answers.items() if k not in stop.asks},
+               "p": {key: _digest(method, params) for key, (method, params) in stop.asks.items()}}
+    return {"resultType": "input_required", "inputRequests": requests,
             "requestState": _sign(ctx.server.mrtr_secret, payload)}

@@ -20,7 +20,10 @@ Rules:
    on a thread of its own. A request that does not declare the extension never
    gets one (MUST NOT): an ``"optional"`` tool runs as an ordinary call, a
    ``"required"`` one is refused with -32021 naming the extension in
-   ``data.requiredCapabilities``.
+   ``data.requiredCapabilities``. Multi round-trip before the task exists (an
+   ``InputRequiredResult`` first, the task on the retry; the page's Task
+   Creation section) is not offered: the task is made at once and its tool
+   asks through ``tasks/update`` (spec_notes/tasks.md says why).
 3. ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` from a request that does
    not declare the extension → -32021 (MUST). An unknown ``taskId`` → -32602
    "Failed to retrieve task: Task not found" (or "... Task has expired").
@@ -28,18 +31,24 @@ Rules:
    while ``input_required``, ``result`` when ``completed``, ``error`` when
    ``failed`` (``resultType`` ``"complete"``, added by modern.py rule 2).
 5. Input: ``ctx.elicit``, ``ctx.sample`` and ``ctx.list_roots`` in a task's tool
-   become input requests keyed ``<kind>-<n>``, unique over the task's life;
-   the task is ``input_required`` while one is outstanding and the tool's
-   thread waits for the answer. ``tasks/update`` hands over the answers of
-   outstanding keys and ignores any other key (SHOULD); it is acknowledged
-   with an empty result.
+   become input requests keyed as the tool names them (``key=``) or
+   ``<kind>-<n>``, unique over the task's life (``DuplicateInputKey``, see
+   server_mrtr.py rule 2); ``ctx.gather`` makes several at once. The task is
+   ``input_required`` while one is outstanding (``inputRequests`` lists those
+   not answered yet) and the tool's thread waits for all the answers it asked
+   for. ``tasks/update`` hands over the answers of outstanding keys and
+   ignores any other key (SHOULD); it is acknowledged with an empty result.
 6. ``tasks/cancel`` is acknowledged with an empty result; a working task
    becomes ``cancelled`` at once (terminal) and its tool sees
    ``ctx.cancelled``; cancelling a terminal task changes nothing.
 7. Outcomes: the tool's result, ``isError`` or not, makes the task
-   ``completed``; a JSON-RPC error it raises (an ``McpError``) makes it
-   ``failed`` with that ``error`` and a ``statusMessage``. A terminal status
-   never changes. Progress and log messages are not sent for a task (the
+   ``completed``; so does any other exception the tool raises (an ``isError``
+   result, as in an ordinary call: a tool-level error). A JSON-RPC error it
+   raises (an ``McpError``, e.g. ``InternalError`` or ``InvalidParamsError``
+   from ``mcp_ref.errors``) makes it ``failed`` with that ``error`` (code,
+   message, data) and a ``statusMessage``: the task's context passes it through
+   ``Tools.handle_call`` (``json_rpc_errors_pass``, tools.py rule 3; task_ext_context.py). A terminal
+   status never changes. Progress and log messages are not sent for a task (the
    extension supports neither).
 8. ``notifications/tasks``: a ``subscriptions/listen`` may name ``taskIds``
    (-32021 without the extension); we agree to the ids of tasks its caller
@@ -70,10 +79,10 @@ import time
 from collections import OrderedDict
 
 from .. import modern
-from ..errors import (CapabilityNotSupported, InternalError, InvalidParamsError, McpError,
+from ..errors import (InternalError, InvalidParamsError, McpError,
                       MissingRequiredClientCapabilityError,
                       RequestCancelled, get_logger)
-from .server_mrtr import KINDS, MissingCapability
+from .server_mrtr import MissingCapability
 from .tasks import TASK_THREAD_NAME, iso_time, new_task_id
 
 log = get_logger("mcp_ref.server")
@@ -107,7 +116,7 @@ def missing_extension(what: str) -> MissingRequiredClientCapabilityError:
 class _Task:
     """One task's record; fields change under ``ExtTasks._lock``."""
     __slots__ = ("id", "subject", "owner", "status", "message", "created", "updated", "ttl", "expires", "result",
-                 "error", "ctx", "thread", "asks", "answers", "counts")
+                 "error", "ctx", "thread", "asks", "answers")
 
     def __init__(self, task_id: str, subject, owner, now: float, wall: float, ttl: int):
         self.id, self.subject, self.owner = task_id, subject, owner
@@ -118,7 +127,6 @@ class _Task:
         self.result = self.error = self.ctx = None
         self.asks: dict = {}                    # outstanding key -> {"method", "params"} (rule 5)
         self.answers: dict = {}                 # key -> the client's answer, until the tool takes it
-        self.counts: dict = {}                  # kind -> asks so far (keys never repeat)
 
     def wire(self, poll_interval: int | None, detailed: bool = True) -> dict:
         """The ``Task`` (rule 2) or ``DetailedTask`` (rule 4); call under the lock."""
@@ -169,6 +177,7 @@ class ExtTasks:
         owner = getattr(ctx.session.transport, "task_owner", None) or ctx.session     # rule 10
         task = _Task(new_task_id(), ctx.subject, owner, self.clock(), self.wall(), self.ttl_ms)
         from .task_context import TaskRequest
+        from .task_ext_context import ext_context_class
         task_ctx = ext_context_class(type(ctx))(ctx.session, TaskRequest(ctx))
         task_ctx.era, task_ctx._task, task_ctx._registry = ctx.era, task, self
         task.ctx = task_ctx
@@ -232,14 +241,18 @@ class ExtTasks:
         if not isinstance(responses, dict):
             raise InvalidParamsError("Invalid params: tasks/update needs inputResponses (an object)")
         with self._lock:
-            taken = [key for key in responses if key in task.asks and key not in task.answers]
+            taken = [key for key in responses if key in task.asks]
             for key in taken:
                 if not isinstance(responses[key], dict):
                     raise InvalidParamsError(f"Invalid params: inputResponses[{key!r}] must be an object")
             for key in taken:
                 task.answers[key] = responses[key]
+                del task.asks[key]                  # answered: no longer in inputRequests
+            changed = bool(taken) and not task.asks and self._set_locked(task, "working", None)
             if taken:
                 self._lock.notify_all()
+        if changed:
+            self._tell(task)
         return {}
 
     def handle_cancel(self, ctx, params: dict) -> dict:
@@ -262,31 +275,29 @@ class ExtTasks:
         raise InvalidParamsError(f"Failed to retrieve task: {reason}", {"taskId": task_id})
 
     # ------------------------------------------------------------------ input (rule 5)
-    def ask(self, task: _Task, method: str, params) -> dict:
-        """Called on the task's thread by ``ctx.request``: the client's answer."""
+    def ask(self, task: _Task, asks: dict) -> dict:
+        """Called on the task's thread by its context: the client's answers to ``asks``
+        (key -> (method, params), keyed by the context), all of them, by key."""
         with self._lock:
-            kind = KINDS[method]
-            task.counts[kind] = count = task.counts.get(kind, 0) + 1
-            key = f"{kind}-{count}"
-            request = {"method": method}
-            if params is not None:
-                request["params"] = {k: v for k, v in params.items() if k != "elicitationId"}
-            task.asks[key] = request
+            for key, (method, params) in asks.items():
+                request = {"method": method}
+                if params is not None:
+                    request["params"] = {k: v for k, v in params.items() if k != "elicitationId"}
+                task.asks[key] = request
             changed = self._set_locked(task, "input_required", None)
         if changed:
             self._tell(task)
         with self._lock:
-            while key not in task.answers and task.status not in TERMINAL and task.id in self._tasks:
+            while (any(key not in task.answers for key in asks) and task.status not in TERMINAL
+                   and task.id in self._tasks):
                 self._lock.wait(min(1.0, max(task.expires - self.clock(), 0.01)))
                 self._expire_locked()
-            answer = task.answers.pop(key, None)
-            task.asks.pop(key, None)
-            changed = answer is not None and not task.asks and self._set_locked(task, "working", None)
-        if changed:
-            self._tell(task)
-        if answer is None:
-            raise RequestCancelled(f"task {task.id} ended while waiting for {method}")
-        return answer
+            answers = {key: task.answers.pop(key) for key in asks if key in task.answers}
+            for key in asks:
+                task.asks.pop(key, None)
+        if len(answers) < len(asks):
+            raise RequestCancelled(f"task {task.id} ended while waiting for {', '.join(asks)}")
+        return answers
 
     # ------------------------------------------------------------------ status, expiry, notices
     def _set_locked(self, task: _Task, status: str, message: str | None) -> bool:
@@ -352,36 +363,3 @@ class ExtTasks:
         with self._lock:
             return [i for i in dict.fromkeys(task_ids)
                     if i in self._tasks and self._tasks[i].subject == ctx.subject]
-
-
-class ExtTaskContextMixin:
-    """The context a task's tool runs with (rules 5 and 7): asks wait for ``tasks/update``;
-    progress and log messages are not sent."""
-    _task = None
-    _registry = None
-
-    @property
-    def task_id(self) -> str | None:
-        return self._task.id if self._task is not None else None
-
-    def request(self, method: str, params: dict | None = None, **options) -> dict:
-        if method not in KINDS:
-            raise CapabilityNotSupported(f"{method}: a task asks the client only for {', '.join(KINDS)}")
-        return self._registry.ask(self._task, method, params)
-
-    def notify(self, method: str, params: dict | None = None) -> None:
-        """Nothing is sent: the extension has no progress or messages for a task."""
-
-    def log(self, level, data, logger=None) -> bool:
-        return False
-
-
-_classes: dict = {}
-
-
-def ext_context_class(base: type) -> type:
-    cls = _classes.get(base)
-    if cls is None:
-        cls = _classes[base] = type("ExtTaskContext", (ExtTaskContextMixin, base),
-                                    {"__doc__": ExtTaskContextMixin.__doc__, "__module__": __name__})
-    return cls

@@ -18,7 +18,11 @@ Rules:
    the function raises, is a tool execution error (``isError: true`` with the
    message) so a model can correct itself; an unknown tool is -32602.
    (2025-11-25 lists input validation errors under tool execution errors; the
-   earlier revisions list "invalid input data" there too.)
+   earlier revisions list "invalid input data" there too.) One exception: in a
+   task of the 2026-07-28 tasks extension (``ctx.json_rpc_errors_pass``), a
+   JSON-RPC error the function raises (an ``McpError``) is passed on, so the
+   task ends ``failed`` with it (tasks_ext.py rule 7); any other exception is
+   still an ``isError`` result there, and the task ``completed``.
 4. Results: ``str`` → text; image/audio bytes (or ``types.image()``/``audio()``)
    → base64 image/audio content; content blocks pass through; resource
    contents are embedded; a ``CallToolResult`` is sent as it is. With an
@@ -83,7 +87,7 @@ from __future__ import annotations
 
 from .. import signature, signature_fast
 from ..docstrings import parse_docstring
-from ..errors import InvalidParamsError, UrlElicitationRequiredError, get_logger
+from ..errors import InvalidParamsError, McpError, UrlElicitationRequiredError, get_logger
 from .features import BUILD_LOCK, as_icons, as_model, built_once, deferrable, next_serial
 from .pagination import NamedRegistry
 from .tool_binding import _Binder, _Checker, _direct_params
@@ -381,6 +385,8 @@ class Tools(NamedRegistry):
         except Exception as exc:
             if ctx.cancelled.is_set():
                 raise
+            if isinstance(exc, McpError) and getattr(ctx, "json_rpc_errors_pass", False):
+                raise                               # rule 3: a task of the tasks extension fails with it
             log.info("tool %s failed: %s", name, exc, exc_info=True)
             return error_result(str(exc) or type(exc).__name__, version)
         try:

@@ -18,6 +18,11 @@ Rules:
 2. The client has gone when its end of the socket is at EOF (a peek, without
    reading; TLS takes no flags, so there it is never known before a write
    fails).
+3. A body the answer did not need, left unread, is dropped: http_handler.py
+   rule 6 asks ``unread_length`` before the answer and reads that many bytes
+   after it. Only a ``Content-Length`` body within ``max_body`` can be; a
+   chunked one, a larger one, an invalid length, or a body whose reading was
+   begun and refused cannot, and the connection closes.
 """
 from __future__ import annotations
 
@@ -32,6 +37,8 @@ if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP se
 MAX_CHUNK_LINE = 4096          # bytes of one chunk-size line (with extensions) or trailer line, CRLF included
 FRAMING_MIN = 64 * 1024        # chunk framing allowed beyond the data, at least (rule 1)
 _HEX = frozenset(b"0123456789abcdefABCDEF")
+UNREAD, BEGUN, READ = "unread", "begun", "read"   # SocketRequest.body_state (rule 3)
+DROP_SIZE = 64 * 1024          # bytes read at a time from a body that is dropped (rule 3)
 
 
 def _chunk_size(line: bytes) -> Optional[int]:
@@ -49,13 +56,14 @@ def _chunk_size(line: bytes) -> Optional[int]:
 
 
 class SocketRequest(HttpRequest):
-    """An ``HttpRequest`` read off a ``BaseHTTPRequestHandler`` (rules 1 and 2)."""
+    """An ``HttpRequest`` read off a ``BaseHTTPRequestHandler`` (rules 1 to 3)."""
 
-    __slots__ = ("handler",)
+    __slots__ = ("handler", "body_state")
 
     def __init__(self, handler):
         super().__init__(handler.command, handler.path, handler.head.headers, handler._local_address)
         self.handler = handler
+        self.body_state = UNREAD
 
     def _header_all(self, name: str) -> list:
         """Every value of a request header (lower-case name), in order."""
@@ -67,6 +75,12 @@ class SocketRequest(HttpRequest):
 
     def read_body(self, limit: int) -> bytes:
         """Rule 1."""
+        self.body_state = BEGUN
+        body = self._read_body(limit)
+        self.body_state = READ
+        return body
+
+    def _read_body(self, limit: int) -> bytes:
         codings = [c.strip().lower() for value in self._header_all("transfer-encoding")
                    for c in value.split(",") if c.strip()]
         lengths = {v.strip() for v in self._header_all("content-length")}
@@ -130,14 +144,40 @@ class SocketRequest(HttpRequest):
             if not line.endswith(b"\r\n") or b":" not in line or b"\r" in line[:-2]:
                 raise BodyRefused(400, "Bad Request: malformed trailer section of a chunked body")
 
+    def unread_length(self, limit: int) -> Optional[int]:
+        """Rule 3: the bytes of body still on the connection, to be dropped: 0 when the body
+        was read or none was sent; None when it cannot be dropped (chunked, beyond ``limit``,
+        an invalid length, a reading begun and refused): the connection must close."""
+        if self.body_state != UNREAD:
+            return 0 if self.body_state == READ else None
+        if "transfer-encoding" in self.headers:
+            return None
+        lengths = {v.strip() for v in self._header_all("content-length")}
+        if not lengths:
+            return 0                                           # no body (RFC 9112 §6.3)
+        length = lengths.pop() if len(lengths) == 1 else ""
+        if not (length.isdigit() and length.isascii()) or int(length) > limit:
+            return None
+        return int(length)
+
+    def drop_body(self, size: int) -> None:
+        """Rule 3: read ``size`` bytes of body (``unread_length``) and drop them."""
+        self.body_state = BEGUN
+        read = self.handler.rfile.read
+        while size > 0:
+            data = read(min(size, DROP_SIZE))
+            if not data:
+                break
+            size -= len(data)
+        self.body_state = READ
+
     def discard_body(self, limit: int) -> bool:
-        """Read a Content-Length body no larger than ``limit`` and drop it; False otherwise."""
-        length = (self.headers.get("content-length") or "").strip()
-        if length.isdigit() and length.isascii() and int(length) <= limit \
-                and "transfer-encoding" not in self.headers:
-            self.handler.rfile.read(int(length))
-            return True
-        return False
+        """Rule 3 now: read a body not read yet and drop it; False when it cannot be."""
+        size = self.unread_length(limit)
+        if size is None:
+            return False
+        self.drop_body(size)
+        return True
 
     def client_gone(self) -> bool:
         """Rule 2: EOF waiting to be read."""

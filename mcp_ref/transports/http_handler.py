@@ -36,6 +36,18 @@ Rules:
    stopped sending keepalives and events, and a 2026-07-28 POST answered on
    an SSE stream waited for its client to send a byte. Elsewhere, and over TLS,
    the socket keeps CPython's timeout.
+6. No request leaves its body on the connection (RFC 9112 §6.3 and §9.3;
+   §11.2, request smuggling). An answer written before the body was read
+   (the request was refused by a check that needs no body: ``Host``,
+   ``Origin``, authorization, 404, 405, 406, ...; or it went to a route that
+   takes none) is followed by reading the body and dropping it, when it has a
+   ``Content-Length`` within ``max_body`` (http_body.py rule 3); any other
+   unread body (chunked, larger, an invalid length, its reading begun and
+   refused) closes the connection (``Connection: close`` on the answer). The
+   refusals of ``http.server`` itself (``send_error``: a refused head, 414,
+   501) always close it. Otherwise the unread body would be taken for the
+   next request: a web page could send a refused request whose body is an
+   MCP request of its choosing, which would then run.
 """
 import io
 import socket
@@ -143,6 +155,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
     timeout = 300                      # an idle keep-alive connection is closed after this
 
     head = None                        # the RequestHead of the request being served (rule 4)
+    reading = None                     # its SocketRequest, until an answer is written (rule 6)
 
     @property
     def app(self):
@@ -188,6 +201,11 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             return self.handle_expect_100()
         return True
 
+    def send_error(self, code, message=None, explain=None) -> None:
+        """Rule 6: ``http.server``'s own refusals close the connection (a body stays unread)."""
+        self.close_connection = True
+        super().send_error(code, message, explain)
+
     def log_message(self, format, *args) -> None:
         if log.isEnabledFor(10):                         # logging.DEBUG
             log.debug("%s - %s", self.address_string(), format % args)
@@ -209,7 +227,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
     do_PUT = do_PATCH = do_OPTIONS = do_POST
 
     def _dispatch(self) -> None:
-        request = SocketRequest(self)
+        request = self.reading = SocketRequest(self)
         request.send_now = self._write_response
         try:
             response = handle_request(self.app, request)
@@ -228,21 +246,30 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         return self.connection.getsockname()[0]
 
     def _write_response(self, response: HttpResponse) -> None:
-        """Rule 1 (on a pool worker for rule 3's shortcut)."""
+        """Rules 1 and 6 (on a pool worker for rule 3's shortcut)."""
         if response.close:
             self.close_connection = True
+        reading, self.reading = self.reading, None
+        unread = 0
+        if reading is not None and not self.close_connection:
+            unread = reading.unread_length(self.app.max_body)             # rule 6
+            if unread is None:
+                self.close_connection = True
         try:
             if not response.streamed:
-                return self._head(response.status, response.headers, response.body)
-            body = response.body
-            try:
-                self._head(response.status, response.headers, stream=True)
-                write = self.wfile.write
-                for data in body:
-                    write(chunk(data))
-                write(chunk(b""))
-            finally:
-                body.close()
+                self._head(response.status, response.headers, response.body)
+            else:
+                body = response.body
+                try:
+                    self._head(response.status, response.headers, stream=True)
+                    write = self.wfile.write
+                    for data in body:
+                        write(chunk(data))
+                    write(chunk(b""))
+                finally:
+                    body.close()
+            if unread:
+                reading.drop_body(unread)                                 # rule 6, after the answer
         except OSError:
             self.close_connection = True
             raise

@@ -19,7 +19,9 @@ Rules:
    ``MCP-Protocol-Version`` header equals the body's version, ``Mcp-Method``
    equals ``method``, and ``Mcp-Name`` (Base64 sentinel decoded) equals
    ``params.name`` (``tools/call``, ``prompts/get``) or ``params.uri``
-   (``resources/read``); missing, different or undecodable → -32020.
+   (``resources/read``); missing, different or undecodable → -32020. These
+   come before the body's version is judged: a known header over an unknown
+   body version is -32020, not -32022 (server_modern.py rule 4 has the order).
 4. Statuses (``status_for``): -32601 → 404; -32602, -32020, -32021, -32022 → 400.
 5. Values that are not plain visible ASCII (or look like the sentinel) are sent
    as ``=?base64?...?=`` of their UTF-8 (``encode_value``).

@@ -17,7 +17,9 @@ Rules:
    server has decoded a chunked body (``wsgi.input_terminated``), else 411.
    Framing (chunked encoding, ``Connection``, ``Date``) is the server's: the
    application sends no hop-by-hop header, and ``Content-Length`` with every
-   body that is not a stream.
+   body that is not a stream. So is a body left unread by a refusal: the
+   server must not read it as the next request; ``wsgiref`` answers one
+   request per connection and closes it.
 2. An SSE response is an iterable yielding each event as it comes, on the
    server's thread for the request (the connection thread); the session's
    work still runs on the application's ``workers`` pool. It ends when the

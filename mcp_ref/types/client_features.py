@@ -25,7 +25,7 @@ from typing import Any, Optional, Union
 
 from ..errors import InvalidParamsError
 from .base import Model, spec_field
-from .content import SamplingContent
+from .content import SamplingContent, TextContent
 from .tools import Tool
 
 __all__ = ["ModelHint", "ModelPreferences", "SamplingMessage", "ToolChoice", "CreateMessageRequestParams",
@@ -105,6 +105,11 @@ class CreateMessageResult(Model):
 
     def blocks(self) -> list:
         return list(self.content) if isinstance(self.content, list) else [self.content]
+
+    @property
+    def text(self) -> str:
+        """The text of the message's text blocks, joined by newlines ("" when it has none)."""
+        return "\n".join(block.text for block in self.blocks() if isinstance(block, TextContent))
 
     def to_dict(self, revision: Optional[str] = None) -> dict:
         return _single_block_for(super().to_dict(revision), revision)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .base import Model, spec_field
-from .content import ContentBlock
+from .content import ContentBlock, TextContent
 from .initialize import Icon
 
 __all__ = ["PromptArgument", "Prompt", "PromptMessage", "GetPromptResult", "ListPromptsResult"]
@@ -41,6 +41,11 @@ class Prompt(Model):
 class PromptMessage(Model):
     role: str                                     # "user" / "assistant"
     content: ContentBlock
+
+    @property
+    def text(self) -> str:
+        """The message's text ("" when its content block is not text: see ``content``)."""
+        return self.content.text if isinstance(self.content, TextContent) else ""
 
 
 @dataclass

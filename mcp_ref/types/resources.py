@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .base import Model, spec_field
-from .content import Annotations, ResourceContents
+from .content import Annotations, ResourceContents, TextResourceContents
 from .initialize import Icon
 
 __all__ = ["Resource", "ResourceTemplate", "ReadResourceResult", "ListResourcesResult",
@@ -51,6 +51,11 @@ class ReadResourceResult(Model):
     """``contents`` holds ``TextResourceContents`` / ``BlobResourceContents``."""
     contents: list[ResourceContents]
     meta: Optional[dict] = None
+
+    @property
+    def text(self) -> str:
+        """The text of the text contents, joined by newlines ("" when all are blobs)."""
+        return "\n".join(item.text for item in self.contents if isinstance(item, TextResourceContents))
 
 
 @dataclass

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from .base import Model, spec_field
-from .content import ContentBlock
+from .content import ContentBlock, TextContent
 from .initialize import Icon
 
 __all__ = ["ToolAnnotations", "ToolExecution", "Tool", "CallToolResult", "ListToolsResult"]
@@ -62,6 +62,12 @@ class CallToolResult(Model):
     structured_content: Optional[Any] = spec_field(since="2025-06-18")
     is_error: bool = spec_field(False, omit_default=True)
     meta: Optional[dict] = None
+
+    @property
+    def text(self) -> str:
+        """The text of the result's text blocks, joined by newlines ("" when it has none).
+        Other blocks (images, resources, ...) are in ``content``."""
+        return "\n".join(block.text for block in self.content if isinstance(block, TextContent))
 
 
 @dataclass
