@@ -121,7 +121,7 @@ def rate_of(call, threads: int, calls: int) -> tuple:
 def layers(argv: list, env: dict, rounds: int, calls: int) -> None:
     """Print the client's CPU per call at each layer (``--layers``, see the module docstring)."""
     from mcp_ref import Client
-    from mcp_ref.messages import Notification, Request
+    from mcp_ref.jsonrpc.messages import Notification, Request
     from mcp_ref.transports.stdio import StdioClientTransport
     transport = StdioClientTransport(argv, env={"PYTHONPATH": env["PYTHONPATH"]}, on_stderr=lambda line: None)
     transport.send(Request(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},

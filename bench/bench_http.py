@@ -79,7 +79,7 @@ server.serve_forever()
 
 MCP_REF_SERVER = r'''
 from mcp_ref import Server
-from mcp_ref.transports.http_server import serve_http
+from mcp_ref.transports.http.server.app import serve_http
 
 server = Server("bench")
 

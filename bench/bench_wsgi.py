@@ -92,7 +92,7 @@ app.wsgi_app = DispatcherMiddleware(app.wsgi_app, {"/mcp": mcp})
 
 BUILT_IN = r'''
 from mcp_ref import Server
-from mcp_ref.transports.http_server import serve_http
+from mcp_ref.transports.http.server.app import serve_http
 
 server = Server("bench")
 

@@ -65,7 +65,7 @@ def run_stdio(seed, count):
 
 
 def run_http(seed, count):
-    from mcp_ref.transports.http_server import start_http
+    from mcp_ref.transports.http.server.app import start_http
     handle = start_http(fuzz_target.build(), ("127.0.0.1", 0))
     try:
         return fuzzing.fuzz_http(handle.url, seed, count)

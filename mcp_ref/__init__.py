@@ -4,21 +4,21 @@ Importing this package needs only the standard library; the HTTP client
 (requests) and schema validation (jsonschema) are imported
 lazily by the features that need them.
 """
-from .errors import (ApprovalDenied, CapabilityNotSupported, ConnectionClosed, HeaderMismatchError, InternalError,
-                     InvalidParamsError, InvalidRequestError, McpError, MessageTooLarge, MethodNotFoundError,
-                     MissingDependency, MissingRequiredClientCapabilityError, ParseError, RequestCancelled,
-                     RequestTimeout, ResourceNotFoundError, SessionError, StructuredOutputError, TooManyPages,
-                     ToolInputError, UnsupportedProtocolVersion, UnsupportedProtocolVersionError,
-                     UrlElicitationRequiredError, UserRejectedError)
-from .lifecycle import LATEST_REVISION, SUPPORTED_REVISIONS
+from mcp_ref.errors import (ApprovalDenied, CapabilityNotSupported, ConnectionClosed, HeaderMismatchError,
+                            InternalError, InvalidParamsError, InvalidRequestError, McpError, MessageTooLarge,
+                            MethodNotFoundError, MissingDependency, MissingRequiredClientCapabilityError, ParseError,
+                            RequestCancelled, RequestTimeout, ResourceNotFoundError, SessionError,
+                            StructuredOutputError, TooManyPages, ToolInputError, UnsupportedProtocolVersion,
+                            UnsupportedProtocolVersionError, UrlElicitationRequiredError, UserRejectedError)
+from mcp_ref.protocol.lifecycle import LATEST_REVISION, SUPPORTED_REVISIONS
 
 # Server and Client load on first use (PEP 562), so a stdio server does not pay
 # for the client's modules at start-up, nor a client for the server's.
 _LAZY = {
     "Server": ".server.server", "Context": ".server.server", "Client": ".client.client",
     "Approval": ".client.approval", "Deny": ".client.approval",
-    "HttpError": ".transports.sse_client", "SessionExpired": ".transports.http_client",
-    "ToolNameWarning": ".server.tools", "CancelToken": ".outbound",
+    "HttpError": ".transports.http.client.sse_legacy", "SessionExpired": ".transports.http.client.streamable",
+    "ToolNameWarning": ".server.tools", "CancelToken": ".session.outbound",
 }
 
 # The same names for type checkers and editors, which do not run __getattr__: without
@@ -26,13 +26,13 @@ _LAZY = {
 # tests/test_public_api.py keeps this list and _LAZY in step.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .client.approval import Approval, Deny
-    from .outbound import CancelToken
-    from .client.client import Client
-    from .server.tools import ToolNameWarning
-    from .server.server import Context, Server
-    from .transports.http_client import SessionExpired
-    from .transports.sse_client import HttpError
+    from mcp_ref.client.approval import Approval, Deny
+    from mcp_ref.session.outbound import CancelToken
+    from mcp_ref.client.client import Client
+    from mcp_ref.server.tools import ToolNameWarning
+    from mcp_ref.server.server import Context, Server
+    from mcp_ref.transports.http.client.streamable import SessionExpired
+    from mcp_ref.transports.http.client.sse_legacy import HttpError
 
 
 def __getattr__(name):

@@ -30,11 +30,11 @@ import re
 import sys
 import threading
 
-from .client.client import Client
-from .cli.wire import fit, terminal_width, wrap
-from .errors import ConnectionClosed
-from .transports import TapTransport
-from .transports.stdio import StdioClientTransport
+from mcp_ref.client.client import Client
+from mcp_ref.cli.wire import fit, terminal_width, wrap
+from mcp_ref.errors import ConnectionClosed
+from mcp_ref.transports import TapTransport
+from mcp_ref.transports.stdio import StdioClientTransport
 
 WAIT = 5.0      # seconds to wait for a notification the demo asked for
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
@@ -198,7 +198,7 @@ def _start(client: Client, shown: str) -> None:
         client.connect()
     except Exception as exc:
         client.close()
-        from .cli import _describe
+        from mcp_ref.cli import _describe
         hint = ""
         if isinstance(exc, ConnectionClosed) and exc.exit_code == 0:
             hint = " (does it run its server when started this way?)"
@@ -247,7 +247,7 @@ def demo(module: str = "mcp_ref.examples.everything", full: bool = False) -> int
 
 
 def main(argv=None) -> int:
-    from .cli import add_commands, guarded, parse, top_parser
+    from mcp_ref.cli import add_commands, guarded, parse, top_parser
     parser, sub = top_parser()
     demo_parser = sub.add_parser("demo", help="run an example server and print the wire transcript",
                                  description="Run an example server over stdio and print every wire "
@@ -266,10 +266,10 @@ def main(argv=None) -> int:
     add_commands(sub)                       # serve, shell and the inspector commands (mcp_ref.cli)
     args = parse(parser, argv)
     if args.command == "demo" and args.scenario:
-        from . import scenarios
+        from mcp_ref.cli import scenarios
         return guarded(lambda args: scenarios.run(args.scenario, Transcript(args.full)), args)
     if args.command == "demo" and args.host:
-        from .cli.host_demo import demo_host
+        from mcp_ref.cli.host_demo import demo_host
         return guarded(lambda args: demo_host(full=args.full), args)
     if args.command == "demo":
         return guarded(lambda args: demo(args.server, full=args.full), args)

@@ -74,7 +74,7 @@ class WireValidator:
 
     ``check(message, revision, request_method=None, *, kind=None, sender=None)``:
 
-    * ``message``: a JSON line (str/bytes), a dict, a ``mcp_ref.messages``
+    * ``message``: a JSON line (str/bytes), a dict, a ``mcp_ref.jsonrpc.messages``
       object (anything with ``to_dict()``), or a list of those (a batch,
       valid only in 2025-03-26).
     * The envelope is checked against ``JSONRPCRequest``/``JSONRPCNotification``/

@@ -474,7 +474,7 @@ def fuzz_http(url: str, seed, count: int, good_every: int = 7, timeout: float = 
     notification or response 202 without a body, anything unreadable or invalid a
     4xx with a JSON-RPC error without id (Spec: basic/transports#sending-messages-to-the-server)."""
     import requests
-    from mcp_ref.transports._sse import EventParser
+    from mcp_ref.transports.http.sse import EventParser
     gen = Gen(seed)
     problems: list = []
     base = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}

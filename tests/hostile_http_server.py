@@ -31,7 +31,7 @@ import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Optional
 
-from mcp_ref.transports._sse import chunk, format_event
+from mcp_ref.transports.http.sse import chunk, format_event
 
 WAIT = 30.0                     # the longest any scripted wait lasts
 _bombs: dict = {}

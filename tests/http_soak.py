@@ -17,7 +17,7 @@ import time
 import tracemalloc
 
 from mcp_ref import Client, Context, Server
-from mcp_ref.transports.http_server import start_http
+from mcp_ref.transports.http.server.app import start_http
 
 VERSION = "2025-11-25"          # a revision with HTTP sessions (Mcp-Session-Id, DELETE)
 STEPS = 3                       # progress notifications per call

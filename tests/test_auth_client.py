@@ -20,7 +20,7 @@ from mcp_ref import Client, Context, Server  # noqa: E402
 from mcp_ref.auth import (AuthorizationDenied, AuthorizationError, ClientCredentialsProvider,  # noqa: E402
                           DiscoveryError, InMemoryStorage, InsufficientScope, JwtBearerGrantProvider,
                           OAuthClientProvider, RegistrationError)
-from mcp_ref.transports.http_server import start_http  # noqa: E402
+from mcp_ref.transports.http.server.app import start_http  # noqa: E402
 
 REDIRECT = "http://localhost:3000/callback"
 

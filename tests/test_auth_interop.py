@@ -28,7 +28,7 @@ from oauth_server import AuthServer  # noqa: E402
 
 from mcp_ref import Client, Context, Server  # noqa: E402
 from mcp_ref.auth import OAuthClientProvider  # noqa: E402
-from mcp_ref.transports.http_server import start_http  # noqa: E402
+from mcp_ref.transports.http.server.app import start_http  # noqa: E402
 
 TIMEOUT = 90
 

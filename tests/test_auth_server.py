@@ -14,7 +14,7 @@ requests = pytest.importorskip("requests", reason="the HTTP tests drive the serv
 from mcp_ref import Context, Server  # noqa: E402
 from mcp_ref.auth import AccessToken, StaticTokenVerifier, parse_challenges  # noqa: E402
 from mcp_ref.auth.challenge import canonical_resource, resource_covers, well_known_resource_metadata  # noqa: E402
-from mcp_ref.transports.http_server import start_http  # noqa: E402
+from mcp_ref.transports.http.server.app import start_http  # noqa: E402
 
 AS = "https://auth.example.com"
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}

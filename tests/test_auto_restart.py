@@ -24,7 +24,7 @@ import pytest
 from helpers import WAIT, as_dict, child_processes, mcp_threads, run_in_thread, tap_stdio_clients
 from mcp_ref import (LATEST_REVISION, CapabilityNotSupported, Client, ConnectionClosed, ToolInputError,
                      UnsupportedProtocolVersion)
-from mcp_ref.lifecycle import LATEST_LEGACY_REVISION
+from mcp_ref.protocol.lifecycle import LATEST_LEGACY_REVISION
 from mcp_ref.transports import memory_pair
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="process groups and signals are POSIX")

@@ -27,7 +27,7 @@ from mcp_ref import Client
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "spec_notes" / "how-a-call-travels.md"
 STOP = re.compile(r"`(mcp_ref/[\w/]+\.py):(\d+)`\s+`([\w.]+)`")      # the two may be a line apart
-TRANSPORT = {"transports/stdio.py", "transports/pipe_writer.py", "messages.py"}
+TRANSPORT = {"transports/stdio.py", "transports/pipe_writer.py", "jsonrpc/messages.py"}
 OWN_FILES_PER_SIDE = 4            # what the page says: four files a side plus the transport
 
 # The probe: records, for every call into the framing or decoding code (the milestones),
@@ -36,7 +36,7 @@ PROBE = textwrap.dedent('''
     import os, sys, threading, traceback
     import mcp_ref
     ROOT = os.path.dirname(os.path.abspath(mcp_ref.__file__)) + os.sep
-    MILESTONES = ("transports/stdio.py", "messages.py")
+    MILESTONES = ("transports/stdio.py", "jsonrpc/messages.py")
     spines, entered, armed = set(), set(), [False]
 
     def _rel(path):

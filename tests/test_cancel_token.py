@@ -1,4 +1,4 @@
-"""A caller cancels a request from another thread with a ``CancelToken`` (outbound.py rule 4).
+"""A caller cancels a request from another thread with a ``CancelToken`` (session/outbound.py rule 4).
 
 What each test proves, on the transport it names:
 
@@ -272,7 +272,7 @@ def test_cancel_over_stdio(tmp_path):
 def test_cancel_over_streamable_http(transport):
     """Streamable HTTP (and the legacy HTTP+SSE transport)."""
     pytest.importorskip("requests")
-    from mcp_ref.transports.http_server import start_http
+    from mcp_ref.transports.http.server.app import start_http
     seen: dict = {}
     handle = start_http(_blocking_server(seen), ("127.0.0.1", 0))
     token = CancelToken()

@@ -106,7 +106,7 @@ def test_stdio_http_and_connect_clients_work_without_with():
     call connects (before: CapabilityNotSupported: tools/call needs 'tools')."""
     pytest.importorskip("requests")
     pytest.importorskip("requests")
-    from mcp_ref.transports.http_server import start_http
+    from mcp_ref.transports.http.server.app import start_http
     handle = start_http(arithmetic_server(), ("127.0.0.1", 0))
     clients = []
     try:

@@ -386,7 +386,7 @@ def test_eight_threads_share_one_stdio_client_and_every_reply_reaches_its_caller
 
 def test_a_peer_cannot_keep_more_requests_in_flight_than_the_limit():
     """Issue 15 (size limits): thousands of pending requests from one peer get a clear
-    error past ``max_inbound`` (session.py rule 3), the memory stays bounded, and the
+    error past ``max_inbound`` (session/__init__.py rule 3), the memory stays bounded, and the
     requests within the limit are still answered."""
     import threading as _threading
 

@@ -111,7 +111,7 @@ def test_hostile_lines_at_a_stdio_server():
 
 @pytest.mark.req("TRN-16", "TRN-17", "TRN-18")
 def test_hostile_bodies_at_a_streamable_http_server():
-    from mcp_ref.transports.http_server import start_http
+    from mcp_ref.transports.http.server.app import start_http
     handle = start_http(fuzz_target.build(), ("127.0.0.1", 0))
     try:
         out = fuzzing.fuzz_http(handle.url, SEED + 2, 200)

@@ -25,7 +25,7 @@ import pytest
 from helpers import RawPeer, child_processes, mcp_threads, tap_stdio_clients
 from mcp_ref import Client, ConnectionClosed, ParseError
 from mcp_ref.errors import MessageTooLarge, TooManyPages
-from mcp_ref.messages import EncodeError, NotUnicode
+from mcp_ref.jsonrpc.messages import EncodeError, NotUnicode
 from mcp_ref.transports.stdio import SAFE_ENV_VARS
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="process groups and signals are POSIX")
@@ -489,7 +489,7 @@ def test_text_a_transport_cannot_encode_raises_and_the_session_stays_open():
             self.inner = inner
 
         def send(self, message, related_id=None):
-            from mcp_ref.messages import encode
+            from mcp_ref.jsonrpc.messages import encode
             encode(message).encode("utf-8")
             self.inner.send(message, related_id)
 
@@ -522,7 +522,7 @@ def test_a_size_limit_that_is_not_a_number_of_bytes_is_refused_before_spawning(s
 
 def test_the_size_limit_reaches_the_http_transports_too():
     """``max_message_size`` is accepted by every client constructor; the HTTP transports
-    keep it (their bodies and events are bounded by it in transports/http_client.py)."""
+    keep it (their bodies and events are bounded by it in transports/http/client/streamable.py)."""
     pytest.importorskip("requests")
     pytest.importorskip("requests")
     client = Client.http("http://127.0.0.1:9/mcp", max_message_size=1234)

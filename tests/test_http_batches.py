@@ -18,7 +18,7 @@ import pytest
 requests = pytest.importorskip("requests", reason="the HTTP tests drive the server with requests")
 
 from helpers import WAIT, http_tools_server, rpc  # noqa: E402
-from mcp_ref.transports.http_server import start_http  # noqa: E402
+from mcp_ref.transports.http.server.app import start_http  # noqa: E402
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 

@@ -1,6 +1,6 @@
 """The HTTP server reads POST bodies sent with ``Transfer-Encoding: chunked``.
 
-Rule 1 of ``mcp_ref.transports.http_handler``; RFC 9112 §6 (message body
+Rule 1 of ``mcp_ref.transports.http.server.handler``; RFC 9112 §6 (message body
 length) and §7.1 (chunked transfer coding: hex size, optional extensions
 after ``;``, CRLF, data, CRLF, a zero-size last chunk, optional trailer
 fields, a final CRLF). Spec: basic/transports#sending-messages-to-the-server
@@ -33,9 +33,9 @@ import pytest
 requests = pytest.importorskip("requests", reason="the HTTP tests drive the server with requests")
 
 from helpers import WAIT, http_tools_server, rpc  # noqa: E402
-from mcp_ref.transports._sse import EventParser  # noqa: E402
-from mcp_ref.transports.http_body import FRAMING_MIN, MAX_CHUNK_LINE  # noqa: E402
-from mcp_ref.transports.http_server import start_http  # noqa: E402
+from mcp_ref.transports.http.sse import EventParser  # noqa: E402
+from mcp_ref.transports.http.server.body import FRAMING_MIN, MAX_CHUNK_LINE  # noqa: E402
+from mcp_ref.transports.http.server.app import start_http  # noqa: E402
 
 MAX_BODY = 1000
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}

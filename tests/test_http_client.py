@@ -18,8 +18,8 @@ requests = pytest.importorskip("requests", reason="the HTTP client needs request
 
 from mcp_ref import Client, Context, Server, SessionError  # noqa: E402
 from mcp_ref.transports import memory_pair  # noqa: E402
-from mcp_ref.transports.http_client import HttpError, SessionExpired, StreamableHttpTransport  # noqa: E402
-from mcp_ref.transports.http_server import start_http  # noqa: E402
+from mcp_ref.transports.http.client.streamable import HttpError, SessionExpired, StreamableHttpTransport  # noqa: E402
+from mcp_ref.transports.http.server.app import start_http  # noqa: E402
 
 
 from helpers import http_tools_server  # noqa: E402
@@ -367,7 +367,7 @@ def test_resumption_gives_up_after_bounded_attempts(scripted, answer):
 @pytest.mark.req("TRN-28")
 def test_a_cancelled_request_is_not_resumed(http, monkeypatch):
     from mcp_ref import RequestTimeout
-    from mcp_ref.transports import http_handler
+    from mcp_ref.transports.http.server import handler as http_handler
     resumes = []
     original = http_handler.McpRequestHandler.do_GET
 
@@ -527,7 +527,7 @@ def test_an_unbound_transport_answers_failures_as_error_responses(http):
     """Without a bound session a failed request still gets an answer (with httpStatus)."""
     handle = http()
     transport = StreamableHttpTransport(handle.url)
-    from mcp_ref.messages import Request
+    from mcp_ref.jsonrpc.messages import Request
     transport.session_id = "gone"
     transport.on_session_expired = "raise"
     transport.send(Request(1, "ping"))

@@ -29,8 +29,8 @@ requests = pytest.importorskip("requests", reason="the HTTP client needs request
 
 from helpers import WAIT, http_tools_server  # noqa: E402
 from mcp_ref import Client  # noqa: E402
-from mcp_ref.transports.http_client import HttpError  # noqa: E402
-from mcp_ref.transports.http_server import start_http  # noqa: E402
+from mcp_ref.transports.http.client.streamable import HttpError  # noqa: E402
+from mcp_ref.transports.http.server.app import start_http  # noqa: E402
 
 MCP_PATH = "/mcp"
 SESSION = "stub-session-1"

@@ -15,8 +15,8 @@ import socket
 import pytest
 
 from helpers import WAIT, http_tools_server, rpc
-from mcp_ref.transports.http_head import MAX_FIELDS, MAX_HEAD
-from mcp_ref.transports.http_server import start_http
+from mcp_ref.transports.http.server.head import MAX_FIELDS, MAX_HEAD
+from mcp_ref.transports.http.server.app import start_http
 
 BODY = json.dumps(rpc(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
                                         "clientInfo": {"name": "head", "version": "1"}})).encode()
@@ -317,7 +317,7 @@ def test_expect_from_an_http_1_0_client_gets_no_interim_response(server):
 
 # ---------------------------------------------------------------------- the handler's view
 def test_the_handler_keeps_a_case_insensitive_view_of_the_fields(server, monkeypatch):
-    from mcp_ref.transports import http_handler
+    from mcp_ref.transports.http.server import handler as http_handler
     seen = []
     original = http_handler.McpRequestHandler.do_POST
 

@@ -23,9 +23,9 @@ requests = pytest.importorskip("requests", reason="the HTTP client needs request
 from helpers import run_in_thread  # noqa: E402
 from hostile_http_server import WAIT, HostileServer, bad_session_id  # noqa: E402
 from mcp_ref import Client, ConnectionClosed, McpError, RequestTimeout  # noqa: E402
-from mcp_ref.transports._sse import EventParser  # noqa: E402
-from mcp_ref.transports.http_streams import MIN_RETRY  # noqa: E402
-from mcp_ref.transports.http_common import (HttpError, RedirectRefused, ResponseTooLarge,  # noqa: E402
+from mcp_ref.transports.http.sse import EventParser  # noqa: E402
+from mcp_ref.transports.http.client.streams import MIN_RETRY  # noqa: E402
+from mcp_ref.transports.http.client.common import (HttpError, RedirectRefused, ResponseTooLarge,  # noqa: E402
                                             SessionExpired)
 
 SECRETS = {"Authorization": "Bearer top-secret", "X-Api-Key": "key-123"}

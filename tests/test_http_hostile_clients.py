@@ -18,8 +18,8 @@ import pytest
 requests = pytest.importorskip("requests")
 
 from helpers import http_tools_server, rpc  # noqa: E402
-from mcp_ref.transports._sse import EventParser  # noqa: E402
-from mcp_ref.transports.http_server import start_http  # noqa: E402
+from mcp_ref.transports.http.sse import EventParser  # noqa: E402
+from mcp_ref.transports.http.server.app import start_http  # noqa: E402
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 WAIT = 20.0
@@ -196,7 +196,7 @@ def test_foreign_stale_and_deleted_session_ids_get_404_everywhere(http):
 def handlers(monkeypatch):
     """How each of the test's connections was set up: its socket's Python timeout and
     the kernel's receive and send timeouts (``struct timeval``); the stall timeout cut to 0.3 s."""
-    from mcp_ref.transports.http_handler import McpRequestHandler
+    from mcp_ref.transports.http.server.handler import McpRequestHandler
     made, setup, timeval = [], McpRequestHandler.setup, struct.Struct("ll")
 
     def spying(self):
@@ -260,7 +260,7 @@ def test_a_write_its_client_does_not_read_fails_within_the_timeout_in_total():
     """``KernelTimedWriter``: a peer that reads nothing stops a large write after the
     timeout, as ``sendall`` under a Python socket timeout did; the kernel's clock is
     set back for the next write."""
-    from mcp_ref.transports.http_handler import _TIMEVAL, KernelTimedWriter, _timeval
+    from mcp_ref.transports.http.server.handler import _TIMEVAL, KernelTimedWriter, _timeval
     ours, theirs = socket.socketpair()
     outcome = []
     try:

@@ -11,8 +11,8 @@ import time
 import pytest
 
 from mcp_ref import Client, Context, Server
-from mcp_ref.transports.http_server import start_http
-from mcp_ref.workers import FAST_UNDER, Lane, WorkerPool
+from mcp_ref.transports.http.server.app import start_http
+from mcp_ref.session.workers import FAST_UNDER, Lane, WorkerPool
 
 from helpers import WAIT
 
@@ -38,7 +38,7 @@ def _server(seen: list, slow: dict) -> Server:
 
 
 def test_a_known_fast_call_runs_on_the_connection_thread_and_a_slow_one_goes_back_to_the_pool(monkeypatch):
-    from mcp_ref import workers
+    from mcp_ref.session import workers
     monkeypatch.setattr(workers, "FAST_UNDER", 0.25)        # a loaded machine's first call still counts as fast
     seen, slow = [], {}
     handle = start_http(_server(seen, slow), ("127.0.0.1", 0))

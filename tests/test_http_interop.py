@@ -26,7 +26,7 @@ pytest.importorskip("uvicorn", reason="the SDK's HTTP server runs on uvicorn")
 pytest.importorskip("requests", reason="the mcp_ref HTTP client needs requests")
 
 from mcp_ref import Client, Context, Server  # noqa: E402
-from mcp_ref.transports.http_server import start_http  # noqa: E402
+from mcp_ref.transports.http.server.app import start_http  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SDK_SERVER = REPO / "tests" / "interop" / "sdk_server.py"

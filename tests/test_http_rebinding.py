@@ -14,7 +14,7 @@ import socket
 import pytest
 
 from mcp_ref import Server
-from mcp_ref.transports.http_server import start_http
+from mcp_ref.transports.http.server.app import start_http
 
 from helpers import rpc
 

@@ -16,8 +16,8 @@ import time
 import pytest
 
 from mcp_ref import Server
-from mcp_ref.transports import http_server
-from mcp_ref.transports.http_server import start_http
+from mcp_ref.transports.http.server import app as http_server
+from mcp_ref.transports.http.server.app import start_http
 
 from helpers import rpc
 

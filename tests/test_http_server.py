@@ -19,9 +19,10 @@ import pytest
 
 requests = pytest.importorskip("requests", reason="the HTTP tests drive the server with requests")
 
-from mcp_ref import Context, Server, lifecycle  # noqa: E402
-from mcp_ref.transports._sse import EventParser, format_comment, format_event, split_event_id  # noqa: E402
-from mcp_ref.transports.http_server import InMemoryEventStore, serve_http, start_http  # noqa: E402
+from mcp_ref import Context, Server  # noqa: E402
+from mcp_ref.protocol import lifecycle  # noqa: E402
+from mcp_ref.transports.http.sse import EventParser, format_comment, format_event, split_event_id  # noqa: E402
+from mcp_ref.transports.http.server.app import InMemoryEventStore, serve_http, start_http  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -583,7 +584,7 @@ def test_shutdown_ends_streams_sessions_and_threads():
 
 SERVE_SCRIPT = """
 from mcp_ref import Server
-from mcp_ref.transports.http_server import serve_http
+from mcp_ref.transports.http.server.app import serve_http
 server = Server("signalled")
 serve_http(server, ("127.0.0.1", 0))
 print("clean exit", flush=True)
@@ -678,7 +679,7 @@ def test_sse_format_and_parse_round_trip():
 
 def test_a_reply_holding_a_lone_surrogate_is_answered_internal_error(http):
     """The unknown tool's name is echoed in the -32602 message; a lone surrogate there
-    cannot be written as UTF-8, so the answer is -32603 (messages.py rule 7), not a
+    cannot be written as UTF-8, so the answer is -32603 (jsonrpc/messages.py rule 7), not a
     connection dropped without an answer. The session goes on."""
     url = http().url
     session_id = open_session(url)

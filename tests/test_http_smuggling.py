@@ -8,7 +8,7 @@ whose only effect is to count its calls. The client reads the refusal, then send
 probe (``GET /probe``, ``Connection: close``) and reads until the server closes. A
 safe server either read and dropped the body (the probe is answered: 404) or closed
 the connection (nothing more comes back); the smuggled call never runs. Spec: RFC 9112
-§6.3, §9.3, §11.2 (request smuggling); http_handler.py rule 6.
+§6.3, §9.3, §11.2 (request smuggling); transports/http/server/handler.py rule 6.
 """
 import json
 import re
@@ -19,9 +19,9 @@ import pytest
 
 from mcp_ref import Server
 from mcp_ref.auth import AccessToken
-from mcp_ref.transports.http_modern import encode_value
-from mcp_ref.transports.http_server import start_http
-from mcp_ref.transports.wsgi import WsgiApp, start_wsgi
+from mcp_ref.transports.http.modern import encode_value
+from mcp_ref.transports.http.server.app import start_http
+from mcp_ref.transports.http.server.wsgi import WsgiApp, start_wsgi
 
 MODERN = "2026-07-28"
 MAX_BODY = 1024                 # the plain server's body limit: the smuggled request fits, a padded one does not

@@ -22,10 +22,10 @@ import pytest
 
 from features_helpers import connected
 from mcp_ref import Server
-from mcp_ref.server import tasks as tasks_module
-from mcp_ref.server.tasks import new_task_id
-from mcp_ref.transports import http_server
-from mcp_ref.transports.http_server import new_session_id
+from mcp_ref.server.tasks import legacy as tasks_module
+from mcp_ref.server.tasks.legacy import new_task_id
+from mcp_ref.transports.http.server import app as http_server
+from mcp_ref.transports.http.server.app import new_session_id
 
 COUNT = 10_000
 MIN_BITS = 128
@@ -122,7 +122,7 @@ def test_stream_ids_are_48_random_bits_drawn_ahead_and_unique(monkeypatch):
     digits from ``os.urandom`` (a server's event store is shared by its sessions), drawn
     many at a time rather than one system call per POST."""
     import os
-    from mcp_ref.transports import http_events
+    from mcp_ref.transports.http.server import events as http_events
     drawn, real = [], os.urandom
     monkeypatch.setattr(os, "urandom", lambda n: drawn.append(real(n)) or drawn[-1])
     monkeypatch.setattr(http_events, "_ids", [])

@@ -3,7 +3,7 @@
 keys are server-assigned and MUST be unique within the request; an InputRequiredResult
 may carry several). The same tool runs in both eras: in 2026-07-28 its asks are
 ``inputRequests`` of an ``InputRequiredResult``, in 2025-11-25 server-to-client requests
-sent one after another (server/context.py ``Context.gather``, server_mrtr.py rules 2, 3).
+sent one after another (server/context.py ``Context.gather``, server/modern/mrtr.py rules 2, 3).
 """
 import pytest
 

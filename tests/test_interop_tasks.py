@@ -25,7 +25,7 @@ require_official_sdk()
 from features_helpers import check_wire  # noqa: E402
 from mcp_ref import Client  # noqa: E402
 from mcp_ref.errors import CapabilityNotSupported  # noqa: E402
-from mcp_ref.server.tasks import RELATED_TASK_KEY  # noqa: E402
+from mcp_ref.server.tasks.legacy import RELATED_TASK_KEY  # noqa: E402
 
 # tasks as in 2025-11-25:
 # the clients here ask for 2025-11-25 (tests/test_modern_*.py for 2026-07-28).

@@ -29,10 +29,10 @@ ALLOWED = {
     "docstrings": set(),
     "validation": {"errors"},
     "signature": {"errors", "docstrings", "typehints", "signature_fast", "jsonable"},
-    # The fast path of signature.py (plain functions, no inspect or typing), and values as JSON.
+    # The fast path of schema/signature.py (plain functions, no inspect or typing), and values as JSON.
     "signature_fast": {"docstrings", "jsonable"},
     "jsonable": set(),
-    # Arguments in (bind_arguments), through signature.py's full path when it must.
+    # Arguments in (bind_arguments), through schema/signature.py's full path when it must.
     "binding": {"errors", "signature", "signature_fast"},
     "uritemplate": {"errors"},
     "transports": {"errors", "messages", "peek", "transports"},
@@ -297,12 +297,12 @@ def test_the_checker_sees_violations(tmp_path):
     names = [t for node in nodes for t in _targets(node, "mcp_ref.session", False)]
     assert names == ["os", "typing", "json", "mcp_ref.errors"]
     assert _targets(ast.parse("from ..messages import encode").body[0], "mcp_ref.transports.stdio", False) == \
-        ["mcp_ref.messages"]
+        ["mcp_ref.jsonrpc.messages"]
     assert _targets(ast.parse("from . import stdio").body[0], "mcp_ref.transports", True) == \
         ["mcp_ref.transports.stdio"]
     assert _targets(ast.parse("from mcp_ref import Server").body[0], "mcp_ref.client", False) == \
         ["mcp_ref.Server"]
-    assert _allowed("mcp_ref.transports.http_client") >= {"lifecycle"}
+    assert _allowed("mcp_ref.transports.http.client.streamable") >= {"lifecycle"}
     assert "lifecycle" not in _allowed("mcp_ref.transports.stdio")
 
 
@@ -311,7 +311,7 @@ def test_an_http_server_does_not_load_dataclasses():
     ``dis`` and ``tokenize``; nothing an HTTP server imports to serve needs it."""
     import subprocess
     import sys
-    code = ("import sys; from mcp_ref import Server; from mcp_ref.transports.http_server import serve_http; "
+    code = ("import sys; from mcp_ref import Server; from mcp_ref.transports.http.server.app import serve_http; "
             "print('dataclasses' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False", out.stderr

@@ -1,6 +1,6 @@
 """JSON in and out is ``json.loads``/``json.dumps``, and what loads on first use stays unloaded.
 
-``decode`` and ``encode`` (messages.py) are checked against ``json`` itself: the
+``decode`` and ``encode`` (jsonrpc/messages.py) are checked against ``json`` itself: the
 same results, the same errors. The feature modules a plain server does not use
 (resources, prompts, tasks, sampling, elicitation, ``mcp_ref.types``, auth) are
 loaded only when a server or client uses them: these tests pin that.
@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from mcp_ref.errors import INTERNAL_ERROR, PARSE_ERROR, InvalidMessage
-from mcp_ref.messages import EncodeError, ErrorObject, ErrorResponse, Notification, Request, Response, decode, encode
+from mcp_ref.jsonrpc.messages import (EncodeError, ErrorObject, ErrorResponse, Notification, Request, Response, decode,
+                                      encode)
 from mcp_ref.session import Session
 from mcp_ref.transports import memory_pair
 
@@ -140,7 +141,7 @@ def test_sending_a_request_json_cannot_carry_raises_and_nothing_is_written():
 HEAVY = ["dataclasses", "urllib.parse",
          "mcp_ref.types.base", "mcp_ref.server.resources", "mcp_ref.server.prompts",
          "mcp_ref.server.utilities", "mcp_ref.client.elicitation", "mcp_ref.client.sampling", "mcp_ref.client.approval",
-         "mcp_ref.server.tasks", "mcp_ref.server.task_context", "mcp_ref.types.tasks", "secrets"]
+         "mcp_ref.server.tasks.legacy", "mcp_ref.server.tasks.context", "mcp_ref.types.tasks", "secrets"]
 
 
 @pytest.mark.parametrize("modules", ["mcp_ref.server, mcp_ref.transports.stdio",
@@ -225,7 +226,7 @@ lines = [{"jsonrpc": "2.0", "id": i, "method": method, "params": params}
 def test_a_stdio_server_of_resources_templates_and_prompts_starts_and_lists_without_anything_heavy():
     """resources.py and prompts.py rule 6: registering plain functions, answering
     ``initialize`` and listing them loads neither ``mcp_ref.types`` nor
-    ``urllib.parse`` (uritemplate.py): a server of 10,000
+    ``urllib.parse`` (schema/uritemplate.py): a server of 10,000
     resources, templates or prompts starts in what its registrations cost
     (bench/bench_growth.py, issue 17)."""
     heavy = [name for name in HEAVY if name not in ("mcp_ref.server.resources", "mcp_ref.server.prompts")]
@@ -248,7 +249,7 @@ def test_an_http_server_loads_only_the_server_side_of_auth():
     ``auth=`` needs none of it, and one with it ``resource_server`` (and the ``challenge``
     helpers it uses), not the client's grants, providers, discovery or storage; the
     names still import as before."""
-    code = ("import sys, json\nimport mcp_ref.server, mcp_ref.transports.http_server\n"
+    code = ("import sys, json\nimport mcp_ref.server, mcp_ref.transports.http.server.app\n"
             "auth = lambda: sorted(m for m in sys.modules if m.startswith('mcp_ref.auth.'))\n"
             "loaded = auth()\n"
             "from mcp_ref.auth import OAuthClientProvider, TokenStorage, StaticTokenVerifier\n"
@@ -263,7 +264,7 @@ def test_an_http_server_loads_only_the_server_side_of_auth():
 HTTP_ONE_CALL = """
 import http.client, json, sys
 from mcp_ref import Server
-from mcp_ref.transports.http_server import start_http
+from mcp_ref.transports.http.server.app import start_http
 server = Server("lean", version="1.0")
 
 @server.tool

@@ -19,9 +19,9 @@ from conftest import REVISIONS
 from helpers import WAIT, RawPeer, Recorder, initialize_raw, is_method, raw_server, run_in_thread
 from mcp_ref import Client, Server
 from mcp_ref.errors import CapabilityNotSupported, MethodNotFoundError, UnsupportedProtocolVersion
-from mcp_ref import lifecycle
-from mcp_ref.lifecycle import LATEST_LEGACY_REVISION as LATEST_REVISION
-from mcp_ref.lifecycle import LEGACY_REVISIONS as SUPPORTED_REVISIONS
+from mcp_ref.protocol import lifecycle
+from mcp_ref.protocol.lifecycle import LATEST_LEGACY_REVISION as LATEST_REVISION
+from mcp_ref.protocol.lifecycle import LEGACY_REVISIONS as SUPPORTED_REVISIONS
 from mcp_ref.transports import TapTransport, memory_pair
 
 ICON = {"src": "https://example.com/icon.png", "mimeType": "image/png", "sizes": ["48x48"]}

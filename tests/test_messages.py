@@ -1,4 +1,4 @@
-"""JSON-RPC framing: ``mcp_ref.messages.decode`` / ``encode`` (Spec: basic/index#messages).
+"""JSON-RPC framing: ``mcp_ref.jsonrpc.messages.decode`` / ``encode`` (Spec: basic/index#messages).
 
 Table-driven: every valid row must decode to the expected object and encode
 back to the exact same JSON text; every invalid row must raise
@@ -9,7 +9,7 @@ import json
 import pytest
 
 from mcp_ref.errors import INVALID_REQUEST, PARSE_ERROR, InvalidMessage
-from mcp_ref.messages import (ErrorObject, ErrorResponse, Notification, Request, Response, decode, encode,
+from mcp_ref.jsonrpc.messages import (ErrorObject, ErrorResponse, Notification, Request, Response, decode, encode,
                               error_response, from_dict, is_request_id)
 
 # ---------------------------------------------------------------------- valid frames
@@ -261,12 +261,12 @@ def test_an_undecodable_reply_carries_the_id_its_head_shows(frame, expected_id):
     ('{"id":', (None, False)),
 ])
 def test_peek_reads_top_level_members_of_the_head_only(head, expected):
-    from mcp_ref.peek import peek
+    from mcp_ref.jsonrpc.peek import peek
     assert peek(head) == expected
 
 
 def test_oversized_names_size_and_limit_and_the_id_of_a_reply():
-    from mcp_ref.messages import oversized
+    from mcp_ref.jsonrpc.messages import oversized
     bad = oversized(b'{"jsonrpc":"2.0","id":12,"result":{"text":"xxxx', 20_000_000, 16_777_216)
     assert (bad.code, bad.id, bad.is_response, bad.size, bad.limit) == (INVALID_REQUEST, 12, True, 20_000_000,
                                                                           16_777_216)
@@ -277,7 +277,7 @@ def test_oversized_names_size_and_limit_and_the_id_of_a_reply():
 
 # ---------------------------------------------------------------------- text UTF-8 cannot carry (rule 7)
 def test_encode_line_refuses_lone_surrogates_before_writing_anything():
-    from mcp_ref.messages import EncodeError, NotUnicode, encode_line
+    from mcp_ref.jsonrpc.messages import EncodeError, NotUnicode, encode_line
     assert encode_line(Request(1, "x", {"t": "caf\u00e9 \U0001f600"})) == \
         '{"jsonrpc":"2.0","id":1,"method":"x","params":{"t":"caf\u00e9 \U0001f600"}}\n'.encode("utf-8")
     for text in ("\ud800", "a\udce9b", "\udfff\ud800"):
@@ -290,7 +290,7 @@ def test_encode_line_refuses_lone_surrogates_before_writing_anything():
 
 
 def test_replace_unencodable_answers_internal_error_naming_the_surrogate():
-    from mcp_ref.messages import replace_unencodable
+    from mcp_ref.jsonrpc.messages import replace_unencodable
     ok = Response(1, {"t": "fine"})
     assert replace_unencodable(ok) is ok
     answer = replace_unencodable(Response(2, {"t": "\ud800"}))

@@ -147,11 +147,11 @@ def test_every_modern_request_carries_its_meta_and_there_is_no_handshake(wire_va
         assert meta["io.modelcontextprotocol/clientInfo"] == {"name": "meta-test", "version": "9"}
         assert meta["io.modelcontextprotocol/clientCapabilities"] == {
             "sampling": {}, "roots": {}, "elicitation": {"form": {}},
-            "extensions": {"io.modelcontextprotocol/tasks": {}}}       # client_tasks_ext.py rule 1
+            "extensions": {"io.modelcontextprotocol/tasks": {}}}       # client/tasks/extension.py rule 1
 
 
 def test_the_meta_is_made_again_only_when_what_it_says_changes(wire_validator):
-    """client_modern.py rule 3: the requests share one ``_meta`` until the revision, the log
+    """client/modern/era.py rule 3: the requests share one ``_meta`` until the revision, the log
     level, ``client_info`` or a callback that decides the capabilities is replaced."""
     from mcp_ref.types import Implementation
     connected = Connected(feature_server(), wire_validator)
@@ -179,9 +179,9 @@ def test_the_meta_is_made_again_only_when_what_it_says_changes(wire_validator):
 
 
 def test_strip_leaves_what_the_public_methods_parse_and_copies_only_to_remove():
-    """client_modern.py rule 4: ``resultType``, the cache hints and ``serverInfo`` go; the
+    """client/modern/era.py rule 4: ``resultType``, the cache hints and ``serverInfo`` go; the
     server's own dict comes back when there is nothing to remove."""
-    from mcp_ref.client.client_mrtr import strip
+    from mcp_ref.client.modern.mrtr import strip
     info = {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}}
     plain = {"content": [], "_meta": {"k": 1}}
     assert strip(plain) is plain
@@ -390,8 +390,8 @@ def test_subscriptions_ride_subscriptions_listen(wire_validator):
 @pytest.mark.req("BASE26-9", "BASE26-27", "VERS26-5")
 def test_a_task_tool_is_followed_to_its_result_in_the_modern_era(wire_validator):
     """A 2026-07-28 server offers the tasks extension for a tool with task_support and runs
-    the call as a task (server/tasks_ext.py); call_tool polls it and returns the same result
-    a legacy call would (client/client_tasks_ext.py)."""
+    the call as a task (server/tasks/extension.py); call_tool polls it and returns the same result
+    a legacy call would (client/tasks/extension.py)."""
     server = Server("tasks-modern")
 
     @server.tool(task_support="required")

@@ -17,7 +17,7 @@ from conftest import MODERN_REVISION, spec_path
 import mcp_ref.types as types
 from mcp_ref import errors
 from mcp_ref.client.elicitation_schema import check_requested_schema
-from mcp_ref.messages import ErrorResponse, Notification, Request, Response, decode
+from mcp_ref.jsonrpc.messages import ErrorResponse, Notification, Request, Response, decode
 
 
 def _examples():
@@ -78,7 +78,7 @@ def read_example(name: str, data):
     if name in ("ClientCapabilities", "ServerCapabilities", "InputRequests", "InputResponses", "CreateMessageRequest",
                 "ElicitRequest", "ListRootsRequest") or \
             name.startswith(("Discover", "InputRequired", "SubscriptionsListenResult")):
-        from mcp_ref.client import client_modern
+        from mcp_ref.client.modern import era as client_modern
         return client_modern.read_example(name, data)
     if isinstance(data, dict) and data.get("jsonrpc") == "2.0":
         message = decode(json.dumps(data))

@@ -16,8 +16,8 @@ from test_modern_server import LEVEL, meta, modern_server
 
 requests = pytest.importorskip("requests")
 
-from mcp_ref.transports.http_modern import decode_value, encode_value  # noqa: E402
-from mcp_ref.transports.http_server import start_http  # noqa: E402
+from mcp_ref.transports.http.modern import decode_value, encode_value  # noqa: E402
+from mcp_ref.transports.http.server.app import start_http  # noqa: E402
 
 ACCEPT = "application/json, text/event-stream"
 
@@ -93,7 +93,7 @@ def test_progress_and_log_messages_flow_on_the_requests_stream(url):
     ({}, {"_meta": {"io.modelcontextprotocol/protocolVersion": MODERN_REVISION}}, -32602, 400),
     ({"MCP-Protocol-Version": "1900-01-01"}, meta(**{"io.modelcontextprotocol/protocolVersion": "1900-01-01"}),
      -32022, 400),
-    # A known header over an unknown body version: the mismatch first (server_modern.py rule 4).
+    # A known header over an unknown body version: the mismatch first (server/modern/serve.py rule 4).
     ({}, meta(**{"io.modelcontextprotocol/protocolVersion": "1900-01-01"}), -32020, 400),
     ({"MCP-Protocol-Version": "2025-11-25"}, meta(**{"io.modelcontextprotocol/protocolVersion": "1900-01-01"}),
      -32020, 400),
@@ -184,7 +184,7 @@ def test_our_client_falls_back_to_initialize_over_http(monkeypatch):
     """A legacy Streamable HTTP server (ours with the modern path turned off) refuses the
     probe with 400 and no modern error: the client runs initialize and keeps a session."""
     from mcp_ref import Client
-    from mcp_ref.transports import http_core
+    from mcp_ref.transports.http.server import core as http_core
     monkeypatch.setattr(http_core, "is_modern_post", lambda message, version: False)
     handle = start_http(modern_server(), ("127.0.0.1", 0))
     try:
@@ -298,7 +298,7 @@ def test_every_message_of_our_client_over_http_is_valid(wire_validator):
     from helpers import Recorder
     from mcp_ref import Client
     from mcp_ref.transports import TapTransport
-    from mcp_ref.transports.http_client import StreamableHttpTransport
+    from mcp_ref.transports.http.client.streamable import StreamableHttpTransport
     from test_modern_client import FEATURES, feature_server
     server = feature_server()
     handle = start_http(server, ("127.0.0.1", 0))

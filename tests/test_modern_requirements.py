@@ -2,7 +2,7 @@
 by one (rows of spec_notes/traceability-2026-07-28.md)."""
 import pytest
 
-from mcp_ref.client.client_mrtr import check_result_type
+from mcp_ref.client.modern.mrtr import check_result_type
 from mcp_ref.errors import McpError
 
 
@@ -53,7 +53,7 @@ def test_a_remote_ref_is_never_fetched_and_fails_the_check(monkeypatch):
     import socket
     import urllib.request
 
-    from mcp_ref.validation import validate
+    from mcp_ref.schema.validation import validate
 
     def no_network(*args, **kwargs):
         raise AssertionError("a $ref was fetched")
@@ -91,13 +91,13 @@ def _prop(**schema):
     {"type": "string", "x-mcp-header": "Root"},                                     # the root itself
 ])
 def test_an_x_mcp_header_breaking_a_constraint_makes_the_tool_invalid(schema):
-    from mcp_ref.transports.http_modern import param_annotations
+    from mcp_ref.transports.http.modern import param_annotations
     with pytest.raises(ValueError):
         param_annotations(schema)
 
 
 def test_x_mcp_header_reached_through_properties_alone_is_valid():
-    from mcp_ref.transports.http_modern import param_annotations
+    from mcp_ref.transports.http.modern import param_annotations
     schema = {"type": "object", "properties": {"o": {"type": "object", "properties": {
         "r": {"type": "string", "x-mcp-header": "Region"}, "n": {"type": "integer", "x-mcp-header": "N-1"},
         "b": {"type": "boolean", "x-mcp-header": "b.ok"}}}}}
@@ -107,7 +107,7 @@ def test_x_mcp_header_reached_through_properties_alone_is_valid():
 
 @pytest.mark.req("HTTP26-37", "TOOL26-24", "HTTP26-56", "HTTP26-57", "HTTP26-58", "HTTP26-46", "HTTP26-62")
 def test_param_headers_follow_the_table_and_the_safe_integer_range():
-    from mcp_ref.transports.http_modern import decode_value, param_annotations, param_headers, param_problem
+    from mcp_ref.transports.http.modern import decode_value, param_annotations, param_headers, param_problem
     annotations = param_annotations({"type": "object", "properties": {
         "n": {"type": "integer", "x-mcp-header": "N"}, "s": {"type": "string", "x-mcp-header": "S"}}})
 
@@ -130,7 +130,7 @@ def test_param_headers_follow_the_table_and_the_safe_integer_range():
 @pytest.mark.req("HTTP26-42", "TOOL26-26", "TOOL26-27", "TOOL26-28")
 def test_our_client_leaves_out_an_invalid_tool_with_a_warning(caplog):
     from mcp_ref import types
-    from mcp_ref.client.client_modern import valid_for_http
+    from mcp_ref.client.modern.era import valid_for_http
     good = types.Tool.from_dict({"name": "good", "inputSchema": _prop(type="string", **{"x-mcp-header": "G"})})
     bad = types.Tool.from_dict({"name": "bad", "inputSchema": _prop(type="number", **{"x-mcp-header": "B"})})
     with caplog.at_level("WARNING", logger="mcp_ref.client"):
@@ -142,7 +142,7 @@ def test_our_client_leaves_out_an_invalid_tool_with_a_warning(caplog):
 # ---------------------------------------------------------------------- HTTP framing (streamable-http)
 @pytest.fixture
 def modern_url():
-    from mcp_ref.transports.http_server import start_http
+    from mcp_ref.transports.http.server.app import start_http
     from test_modern_server import modern_server
     handle = start_http(modern_server(), ("127.0.0.1", 0))
     try:
@@ -203,9 +203,9 @@ def test_a_modern_server_sends_no_requests_and_our_client_no_responses(wire_vali
 @pytest.mark.req("MRTR26-4")
 @pytest.mark.parametrize("method", ["tools/list", "completion/complete", "server/discover", "subscriptions/listen"])
 def test_input_requests_are_refused_outside_the_three_methods(method):
-    from mcp_ref import modern
+    from mcp_ref.protocol import modern
     from mcp_ref.errors import SessionError
-    from mcp_ref.server.server_mrtr import ask
+    from mcp_ref.server.modern.mrtr import ask
 
     class Ctx:
         era = modern.RequestMeta(modern.MODERN_REVISION, {"roots": {}})
@@ -218,7 +218,7 @@ def test_input_requests_are_refused_outside_the_three_methods(method):
 
 @pytest.mark.req("MRTR26-16", "MRTR26-17", "MRTR26-18", "MRTR26-20", "MRTR26-3", "MRTR26-15")
 def test_the_retry_echoes_the_state_exactly_and_carries_only_its_own_answers():
-    from mcp_ref.client.client_mrtr import retry_params
+    from mcp_ref.client.modern.mrtr import retry_params
     base = {"name": "t", "arguments": {"a": 1}, "requestState": "old", "inputResponses": {"old": {}}}
     asked = {"resultType": "input_required", "inputRequests": {"r": {"method": "roots/list"}}}
     answered = []
@@ -293,7 +293,7 @@ def test_every_page_of_a_list_has_the_same_cache_scope():
 # ---------------------------------------------------------------------- extensions (versioning)
 @pytest.mark.req("VERS26-4", "SCHEMA26-46")
 def test_extension_names_need_a_prefix():
-    from mcp_ref.client.client_modern import read_capabilities
+    from mcp_ref.client.modern.era import read_capabilities
     from mcp_ref.errors import InvalidParamsError
     assert read_capabilities({"extensions": {"io.modelcontextprotocol/tasks": {}}})
     with pytest.raises(InvalidParamsError):

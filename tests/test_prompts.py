@@ -256,7 +256,7 @@ def test_prompts_of_one_shape_share_their_listed_arguments(monkeypatch):
     """prompts.py ``_listed_arguments``: without parameter descriptions the listed
     arguments of prompts of one shape are one shared, read-only list; a prompt whose
     docstring describes an argument gets its own."""
-    from mcp_ref import signature_fast
+    from mcp_ref.schema import signature_fast
     from mcp_ref.server.prompts import listed_prompt
     monkeypatch.setattr(signature_fast, "_SHAPES", {})
     server = Server("shared")

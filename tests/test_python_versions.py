@@ -1,7 +1,7 @@
 """Every Python that setup.cfg claims (3.9 to 3.13) reads tools and models alike.
 
 These run under each interpreter (``.ci/run`` runs the suite on the oldest and the
-newest too). On 3.9 they fail without ``typehints.py`` and the ``extra=`` keyword
+newest too). On 3.9 they fail without ``schema/typehints.py`` and the ``extra=`` keyword
 of ``types/base.py``: 3.9 has no ``types.UnionType``, no ``field(kw_only=)``, no
 ``typing.is_typeddict``, evaluates no ``int | None``, resolves no string inside
 ``list[...]``, and calls ``list[int]`` a class.
@@ -17,9 +17,9 @@ import pytest
 
 from features_helpers import connected
 from mcp_ref import Server
-from mcp_ref.binding import bind_arguments
-from mcp_ref.signature import Field, input_schema, output_schema
-from mcp_ref.typehints import UNION_ORIGINS, evaluate, get_type_hints, is_typeddict, is_union
+from mcp_ref.schema.binding import bind_arguments
+from mcp_ref.schema.signature import Field, input_schema, output_schema
+from mcp_ref.schema.typehints import UNION_ORIGINS, evaluate, get_type_hints, is_typeddict, is_union
 from mcp_ref.types import CallToolResult, Model, TextContent, Tool
 
 INT_OR_NULL = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
@@ -87,7 +87,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from mcp_ref.signature import Field
+from mcp_ref.schema.signature import Field
 
 
 class Unknown:

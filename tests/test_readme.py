@@ -154,7 +154,7 @@ WSGI_CHECK = """
 import importlib, sys
 import requests
 from mcp_ref import Client
-from mcp_ref.transports.wsgi import start_wsgi
+from mcp_ref.transports.http.server.wsgi import start_wsgi
 
 app = getattr(importlib.import_module(sys.argv[1]), sys.argv[2])
 with start_wsgi(app, ("127.0.0.1", 0)) as handle:

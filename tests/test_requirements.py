@@ -18,9 +18,9 @@ from features_helpers import connected
 from helpers import WAIT
 from mcp_ref import Client, Context, Server
 from mcp_ref.errors import ApprovalDenied, CapabilityNotSupported, McpError
-from mcp_ref.server.tasks import RELATED_TASK_KEY
+from mcp_ref.server.tasks.legacy import RELATED_TASK_KEY
 from mcp_ref.transports import memory_pair
-from mcp_ref.validation import validate
+from mcp_ref.schema.validation import validate
 
 pytest.importorskip("jsonschema")
 
@@ -143,7 +143,7 @@ def test_the_session_id_is_never_sent_to_another_origin_on_a_redirect():
     """security_best_practices#session-hijacking: the client keeps the session id to the
     server that issued it. A server that redirects a POST or a DELETE elsewhere gets
     ``RedirectRefused``: the other origin is sent nothing, the session id least of all."""
-    from mcp_ref.transports.http_common import RedirectRefused
+    from mcp_ref.transports.http.client.common import RedirectRefused
     seen_elsewhere = []
 
     class Elsewhere(_Recording):
@@ -513,7 +513,7 @@ def test_a_read_resource_result_from_the_function_is_sent_as_it_is(wire_validato
 # ---------------------------------------------------------------------- same origin, prompts, sampling with tools
 @pytest.mark.req("TRN-8", "TRN-9")
 def test_a_server_not_bound_to_loopback_admits_its_own_origin_only():
-    from mcp_ref.transports.http_server import HttpApp
+    from mcp_ref.transports.http.server.app import HttpApp
     app = HttpApp(Server("origins"), host="192.0.2.10")
     assert app.origin_allowed("http://mcp.example:8080", "mcp.example:8080")
     assert app.origin_allowed(None, "mcp.example:8080")               # no Origin: not a browser

@@ -10,8 +10,9 @@ import gc
 
 import pytest
 
-from mcp_ref import Context, Server, signature, signature_fast
-from mcp_ref.uritemplate import UriTemplate
+from mcp_ref import Context, Server
+from mcp_ref.schema import signature, signature_fast
+from mcp_ref.schema.uritemplate import UriTemplate
 
 
 def _wrapped_zero():

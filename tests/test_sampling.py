@@ -416,7 +416,7 @@ def test_stdio_refusal_timeout_and_tool_loop():
 # ---------------------------------------------------------------------- other ways to build a client
 def test_every_constructor_takes_the_client_feature_keywords():
     pytest.importorskip("requests", reason="the HTTP client needs requests")
-    from mcp_ref.transports.http_server import start_http
+    from mcp_ref.transports.http.server.app import start_http
     options = dict(sampling=sampler("via http"), elicitation=lambda r: {"action": "accept",
                                                                         "content": {"confirm": True}},
                    roots=["file:///a"], on_approve=lambda approval: True, timeout=WAIT)

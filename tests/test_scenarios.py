@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_ref import scenarios
+from mcp_ref.cli import scenarios
 from mcp_ref.__main__ import Transcript, main
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,9 +19,9 @@ import pytest
 
 from conftest import _wire_validator
 from helpers import WAIT, RawPeer, Recorder, is_method, is_reply_to, mcp_threads, run_in_thread
-from mcp_ref.errors import (ConnectionClosed, InvalidParamsError, InvalidRequestError, McpError, MethodNotFoundError, RequestCancelled,
-                            RequestTimeout, SessionError)
-from mcp_ref import outbound
+from mcp_ref.errors import (ConnectionClosed, InvalidParamsError, InvalidRequestError, McpError, MethodNotFoundError,
+                            RequestCancelled, RequestTimeout, SessionError)
+from mcp_ref.session import outbound
 from mcp_ref.session import MAX_TOTAL_FACTOR, Session
 from mcp_ref.transports import TapTransport, memory_pair
 
@@ -705,7 +705,7 @@ def test_ping_is_answered_promptly_while_every_handler_is_blocked(pinger):
 
 
 def test_a_blocked_handler_does_not_stop_the_reader():
-    """Rule 1 (pool.py P3): a handler run on the reading thread that blocks loses the
+    """Rule 1 (session/pool.py P3): a handler run on the reading thread that blocks loses the
     reading role at the standby's next check, so a second request is read (and served)
     while the first one's handler waits for it."""
     opened = threading.Event()
@@ -724,15 +724,15 @@ def test_a_blocked_handler_does_not_stop_the_reader():
 
 
 def test_the_standby_takes_reading_from_a_slow_job_and_remembers_its_key():
-    """pool.py P3: a job run on the reading thread that is still running at the
+    """session/pool.py P3: a job run on the reading thread that is still running at the
     standby's check loses reading to a worker (``done`` then says so); a job of the same
     key is queued for a worker, another key still runs here; once a job of the slow key
     ran fast on a worker, the key runs here again."""
-    from mcp_ref.pool import Pool
+    from mcp_ref.session.pool import Pool
     handed = threading.Event()
     pool = None
 
-    def work():                                               # as inbound.py ``_work``
+    def work():                                               # as session/inbound.py ``_work``
         job = pool.next_job()
         while job is not None:
             began = time.monotonic()
@@ -1003,9 +1003,9 @@ def test_requests_read_after_close_are_not_served():
 
 
 def test_a_waiter_keeps_the_first_settlement_and_stays_open():
-    """outbound.py: the first settle wins (a reply racing a close or a cancel), and once
+    """session/outbound.py: the first settle wins (a reply racing a close or a cancel), and once
     settled every wait returns at once."""
-    from mcp_ref.outbound import _Waiter
+    from mcp_ref.session.outbound import _Waiter
     waiter = _Waiter("tools/call")
     assert not waiter.settled and waiter.wait(0.01) is False
     settlers = [threading.Thread(target=waiter.settle, args=(i,)) for i in range(8)]

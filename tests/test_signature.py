@@ -9,11 +9,11 @@ from typing import Annotated, Any, Dict, List, Literal, NewType, Optional, Seque
 import pytest
 
 from mcp_ref.errors import InvalidParamsError, MissingDependency
-from mcp_ref.binding import bind_arguments
-from mcp_ref.jsonable import to_jsonable
-from mcp_ref.signature import (Field, context_params, description_of, input_schema, output_schema,
+from mcp_ref.schema.binding import bind_arguments
+from mcp_ref.schema.jsonable import to_jsonable
+from mcp_ref.schema.signature import (Field, context_params, description_of, input_schema, output_schema,
                                schema_for_type)
-from mcp_ref.validation import validate
+from mcp_ref.schema.validation import validate
 
 
 # ---------------------------------------------------------------------- sample types
@@ -623,7 +623,7 @@ FLAT = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type":
 ])
 def test_the_flat_fast_path_agrees_with_jsonschema(instance):
     pytest.importorskip("jsonschema", reason="jsonschema is the reference for the fast path")
-    from mcp_ref.validation import _flat_checker
+    from mcp_ref.schema.validation import _flat_checker
     fast = _flat_checker(FLAT)
     assert fast is not None
     assert fast(instance) == validate(instance, dict(FLAT, additionalProperties=True))
@@ -642,14 +642,14 @@ FLAT_CONTAINERS = {"type": "object", "properties": {"l": {"type": "array", "defa
 ])
 def test_the_flat_fast_path_agrees_with_jsonschema_for_containers(instance):
     pytest.importorskip("jsonschema", reason="jsonschema is the reference for the fast path")
-    from mcp_ref.validation import _flat_checker
+    from mcp_ref.schema.validation import _flat_checker
     fast = _flat_checker(FLAT_CONTAINERS)
     assert fast is not None
     assert fast(instance) == validate(instance, dict(FLAT_CONTAINERS, additionalProperties=True))
 
 
 def test_the_fast_path_is_only_for_flat_primitive_schemas():
-    from mcp_ref.validation import _flat_checker
+    from mcp_ref.schema.validation import _flat_checker
     assert _flat_checker({"type": "object", "properties": {"a": {"type": "array", "items": {}}}}) is None
     assert _flat_checker({"type": "object", "properties": {"a": {"type": ["string", "null"]}}}) is None
     assert _flat_checker({"type": "object", "additionalProperties": False}) is None

@@ -1,4 +1,4 @@
-"""The fast path of signature.py and server/tools.py: a plain function of
+"""The fast path of schema/signature.py and server/tools.py: a plain function of
 primitive parameters becomes a tool without inspect, typing, re or mcp_ref.types,
 and with exactly the schemas, descriptions, bindings and results of the full path.
 
@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REVISIONS
-from mcp_ref import binding, docstrings, signature, signature_fast
+from mcp_ref.schema import binding, docstrings, signature, signature_fast
 from mcp_ref.errors import InvalidParamsError
 from mcp_ref.server.tools import Tools, ToolNameWarning, error_result, tool_name_problem
 
@@ -256,7 +256,7 @@ def _functions(source: str, namespace: "dict | None" = None) -> dict:
 
 
 def test_functions_of_one_shape_are_read_once(monkeypatch):
-    """signature_fast.py: a function that fits the shape read last for its code layout
+    """schema/signature_fast.py: a function that fits the shape read last for its code layout
     gets that reading (one ``fast_parameters`` for 50 functions, one shared schema)."""
     monkeypatch.setattr(signature_fast, "_SHAPES", {})
     reads = []
@@ -285,7 +285,7 @@ _BASE = 'def f(a: int, b: int = 1, *, c: int = 1) -> str:\n    return ""\n'
     ('def f(a: int, b: int = 1.0, *, c: int = 1) -> str:\n    return ""\n', {"b": {"type": "integer", "default": 1.0}}),
 ], ids=["default-True-not-1", "kw-default", "annotation", "no-annotation", "return", "float-default"])
 def test_a_shape_fits_only_functions_read_alike(variant, expected, monkeypatch):
-    """signature_fast.py: annotations and defaults are compared by identity, so what
+    """schema/signature_fast.py: annotations and defaults are compared by identity, so what
     ``==`` takes for equal (``1 == True == 1.0``) still tells two readings apart; the
     reading of the second function is the one an empty cache gives."""
     monkeypatch.setattr(signature_fast, "_SHAPES", {})
@@ -431,7 +431,7 @@ def test_the_docstring_parser_on_random_docstrings():
 
 
 def test_the_docstring_parser_on_one_line_docstrings():
-    """A docstring of one printable line takes its own short way (docstrings.py)."""
+    """A docstring of one printable line takes its own short way (schema/docstrings.py)."""
     pieces = ["Args:", "Returns:  ", "Tool 7: return b, a times.", "a: x", "text", "", " ", "\u00a0", "ü: ö",
               ":", "Args:\u3000", "Keyword Args:", "raises :", "x\x0by", "x\u2028y", "x\ry"]
     rng = random.Random(20261126)
@@ -638,13 +638,13 @@ IMPORTED_BY_THE_FAST_PATH = r'''
 import builtins, json, sys, threading
 import mcp_ref.errors, mcp_ref.server.features, mcp_ref.server.pagination    # what the two modules build on
 before = set(sys.modules)
-from mcp_ref import binding, signature
+from mcp_ref.schema import binding, signature
 from mcp_ref.server import tools
-added_by_import = sorted(set(sys.modules) - before - {"mcp_ref.signature", "mcp_ref.server.tools",
-                                                      "mcp_ref.signature_fast", "mcp_ref.binding", "mcp_ref.jsonable",
+added_by_import = sorted(set(sys.modules) - before - {"mcp_ref.schema.signature", "mcp_ref.server.tools",
+                                                      "mcp_ref.schema.signature_fast", "mcp_ref.schema.binding", "mcp_ref.schema.jsonable",
                                                       "mcp_ref.server.tool_results", "mcp_ref.server.tool_binding",
                                                       "mcp_ref.server.same_thread",
-                                                      "mcp_ref.docstrings", "mcp_ref.validation"})
+                                                      "mcp_ref.schema.docstrings", "mcp_ref.schema.validation"})
 
 class Context:
     pass

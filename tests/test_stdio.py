@@ -332,7 +332,7 @@ def pipe_into_server(*messages, timeout: float = WAIT) -> list:
 
 def test_requests_read_before_stdin_closes_are_answered():
     """``printf '<initialize>\\n<initialized>\\n<tools/list>\\n' | python server.py`` answers
-    all three requests, not only the initialize (session.py rule 5: the EOF grace)."""
+    all three requests, not only the initialize (session/__init__.py rule 5: the EOF grace)."""
     answers = pipe_into_server(
         INITIALIZE, INITIALIZED,
         {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},

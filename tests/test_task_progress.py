@@ -7,18 +7,18 @@ client learns the task is terminal (a status notification, ``get_task``, ``task_
 2025-11-25 schema; nothing sleeps to wait.
 
 Spec: basic/utilities/tasks#task-progress-notifications, basic/utilities/progress.
-Rules: client_tasks.py rule 5, session.py rule 4 (``Session.listen_progress``).
+Rules: client/tasks/legacy.py rule 5, session/__init__.py rule 4 (``Session.listen_progress``).
 """
 import threading
 
 import pytest
 
-import mcp_ref.notices as notices_module
+import mcp_ref.session.notices as notices_module
 from features_helpers import Collector, check_wire, connected
 from helpers import WAIT, RawPeer, Recorder
 from mcp_ref import Client, Context, Server
 from mcp_ref.errors import ConnectionClosed
-from mcp_ref.server.tasks import RELATED_TASK_KEY
+from mcp_ref.server.tasks.legacy import RELATED_TASK_KEY
 from mcp_ref.session import Session
 from mcp_ref.transports import TapTransport, memory_pair
 
@@ -261,7 +261,7 @@ def test_progress_sent_before_the_create_task_result_is_not_lost_and_get_task_dr
 def test_a_terminal_status_read_before_the_create_task_result_is_handled_still_drops_the_listener(
         wire_validator):
     """The status notification runs on the notify thread, maybe before the caller has the
-    task id: it is remembered while the creation is in flight (client_tasks.py rule 5)."""
+    task id: it is remembered while the creation is in flight (client/tasks/legacy.py rule 5)."""
     client_end, peer_end = memory_pair()
     peer, recorder = RawPeer(peer_end), Recorder()
 

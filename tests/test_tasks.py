@@ -21,7 +21,7 @@ from helpers import WAIT, initialize_raw, is_method, raw_server
 from mcp_ref import Client, Context, Server
 from mcp_ref.client.approval import ToolCall
 from mcp_ref.errors import (ApprovalDenied, CapabilityNotSupported, InvalidParamsError, MethodNotFoundError)
-from mcp_ref.server.tasks import RELATED_TASK_KEY, TASK_THREAD_NAME
+from mcp_ref.server.tasks.legacy import RELATED_TASK_KEY, TASK_THREAD_NAME
 from mcp_ref.types import Task
 
 # tasks as in 2025-11-25:
@@ -295,7 +295,7 @@ def test_tool_level_negotiation_is_refused_locally_and_the_tools_are_listed_once
     """Spec: basic/utilities/tasks#tool-level-negotiation: clients MUST NOT call a
     "forbidden" (or unmarked) tool as a task, and MUST call a "required" one as a task.
     Both are refused before anything is sent; with nothing cached the tools are listed
-    once first (client_tasks.py rule 1). The server's own -32601 answers are in
+    once first (client/tasks/legacy.py rule 1). The server's own -32601 answers are in
     tests/test_tasks_store.py::test_tool_level_negotiation."""
     server, gate, *_ = task_server()
     gate.set()
@@ -538,7 +538,7 @@ def test_tasks_over_stdio_with_client_stdio(wire_validator):
                          ids=["auto", "json", "sse", "stateless"])
 def test_tasks_over_streamable_http(options):
     pytest.importorskip("requests", reason="the HTTP client needs requests")
-    from mcp_ref.transports.http_server import start_http
+    from mcp_ref.transports.http.server.app import start_http
     server, gate, started, seen = task_server()
     handle = start_http(server, ("127.0.0.1", 0), **options)
     try:
@@ -567,7 +567,7 @@ def test_a_task_asks_the_client_over_streamable_http():
     """The task's elicitation/create goes on the GET stream (its tools/call was answered
     long ago); the answer comes back in a POST. Spec: basic/utilities/tasks#input-required-status."""
     pytest.importorskip("requests", reason="the HTTP client needs requests")
-    from mcp_ref.transports.http_server import start_http
+    from mcp_ref.transports.http.server.app import start_http
     server = Server("asks-http")
 
     @server.tool(task_support="required")

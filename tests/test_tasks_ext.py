@@ -1,9 +1,9 @@
 """The tasks extension of 2026-07-28 (``io.modelcontextprotocol/tasks``), both sides.
 
-Server (server/tasks_ext.py) through a raw modern peer: every message it sends is
+Server (server/tasks/extension.py) through a raw modern peer: every message it sends is
 validated against the 2026-07-28 schema, the extension's messages against
 tests/ext_tasks_schema.py (written from the extension's specification). Client
-(client/client_tasks_ext.py) against our server, and against a scripted server for
+(client/tasks/extension.py) against our server, and against a scripted server for
 what ours never sends. Spec: the extension's specification, 2026-07-28, page ``tasks``.
 """
 import threading
@@ -370,8 +370,8 @@ def test_a_create_task_result_to_another_request_is_an_invalid_response():
 @pytest.mark.req("XTASK26-38")
 def test_over_http_the_task_outlives_its_post_and_mcp_name_carries_the_task_id():
     requests = pytest.importorskip("requests")
-    from mcp_ref.transports.http_modern import encode_value
-    from mcp_ref.transports.http_server import start_http
+    from mcp_ref.transports.http.modern import encode_value
+    from mcp_ref.transports.http.server.app import start_http
     import json
     server = task_server()
     handle = start_http(server, ("127.0.0.1", 0))

@@ -1,4 +1,4 @@
-"""The task registry of ``mcp_ref.server.tasks`` driven directly: a real ``Session``
+"""The task registry of ``mcp_ref.server.tasks.legacy`` driven directly: a real ``Session``
 over ``memory_pair()`` whose handler calls the registry's handlers, a scripted peer
 on the other end, and a small stand-in for the tools registry. Every message the
 session writes is checked against the 2025-11-25 schema.
@@ -16,7 +16,7 @@ from conftest import schema_for
 from helpers import WAIT, RawPeer
 from mcp_ref.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from mcp_ref.server.pagination import Listing
-from mcp_ref.server.tasks import RELATED_TASK_KEY, TASK_THREAD_NAME, Tasks, route_tool_call
+from mcp_ref.server.tasks.legacy import RELATED_TASK_KEY, TASK_THREAD_NAME, Tasks, route_tool_call
 from mcp_ref.session import Session
 from mcp_ref.transports import memory_pair
 

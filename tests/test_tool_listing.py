@@ -6,7 +6,7 @@ Spec: server/tools#listing-tools, server/utilities/pagination.
 import pytest
 
 from mcp_ref import Server
-from mcp_ref.lifecycle import LEGACY_REVISIONS, MODERN_REVISIONS
+from mcp_ref.protocol.lifecycle import LEGACY_REVISIONS, MODERN_REVISIONS
 from mcp_ref.server.tools import listed_tool
 
 
@@ -71,7 +71,7 @@ def test_a_listing_builds_no_tool_and_only_the_pages_sent():
 
 
 def test_tools_of_the_same_parameters_share_one_schema():
-    """signature_fast.py: the same names, types and scalar defaults, without parameter
+    """schema/signature_fast.py: the same names, types and scalar defaults, without parameter
     descriptions, give one shared inputSchema; anything that tells them apart (a default
     of another type or value, a description) gives another."""
     server = Server("shared")
@@ -119,9 +119,9 @@ def test_listed_tool_knows_every_member_of_the_model():
 
 
 def test_a_listing_reads_each_shape_once_and_each_page_only(monkeypatch):
-    """Rule 8 and signature_fast.py: listing 250 tools of one shape in pages of 100 reads
+    """Rule 8 and schema/signature_fast.py: listing 250 tools of one shape in pages of 100 reads
     their signature once, and each page prepares its own tools only."""
-    from mcp_ref import signature_fast
+    from mcp_ref.schema import signature_fast
     monkeypatch.setattr(signature_fast, "_SHAPES", {})
     reads = []
     original = signature_fast.fast_parameters

@@ -15,7 +15,7 @@ from conftest import REVISIONS
 from features_helpers import Collector, connected
 from helpers import is_method
 from mcp_ref import Context, Server, StructuredOutputError
-from mcp_ref import validation as validation_module
+from mcp_ref.schema import validation as validation_module
 from mcp_ref.client.client_requests import StructuredOutputWarning
 from mcp_ref.errors import CapabilityNotSupported, InvalidParamsError, MethodNotFoundError
 from mcp_ref.server.tools import ToolNameWarning, tool_name_problem
@@ -533,13 +533,13 @@ def test_a_positional_only_parameter_is_still_refused_at_registration():
 def test_preparing_a_tool_reads_its_signature_and_docstring_once(monkeypatch):
     """server/tools.py rule 8: the schema and the binder share one read of the
     signature and of the docstring (they were read twice each)."""
-    from mcp_ref import signature as signature_module
-    from mcp_ref import signature_fast
+    from mcp_ref.schema import signature as signature_module
+    from mcp_ref.schema import signature_fast
     from mcp_ref.server import tools as tools_module
     counts = {"fast_parameters": 0, "parse_docstring": 0}
-    monkeypatch.setattr(signature_fast, "_SHAPES", {})  # no shape read before (signature_fast.py)
+    monkeypatch.setattr(signature_fast, "_SHAPES", {})  # no shape read before (schema/signature_fast.py)
     # Where each is looked up: signature_fast's module attribute; parse_docstring by the
-    # name tools.py and signature.py imported.
+    # name tools.py and schema/signature.py imported.
     for name, modules in (("fast_parameters", (signature_fast,)),
                           ("parse_docstring", (tools_module, signature_module))):
         original = getattr(modules[0], name)

@@ -2,7 +2,7 @@
 matching, round trips. Spec: server/resources#resource-templates."""
 import pytest
 
-from mcp_ref.uritemplate import UriTemplate
+from mcp_ref.schema.uritemplate import UriTemplate
 
 # Values from the examples of RFC 6570 section 3.2.
 VALUES = {
@@ -179,7 +179,7 @@ def _oracle_parts(template: str):
     """The parts the parser made before it cut templates with ``str.split``: each piece
     found by a regular expression, parsed as it was met; or the first mistake's message."""
     import re
-    from mcp_ref.uritemplate import _parse_expression
+    from mcp_ref.schema.uritemplate import _parse_expression
     parts = []
     try:
         for m in re.finditer(r"\{([^{}]*)\}|[^{}]+|[{}]", template):
@@ -194,7 +194,7 @@ def _oracle_parts(template: str):
 
 
 def test_templates_are_cut_where_the_regular_expression_cut_them():
-    """uritemplate.py cuts a template at its braces with ``str.split``: the same parts,
+    """schema/uritemplate.py cuts a template at its braces with ``str.split``: the same parts,
     or the same first mistake at the same position, as the regular expression it
     replaced, on random templates."""
     import random
@@ -248,7 +248,7 @@ def _oracle_match(template: UriTemplate, uri: str):
 @pytest.mark.req("RES-7")
 def test_linear_matching_splits_as_a_backtracking_regex_would():
     import random
-    from mcp_ref.uritemplate import _Matcher
+    from mcp_ref.schema.uritemplate import _Matcher
     rng = random.Random(6570)
     pieces = ["{a}", "{+b}", "{#c}", "{.d}", "{/e}", "{?f}", "{&g}", "-", "/", "x", ".", "?", "#", "&", "{h,i}"]
     checked = matched = 0
@@ -292,8 +292,8 @@ def test_variables_of_checks_as_parsing_does_and_reads_a_known_expression_alone(
     after their expressions are known; a template of one known expression is read
     without cutting it into parts."""
     import random
-    from mcp_ref import uritemplate
-    from mcp_ref.uritemplate import variables_of
+    from mcp_ref.schema import uritemplate
+    from mcp_ref.schema.uritemplate import variables_of
 
     def outcome(read, template):
         try:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from conftest import spec_path
-from mcp_ref.lifecycle import SUPPORTED_REVISIONS
+from mcp_ref.protocol.lifecycle import SUPPORTED_REVISIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,4 @@
-"""The shared worker pool (``mcp_ref.workers``): bounded, threads on demand that end when
+"""The shared worker pool (``mcp_ref.session.workers``): bounded, threads on demand that end when
 idle, and per-session lanes that keep a session's limit and order. Spec:
 basic/transports#session-management (what idle HTTP sessions may cost)."""
 import threading
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from mcp_ref.workers import Lane, WorkerPool
+from mcp_ref.session.workers import Lane, WorkerPool
 
 from helpers import WAIT
 

@@ -1,8 +1,8 @@
-"""The MCP endpoint as a WSGI application (transports/wsgi.py), served by the standard
+"""The MCP endpoint as a WSGI application (transports/http/server/wsgi.py), served by the standard
 library's ``wsgiref`` (``start_wsgi``, a thread per connection) and called directly.
 
 The built-in server and the WSGI application share one request handler
-(transports/http_core.py): the parity test sends the same requests to both and
+(transports/http/server/core.py): the parity test sends the same requests to both and
 compares what comes back. Spec: basic/transports#streamable-http,
 #session-management; PEP 3333.
 """
@@ -18,9 +18,9 @@ requests = pytest.importorskip("requests", reason="the HTTP tests drive the serv
 from helpers import http_tools_server, rpc  # noqa: E402
 from mcp_ref import Client, Context  # noqa: E402
 from mcp_ref.auth import StaticTokenVerifier  # noqa: E402
-from mcp_ref.transports._sse import EventParser  # noqa: E402
-from mcp_ref.transports.http_server import start_http  # noqa: E402
-from mcp_ref.transports.wsgi import UNKNOWN_HERE, WsgiApp, start_wsgi  # noqa: E402
+from mcp_ref.transports.http.sse import EventParser  # noqa: E402
+from mcp_ref.transports.http.server.app import start_http  # noqa: E402
+from mcp_ref.transports.http.server.wsgi import UNKNOWN_HERE, WsgiApp, start_wsgi  # noqa: E402
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 INIT = rpc(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
@@ -341,7 +341,7 @@ def test_authorization_answers_like_the_built_in_server(wsgi):
 
 
 def test_serve_wsgi_blocks_until_its_handle_shuts_down(capsys):
-    from mcp_ref.transports.wsgi import serve_wsgi
+    from mcp_ref.transports.http.server.wsgi import serve_wsgi
     handles = []
     thread = threading.Thread(target=serve_wsgi, args=(WsgiApp(make_server()), ("127.0.0.1", 0)),
                               kwargs={"ready": handles.append}, name="serve-wsgi-test")
@@ -363,7 +363,7 @@ def test_a_server_that_hands_over_its_socket_lets_an_idle_stream_see_the_client_
     """gunicorn puts the client socket in ``gunicorn.socket``: EOF there ends the stream
     at its next keepalive, without waiting for a write to fail."""
     import socket
-    from mcp_ref.transports.wsgi import _WsgiRequest
+    from mcp_ref.transports.http.server.wsgi import _WsgiRequest
     ours, theirs = socket.socketpair()
     try:
         request = _WsgiRequest({"REQUEST_METHOD": "GET", "PATH_INFO": "/mcp", "gunicorn.socket": ours})
@@ -395,7 +395,7 @@ def test_closing_our_client_ends_a_stream_the_server_answers_with_connection_clo
     """wsgiref (like gunicorn's sync workers) closes the connection after each answer, so
     ``http.client`` hands the socket to the response and drops ``conn.sock``: closing the
     client must still shut it, or the thread reading the 2026-07-28 listen stream stays
-    blocked (transports/http_exchange.py ``socket_of``)."""
+    blocked (transports/http/client/exchange.py ``socket_of``)."""
     handle = wsgi(stateless=True)
     with Client.http(handle.url, timeout=30) as client:
         assert client.modern and text(client.call_tool("add", {"a": 1, "b": 2})) == "3"

@@ -8,7 +8,7 @@ official Python SDK's client.
   2026-07-28 revision, which has no sessions.
 * 1 gthread worker with sessions: the standalone GET stream, notifications.
 * 4 sync workers with sessions and no sticky routing: a request reaching a process
-  that does not know its session gets 404 saying so (transports/wsgi.py rule 4).
+  that does not know its session gets 404 saying so (transports/http/server/wsgi.py rule 4).
 
 gunicorn and flask are test-only dependencies (the ``test`` extra).
 Spec: basic/transports#streamable-http, #session-management.
@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from bench_wsgi import Gunicorn  # noqa: E402
 from helpers import require_official_sdk  # noqa: E402
 from mcp_ref import Client  # noqa: E402
-from mcp_ref.transports.wsgi import UNKNOWN_HERE  # noqa: E402
+from mcp_ref.transports.http.server.wsgi import UNKNOWN_HERE  # noqa: E402
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 

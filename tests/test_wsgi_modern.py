@@ -1,11 +1,11 @@
 """2026-07-28 (sessionless) requests through both adapters of the one request handler
-(transports/http_core.py rule 8): the WSGI application (transports/wsgi.py) answers them
+(transports/http/server/core.py rule 8): the WSGI application (transports/http/server/wsgi.py) answers them
 as the built-in server does, and a client that leaves cancels its request
-(transports/http_types.py rule 3; Spec 2026-07-28: basic/transports/streamable-http#cancellation).
+(transports/http/server/types.py rule 3; Spec 2026-07-28: basic/transports/streamable-http#cancellation).
 
 Under WSGI the client's leaving is seen when a write fails (an SSE event or keepalive
 comment), or, when the server hands over its socket (gunicorn's ``gunicorn.socket``),
-while the request waits, as the built-in server does (wsgi.py rule 6).
+while the request waits, as the built-in server does (transports/http/server/wsgi.py rule 6).
 """
 import io
 import json
@@ -20,9 +20,9 @@ from test_modern_server import meta, modern_server
 requests = pytest.importorskip("requests", reason="the HTTP tests drive the server with requests")
 
 from mcp_ref import Context  # noqa: E402
-from mcp_ref.transports.http_modern import encode_value  # noqa: E402
-from mcp_ref.transports.http_server import start_http  # noqa: E402
-from mcp_ref.transports.wsgi import WsgiApp, start_wsgi  # noqa: E402
+from mcp_ref.transports.http.modern import encode_value  # noqa: E402
+from mcp_ref.transports.http.server.app import start_http  # noqa: E402
+from mcp_ref.transports.http.server.wsgi import WsgiApp, start_wsgi  # noqa: E402
 
 ACCEPT = "application/json, text/event-stream"
 WAIT = 10
@@ -109,7 +109,7 @@ def test_modern_requests_are_answered_by_wsgi_as_by_the_built_in_server():
         handle.shutdown()
     assert got == expected
     assert [status for _, status, _, _, _ in got] == [200, 200, 200, 404, 200, 400, 400, 400, 400]
-    assert got[-2][4][0]["error"]["code"] == -32020     # the header first (server_modern.py rule 4)
+    assert got[-2][4][0]["error"]["code"] == -32020     # the header first (server/modern/serve.py rule 4)
     assert not any(has_session for _, _, _, has_session, _ in got)
 
 

@@ -38,9 +38,9 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from .challenge import resource_covers, well_known_resource_metadata
-from .exceptions import DiscoveryError
-from .ssrf import UnsafeAddressError, guarded_get
+from mcp_ref.auth.challenge import resource_covers, well_known_resource_metadata
+from mcp_ref.auth.exceptions import DiscoveryError
+from mcp_ref.auth.ssrf import UnsafeAddressError, guarded_get
 
 __all__ = ["find_resource_metadata", "authorization_server_metadata_urls", "find_authorization_server",
            "authorization_base_url", "legacy_authorization_server", "require_pkce", "check_endpoint", "LOOPBACK_HOSTS"]

@@ -7,7 +7,7 @@ would with an ``HttpError``.
 """
 from __future__ import annotations
 
-from ..errors import SessionError
+from mcp_ref.errors import SessionError
 
 __all__ = ["AuthorizationError", "DiscoveryError", "RegistrationError", "TokenError", "InsufficientScope",
            "AuthorizationDenied"]

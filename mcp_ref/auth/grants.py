@@ -4,8 +4,8 @@ grant (RFC 7523), on the token handling every provider shares (providers.py
 """
 from __future__ import annotations
 
-from .oauth import JWT_BEARER, token_request
-from .providers import _Provider
+from mcp_ref.auth.oauth import JWT_BEARER, token_request
+from mcp_ref.auth.providers import _Provider
 
 __all__ = ["ClientCredentialsProvider", "JwtBearerGrantProvider"]
 

@@ -12,7 +12,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from urllib.parse import urlsplit
 
-from .exceptions import AuthorizationDenied
+from mcp_ref.auth.exceptions import AuthorizationDenied
 
 __all__ = ["LoopbackUserAgent"]
 

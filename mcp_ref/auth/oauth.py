@@ -28,8 +28,8 @@ import base64
 import time
 from urllib.parse import quote_plus, urlsplit
 
-from .discovery import LOOPBACK_HOSTS, check_endpoint
-from .exceptions import RegistrationError, TokenError
+from mcp_ref.auth.discovery import LOOPBACK_HOSTS, check_endpoint
+from mcp_ref.auth.exceptions import RegistrationError, TokenError
 
 __all__ = ["auth_method", "token_request", "register_client", "application_type", "JWT_BEARER", "ASSERTION_TYPE"]
 

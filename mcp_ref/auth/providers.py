@@ -41,13 +41,14 @@ import threading
 import time
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-from .challenge import bearer_challenge, canonical_resource
-from .discovery import (LOOPBACK_HOSTS, authorization_base_url, check_endpoint, find_authorization_server,
+from mcp_ref.auth.challenge import bearer_challenge, canonical_resource
+from mcp_ref.auth.discovery import (LOOPBACK_HOSTS, authorization_base_url, check_endpoint, find_authorization_server,
                         find_resource_metadata, legacy_authorization_server, require_pkce)
-from .exceptions import AuthorizationDenied, AuthorizationError, InsufficientScope, RegistrationError, TokenError
-from .oauth import register_client, token_request
-from .pkce import challenge_for, new_state, new_verifier, same_secret
-from .storage import InMemoryStorage
+from mcp_ref.auth.exceptions import (AuthorizationDenied, AuthorizationError, InsufficientScope, RegistrationError,
+                                     TokenError)
+from mcp_ref.auth.oauth import register_client, token_request
+from mcp_ref.auth.pkce import challenge_for, new_state, new_verifier, same_secret
+from mcp_ref.auth.storage import InMemoryStorage
 
 __all__ = ["OAuthClientProvider"]
 

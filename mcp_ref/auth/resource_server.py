@@ -37,7 +37,7 @@ import time
 from typing import NamedTuple
 from urllib.parse import parse_qs, urlsplit
 
-from .challenge import canonical_resource, format_challenge, well_known_resource_metadata
+from mcp_ref.auth.challenge import canonical_resource, format_challenge, well_known_resource_metadata
 
 __all__ = ["AccessToken", "TokenVerifier", "StaticTokenVerifier", "ResourceGuard", "Refusal"]
 

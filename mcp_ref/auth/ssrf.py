@@ -42,7 +42,7 @@ import socket
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
-from .exceptions import DiscoveryError
+from mcp_ref.auth.exceptions import DiscoveryError
 
 __all__ = ["AddressPolicy", "DEFAULT_POLICY", "UnsafeAddressError", "check_url", "guarded_get", "MAX_REDIRECTS"]
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .. import lifecycle
+from mcp_ref.protocol import lifecycle
 
 __all__ = ["add_commands", "top_parser", "parse", "main"]
 
@@ -49,7 +49,7 @@ class _Help(argparse.RawDescriptionHelpFormatter):
 
 def top_parser():
     """``(parser, subparsers)``: ``mcp-ref`` with ``-h`` and ``--version`` (rule 4), no command yet."""
-    from .. import __version__
+    from mcp_ref import __version__
     parser = argparse.ArgumentParser(prog="mcp-ref", description="mcp_ref command line: inspect any MCP "
                                      "server, serve one, or watch the wire in the demo.",
                                      epilog="'mcp-ref COMMAND -h' shows the options of a command.",
@@ -99,8 +99,8 @@ def parse(parser, argv):
 
 def add_commands(sub) -> None:
     """Add serve, shell and the inspector commands to ``sub`` (argparse subparsers): each sets ``run``."""
-    from .commands import COMMANDS
-    from .serve import add_serve_arguments, serve_command
+    from mcp_ref.cli.commands import COMMANDS
+    from mcp_ref.cli.serve import add_serve_arguments, serve_command
     serve = sub.add_parser("serve", help="run a server object over stdio or HTTP: serve MODULE[:ATTR]")
     add_serve_arguments(serve)
     serve.set_defaults(run=serve_command)
@@ -123,7 +123,7 @@ def _fail(message: str) -> int:
 
 def _describe(exc: BaseException) -> str:
     """``exc`` in one line (rule 1)."""
-    from ..errors import ConnectionClosed, McpError
+    from mcp_ref.errors import ConnectionClosed, McpError
     if isinstance(exc, ConnectionClosed):            # its stderr tail: the last line says most
         text = exc.reason + (f" (exit code {exc.exit_code})" if exc.exit_code is not None else "")
         tail = [line.strip() for line in exc.stderr_tail.splitlines() if line.strip()]
@@ -149,8 +149,8 @@ def guarded(run, args) -> int:
 
 
 def _inspect(args) -> int:
-    from .commands import COMMANDS
-    from .wire import connect
+    from mcp_ref.cli.commands import COMMANDS
+    from mcp_ref.cli.wire import connect
     run = COMMANDS[args.inspector][2]
     host, client = connect(args, on_log=_print_log)
     try:
@@ -162,13 +162,13 @@ def _inspect(args) -> int:
 def _print_log(params) -> None:
     logger = f" {params.logger}" if params.logger else ""
     data = params.data.get("message", params.data) if isinstance(params.data, dict) else params.data
-    from .wire import ProgressBar
+    from mcp_ref.cli.wire import ProgressBar
     ProgressBar.interrupt(sys.stderr)
     sys.stderr.write(f"[log {params.level}{logger}] {data}\n")
 
 
 def _shell(args) -> int:
-    from .shell import run_shell
+    from mcp_ref.cli.shell import run_shell
     if args.target:
         if args.stdio or args.url or args.config:
             raise ValueError("give the target once: a positional TARGET or --stdio/--url/--config")

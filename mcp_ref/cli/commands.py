@@ -30,7 +30,7 @@ import json
 import queue
 import sys
 
-from .wire import ProgressBar
+from mcp_ref.cli.wire import ProgressBar
 
 __all__ = ["COMMANDS", "parse_arguments", "CommandError"]
 

@@ -18,8 +18,8 @@ import os
 import sys
 import threading
 
-from ..host import AllowList, Host, ScriptedModel, ToolCall, describe, run_conversation
-from .wire import fit, terminal_width, wrap
+from mcp_ref.host import AllowList, Host, ScriptedModel, ToolCall, describe, run_conversation
+from mcp_ref.cli.wire import fit, terminal_width, wrap
 
 __all__ = ["demo_host"]
 

@@ -51,7 +51,7 @@ def add_serve_arguments(parser) -> None:
 
 def load_server(target: str):
     """The ``Server`` that ``MODULE[:ATTR]`` names (rule 1)."""
-    from ..server.server import Server
+    from mcp_ref.server.server import Server
     module_name, _, attr = target.partition(":")
     if module_name.endswith(".py") or os.sep in module_name:
         path = os.path.abspath(module_name)
@@ -93,9 +93,9 @@ def serve_command(args) -> int:
         if not args.trace:
             server.run()
             return 0
-        from ..transports import TapTransport
-        from ..transports.stdio import StdioServerTransport
-        from .wire import Tracer
+        from mcp_ref.transports import TapTransport
+        from mcp_ref.transports.stdio import StdioServerTransport
+        from mcp_ref.cli.wire import Tracer
         tracer = Tracer()
         transport = TapTransport(StdioServerTransport(), lambda direction, message: tracer(
             server.info.name, direction, message))

@@ -28,7 +28,7 @@ import shlex
 import sys
 import threading
 
-from .commands import COMMANDS, CommandError
+from mcp_ref.cli.commands import COMMANDS, CommandError
 
 __all__ = ["Shell", "run_shell"]
 
@@ -95,7 +95,7 @@ class Shell(cmd.Cmd):
 
     def run(self, name: str, line: str) -> None:
         try:
-            from . import parse
+            from mcp_ref.cli import parse
             args = parse(self.parsers[name], shlex.split(line))
             if name == "subscribe":
                 self.client.subscribe_resource(args.uri)
@@ -108,7 +108,7 @@ class Shell(cmd.Cmd):
         except ValueError as exc:            # shlex: no closing quotation
             self.stdout.write(f"error: {exc}\n")
         except (CommandError, Exception) as exc:      # noqa: BLE001 -- shown, the shell goes on
-            from . import _describe
+            from mcp_ref.cli import _describe
             self.stdout.write(f"error: {_describe(exc)}\n")
 
     def do_unsubscribe(self, line: str) -> None:
@@ -174,7 +174,7 @@ for _name in COMMANDS:
 
 def run_shell(args) -> int:
     """Connect to the target and run the shell until Ctrl-D (rule 4)."""
-    from .wire import connect
+    from mcp_ref.cli.wire import connect
     host, client = connect(args)
     try:
         readline = None

@@ -29,7 +29,7 @@ import textwrap
 import threading
 import time
 
-from ..host import ConfigError, Host, ServerConfig, load_config
+from mcp_ref.host import ConfigError, Host, ServerConfig, load_config
 
 __all__ = ["Tracer", "ProgressBar", "connect", "target_config", "terminal_width", "fit", "wrap"]
 

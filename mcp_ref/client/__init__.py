@@ -11,6 +11,6 @@
 The server's room uses ``sampling``, ``elicitation`` and ``roots`` for its own side
 of those requests; nothing here imports the server.
 """
-from .client import Client
+from mcp_ref.client.client import Client
 
 __all__ = ["Client"]

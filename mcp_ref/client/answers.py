@@ -10,11 +10,12 @@ client/roots.
 from __future__ import annotations
 
 
-from . import client_modern
-from .. import lifecycle, types
-from .client_tasks import answer_related_task
-from ..errors import CapabilityNotSupported, MethodNotFoundError, get_logger
-from ..modern import TASKS_EXTENSION
+from mcp_ref.client.modern import era as client_modern
+from mcp_ref import types
+from mcp_ref.protocol import lifecycle
+from mcp_ref.client.tasks.legacy import answer_related_task
+from mcp_ref.errors import CapabilityNotSupported, MethodNotFoundError, get_logger
+from mcp_ref.protocol.modern import TASKS_EXTENSION
 
 # The client features (approval, elicitation, roots, sampling) and the types/ classes
 # load where they are first used: a script that only calls tools does not pay for
@@ -50,7 +51,7 @@ class ServerRequestAnswers:
                 modes["url"] = {}
             if modes:    # 2025-06-18 has no modes: {} there means form (client/elicitation#capabilities)
                 caps["elicitation"] = modes if lifecycle.at_least(version, "2025-11-25") else {}
-        if modern:                # client_tasks_ext.py rule 1: a task is followed to its end
+        if modern:                # client/tasks/extension.py rule 1: a task is followed to its end
             caps["extensions"] = {TASKS_EXTENSION: {}}
         return caps
 
@@ -60,12 +61,12 @@ class ServerRequestAnswers:
             raise MethodNotFoundError(f"Method not found: {method}")
         handler, capability = entry
         lifecycle.require_own_capability(self.capabilities(), capability, method)
-        return answer_related_task(params, handler(ctx, params))     # client_tasks.py rule 6
+        return answer_related_task(params, handler(ctx, params))     # client/tasks/legacy.py rule 6
 
     # -- client features: the bodies live in sampling.py, elicitation.py, roots.py
     def _on_sampling_create_message(self, ctx, params: dict) -> dict:
         """Spec: client/sampling#creating-messages."""
-        from .sampling import answer_create_message
+        from mcp_ref.client.sampling import answer_create_message
         return answer_create_message(ctx, params, callback=self.sampling,
                                      tools_declared=lifecycle.has_capability(self.capabilities(), "sampling.tools"),
                                      approve=self.on_approve, server_info=self.server_info,
@@ -73,7 +74,7 @@ class ServerRequestAnswers:
 
     def _on_elicitation_create(self, ctx, params: dict) -> dict:
         """Spec: client/elicitation#elicitation-requests."""
-        from .elicitation import answer_elicitation, client_modes
+        from mcp_ref.client.elicitation import answer_elicitation, client_modes
         modes = client_modes(self.capabilities())
         return answer_elicitation(ctx, params, form_callback=self.elicitation if "form" in modes else None,
                                   url_callback=self.elicitation_url if "url" in modes else None,
@@ -103,7 +104,7 @@ class ServerRequestAnswers:
         Raises ``ValueError``/``TypeError`` for an invalid root (nothing changes) and
         ``CapabilityNotSupported`` when connected without having offered roots.
         Spec: client/roots#root-list-changes."""
-        from .roots import as_roots
+        from mcp_ref.client.roots import as_roots
         new = as_roots(roots)
         with self._lock:
             if self._roots is None and self.protocol_version is not None:
@@ -120,7 +121,7 @@ class ServerRequestAnswers:
         ``ElicitResult`` list. Accepted ids are awaited: ``wait_elicitation(id)``
         returns once the server reports them complete, then retry the request.
         Spec: client/elicitation#url-elicitation-required-error."""
-        from .elicitation import answer_elicitation, client_modes
+        from mcp_ref.client.elicitation import answer_elicitation, client_modes
         url_callback = self.elicitation_url if "url" in client_modes(self.capabilities()) else None
         if url_callback is None:
             raise CapabilityNotSupported("URL mode elicitation needs an elicitation_url callback (and 2025-11-25)")
@@ -135,7 +136,7 @@ class ServerRequestAnswers:
 
     def _handle_notification(self, method: str, params: dict) -> None:
         if self.modern and method != "notifications/subscriptions/acknowledged" and self._listening.stale(params):
-            return                              # client_modern.py rule 6: a replaced listen's
+            return                              # client/modern/era.py rule 6: a replaced listen's
         handler = self._notification_handlers.get(method)
         if handler is not None:
             handler(params)

@@ -32,7 +32,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from ..errors import McpError, UserRejectedError
+from mcp_ref.errors import McpError, UserRejectedError
 
 log = logging.getLogger("mcp_ref.approval")
 

@@ -15,7 +15,7 @@ Rules:
    did not declare the capability it needs. (One exception: on a server that
    offers tasks, ``call_tool`` and ``call_tool_as_task`` list the tools first
    when none is cached, to honour their ``execution.taskSupport``;
-   client_tasks.py rule 1.)
+   client/tasks/legacy.py rule 1.)
 3. Server→client requests are answered from one table in ``__init__``; a
    request of a capability we did not declare gets -32601.
 4. The client is safe to share between threads: concurrent calls are matched
@@ -31,14 +31,14 @@ Rules:
    ``SessionError`` at once (its replies would go to the parent's reader and
    it would wait for its timeout), and ``close()`` there leaves the parent's
    server alone. Make a new client in the child.
-7. Every request method takes ``cancel=``, a ``CancelToken`` (outbound.py rule 4):
+7. Every request method takes ``cancel=``, a ``CancelToken`` (session/outbound.py rule 4):
    another thread's ``token.cancel(reason)`` sends ``notifications/cancelled``
    and the caller raises ``RequestCancelled``, on every transport. A list
    method hands it to each page it asks for.
 8. Dual-era (Spec 2026-07-28: basic/versioning): ``protocol_version="auto"``
    (the default) probes with ``server/discover`` and speaks the modern era
    (no handshake, ``_meta`` on every request) when the server offers it, else
-   runs ``initialize`` as before; client_modern.py has the rules. The public
+   runs ``initialize`` as before; client/modern/era.py has the rules. The public
    methods and what they return are the same in both eras.
 """
 from __future__ import annotations
@@ -48,22 +48,24 @@ import os
 import threading
 import weakref
 
-from . import client_modern
-from .. import lifecycle, types
-from .client_requests import DEFAULT_MAX_PAGES, VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages, page_of
-from .client_modern import ModernEra
-from .connect import Connections, _ClassOrInstance
-from .answers import ServerRequestAnswers
-from .client_tasks import TaskRequests
-from ..errors import ApprovalDenied, ConnectionClosed, SessionError, UnsupportedProtocolVersion, get_logger
-from ..outbound import CancelToken
-from ..session import Session
+from mcp_ref.client.modern import era as client_modern
+from mcp_ref import types
+from mcp_ref.protocol import lifecycle
+from mcp_ref.client.client_requests import (DEFAULT_MAX_PAGES, VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages,
+                                            page_of)
+from mcp_ref.client.modern.era import ModernEra
+from mcp_ref.client.connect import Connections, _ClassOrInstance
+from mcp_ref.client.answers import ServerRequestAnswers
+from mcp_ref.client.tasks.legacy import TaskRequests
+from mcp_ref.errors import ApprovalDenied, ConnectionClosed, SessionError, UnsupportedProtocolVersion, get_logger
+from mcp_ref.session.outbound import CancelToken
+from mcp_ref.session import Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
     from typing import Callable
 
-    from ..types import CallToolResult, Implementation
+    from mcp_ref.types import CallToolResult, Implementation
 
 # The client features (approval, elicitation, roots, sampling) and the types/ classes
 # load where they are first used: a script that only calls tools does not pay for
@@ -95,7 +97,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
     Resources, prompts, completion, logging and the notification callbacks are
     in client_requests.py (``list_resources``, ``read_resource``, ``get_prompt``,
     ``complete``, ``set_logging_level``, ``on`` ...); tasks (2025-11-25) in
-    client_tasks.py (``call_tool_as_task``, ``get_task``, ``task_result``,
+    client/tasks/legacy.py (``call_tool_as_task``, ``get_task``, ``task_result``,
     ``list_tasks``, ``cancel_task``).
 
     Args:
@@ -134,7 +136,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         on_resource_updated: ``fn(uri)`` for ``notifications/resources/updated``.
         on_tools_list_changed, on_resources_list_changed, on_prompts_list_changed:
             ``fn()`` for each ``notifications/*/list_changed``; see also ``on()``.
-        on_task_status: ``fn(Task)`` for each ``notifications/tasks/status`` (client_tasks.py).
+        on_task_status: ``fn(Task)`` for each ``notifications/tasks/status`` (client/tasks/legacy.py).
     """
 
     def __init__(self, transport, *, client_info=None, timeout: float = 60.0, init_timeout: float = 10.0,
@@ -149,7 +151,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
                  on_resources_list_changed: Callable | None = None,
                  on_prompts_list_changed: Callable | None = None, on_task_status: Callable | None = None,
                  max_pages: int = DEFAULT_MAX_PAGES):
-        client_modern.check_requested(protocol_version)      # lifecycle.py rule 2, client_modern.py rule 2
+        client_modern.check_requested(protocol_version)      # protocol/lifecycle.py rule 2, client/modern/era.py rule 2
         if validate_output not in VALIDATE_OUTPUT_MODES:
             raise ValueError(f"validate_output must be one of {VALIDATE_OUTPUT_MODES}, not {validate_output!r}")
         if client_info is None or isinstance(client_info, dict):
@@ -196,7 +198,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         self.on_approve = on_approve
         self._roots = None
         if roots is not None:
-            from .roots import as_roots
+            from mcp_ref.client.roots import as_roots
             self._roots = as_roots(roots)
         # Rule 3: one row per method the server may ask us, with our capability it needs.
         self._request_handlers: dict = {
@@ -233,7 +235,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         """The URL elicitations awaited (``elicitation.ElicitationTracker``), made on first use."""
         with self._lock:
             if self._elicitations is None:
-                from .elicitation import ElicitationTracker
+                from mcp_ref.client.elicitation import ElicitationTracker
                 self._elicitations = ElicitationTracker(self._on_elicitation_complete_cb)
             return self._elicitations
 
@@ -345,7 +347,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         result = self._request("tools/list", params, cancel=cancel)
         tools, cursor = page_of(result, "tools", types.Tool.from_dict)
         if self.modern and getattr(getattr(self.transport, "inner", self.transport), "param_headers", None):
-            tools = client_modern.valid_for_http(tools)       # client_modern.py rule 7
+            tools = client_modern.valid_for_http(tools)       # client/modern/era.py rule 7
         with self._lock:
             for tool in tools:
                 self._tool_cache[tool.name] = tool
@@ -366,7 +368,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         arguments that do not match the cached tool's inputSchema raise
         ``ToolInputError`` and nothing is sent. A tool listed with
         ``execution.taskSupport`` ``"required"`` raises ``CapabilityNotSupported``
-        (use ``call_tool_as_task``; client_tasks.py rule 1). ``cancel``: a ``CancelToken``
+        (use ``call_tool_as_task``; client/tasks/legacy.py rule 1). ``cancel``: a ``CancelToken``
         another thread may cancel the call with (rule 7). Spec: server/tools#calling-tools.
         """
         self._require("tools", "tools/call")
@@ -379,13 +381,13 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         return result
 
     def _tool_call_params(self, name: str, arguments: dict | None, as_task: bool = False) -> dict:
-        """``tools/call`` params after the tool-level task check (client_tasks.py rule 1),
+        """``tools/call`` params after the tool-level task check (client/tasks/legacy.py rule 1),
         the approval hook (approval.py: allow, edit or deny) and, with ``validate_input``,
         the input check (client_requests.py rule 5); shared by ``call_tool`` and
         ``call_tool_as_task``."""
         self._check_task_support(name, as_task)
         if self.on_approve is not None:      # human in the loop
-            from .approval import Approval, Denied, ToolCall, decide
+            from mcp_ref.client.approval import Approval, Denied, ToolCall, decide
             try:
                 call = decide(self.on_approve, Approval("tool_call", "request", ToolCall(name, dict(arguments or {})),
                                                         server_info=self.server_info))

@@ -46,15 +46,17 @@ from __future__ import annotations
 
 import warnings
 
-from .. import lifecycle, types
-from ..errors import InvalidParamsError, MissingDependency, StructuredOutputError, TooManyPages, ToolInputError, get_logger
+from mcp_ref import types
+from mcp_ref.protocol import lifecycle
+from mcp_ref.errors import (InvalidParamsError, MissingDependency, StructuredOutputError, TooManyPages, ToolInputError,
+                            get_logger)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
     from typing import Callable
 
-    from ..outbound import CancelToken
-    from ..types import CallToolResult, Completion, GetPromptResult, ReadResourceResult
+    from mcp_ref.session.outbound import CancelToken
+    from mcp_ref.types import CallToolResult, Completion, GetPromptResult, ReadResourceResult
 
 log = get_logger("mcp_ref.client")
 
@@ -144,7 +146,7 @@ class ServerFeatureRequests:
     def subscribe_resource(self, uri: str, *, cancel: CancelToken | None = None) -> None:
         """Ask for ``notifications/resources/updated`` about ``uri`` (see ``on_resource_updated``).
         In the 2026-07-28 era the client's ``subscriptions/listen`` is reopened with ``uri``
-        added (client_modern.py rule 6). Spec: server/resources#subscriptions."""
+        added (client/modern/era.py rule 6). Spec: server/resources#subscriptions."""
         self._require("resources.subscribe", "resources/subscribe")
         if self.modern:                 # 2026-07-28: the subscriptions/listen stream changes
             if cancel is not None and cancel.cancelled:
@@ -258,7 +260,7 @@ class ServerFeatureRequests:
         if cached is not None and cached[0] is tool.input_schema:
             check = cached[1]
         else:
-            from ..validation import compile_validator
+            from mcp_ref.schema.validation import compile_validator
             try:
                 check = compile_validator(tool.input_schema)
             except MissingDependency:
@@ -298,7 +300,7 @@ class ServerFeatureRequests:
             cached = self._output_checks.get(tool.name)
         if cached is not None and cached[0] is tool.output_schema:
             return cached[1]
-        from ..validation import compile_validator
+        from mcp_ref.schema.validation import compile_validator
         try:
             check = compile_validator(tool.output_schema)
         except MissingDependency:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import threading
 
-from ..errors import ConnectionClosed, McpError, get_logger
+from mcp_ref.errors import ConnectionClosed, McpError, get_logger
 
 log = get_logger("mcp_ref.client")
 

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 
 
-from . import client_modern
-from .. import lifecycle, types
-from ..errors import UnsupportedProtocolVersion
+from mcp_ref.client.modern import era as client_modern
+from mcp_ref import types
+from mcp_ref.protocol import lifecycle
+from mcp_ref.errors import UnsupportedProtocolVersion
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
-    from ..session import Session
-    from .client import Client
+    from mcp_ref.session import Session
+    from mcp_ref.client.client import Client
     from typing import Callable, Sequence, overload
 
 
@@ -85,7 +86,7 @@ class Connections:
         since the last answered request)."""
         if isinstance(auto_restart, bool) or not isinstance(auto_restart, int) or auto_restart < 0:
             raise ValueError(f"auto_restart must be a whole number of restarts >= 0, not {auto_restart!r}")
-        from ..transports.stdio import StdioClientTransport
+        from mcp_ref.transports.stdio import StdioClientTransport
         spawn_options = dict(env=dict(env) if env else None, cwd=cwd, on_stderr=on_stderr,
                              close_timeout=close_timeout, terminate_timeout=terminate_timeout,
                              inherit_env=inherit_env, **_size_option(max_message_size))
@@ -96,7 +97,7 @@ class Connections:
             transport.close()
             raise
         if auto_restart:
-            from .client_restart import Restarter
+            from mcp_ref.client.client_restart import Restarter
             argv = transport.argv
 
             def spawn():                        # the same command line and options as the first
@@ -122,7 +123,7 @@ class Connections:
         ``max_message_size``: the largest body or SSE event accepted, in bytes
         (16 MiB). Other options are ``Client``'s. See ``transports.http_client``.
         """
-        from ..transports.http_client import StreamableHttpTransport
+        from mcp_ref.transports.http.client.streamable import StreamableHttpTransport
         _bind_auth(auth, url)
         transport = StreamableHttpTransport(url, headers=headers, auth=auth, verify=verify, cert=cert,
                                             connect_timeout=connect_timeout, read_timeout=read_timeout,
@@ -137,7 +138,7 @@ class Connections:
             **options) -> "Client":
         """A client for a legacy HTTP+SSE server (2024-11-05) whose SSE stream is at ``url``.
         Connects at once (waits for the ``endpoint`` event); options as ``Client.http``."""
-        from ..transports.sse_client import SseClientTransport
+        from mcp_ref.transports.http.client.sse_legacy import SseClientTransport
         _bind_auth(auth, url)
         transport = SseClientTransport(url, headers=headers, auth=auth, verify=verify, cert=cert,
                                        connect_timeout=connect_timeout, read_timeout=read_timeout,
@@ -157,7 +158,7 @@ class Connections:
         # What the transport waits for on the caller's thread ends by the client's timeouts.
         transport.timeout, transport.init_timeout = client.timeout, client.init_timeout
         streamable = getattr(transport, "inner", transport)
-        if hasattr(streamable, "param_headers"):  # 2026-07-28 x-mcp-header (client_modern.py rule 7)
+        if hasattr(streamable, "param_headers"):  # 2026-07-28 x-mcp-header (client/modern/era.py rule 7)
             streamable.param_headers = client._param_headers
         return client
 
@@ -167,7 +168,7 @@ class Connections:
         back to legacy HTTP+SSE when the server refuses the initialize POST with 400/404/405
         (Spec: basic/transports#backwards-compatibility); a list of strings → ``Client.stdio``."""
         if isinstance(target, str) and target.startswith(("http://", "https://")):
-            from ..transports.sse_client import AutoHttpTransport
+            from mcp_ref.transports.http.client.sse_legacy import AutoHttpTransport
             names = ("headers", "auth", "verify", "cert", "connect_timeout", "read_timeout", "on_session_expired",
                      "open_get_stream", "endpoint_timeout", "max_message_size")
             http_options = {name: options.pop(name) for name in names if name in options}

@@ -34,12 +34,12 @@ import uuid
 from typing import Any, Callable, Optional
 from urllib.parse import urlsplit
 
-from .. import lifecycle
-from .approval import Approval, Denied, PeerRequest, decide, rejected
-from .elicitation_schema import (FORMATS, InvalidElicitationContent, InvalidElicitationSchema,
+from mcp_ref.protocol import lifecycle
+from mcp_ref.client.approval import Approval, Denied, PeerRequest, decide, rejected
+from mcp_ref.client.elicitation_schema import (FORMATS, InvalidElicitationContent, InvalidElicitationSchema,
                                  check_requested_schema, content_problem, fill_defaults)
-from ..errors import CapabilityNotSupported, InternalError, InvalidParamsError, UrlElicitationRequiredError
-from ..types import ElicitRequestParams, ElicitResult
+from mcp_ref.errors import CapabilityNotSupported, InternalError, InvalidParamsError, UrlElicitationRequiredError
+from mcp_ref.types import ElicitRequestParams, ElicitResult
 
 __all__ = ["InvalidElicitationSchema", "InvalidElicitationContent", "check_requested_schema", "fill_defaults",
            "content_problem", "client_modes", "check_mode_allowed", "check_url", "new_elicitation_id",

@@ -31,8 +31,8 @@ import re
 from typing import Any, Optional
 from urllib.parse import urlsplit
 
-from .. import lifecycle
-from ..errors import CapabilityNotSupported
+from mcp_ref.protocol import lifecycle
+from mcp_ref.errors import CapabilityNotSupported
 
 __all__ = ["FORMATS", "InvalidElicitationSchema", "InvalidElicitationContent", "property_kind",
            "check_requested_schema", "fill_defaults", "content_problem"]

@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Iterable, Optional, Union
 from urllib.parse import unquote, urlsplit
 
-from .. import lifecycle
-from ..types import ListRootsResult, Root
+from mcp_ref.protocol import lifecycle
+from mcp_ref.types import ListRootsResult, Root
 
 __all__ = ["list_roots", "validate_root_uri", "uri_to_path", "path_to_uri", "as_roots", "resolve_path", "find_root",
            "is_inside", "require_inside", "PathOutsideRoots"]

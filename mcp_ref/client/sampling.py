@@ -34,10 +34,10 @@ This module does no I/O itself: the server side sends through the ``ctx``
 """
 from typing import Any, Callable, Optional
 
-from .. import lifecycle
-from .approval import Approval, Denied, PeerRequest, decide, rejected
-from ..errors import CapabilityNotSupported, InvalidParamsError
-from ..types import CreateMessageRequestParams, CreateMessageResult
+from mcp_ref.protocol import lifecycle
+from mcp_ref.client.approval import Approval, Denied, PeerRequest, decide, rejected
+from mcp_ref.errors import CapabilityNotSupported, InvalidParamsError
+from mcp_ref.types import CreateMessageRequestParams, CreateMessageResult
 
 __all__ = ["create_message", "answer_create_message", "tool_message_problem", "content_types_for"]
 

@@ -12,10 +12,10 @@ ships one; this one is small so the whole of MCP can be seen working.
 
 Spec: architecture, index#security-and-trust--safety.
 """
-from .config import ConfigError, ServerConfig, load_config, parse_config
-from .consent import AllowList, Consent, TerminalPolicy, allow_all, describe
-from .core import Host, HostPrompt, HostResource, HostTemplate, HostTool
-from .loop import ScriptedModel, ToolCall, run_conversation, run_tools
+from mcp_ref.host.config import ConfigError, ServerConfig, load_config, parse_config
+from mcp_ref.host.consent import AllowList, Consent, TerminalPolicy, allow_all, describe
+from mcp_ref.host.core import Host, HostPrompt, HostResource, HostTemplate, HostTool
+from mcp_ref.host.loop import ScriptedModel, ToolCall, run_conversation, run_tools
 
 __all__ = ["Host", "HostTool", "HostPrompt", "HostResource", "HostTemplate", "ConfigError", "ServerConfig",
            "load_config", "parse_config", "Consent", "AllowList", "TerminalPolicy", "allow_all", "describe",

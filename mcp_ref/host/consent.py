@@ -33,7 +33,7 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from ..client.approval import Approval, Deny, ToolCall
+from mcp_ref.client.approval import Approval, Deny, ToolCall
 
 __all__ = ["Consent", "AllowList", "TerminalPolicy", "allow_all", "describe"]
 

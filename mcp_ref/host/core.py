@@ -36,12 +36,12 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from .. import lifecycle
-from ..client.client import Client
-from ..errors import InternalError, InvalidParamsError, get_logger
-from ..transports import TapTransport
-from .config import SEPARATOR, ConfigError, ServerConfig, load_config, parse_config
-from .consent import Consent, allow_all
+from mcp_ref.protocol import lifecycle
+from mcp_ref.client.client import Client
+from mcp_ref.errors import InternalError, InvalidParamsError, get_logger
+from mcp_ref.transports import TapTransport
+from mcp_ref.host.config import SEPARATOR, ConfigError, ServerConfig, load_config, parse_config
+from mcp_ref.host.consent import Consent, allow_all
 
 log = get_logger("mcp_ref.host")
 
@@ -199,7 +199,7 @@ class Host:
             raise KeyError(f"no server named {name!r}; configured: {', '.join(self._servers) or 'none'}") from None
 
     def _ask(self, kind: str, value, server: str):
-        from ..client.approval import Denied, decide
+        from mcp_ref.client.approval import Denied, decide
         try:
             return decide(self.consent, Consent(kind, "request", value, server=server))
         except Denied as denied:
@@ -211,7 +211,7 @@ class Host:
             self._ask("launch", config.describe(), name)
             entry.launch_allowed = True
             if config.roots is not None:
-                from ..client.roots import as_roots
+                from mcp_ref.client.roots import as_roots
                 entry.roots = self._ask("roots", as_roots(config.roots), name)
         options = dict(self.client_options)
         options.update(on_approve=lambda approval, name=name: self.consent(Consent(
@@ -240,8 +240,8 @@ class Host:
         return TapTransport(transport, lambda direction, message: trace(name, direction, message, session_id()))
 
     def _stdio(self, entry: _Server, options: dict) -> Client:
-        from ..client.client_restart import Restarter
-        from ..transports.stdio import StdioClientTransport
+        from mcp_ref.client.client_restart import Restarter
+        from mcp_ref.transports.stdio import StdioClientTransport
         config = entry.config
         on_stderr = None if self.on_stderr is None else (lambda line, name=config.name: self.on_stderr(name, line))
 
@@ -263,11 +263,11 @@ class Host:
         config = entry.config
         http = {"headers": config.headers or None}
         if config.transport == "http":
-            from ..transports.http_client import StreamableHttpTransport as Transport
+            from mcp_ref.transports.http.client.streamable import StreamableHttpTransport as Transport
         elif config.transport == "sse":
-            from ..transports.sse_client import SseClientTransport as Transport
+            from mcp_ref.transports.http.client.sse_legacy import SseClientTransport as Transport
         else:
-            from ..transports.sse_client import AutoHttpTransport as Transport
+            from mcp_ref.transports.http.client.sse_legacy import AutoHttpTransport as Transport
         return Client._over_http(self._tap(config.name, Transport(config.url, **http)), None, options)
 
     # ------------------------------------------------------------------ catalogue (rule 2)
@@ -344,7 +344,7 @@ class Host:
         if server is None:
             owners = sorted({r.server for r in self.resources() if r.uri == uri})
             if not owners:
-                from ..uritemplate import UriTemplate
+                from mcp_ref.schema.uritemplate import UriTemplate
                 owners = sorted({t.server for t in self.resource_templates()
                                  if UriTemplate(t.uri_template).match(uri) is not None})
             if len(owners) != 1:

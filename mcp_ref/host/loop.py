@@ -27,8 +27,8 @@ from __future__ import annotations
 import json
 from typing import Callable, Optional
 
-from ..client.approval import ToolCall
-from ..errors import ApprovalDenied, McpError
+from mcp_ref.client.approval import ToolCall
+from mcp_ref.errors import ApprovalDenied, McpError
 
 __all__ = ["run_conversation", "run_tools", "ScriptedModel", "ToolCall"]
 

@@ -12,6 +12,6 @@ A server sits on the protocol core (``session``, ``calls``, ``lifecycle``,
 with it (``ctx.sample``, ``ctx.elicit``, ``ctx.list_roots``: client/sampling.py,
 client/elicitation.py, client/roots.py, loaded on first use).
 """
-from .server import Context, Server, ServerSession
+from mcp_ref.server.server import Context, Server, ServerSession
 
 __all__ = ["Server", "Context", "ServerSession"]

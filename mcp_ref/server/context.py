@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import threading
 
-from .. import lifecycle
-from ..errors import CapabilityNotSupported, DuplicateInputKey
-from ..session import RequestContext, Session
+from mcp_ref.protocol import lifecycle
+from mcp_ref.errors import CapabilityNotSupported, DuplicateInputKey
+from mcp_ref.session import RequestContext, Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
     from typing import Any
 
-    from ..types import CreateMessageResult, Implementation
-    from .server import Server
+    from mcp_ref.types import CreateMessageResult, Implementation
+    from mcp_ref.server.server import Server
 
 
 class ServerSession(Session):
@@ -49,19 +49,19 @@ class ServerSession(Session):
         """The client's ``clientInfo`` as an ``Implementation`` (None before initialize)."""
         info = self._client_info
         if isinstance(info, dict):      # built on first use: types/ cost start-up time
-            from ..types import Implementation
+            from mcp_ref.types import Implementation
             info = self._client_info = Implementation.from_dict(info)
         return info
 
     # -- client features (Spec: client/roots, client/elicitation); see roots.py, elicitation.py
     def list_roots(self, *, timeout: float | None = None) -> list:
         """The client's roots (``roots/list``); ``CapabilityNotSupported`` when it declared none."""
-        from ..client import roots  # client features load on first use
+        from mcp_ref.client import roots  # client features load on first use
         return roots.list_roots(self, timeout=timeout)
 
     def complete_elicitation(self, elicitation_id: str) -> None:
         """Send ``notifications/elicitation/complete`` for a URL mode elicitation (2025-11-25)."""
-        from ..client import elicitation  # client features load on first use
+        from mcp_ref.client import elicitation  # client features load on first use
         elicitation.send_complete(self, elicitation_id)
 
 
@@ -71,27 +71,27 @@ class Context(RequestContext):
     Inherits ``report_progress``, ``progress_token``, ``cancelled``,
     ``check_cancelled()``, ``request_id`` and ``session`` from
     ``RequestContext``. Spec: basic/utilities/progress, cancellation.
-    ``task_id`` names the task when the call runs as one (server/tasks.py), else None.
+    ``task_id`` names the task when the call runs as one (server/tasks/legacy.py), else None.
 
     Asking the client: ``elicit``, ``elicit_url``, ``sample`` and ``list_roots`` ask one
     thing and return its answer; ``gather({key: ask, ...})`` asks several at once and
     returns ``{key: answer}``. In 2026-07-28 each ask is an input request of an
     ``InputRequiredResult`` (multi round-trip: the function runs again with the
-    answers, server_mrtr.py), keyed as the function names it (``key=``, or the keys
+    answers, server/modern/mrtr.py), keyed as the function names it (``key=``, or the keys
     of ``gather``) or else ``elicit-1``, ``sample-2``...; keys are unique within the
     request (``DuplicateInputKey``). ``gather`` puts all its asks in one round. In a
-    task of the tasks extension the asks wait for ``tasks/update`` (tasks_ext.py);
+    task of the tasks extension the asks wait for ``tasks/update`` (server/tasks/extension.py);
     in the legacy era they are server-to-client requests, ``gather``'s one after
     another.
     """
 
     task_id: str | None = None
     # A modern (2026-07-28) request's metadata (modern.RequestMeta), else None: the
-    # request, not the session, says who the client is (server_modern.py rule 2).
+    # request, not the session, says who the client is (server/modern/serve.py rule 2).
     era = None
-    _mrtr = None            # server_mrtr.py: this run's answers, read from a retry on first ask
+    _mrtr = None            # server/modern/mrtr.py: this run's answers, read from a retry on first ask
     # tools.py rule 3: True where an McpError a tool raises is the call's outcome, not an
-    # isError result: a task of the 2026-07-28 tasks extension (tasks_ext.py rule 7).
+    # isError result: a task of the 2026-07-28 tasks extension (server/tasks/extension.py rule 7).
     json_rpc_errors_pass = False
 
     @property
@@ -115,7 +115,7 @@ class Context(RequestContext):
         era = self.era
         if era is None:
             return self.session.client_info
-        from ..types import Implementation
+        from mcp_ref.types import Implementation
         return Implementation.from_dict(era.client_info) if era.client_info is not None else None
 
     def request(self, method: str, params: dict | None = None, **options) -> dict:
@@ -125,13 +125,13 @@ class Context(RequestContext):
         key = self._input_key(method) if method in INPUT_KINDS else None
         if self.era is not None:
             if key is not None:
-                from . import server_mrtr               # multi round-trip: answered, or the run ends
+                from mcp_ref.server.modern import mrtr as server_mrtr               # multi round-trip: answered, or the run ends
                 return server_mrtr.ask(self, method, params, key)
             raise CapabilityNotSupported(f"{method}: a {self.era.version} server sends no requests to the client "
                                          "(Spec 2026-07-28: basic/patterns/mrtr)")
         return super().request(method, params, **options)
 
-    # -- input requests: their keys, and several in one round (server_mrtr.py rules 2 and 3)
+    # -- input requests: their keys, and several in one round (server/modern/mrtr.py rules 2 and 3)
     _ask_key = None         # the key the next ask takes: key= of elicit/sample/list_roots, or gather's
     _input_keys = None      # the keys this run (a task: its whole life) has used
     _input_counts = None    # kind -> unnamed keys made so far
@@ -196,7 +196,7 @@ class Context(RequestContext):
                 with self._keyed(key):
                     answers[key] = ask()
             return answers
-        from .server_mrtr import InputRequired
+        from mcp_ref.server.modern.mrtr import InputRequired
         answers, pending, state = {}, {}, None
         self._gathering = True
         try:
@@ -215,8 +215,8 @@ class Context(RequestContext):
 
     def _ask_together(self, asks: dict, pending: dict, state) -> dict:
         """``gather``'s unanswered asks (key -> (method, params)): in a modern request the run
-        ends with all of them in one ``InputRequiredResult`` (server_mrtr.py rule 3)."""
-        from .server_mrtr import InputRequired
+        ends with all of them in one ``InputRequiredResult`` (server/modern/mrtr.py rule 3)."""
+        from mcp_ref.server.modern.mrtr import InputRequired
         raise InputRequired(pending, state)
 
     # -- authorization (HTTP with auth=; Spec: basic/authorization): the caller's token
@@ -243,7 +243,7 @@ class Context(RequestContext):
     # declare the feature or the session's revision does not know it; a tool turns that
     # into an isError result. In a 2026-07-28 request each ends the call with an
     # InputRequiredResult and returns the answer when the client retries: the function
-    # runs again (server_mrtr.py, which says how a function should behave then). Nested requests carry this request's id (related_id), honour
+    # runs again (server/modern/mrtr.py, which says how a function should behave then). Nested requests carry this request's id (related_id), honour
     # ``timeout`` (RequestTimeout) and are cancelled with this request.
     def sample(self, messages: list, *, max_tokens: int, system_prompt: str | None = None,
                key: str | None = None, **options) -> CreateMessageResult:
@@ -253,7 +253,7 @@ class Context(RequestContext):
         ``include_context``, ``temperature``, ``stop_sequences``, ``metadata``,
         ``tools``, ``tool_choice``, ``timeout``, ``meta``; ``key`` names the input
         request (see ``elicit``). Spec: client/sampling."""
-        from ..client import sampling  # client features load on first use
+        from mcp_ref.client import sampling  # client features load on first use
         wanted = {"tools": {}} if options.get("tools") is not None else {}
         if options.get("include_context") not in (None, "none"):
             wanted["context"] = {}
@@ -268,7 +268,7 @@ class Context(RequestContext):
         ``key`` names the input request in 2026-07-28 (``inputRequests``; default
         ``elicit-<n>``); it must be unique in the request (``DuplicateInputKey``).
         Spec: client/elicitation; 2026-07-28 basic/patterns/mrtr."""
-        from ..client import elicitation  # client features load on first use
+        from mcp_ref.client import elicitation  # client features load on first use
         with self._needs({"elicitation": {"form": {}}}), self._keyed(key):
             return elicitation.elicit_form(self, message, requested_schema, timeout=timeout)
 
@@ -277,21 +277,21 @@ class Context(RequestContext):
         """Send the user to ``url`` (URL mode elicitation, 2025-11-25); returns an
         ``ElicitResult`` (accept = the user consented). Finish with
         ``ctx.session.complete_elicitation(elicitation_id)``. Spec: client/elicitation."""
-        from ..client import elicitation  # client features load on first use
+        from mcp_ref.client import elicitation  # client features load on first use
         with self._needs({"elicitation": {"url": {}}}), self._keyed(key):
             return elicitation.elicit_url(self, message, url, elicitation_id, timeout=timeout)
 
     def list_roots(self, *, timeout: float | None = None, key: str | None = None) -> list:
         """The client's roots (``roots/list``) as ``Root`` objects; ``key`` names the input
         request (see ``elicit``). Spec: client/roots."""
-        from ..client import roots  # client features load on first use
+        from mcp_ref.client import roots  # client features load on first use
         with self._needs({"roots": {}}), self._keyed(key):
             return roots.list_roots(self, timeout=timeout)
 
     def _needs(self, required: dict):
         """In a 2026-07-28 request, a capability the request did not declare ends the
-        call with -32021 (server_mrtr.py rule 6); elsewhere a no-op."""
-        from . import server_mrtr
+        call with -32021 (server/modern/mrtr.py rule 6); elsewhere a no-op."""
+        from mcp_ref.server.modern import mrtr as server_mrtr
         return server_mrtr.needs(required, active=self.era is not None)
 
     # -- logging (Spec: server/utilities/logging); see server/utilities.py
@@ -299,7 +299,7 @@ class Context(RequestContext):
         """Send ``notifications/message`` on this request's stream, before its response,
         unless the session's level filters it out (then False). ``level`` is one of the
         eight RFC 5424 levels (ValueError otherwise); ``data`` is any JSON value."""
-        from .utilities import check_level
+        from mcp_ref.server.utilities import check_level
         check_level(level)
         if self.era is not None:        # 2026-07-28: the level is the request's, none means no messages
             return self.server._logs.send_for_request(self, level, data, logger)
@@ -318,7 +318,7 @@ class Context(RequestContext):
 
 
 # The requests a server function may ask the client, and the kind that names their keys
-# (server_mrtr.py rule 2).
+# (server/modern/mrtr.py rule 2).
 INPUT_KINDS = {"elicitation/create": "elicit", "sampling/createMessage": "sample", "roots/list": "roots"}
 
 

@@ -27,7 +27,7 @@ import itertools
 import threading
 from types import FunctionType
 
-from .. import signature
+from mcp_ref.schema import signature
 
 __all__ = ["as_model", "as_icons", "built_once", "deferrable", "injected", "next_serial", "BUILD_LOCK"]
 
@@ -88,5 +88,5 @@ def as_icons(icons) -> list | None:
     """A list of ``Icon`` from icons given as objects or dicts."""
     if icons is None:
         return None
-    from ..types import Icon   # types/ load on first use (start-up time, bench/bench_stdio.py)
+    from mcp_ref.types import Icon   # types/ load on first use (start-up time, bench/bench_stdio.py)
     return [as_model(Icon, icon) for icon in icons]

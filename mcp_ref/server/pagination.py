@@ -33,7 +33,7 @@ import json
 import threading
 from bisect import bisect_right
 
-from ..errors import InvalidParamsError
+from mcp_ref.errors import InvalidParamsError
 
 __all__ = ["Listing", "make_cursor"]
 

@@ -39,24 +39,24 @@ Rules:
 """
 from __future__ import annotations
 
-from .. import binding, signature, signature_fast
-from ..docstrings import parse_docstring
-from ..errors import InvalidParamsError
-from .features import as_icons, built_once, deferrable, injected, next_serial
-from .pagination import NamedRegistry
+from mcp_ref.schema import binding, signature, signature_fast
+from mcp_ref.schema.docstrings import parse_docstring
+from mcp_ref.errors import InvalidParamsError
+from mcp_ref.server.features import as_icons, built_once, deferrable, injected, next_serial
+from mcp_ref.server.pagination import NamedRegistry
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only (rule 6: mcp_ref.types loads on first use)
     from typing import Any, Callable
 
-    from ..types import Prompt, PromptMessage
+    from mcp_ref.types import Prompt, PromptMessage
 
 __all__ = ["Prompts", "to_messages", "prompt_arguments"]
 
 
 def prompt_arguments(fn, skip: tuple) -> list:
     """Rule 1: the ``PromptArgument`` list of ``fn``."""
-    from ..types import PromptArgument
+    from mcp_ref.types import PromptArgument
     schema = signature.input_schema(fn, skip=skip)
     required = set(schema.get("required", ()))
     return [PromptArgument(name=name, description=prop.get("description"), required=name in required)
@@ -64,7 +64,7 @@ def prompt_arguments(fn, skip: tuple) -> list:
 
 
 def _message(item: Any) -> PromptMessage:
-    from ..types import Model, PromptMessage, TextContent, content_from_dict
+    from mcp_ref.types import Model, PromptMessage, TextContent, content_from_dict
     if isinstance(item, PromptMessage):
         return item
     if isinstance(item, str):
@@ -107,7 +107,7 @@ class _Entry:
 
 
 def _build_prompt(entry: _Entry) -> Prompt:
-    from ..types import Prompt
+    from mcp_ref.types import Prompt
     options, fn = entry.options, entry.fn
     description = options["description"]
     return Prompt(name=entry.name, title=options["title"],
@@ -208,7 +208,7 @@ class Prompts(NamedRegistry):
         if missing:
             raise InvalidParamsError(f"Missing required argument{'s' if len(missing) > 1 else ''} for prompt "
                                      f"{name}: {', '.join(missing)}", {"missing": missing})
-        from ..types import GetPromptResult
+        from mcp_ref.types import GetPromptResult
         kwargs = binding.bind_arguments(entry.fn, arguments, inject={p: ctx for p in entry.inject})
         value = entry.fn(**kwargs)
         if not isinstance(value, GetPromptResult):

@@ -15,18 +15,18 @@ from __future__ import annotations
 
 
 
-from .. import lifecycle
-from ..errors import get_logger
+from mcp_ref.protocol import lifecycle
+from mcp_ref.errors import get_logger
 
 log = get_logger("mcp_ref.server")
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
-    from .context import ServerSession
+    from mcp_ref.server.context import ServerSession
     import logging
     from typing import Any, Callable
 
-    from ..types import Prompt, Tool
+    from mcp_ref.types import Prompt, Tool
 
 
 def _decorator(register: Callable, fn, kwargs):
@@ -88,7 +88,7 @@ class Registration:
         call as a task (``tools/call`` with ``task``: answered at once, the tool runs
         on its own thread, the result is fetched with ``tasks/result``),
         ``"required"`` allows only that, ``"forbidden"`` (the default, also when
-        None) never. It is listed as ``execution.taskSupport``. See server/tasks.py.
+        None) never. It is listed as ``execution.taskSupport``. See server/tasks/legacy.py.
         """
         return self.tools.add(fn, name=name, title=title, description=description, input_schema=input_schema,
                               output_schema=output_schema, annotations=annotations, icons=icons, meta=meta,
@@ -138,7 +138,7 @@ class Registration:
         how many. Spec: server/resources#subscriptions, 2026-07-28 basic/patterns/subscriptions."""
         sent = self.resources.notify_updated(uri)
         if self._listeners:
-            from . import server_modern
+            from mcp_ref.server.modern import serve as server_modern
             sent += server_modern.broadcast(self, "notifications/resources/updated", {"uri": uri})
         return sent
 
@@ -186,7 +186,7 @@ class Registration:
         root logger) at ``level`` and above to clients as ``notifications/message``.
         Returns the handler (remove it from the logger to stop). ``level`` 20 is ``logging.INFO``."""
         import logging
-        from .utilities import LoggingBridge
+        from mcp_ref.server.utilities import LoggingBridge
         handler = LoggingBridge(self, level)
         target = logger if isinstance(logger, logging.Logger) else logging.getLogger(logger)
         target.addHandler(handler)
@@ -210,7 +210,7 @@ class Registration:
                 except Exception:
                     log.debug("could not send %s", method, exc_info=True)
         if self._listeners:
-            from . import server_modern            # and on the 2026-07-28 listen streams
+            from mcp_ref.server.modern import serve as server_modern            # and on the 2026-07-28 listen streams
             server_modern.broadcast(self, method)
 
     # ------------------------------------------------------------------ client features
@@ -234,5 +234,5 @@ class Registration:
         """This server's MCP endpoint as a WSGI application (PEP 3333), to mount in Flask or
         Django or serve with gunicorn; ``options`` are ``run(http=...)``'s (``transports.wsgi``:
         the same request handler as the built-in HTTP server, ``transports.http_core``)."""
-        from ..transports.wsgi import WsgiApp
+        from mcp_ref.transports.http.server.wsgi import WsgiApp
         return WsgiApp(self, path=path, **options)

@@ -63,26 +63,26 @@ from __future__ import annotations
 import json
 import threading
 
-from .. import jsonable, signature, signature_fast
-from ..errors import InvalidParamsError, ResourceNotFoundError
-from ..docstrings import parse_docstring
-from ..uritemplate import variables_of
-from .features import as_icons, as_model, built_once, injected, next_serial
-from .pagination import Listing
+from mcp_ref.schema import jsonable, signature, signature_fast
+from mcp_ref.errors import InvalidParamsError, ResourceNotFoundError
+from mcp_ref.schema.docstrings import parse_docstring
+from mcp_ref.schema.uritemplate import variables_of
+from mcp_ref.server.features import as_icons, as_model, built_once, injected, next_serial
+from mcp_ref.server.pagination import Listing
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only (rule 6: mcp_ref.types loads on first use)
     from typing import Any, Callable
 
-    from ..types import ResourceTemplate
-    from ..uritemplate import UriTemplate
+    from mcp_ref.types import ResourceTemplate
+    from mcp_ref.schema.uritemplate import UriTemplate
 
 __all__ = ["Resources", "to_contents"]
 
 
 def to_contents(value: Any, uri: str, mime_type: str | None) -> list:
     """Rule 3: what a resource function returned, as a list of resource contents."""
-    from ..types import BlobResourceContents, ReadResourceResult, TextResourceContents
+    from mcp_ref.types import BlobResourceContents, ReadResourceResult, TextResourceContents
     if isinstance(value, ReadResourceResult):
         return list(value.contents)
     if isinstance(value, (TextResourceContents, BlobResourceContents)):
@@ -126,13 +126,13 @@ class _Entry:
 
 
 def _parse_template(entry: _Entry) -> UriTemplate:
-    from ..uritemplate import UriTemplate
+    from mcp_ref.schema.uritemplate import UriTemplate
     return UriTemplate(entry.uri)
 
 
 
 def _build_item(entry: _Entry):
-    from ..types import Annotations, Resource, ResourceTemplate
+    from mcp_ref.types import Annotations, Resource, ResourceTemplate
     options, fn = entry.options, entry.fn
     common = dict(name=options["name"] or getattr(fn, "__name__", entry.uri), title=options["title"],
                   description=options["description"] if options["description"] is not None
@@ -319,7 +319,7 @@ class Resources:
             kwargs[name] = ctx
         value = entry.fn(**kwargs)
         contents = to_contents(value, uri, entry.item.mime_type)
-        from ..types import ReadResourceResult
+        from mcp_ref.types import ReadResourceResult
         return ReadResourceResult(contents=contents).to_dict(ctx.protocol_version)
 
     def handle_subscribe(self, ctx, params: dict) -> dict:

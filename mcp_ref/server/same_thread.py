@@ -10,7 +10,7 @@ import sys
 import threading
 from collections import deque
 
-from ..errors import RequestCancelled, get_logger
+from mcp_ref.errors import RequestCancelled, get_logger
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
@@ -48,7 +48,7 @@ class SameThread:
     Why: some code must always run on the same OS thread (a COM apartment, a
     tkinter root, a thread-local database connection, a library that is not
     thread-safe), while the session serves each request on whichever pool
-    thread read it (session.py). So those calls go through one queue to one
+    thread read it (session/__init__.py). So those calls go through one queue to one
     daemon thread, named ``mcp-server-same-thread``, in the order they reach
     it, one at a time.
 

@@ -29,11 +29,11 @@ Rules:
    ``task_support`` "optional" or "required", and only to 2025-11-25 sessions
    (older revisions do not define it, so they are neither told nor served it),
    never over stateless HTTP (a task cannot outlive its request's session there).
-   The registry and its handlers are ``server/tasks.py``, loaded when a task
+   The registry and its handlers are ``server/tasks/legacy.py``, loaded when a task
    is first needed; closing a session cancels and forgets its tasks.
 8. Dual-era (2026-07-28): a request whose ``_meta`` names its protocol version,
    or of a method only that era has (``server/discover``), is served by
-   server_modern.py on the request's own metadata, with or without a prior
+   server/modern/serve.py on the request's own metadata, with or without a prior
    ``initialize`` on the connection; everything else is served as before.
 
 Spec: basic/lifecycle, server/tools, server/resources, server/prompts,
@@ -45,25 +45,25 @@ from __future__ import annotations
 import os
 import threading
 
-from .. import lifecycle
-from ..errors import InvalidParamsError, MethodNotFoundError, get_logger
-from .context import Context, ServerSession
-from .registration import Registration
+from mcp_ref.protocol import lifecycle
+from mcp_ref.errors import InvalidParamsError, MethodNotFoundError, get_logger
+from mcp_ref.server.context import Context, ServerSession
+from mcp_ref.server.registration import Registration
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
     from typing import Callable
 
-    from .prompts import Prompts
-    from .resources import Resources
-    from .tasks import Tasks
-    from .tools import Tools
-    from .utilities import Completions
-    from ..types import Implementation
+    from mcp_ref.server.prompts import Prompts
+    from mcp_ref.server.resources import Resources
+    from mcp_ref.server.tasks.legacy import Tasks
+    from mcp_ref.server.tools import Tools
+    from mcp_ref.server.utilities import Completions
+    from mcp_ref.types import Implementation
 
 log = get_logger("mcp_ref.server")
 
-_MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen"})     # modern.py rule 4
+_MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen"})     # protocol/modern.py rule 4
 
 __all__ = ["Server", "Context", "ServerSession"]
 
@@ -86,7 +86,7 @@ class Server(Registration):
         logging_capability: declare ``logging`` always (True), never (False),
             or (None) once something that can log is registered.
         eof_grace: when stdin closes under ``run()``, seconds to let the requests
-            already read finish and be answered (never longer; session.py rule 5).
+            already read finish and be answered (never longer; session/__init__.py rule 5).
     """
 
     def __init__(self, name: str, *, version: str = "0.1.0", instructions: str | None = None,
@@ -104,7 +104,7 @@ class Server(Registration):
         self.page_size = page_size
         self.eof_grace = eof_grace
         if log_level is not None:
-            from .utilities import check_level
+            from mcp_ref.server.utilities import check_level
             log_level = check_level(log_level)
         self.log_level = log_level
         self._logging_capability = logging_capability
@@ -117,9 +117,9 @@ class Server(Registration):
         self._features: dict = {}
         self._features_lock = threading.Lock()
         self._bridges: list = []
-        # 2026-07-28 cache hints, {method: (ttlMs, cacheScope)}; None: modern.py rule 3's defaults.
+        # 2026-07-28 cache hints, {method: (ttlMs, cacheScope)}; None: protocol/modern.py rule 3's defaults.
         self.cache_hints: dict | None = None
-        # 2026-07-28 multi round-trip: the key that signs requestState (server_mrtr.py rule 4).
+        # 2026-07-28 multi round-trip: the key that signs requestState (server/modern/mrtr.py rule 4).
         self.mrtr_secret: bytes = os.urandom(32)
         # Rule 1: one row per method, a literal each, with the capability it needs.
         self._request_handlers = {
@@ -178,7 +178,7 @@ class Server(Registration):
     @property
     def tasks(self) -> Tasks:
         """The tasks registry (rule 7): its limits ``default_ttl``, ``max_ttl``, ``max_tasks``,
-        ``poll_interval`` are attributes. Made (and server/tasks.py loaded) on first use."""
+        ``poll_interval`` are attributes. Made (and server/tasks/legacy.py loaded) on first use."""
         return self._feature("tasks")
 
     @property
@@ -196,18 +196,18 @@ class Server(Registration):
 
     def _make_feature(self, name: str):
         if name == "tools":
-            from .tools import Tools
+            from mcp_ref.server.tools import Tools
             return Tools(self, Context)
         if name == "resources":
-            from .resources import Resources
+            from mcp_ref.server.resources import Resources
             return Resources(self, Context)
         if name == "prompts":
-            from .prompts import Prompts
+            from mcp_ref.server.prompts import Prompts
             return Prompts(self, Context)
         if name == "tasks":
-            from .tasks import Tasks
+            from mcp_ref.server.tasks.legacy import Tasks
             return Tasks(self)
-        from .utilities import Completions, Logs
+        from mcp_ref.server.utilities import Completions, Logs
         return Completions(self) if name == "completions" else Logs(self)
 
     def _count(self, name: str) -> int:
@@ -219,7 +219,7 @@ class Server(Registration):
     def info(self) -> Implementation:
         """``serverInfo`` as an ``Implementation``."""
         if self._info is None:
-            from ..types import Implementation
+            from mcp_ref.types import Implementation
             self._info = Implementation(**self._info_fields)
         return self._info
 
@@ -285,13 +285,13 @@ class Server(Registration):
         if http is not None:
             if eof_grace is not None:
                 raise TypeError("eof_grace applies to stdio; an HTTP server ends with shutdown()")
-            from ..transports.http_server import serve_http
+            from mcp_ref.transports.http.server.app import serve_http
             serve_http(self, http, **options)
             return
         if "auth" in options or "resource_metadata" in options:
             raise TypeError("auth and resource_metadata apply to HTTP (http=(host, port)); stdio carries no "
                             "credentials (Spec: basic/authorization)")
-        from ..transports.stdio import StdioServerTransport
+        from mcp_ref.transports.stdio import StdioServerTransport
         transport = StdioServerTransport(**options)
         session = self.serve(transport, eof_grace=self.eof_grace if eof_grace is None else eof_grace)
         try:
@@ -304,7 +304,7 @@ class Server(Registration):
     # ------------------------------------------------------------------ dispatch
     def _handle_request(self, ctx: Context, method: str, params: dict) -> dict:
         if method in _MODERN_ONLY or ("_meta" in params and lifecycle.is_modern_request(params)):
-            from . import server_modern             # rule 8: a 2026-07-28 request
+            from mcp_ref.server.modern import serve as server_modern             # rule 8: a 2026-07-28 request
             return server_modern.serve(self, ctx, method, params)
         entry = self._request_handlers.get(method)
         if entry is None:
@@ -323,7 +323,7 @@ class Server(Registration):
     def _run_handler(self, handler: Callable, ctx: Context, params: dict) -> dict:
         if not self._bridges:
             return handler(ctx, params)
-        from .utilities import current     # the logging bridge finds the request here
+        from mcp_ref.server.utilities import current     # the logging bridge finds the request here
         current.ctx = ctx
         try:
             return handler(ctx, params)
@@ -371,19 +371,19 @@ class Server(Registration):
 
     def check_modern_request(self, method: str, params, check_headers: Callable | None = None) -> None:
         """Raise the McpError a 2026-07-28 request is refused with before it is served
-        (server_modern.py rule 4); ``check_headers(version)`` returns a transport's
+        (server/modern/serve.py rule 4); ``check_headers(version)`` returns a transport's
         header error, if any (the HTTP handler's)."""
-        from . import server_modern
+        from mcp_ref.server.modern import serve as server_modern
         server_modern.preflight(self, method, params, check_headers)
 
     def _on_listen(self, ctx: Context, params: dict) -> dict:
         """Spec 2026-07-28: basic/patterns/subscriptions (rule 8)."""
-        from . import server_modern
+        from mcp_ref.server.modern import serve as server_modern
         return server_modern.listen(self, ctx, params)
 
     def _on_discover(self, ctx: Context, params: dict) -> dict:
         """Spec 2026-07-28: server/discover (served only in the modern era, rule 8)."""
-        from . import server_modern
+        from mcp_ref.server.modern import serve as server_modern
         return server_modern.discover(self, ctx)
 
     def _server_info(self, version: str) -> dict:

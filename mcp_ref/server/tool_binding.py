@@ -9,8 +9,8 @@ Spec: server/tools#calling-tools.
 from __future__ import annotations
 
 
-from .. import binding, signature, validation
-from ..errors import MissingDependency, get_logger
+from mcp_ref.schema import binding, signature, validation
+from mcp_ref.errors import MissingDependency, get_logger
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
@@ -70,7 +70,7 @@ def _needs_conversion(hint) -> bool:
     import inspect
     import typing
 
-    from ..typehints import UNION_ORIGINS
+    from mcp_ref.schema.typehints import UNION_ORIGINS
     while typing.get_origin(hint) is typing.Annotated:
         hint = hint.__origin__
     if hint in (str, int, bool, dict, list, typing.Any, inspect.Parameter.empty, type(None)):
@@ -90,7 +90,7 @@ def _direct_params(fn: Callable, inject: list) -> list | None:
     import inspect
     import typing
 
-    from ..typehints import get_type_hints
+    from mcp_ref.schema.typehints import get_type_hints
     if not (inspect.isfunction(fn) or inspect.ismethod(fn)):
         return None
     try:

@@ -11,15 +11,15 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import jsonable
-from ..errors import get_logger
+from mcp_ref.schema import jsonable
+from mcp_ref.errors import get_logger
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
     from typing import Any
 
-    from ..types import CallToolResult
-    from .tools import _Entry
+    from mcp_ref.types import CallToolResult
+    from mcp_ref.server.tools import _Entry
 
 log = get_logger("mcp_ref.server")
 
@@ -50,7 +50,7 @@ def is_content(value: Any) -> bool:
 
 
 def _bytes_block(data: bytes):
-    from ..types import audio, image
+    from mcp_ref.types import audio, image
     for magic, kind, mime in _MAGIC:
         if data.startswith(magic):
             if kind == "riff":                      # RIFF: WAVE audio or WEBP image
@@ -69,7 +69,8 @@ _SCALARS = frozenset((str, int, float, bool))
 
 def to_content(value: Any) -> list:
     """What a tool returned, as a list of content blocks (rules 4 and 5)."""
-    from ..types import BlobResourceContents, EmbeddedResource, TextContent, TextResourceContents, content_from_dict
+    from mcp_ref.types import (BlobResourceContents, EmbeddedResource, TextContent, TextResourceContents,
+                               content_from_dict)
     if value is None:
         return []
     if isinstance(value, str):
@@ -138,7 +139,7 @@ def tool_result(entry: _Entry, value: Any, version: str | None) -> dict:
         if version is None or version >= _STRUCTURED_SINCE:
             result["structuredContent"] = structured
         return result
-    from ..types import CallToolResult, TextContent
+    from mcp_ref.types import CallToolResult, TextContent
     if isinstance(value, CallToolResult):
         _check_result(entry, value)
         return value.to_dict(version)

@@ -21,7 +21,7 @@ Rules:
    earlier revisions list "invalid input data" there too.) One exception: in a
    task of the 2026-07-28 tasks extension (``ctx.json_rpc_errors_pass``), a
    JSON-RPC error the function raises (an ``McpError``) is passed on, so the
-   task ends ``failed`` with it (tasks_ext.py rule 7); any other exception is
+   task ends ``failed`` with it (server/tasks/extension.py rule 7); any other exception is
    still an ``isError`` result there, and the task ``completed``.
 4. Results: ``str`` → text; image/audio bytes (or ``types.image()``/``audio()``)
    → base64 image/audio content; content blocks pass through; resource
@@ -42,7 +42,7 @@ Rules:
 7. ``task_support`` (``"forbidden"``, ``"optional"``, ``"required"``; None
    lists nothing, which means forbidden) is listed as ``execution.taskSupport``
    (2025-11-25). A call whose params carry ``task``, or of a tool that declared
-   ``task_support``, goes to ``server/tasks.py`` (``route_tool_call``), loaded
+   ``task_support``, goes to ``server/tasks/legacy.py`` (``route_tool_call``), loaded
    then: it runs the call as a task, as an ordinary call, or answers -32601.
    The ordinary call pays one dict lookup and one attribute read for this.
    Spec: basic/utilities/tasks#tool-level-negotiation.
@@ -62,7 +62,7 @@ Rules:
    not copied (a listed dict is only read, pagination.py rule 5). The
    ``Tool`` of ``get`` is still the model; tests/test_tool_listing.py holds
    both to the same dict for every revision. Tools of the same parameters
-   share one schema made from their signature (signature_fast.py): schemas
+   share one schema made from their signature (schema/signature_fast.py): schemas
    are read-only. A tool that fits the shape of one read before is not read
    again (``signature_fast.shape_of``), and what is read is kept in the
    entry's slots (``_Entry``), not in a dict per tool: reading every
@@ -76,7 +76,7 @@ Rules:
    warm instead of 2.0; bench/README.md, fourth pass).
 
 Start-up and ``tools/call`` latency are benchmark targets (bench/bench_stdio.py),
-so registering the common tool (see signature.py's fast path) and calling it
+so registering the common tool (see schema/signature.py's fast path) and calling it
 load neither ``inspect``/``typing`` nor ``mcp_ref.types``: the ``Tool`` object
 is built when first listed or asked for (``add(build=False)``), and scalar,
 structured and error results are written as wire dicts directly (``tool_result``
@@ -85,20 +85,20 @@ says why, and where the dataclass is still used).
 from __future__ import annotations
 
 
-from .. import signature, signature_fast
-from ..docstrings import parse_docstring
-from ..errors import InvalidParamsError, McpError, UrlElicitationRequiredError, get_logger
-from .features import BUILD_LOCK, as_icons, as_model, built_once, deferrable, next_serial
-from .pagination import NamedRegistry
-from .tool_binding import _Binder, _Checker, _direct_params
-from .tool_results import error_result, tool_result
+from mcp_ref.schema import signature, signature_fast
+from mcp_ref.schema.docstrings import parse_docstring
+from mcp_ref.errors import InvalidParamsError, McpError, UrlElicitationRequiredError, get_logger
+from mcp_ref.server.features import BUILD_LOCK, as_icons, as_model, built_once, deferrable, next_serial
+from mcp_ref.server.pagination import NamedRegistry
+from mcp_ref.server.tool_binding import _Binder, _Checker, _direct_params
+from mcp_ref.server.tool_results import error_result, tool_result
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:          # names for annotations only
     from typing import Callable
 
-    from ..types import Tool
-    from .same_thread import SameThread
+    from mcp_ref.types import Tool
+    from mcp_ref.server.same_thread import SameThread
 
 log = get_logger("mcp_ref.server")
 
@@ -125,7 +125,7 @@ def tool_name_problem(name: str) -> str | None:
 
 
 def _build_tool(entry: _Entry) -> Tool:
-    from ..types import Tool, ToolAnnotations, ToolExecution
+    from mcp_ref.types import Tool, ToolAnnotations, ToolExecution
     options, support = entry.options, entry.task_support
     return Tool(name=entry.name, title=options["title"], description=entry.description,
                 input_schema=entry.input_schema, output_schema=entry.output_schema,
@@ -217,7 +217,7 @@ def listed_tool(entry: _Entry, version: str | None) -> dict:
 def _analyse(fn: Callable, options: dict, skip: tuple) -> tuple:
     """``(description, input_schema, output_schema, wrap)`` of a tool: what it is listed
     with (rule 2), and whether its result is wrapped as ``{"result": ...}``."""
-    # The signature (once per shape, signature_fast.py) and the docstring are read once
+    # The signature (once per shape, schema/signature_fast.py) and the docstring are read once
     # each, for the schemas and the description.
     shape = signature_fast.shape_of(fn, skip)
     docs = parse_docstring(fn.__doc__) if shape is not None else None
@@ -285,7 +285,7 @@ class Tools(NamedRegistry):
             with self._lock:
                 runner = self._same_thread
                 if runner is None:
-                    from .same_thread import SameThread     # loaded by a server that has such a tool
+                    from mcp_ref.server.same_thread import SameThread     # loaded by a server that has such a tool
                     runner = self._same_thread = SameThread(self._has_open_session)
         return runner
 
@@ -350,7 +350,7 @@ class Tools(NamedRegistry):
         return entry.tool if build else None
 
     def handle_call(self, ctx, params: dict, routed: bool = False) -> dict:
-        """Spec: server/tools#calling-tools; rules 3 to 7. ``routed``: server/tasks.py
+        """Spec: server/tools#calling-tools; rules 3 to 7. ``routed``: server/tasks/legacy.py
         decided already how this call runs (rule 7)."""
         name = params.get("name")
         if not isinstance(name, str):
@@ -366,7 +366,7 @@ class Tools(NamedRegistry):
         if ("task" in params or entry.task_support is not None) and not routed:
             if getattr(ctx, "era", None) is not None:   # rule 7: 2026-07-28, the tasks extension
                 return self.owner.tasks.ext.route(self, ctx, params, entry)
-            from .tasks import route_tool_call      # rule 7: loaded when a task is first needed
+            from mcp_ref.server.tasks.legacy import route_tool_call      # rule 7: loaded when a task is first needed
             return route_tool_call(self.owner.tasks, self, ctx, params, entry)
         version = ctx.protocol_version
         check = entry.check_input

@@ -39,11 +39,11 @@ import logging
 import threading
 from typing import Any, Callable, NamedTuple, Optional
 
-from .. import jsonable
-from ..errors import InvalidParamsError, SessionError
-from ..types import (LOGGING_LEVELS, CompleteResult, Completion, LoggingMessageNotificationParams,
+from mcp_ref.schema import jsonable
+from mcp_ref.errors import InvalidParamsError, SessionError
+from mcp_ref.types import (LOGGING_LEVELS, CompleteResult, Completion, LoggingMessageNotificationParams,
                      PromptReference, ResourceTemplateReference)
-from ..uritemplate import UriTemplate
+from mcp_ref.schema.uritemplate import UriTemplate
 
 __all__ = ["Completions", "Logs", "LoggingBridge", "CompletionArgument", "CompletionContext", "MAX_COMPLETIONS",
            "current"]

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import queue
 
-from ..messages import decode, encode, oversized
+from mcp_ref.jsonrpc.messages import decode, encode, oversized
 
 __all__ = ["Transport", "MemoryTransport", "memory_pair", "TapTransport"]
 

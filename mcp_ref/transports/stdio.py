@@ -43,10 +43,10 @@ import threading
 from collections import deque
 from typing import Callable, Sequence
 
-from ..errors import InvalidMessage
-from ..messages import decode, encode_line, oversized
-from ..peek import PEEK_CHARS
-from .pipe_writer import PipeWriter
+from mcp_ref.errors import InvalidMessage
+from mcp_ref.jsonrpc.messages import decode, encode_line, oversized
+from mcp_ref.jsonrpc.peek import PEEK_CHARS
+from mcp_ref.transports.pipe_writer import PipeWriter
 
 __all__ = ["StdioServerTransport", "StdioClientTransport", "DEFAULT_MAX_MESSAGE_SIZE", "SAFE_ENV_VARS",
            "default_environment"]

@@ -47,22 +47,23 @@ _SUBMODULE = {
 # tests/test_public_api.py keeps this list and _SUBMODULE in step.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .base import CONTENT_TYPES, Model, register_content, spec_field, wire_name
-    from .client_features import (CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-                                  ListRootsResult, ModelHint, ModelPreferences, Root, SamplingMessage, ToolChoice,
-                                  select_model)
-    from .content import (Annotations, AudioContent, BlobResourceContents, ContentBlock, EmbeddedResource,
+    from mcp_ref.types.base import CONTENT_TYPES, Model, register_content, spec_field, wire_name
+    from mcp_ref.types.client_features import (CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+                                               ElicitResult, ListRootsResult, ModelHint, ModelPreferences, Root,
+                                               SamplingMessage, ToolChoice, select_model)
+    from mcp_ref.types.content import (Annotations, AudioContent, BlobResourceContents, ContentBlock, EmbeddedResource,
                           ImageContent, RawContent, ResourceContents, ResourceLink, SamplingContent, TextContent,
                           TextResourceContents, ToolResultContent, ToolUseContent, audio, content_from_dict, image,
                           resource_contents_from_dict)
-    from .initialize import Icon, Implementation, InitializeParams, InitializeRequestParams, InitializeResult
-    from .prompts import GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage
-    from .resources import (ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
+    from mcp_ref.types.initialize import (Icon, Implementation, InitializeParams, InitializeRequestParams,
+                                          InitializeResult)
+    from mcp_ref.types.prompts import GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage
+    from mcp_ref.types.resources import (ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
                             ResourceTemplate)
-    from .tasks import (CreateTaskResult, ListTasksResult, RELATED_TASK_KEY, RelatedTaskMetadata, TASK_STATUSES,
-                        TERMINAL_STATUSES, Task, TaskMetadata, related_task_meta)
-    from .tools import CallToolResult, ListToolsResult, Tool, ToolAnnotations, ToolExecution
-    from .utilities import (CompleteResult, Completion, LOGGING_LEVELS, LoggingMessageNotificationParams,
+    from mcp_ref.types.tasks import (CreateTaskResult, ListTasksResult, RELATED_TASK_KEY, RelatedTaskMetadata,
+                                     TASK_STATUSES, TERMINAL_STATUSES, Task, TaskMetadata, related_task_meta)
+    from mcp_ref.types.tools import CallToolResult, ListToolsResult, Tool, ToolAnnotations, ToolExecution
+    from mcp_ref.types.utilities import (CompleteResult, Completion, LOGGING_LEVELS, LoggingMessageNotificationParams,
                             ProgressNotificationParams, PromptReference, ResourceTemplateReference, level_at_least)
 
 

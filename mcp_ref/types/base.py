@@ -40,9 +40,9 @@ import dataclasses
 from dataclasses import MISSING, dataclass, field
 from typing import Any, ClassVar, Optional
 
-from ..errors import InvalidParamsError
-from ..typehints import get_type_hints
-from .decoding import CONTENT_TYPES, as_is, decode_tagged, decoder, exact_type, raw_content
+from mcp_ref.errors import InvalidParamsError
+from mcp_ref.schema.typehints import get_type_hints
+from mcp_ref.types.decoding import CONTENT_TYPES, as_is, decode_tagged, decoder, exact_type, raw_content
 
 __all__ = ["Model", "spec_field", "wire_name", "register_content", "register_raw_content",
            "decode_content", "CONTENT_TYPES"]

@@ -23,10 +23,10 @@ ListRootsResult, ElicitRequestParams, ElicitResult.
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
-from ..errors import InvalidParamsError
-from .base import Model, spec_field
-from .content import SamplingContent, TextContent
-from .tools import Tool
+from mcp_ref.errors import InvalidParamsError
+from mcp_ref.types.base import Model, spec_field
+from mcp_ref.types.content import SamplingContent, TextContent
+from mcp_ref.types.tools import Tool
 
 __all__ = ["ModelHint", "ModelPreferences", "SamplingMessage", "ToolChoice", "CreateMessageRequestParams",
            "CreateMessageResult", "Root", "ListRootsResult", "ElicitRequestParams", "ElicitResult",

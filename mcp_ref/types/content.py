@@ -24,10 +24,10 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Optional, Union
 
-from ..errors import InvalidParamsError
-from .base import CONTENT_TYPES, Model, _encode, decode_content, register_content, \
+from mcp_ref.errors import InvalidParamsError
+from mcp_ref.types.base import CONTENT_TYPES, Model, _encode, decode_content, register_content, \
     register_raw_content, spec_field
-from .initialize import Icon
+from mcp_ref.types.initialize import Icon
 
 __all__ = ["Annotations", "TextContent", "ImageContent", "AudioContent", "ResourceLink", "EmbeddedResource",
            "TextResourceContents", "BlobResourceContents", "ResourceContents", "ToolUseContent",

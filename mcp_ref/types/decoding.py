@@ -35,8 +35,8 @@ Pure: no I/O, no threads. Spec: each revision's schema.json.
 """
 from typing import Any, get_args, get_origin
 
-from ..errors import InvalidParamsError
-from ..typehints import UNION_ORIGINS
+from mcp_ref.errors import InvalidParamsError
+from mcp_ref.schema.typehints import UNION_ORIGINS
 
 __all__ = ["CONTENT_TYPES", "decoder", "exact_type", "as_is", "decode_tagged"]
 
@@ -75,7 +75,7 @@ def _type_label(tp: Any) -> str:
 
 def _is_model(tp: Any) -> bool:
     """A ``Model`` subclass (a hint to decode as an object), not an instance."""
-    from .base import Model                 # base imports this module; asked only while compiling
+    from mcp_ref.types.base import Model                 # base imports this module; asked only while compiling
     return isinstance(tp, type) and issubclass(tp, Model)
 
 

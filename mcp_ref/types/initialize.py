@@ -16,7 +16,7 @@ InitializeResult, InitializeRequestParams.
 from dataclasses import dataclass
 from typing import Optional
 
-from .base import Model, spec_field
+from mcp_ref.types.base import Model, spec_field
 
 __all__ = ["Icon", "Implementation", "InitializeResult", "InitializeParams", "InitializeRequestParams"]
 

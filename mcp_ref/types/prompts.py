@@ -12,9 +12,9 @@ PromptArgument, PromptMessage, GetPromptResult, ListPromptsResult.
 from dataclasses import dataclass
 from typing import Optional
 
-from .base import Model, spec_field
-from .content import ContentBlock, TextContent
-from .initialize import Icon
+from mcp_ref.types.base import Model, spec_field
+from mcp_ref.types.content import ContentBlock, TextContent
+from mcp_ref.types.initialize import Icon
 
 __all__ = ["PromptArgument", "Prompt", "PromptMessage", "GetPromptResult", "ListPromptsResult"]
 

@@ -12,9 +12,9 @@ ReadResourceResult, ListResourcesResult, ListResourceTemplatesResult.
 from dataclasses import dataclass
 from typing import Optional
 
-from .base import Model, spec_field
-from .content import Annotations, ResourceContents, TextResourceContents
-from .initialize import Icon
+from mcp_ref.types.base import Model, spec_field
+from mcp_ref.types.content import Annotations, ResourceContents, TextResourceContents
+from mcp_ref.types.initialize import Icon
 
 __all__ = ["Resource", "ResourceTemplate", "ReadResourceResult", "ListResourcesResult",
            "ListResourceTemplatesResult"]

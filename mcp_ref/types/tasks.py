@@ -20,8 +20,8 @@ TaskMetadata, RelatedTaskMetadata, CreateTaskResult, ListTasksResult.
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..errors import InvalidParamsError
-from .base import Model, spec_field
+from mcp_ref.errors import InvalidParamsError
+from mcp_ref.types.base import Model, spec_field
 
 __all__ = ["TASK_STATUSES", "TERMINAL_STATUSES", "RELATED_TASK_KEY", "TaskMetadata", "RelatedTaskMetadata",
            "Task", "CreateTaskResult", "ListTasksResult", "related_task_meta"]

@@ -16,9 +16,9 @@ ToolAnnotations, ToolExecution, CallToolResult, ListToolsResult.
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from .base import Model, spec_field
-from .content import ContentBlock, TextContent
-from .initialize import Icon
+from mcp_ref.types.base import Model, spec_field
+from mcp_ref.types.content import ContentBlock, TextContent
+from mcp_ref.types.initialize import Icon
 
 __all__ = ["ToolAnnotations", "ToolExecution", "Tool", "CallToolResult", "ListToolsResult"]
 

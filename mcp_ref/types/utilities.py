@@ -17,7 +17,7 @@ PromptReference, ResourceTemplateReference.
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
-from .base import Model, spec_field
+from mcp_ref.types.base import Model, spec_field
 
 __all__ = ["LOGGING_LEVELS", "level_at_least", "Completion", "CompleteResult", "PromptReference",
            "ResourceTemplateReference", "ProgressNotificationParams", "LoggingMessageNotificationParams"]

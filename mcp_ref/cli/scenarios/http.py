@@ -1,0 +1,206 @@
+"""The HTTP scenarios (rules in __init__.py): ``http`` (Streamable HTTP) and ``sse``
+(the legacy HTTP+SSE transport of 2024-11-05), shown as the HTTP requests and
+responses themselves, sent with the standard library's ``http.client`` to a
+server on 127.0.0.1. Spec: basic/transports#streamable-http, #http-with-sse."""
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+
+from mcp_ref.protocol.lifecycle import LATEST_LEGACY_REVISION as LATEST_REVISION   # a session: the handshake era
+from mcp_ref.server.server import Context, Server
+from mcp_ref.cli.scenarios import WAIT
+
+ACCEPT = "application/json, text/event-stream"
+SHOWN_HEADERS = ("content-type", "mcp-session-id", "allow")
+
+
+def _server() -> tuple:
+    server = Server("scenario-http", version="1.0")
+    resume = threading.Event()
+
+    @server.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    @server.tool
+    def slow_count(ctx: Context) -> str:
+        """Progress, a break in the stream, more progress, the result."""
+        ctx.report_progress(1, 2)
+        ctx.close_sse_stream()            # 2025-11-25 polling: the client comes back with Last-Event-ID
+        resume.wait(WAIT)
+        ctx.report_progress(2, 2)
+        return "counted to 2"
+
+    return server, resume
+
+
+class Raw:
+    """HTTP/1.1 to one local server, printed: ``POST /mcp`` lines, the status and the
+    headers that matter, then the body (one JSON document, or each SSE event)."""
+
+    def __init__(self, show, port: int):
+        self.show, self.port = show, port
+        self.headers: dict = {}
+
+    def request(self, method: str, path: str, body=None, headers: dict | None = None, stream_until=None):
+        """Send; print; return ``(status, headers, [JSON bodies or SSE events])``. For an SSE
+        answer, read events until the stream ends (or ``stream_until(event)`` is true)."""
+        sent = {**self.headers, **(headers or {})}
+        data = None if body is None else json.dumps(body)
+        shown = " ".join(f"{k}: {v}" for k, v in sent.items() if k != "Content-Type")
+        self.show.line(f"{method} {path}  {shown}".rstrip())
+        if data is not None:
+            self.show.transcript("send", _Wire(body))
+            sent["Content-Type"] = "application/json"
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=WAIT)
+        try:
+            conn.request(method, path, body=data, headers=sent)
+            response = conn.getresponse()
+            got = {k.lower(): v for k, v in response.getheaders()}
+            head = "  ".join(f"{k}: {got[k]}" for k in SHOWN_HEADERS if k in got)
+            self.show.line(f"  <- {response.status} {response.reason}  {head}".rstrip())
+            if got.get("content-type", "").startswith("text/event-stream"):
+                return response.status, got, self._events(response, stream_until)
+            raw = response.read()
+            bodies = [json.loads(raw)] if raw.strip() else []
+            for item in bodies:
+                self.show.transcript("receive", _Wire(item))
+            return response.status, got, bodies
+        finally:
+            conn.close()
+
+    def _events(self, response, stream_until) -> list:
+        events, event = [], {}
+        while True:
+            line = response.readline()
+            if not line:
+                break
+            line = line.decode("utf-8").rstrip("\r\n")
+            if line:
+                if not line.startswith(":"):
+                    field, _, value = line.partition(":")
+                    event[field] = value[1:] if value.startswith(" ") else value
+                continue
+            if not event:
+                continue
+            events.append(event)
+            fields = "  ".join(f"{k}: {event[k]}" for k in ("id", "event", "retry") if k in event)
+            data = event.get("data", "")
+            if data.startswith("{"):
+                self.show.line(f"  event  {fields}")
+                self.show.transcript("receive", _Wire(json.loads(data)))
+            else:
+                self.show.line(f"  event  {fields}  data: {data!r}")
+            done = stream_until is not None and stream_until(event)
+            event = {}
+            if done:
+                break
+        return events
+
+
+def _reply_id(event: dict):
+    """The id of the response an SSE event carries, else None."""
+    try:
+        message = json.loads(event.get("data") or "null")
+    except ValueError:
+        return None
+    return message.get("id") if isinstance(message, dict) and "method" not in message else None
+
+
+class _Wire:
+    """A JSON body in the shape the Transcript prints."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def to_dict(self):
+        return self.data
+
+
+def _initialize(raw: Raw, request_id: int) -> None:
+    status, headers, _ = raw.request("POST", "/mcp", {
+        "jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": {
+            "protocolVersion": LATEST_REVISION, "capabilities": {},
+            "clientInfo": {"name": "scenario", "version": "1.0"}}}, {"Accept": ACCEPT})
+    raw.headers = {"Accept": ACCEPT, "Mcp-Session-Id": headers["mcp-session-id"],
+                   "MCP-Protocol-Version": LATEST_REVISION}
+    raw.request("POST", "/mcp", {"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+def streamable_http(show) -> None:
+    from mcp_ref.transports.http.server.app import start_http
+    server, resume = _server()
+    handle = start_http(server, ("127.0.0.1", 0), retry_interval=100)
+    try:
+        raw = Raw(show, handle.port)
+        show.say(f"a Streamable HTTP server at {handle.url}; every client message is one POST to /mcp")
+        show.step("initialize: the answer is one JSON body and carries the session id (Mcp-Session-Id), "
+                  "sent back on every later request with MCP-Protocol-Version; a notification gets 202")
+        _initialize(raw, 1)
+        show.step("tools/call add: nothing comes before the result, so the answer is one JSON body")
+        raw.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                     "params": {"name": "add", "arguments": {"a": 2, "b": 3}}})
+        show.step("tools/call slow_count with a progressToken: progress comes first, so the answer is an SSE "
+                  "stream; it opens with a priming event (an id, retry, empty data: 2025-11-25); the tool "
+                  "then ends the connection (ctx.close_sse_stream), the stream itself lives on")
+        _, _, events = raw.request("POST", "/mcp", {
+            "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "slow_count", "arguments": {}, "_meta": {"progressToken": "p3"}}})
+        last = [e["id"] for e in events if "id" in e][-1]
+        resume.set()
+        show.step(f"GET with Last-Event-ID: {last} (after the retry delay): the server sends what followed that "
+                  "event on that stream, here the rest of the progress and the result")
+        raw.request("GET", "/mcp", headers={"Last-Event-ID": last},
+                    stream_until=lambda event: '"result"' in event.get("data", ""))
+        show.step("DELETE ends the session; from then on its id gets 404 (so does an id the server forgot)")
+        raw.request("DELETE", "/mcp")
+        raw.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 4, "method": "ping"})
+        show.step("on 404 the client starts over: a new initialize without a session id, a new session")
+        raw.headers = {}
+        _initialize(raw, 5)
+        raw.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 6, "method": "ping"})
+    finally:
+        handle.shutdown()
+
+
+def legacy_sse(show) -> None:
+    from mcp_ref.transports.http.server.app import start_http
+    server, _ = _server()
+    handle = start_http(server, ("127.0.0.1", 0))
+    conn = http.client.HTTPConnection("127.0.0.1", handle.port, timeout=WAIT)
+    try:
+        raw = Raw(show, handle.port)
+        show.say(f"the HTTP+SSE transport of 2024-11-05, served beside Streamable HTTP at {handle.sse_url}")
+        show.step("GET /sse opens the one event stream; its first event, endpoint, says where to POST")
+        show.line("GET /sse  Accept: text/event-stream")
+        conn.request("GET", "/sse", headers={"Accept": "text/event-stream"})
+        stream = conn.getresponse()
+        show.line(f"  <- {stream.status} {stream.reason}  content-type: {stream.getheader('content-type')}")
+        endpoint = raw._events(stream, stream_until=lambda event: event.get("event") == "endpoint")[-1]["data"]
+
+        def answer(request_id):         # read the GET stream up to the answer to request_id
+            raw._events(stream, stream_until=lambda event: _reply_id(event) == request_id)
+        show.step("each client message is a POST there, answered 202 with no body; the answer to a request "
+                  "comes on the GET stream, as an event named message")
+        raw.request("POST", endpoint, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "scenario", "version": "1.0"}}})
+        answer(1)
+        raw.request("POST", endpoint, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        raw.request("POST", endpoint, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                       "params": {"name": "add", "arguments": {"a": 2, "b": 3}}})
+        answer(2)
+        show.say("the session lasts as long as the GET stream: closing it ends the session")
+    finally:
+        conn.close()
+        handle.shutdown()
+
+
+SCENARIOS = {
+    "http": ("Streamable HTTP as HTTP: a JSON answer, an SSE answer with its priming event, a resume with "
+             "Last-Event-ID, 404 and a new session", streamable_http),
+    "sse": ("the legacy HTTP+SSE transport (2024-11-05): the endpoint event, POSTs, answers on the stream",
+            legacy_sse),
+}

@@ -1,0 +1,399 @@
+"""The client in the modern era (2026-07-28): choosing the era, request metadata,
+reading modern results.
+
+Rules (Spec 2026-07-28: basic/versioning#backward-compatibility-with-
+initialization-based-versions, basic/transports/stdio#backward-compatibility,
+basic/transports/streamable-http#backward-compatibility, basic/index#meta):
+
+1. ``protocol_version="auto"`` (the default) probes with ``server/discover``
+   carrying our newest modern revision. A ``DiscoverResult`` naming a modern
+   revision we speak → the modern era. A recognized modern error
+   (``is_modern_error``: -32020, -32021, -32022) → the server is modern: retry
+   with a modern revision of its ``supported`` list, or, when it lists only
+   legacy ones we speak (a dual-era server without our modern revision),
+   ``initialize``. Any other error (legacy servers answer -32601, -32600 or
+   -32602 before ``initialize``; over HTTP, 400, 404 or 405 without a modern
+   error body), a success that is not a well-formed ``DiscoverResult`` (many
+   legacy servers answer any method they do not know with ``{}``; "anything
+   else identifies a legacy server") or no answer within ``init_timeout`` → the
+   legacy ``initialize`` handshake, as before. Other HTTP failures (401, 403, no
+   connection) are raised: they are not an answer about the era. The answer is kept for the
+   client's life (a respawned stdio server is probed again).
+2. A fixed revision is asked for as before: a legacy one runs ``initialize``
+   with no probe; ``"2026-07-28"`` probes and refuses a server that is not
+   modern (``UnsupportedProtocolVersion``).
+3. In the modern era every request carries ``_meta``: the protocol version,
+   the client capabilities, the client info, and the log level: the one set
+   with ``set_logging_level`` (kept on the client, as the modern era has no
+   ``logging/setLevel``), else ``"debug"`` when log messages have a listener
+   (``on_log``, ``on("notifications/message")``, ``on_notification``: all of
+   them, as a legacy server sends before ``logging/setLevel``), else none (no
+   log messages). A caller's own ``_meta`` entries are kept. It is made again
+   only when what it is made of changes (compared as objects: a new
+   ``client_info`` is sent, one changed in place is not): made per request, it
+   was a fifth of the client's own work per ``call_tool`` (bench/README.md).
+4. Results are read as in the legacy era: ``strip`` removes ``resultType``,
+   the cache hints and ``serverInfo`` from what the public methods parse, so a
+   script sees the same objects in both eras. A ``resultType`` other than
+   ``"complete"`` or ``"input_required"`` is invalid (-32603 locally). An
+   absent one is ``"complete"``.
+
+5. Multi round-trip (Spec 2026-07-28: basic/patterns/mrtr): an
+   ``InputRequiredResult`` to ``tools/call``, ``prompts/get`` or
+   ``resources/read`` is answered through the callbacks the client already
+   has (``sampling``, ``elicitation``, ``elicitation_url``, ``roots``, and the
+   approval hook), as a legacy server's requests are, and the request is sent
+   again (a new id) with the original params, ``inputResponses`` and the
+   ``requestState`` echoed exactly (``retry_params``). An answer that fails
+   (the user rejected sampling) fails the call with
+   that error: the modern era has no way to tell the server. At most
+   ``MAX_INPUT_ROUNDS`` rounds. An interim result to another method is -32603.
+6. Change notifications (Spec 2026-07-28: basic/patterns/subscriptions): in
+   the modern era the client keeps one ``subscriptions/listen`` open
+   (``Listening``) asking for every list change the server declares and for
+   the resources subscribed with ``subscribe_resource``; subscribing or
+   unsubscribing opens a new one (its acknowledgment awaited) and cancels the
+   old. Notifications reach the same callbacks as in the legacy era; those of
+   a replaced listen are dropped, so none is delivered twice.
+
+7. ``x-mcp-header`` over HTTP (Spec 2026-07-28: streamable-http#custom-headers-
+   from-tool-parameters): ``tools/call`` carries the ``Mcp-Param-*`` headers the
+   tool's inputSchema asks for (the tool as last listed; one not listed yet gets
+   none), and a listed tool whose annotations break the rules is left out of
+   ``list_tools()`` with a warning (``valid_for_http``). Over stdio they are
+   ignored, as the spec allows.
+
+This module does no I/O and starts no threads: the Client sends (``ModernEra``, the
+Client's methods of this era, send through its session).
+"""
+from __future__ import annotations
+
+from mcp_ref import types
+from mcp_ref.protocol import lifecycle, modern
+from mcp_ref.errors import (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
+                            InvalidParamsError, McpError, MethodNotFoundError, RequestTimeout, SessionError,
+                            UnsupportedProtocolVersion)
+
+from mcp_ref.client.modern.mrtr import (MAX_INPUT_ROUNDS, check_result_type, read_input_request, read_input_required,
+                          read_input_response, retry_params, strip)
+
+AUTO = "auto"
+MODERN_ERRORS = (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
+# Spec 2026-07-28: basic/transports/streamable-http#backward-compatibility: the statuses a
+# legacy server refuses a modern request with (a modern server adds a JSON-RPC error body).
+LEGACY_STATUSES = (400, 404, 405)
+
+
+def check_requested(version) -> str:
+    """Rule 2: ``"auto"``, a modern revision, or a legacy one (lifecycle.check_requested)."""
+    if version == AUTO or version in lifecycle.MODERN_REVISIONS:
+        return version
+    try:
+        return lifecycle.check_requested(version)
+    except ValueError:
+        raise ValueError(f"protocol_version {version!r} is not a revision this library speaks; use 'auto' "
+                         f"(the default), or one of {', '.join(modern.supported_versions())}") from None
+
+
+def is_modern_error(exc: BaseException) -> bool:
+    """Rule 1: an error only a modern server answers."""
+    return isinstance(exc, McpError) and exc.code in MODERN_ERRORS
+
+
+def pick_modern(versions) -> str | None:
+    """Our newest modern revision among ``versions``."""
+    for version in lifecycle.MODERN_REVISIONS:
+        if version in (versions or ()):
+            return version
+    return None
+
+
+def pick_legacy(versions) -> str | None:
+    for version in lifecycle.LEGACY_REVISIONS:
+        if version in (versions or ()):
+            return version
+    return None
+
+
+class Discovery:
+    """A ``DiscoverResult`` as read (Spec 2026-07-28: server/discover#discoverresult)."""
+
+    def __init__(self, versions: list, capabilities: dict, server_info, instructions: str | None):
+        self.versions, self.capabilities = versions, capabilities
+        self.server_info, self.instructions = server_info, instructions
+
+
+def probe(request, requested: str, meta_for) -> tuple | None:
+    """Rules 1 and 2: ``(version, Discovery)`` for a modern server, None for a legacy one.
+
+    ``request(method, params)`` sends and waits (the caller's timeout); ``meta_for(version)``
+    gives the ``_meta`` of a request in ``version``. Raises ``UnsupportedProtocolVersion``
+    when the server is modern but shares no revision with us, or when ``requested`` is a
+    modern revision the server does not speak."""
+    version = requested if requested != AUTO else lifecycle.MODERN_REVISIONS[0]
+    tried = set()
+    while True:
+        tried.add(version)
+        try:
+            result = request("server/discover", with_meta(None, meta_for(version)))
+        except McpError as exc:
+            if not is_modern_error(exc):
+                return _legacy(requested, None)              # a legacy server's refusal
+            data = exc.data if isinstance(exc.data, dict) else {}
+            supported = data.get("supported") if isinstance(data.get("supported"), list) else []
+            other = pick_modern(supported)
+            if other is not None and other not in tried and requested == AUTO:
+                version = other
+                continue
+            if requested == AUTO and pick_legacy(supported):
+                return None                                    # a dual-era server without our modern revision
+            raise UnsupportedProtocolVersion(version, supported) from None
+        except RequestTimeout:
+            return _legacy(requested, None)                    # no answer: a legacy server (rule 1)
+        except SessionError as exc:
+            if getattr(exc, "status", None) not in LEGACY_STATUSES:
+                raise                                          # no answer, or auth: not an era question
+            return _legacy(requested, None)                    # HTTP 400/404/405 without a modern error body
+        try:
+            discovery = read_discover(result)
+        except McpError:
+            return _legacy(requested, None)                    # a success that is no DiscoverResult (rule 1)
+        if version in discovery.versions:
+            return version, discovery
+        other = pick_modern(discovery.versions)
+        if other is not None and other not in tried:
+            version = other
+            continue
+        if requested == AUTO and pick_legacy(discovery.versions):
+            return None
+        raise UnsupportedProtocolVersion(version, discovery.versions)
+
+
+def _legacy(requested: str, versions):
+    if requested != AUTO:
+        raise UnsupportedProtocolVersion(requested, versions or lifecycle.LEGACY_REVISIONS)
+    return None
+
+
+def read_discover(result) -> Discovery:
+    """Raises InvalidParamsError for a result that is not a DiscoverResult."""
+    check_result_type(result)
+    versions = result.get("supportedVersions")
+    if not (isinstance(versions, list) and all(isinstance(v, str) for v in versions)):
+        raise InvalidParamsError("DiscoverResult.supportedVersions: expected a list of strings")
+    capabilities = read_capabilities(result.get("capabilities"), "DiscoverResult.capabilities")
+    info = (result.get("_meta") or {}).get(modern.SERVER_INFO) if isinstance(result.get("_meta"), dict) else None
+    server_info = types.Implementation.from_dict(info) if isinstance(info, dict) else None
+    instructions = result.get("instructions")
+    return Discovery(versions, capabilities, server_info, instructions if isinstance(instructions, str) else None)
+
+
+def read_capabilities(data, where: str = "capabilities") -> dict:
+    if not isinstance(data, dict):
+        raise InvalidParamsError(f"{where}: expected object")
+    extensions = data.get("extensions")
+    if extensions is not None and not (isinstance(extensions, dict) and all(
+            isinstance(k, str) and "/" in k and isinstance(v, dict) for k, v in extensions.items())):
+        raise InvalidParamsError(f"{where}.extensions: expected an object of prefixed names to objects")
+    return data
+
+
+def with_meta(params: dict | None, meta: dict) -> dict:
+    """Rule 3: ``params`` with the request metadata (a caller's own ``_meta`` entries kept)."""
+    params = dict(params or {})
+    own = params.get("_meta")
+    params["_meta"] = {**own, **meta} if isinstance(own, dict) else dict(meta)
+    return params
+
+
+# ---------------------------------------------------------------- subscriptions/listen (rule 6)
+LIST_FLAGS = {"toolsListChanged": "tools", "promptsListChanged": "prompts", "resourcesListChanged": "resources"}
+
+
+class Listening:
+    """The client's one open ``subscriptions/listen`` (rule 6). ``start(params)`` sends the
+    request and returns its ``Pending``; the Client feeds acknowledgments to ``acknowledged``."""
+
+    def __init__(self):
+        import threading
+        self._lock = threading.Lock()
+        self.uris: set = set()              # resources subscribed (subscribe_resource)
+        self.current = None                 # the Pending of the open listen
+        self._acks: dict = {}               # listen id -> Event, set by its acknowledgment
+        self.active = None                  # the listen acknowledged last, in wire order
+
+    def wanted(self, capabilities: dict) -> dict:
+        """The filter: every change the server can announce, and the subscribed URIs."""
+        wanted = {flag: True for flag, feature in LIST_FLAGS.items()
+                  if lifecycle.has_capability(capabilities, feature + ".listChanged")}
+        if self.uris and lifecycle.has_capability(capabilities, "resources.subscribe"):
+            wanted["resourceSubscriptions"] = sorted(self.uris)
+        return wanted
+
+    def reopen(self, start, capabilities: dict, timeout: float) -> None:
+        """Open a listen for the current filter (none when empty), wait for its
+        acknowledgment (up to ``timeout``), then cancel the one it replaces."""
+        import threading
+        with self._lock:
+            wanted = self.wanted(capabilities)
+            old = self.current
+            self.current = None
+            pending = None
+            if wanted:
+                pending = start({"notifications": wanted})
+                self._acks[pending.id] = threading.Event()
+                self.current = pending
+        if pending is not None:
+            self._acks[pending.id].wait(timeout)
+        if old is not None:
+            old.cancel("replaced by a new subscriptions/listen")
+            self._acks.pop(old.id, None)
+
+    def acknowledged(self, params: dict) -> None:
+        subscription = (params.get("_meta") or {}).get(modern.SUBSCRIPTION_ID) \
+            if isinstance(params.get("_meta"), dict) else None
+        event = self._acks.get(subscription)
+        if event is not None:
+            self.active = subscription
+            event.set()
+
+    def stale(self, params) -> bool:
+        """A notification of a listen already replaced when it was read: the one
+        acknowledged after it delivers the same notifications. Notifications and
+        acknowledgments are handled in wire order (one thread), so none is lost."""
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if not isinstance(meta, dict) or modern.SUBSCRIPTION_ID not in meta:
+            return False
+        return meta[modern.SUBSCRIPTION_ID] != self.active
+
+    def close(self) -> None:
+        with self._lock:
+            old, self.current = self.current, None
+            self._acks.clear()
+        if old is not None:
+            old.cancel("client closed")
+
+
+# ---------------------------------------------------------------- x-mcp-header (rule 7)
+def param_headers(tool, arguments) -> dict:
+    from mcp_ref.transports.http.modern import param_annotations, param_headers as headers_for
+    if tool is None or not isinstance(arguments, dict):
+        return {}
+    try:
+        return headers_for(param_annotations(tool.input_schema), arguments)
+    except ValueError:
+        return {}
+
+
+def valid_for_http(tools: list) -> list:
+    from mcp_ref.errors import get_logger
+    from mcp_ref.transports.http.modern import param_annotations
+    kept = []
+    for tool in tools:
+        try:
+            param_annotations(tool.input_schema)
+        except ValueError as exc:
+            get_logger("mcp_ref.client").warning("tool %r left out: invalid x-mcp-header: %s", tool.name, exc)
+            continue
+        kept.append(tool)
+    return kept
+
+
+# ---------------------------------------------------------------- the Client's modern-era methods
+class ModernEra:
+    """The ``Client`` methods of rules 3 to 7 (a mixin, as client_requests.py's).
+    Needs the Client's ``session``, ``protocol_version``, ``capabilities()``,
+    ``client_info``, ``_log_level``, ``_listeners``, ``on_notification``, ``_asking``,
+    ``_listening``, ``_restarter``, ``_request_handlers``, ``_tool_cache``, ``_lock``,
+    ``server_capabilities``, ``init_timeout`` and ``_live_session()``."""
+
+    def _relisten(self, session=None) -> None:
+        """Rule 6: (re)open the listen stream for the current filter."""
+        session = session or self._live_session()
+        version = self.protocol_version
+
+        def start(params):
+            return session.start_request("subscriptions/listen", with_meta(
+                params, self._modern_meta(version)))
+        self._listening.reopen(start, self.server_capabilities, self.init_timeout)
+
+    _meta_made: tuple = ((), None)            # (what the last _meta was made of, that _meta)
+
+    def _modern_meta(self, version: str) -> dict:
+        """Rule 3: the ``_meta`` of a modern request, shared (``with_meta`` copies it)."""
+        if self.protocol_version is None:
+            self._asking = version              # the probe: capabilities() speaks of this revision
+        level = self._log_level
+        if level is None and (self.on_notification is not None or self._listeners.get("notifications/message")):
+            level = "debug"     # someone listens: everything, as a legacy server sends before logging/setLevel
+        facts = (version, self.protocol_version, level, self.client_info, self.sampling, self.sampling_tools,
+                 self.elicitation, self.elicitation_url, self._roots is None)
+        made, meta = self._meta_made
+        if made != facts:
+            meta = modern.RequestMeta(version, self.capabilities(), self.client_info.to_dict(version),
+                                      level).to_meta()
+            self._meta_made = (facts, meta)
+        return meta
+
+    def _modern_request(self, method: str, params: dict | None, options: dict) -> dict:
+        """Rules 3 to 5: send, answer input requests, retry, until complete."""
+        base = dict(params or {})
+        params = base
+        for _ in range(MAX_INPUT_ROUNDS):
+            params = with_meta(params, self._modern_meta(self.protocol_version))
+            if self._restarter is None:
+                result = self.session.request(method, params, **options)
+            else:
+                result = self._restarter.request(self, method, params, options)
+            kind = check_result_type(result, method)
+            if kind == "complete":
+                return strip(result)
+            if kind == "task":                  # the tasks extension: follow it to its end
+                from mcp_ref.client.tasks.extension import follow_task
+                return strip(follow_task(self, method, result, options))
+            params = retry_params(base, method, result, self._answer_input)
+        raise SessionError(f"{method}: the server asked for input {MAX_INPUT_ROUNDS} times "
+                           "without completing")
+
+    def _answer_input(self, method: str, params: dict) -> dict:
+        """One input request of a multi round-trip answer (rule 5): the same
+        callbacks, capability checks and approval hook as a legacy server request."""
+        entry = self._request_handlers.get(method)
+        if entry is None:
+            raise MethodNotFoundError(f"Method not found: {method}")
+        handler, capability = entry
+        lifecycle.require_own_capability(self.capabilities(), capability, method)
+        return handler(None, params)
+
+    def _param_headers(self, params: dict) -> dict:
+        """The ``Mcp-Param-*`` headers of a ``tools/call`` (the tool as last listed)."""
+        with self._lock:
+            tool = self._tool_cache.get(params.get("name"))
+        return param_headers(tool, params.get("arguments"))
+
+
+def read_example(name: str, data):
+    """Read a specification example of a modern-era definition (tests/test_modern_examples.py)."""
+    if name in ("ClientCapabilities", "ServerCapabilities"):
+        return read_capabilities(data, name)
+    if name in ("CreateMessageRequest", "ElicitRequest", "ListRootsRequest"):
+        return read_input_request(data)
+    if name == "InputRequests":
+        return {key: read_input_request(value) for key, value in data.items()}
+    if name == "InputResponses":
+        return {key: read_input_response(value) for key, value in data.items()}
+    if name.endswith("Response") and isinstance(data, dict) and "result" in data:
+        return read_example(name[:-len("Response")], data["result"])
+    if name == "DiscoverResult":
+        return read_discover(data)
+    if name == "DiscoverRequest":
+        return modern.read_meta(data.get("params"))
+    if name == "InputRequiredResult":
+        return read_input_required(data)
+    if name == "SubscriptionsListenResult":
+        check_result_type(data)
+        subscription = (data.get("_meta") or {}).get(modern.SUBSCRIPTION_ID)
+        if subscription is None:
+            raise InvalidParamsError("SubscriptionsListenResult._meta needs the subscription id")
+        return data
+    raise InvalidParamsError(f"no modern-era reader for {name}")

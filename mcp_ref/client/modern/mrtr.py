@@ -1,0 +1,109 @@
+"""Reading a result of 2026-07-28, the client's side (client/modern/era.py rule 4:
+``check_result_type`` and ``strip``, what the public methods parse), and
+multi round-trip requests (rule 5): a result that asks for input
+(``InputRequiredResult``) names what the server needs (sampling, elicitation,
+roots); the client answers each and retries the request with the answers and
+the ``requestState`` echoed exactly, at most ``MAX_INPUT_ROUNDS`` times.
+Spec 2026-07-28: basic/patterns/mrtr.
+"""
+from __future__ import annotations
+
+from mcp_ref import types
+from mcp_ref.protocol import modern
+from mcp_ref.errors import InternalError, InvalidParamsError
+
+_STRIPPED = ("resultType", "ttlMs", "cacheScope")
+_SERVER_INFO = modern.SERVER_INFO
+INPUT_METHODS = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
+
+
+def check_result_type(result, method: str | None = None) -> str:
+    """Rule 4: ``"complete"`` or ``"input_required"``; absent is ``"complete"``; ``"task"``
+    only for a ``tools/call`` (client/tasks/extension.py rule 2)."""
+    if not isinstance(result, dict):
+        raise InvalidParamsError("a result is an object")
+    kind = result.get("resultType", "complete")
+    if kind == "task":
+        if method == "tools/call":
+            return kind
+        raise InternalError(f"the server answered {method or 'a request'} with a CreateTaskResult, which "
+                            "only tools/call may get (the tasks extension)")
+    if kind not in ("complete", "input_required"):
+        raise InternalError(f"the server answered an unknown resultType {kind!r}")
+    return kind
+
+
+def strip(result: dict) -> dict:
+    """Rule 4: what the public methods parse, the same in both eras."""
+    meta = result.get("_meta")
+    info = isinstance(meta, dict) and _SERVER_INFO in meta
+    if not info and result.keys().isdisjoint(_STRIPPED):
+        return result
+    result = {k: v for k, v in result.items() if k not in _STRIPPED}
+    if info:
+        meta = {k: v for k, v in meta.items() if k != _SERVER_INFO}
+        if meta:
+            result["_meta"] = meta
+        else:
+            del result["_meta"]
+    return result
+
+
+# ---------------------------------------------------------------- multi round-trip (rule 5)
+MAX_INPUT_ROUNDS = 32
+
+
+def retry_params(base: dict, method: str, result: dict, answer) -> dict:
+    """Rule 5: the params of the retry of ``method`` (``base`` without ``_meta``), after
+    ``answer(method, params)`` answered each input request of ``result``."""
+    if method not in modern.INPUT_REQUIRED_METHODS:
+        raise InternalError(f"the server answered {method} with an InputRequiredResult, which only "
+                            f"{', '.join(sorted(modern.INPUT_REQUIRED_METHODS))} may get")
+    requests, state = read_input_required(result)
+    params = {k: v for k, v in base.items() if k not in ("inputResponses", "requestState")}
+    responses = {key: answer(input_method, input_params) for key, (input_method, input_params) in requests.items()}
+    if responses:
+        params["inputResponses"] = responses
+    if state is not None:
+        params["requestState"] = state
+    return params
+def read_input_request(data) -> tuple:
+    """One ``InputRequest``: ``(method, params)`` with the params read by our types
+    (Spec 2026-07-28: basic/patterns/mrtr#inputrequests)."""
+    if not isinstance(data, dict) or data.get("method") not in INPUT_METHODS:
+        raise InvalidParamsError("an input request is a sampling/createMessage, elicitation/create or "
+                                 "roots/list request")
+    method, params = data["method"], data.get("params")
+    if params is not None and not isinstance(params, dict):
+        raise InvalidParamsError(f"{method}: params must be an object")
+    if method == "sampling/createMessage":
+        types.CreateMessageRequestParams.from_dict(params or {})
+    elif method == "elicitation/create":
+        types.ElicitRequestParams.from_dict(params or {})
+    return method, params or {}
+
+
+def read_input_required(result) -> tuple:
+    """An ``InputRequiredResult``: ``({key: (method, params)}, requestState or None)``."""
+    if check_result_type(result) != "input_required":
+        raise InvalidParamsError("not an InputRequiredResult")
+    requests = result.get("inputRequests") or {}
+    if not isinstance(requests, dict):
+        raise InvalidParamsError("InputRequiredResult.inputRequests: expected object")
+    state = result.get("requestState")
+    if state is not None and not isinstance(state, str):
+        raise InvalidParamsError("InputRequiredResult.requestState: expected string")
+    if not requests and state is None:
+        raise InvalidParamsError("an InputRequiredResult holds inputRequests, requestState or both")
+    return {key: read_input_request(value) for key, value in requests.items()}, state
+
+
+def read_input_response(data):
+    """One ``InputResponse``, read as the result type its shape names."""
+    if not isinstance(data, dict):
+        raise InvalidParamsError("an input response is an object")
+    if "action" in data:
+        return types.ElicitResult.from_dict(data)
+    if "roots" in data:
+        return types.ListRootsResult.from_dict(data)
+    return types.CreateMessageResult.from_dict(data)

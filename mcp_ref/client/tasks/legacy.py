@@ -1,0 +1,303 @@
+"""The client's task requests (revision 2025-11-25): a tool call run as a task,
+``tasks/get``, ``tasks/result``, ``tasks/list`` and ``tasks/cancel``.
+
+``Client`` inherits ``TaskRequests``; ``client.py``'s rules hold here too:
+each public method sends exactly one wire method, written literally in its
+body, and refuses locally (``CapabilityNotSupported``, nothing sent) when the
+server did not declare what it needs.
+
+Rules (Spec: basic/utilities/tasks):
+
+1. ``call_tool_as_task`` needs ``tasks.requests.tools.call`` in the server's
+   capabilities, which only a 2025-11-25 server can declare
+   (#capability-negotiation: requestors SHOULD only augment what the receiver
+   declared). Tool-level negotiation (#tool-level-negotiation: clients MUST
+   NOT call a tool as a task when its ``execution.taskSupport`` is absent or
+   ``"forbidden"``, and MUST call it as a task when it is ``"required"``) is
+   checked locally, before the approval hook and again for a name it
+   changes: ``call_tool_as_task`` of the first and ``call_tool`` of the
+   second raise ``CapabilityNotSupported`` and nothing is sent. The listing
+   decides: on a server that declared ``tasks.requests.tools.call``, a call
+   made while no tool is cached lists the tools first (``list_tools``; the
+   cache then holds them until ``tools/list_changed``, so later calls list
+   nothing; first calls racing on several threads may each list), so the
+   first call of a script is checked too. A tool the listing does not name is sent
+   as asked: the server answers for it (unknown tool, or -32601). Servers
+   that did not declare the capability cost nothing more. The approval hook
+   sees the call as it sees ``call_tool``'s.
+2. ``get_task`` and ``task_result`` need ``tasks``; ``list_tasks`` needs
+   ``tasks.list``; ``cancel_task`` needs ``tasks.cancel``.
+3. ``task_result`` blocks until the task is terminal (the server holds the
+   answer); its ``timeout`` bounds the wait like any request's: on timeout
+   the ``tasks/result`` request is cancelled, never the task. It returns the
+   tool's ``CallToolResult`` (its ``meta`` keeps the related-task entry),
+   checked against the tool's ``outputSchema`` as ``call_tool``'s is; a task
+   that failed with a JSON-RPC error raises that error (``McpError``).
+4. ``notifications/tasks/status`` reaches ``on_task_status(Task)`` (a
+   ``Client`` option) and ``client.on("notifications/tasks/status", fn)``
+   (raw params). Servers need not send it (#task-notifications): poll with
+   ``get_task`` (``Task.poll_interval``) or block in ``task_result``.
+5. Progress (#task-progress-notifications: the request's ``progressToken``
+   stays valid for the task's whole lifetime): with ``on_progress``, the
+   token is a fresh one the session listens to (``Session.listen_progress``)
+   *before* the request is sent, so progress read before or after the
+   ``CreateTaskResult`` reaches the callback in wire order, on the notify
+   thread. The listener is dropped when the client learns the task is
+   terminal (a status notification, ``get_task``, ``task_result``,
+   ``cancel_task``; an unknown-task -32602 too: the task is gone) or the
+   session closes. A terminal status that arrives before the
+   ``CreateTaskResult`` is handled is remembered while creations are in flight.
+6. A server request related to a task (its ``params._meta`` carries
+   ``io.modelcontextprotocol/related-task``: an elicitation, a sampling request
+   or ``roots/list`` a task's code sends) is answered with a result carrying
+   the same related-task ``_meta`` (``answer_related_task``, applied by
+   ``Client._handle_request`` to every answer). Spec:
+   #associating-task-related-messages (all requests, notifications and
+   responses related to a task MUST carry it; "an elicitation that a
+   task-augmented tool call depends on MUST share the same related task ID").
+   An error answer has no ``_meta`` to carry it (schema ``Error``).
+"""
+from __future__ import annotations
+
+from mcp_ref import types
+from mcp_ref.protocol import lifecycle
+from mcp_ref.errors import CapabilityNotSupported, InternalError, InvalidParamsError, McpError, get_logger
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:          # names for annotations only
+    from typing import Callable
+
+    from mcp_ref.session.outbound import CancelToken
+    from mcp_ref.types import CallToolResult, Task
+
+log = get_logger("mcp_ref.client")
+
+__all__ = ["TaskRequests", "TASKS_SINCE", "answer_related_task"]
+
+TASKS_SINCE = "2025-11-25"
+_REMEMBERED = 1024          # task id -> tool name, for output checks (the oldest are forgotten)
+_TERMINAL = ("completed", "failed", "cancelled")
+_UNLISTED = object()        # _listed_task_support: the listing does not name the tool
+RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"   # as types.tasks.RELATED_TASK_KEY
+
+
+def answer_related_task(params: dict | None, result):
+    """Rule 6: ``result`` (copied) with the related-task ``_meta`` of the request's
+    ``params``, when they carry a well-formed one (``{"taskId": str}``); else ``result``."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    related = meta.get(RELATED_TASK_KEY) if isinstance(meta, dict) else None
+    if not (isinstance(related, dict) and isinstance(related.get("taskId"), str) and isinstance(result, dict)):
+        return result
+    own = result.get("_meta")
+    return {**result, "_meta": {**(own if isinstance(own, dict) else {}),
+                                RELATED_TASK_KEY: {"taskId": related["taskId"]}}}
+
+
+class TaskRequests:
+    """Task requests. Needs ``_request``, ``_require``, ``_live_session``, ``_lock``,
+    ``_tool_cache``, ``list_tools``, ``_check_output``, ``_notification_handlers``,
+    ``on_approve``, ``server_info``, ``server_capabilities`` and ``protocol_version``
+    (set by ``Client``)."""
+
+    _task_tools: dict | None = None           # task id -> tool name (rule 3), made on first use
+    _task_progress: dict | None = None        # task id -> progress token (rule 5), of _progress_session
+    _progress_session = None
+    _creating = 0                             # call_tool_as_task(on_progress=) awaiting CreateTaskResult
+    _ended: dict | None = None                # task ids seen terminal meanwhile (rule 5)
+
+    def _require_tasks(self, path: str, what: str) -> None:
+        if not lifecycle.at_least(self.protocol_version, TASKS_SINCE):
+            raise CapabilityNotSupported(f"{what} needs protocol revision {TASKS_SINCE} or later; this "
+                                         f"session speaks {self.protocol_version or '(not connected)'}")
+        self._require(path, what)
+
+    def call_tool_as_task(self, name: str, arguments: dict | None = None, *, ttl: int | None = None,
+                          timeout: float | None = None, on_progress: Callable | None = None,
+                          cancel: CancelToken | None = None) -> Task:
+        """Start a tool call as a task (rule 1); returns the ``Task`` (status ``working``)
+        at once. ``ttl``: how long, in milliseconds, the server should keep the task and its
+        result (it may grant less: see ``Task.ttl``). Follow it with ``task_result``,
+        ``get_task`` or ``on_task_status``. ``on_progress(progress, total, message)`` gets the
+        task's progress until it ends (rule 5). Spec: basic/utilities/tasks#creating-tasks."""
+        self._require_tasks("tasks.requests.tools.call", "tools/call as a task")
+        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 0):
+            raise ValueError(f"ttl is a whole number of milliseconds >= 0, not {ttl!r}")
+        # Tool-level negotiation (rule 1), approval and input check, as for call_tool.
+        params = self._tool_call_params(name, arguments, as_task=True)
+        name = params["name"]                                  # the approval hook may have changed it
+        params["task"] = {} if ttl is None else {"ttl": ttl}
+        session = token = None
+        if on_progress is not None:          # rule 5: listen before sending
+            self._notification_handlers.setdefault("notifications/tasks/status", self._progress_on_status)
+            session = self._live_session()
+            token = session.listen_progress(on_progress)
+            params["_meta"] = {"progressToken": token}
+            with self._lock:
+                self._creating += 1
+        try:
+            result = self._request("tools/call", params, timeout=timeout, cancel=cancel)
+            if not isinstance(result.get("task"), dict):
+                raise InternalError(f"the server answered a task-augmented tools/call of {name!r} without a "
+                                    f"task (CreateTaskResult expected)", {"result": result})
+            task = types.CreateTaskResult.from_dict(result).task
+        except BaseException:
+            if session is not None:
+                session.stop_listening(token)
+                self._progress_created(None)
+            raise
+        with self._lock:
+            remembered = self._task_tools
+            if remembered is None:
+                remembered = self._task_tools = {}
+            remembered[task.task_id] = name
+            if len(remembered) > _REMEMBERED:
+                del remembered[next(iter(remembered))]
+        if session is not None and not self._progress_created(task.task_id, session, token, task.status):
+            session.stop_listening(token)
+        return task
+
+    def _check_task_support(self, name: str, as_task: bool) -> None:
+        """Rule 1: refuse locally a call the tool's ``execution.taskSupport`` forbids
+        (``call_tool`` and ``call_tool_as_task`` call this before sending)."""
+        if not (lifecycle.at_least(self.protocol_version, TASKS_SINCE)
+                and lifecycle.has_capability(self.server_capabilities, "tasks.requests.tools.call")):
+            return                               # no tasks here: every tool is an ordinary one
+        support = self._listed_task_support(name)
+        if support is _UNLISTED:
+            return
+        if as_task and support not in ("optional", "required"):
+            raise CapabilityNotSupported(f"tool {name!r} does not support task-augmented execution "
+                                         f"(execution.taskSupport is {support or 'absent'!r}); use call_tool; "
+                                         f"nothing was sent")
+        if not as_task and support == "required":
+            raise CapabilityNotSupported(f"tool {name!r} must be called as a task (execution.taskSupport is "
+                                         f"'required'); use call_tool_as_task; nothing was sent")
+
+    def _listed_task_support(self, name: str):
+        """The tool's listed ``execution.taskSupport`` (None when it lists none), or
+        ``_UNLISTED``; the tools are listed first when none is cached (rule 1)."""
+        with self._lock:
+            tool = self._tool_cache.get(name)
+            empty = not self._tool_cache
+        if tool is None and empty and lifecycle.has_capability(self.server_capabilities, "tools"):
+            try:
+                self.list_tools()
+            except McpError as exc:             # a server that cannot list: it answers the call itself
+                log.debug("tools/list before calling %r failed: %s", name, exc)
+                return _UNLISTED
+            with self._lock:
+                tool = self._tool_cache.get(name)
+        if tool is None:
+            return _UNLISTED
+        return tool.execution.task_support if tool.execution is not None else None
+
+    def _progress_created(self, task_id, session=None, token=None, status=None) -> bool:
+        """Keep ``task_id``'s progress listener (rule 5); False when the task already ended."""
+        dropped = []
+        with self._lock:
+            self._creating -= 1
+            ended = self._ended or {}
+            keep = task_id is not None and status not in _TERMINAL and ended.pop(task_id, None) is None
+            if not self._creating:
+                self._ended = None
+            if keep:
+                table = self._task_progress
+                if table is None or session is not self._progress_session:   # a respawned server's
+                    table = self._task_progress = {}
+                    self._progress_session = session
+                table[task_id] = token
+                if len(table) > _REMEMBERED:
+                    dropped.append(table.pop(next(iter(table))))
+        for old in dropped:
+            session.stop_listening(old)
+        return keep
+
+    def _task_ended(self, task_id) -> None:
+        """The task is terminal (or gone): drop its progress listener (rule 5)."""
+        with self._lock:
+            token = self._task_progress.pop(task_id, None) if self._task_progress else None
+            session = self._progress_session
+            if token is None and self._creating:
+                ended = self._ended
+                if ended is None:
+                    ended = self._ended = {}
+                ended[task_id] = True
+                if len(ended) > _REMEMBERED:
+                    del ended[next(iter(ended))]
+        if token is not None:
+            session.stop_listening(token)
+
+    def _progress_on_status(self, params: dict) -> None:
+        """``notifications/tasks/status`` (notify thread, before the listeners of rule 4)."""
+        task_id = params.get("taskId")
+        if isinstance(task_id, str) and params.get("status") in _TERMINAL:
+            self._task_ended(task_id)
+
+    def _watching(self) -> bool:
+        return bool(self._task_progress) or self._creating > 0
+
+    def get_task(self, task_id: str, *, timeout: float | None = None, cancel: CancelToken | None = None) -> Task:
+        """The task's current state (``tasks/get``); an unknown or expired id raises
+        ``InvalidParamsError``. Spec: basic/utilities/tasks#getting-tasks."""
+        self._require_tasks("tasks", "tasks/get")
+        try:
+            task = types.Task.from_dict(self._request("tasks/get", {"taskId": task_id}, timeout=timeout,
+                                                       cancel=cancel))
+        except InvalidParamsError:
+            if self._watching():
+                self._task_ended(task_id)          # unknown or expired: gone for good
+            raise
+        if task.status in _TERMINAL and self._watching():
+            self._task_ended(task_id)
+        return task
+
+    def task_result(self, task_id: str, *, timeout: float | None = None,
+                    cancel: CancelToken | None = None) -> CallToolResult:
+        """The tool's result once the task is terminal (``tasks/result``, rule 3); ``timeout``
+        as for any request (None: the client's default). A cancelled task, an unknown id and
+        a task that failed with a JSON-RPC error raise ``McpError``.
+        Spec: basic/utilities/tasks#retrieving-task-results."""
+        self._require_tasks("tasks", "tasks/result")
+        try:
+            result = types.CallToolResult.from_dict(self._request("tasks/result", {"taskId": task_id},
+                                                                  timeout=timeout, cancel=cancel))
+        except McpError:                         # the task's own error, cancelled, or gone
+            if self._watching():
+                self._task_ended(task_id)
+            raise
+        if self._watching():
+            self._task_ended(task_id)
+        with self._lock:
+            name = (self._task_tools or {}).get(task_id)
+        if name is not None:
+            self._check_output(name, result)     # client_requests.py rule 4
+        return result
+
+    def list_tasks_page(self, cursor: str | None = None, *,
+                        cancel: CancelToken | None = None) -> tuple[list[types.Task], str | None]:
+        """One page of this session's tasks: ``(tasks, next_cursor)``.
+        Spec: basic/utilities/tasks#listing-tasks."""
+        self._require_tasks("tasks.list", "tasks/list")
+        params = {"cursor": cursor} if cursor is not None else None
+        result = self._request("tasks/list", params, cancel=cancel)
+        from mcp_ref.client.client_requests import page_of
+        return page_of(result, "tasks", types.Task.from_dict)
+
+    def list_tasks(self, *, cancel: CancelToken | None = None) -> list[types.Task]:
+        """Every task of this session, following ``nextCursor`` to the last page."""
+        from mcp_ref.client.client_requests import all_pages
+        return all_pages(lambda cursor: self.list_tasks_page(cursor, cancel=cancel), self.max_pages, "tasks/list")
+
+    def cancel_task(self, task_id: str, *, cancel: CancelToken | None = None) -> Task:
+        """Cancel a task (``tasks/cancel``); returns it, ``cancelled``. A task already
+        terminal raises ``InvalidParamsError``. Spec: basic/utilities/tasks#cancelling-tasks."""
+        self._require_tasks("tasks.cancel", "tasks/cancel")
+        try:
+            task = types.Task.from_dict(self._request("tasks/cancel", {"taskId": task_id}, cancel=cancel))
+        except InvalidParamsError:               # already terminal, or unknown
+            if self._watching():
+                self._task_ended(task_id)
+            raise
+        if self._watching():
+            self._task_ended(task_id)
+        return task

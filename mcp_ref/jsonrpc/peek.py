@@ -1,0 +1,95 @@
+"""The head of a frame that did not decode (rule 6 of jsonrpc/messages.py): is it a
+response, and with which id?
+
+A reply too large to read, or one that is not valid JSON, still fails the
+request it answers at once instead of leaving it to time out, when its first
+characters show ``"id"`` (and no ``"method"``). ``peek`` reads only the
+top-level members that fit in the first ``PEEK_CHARS`` characters, in order,
+with the JSON scanner's own string reader, and never raises. Spec:
+basic/index#responses. This module does no I/O.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+__all__ = ["peek", "PEEK_CHARS"]
+
+
+def _is_id(value: object) -> bool:
+    """messages.is_request_id (rule 1 there), repeated so this module stays below messages."""
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
+
+# Reading the head of a frame that did not decode (rule 6). Only the top-level members
+# that fit in the first PEEK_CHARS characters are read, in order, until one does not
+# end there (the value nested too deeply, the part of a line too long to keep). A
+# response written by mcp_ref or the official SDKs starts with "jsonrpc" and "id".
+PEEK_CHARS = 4096
+_SPACE = re.compile(r"[ \t\n\r]*")
+_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null")
+_NESTED = object()                                      # a value not needed, so not kept
+_LITERALS = {"true": True, "false": False, "null": None}
+_scanstring = json.decoder.scanstring
+
+
+def peek(data: str | bytes) -> tuple:
+    """``(id, is_response)`` as far as the head of a frame shows them: ``id`` is a
+    string or integer read from a top-level ``"id"`` member (else None); ``is_response``
+    is True when a top-level ``result`` or ``error`` was seen and no ``method``. Never raises."""
+    if not isinstance(data, str):
+        data = bytes(data[:PEEK_CHARS]).decode("utf-8", "replace")
+    keys: dict = {}
+    try:
+        _members(data[:PEEK_CHARS], keys)
+    except (ValueError, IndexError):
+        pass                                            # the head ends (or breaks) here
+    raw_id = keys.get("id")
+    request_id = raw_id if _is_id(raw_id) else None
+    is_response = ("result" in keys or "error" in keys) and "method" not in keys
+    return request_id, is_response
+
+
+def _members(text: str, keys: dict) -> None:
+    """Fill ``keys`` with the top-level members of the object ``text`` begins with."""
+    i = _SPACE.match(text, 1 if text[:1] == "\ufeff" else 0).end()
+    if text[i] != "{":
+        return
+    i = _SPACE.match(text, i + 1).end()
+    while text[i] == '"':
+        key, i = _scanstring(text, i + 1)
+        i = _SPACE.match(text, i).end()
+        if text[i] != ":":
+            return
+        i = _SPACE.match(text, i + 1).end()
+        keys[key] = _NESTED                             # seen, even when its value never ends
+        if text[i] == '"':
+            keys[key], i = _scanstring(text, i + 1)
+        elif text[i] in "{[":
+            i = _skip_container(text, i)
+        else:
+            match = _SCALAR.match(text, i)
+            if match is None:
+                return
+            token, i = match.group(), match.end()
+            keys[key] = int(token) if token.lstrip("-").isdigit() else _LITERALS.get(token, _NESTED)
+        i = _SPACE.match(text, i).end()
+        if text[i] != ",":
+            return
+        i = _SPACE.match(text, i + 1).end()
+
+
+def _skip_container(text: str, i: int) -> int:
+    """The index after the object or array starting at ``i`` (IndexError when it does not end in ``text``)."""
+    depth = 0
+    while True:
+        char = text[i]
+        if char == '"':
+            i = _scanstring(text, i + 1)[1]
+            continue
+        if char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1

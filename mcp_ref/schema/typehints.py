@@ -1,0 +1,167 @@
+"""Type hints read the same way on every supported Python (3.9 to 3.13).
+
+Rules:
+
+1. A union is ``typing.Union[...]`` (``Optional[X]`` included) or, from 3.10,
+   a PEP 604 ``X | Y`` (``types.UnionType``): ``UNION_ORIGINS`` holds the
+   origins that exist on the running Python, so code that asks "is this a
+   union?" never names ``types.UnionType`` directly (3.9 has no such class).
+2. ``get_type_hints`` is ``typing.get_type_hints(..., include_extras=True)``
+   when that succeeds. When it fails, each annotation is evaluated on its own;
+   a string that ``eval`` refuses because it writes ``X | Y`` (a module with
+   ``from __future__ import annotations`` on 3.9, where classes have no ``|``)
+   is evaluated again with every ``|`` read as ``typing.Union[X, Y]``. An
+   annotation that still does not resolve (a class imported only under
+   ``TYPE_CHECKING``) stays a string; the caller decides what a string means.
+3. A string inside a builtin generic (``list["Node"]``, ``dict[str, "Node"]``)
+   is resolved too: ``typing.get_type_hints`` does it only from 3.11 and
+   leaves the bare string on 3.9 and 3.10. ``Literal`` values stay as written.
+4. Before 3.11 ``typing.get_type_hints`` turned a function's ``x: T = None``
+   into ``Optional[T]``; 3.11 stopped. A function's hints are read here as
+   written on every version, so a tool's schema does not depend on the
+   interpreter (``Annotated[int | None, ...] = None`` would otherwise nest a
+   second ``anyOf`` on 3.10).
+5. Why rule 2 instead of refusing: a tool module written for 3.10+ with
+   ``from __future__ import annotations`` and ``int | None`` hints then lists
+   and binds the same schema on 3.9, which is the Python of several long-term
+   support systems people vendor this package into.
+
+Pure: no I/O. ``typing`` is imported here, so modules that keep ``typing``
+off their import path (schema/signature.py) import this one lazily.
+"""
+import ast
+import sys
+import types
+import typing
+from typing import Union
+
+__all__ = ["UNION_ORIGINS", "is_union", "is_typeddict", "evaluate", "get_type_hints"]
+
+UNION_ORIGINS: tuple = (Union, types.UnionType) if hasattr(types, "UnionType") else (Union,)
+
+_UNION_NAME = "__mcp_ref_union__"        # how the rewritten expression names typing.Union
+
+
+def is_union(tp) -> bool:
+    """``Union[...]``, ``Optional[...]`` or (3.10+) ``X | Y``."""
+    return typing.get_origin(tp) in UNION_ORIGINS
+
+
+def is_typeddict(tp) -> bool:
+    """A ``TypedDict`` class (``typing.is_typeddict`` is 3.10+; 3.9's classes
+    already carry ``__required_keys__``)."""
+    if hasattr(typing, "is_typeddict"):
+        return typing.is_typeddict(tp)
+    return (isinstance(tp, type) and not isinstance(tp, types.GenericAlias) and issubclass(tp, dict) and hasattr(tp, "__required_keys__")
+            and hasattr(tp, "__total__"))
+
+
+class _BarsToUnion(ast.NodeTransformer):
+    """``X | Y`` -> ``Union[X, Y]`` in a type expression. Calls are left alone:
+    ``Field(flags=A | B)`` inside ``Annotated`` is a value, not a type."""
+
+    def visit_Call(self, node):
+        return node
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.BitOr):
+            return node
+        members = ast.Tuple(elts=[node.left, node.right], ctx=ast.Load())
+        return ast.Subscript(value=ast.Name(id=_UNION_NAME, ctx=ast.Load()), slice=members, ctx=ast.Load())
+
+
+def _eval_with_bars(text: str, globalns: dict, localns) -> object:
+    tree = _BarsToUnion().visit(ast.parse(text.strip(), mode="eval"))
+    code = compile(ast.fix_missing_locations(tree), "<annotation>", "eval")
+    namespace = dict(localns or {})
+    namespace[_UNION_NAME] = Union
+    return eval(code, globalns, namespace)
+
+
+def evaluate(annotation, globalns: dict, localns=None):
+    """One annotation as a type (rule 2); a string that does not resolve is returned as it is."""
+    if isinstance(annotation, typing.ForwardRef):
+        annotation = annotation.__forward_arg__
+    if not isinstance(annotation, str):
+        return annotation
+    try:
+        return eval(annotation, globalns, localns)
+    except TypeError:
+        if "|" not in annotation:
+            return annotation
+    except Exception:
+        return annotation
+    try:
+        return _eval_with_bars(annotation, globalns, localns)
+    except Exception:
+        return annotation
+
+
+def _owners(obj) -> list:
+    """``[(annotations, globals)]`` of ``obj``: a class's own and its bases' (oldest
+    first, as typing does), else the object's."""
+    if isinstance(obj, type):
+        owners = []
+        for base in reversed(obj.__mro__):
+            module = sys.modules.get(base.__module__)
+            owners.append((base.__dict__.get("__annotations__", {}), vars(module) if module else {}))
+        return owners
+    target = obj
+    while hasattr(target, "__wrapped__"):
+        target = target.__wrapped__
+    globalns = getattr(target, "__globals__", None)
+    if globalns is None:
+        module = sys.modules.get(getattr(obj, "__module__", None) or "")
+        globalns = vars(module) if module else {}
+    try:
+        annotations = getattr(obj, "__annotations__", None) or {}
+    except Exception:
+        annotations = {}
+    return [(annotations, globalns)]
+
+
+# Before 3.11 typing.get_type_hints leaves strings inside list[...] / dict[...] unresolved
+# (rule 3) and makes a function's None default Optional (rule 4).
+_BEFORE_3_11 = sys.version_info < (3, 11)
+
+
+def _resolve_nested(tp, globalns: dict, localns, depth: int = 0):
+    """``tp`` with the strings and forward references among its arguments evaluated (rule 3)."""
+    if isinstance(tp, (str, typing.ForwardRef)):
+        tp = evaluate(tp, globalns, localns)
+        if isinstance(tp, str) or depth > 20:
+            return tp
+    args = getattr(tp, "__args__", None)
+    origin = typing.get_origin(tp)
+    if not args or not isinstance(args, tuple) or origin is typing.Literal:
+        return tp
+    resolved = tuple(_resolve_nested(arg, globalns, localns, depth + 1) for arg in args)
+    if all(new is old for new, old in zip(resolved, args)):
+        return tp
+    try:
+        if isinstance(tp, types.GenericAlias):
+            return types.GenericAlias(origin, resolved)
+        return tp.copy_with(resolved)               # typing's aliases: Union, Optional, List, Annotated...
+    except Exception:
+        return tp
+
+
+def get_type_hints(obj, localns=None) -> dict:
+    """Type hints with ``Annotated`` kept (rules 2 to 4)."""
+    hints = None
+    if not _BEFORE_3_11 or isinstance(obj, type):
+        try:
+            hints = typing.get_type_hints(obj, localns=localns, include_extras=True)
+        except Exception:
+            pass
+        if hints is not None and not _BEFORE_3_11:
+            return hints
+    resolved = {}
+    for annotations, globalns in _owners(obj):
+        for name, annotation in annotations.items():
+            if hints is not None and name in hints:
+                resolved[name] = _resolve_nested(hints[name], globalns, localns)
+            else:
+                resolved[name] = _resolve_nested(evaluate(annotation, globalns, localns), globalns, localns)
+    return resolved

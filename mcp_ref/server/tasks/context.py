@@ -1,0 +1,107 @@
+"""The ``Context`` a task's code gets (revision 2025-11-25): the request's API, tied to
+its task. ``server/tasks/legacy.py`` (rule 3) makes one per task.
+
+Why a subclass made at run time: the session's context class is the server's
+``Context`` (sampling, elicitation, roots, logging), which ``features/`` may not
+import; ``task_context_class`` mixes ``TaskContextMixin`` over whatever class the
+request's own context has.
+
+Spec: basic/utilities/tasks#associating-task-related-messages (every message of a
+task carries ``_meta["io.modelcontextprotocol/related-task"]``),
+#input-required-status, #task-progress-notifications (the request's progress
+token stays valid for the task's lifetime); basic/utilities/progress (progress for
+a task MUST stop once the task is terminal: ``notify`` drops it from then on, and a
+task whose TTL elapsed is expired first, so it is terminal too).
+"""
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:          # names for annotations only
+    from typing import Any
+
+__all__ = ["TaskContextMixin", "task_context_class", "TaskRequest", "with_related_task", "RELATED_TASK_KEY"]
+
+RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"   # as types.tasks.RELATED_TASK_KEY
+_TERMINAL = frozenset(("completed", "failed", "cancelled"))   # as tasks.TERMINAL
+
+
+def with_related_task(params: dict | None, task_id: str) -> dict:
+    """``params`` (copied) with ``_meta["io.modelcontextprotocol/related-task"]`` set."""
+    params = dict(params or {})
+    meta = params.get("_meta")
+    params["_meta"] = {**(meta if isinstance(meta, dict) else {}), RELATED_TASK_KEY: {"taskId": task_id}}
+    return params
+
+
+class TaskContextMixin:
+    """Mixed into the server's ``Context`` class for the code a task runs (tasks.py rule 3).
+
+    ``notify`` (so ``report_progress``) and ``request`` (so ``elicit``, ``sample``,
+    ``list_roots``) add the related-task ``_meta``; a request marks the task
+    ``input_required`` until its answer arrives. ``task_id`` names the task.
+    """
+
+    _task = None                              # the task's record (tasks._Task)
+    _registry = None                          # the Tasks registry
+
+    @property
+    def task_id(self) -> str | None:
+        return self._task.id if self._task is not None else None
+
+    def notify(self, method: str, params: dict | None = None) -> None:
+        """Spec: basic/utilities/tasks#associating-task-related-messages.
+
+        ``notifications/progress`` (so ``report_progress``) is dropped once the task is
+        terminal, or expired (Spec: basic/utilities/progress: progress for a task MUST
+        stop after it reaches a terminal status). It is sent holding the task's
+        ``sending`` lock, which the registry passes through before it tells the client
+        of a terminal status: progress never follows that status on the wire."""
+        params = with_related_task(params, self._task.id)
+        if method != "notifications/progress":
+            self.session.notify(method, params, related_id=self.request_id)
+            return
+        task = self._task
+        self._registry._expire_due(task)       # a TTL that elapsed unnoticed ends the task now
+        with task.sending:
+            if task.status in _TERMINAL:
+                return
+            self.session.notify(method, params, related_id=self.request_id)
+
+    def request(self, method: str, params: dict | None = None, **options) -> dict:
+        """Spec: basic/utilities/tasks#input-required-status: the task is ``input_required``
+        while the client is asked, and the request carries the related-task ``_meta``."""
+        params = with_related_task(params, self._task.id)
+        self._registry._waiting(self._task, method, +1)
+        try:
+            return super().request(method, params, **options)
+        finally:
+            self._registry._waiting(self._task, method, -1)
+
+    def log(self, level: str, data: Any, logger: str | None = None) -> bool:
+        """As ``Context.log``, with the related-task ``_meta``."""
+        from mcp_ref.server.utilities import check_level
+        check_level(level)
+        return self.server._logs.send(self.session, level, data, logger, related_id=self.request_id,
+                                      meta={RELATED_TASK_KEY: {"taskId": self._task.id}})
+
+
+_context_classes: dict = {}
+
+
+def task_context_class(base: type) -> type:
+    """``TaskContext``: ``TaskContextMixin`` over the session's context class ``base``."""
+    cls = _context_classes.get(base)
+    if cls is None:
+        cls = _context_classes[base] = type("TaskContext", (TaskContextMixin, base), {
+            "__doc__": TaskContextMixin.__doc__, "__module__": __name__})
+    return cls
+
+
+class TaskRequest:
+    """What ``RequestContext`` reads from a request (id, method, params), for the
+    context of a task: the original ``tools/call``'s, ``task`` left out."""
+    __slots__ = ("id", "method", "params")
+
+    def __init__(self, ctx):
+        self.id, self.method = ctx.request_id, ctx.method
+        self.params = {key: value for key, value in ctx.params.items() if key != "task"}

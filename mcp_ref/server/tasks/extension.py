@@ -1,0 +1,365 @@
+"""Tasks in the current revision (2026-07-28): the ``io.modelcontextprotocol/tasks`` extension.
+
+2025-11-25 had tasks in the protocol itself (tasks.py). 2026-07-28 moved them
+to an extension a client opts into on each request, and changed their shape:
+the server alone decides to answer a ``tools/call`` with a task; the client
+polls ``tasks/get`` (no blocking ``tasks/result``, no ``tasks/list``), answers
+the task's questions with ``tasks/update``, and may cancel with ``tasks/cancel``.
+Spec: the extension's specification, revision 2026-07-28, page ``tasks``
+(extension ``io.modelcontextprotocol/tasks``, SEP-2663).
+
+Rules:
+
+1. Offer: ``server/discover`` names the extension (``extensions``) when a tool
+   supports tasks (``task_support`` ``"optional"`` or ``"required"``;
+   server/modern/serve.py ``told_capabilities``).
+2. Creation, the server's choice: a modern ``tools/call`` of such a tool whose
+   request declares the extension in its client capabilities is answered with
+   a ``CreateTaskResult`` (``resultType: "task"``, the ``Task`` fields), once
+   the task is registered (a ``tasks/get`` for it resolves); the tool then runs
+   on a thread of its own. A request that does not declare the extension never
+   gets one (MUST NOT): an ``"optional"`` tool runs as an ordinary call, a
+   ``"required"`` one is refused with -32021 naming the extension in
+   ``data.requiredCapabilities``. Multi round-trip before the task exists (an
+   ``InputRequiredResult`` first, the task on the retry; the page's Task
+   Creation section) is not offered: the task is made at once and its tool
+   asks through ``tasks/update`` (spec_notes/tasks.md says why).
+3. ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` from a request that does
+   not declare the extension → -32021 (MUST). An unknown ``taskId`` → -32602
+   "Failed to retrieve task: Task not found" (or "... Task has expired").
+4. ``tasks/get`` answers the ``DetailedTask`` of the moment: ``inputRequests``
+   while ``input_required``, ``result`` when ``completed``, ``error`` when
+   ``failed`` (``resultType`` ``"complete"``, added by protocol/modern.py rule 2).
+5. Input: ``ctx.elicit``, ``ctx.sample`` and ``ctx.list_roots`` in a task's tool
+   become input requests keyed as the tool names them (``key=``) or
+   ``<kind>-<n>``, unique over the task's life (``DuplicateInputKey``, see
+   server/modern/mrtr.py rule 2); ``ctx.gather`` makes several at once. The task is
+   ``input_required`` while one is outstanding (``inputRequests`` lists those
+   not answered yet) and the tool's thread waits for all the answers it asked
+   for. ``tasks/update`` hands over the answers of outstanding keys and
+   ignores any other key (SHOULD); it is acknowledged with an empty result.
+6. ``tasks/cancel`` is acknowledged with an empty result; a working task
+   becomes ``cancelled`` at once (terminal) and its tool sees
+   ``ctx.cancelled``; cancelling a terminal task changes nothing.
+7. Outcomes: the tool's result, ``isError`` or not, makes the task
+   ``completed``; so does any other exception the tool raises (an ``isError``
+   result, as in an ordinary call: a tool-level error). A JSON-RPC error it
+   raises (an ``McpError``, e.g. ``InternalError`` or ``InvalidParamsError``
+   from ``mcp_ref.errors``) makes it ``failed`` with that ``error`` (code,
+   message, data) and a ``statusMessage``: the task's context passes it through
+   ``Tools.handle_call`` (``json_rpc_errors_pass``, tools.py rule 3; server/tasks/ext_context.py). A terminal
+   status never changes. Progress and log messages are not sent for a task (the
+   extension supports neither).
+8. ``notifications/tasks``: a ``subscriptions/listen`` may name ``taskIds``
+   (-32021 without the extension); we agree to the ids of tasks its caller
+   may see, and each status change of those tasks is sent with the full
+   ``DetailedTask`` (server/modern/serve.py rule 6).
+9. Bounds and isolation: the era has no sessions, so the task id (128 random
+   bits) is what grants access; with authorization a task also belongs to
+   its token's subject (any other caller gets "Task not found"). A task lives
+   ``ttl_ms`` from creation; an expired task is cancelled and forgotten on the
+   next access (its id still answers "Task has expired" for a while). At most
+   ``max_tasks`` are held: when full, the oldest terminal one makes room, else
+   -32603.
+
+10. Lifetime: a task belongs to the connection whose request made it (stdio,
+    an in-memory pair) and is cancelled when that connection closes, its thread
+    joined (bounded): the client could not poll it any more. A request served
+    without a connection of its own (Streamable HTTP of 2026-07-28) leaves the
+    task to its transport's ``task_owner``, the HTTP server, which cancels them
+    all when it shuts down (``closed``).
+
+The registry's lock is held only to read and change task records; no user
+code and no I/O runs under it.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+
+from mcp_ref.protocol import modern
+from mcp_ref.errors import (InternalError, InvalidParamsError, McpError,
+                      MissingRequiredClientCapabilityError,
+                      RequestCancelled, get_logger)
+from mcp_ref.server.modern.mrtr import MissingCapability
+from mcp_ref.server.tasks.legacy import TASK_THREAD_NAME, iso_time, new_task_id
+
+log = get_logger("mcp_ref.server")
+
+__all__ = ["ExtTasks", "declares", "missing_extension", "EXTENSION", "TASK_METHODS"]
+
+EXTENSION = modern.TASKS_EXTENSION
+TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
+TERMINAL = ("completed", "failed", "cancelled")
+DEFAULT_TTL_MS = 3_600_000        # rule 9: an hour
+POLL_INTERVAL_MS = 500            # what we suggest clients wait between polls
+MAX_TASKS = 1000
+REMEMBER_EXPIRED = 256            # expired ids still answered "Task has expired"
+JOIN_TIMEOUT = 2.0                # s: how long closing waits for task threads, in all (rule 10)
+
+
+def declares(ctx) -> bool:
+    """Did this (modern) request declare the extension in its client capabilities?"""
+    capabilities = ctx.era.capabilities if ctx.era is not None else None
+    extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else None
+    return isinstance(extensions, dict) and isinstance(extensions.get(EXTENSION), dict)
+
+
+def missing_extension(what: str) -> MissingRequiredClientCapabilityError:
+    """Rules 2, 3 and 8: -32021 naming the extension."""
+    return MissingRequiredClientCapabilityError(
+        f"Missing required client capability: {what} needs the {EXTENSION} extension",
+        {"requiredCapabilities": {"extensions": {EXTENSION: {}}}})
+
+
+class _Task:
+    """One task's record; fields change under ``ExtTasks._lock``."""
+    __slots__ = ("id", "subject", "owner", "status", "message", "created", "updated", "ttl", "expires", "result",
+                 "error", "ctx", "thread", "asks", "answers")
+
+    def __init__(self, task_id: str, subject, owner, now: float, wall: float, ttl: int):
+        self.id, self.subject, self.owner = task_id, subject, owner
+        self.thread = None
+        self.status, self.message = "working", None
+        self.created = self.updated = iso_time(wall)
+        self.ttl, self.expires = ttl, now + ttl / 1000.0
+        self.result = self.error = self.ctx = None
+        self.asks: dict = {}                    # outstanding key -> {"method", "params"} (rule 5)
+        self.answers: dict = {}                 # key -> the client's answer, until the tool takes it
+
+    def wire(self, poll_interval: int | None, detailed: bool = True) -> dict:
+        """The ``Task`` (rule 2) or ``DetailedTask`` (rule 4); call under the lock."""
+        task = {"taskId": self.id, "status": self.status, "createdAt": self.created,
+                "lastUpdatedAt": self.updated, "ttlMs": self.ttl}
+        if self.message is not None:
+            task["statusMessage"] = self.message
+        if poll_interval is not None:
+            task["pollIntervalMs"] = poll_interval
+        if detailed:
+            if self.status == "input_required":
+                task["inputRequests"] = {key: dict(request) for key, request in self.asks.items()}
+            elif self.status == "completed":
+                task["result"] = self.result
+            elif self.status == "failed":
+                task["error"] = self.error
+        return task
+
+
+class ExtTasks:
+    """The extension's tasks of one server. Limits are attributes read at each use:
+    ``ttl_ms``, ``max_tasks``, ``poll_interval`` (ms, None to suggest none); ``clock``
+    and ``wall`` may be replaced by tests."""
+
+    def __init__(self, server):
+        self.server = server
+        self.ttl_ms = DEFAULT_TTL_MS
+        self.max_tasks = MAX_TASKS
+        self.poll_interval: int | None = POLL_INTERVAL_MS
+        self.clock, self.wall = time.monotonic, time.time
+        self._lock = threading.Condition()
+        self._tasks: OrderedDict = OrderedDict()
+        self._expired: OrderedDict = OrderedDict()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._tasks)
+
+    # ------------------------------------------------------------------ creation (rule 2)
+    def route(self, tools, ctx, params: dict, entry) -> dict:
+        """For ``Tools.handle_call``: run a modern call of a task tool as a task, or not."""
+        if entry.task_support not in ("optional", "required"):
+            return tools.handle_call(ctx, params, routed=True)
+        if not declares(ctx):
+            if entry.task_support == "required":
+                raise missing_extension(f"tool {entry.name!r} runs only as a task: it")
+            return tools.handle_call(ctx, params, routed=True)
+        owner = getattr(ctx.session.transport, "task_owner", None) or ctx.session     # rule 10
+        task = _Task(new_task_id(), ctx.subject, owner, self.clock(), self.wall(), self.ttl_ms)
+        from mcp_ref.server.tasks.context import TaskRequest
+        from mcp_ref.server.tasks.ext_context import ext_context_class
+        task_ctx = ext_context_class(type(ctx))(ctx.session, TaskRequest(ctx))
+        task_ctx.era, task_ctx._task, task_ctx._registry = ctx.era, task, self
+        task.ctx = task_ctx
+        call = {key: value for key, value in params.items() if key not in ("_meta", "task")}
+        with self._lock:
+            self._expire_locked()
+            if len(self._tasks) >= self.max_tasks and not self._make_room_locked():
+                raise InternalError(f"Too many tasks: {self.max_tasks} are working (the limit); try again later",
+                                    {"maxTasks": self.max_tasks})
+            self._tasks[task.id] = task
+            answer = task.wire(self.poll_interval, detailed=False)
+        task.thread = threading.Thread(target=self._run, args=(task, tools, call), name=TASK_THREAD_NAME,
+                                       daemon=True)
+        task.thread.start()
+        answer["resultType"] = "task"
+        return answer
+
+    def _run(self, task: _Task, tools, call: dict) -> None:
+        """The task's thread: the tool, then its outcome (rule 7)."""
+        result = error = None
+        try:
+            result = tools.handle_call(task.ctx, call, routed=True)
+        except RequestCancelled:
+            pass
+        except MissingCapability as missing:       # an ask the request's capabilities do not allow
+            exc = missing.error()
+            error = {"code": exc.code, "message": exc.message, "data": exc.data}
+        except McpError as exc:
+            error = {"code": exc.code, "message": exc.message}
+            if exc.data is not None:
+                error["data"] = exc.data
+        except Exception:                          # handle_call turns tool errors into results
+            if task.status not in TERMINAL:
+                log.exception("task %s failed", task.id)
+            error = {"code": -32603, "message": "Internal error"}
+        finally:
+            task.ctx.finished = True
+        with self._lock:
+            if task.status in TERMINAL:            # cancelled or expired meanwhile (rule 7)
+                return
+            if error is not None:
+                self._set_locked(task, "failed", f"Tool execution failed: {error['message']}")
+                task.error = error
+            elif result is not None:
+                task.result = result
+                self._set_locked(task, "completed", None)
+            else:
+                self._set_locked(task, "cancelled", "The task was cancelled.")
+            self._lock.notify_all()
+        self._tell(task)
+
+    # ------------------------------------------------------------------ the requests (rules 3 to 6)
+    def handle_get(self, ctx, params: dict) -> dict:
+        task = self._find(ctx, params, "tasks/get")
+        with self._lock:
+            return task.wire(self.poll_interval)
+
+    def handle_update(self, ctx, params: dict) -> dict:
+        task = self._find(ctx, params, "tasks/update")
+        responses = params.get("inputResponses")
+        if not isinstance(responses, dict):
+            raise InvalidParamsError("Invalid params: tasks/update needs inputResponses (an object)")
+        with self._lock:
+            taken = [key for key in responses if key in task.asks]
+            for key in taken:
+                if not isinstance(responses[key], dict):
+                    raise InvalidParamsError(f"Invalid params: inputResponses[{key!r}] must be an object")
+            for key in taken:
+                task.answers[key] = responses[key]
+                del task.asks[key]                  # answered: no longer in inputRequests
+            changed = bool(taken) and not task.asks and self._set_locked(task, "working", None)
+            if taken:
+                self._lock.notify_all()
+        if changed:
+            self._tell(task)
+        return {}
+
+    def handle_cancel(self, ctx, params: dict) -> dict:
+        task = self._find(ctx, params, "tasks/cancel")
+        self._cancel(task, "The task was cancelled by the client.")
+        return {}
+
+    def _find(self, ctx, params: dict, method: str) -> _Task:
+        if not declares(ctx):
+            raise missing_extension(method)
+        task_id = params.get("taskId")
+        if not isinstance(task_id, str):
+            raise InvalidParamsError(f"Invalid params: {method} needs taskId (a string)")
+        with self._lock:
+            self._expire_locked()
+            task = self._tasks.get(task_id)
+            if task is not None and task.subject == ctx.subject:
+                return task
+            reason = "Task has expired" if task_id in self._expired else "Task not found"
+        raise InvalidParamsError(f"Failed to retrieve task: {reason}", {"taskId": task_id})
+
+    # ------------------------------------------------------------------ input (rule 5)
+    def ask(self, task: _Task, asks: dict) -> dict:
+        """Called on the task's thread by its context: the client's answers to ``asks``
+        (key -> (method, params), keyed by the context), all of them, by key."""
+        with self._lock:
+            for key, (method, params) in asks.items():
+                request = {"method": method}
+                if params is not None:
+                    request["params"] = {k: v for k, v in params.items() if k != "elicitationId"}
+                task.asks[key] = request
+            changed = self._set_locked(task, "input_required", None)
+        if changed:
+            self._tell(task)
+        with self._lock:
+            while (any(key not in task.answers for key in asks) and task.status not in TERMINAL
+                   and task.id in self._tasks):
+                self._lock.wait(min(1.0, max(task.expires - self.clock(), 0.01)))
+                self._expire_locked()
+            answers = {key: task.answers.pop(key) for key in asks if key in task.answers}
+            for key in asks:
+                task.asks.pop(key, None)
+        if len(answers) < len(asks):
+            raise RequestCancelled(f"task {task.id} ended while waiting for {', '.join(asks)}")
+        return answers
+
+    # ------------------------------------------------------------------ status, expiry, notices
+    def _set_locked(self, task: _Task, status: str, message: str | None) -> bool:
+        if task.status in TERMINAL or task.status == status:
+            return False
+        task.status, task.message, task.updated = status, message, iso_time(self.wall())
+        return True
+
+    def _cancel(self, task: _Task, message: str) -> None:
+        with self._lock:
+            changed = self._set_locked(task, "cancelled", message)
+            self._lock.notify_all()
+        if changed:
+            task.ctx._cancel()                       # the tool sees ctx.cancelled (rule 6)
+            self._tell(task)
+
+    def _expire_locked(self) -> None:
+        now = self.clock()
+        for task in [t for t in self._tasks.values() if t.expires <= now]:
+            del self._tasks[task.id]
+            self._expired[task.id] = None
+            if task.status not in TERMINAL:
+                self._set_locked(task, "cancelled", "The task expired.")
+                task.ctx._cancel()
+            self._lock.notify_all()
+        while len(self._expired) > REMEMBER_EXPIRED:
+            self._expired.popitem(last=False)
+
+    def _make_room_locked(self) -> bool:
+        for task_id, task in self._tasks.items():
+            if task.status in TERMINAL:
+                del self._tasks[task_id]
+                return True
+        return False
+
+    def _tell(self, task: _Task) -> None:
+        """Rule 8: the new state to the listen streams that asked for this task."""
+        from mcp_ref.server.modern.serve import broadcast
+        with self._lock:
+            params = task.wire(self.poll_interval)
+        broadcast(self.server, "notifications/tasks", params)
+
+    def closed(self, owner) -> None:
+        """Rule 10: cancel and forget the tasks of ``owner`` (a session, or an HTTP server
+        shutting down); wait for their threads, at most ``JOIN_TIMEOUT`` in all."""
+        with self._lock:
+            tasks = [task for task in self._tasks.values() if task.owner is owner]
+            for task in tasks:
+                del self._tasks[task.id]
+                if self._set_locked(task, "cancelled", "The connection closed."):
+                    task.ctx._cancel()
+            self._lock.notify_all()
+        deadline = time.monotonic() + JOIN_TIMEOUT
+        for task in tasks:
+            if task.thread is not None and task.thread is not threading.current_thread():
+                task.thread.join(max(0.0, deadline - time.monotonic()))
+                if task.thread.is_alive():
+                    log.warning("task %s did not stop when its connection closed (the tool ignores "
+                                "ctx.cancelled)", task.id)
+
+    def visible(self, ctx, task_ids) -> list:
+        """Rule 8: the ids among ``task_ids`` the caller may hear of."""
+        with self._lock:
+            return [i for i in dict.fromkeys(task_ids)
+                    if i in self._tasks and self._tasks[i].subject == ctx.subject]

@@ -1,0 +1,396 @@
+"""Tasks (revision 2025-11-25 only): task-augmented ``tools/call``, ``tasks/get``,
+``tasks/result``, ``tasks/list``, ``tasks/cancel`` and ``notifications/tasks/status``.
+
+Spec: basic/utilities/tasks (the whole page); server/tools#tool (``execution.taskSupport``).
+This module loads when a task is first needed: a server whose tools do not
+support tasks never imports it (start-up time, ``tests/test_lean_paths.py``).
+
+Rules:
+
+1. Capability: the server declares ``tasks`` (``list``, ``cancel``,
+   ``requests.tools.call``) to a 2025-11-25 session when at least one tool
+   supports tasks (``server.py``). A session that was not told
+   ``tasks.requests.tools.call`` (an older revision, no task tools when it
+   initialized, a ``capabilities=`` override) gets a ``task`` param ignored:
+   the call runs as an ordinary call.
+   Spec: basic/utilities/tasks#task-support-and-handling (receivers that do not
+   declare the capability MUST process the request normally).
+2. Tool-level negotiation (``route_tool_call``): ``task`` on a tool whose
+   ``taskSupport`` is absent or ``"forbidden"``, and a call without ``task``
+   of a ``"required"`` tool, are -32601 (Method not found).
+   Spec: basic/utilities/tasks#tool-level-negotiation. (Its error-handling
+   section also allows -32600 for the second case; the tool-level section is
+   the more specific one and says -32601, so that is what we send.)
+3. Creation: a task-augmented call is answered at once with
+   ``CreateTaskResult`` (status ``working``), then the tool runs on a thread of
+   its own (``mcp-server-task``) with a ``TaskContext`` (server/tasks/context.py: its
+   messages carry the related-task ``_meta``; ``tasks/cancel`` sets its
+   ``cancelled``). The answer is written before the thread starts, so on an
+   ordered transport nothing of the task precedes it. Spec: #creating-tasks.
+4. Status lifecycle: ``working`` → ``input_required`` (while the tool waits for
+   a request it sent to the client) → ``working``; then ``completed``,
+   ``failed`` (a result with ``isError``, or a JSON-RPC error) or ``cancelled``.
+   Terminal statuses never change; a cancelled task stays cancelled whatever
+   the tool does afterwards. Every change is sent as
+   ``notifications/tasks/status`` with the full task and no related-task
+   ``_meta``. Spec: #task-status-lifecycle, #input-required-status, #task-notifications.
+   Progress stops at a terminal status (Spec: basic/utilities/progress: MUST):
+   the tool's ``notifications/progress`` are dropped from then on
+   (server/tasks/context.py). A task's progress is sent holding its ``sending`` lock,
+   which the change to a terminal status takes too (``_finish``, ``_cancel``;
+   expiry passes through it before telling the client): no progress of a task
+   follows its terminal status on the wire.
+5. ``tasks/result`` blocks until the task is terminal, then answers exactly
+   what the ``tools/call`` would have answered: its result plus the
+   related-task ``_meta``, or its JSON-RPC error. A cancelled task has no
+   result: -32602 saying so. Spec: #result-retrieval, #task-execution-errors.
+6. Errors: an unknown, foreign or malformed ``taskId`` is -32602 "Failed to
+   retrieve task: Task not found" (or "... Task has expired" for one removed
+   by its TTL, while remembered); cancelling a terminal task is -32602;
+   a bad ``tasks/list`` cursor is -32602. Spec: #protocol-errors, #task-cancellation.
+7. Isolation: a task belongs to the session that created it; every other
+   session gets "Task not found". Ids are ``secrets.token_urlsafe(16)``
+   (``new_task_id``: 128 random bits, so unique without a registry-wide
+   table). Spec: #task-id-requirements, #task-isolation-and-access-control.
+8. Bounds (Spec: #resource-management, #ttl-and-resource-management): a
+   requested ``ttl`` is capped at ``max_ttl`` (default ``default_ttl`` when
+   absent); a task is removed once its TTL has elapsed, whatever its status
+   (a working one is cancelled first); expiry is checked on every access to
+   the session's tasks and while ``tasks/result`` waits (no timer thread). A
+   session holds at most ``max_tasks`` tasks: when full, the oldest terminal
+   task makes room; when every task is still working the new one is refused
+   with -32603.
+9. Closing a session cancels its working tasks, wakes every ``tasks/result``
+   waiting on them and joins their threads (bounded, as ``Session.close``
+   joins its own), then forgets them.
+
+The registry lock is held only to read and change task records: no user
+code and no I/O runs under it (features/ rule 1).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+
+from mcp_ref.errors import (INTERNAL_ERROR, InternalError, InvalidParamsError, McpError, MethodNotFoundError,
+                      RequestCancelled, SessionError, get_logger)
+from mcp_ref.protocol.lifecycle import has_capability
+from mcp_ref.jsonrpc.messages import Response
+from secrets import token_urlsafe
+from mcp_ref.server.features import next_serial
+from mcp_ref.server.tasks.requests import TERMINAL, TaskRequests
+from mcp_ref.server.tasks.context import RELATED_TASK_KEY, TaskContextMixin, TaskRequest, task_context_class
+
+log = get_logger("mcp_ref.server")
+
+__all__ = ["Tasks", "TaskContextMixin", "route_tool_call", "RELATED_TASK_KEY", "TASK_SUPPORT_VALUES",
+           "TASK_THREAD_NAME"]
+
+TASK_SUPPORT_VALUES = ("forbidden", "optional", "required")  # schema ToolExecution.taskSupport
+TASK_THREAD_NAME = "mcp-server-task"
+TASK_CAPABILITY = "tasks.requests.tools.call"
+
+DEFAULT_TTL = 3_600_000        # ms a task is kept when the request names no ttl (one hour)
+MAX_TTL = 86_400_000           # the most we keep a task, whatever was asked (one day)
+MAX_TASKS = 100                # tasks one session may hold at once
+POLL_INTERVAL = 1_000          # ms: the pollInterval we suggest
+JOIN_TIMEOUT = 2.0             # s: how long closing a session waits for its task threads, in all
+
+
+def new_task_id() -> str:
+    """Rule 7: a fresh task id, 128 bits from the OS's CSPRNG as URL-safe base64 (22
+    characters; ``secrets``). Spec: #task-id-requirements (unique among the receiver's tasks),
+    #task-isolation-and-access-control (cryptographically secure, enough entropy to prevent guessing)."""
+    return token_urlsafe(16)
+
+
+def iso_time(t: float) -> str:
+    """An RFC 3339 UTC timestamp with milliseconds, e.g. ``2025-11-25T10:30:00.123Z``."""
+    whole = int(t)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{int((t - whole) * 1000):03d}Z"
+
+
+class _Task:
+    """One task's record. Fields change under ``Tasks._lock``; ``done`` is set once the
+    status is terminal (or the task was removed)."""
+
+    __slots__ = ("id", "session", "serial", "tool", "status", "message", "created", "updated", "ttl",
+                 "expires", "result", "error", "done", "ctx", "thread", "waiting", "expired", "sending")
+
+    def __init__(self, task_id: str, session, tool: str, now: float, wall: float, ttl: int):
+        self.id, self.session, self.tool = task_id, session, tool
+        self.serial = next_serial()
+        self.status, self.message = "working", None
+        self.created = self.updated = iso_time(wall)
+        self.ttl = ttl
+        self.expires = now + ttl / 1000.0
+        self.result = self.error = None          # the tools/call result dict, or (code, message, data)
+        self.done = threading.Event()
+        self.ctx = self.thread = None
+        self.waiting = 0                         # requests to the client in flight (input_required)
+        self.expired = False
+        self.sending = threading.Lock()          # held while progress is sent (rule 4)
+
+    def wire(self, poll_interval: int | None) -> dict:
+        """The ``Task`` object (schema Task); call under the lock for a consistent snapshot."""
+        task = {"taskId": self.id, "status": self.status, "createdAt": self.created,
+                "lastUpdatedAt": self.updated, "ttl": self.ttl}
+        if self.message is not None:
+            task["statusMessage"] = self.message
+        if poll_interval is not None:
+            task["pollInterval"] = poll_interval
+        return task
+
+
+class _SessionTasks:
+    """The tasks of one session, in creation order, and the ids that expired lately."""
+    __slots__ = ("tasks", "expired")
+
+    def __init__(self):
+        self.tasks: dict = {}
+        self.expired: OrderedDict = OrderedDict()
+
+
+def route_tool_call(registry: Tasks, tools, ctx, params: dict, entry) -> dict:
+    """Rules 1 and 2, for ``Tools.handle_call``: a ``tools/call`` whose params carry
+    ``task`` or whose tool declared ``task_support``. Runs the call as an ordinary
+    one, starts a task, or raises -32601."""
+    session = ctx.session
+    declared = has_capability(getattr(session, "declared_capabilities", None), TASK_CAPABILITY)
+    task = params.get("task")
+    if not declared:
+        return tools.handle_call(ctx, params, routed=True)
+    support = entry.task_support or "forbidden"
+    if task is not None:
+        if support == "forbidden":
+            raise MethodNotFoundError(
+                f"Tool {entry.name} does not support task-augmented execution (its execution.taskSupport "
+                f"is 'forbidden'): call it without 'task'", {"name": entry.name, "taskSupport": support})
+        return registry.start_tool_call(tools, ctx, params, entry)
+    if support == "required":
+        raise MethodNotFoundError(
+            f"Task augmentation required for tools/call requests of tool {entry.name} (its "
+            f"execution.taskSupport is 'required'): add 'task' to the params",
+            {"name": entry.name, "taskSupport": support})
+    return tools.handle_call(ctx, params, routed=True)
+
+
+class Tasks(TaskRequests):
+    """The tasks of one server, per session (rules 5 to 9), and their handlers.
+
+    ``owner`` is the server (its ``page_size`` paginates ``tasks/list``). The
+    limits are attributes, read at each use: ``default_ttl``, ``max_ttl``
+    (milliseconds), ``max_tasks`` (per session) and ``poll_interval`` (ms,
+    None to suggest none). ``clock`` (monotonic seconds, for expiry) and
+    ``wall`` (epoch seconds, for timestamps) may be replaced, e.g. by tests.
+    """
+
+    def __init__(self, owner):
+        self.owner = owner
+        self.default_ttl = DEFAULT_TTL
+        self.max_ttl = MAX_TTL
+        self.max_tasks = MAX_TASKS
+        self.poll_interval: int | None = POLL_INTERVAL
+        self.clock = time.monotonic
+        self.wall = time.time
+        self._lock = threading.Lock()
+        self._sessions: dict = {}                # session -> _SessionTasks
+
+    def __len__(self) -> int:
+        """How many tasks are held, over all sessions."""
+        with self._lock:
+            return sum(len(s.tasks) for s in self._sessions.values())
+
+    # ------------------------------------------------------------------ creation (rule 3)
+    def start_tool_call(self, tools, ctx, params: dict, entry) -> dict:
+        """Create a task for this ``tools/call``, answer ``CreateTaskResult``, start the tool."""
+        ttl = self._ttl(params.get("task"))
+        session = ctx.session
+        task = _Task(new_task_id(), session, entry.name, self.clock(), self.wall(), ttl)
+        task_ctx = task_context_class(type(ctx))(session, TaskRequest(ctx))
+        task_ctx._task, task_ctx._registry = task, self
+        task.ctx = task_ctx
+        with self._lock:
+            if session.closed:
+                raise RequestCancelled("the session closed before the task started")
+            store = self._sessions.get(session)
+            if store is None:
+                store = self._sessions[session] = _SessionTasks()
+            changed = self._expire_locked(store)
+            if len(store.tasks) >= self.max_tasks and not self._make_room_locked(store):
+                limit = self.max_tasks
+                store = None
+            else:
+                store.tasks[task.id] = task
+                answer = {"task": task.wire(self.poll_interval)}
+        self._expired(changed)
+        if store is None:
+            raise InternalError(f"Too many tasks: this session already has {limit} tasks working (the limit); "
+                                f"wait for one to finish or cancel one with tasks/cancel", {"maxTasks": limit})
+        log.debug("task %s created for tool %s (ttl %d ms)", task.id, entry.name, ttl)
+        thread = threading.Thread(target=self._run, args=(task, tools), name=TASK_THREAD_NAME, daemon=True)
+        task.thread = thread
+        # Rule 3: write the answer first, so on an ordered transport (stdio) nothing of the
+        # task (progress, status, a request to the client) reaches the client before it
+        # knows the task id. The session then sends nothing for this request: a handler
+        # raising RequestCancelled gets no response (session/__init__.py rule 3).
+        try:
+            session._send(Response(ctx.request_id, answer), ctx.request_id)
+        except (SessionError, OSError):
+            self._cancel(task, "The session closed before the task started.")
+            raise RequestCancelled("the session closed before the task started") from None
+        with self._lock:
+            if task.status == "working":         # not cancelled meanwhile (session closed, expired)
+                thread.start()
+                started = True
+            else:
+                started = False
+        if not started:
+            task.ctx.finished = True
+        raise RequestCancelled(f"tools/call {ctx.request_id!r} was answered with task {task.id}")
+
+    def _ttl(self, task_params) -> int:
+        """The TTL we grant (rule 8). Spec: schema TaskMetadata (``ttl``: integer ms)."""
+        if not isinstance(task_params, dict):
+            raise InvalidParamsError("tools/call: task must be an object (TaskMetadata)", {"task": task_params})
+        ttl = task_params.get("ttl")
+        if ttl is None:
+            return min(self.default_ttl, self.max_ttl)
+        if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 0:
+            raise InvalidParamsError(f"tools/call: task.ttl must be a non-negative integer (milliseconds), "
+                                     f"not {ttl!r}", {"ttl": ttl})
+        return min(ttl, self.max_ttl)
+
+    def _run(self, task: _Task, tools) -> None:
+        """Thread ``mcp-server-task``: run the tool as ``tools/call`` would, keep what it answers."""
+        ctx = task.ctx
+        result = error = None
+        try:
+            result = tools.handle_call(ctx, ctx.params, routed=True)
+        except RequestCancelled:
+            pass
+        except McpError as exc:
+            error = (exc.code, exc.message, exc.data)
+        except SessionError:
+            pass                                  # the session closed under the tool
+        except Exception:
+            if not ctx.is_cancelled():            # a cancelled tool may stop by raising
+                log.exception("task %s (tool %s) failed", task.id, task.tool)
+                error = (INTERNAL_ERROR, "Internal error", None)
+        finally:
+            ctx.finished = True
+        self._finish(task, result, error)
+
+    def _finish(self, task: _Task, result: dict | None, error: tuple | None) -> None:
+        """Rule 4: completed or failed, unless the task is terminal already (cancelled)."""
+        with task.sending, self._lock:          # after any progress being sent (rule 4)
+            if task.status in TERMINAL:
+                return
+            if error is not None:
+                task.status, task.error = "failed", error
+                task.message = f"Tool execution failed: {error[1]} ({error[0]})"
+            elif result is None:                  # cancelled under us without a status change
+                task.status, task.message = "cancelled", "The task was cancelled."
+            else:
+                task.result = result
+                if result.get("isError"):
+                    task.status, task.message = "failed", _failure_message(result)
+                else:
+                    task.status, task.message = "completed", None
+            task.updated = iso_time(self.wall())
+            task.done.set()
+            changed = [(task, task.wire(self.poll_interval))] if self._holds_locked(task) else []
+        log.debug("task %s %s", task.id, task.status)
+        self._send_status(changed)
+
+    # ------------------------------------------------------------------ status changes (rule 4)
+    def _waiting(self, task: _Task, method: str, delta: int) -> None:
+        """A request to the client starts (+1) or ends (-1): ``input_required`` while any is open."""
+        with self._lock:
+            task.waiting += delta
+            changed = []
+            if task.status == "working" and task.waiting > 0:
+                task.status, task.message = "input_required", f"Waiting for the client to answer {method}."
+            elif task.status == "input_required" and task.waiting == 0:
+                task.status, task.message = "working", None
+            else:
+                return
+            task.updated = iso_time(self.wall())
+            if self._holds_locked(task):
+                changed.append((task, task.wire(self.poll_interval)))
+        self._send_status(changed)
+
+    def _cancel(self, task: _Task, message: str, *, notify: bool = True) -> bool:
+        """Move a non-terminal task to ``cancelled`` (first), then stop its code: set its
+        ``cancelled`` and settle its requests to the client. False when already terminal."""
+        with task.sending, self._lock:          # after any progress being sent (rule 4)
+            if task.status in TERMINAL:
+                return False
+            self._cancel_locked(task, message)
+            changed = [(task, task.wire(self.poll_interval))] if notify and self._holds_locked(task) else []
+        self._stop(task)
+        self._send_status(changed)
+        return True
+
+    def _cancel_locked(self, task: _Task, message: str) -> None:
+        task.status, task.message = "cancelled", message
+        task.updated = iso_time(self.wall())
+        task.done.set()
+
+    @staticmethod
+    def _stop(task: _Task) -> None:
+        ctx = task.ctx
+        if ctx is not None:
+            ctx._cancel()
+            ctx._abandon_nested()
+
+    def _holds_locked(self, task: _Task) -> bool:
+        store = self._sessions.get(task.session)
+        return store is not None and store.tasks.get(task.id) is task
+
+    def _send_status(self, changed: list) -> None:
+        """``notifications/tasks/status`` for each ``(task, wire)``; outside the lock.
+        Spec: basic/utilities/tasks#task-status-notification (no related-task ``_meta``)."""
+        for task, wire in changed:
+            try:
+                task.session.notify("notifications/tasks/status", wire)
+            except SessionError:
+                pass                              # the session closed: nobody to tell
+
+    # ------------------------------------------------------------------ closing (rule 9)
+    def session_closed(self, session) -> None:
+        """Cancel and forget ``session``'s tasks; wait for their threads (bounded)."""
+        if self._ext is not None:
+            self._ext.closed(session)               # server/tasks/extension.py rule 10
+        with self._lock:
+            store = self._sessions.pop(session, None)
+            if store is None:
+                return
+            tasks = list(store.tasks.values())
+            for task in tasks:
+                if task.status not in TERMINAL:
+                    self._cancel_locked(task, "The session closed.")
+                task.done.set()
+        for task in tasks:
+            self._stop(task)
+        deadline = time.monotonic() + JOIN_TIMEOUT
+        me = threading.current_thread()
+        for task in tasks:
+            thread = task.thread
+            if thread is None or thread is me or thread.ident is None:
+                continue
+            thread.join(max(0.0, deadline - time.monotonic()))
+            if thread.is_alive():
+                log.warning("task %s (tool %s) did not stop when its session closed (the tool ignores "
+                            "ctx.cancelled)", task.id, task.tool)
+
+
+def _failure_message(result: dict) -> str:
+    """``statusMessage`` of a task whose tool result has ``isError`` (Spec:
+    basic/utilities/tasks#task-execution-errors: SHOULD give diagnostic information)."""
+    for block in result.get("content") or ():
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            text = block["text"]
+            return "Tool execution failed: " + (text if len(text) <= 500 else text[:497] + "...")
+    return "Tool execution failed."

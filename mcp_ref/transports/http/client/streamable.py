@@ -1,0 +1,363 @@
+"""Streamable HTTP client transport, on requests (imported lazily).
+
+Spec: basic/transports#streamable-http, #sending-messages-to-the-server,
+#listening-for-messages-from-the-server, #resumability-and-redelivery,
+#session-management, #protocol-version-header.
+
+Rules:
+
+1. Every message is its own POST (``Accept: application/json,
+   text/event-stream``; ``Mcp-Session-Id`` once assigned; ``MCP-Protocol-Version``
+   once negotiated). Notifications and responses are POSTed on the caller's
+   thread (202 expected; errors raise there; order is kept), within
+   ``timeout`` seconds, answer included. ``initialize`` too, within
+   ``init_timeout``, so the handshake raises HTTP failures (and auto-detection
+   can fall back); ``Client`` sets both to its own. Other requests are POSTed
+   on pool threads (``mcp-http-post-N``), since an answer may take as long as
+   the server's handler; the answer (one JSON body or an SSE stream) is read
+   there into the inbox ``receive()`` reads. Cancelling a request cuts its
+   connections (``http_common`` rule 3).
+2. Right after ``notifications/initialized``, the standalone GET stream is
+   opened (``mcp-http-get``); ``send`` returns once its status is known: 200
+   is a stream, anything else (405 included) means none.
+3. Answers are read as ``http_streams`` says: one JSON body, or an SSE
+   stream whose event ids are remembered (bounded), so a replay after a
+   reconnect delivers each message once.
+4. A broken stream, or a POST stream that ended before its response, is
+   resumed with GET + ``Last-Event-ID`` after the server's ``retry``, floored
+   and backed off (``http_streams`` rule 3), giving up after
+   ``max_reconnects`` connections in a row that failed or carried nothing. A
+   disconnect is never a cancellation: nothing is sent to the server about it.
+5. 404 to a request carrying a session id: the session expired. With
+   ``on_session_expired="reinitialize"`` the transport redoes the handshake
+   (the client's ``initialize``, ``notifications/initialized``, the GET
+   stream) and retries the request once; with ``"raise"`` it fails with
+   ``SessionExpired`` from then on.
+6. Failures are typed (``http_common`` rule 1). A request failing on a pool
+   thread fails in the bound session (``transport.session``, set by
+   ``Client.http``) with that exception; unbound, it is answered with a
+   JSON-RPC error with ``httpStatus``.
+7. ``close()`` cuts every connection at once (POSTs waiting for headers,
+   bodies being read, streams), sends DELETE (1 s at most) and joins every
+   thread it started.
+8. A POST's answer is tied to its request, so the request never waits in
+   vain (``http_streams`` rule 1): an answer without its response, or over
+   ``max_message_size``, fails it at once saying what came back.
+9. The session id must be visible ASCII (0x21-0x7E), else ``HttpError``
+   and it is not used. Redirects, deadlines and size bounds: ``http_common``.
+10. 2026-07-28 (a request whose ``_meta`` names its protocol version): the
+    ``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name`` headers mirror the
+    body (transports/http/modern.py), with a tool's ``Mcp-Param-*`` headers
+    (``param_headers``, from the client's tool cache); no session id is ever
+    held; a 4xx whose body is a JSON-RPC error is that request's answer (so the
+    client can tell a modern refusal, -32022 say, from a legacy server's); such
+    a request is cancelled by cutting its connection (no
+    ``notifications/cancelled`` is POSTed, and a broken modern stream is never
+    resumed: it has no event ids). Spec 2026-07-28:
+    basic/transports/streamable-http#request-metadata, #backward-compatibility.
+"""
+import collections
+import itertools
+import logging
+import queue
+import threading
+from typing import Optional
+
+from mcp_ref.protocol import lifecycle
+from mcp_ref.errors import ConnectionClosed, InvalidMessage
+from mcp_ref.jsonrpc.messages import ErrorResponse, Notification, Request, decode, encode
+from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, REQUEST_ERRORS, HttpClient,
+                                                   HttpError, RedirectRefused, ResponseTooLarge, SessionExpired,
+                                                   content_type, take, visible_ascii)
+from mcp_ref.transports.http.modern import request_headers
+from mcp_ref.transports.http.client.streams import AnswerReader, StreamState, about
+from mcp_ref.transports.http.client.get import GetStream
+
+log = logging.getLogger("mcp_ref.http")
+
+__all__ = ["StreamableHttpTransport", "HttpError", "SessionExpired", "RedirectRefused", "ResponseTooLarge"]
+
+ACCEPT = "application/json, text/event-stream"
+
+
+def _modern_refusal(message: Request, exc) -> Optional[ErrorResponse]:
+    """Rule 10: the JSON-RPC error a modern server sent with a 4xx to a modern request,
+    as the request's answer (None when the body holds none: a legacy server's refusal)."""
+    if not isinstance(exc, HttpError) or exc.status not in (400, 404) \
+            or not lifecycle.is_modern_request(message.params):
+        return None
+    try:
+        reply = decode(exc.body)
+    except InvalidMessage:
+        return None
+    if not isinstance(reply, ErrorResponse) or reply.id not in (None, message.id):
+        return None
+    return ErrorResponse(message.id, reply.error)
+
+
+class StreamableHttpTransport(AnswerReader, GetStream):
+    """The client end of Streamable HTTP (see the module rules).
+
+    ``url`` is the MCP endpoint; ``headers`` go on every request; ``auth`` is a
+    requests auth object or ``(user, password)``; ``verify`` (True, False or a CA
+    bundle path) and ``cert`` (a path or ``(cert, key)``) are the TLS options;
+    ``read_timeout`` bounds each wait for data of a POST's answer (never the
+    GET stream's). ``on_session_expired``: rule 5; ``max_reconnects``,
+    ``default_retry`` (seconds): rule 4; ``max_message_size``: the largest body
+    or SSE event accepted, in bytes (16 MiB, as stdio). ``timeout`` and
+    ``init_timeout`` (attributes): rule 1.
+    """
+
+    def __init__(self, url: str, *, headers: Optional[dict] = None, auth=None, verify=True, cert=None,
+                 connect_timeout: float = 10.0, read_timeout: Optional[float] = None,
+                 on_session_expired: str = "reinitialize", open_get_stream: bool = True,
+                 max_reconnects: int = 5, default_retry: float = 1.0,
+                 max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE):
+        if on_session_expired not in ("reinitialize", "raise"):
+            raise ValueError("on_session_expired must be 'reinitialize' or 'raise'")
+        self.url = url
+        self.session_id: Optional[str] = None
+        self.protocol_version: Optional[str] = None
+        self.session = None                   # the bound Session (rule 6)
+        self.get_status: Optional[int] = None  # the standalone GET's status (None: not opened)
+        self.on_session_expired = on_session_expired
+        self.open_get_stream = open_get_stream
+        self.max_reconnects, self.default_retry = max_reconnects, default_retry
+        self.timeout, self.init_timeout = 60.0, 10.0       # rule 1; Client sets its own
+        self._http = HttpClient(url, headers={"Accept": ACCEPT, **(headers or {})}, auth=auth, verify=verify,
+                                cert=cert, pool_size=64, connect_timeout=connect_timeout,
+                                read_timeout=read_timeout, max_message_size=max_message_size)
+        self._get_wait = (connect_timeout or 10.0) + 5.0  # for the GET's status (rule 2)
+        self._inbox: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._threads: set = set()
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._idle = self._workers = 0
+        self._seen: collections.OrderedDict = collections.OrderedDict()
+        self._init: Optional[Request] = None
+        self._expired: Optional[SessionExpired] = None
+        self._get_exchange = None             # the standalone stream's (cut on re-initialization)
+        self._get_state: Optional[StreamState] = None
+        self._exchanges: dict = {}            # request id -> its Exchange (cut when it is cancelled)
+        self._abandoned: set = set()          # requests we cancelled: their streams are not resumed
+        self._reinit_lock = threading.Lock()
+        self._reinit_ids = itertools.count(1)
+        self._modern_ids: set = set()         # rule 10: modern requests in flight (cut to cancel)
+        # rule 10: fn(tools/call params) -> the tool's Mcp-Param-* headers (set by Client.http)
+        self.param_headers = None
+
+    @property
+    def max_message_size(self) -> int:
+        return self._http.max_message_size
+
+    # ------------------------------------------------------------------ Transport interface
+    def send(self, message, related_id=None) -> None:
+        """Rule 1. Raises HttpError, SessionExpired or ConnectionClosed."""
+        if self._closed.is_set():
+            raise ConnectionClosed("the HTTP transport is closed")
+        if self._expired is not None:
+            raise self._expired
+        if isinstance(message, Request):
+            if message.method == "initialize":
+                self._init = message
+                with self._http.exchange(self.init_timeout or self.timeout):
+                    response = self._post(message)
+                    self._take_session_id(response)
+                    self._consume(response, StreamState(self.session_id, [message.id], what=about(message)),
+                                  in_background=True)
+            else:
+                self._submit(lambda: self._run_request(message))
+            return
+        if isinstance(message, Notification) and message.method == "notifications/cancelled":
+            request_id = (message.params or {}).get("requestId")
+            self._abandon(request_id)
+            with self._lock:
+                modern = request_id in self._modern_ids
+            if modern:                      # rule 10: cutting its connection was the cancellation
+                return
+        self._post_and_forget(message)
+        if isinstance(message, Notification) and message.method == "notifications/initialized" \
+                and self.open_get_stream:
+            self._start_get_stream()
+
+    def receive(self):
+        return take(self._inbox)
+
+    def close(self) -> None:
+        """Rule 7. Idempotent."""
+        with self._lock:
+            if self._closed.is_set():
+                return
+            self._closed.set()
+        self._http.cut_all()
+        if self.session_id is not None and self._expired is None:
+            try:
+                with self._http.exchange(1.0):
+                    response = self._http.request("DELETE", self.url, headers=self._headers())
+                    if response.status_code not in (200, 202, 204, 404, 405):
+                        log.info("DELETE of the HTTP session answered %s", response.status_code)
+                    response.close()
+            except HttpError as exc:
+                log.debug("DELETE of the HTTP session failed: %s", exc)
+        self._http.close()
+        with self._lock:
+            workers = self._workers
+        for _ in range(workers):
+            self._jobs.put(None)
+        self._inbox.put(CLOSED)
+        me = threading.current_thread()
+        for thread in list(self._threads):
+            if thread is not me:
+                thread.join(2.0)
+
+    # ------------------------------------------------------------------ HTTP
+    def _headers(self, extra: Optional[dict] = None) -> dict:
+        headers = dict(extra or {})
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version is not None:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        return headers
+
+    def _post(self, message):
+        """POST one message; returns the response (status 2xx) or raises (rule 6)."""
+        sent_session = self.session_id
+        headers = self._headers({"Content-Type": "application/json"})
+        if isinstance(message, Request) and lifecycle.is_modern_request(message.params):     # rule 10
+            headers.update(request_headers(message.method, message.params,
+                                           message.params["_meta"][lifecycle.PROTOCOL_VERSION_META]))
+            if self.param_headers is not None and message.method == "tools/call":
+                headers.update(self.param_headers(message.params))
+        response = self._http.request("POST", self.url, data=encode(message).encode("utf-8"), headers=headers)
+        return self._check(response, "POST", sent_session)
+
+    def _get(self, last_event_id: Optional[str]):
+        """Open a GET stream (rule 2, rule 4); its status within ``_get_wait``. Raises HttpError."""
+        headers = self._headers({"Accept": "text/event-stream"})
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        with self._http.exchange(self._get_wait):
+            response = self._http.request("GET", self.url, headers=headers)
+            return self._check(response, "GET", headers.get("Mcp-Session-Id"))
+
+    def _check(self, response, method: str, sent_session: Optional[str]):
+        """The response when its status is usable; else close it and raise (rule 6)."""
+        if response.status_code == 404 and sent_session is not None:
+            error = self._http.error(response, f"{method} {self.url}: the MCP session has expired", SessionExpired)
+            error.session_id = sent_session
+        elif response.status_code >= 300 or (method == "GET" and response.status_code != 200):
+            error = self._http.error(response, f"{method} {self.url}")
+        elif method == "GET" and content_type(response) != "text/event-stream":
+            error = HttpError(f"GET {self.url}: expected text/event-stream, got {content_type(response)!r}",
+                              status=response.status_code, url=self.url)
+            response.close()
+        else:
+            return response
+        raise error
+
+    def _take_session_id(self, response) -> None:
+        """Rule 9."""
+        session_id = response.headers.get("Mcp-Session-Id")
+        if not session_id:
+            return
+        if not visible_ascii(session_id):
+            response.close()
+            raise HttpError(f"POST {self.url}: the server's Mcp-Session-Id {ascii(session_id[:100])} holds bytes "
+                            "outside visible ASCII (0x21-0x7E); refused", status=response.status_code, url=self.url)
+        self.session_id = session_id
+
+    def _post_and_forget(self, message) -> None:
+        """A notification or response (rule 1): on the caller's thread, 202 expected."""
+        with self._http.exchange(self.timeout):
+            try:
+                response = self._post(message)
+            except SessionExpired as exc:
+                if self.on_session_expired == "raise" or not self._reinitialize(exc):
+                    self._expired = exc
+                    raise
+                log.info("dropped a %s meant for the expired session", type(message).__name__)
+                return
+            self._consume(response, StreamState(self.session_id), in_background=True)
+
+    def _abandon(self, request_id) -> None:
+        """A request we cancelled: its stream is not resumed, its connections are cut (rule 1)."""
+        with self._lock:
+            if len(self._abandoned) > 10000:
+                self._abandoned.clear()
+            self._abandoned.add(request_id)
+            exchange = self._exchanges.get(request_id)
+        if exchange is not None:
+            exchange.cut()
+
+    # ------------------------------------------------------------------ answers
+    def _run_request(self, message: Request) -> None:
+        """On a pool thread: POST one request and read its answer (rules 1, 5)."""
+        with self._http.exchange() as exchange:
+            with self._lock:
+                if message.id in self._abandoned:
+                    self._abandoned.discard(message.id)
+                    return
+                self._exchanges[message.id] = exchange
+                if lifecycle.is_modern_request(message.params):
+                    self._modern_ids.add(message.id)             # rule 10
+            try:
+                for attempt in (1, 2):
+                    try:
+                        response = self._post(message)
+                    except SessionExpired as exc:
+                        if attempt == 1 and self.on_session_expired == "reinitialize" and self._reinitialize(exc):
+                            continue
+                        if self.on_session_expired == "raise":
+                            self._expired = exc
+                        return self._fail([message.id], exc)
+                    except REQUEST_ERRORS as exc:      # an auth provider may fail too
+                        reply = _modern_refusal(message, exc)
+                        if reply is not None:           # rule 10: the server's JSON-RPC answer
+                            self._inbox.put(reply)
+                            return
+                        return self._fail([message.id], exc)
+                    return self._consume(response, StreamState(self.session_id, [message.id], what=about(message)))
+            finally:
+                with self._lock:
+                    self._exchanges.pop(message.id, None)
+                    self._modern_ids.discard(message.id)
+
+    # ------------------------------------------------------------------ threads
+    def _submit(self, job) -> None:
+        with self._lock:
+            if self._closed.is_set():
+                return                               # closing: nobody would read the answer
+            if self._idle:
+                self._idle -= 1
+                spawn = None
+            else:
+                self._workers += 1
+                spawn = self._workers
+        if spawn is not None:
+            self._spawn(self._worker, f"mcp-http-post-{spawn}")
+        self._jobs.put(job)
+
+    def _worker(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            try:
+                job()
+            except Exception:
+                log.exception("HTTP client job failed")
+            with self._lock:
+                self._idle += 1
+
+    def _spawn(self, target, name: str) -> None:
+        def run():
+            try:
+                target()
+            finally:
+                with self._lock:
+                    self._threads.discard(thread)
+        thread = threading.Thread(target=run, name=name, daemon=True)
+        with self._lock:
+            self._threads.add(thread)
+        thread.start()

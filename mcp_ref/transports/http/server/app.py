@@ -1,0 +1,400 @@
+"""Streamable HTTP server (and the legacy HTTP+SSE transport) on the standard library.
+
+``serve_http`` blocks until SIGINT/SIGTERM; ``start_http`` returns a running
+``HttpServerHandle`` (tests, embedding). Three modules share the work: this
+one holds the configuration, the session table and the listening socket;
+``http_core`` answers one request (carried by ``http_handler`` or ``wsgi``);
+``http_session`` decides which stream carries each message. Spec: basic/transports#streamable-http
+(2025-11-25, 2025-03-26), 2024-11-05 basic/transports#http-with-sse, security_best_practices.
+
+Rules:
+
+1. Sessions: ``Mcp-Session-Id`` values come from ``os.urandom`` (``new_session_id``:
+   192 random bits, URL-safe base64: visible ASCII). A session ends on DELETE,
+   after ``idle_timeout`` seconds with no request and no open stream, or at
+   shutdown. At most ``max_sessions`` live at once: a new one evicts the
+   session idle the longest (many clients never send DELETE); only when every
+   session has a request running or a stream open is the new one refused
+   (503). #session-management.
+2. DNS-rebinding protection (#security-warning), always on. ``Host`` must
+   name this server: with ``allowed_hosts``, one of its patterns (``["*"]``
+   accepts any, and only when the application says so); else on a loopback
+   bind a loopback name (localhost, 127.0.0.1, [::1], any port); else one of
+   the server's own names with the listening port: the bound address, the
+   machine's hostname (``socket.gethostname()``) and, on a wildcard bind
+   (0.0.0.0, ::), the local address the connection arrived on (over loopback
+   also the loopback names and 0.0.0.0, the readiness line's URL). A name a proxy or a port mapping puts
+   in ``Host`` must be listed in ``allowed_hosts``. An ``Origin``, when
+   present, must be listed in ``allowed_origins``, or else be the request's
+   own origin (the same host and port as ``Host``), or a loopback origin on a
+   connection over loopback; else 403. Bind 127.0.0.1 unless told otherwise.
+3. Threads: one per open connection (``mcp-http-conn-N``), plus at most
+   ``workers`` shared ``mcp-http-worker-N`` threads that run requests
+   (``workers.WorkerPool``, started on demand, ended after a while idle). A
+   session has no thread of its own (session rule 9), so an idle session
+   costs none. ``shutdown()`` stops accepting, closes every session (which
+   ends every stream), shuts every connection's socket and joins every
+   thread it started.
+4. ``serve_http`` prints one readiness line with the real URL (port 0 picks
+   a free port) and installs SIGINT/SIGTERM handlers only on the main thread.
+5. The listening socket's accept queue (``backlog``) defaults to
+   ``socket.SOMAXCONN``, at least 128 (the kernel may cap it, e.g. Linux
+   ``net.core.somaxconn``). With socketserver's 5, clients that connect at the
+   same moment while the accepting thread waits for the CPU overflow it:
+   their handshakes are dropped and they see timeouts or resets.
+"""
+from __future__ import annotations
+
+import itertools
+import signal
+import socket
+import socketserver
+import threading
+import time
+from http.server import ThreadingHTTPServer
+
+from mcp_ref.errors import get_logger
+from secrets import token_urlsafe
+from mcp_ref.session.workers import WorkerPool
+from mcp_ref.transports.http.server.handler import McpRequestHandler
+from mcp_ref.transports.http.server.origin import LOOPBACK, WILDCARD, HostChecks
+from mcp_ref.transports.http.server.events import EventStore, InMemoryEventStore
+from mcp_ref.transports.http.server.session import HttpSessionTransport, LegacySseTransport
+
+log = get_logger("mcp_ref.http")
+
+__all__ = ["serve_http", "start_http", "HttpServerHandle", "HttpApp", "EventStore", "InMemoryEventStore"]
+
+DEFAULT_MAX_SESSIONS = 1000
+DEFAULT_WORKERS = 128                  # threads running requests, shared by every session (rule 3)
+DEFAULT_IDLE_TIMEOUT = 1800.0          # seconds
+DEFAULT_MAX_BODY = 4 * 1024 * 1024     # bytes
+DEFAULT_BACKLOG = max(socket.SOMAXCONN, 128)   # connections the kernel may hold before accept() (rule 5)
+
+
+def new_session_id() -> str:
+    """Rule 1: a fresh ``Mcp-Session-Id``, 192 bits from the OS's CSPRNG as URL-safe base64
+    (``[A-Za-z0-9_-]``, 32 characters; tokens.py).
+    Spec: basic/transports#session-management (SHOULD be globally unique and cryptographically secure)."""
+    return token_urlsafe(24)
+
+
+class HttpApp(HostChecks):
+    """The configuration and session table shared by every connection (see ``serve_http``)."""
+
+    def __init__(self, server, *, host: str = "127.0.0.1", path: str = "/mcp", stateless: bool = False,
+                 json_response: bool = False, response_mode: str | None = None,
+                 allowed_origins=None, allowed_hosts=None, enable_get: bool = True,
+                 max_sessions: int = DEFAULT_MAX_SESSIONS, idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+                 max_body: int = DEFAULT_MAX_BODY, event_store=None, resumable: bool = True,
+                 retry_interval: int = 1000, poll_interval: float | None = None, keepalive: float = 15.0,
+                 legacy_sse: bool = True, sse_path: str = "/sse", messages_path: str = "/messages",
+                 workers: int = DEFAULT_WORKERS, auth=None, resource_metadata: dict | None = None,
+                 required_scopes=None):
+        if response_mode is None:
+            response_mode = "json" if json_response else "auto"
+        if response_mode not in ("auto", "json", "sse"):
+            raise ValueError(f"response_mode must be auto, json or sse, not {response_mode!r}")
+        self.server = server
+        self.path, self.sse_path, self.messages_path = path, sse_path, messages_path
+        self.stateless, self.response_mode, self.enable_get = stateless, response_mode, enable_get
+        self.legacy_sse = legacy_sse
+        self.max_sessions, self.idle_timeout, self.max_body = max_sessions, idle_timeout, max_body
+        self.retry_interval, self.poll_interval, self.keepalive = retry_interval, poll_interval, keepalive
+        self.event_store = (event_store or InMemoryEventStore()) if resumable and not stateless else None
+        self.allowed_origins = list(allowed_origins) if allowed_origins is not None else None
+        self.allowed_hosts = list(allowed_hosts) if allowed_hosts is not None else None
+        # Rule 2: the names this server answers to (the port is set once the socket is bound).
+        bind = host.strip("[]").lower()
+        self.loopback, self.wildcard = bind in LOOPBACK, bind in WILDCARD
+        self.own_names = frozenset(name for name in (bind, socket.gethostname().lower()) if name not in WILDCARD)
+        self.port, self.scheme = 0, "http"
+        self._warned: set = set()
+        self._sessions: dict = {}
+        self._stateless: set = set()          # stateless mode: the sessions of POSTs in progress
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._reaper: threading.Thread | None = None
+        self.pool = WorkerPool(workers, name="mcp-http-worker")
+        # Authorization (auth.resource_server): None serves without tokens.
+        self.guard = None
+        if auth is not None:
+            from mcp_ref.auth.resource_server import ResourceGuard    # loaded only by a server that uses it
+            self.guard = ResourceGuard(auth, resource_metadata, required_scopes)
+        elif resource_metadata is not None or required_scopes is not None:
+            raise ValueError("resource_metadata and required_scopes need auth= (a token verifier)")
+
+    # ------------------------------------------------------------------ sessions
+    def start(self) -> None:
+        if not self.stateless and self.idle_timeout:
+            self._reaper = threading.Thread(target=self._reap_loop, name="mcp-http-reaper", daemon=True)
+            self._reaper.start()
+
+    def new_session(self, legacy: bool = False, owner=None):
+        """A new session and its transport; when ``max_sessions`` are live the longest-idle
+        one is evicted, and None is returned only when none is idle (rule 1)."""
+        evicted = None
+        with self._lock:
+            if len(self._sessions) >= self.max_sessions:
+                evicted = self._longest_idle_locked()
+                if evicted is None:
+                    return None
+                del self._sessions[evicted.session_id]         # its id gets 404 from now on
+            session_id = new_session_id()                     # rule 1
+            if legacy:
+                transport = LegacySseTransport(session_id, on_close=self._forget)
+            else:
+                transport = HttpSessionTransport(session_id, event_store=self.event_store, on_close=self._forget)
+            transport.subject, transport.auth = getattr(owner, "subject", None), owner   # handler rule 7
+            self._sessions[session_id] = transport
+        if evicted is not None:
+            log.info("HTTP session evicted after %.0f s idle: max_sessions (%d) reached", evicted.idle_for(),
+                     self.max_sessions)
+            self.terminate(evicted, "session evicted (max_sessions reached)")
+        transport.session = self.server.serve(transport, executor=self.pool)
+        return transport
+
+    def _longest_idle_locked(self):
+        """The session idle the longest, or None when every one is busy (a request, a stream)."""
+        idle = [t for t in self._sessions.values() if t.idle_for() > 0.0]
+        return max(idle, key=lambda t: t.idle_for()) if idle else None
+
+    def stateless_session(self, owner=None):
+        """Stateless mode: a fresh transport and session for one POST (closed by the caller)."""
+        transport = HttpSessionTransport(None, on_close=self._forget)
+        transport.subject, transport.auth = getattr(owner, "subject", None), owner
+        transport.task_owner = self                # 2026-07-28 tasks outlive the POST (server/tasks/extension.py rule 10)
+        with self._lock:
+            self._stateless.add(transport)
+        transport.session = self.server.serve(transport, executor=self.pool)
+        return transport
+
+    def lookup(self, session_id: str | None, legacy: bool = False):
+        with self._lock:
+            transport = self._sessions.get(session_id)
+        if transport is None or transport.closed or isinstance(transport, LegacySseTransport) != legacy:
+            return None
+        return transport
+
+    def terminate(self, transport, reason: str) -> None:
+        session = transport.session
+        if session is not None:
+            session.close(reason)
+        else:
+            transport.close()
+
+    def _forget(self, transport) -> None:
+        with self._lock:
+            self._stateless.discard(transport)
+            if self._sessions.get(transport.session_id) is transport:
+                del self._sessions[transport.session_id]
+
+    def reap(self) -> int:
+        """Close sessions idle for longer than ``idle_timeout``; returns how many."""
+        with self._lock:
+            expired = [t for t in self._sessions.values() if t.idle_for() > self.idle_timeout]
+        for transport in expired:
+            log.info("HTTP session expired after %.0f s idle", self.idle_timeout)
+            self.terminate(transport, "session expired (idle)")
+        return len(expired)
+
+    def _reap_loop(self) -> None:
+        interval = max(0.05, min(60.0, self.idle_timeout / 4))
+        while not self._stop.wait(interval):
+            try:
+                self.reap()
+            except Exception:
+                log.exception("session reaper failed")
+
+    def close(self) -> None:
+        self._stop.set()
+        with self._lock:
+            transports = list(self._sessions.values()) + list(self._stateless)
+        for transport in transports:
+            self.terminate(transport, "server shutting down")
+        if self._reaper is not None:
+            self._reaper.join(2.0)
+        tasks = self.server._features.get("tasks")
+        if tasks is not None and tasks._ext is not None:
+            tasks._ext.closed(self)                # server/tasks/extension.py rule 10
+        self.pool.close()
+
+    @property
+    def session_count(self) -> int:
+        with self._lock:
+            return len(self._sessions)
+
+class _HttpServer(ThreadingHTTPServer):
+    """ThreadingHTTPServer that names and tracks its connection threads (rule 3)."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address, app: HttpApp, ssl_context=None, backlog: int = DEFAULT_BACKLOG):
+        self.app = app
+        self.ssl_context = ssl_context
+        if backlog < 1:
+            raise ValueError(f"backlog must be at least 1, not {backlog!r}")
+        self.request_queue_size = backlog          # rule 5: socketserver's default is 5
+        self._connections: dict = {}
+        self._connections_lock = threading.Lock()
+        self._numbers = itertools.count(1)
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        super().__init__((address[0].strip("[]"), address[1]), McpRequestHandler)
+
+    def server_bind(self) -> None:
+        socketserver.TCPServer.server_bind(self)          # no getfqdn(): it may wait on DNS
+        self.server_name, self.server_port = self.server_address[:2]
+
+    def get_request(self):
+        sock, client_address = self.socket.accept()
+        if self.ssl_context is not None:          # the handshake runs on the connection's thread
+            sock = self.ssl_context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return sock, client_address
+
+    def process_request(self, request, client_address) -> None:
+        thread = threading.Thread(target=self._serve_connection, args=(request, client_address),
+                                  name=f"mcp-http-conn-{next(self._numbers)}", daemon=True)
+        with self._connections_lock:
+            self._connections[thread] = request
+        thread.start()
+
+    def _serve_connection(self, request, client_address) -> None:
+        try:
+            if self.ssl_context is not None:
+                request.settimeout(30.0)
+                request.do_handshake()
+            self.finish_request(request, client_address)
+        except Exception:
+            log.debug("HTTP connection from %s failed", client_address, exc_info=True)
+        finally:
+            self.shutdown_request(request)
+            with self._connections_lock:
+                self._connections.pop(threading.current_thread(), None)
+
+    def handle_error(self, request, client_address) -> None:
+        log.debug("HTTP connection from %s failed", client_address, exc_info=True)
+
+    def close_connections(self, timeout: float = 2.0) -> None:
+        """Rule 3: stop reading every connection (an idle keep-alive one ends at once; one
+        finishing a response writes its end first), then cut what is left."""
+        with self._connections_lock:
+            connections = list(self._connections.items())
+        deadline = time.monotonic() + timeout
+        for how in (socket.SHUT_RD, socket.SHUT_RDWR):
+            for _, sock in connections:
+                try:
+                    sock.shutdown(how)
+                except OSError:
+                    pass
+            for thread, _ in connections:
+                thread.join(max(0.0, deadline - time.monotonic()) / 2)
+            connections = [(t, s) for t, s in connections if t.is_alive()]
+
+
+class HttpServerHandle:
+    """A running HTTP server (from ``start_http``): ``url``, ``port``, ``shutdown()``."""
+
+    def __init__(self, httpd: _HttpServer, app: HttpApp):
+        self.httpd, self.app = httpd, app
+        self.host = httpd.server_address[0]
+        self.port = httpd.server_address[1]
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        scheme = "https" if httpd.ssl_context is not None else "http"
+        self.base_url = f"{scheme}://{host}:{self.port}"
+        self.url = self.base_url + app.path
+        self.sse_url = self.base_url + app.sse_path
+        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1},
+                                        name="mcp-http-server", daemon=True)
+        self._closed = False
+        self.stopping = threading.Event()        # set by shutdown() (or a signal, in serve_http)
+
+    def start(self) -> "HttpServerHandle":
+        self.app.start()
+        self._thread.start()
+        return self
+
+    def shutdown(self) -> None:
+        """Stop accepting, close every session and stream, end every connection thread. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self.stopping.set()
+        self.httpd.shutdown()
+        self.app.close()
+        self.httpd.close_connections()
+        self._thread.join(2.0)
+        self.httpd.server_close()
+
+    close = shutdown
+
+    def __enter__(self) -> "HttpServerHandle":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.shutdown()
+
+
+def start_http(server, address=("127.0.0.1", 0), *, ssl_context=None, backlog: int = DEFAULT_BACKLOG,
+               **options) -> HttpServerHandle:
+    """Serve ``server`` over HTTP on a background thread; returns at once, listening.
+    ``address`` ``(host, 0)`` picks a free port (see ``handle.port``); ``ssl_context``
+    (an ``ssl.SSLContext`` with a certificate) serves HTTPS; ``backlog`` is the accept
+    queue (rule 5). Options: ``serve_http``'s."""
+    host, port = address
+    app = HttpApp(server, host=host, **options)
+    httpd = _HttpServer((host, int(port)), app, ssl_context, backlog)
+    app.port, app.scheme = httpd.server_address[1], "https" if ssl_context is not None else "http"
+    handle = HttpServerHandle(httpd, app)
+    if app.guard is not None:
+        if app.wildcard and not app.guard.metadata.get("resource"):
+            httpd.server_close()
+            raise ValueError("a server bound to every address needs resource_metadata={'resource': ...}: "
+                             "the URL clients use, which its tokens' audience names")
+        app.guard.bind(handle.url)
+    return handle.start()
+
+
+def serve_http(server, address=("127.0.0.1", 8000), *, ready=None, **options) -> None:
+    """Serve ``server`` over Streamable HTTP (and legacy HTTP+SSE) until SIGINT/SIGTERM.
+
+    Options: ``path="/mcp"``, ``stateless=False``, ``json_response=False`` (True:
+    always one JSON body; ``response_mode="sse"``: always SSE),
+    ``allowed_origins``/``allowed_hosts`` (lists; ``"host:*"`` for any port),
+    ``enable_get=True``, ``max_sessions=1000`` (beyond: the longest-idle session
+    is evicted), ``idle_timeout=1800`` s,
+    ``max_body=4 MiB``, ``event_store`` (default in memory; ``resumable=False``
+    turns resumption off), ``retry_interval=1000`` ms, ``poll_interval=None`` s,
+    ``keepalive=15`` s, ``legacy_sse=True``, ``sse_path="/sse"``,
+    ``messages_path="/messages"``, ``ssl_context`` (HTTPS), ``backlog`` (the
+    accept queue, default ``socket.SOMAXCONN``, at least 128), ``workers=128``
+    (threads running requests, shared by all sessions; each session runs at most
+    the ``Server``'s ``max_workers`` at once), ``auth`` (a token verifier: every
+    request then needs a Bearer token; see ``auth.resource_server``) with
+    ``resource_metadata`` (RFC 9728; ``authorization_servers`` required) and
+    ``required_scopes`` (a list, or a dict keyed by ``"*"``, a method or
+    ``"tool:NAME"``). ``ready``: a callable given the handle, or
+    an Event to set, once listening; ``handle.shutdown()`` also ends the call
+    (the way out when not on the main thread, where no signal handler is
+    installed). A readiness line with the real URL is printed on stdout.
+    """
+    handle = start_http(server, address, **options)
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous[signum] = signal.signal(signum, lambda *_: handle.stopping.set())
+    try:
+        print(f"mcp_ref: serving MCP at {handle.url} (legacy SSE at {handle.sse_url})", flush=True)
+        log.info("serving MCP over HTTP at %s", handle.url)
+        if ready is not None:
+            ready.set() if hasattr(ready, "set") else ready(handle)
+        while not handle.stopping.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        handle.shutdown()
+

@@ -1,0 +1,189 @@
+"""The request of ``http.server`` as ``http_core`` reads it: the body (``Content-Length``
+or chunked, under ``max_body``), whether the client is still there, and the
+headers read once. ``SocketRequest`` is built by ``McpRequestHandler``
+(transports/http/server/handler.py), which writes the answer. Spec: basic/transports#streamable-http;
+RFC 9112 sections 6 and 7.1 (message body, chunked transfer coding).
+
+Rules:
+
+1. A POST body comes with ``Content-Length`` or ``Transfer-Encoding: chunked``
+   (RFC 9112 §6, §7.1), decoded here under the ``max_body`` limit: 413 as
+   soon as the announced chunks exceed it, before reading them. Neither header
+   → 411; both, conflicting ``Content-Length`` values, malformed chunk framing
+   (strict CRLF, hex sizes) or ``chunked`` not last → 400; another transfer
+   coding → 501. Chunk extensions and trailer fields are read and ignored;
+   the framing around the data may add no more than ``max(max_body, 64 KiB)``
+   bytes (413 beyond). After any refusal the connection is closed (the body
+   stays unread).
+2. The client has gone when its end of the socket is at EOF (a peek, without
+   reading; TLS takes no flags, so there it is never known before a write
+   fails).
+3. A body the answer did not need, left unread, is dropped: transports/http/server/handler.py
+   rule 6 asks ``unread_length`` before the answer and reads that many bytes
+   after it. Only a ``Content-Length`` body within ``max_body`` can be; a
+   chunked one, a larger one, an invalid length, or a body whose reading was
+   begun and refused cannot, and the connection closes.
+"""
+from __future__ import annotations
+
+import socket
+
+from mcp_ref.transports.http.server.types import BodyRefused, HttpRequest
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
+    from typing import Optional
+
+MAX_CHUNK_LINE = 4096          # bytes of one chunk-size line (with extensions) or trailer line, CRLF included
+FRAMING_MIN = 64 * 1024        # chunk framing allowed beyond the data, at least (rule 1)
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+UNREAD, BEGUN, READ = "unread", "begun", "read"   # SocketRequest.body_state (rule 3)
+DROP_SIZE = 64 * 1024          # bytes read at a time from a body that is dropped (rule 3)
+
+
+def _chunk_size(line: bytes) -> Optional[int]:
+    """The size of a ``chunk-size [chunk-ext] CRLF`` line, None when malformed. Strict:
+    CRLF only, no bare CR, 1*HEXDIG with nothing before it (whitespace is allowed only
+    before ``;``); extensions are not interpreted."""
+    if len(line) > MAX_CHUNK_LINE or not line.endswith(b"\r\n") or b"\r" in line[:-2]:
+        return None
+    size, semicolon, _extensions = line[:-2].partition(b";")
+    if semicolon:
+        size = size.rstrip(b" \t")
+    if not size or not _HEX.issuperset(size):
+        return None
+    return int(size, 16)
+
+
+class SocketRequest(HttpRequest):
+    """An ``HttpRequest`` read off a ``BaseHTTPRequestHandler`` (rules 1 to 3)."""
+
+    __slots__ = ("handler", "body_state")
+
+    def __init__(self, handler):
+        super().__init__(handler.command, handler.path, handler.head.headers, handler._local_address)
+        self.handler = handler
+        self.body_state = UNREAD
+
+    def _header_all(self, name: str) -> list:
+        """Every value of a request header (lower-case name), in order."""
+        head = self.handler.head
+        if len(head.headers) == len(head.fields):        # each name once: the usual case
+            value = head.headers.get(name)
+            return [] if value is None else [value]
+        return [value for key, value in head.fields if key == name]
+
+    def read_body(self, limit: int) -> bytes:
+        """Rule 1."""
+        self.body_state = BEGUN
+        body = self._read_body(limit)
+        self.body_state = READ
+        return body
+
+    def _read_body(self, limit: int) -> bytes:
+        codings = [c.strip().lower() for value in self._header_all("transfer-encoding")
+                   for c in value.split(",") if c.strip()]
+        lengths = {v.strip() for v in self._header_all("content-length")}
+        if codings:
+            if lengths:          # RFC 9112 §6.3: a request smuggling risk; refuse rather than guess
+                raise BodyRefused(400, "Bad Request: both Transfer-Encoding and Content-Length")
+            if self.handler.request_version == "HTTP/1.0":        # RFC 9112 §6.1: faulty framing
+                raise BodyRefused(400, "Bad Request: Transfer-Encoding in an HTTP/1.0 request")
+            if codings[-1] != "chunked" or "chunked" in codings[:-1]:
+                raise BodyRefused(400, "Bad Request: chunked must be the last transfer coding, once")
+            if len(codings) > 1:
+                raise BodyRefused(501, f"Not Implemented: transfer coding {', '.join(codings[:-1])!r}; send "
+                                       "the body chunked or with a Content-Length")
+            return self._read_chunked(limit)
+        if not lengths:
+            raise BodyRefused(411, "Length Required: send the body with a Content-Length or "
+                                   "Transfer-Encoding: chunked")
+        length = lengths.pop() if len(lengths) == 1 else ""
+        if not (length.isdigit() and length.isascii()):
+            raise BodyRefused(400, "Bad Request: invalid Content-Length")
+        size = int(length)
+        if size > limit:
+            raise BodyRefused(413, f"Payload Too Large: the limit is {limit} bytes")
+        return self.handler.rfile.read(size)
+
+    def _read_chunked(self, limit: int) -> bytes:
+        """Decode a chunked body (rule 1; RFC 9112 §7.1):
+        ``*(hex-size [;ext] CRLF data CRLF) 0 [;ext] CRLF *(trailer CRLF) CRLF``."""
+        framing = max(limit, FRAMING_MIN)
+        framing_left = framing                           # size lines, CRLFs and trailers together
+        too_much_framing = f"Payload Too Large: the chunk framing exceeds {framing} bytes"
+        rfile, body = self.handler.rfile, bytearray()
+        while True:
+            line = rfile.readline(MAX_CHUNK_LINE + 1)
+            if not line:
+                raise BodyRefused(400, "Bad Request: the chunked body ended before its last chunk")
+            framing_left -= len(line)
+            if framing_left < 0:
+                raise BodyRefused(413, too_much_framing)
+            size = _chunk_size(line)
+            if size is None:
+                raise BodyRefused(400, f"Bad Request: malformed chunk size line {line[:40]!r}")
+            if size == 0:
+                break
+            if len(body) + size > limit:
+                raise BodyRefused(413, f"Payload Too Large: the limit is {limit} bytes")
+            data = rfile.read(size)
+            if len(data) < size:
+                raise BodyRefused(400, "Bad Request: the chunked body ended inside a chunk")
+            if rfile.read(2) != b"\r\n":
+                raise BodyRefused(400, "Bad Request: a chunk's data is not followed by CRLF")
+            framing_left -= 2
+            body += data
+        while True:                                        # the trailer section, ignored
+            line = rfile.readline(MAX_CHUNK_LINE + 1)
+            framing_left -= len(line)
+            if line == b"\r\n":
+                return bytes(body)
+            if framing_left < 0:
+                raise BodyRefused(413, too_much_framing)
+            if not line.endswith(b"\r\n") or b":" not in line or b"\r" in line[:-2]:
+                raise BodyRefused(400, "Bad Request: malformed trailer section of a chunked body")
+
+    def unread_length(self, limit: int) -> Optional[int]:
+        """Rule 3: the bytes of body still on the connection, to be dropped: 0 when the body
+        was read or none was sent; None when it cannot be dropped (chunked, beyond ``limit``,
+        an invalid length, a reading begun and refused): the connection must close."""
+        if self.body_state != UNREAD:
+            return 0 if self.body_state == READ else None
+        if "transfer-encoding" in self.headers:
+            return None
+        lengths = {v.strip() for v in self._header_all("content-length")}
+        if not lengths:
+            return 0                                           # no body (RFC 9112 §6.3)
+        length = lengths.pop() if len(lengths) == 1 else ""
+        if not (length.isdigit() and length.isascii()) or int(length) > limit:
+            return None
+        return int(length)
+
+    def drop_body(self, size: int) -> None:
+        """Rule 3: read ``size`` bytes of body (``unread_length``) and drop them."""
+        self.body_state = BEGUN
+        read = self.handler.rfile.read
+        while size > 0:
+            data = read(min(size, DROP_SIZE))
+            if not data:
+                break
+            size -= len(data)
+        self.body_state = READ
+
+    def discard_body(self, limit: int) -> bool:
+        """Rule 3 now: read a body not read yet and drop it; False when it cannot be."""
+        size = self.unread_length(limit)
+        if size is None:
+            return False
+        self.drop_body(size)
+        return True
+
+    def client_gone(self) -> bool:
+        """Rule 2: EOF waiting to be read."""
+        try:
+            return self.handler.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except (BlockingIOError, ValueError):      # nothing to read; or TLS, which takes no flags
+            return False
+        except OSError:
+            return True

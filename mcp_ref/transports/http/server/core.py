@@ -1,0 +1,372 @@
+"""The Streamable HTTP rules for one request to the MCP server, whatever server carries it.
+
+Two thin adapters feed this module: ``http_handler`` (the standard library's
+``http.server``, used by ``serve_http``) and ``wsgi`` (any PEP 3333 server:
+gunicorn, uWSGI, waitress, mod_wsgi, wsgiref). An adapter builds an
+``HttpRequest`` (method, target, headers, a body reader, a way to tell that the
+client has gone) and gets back an ``HttpResponse`` (status, headers, and a body
+that is bytes or an ``SseBody`` iterator: ``http_types``); it adds only its own
+framing. So the rules below live in one place: this module holds the checks and
+``POST /mcp``; mixed in is transports/http/server/routes.py (authorization, ``GET``/``DELETE
+/mcp``, the legacy endpoints, stateless POST). ``http_server`` owns
+configuration and sessions (``self.app``); ``http_session`` routes messages to
+streams. Spec: basic/transports#streamable-http, #sending-messages-to-the-server,
+#listening-for-messages-from-the-server, #resumability-and-redelivery,
+#protocol-version-header, 2024-11-05 basic/transports#http-with-sse.
+
+Rules:
+
+1. Checks come first, in this order: ``Host`` and ``Origin`` → 403; a POST
+   body that is not JSON → 415, refused by the adapter's body reader (too
+   large → 413, no length → 411, bad framing → 400, another transfer coding
+   → 501; ``http_body`` rules), ``Accept`` admitting neither JSON nor SSE →
+   406, bad JSON → 400 with a parse error. Every error body is a JSON-RPC
+   error without id; no stack trace leaves the process. After a refused body
+   the connection is closed (``HttpResponse.close``: the body stays unread).
+2. POST of requests → one ``application/json`` body or a ``text/event-stream``
+   (auto: SSE when something is sent before the result; a client accepting
+   only one type gets that type); POST of notifications/responses → 202. A
+   batch is split here (only when the session negotiated 2025-03-26); a batch
+   holding ``initialize`` → 400 in every revision, with or without a session
+   (2025-03-26 basic/lifecycle#initialization: it "MUST NOT be part of a
+   JSON-RPC batch").
+3. A POST without ``Mcp-Session-Id`` must be ``initialize`` (400 otherwise); an
+   unknown id → 404 (the client starts a new session); ``MCP-Protocol-Version``
+   unsupported → 400 on every request, ``initialize`` included (no session is
+   created), absent → 2025-03-26 (stateless mode: the session's revision;
+   stateful: the session knows its own).
+4. GET → the standalone stream, or with ``Last-Event-ID`` a replay of the one
+   stream that id names, then live events; 405 when GET is disabled.
+   DELETE ends the session (204); its id then gets 404.
+5. SSE: the answer's body is an ``SseBody`` (``http_types`` rule 2), iterated
+   by the adapter on the request's own thread; the request ends when it ends.
+   An idle stream checks that its client is still there and sends a comment
+   every ``keepalive`` seconds. With ``poll_interval`` a connection is closed
+   after that long, after a ``retry`` event (SEP-1699 polling).
+6. Legacy: GET ``/sse`` → first event ``endpoint`` (``/messages?session_id=...``),
+   then ``message`` events; POST there → 202. The session ends with the stream.
+7. Authorization (``auth.resource_server`` rules; only with ``auth=``): after the
+   Host/Origin check, GET of a protected resource metadata path → the document
+   (no token needed); every MCP path needs a valid Bearer token (401/400 with
+   ``WWW-Authenticate``, the POST body read and dropped so the connection stays
+   usable); a POST whose requests need scopes the token lacks → 403
+   ``insufficient_scope`` before anything reaches the session; a session id
+   created by another subject → 404. The token's ``AccessToken`` is the
+   transport's ``auth`` (``Context.auth``).
+8. 2026-07-28: a POST without ``Mcp-Session-Id`` that is modern (transports/http/modern.py
+   rule 1) is checked there and answered without a session; the legacy rules
+   above apply to everything else, so one endpoint serves both eras. A client
+   that closes the connection of such a request cancels it (the handler's
+   ``ctx.cancelled`` is set; nothing more is sent for it): ``http_types`` rule 3.
+9. A POST of one request that may be answered as JSON, whose handler is known fast,
+   runs the handler on the connection's own thread (``workers`` rule 4: no hand-off
+   to a pool thread and back; ``bench/bench_http.py``, server CPU). Should that
+   handler wait on the client (a request to it), a pool thread writes the response
+   from then on (``_hand_off``), so the request reaches the client.
+"""
+import threading
+from urllib.parse import urlsplit
+
+from mcp_ref.protocol import lifecycle
+from mcp_ref.errors import (INTERNAL_ERROR, INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY, InvalidMessage,
+                            McpError, get_logger)
+from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, encode
+from mcp_ref.transports.http.sse import accepts, format_event
+from mcp_ref.transports.http.modern import header_problem, is_modern_post, param_annotations, param_problem, status_for
+from mcp_ref.transports.http.server.routes import Routes, after
+from mcp_ref.transports.http.server.session import CANCELLED, STOP, WRITTEN
+from mcp_ref.transports.http.server.types import (SESSION_HEADER, BodyRefused, HttpRequest, HttpResponse, StreamBody,
+                                                  error, json_response, next_item)
+
+log = get_logger("mcp_ref.http")
+
+__all__ = ["handle_request", "HttpRequest", "HttpResponse", "BodyRefused"]
+
+INITIALIZE_IN_BATCH = "Bad Request: initialize must not be part of a JSON-RPC batch; send it alone"
+
+
+def _holds_initialize(message) -> bool:
+    """A batch (a list) holding an ``initialize`` request (rule 2)."""
+    return isinstance(message, list) and any(isinstance(m, Request) and m.method == "initialize"
+                                             for m in message)
+
+
+def handle_request(app, request: HttpRequest) -> HttpResponse:
+    """Answer one request to ``app`` (an ``http_server.HttpApp``). Never raises for a bad
+    request; an unexpected failure is logged and answered 500. An ``OSError`` (the client
+    went away while its body was read) is the adapter's to handle."""
+    return _Core(app, request).handle()
+
+
+class _Core(Routes):
+    """The rules for one request (see the module docstring)."""
+
+    __slots__ = ("app", "request", "headers", "access", "body_read", "direct_answer", "modern", "handed",
+                 "handed_response")
+
+    def __init__(self, app, request: HttpRequest):
+        self.app, self.request = app, request
+        self.headers = request.headers
+        self.access = None
+        self.body_read = False
+        self.direct_answer = None
+        self.modern = False
+        self.handed = self.handed_response = None
+
+    def handle(self) -> HttpResponse:
+        app, request, headers = self.app, self.request, self.headers
+        try:
+            host = headers.get("host")
+            if not app.host_allowed(host, request.local_address):
+                return error(403, INVALID_REQUEST, "Forbidden: Host header not allowed")
+            if not app.origin_allowed(headers.get("origin"), host, request.local_address):
+                return error(403, INVALID_REQUEST, "Forbidden: Origin not allowed")
+            path = urlsplit(request.target).path
+            if app.guard is not None:                                   # rule 7
+                refused = self._authorize(path)
+                if refused is not None:
+                    return refused
+            method = request.method
+            if method == "POST":
+                routes = {app.path: self._post_mcp, app.messages_path: self._post_legacy}
+            elif method == "GET":
+                routes = {app.path: self._get_mcp, app.sse_path: self._get_legacy}
+            else:
+                routes = {app.path: self._delete_mcp} if method == "DELETE" else {}
+            handler = routes.get(path)
+            if handler is None:
+                if path in (app.path, app.messages_path, app.sse_path):
+                    return error(405, INVALID_REQUEST, "Method Not Allowed", [("Allow", self._allow(path))])
+                return error(404, INVALID_REQUEST, "Not Found")
+            return handler()
+        except OSError:                                   # the client went away
+            raise
+        except Exception:
+            log.exception("HTTP %s %s failed", request.method, request.target)
+            return error(500, INTERNAL_ERROR, "Internal error", close=True)
+
+    # ------------------------------------------------------------------ reading
+    def _read_body(self):
+        """The request body, or the ``HttpResponse`` refusing it (rule 1)."""
+        ctype = self.headers.get("content-type", "")
+        if ctype.split(";")[0].strip().lower() != "application/json":
+            return error(415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json",
+                         close=True)
+        try:
+            body = self.request.read_body(self.app.max_body)
+        except BodyRefused as refused:
+            return error(refused.status, INVALID_REQUEST, refused.message, close=True)
+        self.body_read = True
+        return body
+
+    # ------------------------------------------------------------------ POST /mcp
+    def _post_mcp(self) -> HttpResponse:
+        app, headers = self.app, self.headers
+        json_ok, sse_ok = accepts(headers.get("accept"))
+        body = self._read_body()
+        if isinstance(body, HttpResponse):
+            return body
+        if not (json_ok or sse_ok):
+            return error(406, INVALID_REQUEST, "Not Acceptable: Accept must admit application/json "
+                                               "or text/event-stream")
+        message = self._message_of(body)
+        if isinstance(message, HttpResponse):
+            return message
+        session_id = headers.get("mcp-session-id")
+        if session_id is None and is_modern_post(message, headers.get("mcp-protocol-version")):
+            return self._post_modern(message, json_ok, sse_ok)                # rule 8
+        if app.stateless:
+            return self._post_stateless(message, json_ok, sse_ok)
+        created = False
+        if session_id is None:
+            if _holds_initialize(message):
+                return error(400, INVALID_REQUEST, INITIALIZE_IN_BATCH)
+            if not (isinstance(message, Request) and message.method == "initialize"):
+                return error(400, INVALID_REQUEST, f"Bad Request: the {SESSION_HEADER} header is required "
+                                                   "(send initialize first)")
+            refused = self._version_refused()                       # rule 3 holds for initialize too
+            if refused is not None:
+                return refused
+            transport = app.new_session(owner=self.access)
+            if transport is None:
+                return self._unavailable()
+            created = True
+        else:
+            transport = app.lookup(session_id)
+            if transport is None or not self._owned(transport):
+                return self._unknown_session()
+            refused = self._version_refused()
+            if refused is not None:
+                return refused
+        transport.enter()
+        response = replies = None
+        try:
+            response, replies = self._post_messages(transport, message, json_ok, sse_ok,
+                                                    [(SESSION_HEADER, transport.session_id)] if created else [])
+        finally:
+            after(response, transport.leave)
+        if created and replies and isinstance(replies[0], ErrorResponse):
+            app.terminate(transport, "initialize failed")          # no session for a failed handshake
+        return response
+
+    def _post_messages(self, transport, message, json_ok: bool, sse_ok: bool, headers) -> tuple:
+        """Push one POST's messages to the session; ``(response, replies)``, the replies being
+        the JSON-RPC answers given as JSON (rule 2), else None."""
+        batch = isinstance(message, list)
+        items = message if batch else [message]
+        if batch:
+            version = getattr(transport.session, "protocol_version", None)
+            if _holds_initialize(message):
+                return error(400, INVALID_REQUEST, INITIALIZE_IN_BATCH), None
+            if not lifecycle.batches_allowed(version):
+                return error(400, INVALID_REQUEST, f"Bad Request: JSON-RPC batches are not supported in "
+                                                   f"protocol revision {version or '(not negotiated)'}"), None
+        errors = [ErrorResponse(b.id, ErrorObject(b.code, b.message)) for b in items if isinstance(b, InvalidMessage)]
+        requests = [m for m in items if isinstance(m, Request)]
+        if not requests:
+            for item in items:
+                if not isinstance(item, InvalidMessage):
+                    transport.push(item)
+            return (json_response(400, errors) if errors else HttpResponse(202)), None
+        mode = {"auto": None, "json": "json", "sse": "sse"}[self.app.response_mode]
+        if not sse_ok:
+            mode = "json"
+        elif not json_ok:
+            mode = "sse"
+        stream = transport.open_post([r.id for r in requests], mode, sse_ok)
+        if stream is None:
+            if transport.closed:
+                return error(404, INVALID_REQUEST, "Not Found: the session has ended"), None
+            return error(400, INVALID_REQUEST, "Bad Request: a request with this id is already in progress"), None
+        here = None
+        if not batch and not errors and stream.mode != "sse" and self.request.send_now is not None:
+            stream.conn.direct = lambda answer, body: self._direct(answer, body, headers)   # http_session rule 7
+            here = lambda: self._hand_off(transport, stream, headers)           # noqa: E731 (rule 9)
+        for item in items:
+            if not isinstance(item, InvalidMessage):
+                transport.push(item, here)
+        if self.handed is not None:                # rule 9: another thread wrote the response
+            self.handed.wait()
+            return self.handed_response, None
+        return self._answer(transport, stream, batch, errors, headers)
+
+    def _hand_off(self, transport, stream, headers) -> None:
+        """Rule 9: the handler running on this connection's thread is about to wait on the
+        client; a pool thread writes this POST's response meanwhile (the request to the
+        client is one of its events)."""
+        self.handed = threading.Event()
+
+        def answer():
+            self.handed_response = HttpResponse(200, close=True, sent=True)
+            try:
+                response, _ = self._answer(transport, stream, False, [], headers)
+                if not response.sent:
+                    self.request.send_now(response)
+                self.handed_response = HttpResponse(response.status, close=response.close, sent=True)
+            except Exception as exc:              # the client went away
+                log.debug("writing a response failed: %s", exc)
+            finally:
+                self.handed.set()
+        self.app.pool.submit(answer)
+
+    def _direct(self, answer, body: bytes, headers) -> None:
+        """Called on the thread that sends a lone JSON answer (a pool worker): write it now
+        (``body``: the answer as the session encoded it)."""
+        self.direct_answer = answer
+        try:
+            self.request.send_now(json_response(self._status(answer), body, headers))
+        except Exception as exc:                  # the client went away: never the session's problem
+            log.debug("writing an answer failed: %s", exc)
+
+    def _status(self, answer) -> int:
+        """The status of a lone JSON answer: 200, but 400 for a 2026-07-28 request the client
+        lacks a capability for (rule 8, as the spec says)."""
+        code = answer.error.code if isinstance(answer, ErrorResponse) else None
+        if self.modern and code == MISSING_REQUIRED_CLIENT_CAPABILITY:
+            return status_for(code)
+        return 200
+
+    def _answer(self, transport, stream, batch: bool, errors: list, headers) -> tuple:
+        """Wait for the POST's answer: one JSON body, or an SSE stream (rule 4 of http_session)."""
+        conn = stream.conn
+        first = None
+        if stream.mode != "sse":
+            first = next_item(self.request, conn, transport, stream, self.modern)
+            if first is CANCELLED:                 # rule 8: the client hung up; nobody to answer
+                transport.end_post(stream)
+                return HttpResponse(202, close=True, sent=True), None
+            if first is WRITTEN:
+                transport.end_post(stream)
+                return HttpResponse(200, sent=True), [self.direct_answer]
+            if stream.mode != "sse":
+                replies = list(errors)
+                item = first
+                while isinstance(item, tuple):
+                    replies.append(item[1])
+                    if item[2]:
+                        break
+                    item = next_item(self.request, conn, transport, stream, self.modern)
+                else:
+                    if item is STOP:
+                        replies += [ErrorResponse(rid, ErrorObject(INTERNAL_ERROR, "the session closed "
+                                                                   "before answering"))
+                                    for rid in sorted(stream.pending, key=str)]
+                transport.end_post(stream)
+                if not replies:                    # every request was cancelled by the client
+                    return HttpResponse(202), None
+                status = 200 if batch else self._status(replies[0])
+                return json_response(status, replies if batch else replies[0], headers), replies
+        prelude = []
+        if stream.priming_id is not None:
+            prelude.append(format_event("", id=stream.priming_id, retry=self.app.retry_interval))
+        prelude += [format_event(encode(e)) for e in errors]
+        body = StreamBody(self.request, self.app, transport, stream, conn, [first] if first is not None else [],
+                          stream.priming_id, prelude, modern=self.modern)
+        return self._sse(body, headers), None
+
+    # ------------------------------------------------------------------ modern POST (2026-07-28)
+    def _post_modern(self, message, json_ok: bool, sse_ok: bool) -> HttpResponse:
+        """Rule 8: one request, checked (transports/http/modern.py rules 2 to 4), then served on a
+        session of its own that ends with the response."""
+        if isinstance(message, list):
+            return error(400, INVALID_REQUEST, "Bad Request: JSON-RPC batches are not part of protocol "
+                                               "revision 2026-07-28")
+        if isinstance(message, InvalidMessage):
+            return json_response(400, ErrorResponse(message.id, ErrorObject(message.code, message.message)))
+        if not isinstance(message, Request):
+            return HttpResponse(202)
+        try:
+            self.app.server.check_modern_request(message.method, message.params,
+                                                 lambda version: self._modern_header_problem(message, version))
+        except McpError as exc:
+            refusal = ErrorResponse(message.id, ErrorObject(exc.code, exc.message, exc.data))
+            return json_response(status_for(exc.code), refusal)
+        if message.method == "subscriptions/listen":     # a stream by nature, whatever the response mode
+            if not sse_ok:
+                return error(406, INVALID_REQUEST, "Not Acceptable: subscriptions/listen answers with "
+                                                   "text/event-stream")
+            json_ok = False
+        transport = self.app.stateless_session(owner=self.access)
+        self.modern = True
+        response = None
+        try:
+            response, _ = self._post_messages(transport, message, json_ok, sse_ok, [])
+        finally:
+            after(response, lambda: transport.session.close("request done"))
+        return response
+
+    def _modern_header_problem(self, message, version: str):
+        """transports/http/modern.py rules 3 and 6: the standard headers, then a tool's Mcp-Param-* headers."""
+        header = self.headers.get
+        problem = header_problem(header, message, version)
+        if problem is not None or message.method != "tools/call":
+            return problem
+        params = message.params if isinstance(message.params, dict) else {}
+        name = params.get("name")
+        tool = self.app.server.tools.get(name) if isinstance(name, str) else None
+        try:
+            annotations = param_annotations(tool.input_schema) if tool is not None else {}
+        except ValueError as exc:                 # our own tool is invalid: nothing to check against
+            log.warning("tool %r: %s", name, exc)
+            return None
+        return param_problem(header, annotations, params.get("arguments") or {})

@@ -1,0 +1,117 @@
+"""Rule 2 of transports/http/server/app.py: which ``Host`` and ``Origin`` headers the MCP
+endpoint accepts (protection against DNS rebinding: a page on another site
+must not reach a server on localhost through the browser).
+
+``HostChecks`` is a mix-in of ``HttpApp`` (transports/http/server/app.py), which holds the
+allowed hosts and origins. Spec: basic/transports#security-warning,
+security_best_practices.
+"""
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from mcp_ref.errors import get_logger
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
+    from typing import Optional
+
+log = get_logger("mcp_ref.http")
+
+LOOPBACK = frozenset(("localhost", "127.0.0.1", "::1"))
+WILDCARD = frozenset(("", "0.0.0.0", "::"))
+DEFAULT_PORTS = {"http": 80, "https": 443}
+MAX_WARNED_HOSTS = 64                  # distinct refused Host values logged, at most
+
+
+class HostChecks:
+    """The Host and Origin checks of ``HttpApp`` (a mix-in)."""
+
+    def host_allowed(self, host: Optional[str], local_address=None) -> bool:
+        """``local_address``: a callable giving the address the connection arrived on
+        (asked only on a wildcard bind without ``allowed_hosts``)."""
+        if not host:
+            return False
+        if self.allowed_hosts is not None:
+            name = _hostname(host)
+            return any(p == "*" or _matches(p, host, name) for p in self.allowed_hosts)
+        if self.loopback:
+            return _hostname(host) in LOOPBACK
+        name, port = _split_host(host)
+        if (DEFAULT_PORTS[self.scheme] if port is None else port) != self.port:
+            allowed = False
+        elif name in self.own_names:
+            allowed = True
+        elif self.wildcard and local_address is not None:
+            local = _plain_address(local_address())
+            allowed = name == local or (local in LOOPBACK and (name in LOOPBACK or name in WILDCARD))
+        else:
+            allowed = False
+        if not allowed:
+            self._warn_host(host)
+        return allowed
+
+    def origin_allowed(self, origin: Optional[str], host: Optional[str], local_address=None) -> bool:
+        if origin is None:
+            return True                                    # not a browser: nothing to check
+        if self.allowed_origins is not None:
+            return any(p == "*" or _matches(p, origin, _origin_base(origin)) for p in self.allowed_origins)
+        parts = urlsplit(origin)
+        if not parts.scheme or not parts.hostname:
+            return False                                   # "null", garbage
+        if host and parts.netloc.lower() == host.strip().lower():
+            return True                                    # same origin (Host is checked first)
+        if parts.hostname not in LOOPBACK:
+            return False
+        if self.loopback:
+            return True
+        return (self.wildcard and self.allowed_hosts is None and local_address is not None
+                and _plain_address(local_address()) in LOOPBACK)
+
+    def _warn_host(self, host: str) -> None:
+        """Log each refused ``Host`` once (a bounded set): a proxy or port mapping needs ``allowed_hosts``."""
+        with self._lock:
+            if host in self._warned or len(self._warned) >= MAX_WARNED_HOSTS:
+                return
+            self._warned.add(host)
+        log.warning("refused an HTTP request with Host %r: not one of this server's names (port %d); "
+                    "list the names clients use in allowed_hosts", host, self.port)
+
+
+def _hostname(host: str) -> str:
+    """``example.com:8000`` → ``example.com``; ``[::1]:80`` → ``::1``."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _split_host(host: str):
+    """``example.com:8000`` → ``("example.com", 8000)``; no port → None; a bad port → -1."""
+    name = _hostname(host)
+    host = host.strip()
+    rest = host[host.find("]") + 1:] if host.startswith("[") else (host[len(name):] if host.count(":") == 1 else "")
+    if not rest:
+        return name, None
+    port = rest[1:]
+    return name, int(port) if rest.startswith(":") and port.isdigit() and port.isascii() else -1
+
+
+def _plain_address(address: str) -> str:
+    """A socket address as ``Host`` would name it: no IPv6 zone, IPv4 not mapped into IPv6."""
+    address = address.split("%", 1)[0].lower()
+    return address[7:] if address.startswith("::ffff:") and "." in address else address
+
+
+def _origin_base(origin: str) -> str:
+    """``http://localhost:3000`` → ``http://localhost`` (for ``scheme://host:*`` patterns)."""
+    parts = urlsplit(origin)
+    return f"{parts.scheme}://{parts.hostname}" if parts.hostname else origin
+
+
+def _matches(pattern: str, full: str, base: str) -> bool:
+    """``pattern`` is exact, or ends with ``:*`` (any port)."""
+    pattern, full, base = pattern.lower(), full.lower(), base.lower()
+    if pattern.endswith(":*"):
+        return base == pattern[:-2].strip("[]") or base == pattern[:-2]
+    return full == pattern or base == pattern

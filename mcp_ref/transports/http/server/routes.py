@@ -1,0 +1,239 @@
+"""The routes of the MCP endpoint besides ``POST /mcp``: the authorization check
+every request passes (rule 7 of transports/http/server/core.py), ``GET /mcp`` (the server's
+stream) and ``DELETE /mcp`` (ending a session), the legacy HTTP+SSE
+endpoints of 2024-11-05 (rule 6), and stateless POST (rule 3).
+
+``Routes`` is a mix-in of ``http_core._Core``: each method returns the
+``HttpResponse`` (``http_types``) its adapter writes. Spec:
+basic/transports#listening-for-messages-from-the-server, #session-management,
+basic/authorization, 2024-11-05 basic/transports#http-with-sse.
+"""
+from __future__ import annotations
+
+import json
+from urllib.parse import parse_qs, urlsplit
+
+from mcp_ref.protocol import lifecycle
+from mcp_ref.errors import INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage, get_logger
+from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, decode
+from mcp_ref.transports.http.sse import accepts, format_event
+from mcp_ref.transports.http.server.types import (SESSION_HEADER, VERSION_HEADER, HttpResponse, LegacyBody, SseBody,
+                                                  StreamBody, error, json_response)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
+    from typing import Optional
+
+    from mcp_ref.auth.resource_server import Refusal   # the module loads with auth= (rule 7)
+
+log = get_logger("mcp_ref.http")
+
+UNKNOWN_SESSION = "Not Found: unknown or expired session"
+
+
+class Routes:
+    """Authorization, GET and DELETE /mcp, the legacy endpoints, stateless POST (a mix-in)."""
+
+    __slots__ = ()
+
+    # ------------------------------------------------------------------ authorization (rule 7)
+    def _authorize(self, path: str) -> Optional[HttpResponse]:
+        """None when the request may go on; else its answer."""
+        from mcp_ref.auth.resource_server import Refusal    # loaded only when auth= is given (the guard did)
+        app, guard = self.app, self.app.guard
+        if path in guard.metadata_paths:
+            if self.request.method != "GET":
+                return error(405, INVALID_REQUEST, "Method Not Allowed", [("Allow", "GET")])
+            return HttpResponse(200, [("Content-Type", "application/json"), ("Cache-Control", "max-age=300")],
+                                json.dumps(guard.metadata).encode("utf-8"))
+        if path not in (app.path, app.messages_path, app.sse_path):
+            return None
+        access = guard.authenticate(self.request.target, self.headers.get("authorization"))
+        if isinstance(access, Refusal):
+            return self._refuse_auth(access)
+        self.access = access
+        return None
+
+    def _refuse_auth(self, refusal: "Refusal") -> HttpResponse:
+        """401/400/403 with its challenge. A POST body not read yet is read and dropped
+        (a client retries on this connection after authorizing); one too large closes it."""
+        close = False
+        if self.request.method == "POST" and not self.body_read:
+            close = not self.request.discard_body(self.app.max_body)
+        return error(refusal.status, INVALID_REQUEST, refusal.message, [("WWW-Authenticate", refusal.challenge)],
+                     close)
+
+    def _message_of(self, body: bytes):
+        """A POST body's message, or the answer refusing it: bad JSON → 400 with the parse
+        error, scopes the token lacks → 403 (rule 7 of http_core)."""
+        try:
+            message = decode(body)
+        except InvalidMessage as bad:
+            return error(400, bad.code, bad.message)
+        refused = self._scopes_refused(message)
+        return message if refused is None else refused
+
+    def _scopes_refused(self, message) -> Optional[HttpResponse]:
+        """Rule 7: a 403 when the requests of ``message`` need scopes the token lacks."""
+        if self.access is None:
+            return None
+        items = message if isinstance(message, list) else [message]
+        refusal = self.app.guard.check_scopes(self.access, [m for m in items if isinstance(m, Request)])
+        if refusal is None:
+            return None
+        self.body_read = True
+        return self._refuse_auth(refusal)
+
+    def _owned(self, transport) -> bool:
+        """Rule 7: a session answers only the subject that created it."""
+        if self.access is None:
+            return True
+        if getattr(transport, "subject", None) != self.access.subject:
+            return False
+        transport.auth = self.access                # the latest token of its subject (Context.auth)
+        return True
+
+    def _unknown_session(self) -> HttpResponse:
+        """Rule 3: 404; the client starts a new session (``wsgi`` adds why it may happen)."""
+        return error(404, INVALID_REQUEST, UNKNOWN_SESSION + getattr(self.app, "unknown_session_hint", ""))
+
+    def _allow(self, path: str) -> str:
+        app = self.app
+        if path == app.path:
+            return "POST" if app.stateless else ("GET, POST, DELETE" if app.enable_get else "POST, DELETE")
+        return "POST" if path == app.messages_path else "GET"
+
+    def _unavailable(self) -> HttpResponse:
+        return error(503, INTERNAL_ERROR, "Service Unavailable: too many sessions", [("Retry-After", "5")])
+
+    def _sse(self, body: SseBody, headers=()) -> HttpResponse:
+        """Rule 5: an SSE answer; intermediaries must neither cache nor buffer it."""
+        return HttpResponse(200, [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache, no-transform"),
+                                  ("X-Accel-Buffering", "no")] + list(headers), body)
+
+    def _version_refused(self) -> Optional[HttpResponse]:
+        """Rule 3."""
+        version = self.headers.get("mcp-protocol-version")
+        if version is not None and not lifecycle.is_supported(version):
+            return error(400, INVALID_REQUEST, f"Bad Request: unsupported {VERSION_HEADER}: {version!r} "
+                                               f"(supported: {', '.join(lifecycle.LEGACY_REVISIONS)})")
+        return None
+
+    # ------------------------------------------------------------------ GET /mcp, DELETE /mcp
+    def _session_for_get_or_delete(self):
+        """The session's transport, or the ``HttpResponse`` refusing the request."""
+        session_id = self.headers.get("mcp-session-id")
+        if session_id is None:
+            return error(400, INVALID_REQUEST, f"Bad Request: the {SESSION_HEADER} header is required")
+        transport = self.app.lookup(session_id)
+        if transport is None or not self._owned(transport):
+            return self._unknown_session()
+        return self._version_refused() or transport
+
+    def _get_mcp(self) -> HttpResponse:
+        app = self.app
+        if app.stateless or not app.enable_get:
+            return error(405, INVALID_REQUEST, "Method Not Allowed: no SSE stream at this endpoint",
+                         [("Allow", self._allow(app.path))])
+        if not accepts(self.headers.get("accept"))[1]:
+            return error(406, INVALID_REQUEST, "Not Acceptable: Accept must admit text/event-stream")
+        transport = self._session_for_get_or_delete()
+        if isinstance(transport, HttpResponse):
+            return transport
+        last_event_id = self.headers.get("last-event-id")
+        transport.enter()
+        response = None
+        try:
+            if last_event_id:
+                resumed = transport.resume(last_event_id)
+                if resumed is None:
+                    response = error(400, INVALID_REQUEST, "Bad Request: unknown or expired Last-Event-ID")
+                    return response
+                stream, conn, items, finished = resumed
+                priming = None
+            else:
+                stream, conn, items, priming = transport.attach_standalone()
+                finished = False
+            prelude = [format_event("", id=priming, retry=app.retry_interval)] if priming is not None else []
+            response = self._sse(StreamBody(self.request, app, transport, stream, None if finished else conn,
+                                            items, priming or last_event_id, prelude))
+            return response
+        finally:
+            after(response, transport.leave)
+
+    def _delete_mcp(self) -> HttpResponse:
+        if self.app.stateless:
+            return error(405, INVALID_REQUEST, "Method Not Allowed: stateless server", [("Allow", "POST")])
+        transport = self._session_for_get_or_delete()
+        if isinstance(transport, HttpResponse):
+            return transport
+        self.app.terminate(transport, "terminated by the client (HTTP DELETE)")
+        return HttpResponse(204)
+
+    # ------------------------------------------------------------------ legacy HTTP+SSE (rule 6)
+    def _get_legacy(self) -> HttpResponse:
+        app = self.app
+        if not app.legacy_sse:
+            return error(404, INVALID_REQUEST, "Not Found")
+        if not accepts(self.headers.get("accept"))[1]:
+            return error(406, INVALID_REQUEST, "Not Acceptable: Accept must admit text/event-stream")
+        transport = app.new_session(legacy=True, owner=self.access)
+        if transport is None:
+            return self._unavailable()
+        endpoint = format_event(f"{app.messages_path}?session_id={transport.session_id}", event="endpoint")
+        body = LegacyBody(self.request, app, transport, [endpoint])
+        body.on_end(lambda: app.terminate(transport, "the SSE stream ended"))
+        return self._sse(body)
+
+    def _post_legacy(self) -> HttpResponse:
+        app = self.app
+        if not app.legacy_sse:
+            return error(404, INVALID_REQUEST, "Not Found")
+        session_id = parse_qs(urlsplit(self.request.target).query).get("session_id", [None])[0]
+        transport = app.lookup(session_id, legacy=True) if session_id is not None else None
+        if transport is None or not self._owned(transport):
+            if session_id is None:            # rule 1: the body stays unread, so the connection ends
+                return error(400, INVALID_REQUEST, "Bad Request: session_id is required", close=True)
+            response = self._unknown_session()
+            response.close = True
+            return response
+        body = self._read_body()
+        if isinstance(body, HttpResponse):
+            return body
+        message = self._message_of(body)
+        if isinstance(message, HttpResponse):
+            return message
+        transport.push(message)
+        return HttpResponse(202)
+
+    # ------------------------------------------------------------------ stateless POST
+    def _post_stateless(self, message, json_ok: bool, sse_ok: bool) -> HttpResponse:
+        """Stateless mode (rule 3): a fresh session per POST, pre-initialized unless it is the initialize."""
+        refused = self._version_refused()
+        if refused is not None:
+            return refused
+        version = self.headers.get("mcp-protocol-version") or lifecycle.HTTP_DEFAULT_REVISION
+        items = message if isinstance(message, list) else [message]
+        if not any(isinstance(m, Request) for m in items):       # nothing to answer, no session to tell
+            errors = [ErrorResponse(b.id, ErrorObject(b.code, b.message)) for b in items
+                      if isinstance(b, InvalidMessage)]
+            return json_response(400, errors) if errors else HttpResponse(202)
+        transport = self.app.stateless_session(owner=self.access)
+        session = transport.session
+        if not (isinstance(message, Request) and message.method == "initialize"):
+            session.state = lifecycle.READY
+            session.protocol_version = version
+        response = None
+        try:
+            response, _ = self._post_messages(transport, message, json_ok, sse_ok, [])
+        finally:
+            after(response, lambda: session.close("stateless request done"))
+        return response
+
+
+def after(response: Optional[HttpResponse], finisher) -> None:
+    """Run ``finisher`` when ``response`` is done: at the end of a streamed body, else now."""
+    if response is not None and isinstance(response.body, SseBody):
+        response.body.on_end(finisher)
+    else:
+        finisher()

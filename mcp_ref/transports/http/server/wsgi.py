@@ -1,0 +1,318 @@
+"""The MCP endpoint as a WSGI application (PEP 3333): mount it in Flask or Django, serve it
+with gunicorn, uWSGI, waitress, mod_wsgi, or the standard library's ``wsgiref``.
+
+``WsgiApp`` (``Server.wsgi_app(path="/mcp", **options)``) is a thin adapter
+around ``http_core``, the same request handler ``serve_http`` uses: the
+same options, status codes, headers and bodies. ``start_wsgi`` and
+``serve_wsgi`` run any WSGI application on ``wsgiref`` with a thread per
+connection: the no-dependency server. Spec: basic/transports#streamable-http,
+#session-management; PEP 3333.
+
+Rules:
+
+1. The request: the path is ``SCRIPT_NAME + PATH_INFO`` (the mount point
+   included, so ``path`` is what clients see: ``DispatcherMiddleware`` at
+   ``/mcp`` and ``path="/mcp"`` agree); the body is read from ``wsgi.input``
+   by ``CONTENT_LENGTH`` (over ``max_body`` → 413), or to its end when the
+   server has decoded a chunked body (``wsgi.input_terminated``), else 411.
+   Framing (chunked encoding, ``Connection``, ``Date``) is the server's: the
+   application sends no hop-by-hop header, and ``Content-Length`` with every
+   body that is not a stream. So is a body left unread by a refusal: the
+   server must not read it as the next request; ``wsgiref`` answers one
+   request per connection and closes it.
+2. An SSE response is an iterable yielding each event as it comes, on the
+   server's thread for the request (the connection thread); the session's
+   work still runs on the application's ``workers`` pool. It ends when the
+   session closes, when the stream's last response is sent, or when the
+   server calls ``close()`` (the client went away: a write failed). A
+   stream with nothing to send at once starts with a comment: a WSGI server
+   sends the headers only with the first bytes of the body. With
+   gunicorn, use threaded workers (``-k gthread``) for SSE: a sync worker
+   holds one request at a time and is killed after ``--timeout`` seconds.
+3. ``Host`` (DNS rebinding): without ``allowed_hosts`` only loopback names are
+   accepted (any port); behind a real name, list it. With ``auth=``,
+   ``resource_metadata`` must name the ``resource`` (the URL clients use):
+   the application cannot learn it from a request it has not checked yet.
+4. Sessions live in the memory of one process. With several worker
+   processes, route every request of a session to the process that created
+   it (sticky routing by the ``Mcp-Session-Id`` header), or serve
+   ``stateless=True``. A request reaching a process that does not know its
+   session gets 404, saying so; an MCP client then starts a new session
+   (basic/transports#session-management).
+5. The session reaper and the worker pool start with the first request in
+   each process (after a fork, not before). ``close()`` ends every session.
+6. A client leaving: a WSGI application sees no socket, so the client's
+   leaving is known only when a write fails and the server closes the body
+   (``http_types`` rules 2 and 3), except under gunicorn, whose
+   ``gunicorn.socket`` lets an idle stream and a waiting 2026-07-28 request
+   look for EOF as the built-in server does. So, without it, a 2026-07-28
+   request answered as SSE is cancelled at the next event or keepalive
+   comment after its client left; one answered as JSON runs to its end (its
+   answer then goes nowhere).
+"""
+import itertools
+import logging
+import os
+import socket
+import socketserver
+import threading
+from http import HTTPStatus
+from typing import Optional
+from urllib.parse import quote
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
+
+from mcp_ref.errors import INVALID_REQUEST
+from mcp_ref.transports.http.server.core import BodyRefused, HttpRequest, handle_request
+from mcp_ref.transports.http.server.app import HttpApp
+from mcp_ref.transports.http.server.types import error
+
+log = logging.getLogger("mcp_ref.http")
+
+__all__ = ["WsgiApp", "wsgi_app", "start_wsgi", "serve_wsgi", "WsgiServerHandle"]
+
+UNKNOWN_HERE = (" (this server process does not know it: with several worker processes, route each session "
+                "to one process by its Mcp-Session-Id, or serve stateless; start a new session)")
+READ_SIZE = 64 * 1024
+
+
+class _WsgiRequest(HttpRequest):
+    """Rule 1: an ``HttpRequest`` from a WSGI environ."""
+
+    def __init__(self, environ: dict):
+        headers = {key[5:].replace("_", "-").lower(): value for key, value in environ.items()
+                   if key.startswith("HTTP_")}
+        for key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+            if environ.get(key):
+                headers[key.replace("_", "-").lower()] = environ[key]
+        target = quote(environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", ""), safe="/;=,@:!$&'()*+~")
+        if environ.get("QUERY_STRING"):
+            target += "?" + environ["QUERY_STRING"]
+        super().__init__(environ["REQUEST_METHOD"].upper(), target or "/", headers)
+        self.environ = environ
+
+    def read_body(self, limit: int) -> bytes:
+        stream = self.environ["wsgi.input"]
+        length = (self.environ.get("CONTENT_LENGTH") or "").strip()
+        if length:
+            if not (length.isdigit() and length.isascii()):
+                raise BodyRefused(400, "Bad Request: invalid Content-Length")
+            if int(length) > limit:
+                raise BodyRefused(413, f"Payload Too Large: the limit is {limit} bytes")
+            body = _read(stream, int(length))
+            if len(body) < int(length):
+                raise BodyRefused(400, "Bad Request: the body ended before Content-Length bytes")
+            return body
+        if self.environ.get("wsgi.input_terminated"):       # a chunked body the server decodes
+            body = _read(stream, limit + 1)
+            if len(body) > limit:
+                raise BodyRefused(413, f"Payload Too Large: the limit is {limit} bytes")
+            return body
+        raise BodyRefused(411, "Length Required: send the body with a Content-Length")
+
+    def client_gone(self) -> bool:
+        """Rule 6: gunicorn hands over its socket: EOF there means the client has gone."""
+        sock = self.environ.get("gunicorn.socket")
+        if sock is None:
+            return False                     # a failed write tells instead, and the server closes the body
+        try:
+            return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except (BlockingIOError, ValueError, OSError):
+            return False
+
+
+def _read(stream, size: int) -> bytes:
+    """``size`` bytes, or fewer at the end of the body (``read`` may return less)."""
+    parts, left = [], size
+    while left > 0:
+        data = stream.read(min(left, READ_SIZE))
+        if not data:
+            break
+        parts.append(data)
+        left -= len(data)
+    return b"".join(parts)
+
+
+class WsgiApp:
+    """The MCP endpoint as a PEP 3333 application (see the module rules). Options:
+    ``serve_http``'s, but for the socket ones (``ssl_context``, ``backlog``: the
+    WSGI server's business)."""
+
+    def __init__(self, server, *, path: str = "/mcp", **options):
+        if "host" in options:
+            raise TypeError("wsgi_app takes no host: the WSGI server binds; list the names clients use in "
+                            "allowed_hosts")
+        self.app = HttpApp(server, path=path, **options)
+        self.app.unknown_session_hint = UNKNOWN_HERE
+        guard = self.app.guard
+        if guard is not None:
+            if not guard.metadata.get("resource"):
+                raise ValueError("wsgi_app with auth= needs resource_metadata={'resource': ...}: the URL "
+                                 "clients use, which its tokens' audience names")
+            guard.bind(guard.metadata["resource"])
+        self._pid: Optional[int] = None
+        self._lock = threading.Lock()
+
+    @property
+    def path(self) -> str:
+        return self.app.path
+
+    def _start(self) -> None:
+        """Rule 5: once per process, on its first request."""
+        with self._lock:
+            if self._pid != os.getpid():
+                self._pid = os.getpid()
+                self.app.start()
+
+    def __call__(self, environ, start_response):
+        if self._pid != os.getpid():
+            self._start()
+        try:
+            response = handle_request(self.app, _WsgiRequest(environ))
+        except OSError:                     # the body could not be read: the client has gone
+            response = error(400, INVALID_REQUEST, "Bad Request: the body could not be read")
+        status = f"{response.status} {HTTPStatus(response.status).phrase}"
+        headers = [(name, str(value)) for name, value in response.headers]
+        if response.streamed:
+            response.body.open_now()
+            start_response(status, headers)
+            return response.body             # rule 2: iterated by the server, closed by it
+        if response.status != 204:
+            headers.append(("Content-Length", str(len(response.body))))
+        start_response(status, headers)
+        return [response.body]
+
+    @property
+    def session_count(self) -> int:
+        return self.app.session_count
+
+    def close(self) -> None:
+        """End every session of this process (their streams end too)."""
+        self.app.close()
+
+
+def wsgi_app(server, path: str = "/mcp", **options) -> WsgiApp:
+    """``server`` (a ``Server``) as a WSGI application answering at ``path``."""
+    return WsgiApp(server, path=path, **options)
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format, *args) -> None:
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("%s - %s", self.address_string(), format % args)
+
+
+class _ThreadingWsgiServer(socketserver.ThreadingMixIn, WSGIServer):
+    """``wsgiref`` with a thread per connection (``mcp-wsgi-conn-N``), each one tracked so
+    that shutdown ends it."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = max(socket.SOMAXCONN, 128)
+
+    def __init__(self, address):
+        self._open: dict = {}                 # connection thread -> its socket
+        self._open_lock = threading.Lock()
+        self._numbers = itertools.count(1)
+        super().__init__(address, _QuietHandler)
+
+    def server_bind(self) -> None:
+        socketserver.TCPServer.server_bind(self)          # no getfqdn(): it may wait on DNS
+        self.server_name, self.server_port = self.server_address[:2]
+        self.setup_environ()
+
+    def process_request(self, request, client_address) -> None:
+        thread = threading.Thread(target=self.process_request_thread, args=(request, client_address),
+                                  name=f"mcp-wsgi-conn-{next(self._numbers)}", daemon=True)
+        with self._open_lock:
+            self._open[thread] = request
+        thread.start()
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._open_lock:
+                self._open.pop(threading.current_thread(), None)
+
+    def close_connections(self, timeout: float = 2.0) -> None:
+        with self._open_lock:
+            connections = list(self._open.items())
+        for _, sock in connections:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        for thread, _ in connections:
+            thread.join(timeout / max(1, len(connections)))
+
+
+class WsgiServerHandle:
+    """A running ``wsgiref`` server (from ``start_wsgi``): ``url``, ``port``, ``shutdown()``."""
+
+    def __init__(self, httpd: _ThreadingWsgiServer, app):
+        self.httpd, self.app = httpd, app
+        self.host, self.port = httpd.server_address[:2]
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.base_url = f"http://{host}:{self.port}"
+        path = getattr(app, "path", None)
+        self.url = self.base_url + (path if path else "/")
+        self.stopping = threading.Event()
+        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1},
+                                        name="mcp-wsgi-server", daemon=True)
+        self._closed = False
+
+    def shutdown(self) -> None:
+        """Stop accepting, end the application's sessions (if it has ``close``), cut what is left."""
+        if self._closed:
+            return
+        self._closed = True
+        self.stopping.set()
+        self.httpd.shutdown()
+        close = getattr(self.app, "close", None)
+        if close is not None:
+            close()
+        self.httpd.close_connections()
+        self._thread.join(2.0)
+        self.httpd.server_close()
+
+    close = shutdown
+
+    def __enter__(self) -> "WsgiServerHandle":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.shutdown()
+
+
+def start_wsgi(app, address=("127.0.0.1", 0)) -> WsgiServerHandle:
+    """Serve the WSGI application ``app`` with ``wsgiref`` (a thread per connection) in the
+    background; returns at once, listening. ``(host, 0)`` picks a free port."""
+    host, port = address
+    httpd = _ThreadingWsgiServer((host, int(port)))
+    httpd.set_app(app)
+    handle = WsgiServerHandle(httpd, app)
+    handle._thread.start()
+    return handle
+
+
+def serve_wsgi(app, address=("127.0.0.1", 8000), *, ready=None) -> None:
+    """``start_wsgi`` until SIGINT/SIGTERM (or ``handle.shutdown()``); prints a readiness line.
+    ``ready``: a callable given the handle, or an Event to set, once listening."""
+    import signal
+    handle = start_wsgi(app, address)
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous[signum] = signal.signal(signum, lambda *_: handle.stopping.set())
+    try:
+        print(f"mcp_ref: serving WSGI at {handle.url}", flush=True)
+        if ready is not None:
+            ready.set() if hasattr(ready, "set") else ready(handle)
+        while not handle.stopping.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        handle.shutdown()
