@@ -17,12 +17,12 @@ server/resources#error-handling (-32002), client/elicitation (-32042),
 client/sampling#error-handling (-1).
 
 ``get_logger`` is here because every layer needs a log for the details an
-error answer leaves out, and ``logging`` costs a stdio server a sizeable share
-of its start-up (bench/bench_stdio.py): the logger is created on first use.
+error answer leaves out: it is ``logging.getLogger``.
 """
 from __future__ import annotations
 
-import sys
+import importlib
+import logging
 
 # JSON-RPC 2.0 standard codes.
 PARSE_ERROR = -32700
@@ -337,52 +337,12 @@ class InvalidMessage(Exception):
 
 def require(module: str, package: str, feature: str):
     """Import an optional module lazily, or raise MissingDependency naming it."""
-    import importlib
     try:
         return importlib.import_module(module)
     except ImportError:
         raise MissingDependency(package, feature) from None
 
 
-class _LazyLogger:
-    """A ``logging.Logger`` stand-in that imports ``logging`` on its first call.
-
-    Until something (the application, or a warning of ours) has imported ``logging``,
-    no level can have been lowered below the default WARNING: ``isEnabledFor``,
-    ``debug`` and ``info`` then answer without importing it, so a per-request debug line
-    (the HTTP server logs each request) or ``serve_http``'s "serving at" line does not
-    load ``logging`` into a server that never logs (``bench/bench_http.py``, cold start)."""
-
-    __slots__ = ("name", "_logger")
-
-    def __init__(self, name: str):
-        self.name = name
-        self._logger = None
-
-    def isEnabledFor(self, level: int) -> bool:
-        if self._logger is None and "logging" not in sys.modules:
-            return level >= 30                  # logging.WARNING, the root logger's default
-        return self.__getattr__("isEnabledFor")(level)
-
-    def debug(self, *args, **kwargs) -> None:
-        if self._logger is None and "logging" not in sys.modules:
-            return
-        self.__getattr__("debug")(*args, **kwargs)
-
-    def info(self, *args, **kwargs) -> None:
-        """As ``debug``: below WARNING, so nothing to do until ``logging`` is loaded
-        (``serve_http`` says where it listens at ``info``, before the first request)."""
-        if self._logger is None and "logging" not in sys.modules:
-            return
-        self.__getattr__("info")(*args, **kwargs)
-
-    def __getattr__(self, attr):                # debug, info, warning, exception, ...
-        if self._logger is None:
-            import logging
-            self._logger = logging.getLogger(self.name)
-        return getattr(self._logger, attr)
-
-
-def get_logger(name: str) -> _LazyLogger:
-    """The logger ``name``, loaded when something is first logged."""
-    return _LazyLogger(name)
+def get_logger(name: str) -> logging.Logger:
+    """``logging.getLogger(name)``: the logger every module of the package logs to."""
+    return logging.getLogger(name)

@@ -220,6 +220,7 @@ class Tally:
         self.expected_null = 0
         self.null_codes: list = []
         self.seen_ids: Counter = Counter()
+        self.answers: dict = {}                  # id -> the error codes (or "result") answered
         self.problems: list = []
         self.sent = 0
 
@@ -232,7 +233,7 @@ class Tally:
             _, rid, codes = expectation
             key = json.dumps(rid)
             self.expected_ids[key] += 1
-            self.codes.setdefault(key, []).append((codes, what))
+            self.codes.setdefault(key, []).append((codes, what, None))
 
     def take(self, message) -> None:
         if not isinstance(message, dict) or "method" in message:
@@ -251,14 +252,31 @@ class Tally:
         if not entries:
             self.problems.append(f"answer to an id never sent as a request: {json.dumps(message)[:300]}")
             return
-        codes, what = entries[min(self.seen_ids[key], len(entries)) - 1]
-        if "error" in message:
-            code = message["error"].get("code")
-            allowed = self.allowed if codes is None else codes
-            if code not in allowed:
-                self.problems.append(f"code {code} ({message['error'].get('message')!r}) for {what[:300]}")
-        elif codes is not None:
-            self.problems.append(f"a result where an error {sorted(codes)} was due: {what[:300]}")
+        # Answers to one id may come in any order (requests run on a pool, a ping's answer
+        # on the control thread): they are matched to the lines sent with that id in check().
+        self.answers.setdefault(key, []).append(message["error"].get("code") if "error" in message else "result")
+
+    def _unmatched(self, key) -> list:
+        """The answers to ``key`` no line sent with that id allows, once each answer is
+        matched to one line (a bipartite matching: answers to one id come in any order)."""
+        entries, answers = self.codes[key], self.answers.get(key, [])
+
+        def fits(answer, entry) -> bool:
+            codes = entry[0]
+            if answer == "result":
+                return codes is None
+            return answer in (self.allowed if codes is None else codes)
+        owner: dict = {}                              # entry index -> answer index
+
+        def place(i, seen) -> bool:
+            for j, entry in enumerate(entries):
+                if j not in seen and fits(answers[i], entry):
+                    seen.add(j)
+                    if j not in owner or place(owner[j], seen):
+                        owner[j] = i
+                        return True
+            return False
+        return [answers[i] for i in range(len(answers)) if not place(i, set())]
 
     def satisfied(self) -> bool:
         return all(self.seen_ids[k] >= n for k, n in self.expected_ids.items()) and \
@@ -266,10 +284,14 @@ class Tally:
 
     def check(self) -> list:
         problems = list(self.problems)
+        for key in self.answers:
+            for answer in self._unmatched(key):
+                what = [w[:300] for _, w, _ in self.codes[key]]
+                problems.append(f"{'a result' if answer == 'result' else f'code {answer}'} for none of {what}")
         for key, count in self.expected_ids.items():
             if self.seen_ids[key] != count:
                 problems.append(f"id {key}: {self.seen_ids[key]} answers, expected {count}: "
-                                f"{[w[:200] for _, w in self.codes[key]]}")
+                                f"{[w[:200] for _, w, _ in self.codes[key]]}")
         if self.seen_ids["null"] != self.expected_null:
             problems.append(f"{self.seen_ids['null']} errors without id, expected {self.expected_null}")
         return problems

@@ -7,21 +7,21 @@
   cryptographically secure with enough entropy to prevent guessing. Spec:
   basic/utilities/tasks#task-id-requirements, #task-isolation-and-access-control.
 
-Both are ``os.urandom`` (the operating system's CSPRNG, which ``secrets`` reads too) with
-at least 128 random bits, unchanged, as URL-safe base64 (protocol/tokens.py). ``check_unguessable``
+Both are ``secrets.token_urlsafe`` (``os.urandom``, the operating system's CSPRNG) with
+at least 128 random bits, unchanged, as URL-safe base64. ``check_unguessable``
 checks a generator; its own test shows it refuses the weak ones (a counter, too few bits,
 a non-cryptographic generator, a shortened id).
 """
 import base64
 import os
 import random
+import secrets
 import string
 
 import pytest
 
 from features_helpers import connected
 from mcp_ref import Server
-from mcp_ref.protocol import tokens
 from mcp_ref.server.tasks import legacy as tasks_module
 from mcp_ref.server.tasks.legacy import new_task_id
 from mcp_ref.transports.http.server import app as http_server
@@ -46,6 +46,7 @@ def check_unguessable(make_id, monkeypatch) -> list:
 
     with monkeypatch.context() as patch:
         patch.setattr(os, "urandom", spy)
+        patch.setattr(random, "_urandom", spy)       # what secrets reads, through SystemRandom
         ids = [make_id() for _ in range(COUNT)]
     assert len(calls) == COUNT, f"{len(calls)} of {COUNT} ids came from os.urandom"
     for (nbytes, token), made in zip(calls, ids):
@@ -71,9 +72,9 @@ def test_the_check_refuses_weak_ids(monkeypatch):
     counter = iter(range(10 ** 9))
     weak = [
         (lambda: f"session-{next(counter)}", "came from os.urandom"),
-        (lambda: tokens.token_urlsafe(8), "fewer than 128 bits"),
+        (lambda: secrets.token_urlsafe(8), "fewer than 128 bits"),
         (lambda: "%032x" % random.getrandbits(128), "came from os.urandom"),
-        (lambda: tokens.token_urlsafe(16)[:12], "unchanged"),
+        (lambda: secrets.token_urlsafe(16)[:12], "unchanged"),
     ]
     for make_id, complaint in weak:
         with pytest.raises(AssertionError, match=complaint):

@@ -22,7 +22,6 @@ from helpers import WAIT, RawPeer, Recorder, is_method, is_reply_to, mcp_threads
 from mcp_ref.errors import (ConnectionClosed, InvalidParamsError, InvalidRequestError, McpError, MethodNotFoundError,
                             RequestCancelled, RequestTimeout, SessionError)
 from mcp_ref.session import outbound
-from mcp_ref.session import pool as pool_module
 from mcp_ref.session import MAX_TOTAL_FACTOR, Session
 from mcp_ref.transports import TapTransport, memory_pair
 
@@ -705,19 +704,13 @@ def test_ping_is_answered_promptly_while_every_handler_is_blocked(pinger):
         assert [text(pending.result()) for pending in pendings] == ["released"] * 5
 
 
-def test_a_handler_that_blocked_before_does_not_hold_the_reading_role(monkeypatch):
-    """Rule 8: with the standby's takeover out of the picture (a takeover after an hour),
-    a request like one that blocked before is run only after reading was handed on, so
-    a second request can release it. Without rule 8 the reader would serve it inline
-    and never read the release."""
-    monkeypatch.setattr(pool_module, "INLINE_TAKEOVER", 3600.0)
-    monkeypatch.setattr(pool_module, "SLOW_AFTER", 0.001)
+def test_a_blocked_handler_does_not_stop_the_reader():
+    """Rule 1 (session/pool.py P3): a handler run on the reading thread that blocks loses the
+    reading role at the standby's next check, so a second request is read (and served)
+    while the first one's handler waits for it."""
     opened = threading.Event()
 
     def gate(ctx, args):
-        if args.get("warm"):
-            time.sleep(0.01)                     # ran long once: remembered as slow
-            return "warm"
         return "opened" if opened.wait(WAIT) else "stuck"
 
     def release(ctx, args):
@@ -725,19 +718,51 @@ def test_a_handler_that_blocked_before_does_not_hold_the_reading_role(monkeypatc
         return "released"
 
     with Pair({"gate": gate, "release": release}) as p:
-        assert text(p.a.request("tools/call", call("gate", warm=True))) == "warm"
         waiting = p.a.start_request("tools/call", call("gate"), timeout=WAIT)
         assert text(p.a.request("tools/call", call("release"), timeout=WAIT)) == "released"
         assert text(waiting.result()) == "opened"
 
 
-def test_a_handler_that_got_fast_again_is_served_inline_again(monkeypatch):
-    monkeypatch.setattr(pool_module, "SLOW_AFTER", 0.2)   # wide margins: a loaded machine is slow
-    with Pair({"gate": lambda ctx, args: time.sleep(args["t"]) or "ok"}) as p:
-        p.a.request("tools/call", call("gate", t=0.25))
-        assert ("tools/call", "gate") in p.b._pool.slow
-        p.a.request("tools/call", call("gate", t=0))
-        assert ("tools/call", "gate") not in p.b._pool.slow
+def test_the_standby_takes_reading_from_a_slow_job_and_remembers_its_key():
+    """session/pool.py P3: a job run on the reading thread that is still running at the
+    standby's check loses reading to a worker (``done`` then says so); a job of the same
+    key is queued for a worker, another key still runs here; once a job of the slow key
+    ran fast on a worker, the key runs here again."""
+    from mcp_ref.session.pool import Pool
+    handed = threading.Event()
+    pool = None
+
+    def work():                                               # as session/inbound.py ``_work``
+        job = pool.next_job()
+        while job is not None:
+            began = time.monotonic()
+            job()
+            job = pool.next_job(job, time.monotonic() - began)
+
+    pool = Pool("mcp-test-standby", 4, work)
+    slow = lambda: handed.wait(WAIT)                          # noqa: E731
+    slow.key = ("tools/call", "slow")
+    again = lambda: None                                      # noqa: E731
+    again.key = slow.key
+    fast = lambda: None                                       # noqa: E731
+    fast.key = ("tools/call", "fast")
+    try:
+        assert pool.here(slow, handed.set) is True
+        assert slow() and pool.done(slow) is False            # a worker read on (it set handed)
+        assert pool.here(again, handed.set) is False          # queued: the key is known slow
+        assert pool.here(fast, handed.set) is True
+        fast()
+        assert pool.done(fast) is True
+        deadline = time.monotonic() + WAIT
+        while again.key in pool._slow and time.monotonic() < deadline:
+            time.sleep(0.01)                                  # a worker runs ``again``, fast
+        assert pool.here(again, handed.set) is True           # forgotten: it ran fast on a worker
+        again()
+        assert pool.done(again) is True
+    finally:
+        pool.stop()
+        for thread in pool.threads():
+            thread.join(WAIT)
 
 
 @pytest.mark.req("PING-2", "PING-3", "PING-6", "PING-7")
@@ -977,62 +1002,9 @@ def test_requests_read_after_close_are_not_served():
         assert unseen == [], f"requests {unseen} ran on after close, never cancelled (started: {started})"
 
 
-class _SlowAnswerTransport:
-    """Answers take as long as the standby needs to look at them: ``send`` of a
-    response waits until ``input_waiting`` was asked (and, when it says True, until
-    another thread reads). Records which thread reads each message."""
-
-    def __init__(self, inner, waiting: bool):
-        self.inner, self.waiting = inner, waiting
-        self.readers: list = []
-        self.asked, self.handed_on = threading.Event(), threading.Event()
-
-    def input_waiting(self) -> bool:
-        self.asked.set()
-        return self.waiting
-
-    def receive(self):
-        me = threading.current_thread()
-        if self.readers and me is not self.readers[-1]:
-            self.handed_on.set()
-        self.readers.append(me)
-        return self.inner.receive()
-
-    def send(self, message, related_id=None):
-        if hasattr(message, "result"):
-            self.asked.clear()
-            assert self.asked.wait(WAIT)           # the standby looked while we were writing
-            if self.waiting:
-                assert self.handed_on.wait(WAIT)   # and handed reading on
-        self.inner.send(message, related_id)
-
-    def close(self):
-        self.inner.close()
-
-
-@pytest.mark.parametrize("waiting", [False, True])
-def test_a_long_answer_keeps_the_reading_role_unless_input_is_waiting(monkeypatch, waiting):
-    """Rule 10: past INLINE_TAKEOVER while writing an answer, the reader keeps its role
-    when the transport has nothing to read, so the next request is read (and served)
-    on the same thread; with input waiting the role is handed on as before."""
-    monkeypatch.setattr(pool_module, "INLINE_TAKEOVER", 0.05)
-    peer_end, session_end = memory_pair()
-    peer = RawPeer(peer_end)
-    transport = _SlowAnswerTransport(session_end, waiting)
-    session = Session(transport, tools({"echo": lambda ctx, args: args["text"]}), name="mcp-answer").start()
-    try:
-        for request_id in (1, 2):
-            reply = peer.request(request_id, "tools/call", call("echo", text="x" * 1000))
-            assert text(reply["result"]) == "x" * 1000
-        first, second = transport.readers[0], transport.readers[1]
-        assert (first is second) is not waiting
-    finally:
-        session.close()
-
-
 def test_a_waiter_keeps_the_first_settlement_and_stays_open():
-    """session/outbound.py: the waiter is two bare locks; the first settle wins (a reply racing a
-    close or a cancel), and once settled every wait returns at once."""
+    """session/outbound.py: the first settle wins (a reply racing a close or a cancel), and once
+    settled every wait returns at once."""
     from mcp_ref.session.outbound import _Waiter
     waiter = _Waiter("tools/call")
     assert not waiter.settled and waiter.wait(0.01) is False

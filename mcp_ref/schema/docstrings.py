@@ -1,47 +1,20 @@
 """Docstrings as tool, prompt and resource descriptions.
 
-``cleandoc`` is ``inspect.cleandoc`` and ``parse_docstring`` reads
-Google-style sections (``Args:``, ``Returns:``, ``Raises:`` ...), both
-without ``inspect`` or ``re``: every registration reads a docstring, and a
-stdio server's start-up is a benchmark target (bench/bench_stdio.py). A
-docstring of one printable line is read without the section loop: the common
-tool's, read once per tool by a first listing (bench/bench_growth.py, issue 17).
-``schema/signature.py`` uses them for descriptions and parameter descriptions.
-No I/O.
+``parse_docstring`` reads Google-style sections (``Args:``, ``Returns:``,
+``Raises:`` ...) from a docstring cleaned by ``inspect.cleandoc``.
+``schema/signature.py`` uses it for descriptions and parameter descriptions. No I/O.
 """
 from __future__ import annotations
 
-import sys
+from inspect import cleandoc
 
 __all__ = ["cleandoc", "parse_docstring"]
 
-# 3.13 made cleandoc strip spaces only, as the compiler now does with docstrings.
-_CLEANDOC_STRIP = " " if sys.version_info >= (3, 13) else None
 _LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _HEADER_CHARS = _LETTERS | {" "}
 _PARAM_SECTIONS = {"args", "arguments", "parameters", "params", "keyword args", "keyword arguments",
                    "other parameters", "attributes"}
 _DROPPED_SECTIONS = _PARAM_SECTIONS | {"returns", "return", "yields", "yield", "raises", "raise"}
-
-
-def cleandoc(doc: str) -> str:
-    """``inspect.cleandoc``: tabs expanded, the first line and the common indentation
-    of the others stripped, blank lines at both ends dropped."""
-    lines = doc.expandtabs().split("\n")
-    margin = sys.maxsize
-    for line in lines[1:]:
-        content = len(line.lstrip(_CLEANDOC_STRIP))
-        if content:
-            margin = min(margin, len(line) - content)
-    if lines:
-        lines[0] = lines[0].lstrip(_CLEANDOC_STRIP)
-    if margin < sys.maxsize:
-        lines[1:] = [line[margin:] for line in lines[1:]]
-    while lines and not lines[-1]:
-        lines.pop()
-    while lines and not lines[0]:
-        lines.pop(0)
-    return "\n".join(lines)
 
 
 def _section(line: str) -> str | None:
@@ -75,14 +48,6 @@ def parse_docstring(doc: str | None) -> tuple:
     """Google style: ``(text without Args/Returns/Raises sections or None, {name: description})``."""
     if not doc:
         return None, {}
-    if doc.isprintable():
-        # One line without tabs (splitlines splits at nothing printable): nothing to clean,
-        # and no section to read. The common tool's docstring; half the cost of the loop
-        # below, per tool of a first listing (bench/bench_growth.py, issue 17).
-        # A header ends with its colon here (the text is stripped): others skip _section.
-        text = doc.strip()
-        header = text[-1:] == ":" and _section(text) in _DROPPED_SECTIONS
-        return (text if text and not header else None), {}
     body, params, section, indent, current = [], {}, None, None, None
     for line in cleandoc(doc).splitlines():
         header = _section(line)

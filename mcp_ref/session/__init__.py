@@ -11,37 +11,42 @@ own that reads in one sitting; this module holds the rules, the tables they
 govern, and starting and closing::
 
     session/outbound.py   what goes out: request, notify, writing; Pending, CancelToken
-    session/inbound.py    what comes in: the pool's threads, the reader loop, routing,
-                  serving a request and sending its answer
+    session/inbound.py    what comes in: the reader loop, routing, serving a request
+                  and sending its answer
     session/notices.py    cancellations, progress and other notifications; the helper
                   threads that run user callbacks in order (rule 4)
     session/batches.py    JSON-RPC batches (2025-03-26, rule 7)
     session/closing.py    how a session ends (rule 5)
-    session/pool.py       who runs a job: the leader/follower policy (rules 3, 8, 10)
+    session/pool.py       the bounded pool of worker threads that serve requests (rule 3)
     session/calls.py      RequestContext: what a handler knows of its request
 
 Rules:
 
-1. The thread that reads the transport only reads and routes. It settles the
-   waiters of responses, records progress and cancellations, and queues
-   everything else. It never runs user code and never writes while it holds
-   the reading role.
+1. One thread at a time holds the reading role (``_read``, a job of the pool):
+   it reads the transport and routes: it settles the waiters of responses,
+   records progress and cancellations, and hands everything else on. A request
+   it runs itself, on the same thread, while another worker could take reading
+   over; a request still running at the standby's next check (2-4 ms) has
+   reading taken from it and handed to a worker (session/pool.py P3). So replies,
+   cancellations and pings are always read, whatever a handler does.
+   Spec: basic/index.
 2. Every outgoing request has a fresh integer id (never reused) and a
    timeout. The waiting thread is its own timer: on timeout it raises
    ``RequestTimeout`` and sends ``notifications/cancelled``; a reply that
-   arrives later is dropped (session/outbound.py rules 1-3).
-3. Incoming requests run on a bounded pool of handler threads, so many calls
-   are in flight both ways and a handler may itself send a request to the
-   peer and wait (replies are settled by the reader, which is never a
-   handler). A cancelled request gets no response. Who runs a job -- the
-   reader itself (inline), a follower, the control thread -- is session/pool.py's
-   policy: the session asks it (``Pool.place``) and keeps none of it. At
-   most ``max_inbound`` of the peer's requests are in flight at once; one
-   more is answered at once with -32603 naming the limit, so a peer cannot
-   make the session hold unbounded memory (session/inbound.py ``_on_request``).
+   arrives later is dropped (session/outbound.py rules 1-3). Spec: basic/lifecycle#timeouts.
+3. Incoming requests run on a bounded pool of worker threads (session/pool.py, at
+   most ``max_workers`` at once; the pool holds one thread more, the one
+   reading), so many calls are in flight both ways and a handler may itself
+   send a request to the peer and wait (the reading thread, never the handler
+   waiting, settles the reply). A cancelled request gets no response. At
+   most ``max_inbound`` of the peer's requests are in flight (running or
+   queued) at once; one more is answered at once with -32603 naming the
+   limit, so a peer cannot make the session hold unbounded memory (session/inbound.py
+   ``_on_request``). Spec: basic/utilities/cancellation.
 4. Progress callbacks and notification handlers (user code) run in wire
    order on one ``mcp-notify`` thread; so do ``listen_progress`` listeners, for a token
    that outlives its request's answer (basic/utilities/tasks#task-progress-notifications).
+   Spec: basic/utilities/progress.
 5. ``close`` fails every pending request once with ``ConnectionClosed``,
    cancels every inbound request, and stops every thread it started. All
    threads are daemons, so a script can always exit. When the peer ends its
@@ -51,23 +56,22 @@ Rules:
    every answer due, and a stuck handler cannot keep the process alive. A
    close already under way (the peer hung up and the reader is shutting the
    transport down) is waited for, so ``close`` returns with nothing left
-   running.
+   running. Spec: basic/lifecycle#shutdown.
 6. Tables are touched under ``self._lock``; no user code and no I/O runs
-   under it. Writes are serialised by ``self._send_lock``, unless the
-   transport says (``concurrent_send``) that its ``send`` orders concurrent
-   calls itself: stdio does, and lines of callers that arrive while one is
-   written leave together in one write (pipe_writer.py rule 6).
+   under it. Writes are serialised by ``self._send_lock``: whoever produced
+   a message (a worker its answer, a caller its request, the control thread
+   a ping's answer) writes it through ``transport.send``, which must not
+   block for good on a peer that stops reading (stdio: pipe_writer.py).
+   Spec: basic/transports.
 7. Replies that cannot be matched by id are not left to time out: a reply
    that failed to decode or was too large fails the request its head names
    (``messages`` rule 6); an error with a null id (the peer could not read a
    request) fails the one pending request, or is logged when several are;
    the elements of a batch of replies are routed one by one, in any revision.
-8. A request like one that ran longer than ``pool.SLOW_AFTER`` before (the
-   same method and the same ``name`` or ``uri`` param: a tool that waits on
-   the network, say) is not served inline: routing marks its job ``slow``,
-   and the pool hands the reading role on first, then runs it (session/pool.py P5).
-   So requests to blocking handlers start as fast as they are read and keep
-   the whole pool busy (``bench/bench_growth.py``, requests in flight).
+   Spec: basic/index#responses.
+8. Answers that need no handler (``ping``, the error for a bad frame) are
+   written by one ``<name>-control`` thread, so ``ping`` is answered even when
+   every worker is busy. Spec: basic/utilities/ping.
 9. Delivered mode (``executor=``, a ``workers.WorkerPool``): the session starts
    no thread of its own. The transport hands each message to ``deliver`` on
    its own thread (HTTP: the connection that carried it), which routes it as
@@ -76,49 +80,34 @@ Rules:
    in order. An idle session then holds no thread at all. A request the
    transport offers to serve ``here`` (HTTP: a lone JSON POST) whose handler is
    known fast runs on the transport's thread instead (``workers`` rule 4).
-10. A reader serving inline that has finished the handler and is writing
-   its answer keeps the reading role past ``INLINE_TAKEOVER`` while the
-   transport says no input is waiting (``transport.input_waiting()``: stdio
-   asks ``select``; session/pool.py P3). Why: a large answer takes tens of ms to encode and
-   write; handing the role on then moved every next request to another
-   thread, and the last request's megabytes were freed at once each time, so
-   the C allocator gave them back to the system and faulted them in again on
-   every call (~1.4x the floor's CPU at 1-4 MB, almost all of it system
-   time: ``bench/bench_growth.py``, payload). Kept on one thread, the last
-   request stays referenced until the next is read, as in the floor's loop,
-   and its memory is reused (peak memory: about one payload more). Nothing
-   that matters is left unread: a peer blocked writing to us has filled the
-   pipe, which ``select`` sees, and the role is handed on as before; lines
-   already buffered were written in full, so their writer is free to read
-   our answer. A transport without ``input_waiting``, or one that cannot
-   tell, is handed on as before.
-The reader loop (``_read``, session/inbound.py) is plain: receive, route
-(``_route``), and hand the job to the pool, which says where it runs (session/pool.py
-draws the thread roles).
+   Spec: basic/transports#streamable-http.
+
+The reading loop (``_read``, session/inbound.py): receive, route (``_route``), and hand
+the job to the pool (``Pool.here``: run here or queued, rule 3) or to the
+control thread (rule 8).
 """
 from __future__ import annotations
 
 import itertools
+import logging
+import queue
 import threading
+from typing import Callable
 
 from mcp_ref.session.batches import Batches
 from mcp_ref.session.calls import RequestContext
 from mcp_ref.session.closing import Closing
-from mcp_ref.errors import ConnectionClosed, InvalidMessage, get_logger
+from mcp_ref.errors import ConnectionClosed, InvalidMessage
 from mcp_ref.session.inbound import Inbound
 from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse
 from mcp_ref.session.notices import Notices
 from mcp_ref.session.outbound import DEFAULT_TIMEOUT, MAX_TOTAL_FACTOR, Outbound, Pending
 from mcp_ref.session.pool import Pool
+from mcp_ref.session.workers import Lane
 
-log = get_logger("mcp_ref.session")
+log = logging.getLogger("mcp_ref.session")
 
 __all__ = ["Session", "RequestContext", "Pending", "DEFAULT_TIMEOUT", "MAX_TOTAL_FACTOR"]
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only: typing would cost start-up time
-    import queue
-    from typing import Callable
 
 MAX_INBOUND = 1000         # rule 3: the peer's requests in flight at once
 
@@ -159,8 +148,7 @@ class Session(Outbound, Inbound, Notices, Batches, Closing):
         self._name = name
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        # Rule 6: None when the transport orders concurrent sends itself.
-        self._send_lock = None if getattr(transport, "concurrent_send", False) else threading.Lock()
+        self._send_lock = threading.Lock()     # rule 6
         self._outbound: dict = {}              # id -> _Waiter (requests we sent)
         self._inbound: dict = {}               # id -> RequestContext (requests we serve)
         self._replying = 0                     # served requests whose answer is being sent
@@ -177,11 +165,9 @@ class Session(Outbound, Inbound, Notices, Batches, Closing):
         self._jobs = self._serial = None             # rule 9: lanes of the shared pool
         self._noticing: threading.Thread | None = None   # the pool thread running rule 4's work
         if executor is not None:
-            from mcp_ref.session.workers import Lane
             self._jobs, self._serial = Lane(executor, max_workers), Lane(executor, 1)
         else:
-            self._pool = Pool(name, max_workers, self._work, self._control_put, self._start_helper,
-                              input_waiting=getattr(transport, "input_waiting", None))   # rule 10
+            self._pool = Pool(name, max_workers + 1, self._work)   # rule 3: the handlers and the one reading
 
     # ------------------------------------------------------------------ public API
     def start(self) -> "Session":
@@ -191,7 +177,7 @@ class Session(Outbound, Inbound, Notices, Batches, Closing):
                 return self
             self._started = True
         if self._pool is not None:
-            self._pool.start()
+            self._pool.submit(self._read)                # rule 1
         if self._ping_interval:
             self._start_helper("keepalive", self._keepalive)
         return self

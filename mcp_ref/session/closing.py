@@ -10,13 +10,14 @@ within ``eof_grace``. Spec: basic/lifecycle#shutdown, basic/utilities/ping.
 """
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
-from mcp_ref.errors import ConnectionClosed, McpError, RequestTimeout, SessionError, get_logger
+from mcp_ref.errors import ConnectionClosed, McpError, RequestTimeout, SessionError
 from mcp_ref.session.notices import _STOP
 
-log = get_logger("mcp_ref.session")
+log = logging.getLogger("mcp_ref.session")
 
 
 class Closing:
@@ -27,9 +28,6 @@ class Closing:
         already read may still finish and be answered, for at most ``eof_grace`` seconds."""
         if self._eof_grace <= 0:
             return
-        pool = self._pool
-        if pool is not None:
-            pool.stop()                            # followers drain the backlog, then stop
         with self._lock:                           # a stream only the peer could end (subscriptions/listen)
             streams = [ctx for ctx in self._inbound.values() if ctx.ends_with_input]
         for ctx in streams:
@@ -37,8 +35,8 @@ class Closing:
         deadline = time.monotonic() + self._eof_grace
         while time.monotonic() < deadline:
             with self._lock:
-                due = self._inbound or self._replying
-            if not (due or (pool is not None and pool.busy())) or self._closed_event.wait(0.005):
+                due = self._inbound or self._replying     # queued requests are in _inbound too
+            if not due or self._closed_event.wait(0.005):
                 return
         log.info("%s: %s; requests still running after %.1f s are cancelled", self._name, reason,
                  self._eof_grace)

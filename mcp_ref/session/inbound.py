@@ -1,4 +1,4 @@
-"""What comes in: the reading threads, routing, and serving (the inbound half of ``Session``).
+"""What comes in: the reader loop, routing, and serving (the inbound half of ``Session``).
 
 ``Inbound`` is a mix-in: ``Session`` (session/__init__.py) is the only class that uses it,
 and holds the tables and locks these methods read (``_lock``, ``_inbound``,
@@ -8,32 +8,31 @@ this one what the peer sends. The rules are session/__init__.py's; each is named
 it is kept. Spec: basic/index, basic/utilities/cancellation,
 basic/utilities/ping.
 
-The way in, for one request read by the thread holding the reading role::
-
-    _work  ->  _read  (receive a frame)  ->  _route  ->  _on_request  ->  a job
-        -> pool.place(job)  ->  _serve  (the handler)  ->  _reply  ->  _send
-
-and for one reply: ``_read -> _route -> _on_response -> waiter.settle`` (the
-caller waiting in ``Pending.result`` wakes). What this module hands aside, each
-read by its name: where a job runs (session/pool.py ``place``), notifications
-(session/notices.py, rule 4) and batches (session/batches.py, rule 7).
+The way in, for one request: the reading thread runs ``_read`` (receive a
+frame) ``-> _route -> _on_request`` (a job); while another worker could take
+reading over (``pool.here``, session/pool.py P3) the same thread then runs the job:
+``_serve`` (the handler) ``-> _reply -> _send``; else a worker does. For one reply:
+``_read -> _route -> _on_response -> waiter.settle`` (the caller waiting in
+``Pending.result`` wakes). What this module hands aside, each read by its
+name: notifications (session/notices.py, rule 4), batches (session/batches.py, rule 7) and
+answers that need no handler (the control thread, rule 8).
 """
 from __future__ import annotations
 
+import logging
 import time
+from typing import TYPE_CHECKING
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import (INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage, McpError, MessageTooLarge,
-                            RequestCancelled, SessionError, get_logger)
+                            RequestCancelled, SessionError)
 from mcp_ref.jsonrpc.messages import EncodeError, ErrorObject, ErrorResponse, Request, Response, replace_unencodable
-from mcp_ref.session.pool import HANDED, QUEUED, READ
 
-log = get_logger("mcp_ref.session")
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only
+if TYPE_CHECKING:
     from mcp_ref.session.batches import _Batch
     from mcp_ref.session.calls import RequestContext
+
+log = logging.getLogger("mcp_ref.session")
 
 
 class Inbound:
@@ -41,33 +40,15 @@ class Inbound:
     from outside (``deliver`` excepted: a transport in delivered mode calls it)."""
 
     # ------------------------------------------------------------------ reading
-    def _work(self) -> None:
-        """A thread of the pool (session/pool.py P1): read when nobody does, else serve a job
-        from the backlog, else wait; exit when reading is over and nothing is left."""
-        next_turn = self._pool.next_turn
-        while True:
-            turn = next_turn()
-            if turn is None:
-                return                             # P7
-            if turn is READ:
-                if not self._read():
-                    return                         # reading is over
-            else:
-                turn()                             # a job from the backlog (P6)
-
-    def _read(self) -> bool:
-        """The reader loop (rule 1), run by the pool thread holding the reading role:
-        read, route, and ask the pool where the job runs (rule 3).
-
-        Returns True when the pool took the reading role from us (the job ran
-        long, waited on the peer, or is known slow), so the caller becomes a
-        follower; False once reading is over (the session closes).
-        """
+    def _read(self) -> None:
+        """The reading loop (rule 1), a job of the pool: receive, route, and hand each job
+        on: a request to the pool (rule 3; ``Pool.here``: it may run here), an answer that needs no
+        handler to the control thread (rule 8). Returns once reading is over (the session
+        is then closed), or once a worker has taken reading over (this one serves on)."""
         reason = "the peer closed the connection"
-        receive, route, place, pool = self.transport.receive, self._route, self._pool.place, self._pool
         while True:
             try:
-                message = receive()
+                message = self.transport.receive()
             except InvalidMessage as bad:
                 if bad.is_response:                # never answer a response (rule 5 of messages)
                     self._on_bad_response(bad)
@@ -80,30 +61,39 @@ class Inbound:
                 if message is None:
                     self._let_finish(reason)
                     break
-                job = route(message)
+                job = self._route(message)
             if job is None:
                 continue
-            where = place(job)
-            if where is QUEUED:
-                continue
-            if where is HANDED:                    # rule 8: reading was handed on first
+            if getattr(job, "control", False):
+                self._control_put(job)             # rule 8
+            elif self._pool.here(job, self._read):    # rule 3 (session/pool.py P3): run it on this thread
                 job()
-                return True
-            try:
-                job()                              # INLINE: served on the reading thread
-            finally:
-                still_reading = pool.inline_done()
-            if not still_reading:
-                return True
-        pool.reading_over()
+                if not self._pool.done(job):
+                    return                         # a worker reads on: this thread is a worker again
         self._on_close(reason)
-        return False
+
+    def _work(self) -> None:
+        """A thread of the pool (rule 3): run jobs, the reading loop among them, until the
+        pool stops; how long each took tells the pool which keys are slow (session/pool.py P3)."""
+        job = self._pool.next_job()
+        while job is not None:
+            began = time.monotonic()
+            job()
+            job = self._pool.next_job(job, time.monotonic() - began)
 
     def _reply_job(self, reply, batch: _Batch | None = None):
-        """A job that only writes ``reply``: marked ``control`` so a saturated pool
-        hands it to the control thread instead of the backlog (rule 3, ping)."""
+        """A job that only writes ``reply``: marked ``control`` so it runs on the control
+        thread (rule 8), not on a worker. Counted in ``_replying`` until written, so the
+        EOF grace waits for it (rule 5)."""
+        with self._lock:
+            self._replying += 1
+
         def job():
-            self._reply(reply, None, batch)
+            try:
+                self._reply(reply, None, batch)
+            finally:
+                with self._lock:
+                    self._replying -= 1
         job.control = True
         return job
 
@@ -127,8 +117,7 @@ class Inbound:
 
     def _on_request(self, request: Request, batch: _Batch | None = None):
         """Register the request (duplicate ids are refused, rule 2 of messages) and
-        return the job that serves it; ``ping`` is answered without a handler.
-        The job is marked ``slow`` when its (method, name or uri) ran long before (rule 8)."""
+        return the job that serves it; ``ping`` is answered without a handler (rule 8)."""
         if request.method == "ping" and not lifecycle.is_modern_request(request.params):
             # Spec: basic/utilities/ping: answer promptly (2026-07-28 has no ping: the handler says -32601)
             return self._reply_job(Response(request.id, {}), batch)
@@ -151,10 +140,8 @@ class Inbound:
         params = request.params
         target = (params.get("name") or params.get("uri")) if type(params) is dict else None
         key = (request.method, target if type(target) is str else None)
-        job = lambda: self._serve(ctx, request, batch, key)      # noqa: E731
+        job = lambda: self._serve(ctx, request, batch)      # noqa: E731
         job.key = key                              # rule 9: the shared pool learns which are fast
-        if self._pool is not None and key in self._pool.slow:
-            job.slow = True                        # rule 8
         return job
 
     def _on_response(self, message) -> None:
@@ -204,11 +191,10 @@ class Inbound:
                 f"bytes (max_message_size); it was skipped unread", size=bad.size, limit=bad.limit))
 
     # ------------------------------------------------------------------ serving (handler threads)
-    def _serve(self, ctx: RequestContext, request: Request, batch: _Batch | None = None, key=None) -> None:
+    def _serve(self, ctx: RequestContext, request: Request, batch: _Batch | None = None) -> None:
         """Run the handler for one request (rule 3) and send its answer: a result, an
         McpError's error, -32603 for anything else (logged), or nothing when the
         request was cancelled (Spec: receivers SHOULD NOT respond)."""
-        started = time.monotonic()
         try:
             result = self._handle_request(ctx, request.method, request.params or {})
             if not isinstance(result, dict):       # a result is an object on the wire
@@ -223,20 +209,14 @@ class Inbound:
             reply = ErrorResponse(request.id, ErrorObject(INTERNAL_ERROR, "Internal error"))
         finally:
             ctx.finished = True
-            if self._pool is not None:
-                self._pool.learn(key, time.monotonic() - started)   # rule 8
             with self._lock:
                 self._inbound.pop(request.id, None)
                 self._replying += 1                # until sent: the EOF grace waits for it (rule 5)
-        pool = self._pool
-        inline = pool is not None and pool.replying(True)   # rule 10: while this answer is written
         try:
             if ctx.is_cancelled():                 # Spec: receivers SHOULD NOT respond
                 reply = None
             self._reply(reply, request.id, batch)
         finally:
-            if inline:
-                pool.replying(False)               # the next job of a batch is user code again
             with self._lock:
                 self._replying -= 1
 

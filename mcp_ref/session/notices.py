@@ -10,27 +10,27 @@ reading thread: callbacks run in order on one ``notify`` helper (or, in
 delivered mode, on the shared pool's serial lane, session/__init__.py rule 9).
 Spec: basic/utilities/cancellation, basic/utilities/progress.
 
-The helper threads (notify, control, keepalive, the pool's standby) are
-started here by name, so ``close`` joins every one of them (session/closing.py).
+The helper threads (notify, control, keepalive) are started here by
+name, so ``close`` joins every one of them (session/closing.py).
 """
 from __future__ import annotations
 
+import logging
+import queue
 import threading
 import time
+from typing import TYPE_CHECKING
 
-from mcp_ref.errors import get_logger
 from mcp_ref.jsonrpc.messages import is_request_id
 
-log = get_logger("mcp_ref.session")
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only
-    import queue
+if TYPE_CHECKING:
     from typing import Callable
 
     from mcp_ref.jsonrpc.messages import Notification
     ProgressCallback = Callable[[float, "float | None", "str | None"], None]
     RequestId = int | str
+
+log = logging.getLogger("mcp_ref.session")
 
 MAX_PROGRESS_LISTENERS = 1024   # listen_progress beyond this forgets the oldest token
 _STOP = object()           # the end marker of a helper's queue
@@ -125,22 +125,22 @@ class Notices:
 
     # ------------------------------------------------------------------ helper threads
     def _start_helper(self, role: str, target) -> None:
-        """Start a named helper thread (standby, notify, control, keepalive); close joins it."""
+        """Start a named helper thread (notify, control, keepalive); close joins it."""
         thread = threading.Thread(target=target, name=f"{self._name}-{role}", daemon=True)
         self._helpers.append(thread)
         thread.start()
 
     def _control_put(self, job) -> None:
-        """Rule 3: a control reply (``ping``, an error for a bad frame) found the pool saturated."""
+        """Rule 8: an answer that needs no handler (``ping``, an error for a bad frame)
+        is written on the control thread, whatever the workers are doing."""
         self._helper_queue("_control", "control", lambda j: j()).put(job)
 
-    def _helper_queue(self, attr: str, role: str, run) -> "queue.Queue":
+    def _helper_queue(self, attr: str, role: str, run) -> queue.Queue:
         """The queue of a helper thread, started on first use. Under the lock, so a
         helper started while the session closes still gets its stop marker."""
         with self._lock:
             q = getattr(self, attr)
             if q is None:
-                import queue
                 q = queue.Queue()
                 setattr(self, attr, q)
                 self._start_helper(role, lambda: self._drain(q, run))
@@ -148,7 +148,7 @@ class Notices:
                     q.put(_STOP)
             return q
 
-    def _drain(self, q: "queue.Queue", run) -> None:
+    def _drain(self, q: queue.Queue, run) -> None:
         """A helper thread: run what the queue holds, in order, until the stop marker.
         A failing callback is logged and does not stop the others (rule 4)."""
         while True:

@@ -23,13 +23,10 @@ Rules:
    ``cancel=`` to any request method (the caller's Stop button): the token
    cancels every request in flight that carries it, as ``Pending.cancel``
    does, and a request started with a cancelled token is not sent.
-5. One writer at a time (``_send_lock``, session/__init__.py rule 6), unless the
-   transport orders concurrent sends itself (``concurrent_send``: stdio,
-   whose writer combines lines that arrive while it writes). A message that
+5. One writer at a time (``_send_lock``, session/__init__.py rule 6). A message that
    cannot be encoded leaves the session as it was (nothing was written); a
-   broken transport closes the session: every request pending, also one
-   whose line was in a combined write that failed, fails once with
-   ``ConnectionClosed``.
+   broken transport closes the session: every request pending fails once
+   with ``ConnectionClosed``.
 
 The way out, for one request: ``request -> start_request`` (file the
 waiter, ``_send``) ``-> transport.send``, then ``Pending.result`` waits until
@@ -39,15 +36,14 @@ from __future__ import annotations
 
 import threading
 import time
-from _thread import allocate_lock as _allocate_lock
+from typing import TYPE_CHECKING
 
 from mcp_ref.errors import ConnectionClosed, McpError, RequestCancelled, RequestTimeout, SessionError
 from mcp_ref.jsonrpc.messages import EncodeError, ErrorResponse, Notification, Request, Response, unencodable_text
 
 __all__ = ["Outbound", "Pending", "CancelToken", "DEFAULT_TIMEOUT", "MAX_TOTAL_FACTOR"]
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only: typing would cost start-up time
+if TYPE_CHECKING:
     from typing import Callable
     ProgressCallback = Callable[[float, "float | None", "str | None"], None]
     RequestId = int | str
@@ -122,12 +118,10 @@ class Outbound:
         self.request("ping", timeout=timeout)
 
     def _before_blocking(self) -> None:
-        """Called before a wait the library controls (a request to the peer): a reader
-        serving inline hands its role on at once, so the reply can be read (pool P4)."""
-        pool = self._pool
-        if pool is not None:
-            pool.before_blocking()
-        elif self._jobs is not None:               # session/__init__.py rule 9: a job run on an HTTP connection's thread
+        """Called before a wait the library controls (a request to the peer). Only in
+        delivered mode (session/__init__.py rule 9) does it matter: a job run on an HTTP
+        connection's thread gives that thread back first (``workers.Lane``)."""
+        if self._jobs is not None:
             self._jobs.before_blocking()
 
     # ------------------------------------------------------------------ writing
@@ -137,11 +131,8 @@ class Outbound:
         if self.closed:
             raise self._closed_error()
         try:
-            if self._send_lock is None:          # the transport orders concurrent sends (rule 5)
+            with self._send_lock:
                 self.transport.send(message, related_id)
-            else:
-                with self._send_lock:
-                    self.transport.send(message, related_id)
         except (SessionError, EncodeError):      # nothing was written: the session is fine
             raise
         except UnicodeEncodeError as exc:        # text UTF-8 cannot carry; nothing was written either
@@ -164,18 +155,13 @@ class _Waiter:
     """A request we sent. The reader settles it with the reply; so do cancel and close.
     ``ordered``: settle after queued progress callbacks (see _on_response).
 
-    Two bare locks, not a ``threading.Event``: ``_done`` is held from the start and
-    released by the one ``settle`` that wins ``_once``; the caller waits by acquiring
-    it. An Event is a Condition over a lock and makes another lock for every wait:
-    per request that was a measurable share of the client's CPU with many threads
-    calling at once (issue 17, the client under concurrency)."""
+    The caller waits on ``_done``; the first ``settle`` to take ``_once`` sets it."""
     __slots__ = ("method", "on_progress", "_done", "_once", "settled", "reply", "heard_at", "ordered")
 
     def __init__(self, method: str, on_progress=None):
         self.method, self.on_progress = method, on_progress
-        self._done = _allocate_lock()
-        self._done.acquire()
-        self._once = _allocate_lock()
+        self._done = threading.Event()
+        self._once = threading.Lock()
         self.settled = False                 # True once ``reply`` is final
         self.reply = None
         self.heard_at = time.monotonic()
@@ -187,12 +173,11 @@ class _Waiter:
         if self._once.acquire(False):        # the first settle wins; later ones are dropped
             self.reply = reply
             self.settled = True
-            self._done.release()
+            self._done.set()
 
     def wait(self, timeout: float) -> bool:
         """Block until settled, at most ``timeout`` seconds; whether it is."""
-        if self._done.acquire(True, timeout):
-            self._done.release()             # stays open for any later look
+        self._done.wait(timeout)
         return self.settled
 
 
@@ -201,7 +186,8 @@ class Pending:
 
     The session hands in what it needs of the session: ``notify`` (to send
     ``notifications/cancelled``), ``forget`` (drop the waiter, rule 3) and
-    ``before_blocking`` (let the pool hand the reading role on, session/pool.py P4).
+    ``before_blocking`` (in delivered mode, give the transport's thread back:
+    session/__init__.py rule 9).
     """
 
     def __init__(self, request_id: int, waiter: _Waiter, timeout: float, reset_on_progress: bool,

@@ -29,7 +29,7 @@ Rules:
    response's events) to another thread. Why: handing each request to a worker
    and waking the connection for its answer cost an HTTP server a fifth of its CPU
    per call (``bench/bench_http.py``, server CPU: 1.9x the floor before, 1.7x after);
-   the stdio pool serves inline for the same reason (session/pool.py P2). A known-fast job
+   the stdio pool serves inline for the same reason (session/pool.py P3). A known-fast job
    that is slow this time holds only its own connection, whose client waits for it
    anyway: its progress is written when it returns, a 2026-07-28 client's hang-up
    is seen then, and its key is learned slow, so the next one goes to the pool.

@@ -6,11 +6,9 @@ semantics. Spec: basic/transports. The session calls three methods:
 * ``send(message, related_id=None)``: write one message (or a list, for a
   batch reply). ``related_id`` names the inbound request this message belongs
   to, so HTTP can put it on that request's stream; stdio ignores it. The
-  session serialises calls to ``send``; a transport need not lock. A
-  transport whose ``send`` orders concurrent calls itself says so with a
-  true ``concurrent_send`` attribute, and is then called from many threads
-  at once (stdio: its writer combines the lines of callers that arrive
-  while it writes into one write, pipe_writer.py rule 6).
+  session serialises calls to ``send``; a transport need not lock. ``send``
+  must not block for good on a peer that stops reading (stdio writes what
+  the pipe takes now and queues the rest for a writer thread: pipe_writer.py).
 * ``receive()``: block until the next message and return it (a list for a
   batch), ``None`` once the peer has gone, or raise ``InvalidMessage`` for a
   frame that failed to decode or was too large (``messages.oversized``; the
@@ -28,6 +26,8 @@ as a header); ``max_message_size``, the largest message read, in bytes.
 """
 from __future__ import annotations
 
+import queue
+
 from mcp_ref.jsonrpc.messages import decode, encode, oversized
 
 __all__ = ["Transport", "MemoryTransport", "memory_pair", "TapTransport"]
@@ -35,8 +35,7 @@ __all__ = ["Transport", "MemoryTransport", "memory_pair", "TapTransport"]
 
 class Transport:
     """The interface above, as a base class to document it (subclassing is optional:
-    the session only calls the three methods). Not a ``typing.Protocol``, so a stdio
-    server does not import ``typing`` at start-up."""
+    the session only calls the three methods)."""
 
     def send(self, message, related_id: int | str | None = None) -> None:
         raise NotImplementedError
@@ -94,7 +93,6 @@ class MemoryTransport:
 
 def memory_pair(max_message_size: int = 0, record: bool = False):
     """Two linked transports: what one sends, the other receives."""
-    import queue
     a = MemoryTransport(queue.Queue(), max_message_size, record)
     b = MemoryTransport(queue.Queue(), max_message_size, record)
     a.peer, b.peer = b, a

@@ -27,33 +27,21 @@ Rules (Spec: basic/transports#stdio, basic/lifecycle#shutdown):
    reading blocks no caller (its requests time out), a server still exits when
    its input ends, and ``close`` still returns. The shutdown ladder closes the
    child's stdin once what was written has drained; a child that reads nothing
-   while the queue waits goes straight to SIGTERM. The writer orders lines
-   sent from many threads at once (``concurrent_send``): the session does not
-   serialise them, and lines that arrive while one is written leave together
-   in one write (pipe_writer.py rule 6).
+   while the queue waits goes straight to SIGTERM.
 6. End of the server's stdout is the end of the connection, at once: the
    exit code is not waited for (a server may close stdout and live on). It
    reaches ``ConnectionClosed`` when the process has ended (``late_details``:
    the first look at the error grants the exit ``LATE_EXIT_GRACE``).
-7. Server side: standard input is read through the transport's own buffer of
-   ``STDIN_BUFFER`` (64 kB) on descriptor 0 (``_stdin_reader``; the descriptor is
-   not closed with it), not through ``sys.stdin.buffer``: Python sizes that one
-   from the pipe's ``st_blksize``, 4 kB, so a 4 MB line took ~1,030 ``read``
-   calls and as many wake-ups of the client writing it; now 65 (``strace -c``).
-   Server CPU per echo call (``bench/bench_growth.py``, payload, 6 + 6 runs,
-   medians; bench/README.md, issue 17 target 2, fifth pass): 4 MB 1.09x ->
-   1.04x the floor, 1 MB 1.03x -> 1.08x; with the C allocator's heap trimming
-   set aside for both servers, which otherwise decides those two figures,
-   1.06x -> 0.97x and 1.09x -> 0.95x. What a program read ahead through
-   ``sys.stdin`` before the server started is not seen (as before for the
-   text layer); without a descriptor (embedded, captured) ``sys.stdin.buffer``
-   is read as before.
 """
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
 import threading
+from collections import deque
+from typing import Callable, Sequence
 
 from mcp_ref.errors import InvalidMessage
 from mcp_ref.jsonrpc.messages import decode, encode_line, oversized
@@ -63,16 +51,7 @@ from mcp_ref.transports.pipe_writer import PipeWriter
 __all__ = ["StdioServerTransport", "StdioClientTransport", "DEFAULT_MAX_MESSAGE_SIZE", "SAFE_ENV_VARS",
            "default_environment"]
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only
-    from typing import Callable, Sequence
-
-# The client's modules (subprocess, signal, collections) are imported where the
-# client uses them: a stdio server never spawns anything, and its start-up time
-# is measured (bench/bench_stdio.py).
-
 DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024
-STDIN_BUFFER = 64 * 1024   # bytes a server asks of its stdin at once (rule 7)
 DRAIN_STALL = 2.0          # seconds a closing server waits for a reader that takes nothing (rule 5)
 LATE_EXIT_GRACE = 0.1      # seconds an exit code may take to follow the end of stdout (rule 6)
 # What a spawned server inherits by default (rule 3): enough to find programs, a home
@@ -93,15 +72,6 @@ def default_environment() -> dict:
     return env
 
 
-def _stdin_reader():
-    """The server's standard input, read in pieces of up to ``STDIN_BUFFER`` (rule 7)."""
-    try:
-        fd = sys.stdin.fileno()
-    except (AttributeError, OSError, ValueError):   # no descriptor (embedded, captured)
-        return sys.stdin.buffer
-    return open(fd, "rb", buffering=STDIN_BUFFER, closefd=False)
-
-
 def _read_message(stream, limit: int):
     """Read lines until one holds a message; None at EOF."""
     while True:
@@ -115,7 +85,7 @@ def _read_message(stream, limit: int):
                 size += len(line)
             raise oversized(head, size - line.endswith(b"\n"), limit)
         try:
-            return decode(line)             # not stripped first: no copy of the frame (messages._parse)
+            return decode(line)
         except InvalidMessage:
             if line.strip():
                 raise                       # a blank line is skipped, anything else reported
@@ -124,12 +94,10 @@ def _read_message(stream, limit: int):
 class StdioServerTransport:
     """The server's end: reads stdin, writes stdout (see rule 2)."""
 
-    concurrent_send = True      # rule 5: the writer orders concurrent sends
-
     def __init__(self, stdin=None, stdout=None, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
                  guard_stdout: bool = True):
         self.max_message_size = max_message_size
-        self._stdin = stdin if stdin is not None else _stdin_reader()
+        self._stdin = stdin if stdin is not None else sys.stdin.buffer
         self._restore = None
         self._private = False           # whether stdout is our own duplicate (rule 2), the writer's to close
         if stdout is None:
@@ -166,16 +134,6 @@ class StdioServerTransport:
         if self.closed:
             return None
         return _read_message(self._stdin, self.max_message_size)
-
-    def input_waiting(self) -> bool:
-        """Whether stdin has bytes to read now (session rule 10). True when it cannot
-        tell (no descriptor; ``select`` on a pipe is POSIX only): the session then
-        hands the reading role on as it would without asking."""
-        try:
-            import select
-            return bool(select.select([self._stdin], [], [], 0)[0])
-        except (AttributeError, OSError, ValueError, TypeError):
-            return True
 
     def close(self) -> None:
         if self.closed:
@@ -215,8 +173,6 @@ class StdioClientTransport:
         close_timeout / terminate_timeout: the waits of the shutdown ladder.
     """
 
-    concurrent_send = True      # rule 5: the writer orders concurrent sends
-
     def __init__(self, argv: Sequence[str], *, env: dict | None = None, cwd: str | None = None,
                  on_stderr: Callable[[str], None] | None = None, stderr_lines: int = 50,
                  max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE, close_timeout: float = 2.0,
@@ -230,8 +186,6 @@ class StdioClientTransport:
         self.close_timeout = close_timeout
         self.terminate_timeout = terminate_timeout
         self._on_stderr = on_stderr or _pass_through
-        import subprocess
-        from collections import deque
         self.stderr_tail = deque(maxlen=stderr_lines)
         self._eof = False
         self._late_grace_used = False
@@ -304,7 +258,6 @@ class StdioClientTransport:
             if self._closed:
                 return
             self._closed = True
-        import signal
         proc = self.process
         # Closes stdin once the queue drained; a child that takes nothing meanwhile is not
         # waiting for its EOF either (rule 5).
@@ -330,7 +283,6 @@ class StdioClientTransport:
                 pass
 
     def _wait(self, timeout) -> bool:
-        import subprocess
         try:
             self.process.wait(timeout=timeout)
             return True

@@ -49,7 +49,7 @@ Rules:
    by its TTL, while remembered); cancelling a terminal task is -32602;
    a bad ``tasks/list`` cursor is -32602. Spec: #protocol-errors, #task-cancellation.
 7. Isolation: a task belongs to the session that created it; every other
-   session gets "Task not found". Ids are ``tokens.token_urlsafe(16)``
+   session gets "Task not found". Ids are ``secrets.token_urlsafe(16)``
    (``new_task_id``: 128 random bits, so unique without a registry-wide
    table). Spec: #task-id-requirements, #task-isolation-and-access-control.
 8. Bounds (Spec: #resource-management, #ttl-and-resource-management): a
@@ -77,7 +77,7 @@ from mcp_ref.errors import (INTERNAL_ERROR, InternalError, InvalidParamsError, M
                       RequestCancelled, SessionError, get_logger)
 from mcp_ref.protocol.lifecycle import has_capability
 from mcp_ref.jsonrpc.messages import Response
-from mcp_ref.protocol.tokens import token_urlsafe
+from secrets import token_urlsafe
 from mcp_ref.server.features import next_serial
 from mcp_ref.server.tasks.requests import TERMINAL, TaskRequests
 from mcp_ref.server.tasks.context import RELATED_TASK_KEY, TaskContextMixin, TaskRequest, task_context_class
@@ -100,7 +100,7 @@ JOIN_TIMEOUT = 2.0             # s: how long closing a session waits for its tas
 
 def new_task_id() -> str:
     """Rule 7: a fresh task id, 128 bits from the OS's CSPRNG as URL-safe base64 (22
-    characters; protocol/tokens.py). Spec: #task-id-requirements (unique among the receiver's tasks),
+    characters; ``secrets``). Spec: #task-id-requirements (unique among the receiver's tasks),
     #task-isolation-and-access-control (cryptographically secure, enough entropy to prevent guessing)."""
     return token_urlsafe(16)
 

@@ -54,7 +54,7 @@ import time
 from http.server import ThreadingHTTPServer
 
 from mcp_ref.errors import get_logger
-from mcp_ref.protocol.tokens import token_urlsafe
+from secrets import token_urlsafe
 from mcp_ref.session.workers import WorkerPool
 from mcp_ref.transports.http.server.handler import McpRequestHandler
 from mcp_ref.transports.http.server.origin import LOOPBACK, WILDCARD, HostChecks
@@ -74,7 +74,7 @@ DEFAULT_BACKLOG = max(socket.SOMAXCONN, 128)   # connections the kernel may hold
 
 def new_session_id() -> str:
     """Rule 1: a fresh ``Mcp-Session-Id``, 192 bits from the OS's CSPRNG as URL-safe base64
-    (``[A-Za-z0-9_-]``, 32 characters; protocol/tokens.py).
+    (``[A-Za-z0-9_-]``, 32 characters; tokens.py).
     Spec: basic/transports#session-management (SHOULD be globally unique and cryptographically secure)."""
     return token_urlsafe(24)
 
