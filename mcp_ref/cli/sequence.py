@@ -22,8 +22,9 @@ Rules:
 4. Comments are notes across the lifelines, between the arrows they explain;
    other printed lines are smaller notes in a fixed-width font.
 5. Clicking an arrow (or Enter on it) shows that message's JSON, pretty-
-   printed, in the side panel. Each message's JSON is in the page as the
-   text of a hidden ``<pre>``, so the browser shows it as text, never as markup.
+   printed, in the side panel; ``page.html#m3`` opens with message 3 shown.
+   Each message's JSON is in the page as the text of a hidden ``<pre>``, so
+   the browser shows it as text, never as markup.
 6. Everything that comes from the wire or the narration is escaped
    (``html.escape``, quotes too) before it enters the page: a message holding
    ``</script>`` or ``<svg onload=...>`` is shown, never run or parsed.
@@ -46,7 +47,7 @@ MARGIN = 130        # px left and right of the outer lifelines
 TOP = 56            # px: below the participants' boxes
 ARROW_ROW = 30      # px a message takes
 NOTE_LINE = 16      # px a line of a note takes
-CHAR = 6.6          # px a character of a note takes, roughly (13 px sans-serif)
+CHAR = 6.4          # px a character of a note takes, roughly (13 px sans-serif)
 
 
 class Recorder:
@@ -136,12 +137,9 @@ def _e(text) -> str:
 def _note(text: str, y: float, width: float, kind: str) -> tuple:
     """A note across the lifelines: its SVG and its height."""
     per_line = max(20, int((width - 24) / (CHAR if kind == "note" else 7.4)))
-    if kind == "note":
-        lines = textwrap.wrap(text, per_line, break_long_words=True) or [""]
-    else:
-        lines = [text[i:i + per_line] for i in range(0, len(text), per_line)] or [""]
+    lines = textwrap.wrap(text, per_line, break_on_hyphens=False) or [""]
     height = len(lines) * NOTE_LINE + 10
-    spans = "".join(f'<tspan x="{24}" dy="{NOTE_LINE if i else 0}">{_e(line)}</tspan>'
+    spans = "".join(f'<tspan x="24" dy="{NOTE_LINE if i else 0}">{_e(line)}</tspan>'
                     for i, line in enumerate(lines))
     return (f'<g class="{kind}"><rect x="12" y="{y}" width="{width}" height="{height}" rx="4"/>'
             f'<text x="24" y="{y + 17}">{spans}</text></g>'), height
@@ -184,7 +182,7 @@ def svg(entries) -> str:
                     for name in names)
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
             f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="13">'
-            '<defs><marker id="head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" markerHeight="8" '
+            '<defs><marker id="head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="10" markerHeight="10" markerUnits="userSpaceOnUse" '
             'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="context-stroke"/></marker></defs>'
             f'<style>{SVG_STYLE}</style>{heads}{"".join(body)}</svg>')
 
@@ -215,7 +213,7 @@ p.how{color:#555;font-size:13px;margin:0 0 8px}
 aside{flex:0 0 36%;position:sticky;top:0;height:100vh;overflow:auto;border-left:1px solid #ccc;
   background:#fafafa;padding:12px;box-sizing:border-box}
 aside h2{font-size:15px;margin:0 0 8px}
-pre{font-size:12px;white-space:pre-wrap;word-break:break-all;margin:0}
+pre{font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;margin:0}
 """
 
 # Rule 5: the click; rule 7: the self-check. Plain DOM calls, no library.
@@ -223,8 +221,8 @@ SCRIPT = """
 (function () {
   var arrows = document.querySelectorAll("g.msg"), shown = -1;
   function show(i) {
-    if (shown >= 0) { document.getElementById("m" + shown).hidden = true; arrows[shown].classList.remove("on"); }
-    document.getElementById("m" + i).hidden = false;
+    if (shown >= 0) { document.getElementById("json" + shown).hidden = true; arrows[shown].classList.remove("on"); }
+    document.getElementById("json" + i).hidden = false;
     arrows[i].classList.add("on");
     document.getElementById("which").textContent = arrows[i].getAttribute("data-from") + " \\u2192 " +
       arrows[i].getAttribute("data-to") + ": " + arrows[i].getAttribute("data-label");
@@ -234,6 +232,8 @@ SCRIPT = """
     arrow.addEventListener("click", function () { show(i); });
     arrow.addEventListener("keydown", function (e) { if (e.key === "Enter") { show(i); } });
   });
+  var linked = /^#m(\\d+)$/.exec(location.hash);
+  if (linked && +linked[1] < arrows.length) { show(+linked[1]); }
   if (location.hash !== "#check") { return; }
   var check = document.getElementById("check");
   arrows.forEach(function (arrow, i) {
@@ -250,7 +250,7 @@ SCRIPT = """
 def page(entries, title: str = "mcp_ref demo") -> str:
     """The whole page (rule 2): the diagram, the panel with each message's JSON, the script."""
     messages = [entry for entry in entries if entry[0] == "message"]
-    panels = "".join(f'<pre id="m{i}" hidden>{_e(json.dumps(entry[3], indent=2, ensure_ascii=False))}</pre>'
+    panels = "".join(f'<pre id="json{i}" hidden>{_e(json.dumps(entry[3], indent=2, ensure_ascii=False))}</pre>'
                      for i, entry in enumerate(messages))
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
