@@ -208,13 +208,13 @@ def chromium() -> str | None:
     return next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
 
 
-def dump_dom(path: Path) -> str:
+def dump_dom(path: Path, fragment: str = "#check") -> str:
     """The DOM after the page's script ran, as headless Chromium serialises it."""
     with tempfile.TemporaryDirectory() as profile:
         done = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu",
                                "--disable-background-networking", "--disable-component-update", "--disable-sync",
                                "--no-first-run", f"--user-data-dir={profile}", "--dump-dom",
-                               path.as_uri() + "#check"], capture_output=True, text=True, timeout=120)
+                               path.as_uri() + fragment], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
@@ -247,3 +247,6 @@ def test_the_page_in_a_browser_clicks_through_every_arrow(tmp_path):
     assert [tuple(item[:3]) for item in seen] == [arrow[:3] for arrow in EXPECTED]
     assert [item[3] for item in seen] == [entry[3] for entry in recorder.messages()]
     assert "<body>" in dom and "<img" not in dom        # no onload/onerror ran: body has no data-pwned
+    linked = dump_dom(target, "#m5")                    # a link to one message opens with it shown
+    assert '<pre id="json5">' in linked and '<pre id="json4" hidden="">' in linked
+    assert "on" in Page(linked).arrows()[5]["class"].split() and '<li>' not in linked
