@@ -21,7 +21,8 @@ base64>``) and every line fits the terminal's width (100 columns when the
 output is not a terminal; cli/wire.py rule 4): a longer message is cut where
 a visible ``…[+N chars]`` says how much is left out, and a long ``#`` line
 is wrapped into several. ``--full`` prints every message whole, one JSON
-document per line.
+document per line. ``--html FILE`` (also with ``--scenario``) draws the same
+exchange as a sequence diagram in one HTML page (``mcp_ref.cli.sequence``).
 """
 import argparse
 import json
