@@ -183,7 +183,8 @@ def svg(entries) -> str:
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
             f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="13">'
             '<defs><marker id="head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="10" markerHeight="10" '
-            'markerUnits="userSpaceOnUse" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="context-stroke"/></marker></defs>'
+            'markerUnits="userSpaceOnUse" orient="auto-start-reverse">'
+            '<path d="M0,0 L10,5 L0,10 z" fill="context-stroke"/></marker></defs>'
             f'<style>{SVG_STYLE}</style>{heads}{"".join(body)}</svg>')
 
 
