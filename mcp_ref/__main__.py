@@ -21,7 +21,8 @@ base64>``) and every line fits the terminal's width (100 columns when the
 output is not a terminal; cli/wire.py rule 4): a longer message is cut where
 a visible ``…[+N chars]`` says how much is left out, and a long ``#`` line
 is wrapped into several. ``--full`` prints every message whole, one JSON
-document per line.
+document per line. ``--html FILE`` (also with ``--scenario``) draws the same
+exchange as a sequence diagram in one HTML page (``mcp_ref.cli.sequence``).
 """
 import argparse
 import json
@@ -205,11 +206,11 @@ def _start(client: Client, shown: str) -> None:
         raise RuntimeError(f"the server `{shown}` did not start: {describe_error(exc)}{hint}") from None
 
 
-def demo(module: str = "mcp_ref.examples.everything", full: bool = False) -> int:
+def demo(module: str = "mcp_ref.examples.everything", full: bool = False, transcript=None) -> int:
     """Walk through the example server (a module name or a .py file), printing the wire transcript."""
     command = _server_command(module)
     shown = " ".join(["python"] + command[1:] if command[1] == "-m" else ["python", module])
-    transcript = Transcript(full)
+    transcript = Transcript(full) if transcript is None else transcript
     say = Demo(None, transcript, None).say
     say(f"mcp_ref demo: this process is an MCP client; it spawns `{shown}` and talks JSON-RPC with "
         "it over the server's stdin and stdout, one message per line, shown below."
@@ -263,17 +264,37 @@ def main(argv=None) -> int:
                                   "'list' names them all")
     demo_parser.add_argument("--host", action="store_true",
                              help="the host with a scripted model across two example servers (cli/host_demo.py)")
+    demo_parser.add_argument("--html", metavar="FILE",
+                             help="also write the exchange as a sequence diagram: one HTML page, "
+                                  "click an arrow for its JSON (cli/sequence.py)")
     add_commands(sub)                       # serve, shell and the inspector commands (mcp_ref.cli)
     args = parse(parser, argv)
     if args.command == "demo" and args.scenario:
         from mcp_ref.cli import scenarios
-        return guarded(lambda args: scenarios.run(args.scenario, Transcript(args.full)), args)
+        return guarded(lambda args: _drawn(args, lambda transcript: scenarios.run(args.scenario, transcript)), args)
+    if args.command == "demo" and args.host and args.html:
+        parser.error("--html draws the demo and the scenarios; it does not go with --host")
     if args.command == "demo" and args.host:
         from mcp_ref.cli.host_demo import demo_host
         return guarded(lambda args: demo_host(full=args.full), args)
     if args.command == "demo":
-        return guarded(lambda args: demo(args.server, full=args.full), args)
+        return guarded(lambda args: _drawn(args, lambda transcript: demo(args.server, args.full, transcript)), args)
     return guarded(args.run, args)
+
+
+def _drawn(args, run) -> int:
+    """``run(transcript)``; with ``--html FILE``, the wire recorded as it prints, then drawn there."""
+    if not args.html:
+        return run(Transcript(args.full))
+    from mcp_ref.cli.sequence import Recorder
+    recorder = Recorder(Transcript(args.full))
+    status = run(recorder)
+    if status == 0 and recorder.messages():
+        title = f"mcp_ref demo --scenario {args.scenario}" if args.scenario else f"mcp_ref demo ({args.server})"
+        recorder.write(args.html, title)
+        sys.stderr.write(f"mcp-ref: wrote {args.html}: {len(recorder.messages())} wire messages as a "
+                         "sequence diagram\n")
+    return status
 
 
 if __name__ == "__main__":
