@@ -73,9 +73,10 @@ class Transcript:
 
 
 def _elide(value):
-    """``value`` with base64 strings (image, audio, blob, data: URIs) replaced by their length."""
+    """``value`` with base64 strings (image, audio, blob, data: URIs) replaced by their length
+    (a method name such as notifications/subscriptions/acknowledged is never one)."""
     if isinstance(value, dict):
-        return {key: _elide(item) for key, item in value.items()}
+        return {key: item if key == "method" else _elide(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_elide(item) for item in value]
     if isinstance(value, str):

@@ -3,8 +3,9 @@
 The main demo walks through every server feature; each scenario here shows one
 thing it does not: a request cancelled by another thread or by its timeout,
 the requests a server sends its client (sampling, elicitation, roots),
-pagination, tasks, and the HTTP transports byte for byte.
-``--scenario list`` names them.
+pagination, tasks, the HTTP transports byte for byte, the era probe
+(``discover``), change notifications (``listen``), OAuth (``auth``) and the
+host (``host``). ``--scenario list`` names them.
 
 Rules:
 
@@ -19,11 +20,19 @@ Rules:
    thread), and every wait has a timeout (``WAIT``).
 4. Each is run by ``tests/test_scenarios.py``, which checks the messages it
    promises to show.
+5. A scenario runs the era a default ``Client`` and ``Server`` agree on
+   (2026-07-28: ``server/discover``, then requests carrying ``_meta``);
+   ``--protocol-version REVISION`` runs the same story in that revision
+   (``show.version``). Where a topic differs by era, the ``#`` lines say what
+   the other era does and cite the spec page.
+   Spec 2026-07-28: basic/versioning, basic/patterns/mrtr.
 """
 from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
+
+from mcp_ref.protocol.lifecycle import MODERN_REVISIONS
 
 WAIT = 5.0          # seconds any step waits for the other side before giving up
 
@@ -32,8 +41,10 @@ class Show:
     """What a scenario prints with: ``step`` opens a step, ``say`` adds a ``#`` line,
     ``connect`` gives a client talking to ``server`` with the wire shown."""
 
-    def __init__(self, transcript):
+    def __init__(self, transcript, version: str | None = None):
         self.transcript = transcript
+        self.version = version or "auto"        # rule 5: what Client(protocol_version=...) is given
+        self.modern = version is None or version in MODERN_REVISIONS
 
     def say(self, text: str) -> None:
         self.transcript.comment(text)
@@ -55,11 +66,14 @@ class Show:
         client_end, server_end = memory_pair()
         session = server.serve(server_end)
         client_options.setdefault("timeout", WAIT)
-        # The scenarios show the handshake era (its wire is what they explain); the
-        # 2026-07-28 era has its own pages (spec_notes/revision-2026-07-28.md).
-        client_options.setdefault("protocol_version", "2025-11-25")
-        self.step("initialize, then notifications/initialized: the handshake; the capabilities each side "
-                  "declares decide what may follow")
+        client_options.setdefault("protocol_version", self.version)
+        if self.modern:
+            self.step("server/discover: the client asks which revisions the server speaks (2026-07-28 has no "
+                      "handshake; every request carries the revision, the client's capabilities and info in "
+                      "_meta). A client with callbacks keeps one subscriptions/listen open for changes")
+        else:
+            self.step(f"initialize, then notifications/initialized: the {self.version} handshake; the "
+                      "capabilities each side declares there decide what may follow")
         client = Client(TapTransport(client_end, self.transcript), **client_options)
         try:
             with client:
@@ -76,16 +90,17 @@ def wait_for(event: threading.Event, what: str) -> bool:
 
 
 def _registry() -> dict:
-    from mcp_ref.cli.scenarios import http, inprocess
-    return {**inprocess.SCENARIOS, **http.SCENARIOS}
+    from mcp_ref.cli.scenarios import auth, eras, host, http, inprocess
+    return {**eras.SCENARIOS, **inprocess.SCENARIOS, **http.SCENARIOS, **auth.SCENARIOS, **host.SCENARIOS}
 
 
 def names() -> list:
     return list(_registry())
 
 
-def run(name: str, transcript) -> int:
-    """Print scenario ``name`` (``list``: the names and what each shows); 2 for an unknown name."""
+def run(name: str, transcript, protocol_version: str | None = None) -> int:
+    """Print scenario ``name`` (``list``: the names and what each shows); 2 for an unknown name.
+    ``protocol_version``: the revision to show (rule 5; default: the era a default client agrees on)."""
     scenarios = _registry()
     if name == "list" or name not in scenarios:
         out = transcript.out
@@ -97,8 +112,9 @@ def run(name: str, transcript) -> int:
         out.write("run one with: python -m mcp_ref demo --scenario NAME\n")
         return 0 if name == "list" else 2
     summary, function = scenarios[name]
-    show = Show(transcript)
-    show.say(f"scenario {name}: {summary}")
+    show = Show(transcript, protocol_version)
+    era = "the default era, 2026-07-28" if protocol_version is None else protocol_version
+    show.say(f"scenario {name} ({era}): {summary}")
     function(show)
     show.step("done")
     return 0
