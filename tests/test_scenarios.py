@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 ARROWS = ("client -> server  ", "server -> client  ")
 SCREEN = 64          # lines of at most 100 columns (comments wrapped): "short enough to read on one screen"
 NAMES = ["discover", "listen", "cancel", "sampling", "elicitation", "roots", "pagination", "tasks", "http", "sse",
-         "host"]
-IN_PROCESS = [n for n in NAMES if n not in ("http", "sse", "host")]
+         "auth", "host"]
+IN_PROCESS = [n for n in NAMES if n not in ("http", "sse", "auth", "host")]
 LEGACY = "2025-11-25"
 META = "io.modelcontextprotocol/"
 
@@ -175,6 +175,25 @@ def test_listen_acknowledges_then_tags_notifications_with_the_subscription_id():
     assert "resources/subscribe" not in methods(records, "send")
     legacy = messages(run("listen", version=LEGACY))
     assert "resources/subscribe" in methods(legacy, "send") and "subscriptions/listen" not in methods(legacy, "send")
+
+
+@pytest.mark.parametrize("version", [None, LEGACY], ids=["default", "legacy"])
+def test_auth_walks_the_whole_oauth_flow(version):
+    pytest.importorskip("requests")          # the OAuth client side needs requests
+    lines = run("auth", version=version)
+    flow = [line.split("  ")[0] for line in lines if line.startswith(("GET ", "POST ", "browser: "))]
+    first = "POST /mcp (server/discover)" if version is None else "POST /mcp (initialize)"
+    assert flow[:7] == [first, "GET /.well-known/oauth-protected-resource/mcp",
+                        "GET /.well-known/oauth-authorization-server", "POST /register", "browser: GET /authorize",
+                        "POST /token", first], flow             # the refused request, retried with the token
+    assert "POST /mcp (tools/call)" in flow
+    statuses = [line.rsplit("<- ", 1)[1] for line in lines if line.startswith("POST /mcp")]
+    assert statuses[0] == "401" and statuses.count("403") == 1 and statuses[-1] == "200"
+    text = "\n".join(lines)
+    assert 'WWW-Authenticate: Bearer resource_metadata="' in text and 'error="insufficient_scope"' in text
+    assert "code_challenge_method=S256 code_challenge=" in text and "grant_type=authorization_code" in text
+    assert "scope 'mcp admin'" in text                   # the step-up asked the union of the scopes
+    assert "# result: ada: mcp" in lines and "# result: reset done" in lines
 
 
 def test_host_grants_one_elicitation_and_declines_the_other():
