@@ -235,9 +235,21 @@ def test_tasks_in_the_default_era_are_the_extension_polled_and_cancelled():
     assert any((m.get("result") or {}).get("status") == "completed" for d, m in records)
 
 
+def test_http_in_the_default_era_has_no_session_and_cancels_by_closing():
+    lines = run("http")
+    posts = [line for line in lines if line.startswith("POST /mcp")]
+    assert len(posts) == 3 and all("MCP-Protocol-Version: 2026-07-28" in line for line in posts)
+    assert "Mcp-Method: server/discover" in posts[0] and "Mcp-Name: add" in posts[1]
+    text = "\n".join(line for line in lines if not line.startswith("#"))
+    assert "mcp-session-id" not in text and '"initialize"' not in text and "Last-Event-ID" not in text
+    assert "<- 200 OK  content-type: text/event-stream" in text
+    assert "notifications/cancelled" not in text
+    assert any(line.startswith("# the tool's ctx.cancelled was set: True;") for line in lines)
+
+
 def test_http_shows_json_sse_resume_and_404():
     pytest.importorskip("requests")          # the HTTP server needs nothing; kept with the HTTP tests
-    lines = run("http")
+    lines = run("http", version=LEGACY)
     text = "\n".join(lines)
     assert "<- 200 OK  content-type: application/json" in text
     assert "<- 200 OK  content-type: text/event-stream" in text

@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from mcp_ref.server.server import Context, Server
-from mcp_ref.cli.scenarios import WAIT
+from mcp_ref.cli.scenarios.show import WAIT
 from mcp_ref.cli.wire import fit
 
 REDIRECT = "http://127.0.0.1:8765/callback"         # never listened on: the browser is played here

@@ -9,9 +9,9 @@ import threading
 
 from mcp_ref.client.client import Client
 from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request
-from mcp_ref.server.server import Server
+from mcp_ref.server.server import Context, Server
 from mcp_ref.transports import TapTransport, memory_pair
-from mcp_ref.cli.scenarios import WAIT, wait_for
+from mcp_ref.cli.scenarios.show import WAIT, wait_for
 
 
 class _BeforeDiscover:
@@ -87,8 +87,10 @@ def listen(show) -> None:
     changed, updated = threading.Event(), threading.Event()
 
     @server.tool
-    def touch() -> str:
+    def touch(ctx: Context) -> str:
         """Change the config and add a tool."""
+        if ctx.era is None:         # 2025-11-25: changes go to ready sessions; initialized may still be queued
+            ctx.session.ready.wait(WAIT)
         server.notify_resource_updated("config://app")
         server.add_tool(lambda: "new", name="extra", description="A tool added at run time.")
         return "touched"

@@ -12,7 +12,7 @@ import json
 
 from mcp_ref.server.server import Context, Server
 from mcp_ref.cli.wire import fit
-from mcp_ref.cli.scenarios import WAIT
+from mcp_ref.cli.scenarios.show import WAIT
 
 
 def _server(name: str) -> Server:

@@ -12,7 +12,7 @@ import threading
 from mcp_ref.session.outbound import CancelToken
 from mcp_ref.errors import InvalidParamsError, RequestCancelled, RequestTimeout
 from mcp_ref.server.server import Context, Server
-from mcp_ref.cli.scenarios import WAIT, wait_for
+from mcp_ref.cli.scenarios.show import WAIT, wait_for
 
 
 def cancel(show) -> None:
