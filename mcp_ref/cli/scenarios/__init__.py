@@ -13,8 +13,9 @@ Rules:
    saying what the following messages show, printed through the demo's
    ``Transcript`` (``client -> server  {json}``), so it reads like the demo.
 2. It runs offline and in this process: client and server talk over a memory
-   pair (``show.connect``), or, for ``http`` and ``sse``, over a socket on
-   127.0.0.1 at a free port. No subprocess, no network.
+   pair (``show.connect``), or, for ``http``, ``sse``, ``auth`` and ``host``,
+   over sockets on 127.0.0.1 at free ports (``auth`` brings its own tiny
+   authorization server, auth.py). No subprocess, no network.
 3. It is deterministic and bounded: what the server side notices is reported
    from the main thread after it happened (never printed from a server
    thread), and every wait has a timeout (``WAIT``).
