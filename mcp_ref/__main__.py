@@ -282,9 +282,9 @@ def main(argv=None) -> int:
     demo_parser.add_argument("--scenario", metavar="NAME",
                              help="show one topic the demo does not (cancel, sampling, http, ...); "
                                   "'list' names them all")
-    demo_parser.add_argument("--protocol-version", choices=SUPPORTED_REVISIONS, metavar="REVISION",
-                             help="show this revision instead of the one a default client and server agree on "
-                                  f"({', '.join(SUPPORTED_REVISIONS)})")
+    demo_parser.add_argument("--protocol-version", choices=("auto",) + SUPPORTED_REVISIONS, metavar="REVISION",
+                             help=f"show this revision: {', '.join(SUPPORTED_REVISIONS)} (default 'auto': the one "
+                                  "a default client and server agree on, as the other commands)")
     demo_parser.add_argument("--host", action="store_true",
                              help="the host with a scripted model across two example servers (cli/host_demo.py)")
     add_commands(sub)                       # serve, shell and the inspector commands (mcp_ref.cli)

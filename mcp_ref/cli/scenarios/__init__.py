@@ -57,7 +57,7 @@ def run(name: str, transcript, protocol_version: str | None = None) -> int:
         return 0 if name == "list" else 2
     summary, function = scenarios[name]
     show = Show(transcript, protocol_version)
-    era = "the default era, 2026-07-28" if protocol_version is None else protocol_version
+    era = "the default era, 2026-07-28" if protocol_version in (None, "auto") else protocol_version
     show.say(f"scenario {name} ({era}): {summary}")
     function(show)
     show.step("done")

@@ -18,7 +18,7 @@ class Show:
     def __init__(self, transcript, version: str | None = None):
         self.transcript = transcript
         self.version = version or "auto"        # rule 5: what Client(protocol_version=...) is given
-        self.modern = version is None or version in MODERN_REVISIONS
+        self.modern = self.version == "auto" or self.version in MODERN_REVISIONS
 
     def say(self, text: str) -> None:
         self.transcript.comment(text)
