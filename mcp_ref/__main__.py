@@ -9,8 +9,11 @@ FILE.py``; a server that does not start is one ``mcp-ref: error: ...``
 line and exit status 1, as in ``mcp_ref.cli`` rule 1), talks to
 it over stdio and prints every wire message once, with its direction
 (``client -> server  {json}`` / ``server -> client  {json}``). Each step
-starts with a ``# ...`` line saying what it shows. With the everything server
-it walks through every server feature: the handshake, the log level, the
+starts with a ``# ...`` line saying what it shows. It speaks the era a default
+``Client`` and ``Server`` agree on (2026-07-28: ``server/discover``, then every
+request with its ``_meta``); ``--protocol-version REVISION`` shows another (the
+``initialize`` handshake of 2025-11-25, say). With the everything server
+it walks through every server feature: the era probe or handshake, the log level, the
 tools (one of each content type, structured output, progress, logging, a
 failing tool, a list change), the resources and templates (reading,
 subscribing, an update), the prompts, completion and ping. Features a server
@@ -34,6 +37,7 @@ import threading
 from mcp_ref.client.client import Client
 from mcp_ref.cli.wire import fit, terminal_width, wrap
 from mcp_ref.errors import ConnectionClosed
+from mcp_ref.protocol.lifecycle import MODERN_REVISIONS, SUPPORTED_REVISIONS
 from mcp_ref.transports import TapTransport
 from mcp_ref.transports.stdio import StdioClientTransport
 
@@ -74,9 +78,10 @@ class Transcript:
 
 
 def _elide(value):
-    """``value`` with base64 strings (image, audio, blob, data: URIs) replaced by their length."""
+    """``value`` with base64 strings (image, audio, blob, data: URIs) replaced by their length
+    (a method name such as notifications/subscriptions/acknowledged is never one)."""
     if isinstance(value, dict):
-        return {key: _elide(item) for key, item in value.items()}
+        return {key: item if key == "method" else _elide(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_elide(item) for item in value]
     if isinstance(value, str):
@@ -153,14 +158,18 @@ class Demo:
             client.read_resource("everything://greeting/demo")
         subscribe = client.server_capabilities.get("resources", {}).get("subscribe")
         if subscribe and any(r.uri == "everything://counter" for r in resources):
-            self.step("resources/subscribe: from now on the server says when everything://counter changes")
+            self.step("resources/subscribe: from now on the server says when everything://counter changes"
+                      if not client.modern else "subscribe everything://counter: 2026-07-28 has no "
+                      "resources/subscribe; a new subscriptions/listen names the URI, its acknowledgement "
+                      "awaited, the old listen cancelled (Spec 2026-07-28: basic/patterns/subscriptions)")
             client.subscribe_resource("everything://counter")
             self.step("tools/call touch_counter: the counter changes, so notifications/resources/updated comes")
             client.call_tool("touch_counter")
             self.say(f"resources/updated reached on_resource_updated: {self.updated.wait(WAIT)}")
             self.step("resources/read everything://counter: the new value")
             client.read_resource("everything://counter")
-            self.step("resources/unsubscribe: no more updates")
+            self.step("resources/unsubscribe: no more updates" if not client.modern
+                      else "unsubscribe: a listen without the URI replaces the old one")
             client.unsubscribe_resource("everything://counter")
 
     def prompts(self) -> list:
@@ -206,8 +215,10 @@ def _start(client: Client, shown: str) -> None:
         raise RuntimeError(f"the server `{shown}` did not start: {describe_error(exc)}{hint}") from None
 
 
-def demo(module: str = "mcp_ref.examples.everything", full: bool = False, transcript=None) -> int:
-    """Walk through the example server (a module name or a .py file), printing the wire transcript."""
+def demo(module: str = "mcp_ref.examples.everything", full: bool = False,
+         protocol_version: str | None = None, transcript=None) -> int:
+    """Walk through the example server (a module name or a .py file), printing the wire transcript;
+    in the era a default ``Client`` agrees on, or in ``protocol_version``."""
     command = _server_command(module)
     shown = " ".join(["python"] + command[1:] if command[1] == "-m" else ["python", module])
     transcript = Transcript(full) if transcript is None else transcript
@@ -218,19 +229,27 @@ def demo(module: str = "mcp_ref.examples.everything", full: bool = False, transc
                            "them whole."))
     transport = TapTransport(StdioClientTransport(command, env=_child_env()), transcript)
     updated = threading.Event()
-    # The walk narrates the initialize handshake (a legacy revision); 2026-07-28 has none.
     client = Client(transport, timeout=30, on_resource_updated=lambda uri: updated.set(),
-                    protocol_version="2025-11-25")
+                    protocol_version=protocol_version or "auto")
     walk = Demo(client, transcript, updated)
-    walk.step("initialize: the client offers its protocol revision and capabilities, the server answers "
-              "with its own; notifications/initialized ends the handshake")
+    if protocol_version in (None, "auto") or protocol_version in MODERN_REVISIONS:
+        walk.step("server/discover: the client asks which revisions the server speaks; a 2026-07-28 server "
+                  "answers them with its capabilities, and there is no handshake: every request carries the "
+                  "revision, the client's capabilities and info in _meta (a legacy server would get "
+                  "initialize instead; --protocol-version 2025-11-25 shows that era). The client then opens "
+                  "subscriptions/listen for the changes the server can announce")
+    else:
+        walk.step("initialize: the client offers its protocol revision and capabilities, the server answers "
+                  "with its own; notifications/initialized ends the handshake")
     _start(client, shown)
     with client:
         caps = client.server_capabilities
         walk.say(f"connected to {client.server_info.name} {client.server_info.version}, protocol "
                  f"{client.protocol_version}; server capabilities: {', '.join(sorted(caps))}")
         if "logging" in caps:
-            walk.step("logging/setLevel warning: log messages below warning are not sent from now on")
+            walk.step("logging/setLevel warning: log messages below warning are not sent from now on"
+                      if not client.modern else "set_logging_level('warning') sends nothing: 2026-07-28 has no "
+                      "logging/setLevel; the level rides in each request's _meta (io.modelcontextprotocol/logLevel) from now on")
             client.set_logging_level("warning")
         if "tools" in caps:
             walk.tools()
@@ -240,9 +259,11 @@ def demo(module: str = "mcp_ref.examples.everything", full: bool = False, transc
         if "completions" in caps and any(p.name == "code_review" for p in prompts):
             walk.step("completion/complete: suggestions for code_review's argument language, typed so far 'py'")
             client.complete({"type": "ref/prompt", "name": "code_review"}, ("language", "py"))
-        walk.step("ping: either side may check the other is alive")
+        walk.step("ping: either side may check the other is alive" if not client.modern else
+                  "ping(): 2026-07-28 has no ping method, so the client asks server/discover again")
         client.ping()
-        walk.step("closing: the client closes the server's stdin and the server exits (no MCP message)")
+        walk.step("closing: the client closes the server's stdin and the server exits (no MCP message"
+                  + ("; the open listen simply ends with it)" if client.modern else ")"))
     say("closed cleanly")
     return 0
 
@@ -262,6 +283,9 @@ def main(argv=None) -> int:
     demo_parser.add_argument("--scenario", metavar="NAME",
                              help="show one topic the demo does not (cancel, sampling, http, ...); "
                                   "'list' names them all")
+    demo_parser.add_argument("--protocol-version", choices=("auto",) + SUPPORTED_REVISIONS, metavar="REVISION",
+                             help=f"show this revision: {', '.join(SUPPORTED_REVISIONS)} (default 'auto': the one "
+                                  "a default client and server agree on, as the other commands)")
     demo_parser.add_argument("--host", action="store_true",
                              help="the host with a scripted model across two example servers (cli/host_demo.py)")
     demo_parser.add_argument("--html", metavar="FILE",
@@ -271,14 +295,16 @@ def main(argv=None) -> int:
     args = parse(parser, argv)
     if args.command == "demo" and args.scenario:
         from mcp_ref.cli import scenarios
-        return guarded(lambda args: _drawn(args, lambda transcript: scenarios.run(args.scenario, transcript)), args)
+        return guarded(lambda args: _drawn(args, lambda transcript: scenarios.run(
+            args.scenario, transcript, args.protocol_version)), args)
     if args.command == "demo" and args.host and args.html:
         parser.error("--html draws the demo and the scenarios; it does not go with --host")
     if args.command == "demo" and args.host:
         from mcp_ref.cli.host_demo import demo_host
         return guarded(lambda args: demo_host(full=args.full), args)
     if args.command == "demo":
-        return guarded(lambda args: _drawn(args, lambda transcript: demo(args.server, args.full, transcript)), args)
+        return guarded(lambda args: _drawn(args, lambda transcript: demo(
+            args.server, args.full, args.protocol_version, transcript)), args)
     return guarded(args.run, args)
 
 

@@ -66,8 +66,10 @@ def make_server(name: str) -> Server:
     def grow(ctx: Context) -> str:
         """Add a tool named ``extra`` (notifications/tools/list_changed)."""
         # list_changed goes to READY sessions only, and notifications/initialized is handled on the
-        # notify thread, which under load may come after this call started: wait for it.
-        ctx.session.ready.wait(10)
+        # notify thread, which under load may come after this call started: wait for it. (2026-07-28 has
+        # no handshake: the change goes to the client's subscriptions/listen.)
+        if ctx.era is None:
+            ctx.session.ready.wait(10)
         server.add_tool(lambda: "extra", name="extra", description="added by grow")
         return "grown"
 

@@ -57,7 +57,7 @@ def run(capsys, *argv):
 
 
 GOLDEN = {
-    ("info",): "server: everything 1.0.0 (Everything)\nprotocol: 2025-11-25\n"
+    ("info",): "server: everything 1.0.0 (Everything)\nprotocol: 2026-07-28\n"
                "capabilities: completions, logging, prompts, resources, tools\n"
                "instructions: Exercises every MCP server feature; every tool works without arguments.\n",
     ("resources",): "everything://readme    readme (text/markdown)\neverything://logo.png  logo (image/png)\n"
@@ -180,12 +180,23 @@ def test_progress_bar_and_errors(capsys, target):
 
 
 def test_trace_prints_each_message_with_time_session_and_direction(capsys, target):
+    import re
+    pattern = re.compile(r"(\d\d:\d\d:\d\d\.\d{3}) \[(server(?: session=\S+)?)\] (->|<-) (\{.*\})")
+    # The default era: the probe, the listen and its acknowledgement, then ping(), which is a
+    # server/discover in 2026-07-28 (no ping method); no session, over HTTP either.
     status, out, err = run(capsys, "ping", "--trace", *target)
     assert (status, out) == (0, "pong\n")
     lines = err.splitlines()
-    assert len(lines) == 5, err                   # initialize, its answer, initialized, ping, its answer
-    import re
-    pattern = re.compile(r"(\d\d:\d\d:\d\d\.\d{3}) \[(server(?: session=\S+)?)\] (->|<-) (\{.*\})")
+    assert len(lines) == 6, err
+    sent = [json.loads(pattern.fullmatch(line).group(4)).get("method") for line in lines
+            if pattern.fullmatch(line).group(3) == "->"]
+    assert sent == ["server/discover", "subscriptions/listen", "server/discover"], sent
+    assert all(pattern.fullmatch(line).group(2) == "server" for line in lines)
+    # The legacy era, asked for by name: initialize, its answer, initialized, ping, its answer.
+    status, out, err = run(capsys, "ping", "--trace", "--protocol-version", "2025-11-25", *target)
+    assert (status, out) == (0, "pong\n")
+    lines = err.splitlines()
+    assert len(lines) == 5, err
     stamp, where, arrow, body = pattern.fullmatch(lines[3]).groups()
     assert arrow == "->" and json.loads(body)["method"] == "ping"
     assert pattern.fullmatch(lines[4]).group(3) == "<-"
@@ -326,7 +337,9 @@ def test_demo_host_shows_the_loop_and_consent():
                  "#   -> denied (tool 'divide' of server 'calc' is not on the allow-list)",
                  "# model answers: 2 + 3 = 5; dividing by zero was not allowed.", "# closed cleanly"):
         assert line in text.splitlines(), line
-    assert any(line.startswith('host -> calc  {"jsonrpc": "2.0", "id": 3, "method": "tools/call"')
+    assert any(line.startswith('host -> calc  {"jsonrpc": "2.0", "id": 1, "method": "server/discover"')
+               for line in text.splitlines())              # the host speaks the default era
+    assert any(line.startswith('host -> calc  {"jsonrpc": "2.0", "id": 4, "method": "tools/call"')
                for line in text.splitlines())
     assert max(len(line) for line in text.splitlines()) <= 100
 
@@ -340,7 +353,7 @@ def test_against_an_official_sdk_server(capsys):
     argv = [sys.executable, str(HERE / "interop" / "sdk_server.py")]
     target = ["--stdio", " ".join(shlex.quote(part) for part in argv)]
     status, out, err = run(capsys, "info", *target)
-    assert status == 0 and "protocol: 2025-11-25" in out, err
+    assert status == 0 and "protocol: 2026-07-28" in out, err         # the SDK answers server/discover
     status, out, _ = run(capsys, "call", "add", "a=2", "b=3", *target)
     assert (status, out) == (0, "5\n")
     out = io.StringIO()

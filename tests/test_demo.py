@@ -42,20 +42,29 @@ def wire(lines) -> list:
     return [line for line in lines if line.startswith(ARROWS)]
 
 
-def test_demo_full_prints_every_message_whole_and_valid(wire_validator):
-    lines = run_demo("--full").stdout.splitlines()
+@pytest.mark.parametrize("era", [(), ("--protocol-version", "2025-11-25")], ids=["default", "legacy"])
+def test_demo_full_prints_every_message_whole_and_valid(wire_validator, era):
+    lines = run_demo("--full", *era).stdout.splitlines()
     sent = [json.loads(line.split("  ", 1)[1]) for line in lines if line.startswith(ARROWS[0])]
     received = [json.loads(line.split("  ", 1)[1]) for line in lines if line.startswith(ARROWS[1])]
     assert sent and received
-    assert sent[0]["method"] == "initialize"
     assert received[0]["id"] == sent[0]["id"] and "result" in received[0]
-    assert any(m.get("method") == "notifications/initialized" for m in sent)
-    assert any(m.get("method") == "tools/call" for m in sent)
-    assert any(m.get("method") == "notifications/progress" for m in received)
+    methods = [m.get("method") for m in sent]
     match = re.search(r"protocol (\S+);", "\n".join(lines))
     assert match
     revision = match.group(1)
-    assert received[0]["result"]["protocolVersion"] == revision
+    if era:             # the legacy era: the initialize handshake, no probe
+        assert revision == "2025-11-25" and methods[0] == "initialize" and "server/discover" not in methods
+        assert "notifications/initialized" in methods
+        assert received[0]["result"]["protocolVersion"] == revision
+    else:               # the default era: the probe, then every request with its _meta; no handshake
+        assert revision == "2026-07-28" and methods[0] == "server/discover" and "initialize" not in methods
+        assert revision in received[0]["result"]["supportedVersions"]
+        assert "subscriptions/listen" in methods and "logging/setLevel" not in methods
+        assert all(m["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == revision
+                   for m in sent if "id" in m)
+    assert any(m.get("method") == "tools/call" for m in sent)
+    assert any(m.get("method") == "notifications/progress" for m in received)
     records = [("send" if line.startswith(ARROWS[0]) else "receive", json.loads(line.split("  ", 1)[1]))
                for line in wire(lines)]
     assert wire_validator.check_transcript(records, revision) == len(sent) + len(received)
@@ -89,20 +98,24 @@ def test_demo_fits_the_terminal_width(columns):
 
 
 def test_demo_shows_every_message_of_the_full_run():
-    """Shortening hides characters, never messages: the same lines in the same order."""
+    """Shortening hides characters, never messages: the same lines in the same order (a long
+    method name may itself be cut: its first 24 characters are compared)."""
     def skeleton(lines):
-        return [(line[:len(ARROWS[0])], re.search(r'"(id|method)": ("[^"]*"|\d+)', line).group(0))
+        return [(line[:len(ARROWS[0])], re.search(r'"(id|method)": ("[^" ]{0,24}|\d+)', line).group(0))
                 for line in wire(lines)]
     assert skeleton(run_demo().stdout.splitlines()) == skeleton(run_demo("--full").stdout.splitlines())
 
 
-def test_each_exchange_happens_once_and_each_step_says_what_it_shows():
-    lines = run_demo("COLUMNS=200").stdout.splitlines()          # wide enough to show each tool's name
+@pytest.mark.parametrize("era", [(), ("--protocol-version", "2025-11-25")], ids=["default", "legacy"])
+def test_each_exchange_happens_once_and_each_step_says_what_it_shows(era):
+    lines = run_demo("COLUMNS=200", *era).stdout.splitlines()          # wide enough to show each tool's name
     methods = [re.search(r'"method": "([^"]+)"', line).group(1) for line in wire(lines)
                if line.startswith(ARROWS[0]) and '"id"' in line]
-    for method in ("initialize", "resources/list", "resources/templates/list", "prompts/list",
-                   "completion/complete", "ping"):
+    once = ("initialize", "ping") if era else ()
+    for method in once + ("resources/list", "resources/templates/list", "prompts/list", "completion/complete"):
         assert methods.count(method) == 1, (method, methods)
+    if not era:         # the probe, and ping() (2026-07-28 has no ping) asks server/discover again
+        assert methods.count("server/discover") == 2 and "initialize" not in methods and "ping" not in methods
     assert methods.count("tools/list") == 2          # the second after notifications/tools/list_changed
     calls = [re.search(r'"name": "([^"]+)"', line).group(1) for line in wire(lines) if '"tools/call"' in line]
     assert len(calls) == len(set(calls)), calls

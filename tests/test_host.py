@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_ref.errors import ApprovalDenied, ConnectionClosed
+from mcp_ref.errors import ApprovalDenied, ConnectionClosed, UserRejectedError
 from mcp_ref.host import (AllowList, ConfigError, Host, ScriptedModel, TerminalPolicy, ToolCall, parse_config,
                           run_conversation)
 
@@ -78,6 +78,7 @@ def test_three_servers_at_once_with_qualified_names_and_isolation(tmp_path, http
 
 
 def test_consent_denials_reach_the_server_as_errors(tmp_path):
+    """The legacy era: a denied sampling request is answered -1 while the call runs."""
     log = tmp_path / "alpha.log"
     seen = []
 
@@ -85,7 +86,7 @@ def test_consent_denials_reach_the_server_as_errors(tmp_path):
         seen.append((request.kind, request.stage, request.server))
         return AllowList({"alpha": ["ask"]})(request)          # sampling is not allowed for anyone
     with Host({"mcpServers": {"alpha": stdio_entry("alpha", log)}}, consent=consent,
-              model=ScriptedModel([]), timeout=WAIT) as host:
+              model=ScriptedModel([]), timeout=WAIT, protocol_version="2025-11-25") as host:
         with pytest.raises(ApprovalDenied, match="not on the allow-list"):
             host.call_tool("alpha__echo", {"message": "x"})
         assert tool_calls(log) == []                              # never sent
@@ -94,6 +95,21 @@ def test_consent_denials_reach_the_server_as_errors(tmp_path):
     errors = [m for m in received(log) if isinstance(m, dict) and "error" in m]
     assert errors and errors[0]["error"]["code"] == -1            # the sampling request answered -1
     assert ("launch", "request", "alpha") in seen and ("sampling", "request", "alpha") in seen
+
+
+def test_the_host_speaks_the_default_era_and_a_refused_sampling_ends_the_call_at_the_client(tmp_path):
+    """2026-07-28 (the host's default): the client probes; a refused sampling entry of an
+    InputRequiredResult is not retried (client/sampling#error-handling: the server is not waiting)."""
+    log = tmp_path / "alpha.log"
+    with Host({"mcpServers": {"alpha": stdio_entry("alpha", log)}}, consent=AllowList({"alpha": ["ask"]}),
+              model=ScriptedModel([]), timeout=WAIT) as host:
+        assert host.client("alpha").protocol_version == "2026-07-28"
+        with pytest.raises(UserRejectedError, match="not on the allow-list"):
+            host.call_tool("alpha__ask", {"question": "hi"})
+    methods = [m.get("method") for m in received(log) if isinstance(m, dict)]
+    assert methods[0] == "server/discover" and "initialize" not in methods
+    calls = [m["params"] for m in received(log) if isinstance(m, dict) and m.get("method") == "tools/call"]
+    assert len(calls) == 1 and "inputResponses" not in calls[0]          # asked once, no retry
 
 
 def test_sampling_goes_through_the_hook_to_the_model_with_the_servers_messages_only(tmp_path):
@@ -121,7 +137,8 @@ def test_sampling_goes_through_the_hook_to_the_model_with_the_servers_messages_o
                       {"role": "user", "content": {"type": "text", "text": "the answer?"}}]]
 
 
-def test_elicitation_goes_through_the_hook_and_a_denial_reaches_the_server():
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+def test_elicitation_goes_through_the_hook_and_a_denial_reaches_the_server(revision, tmp_path):
     asked = []
 
     def consent(request):
@@ -129,13 +146,20 @@ def test_elicitation_goes_through_the_hook_and_a_denial_reaches_the_server():
             asked.append((request.server, request.stage))
             return request.server == "alpha"
         return True
-    config = {"mcpServers": {"alpha": stdio_entry("alpha"), "beta": stdio_entry("beta")}}
+    log = tmp_path / "beta.log"
+    config = {"mcpServers": {"alpha": stdio_entry("alpha"), "beta": stdio_entry("beta", log)}}
     with Host(config, consent=consent, elicitation=lambda request: {"action": "accept", "content": {"ok": True}},
-              timeout=WAIT) as host:
+              timeout=WAIT, protocol_version=revision) as host:
         assert host.call_tool("alpha__confirm").content[0].text == 'accept {"ok": true}'
         refused = host.call_tool("beta__confirm")
-    assert refused.is_error and "rejected" in refused.content[0].text.lower()
     assert asked == [("alpha", "request"), ("alpha", "result"), ("beta", "request")]
+    if revision == "2025-11-25":         # the legacy era: the elicitation request is answered -1
+        assert refused.is_error and "rejected" in refused.content[0].text.lower()
+        return
+    # 2026-07-28: an inputResponses value is a result, so the refusal is a decline in the retried call
+    assert not refused.is_error and refused.content[0].text == "decline null"
+    retry = [m["params"] for m in received(log) if isinstance(m, dict) and m.get("method") == "tools/call"][-1]
+    assert list(retry["inputResponses"].values()) == [{"action": "decline"}] and "requestState" in retry
 
 
 def test_a_killed_stdio_server_is_restarted_and_its_lists_fetched_again(tmp_path):
@@ -189,7 +213,9 @@ def test_a_refused_launch_leaves_that_server_out_and_roots_are_per_server(tmp_pa
 
 def test_http_session_forgotten_by_the_server_is_reinitialized(http_url):
     import requests
-    with Host({"mcpServers": {"gamma": {"url": http_url, "transport": "http"}}}, timeout=WAIT) as host:
+    # Sessions exist in the legacy era only (2026-07-28 HTTP is stateless): asked for by name.
+    with Host({"mcpServers": {"gamma": {"url": http_url, "transport": "http"}}}, timeout=WAIT,
+              protocol_version="2025-11-25") as host:
         client = host.client("gamma")
         session_id = client.transport.inner.session_id if hasattr(client.transport, "inner") else \
             client.transport.session_id

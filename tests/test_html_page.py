@@ -182,15 +182,16 @@ def test_demo_html_draws_every_message_the_same_run_printed(tmp_path):
         direction = ("client", "server") if line.startswith(ARROWS[0]) else ("server", "client")
         assert (arrow["data-from"], arrow["data-to"]) == direction
         assert json.loads(parsed.json[f"json{i}"]) == json.loads(line.split("  ", 1)[1])
-    assert arrows[0]["data-label"] == "initialize #1"
+    assert arrows[0]["data-label"] == "server/discover #1"      # the default era opens with the probe
     notes = [text for kind, text in parsed.order if kind == "note"]
     assert len(notes) > 20 and notes[-1] == "closed cleanly"
     assert f"wrote {target}: {len(printed)} wire messages" in done.stderr
 
 
 def test_a_scenario_draws_the_server_requests_too(tmp_path, capsys):
+    """In the legacy era the server asks the client with a request of its own: an arrow back."""
     target = tmp_path / "sampling.html"
-    assert main(["demo", "--scenario", "sampling", "--html", str(target)]) == 0
+    assert main(["demo", "--scenario", "sampling", "--protocol-version", "2025-11-25", "--html", str(target)]) == 0
     printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith(ARROWS)]
     arrows = Page(target.read_text(encoding="utf-8")).arrows()
     assert len(arrows) == len(printed)

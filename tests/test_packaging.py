@@ -267,7 +267,7 @@ def test_readme_demo_command_runs():
     result = _run([sys.executable, "-m", "mcp_ref", "demo"], timeout=120)
     assert result.returncode == 0, result.stderr
     assert "# closed cleanly" in result.stdout
-    assert '"method":"initialize"' in result.stdout.replace(" ", "")
+    assert '"method":"server/discover"' in result.stdout.replace(" ", "")      # the default era's probe
 
 
 # ---------------------------------------------------------------------- repository hygiene

@@ -19,7 +19,8 @@ Rules:
    command ends (the shell goes back to its prompt). The server is then shut
    down as usual, never killed first.
 3. Common options on every inspector command: the target (wire.py rule 1),
-   ``--trace`` (wire.py rule 2), ``--protocol-version``, ``--timeout``,
+   ``--trace`` (wire.py rule 2), ``--protocol-version`` (default ``auto``: the
+   era probe, as a default ``Client``), ``--timeout``,
    ``--root PATH`` (roots offered); ``--json`` for machine-readable output
    (output only: ``call`` and ``prompt`` take ``--args-json`` for input).
 4. ``mcp-ref --version`` prints the package version and the protocol
@@ -77,9 +78,9 @@ def _target_options() -> argparse.ArgumentParser:
     options.add_argument("--trace", action="store_true", help="print every JSON-RPC message on stderr")
     options.add_argument("--protocol-version", choices=("auto",) + tuple(lifecycle.SUPPORTED_REVISIONS),
                          metavar="REVISION",
-                         help=f"ask for this protocol revision: {', '.join(lifecycle.SUPPORTED_REVISIONS)} "
-                              f"(default: the newest legacy one, {lifecycle.LATEST_LEGACY_REVISION}, as the "
-                              f"host does), or 'auto' ({lifecycle.LATEST_REVISION} first)")
+                         help=f"speak this protocol revision: {', '.join(lifecycle.SUPPORTED_REVISIONS)} "
+                              f"(default 'auto', as the host: server/discover for {lifecycle.LATEST_REVISION}, "
+                              "then initialize with a server that does not answer it)")
     options.add_argument("--timeout", type=float, metavar="SECONDS",
                          help="seconds to wait for each answer (default 60)")
     return common

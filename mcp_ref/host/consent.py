@@ -19,7 +19,8 @@ Rules:
    or ``Deny(reason)`` denies, a value of the same type allows an edit (an
    edited tool call, sampling request or result; a shorter list of roots);
    anything else denies. A launch cannot be edited.
-3. A denial reaches the server as an error (approval.py rule 3): a denied
+3. A denial reaches the server as an error (approval.py rule 3; in 2026-07-28 a
+   refused elicitation is a decline, core.py rule 7): a denied
    tool call is never sent and raises ``ApprovalDenied``; a denied sampling or
    elicitation request is answered -1. A denied launch leaves that server
    out (``Host.failed``); a denied root is not offered.

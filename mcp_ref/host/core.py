@@ -29,6 +29,13 @@ Rules:
    is respawned on its next request (client_restart.py); an HTTP session the
    server forgot (404) is re-initialized by the transport. ``check()`` pings
    each server now.
+7. Era: each client probes (``protocol_version="auto"``, the default): 2026-07-28
+   with a server answering ``server/discover``, else the legacy handshake. A
+   refused elicitation is answered ``{"action": "decline"}`` in 2026-07-28 (an
+   ``InputResponses`` value is a result, never an error; Spec 2026-07-28:
+   basic/patterns/mrtr#inputresponses, client/elicitation), -1 before. A refused
+   sampling request ends the call at the client, no retry: "the server is not
+   waiting" (Spec 2026-07-28: client/sampling#error-handling).
 """
 from __future__ import annotations
 
@@ -36,7 +43,6 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from mcp_ref.protocol import lifecycle
 from mcp_ref.client.client import Client
 from mcp_ref.errors import InternalError, InvalidParamsError, get_logger
 from mcp_ref.transports import TapTransport
@@ -124,17 +130,12 @@ class Host:
         for name, extra in (roots or {}).items():
             if name not in self._servers:
                 raise ConfigError(f"roots given for {name!r}, which is not configured")
-            config = self._servers[name].config
-            config.roots = list(config.roots or []) + list(extra)
+            self._servers[name].config.roots = list(self._servers[name].config.roots or []) + list(extra)
         self.consent = consent
         self.model, self.sampling, self.elicitation = model, sampling, elicitation
         self.trace, self.on_change, self.on_stderr = trace, on_change, on_stderr
         self.auto_restart = auto_restart
-        # The host speaks the newest legacy revision unless told otherwise: its consent
-        # hooks answer a server's requests with errors the server sees, which the
-        # 2026-07-28 era's multi round-trip requests cannot carry (spec_notes/host.md).
-        client_options.setdefault("protocol_version", lifecycle.LATEST_LEGACY_REVISION)
-        self.client_options = client_options
+        self.client_options = client_options        # protocol_version: "auto" unless given (rule 7)
         self.failed: dict = {}              # server -> the exception that kept it out (rule 1)
         self._lock = threading.Lock()
         self._closed = False
@@ -173,7 +174,7 @@ class Host:
         return self
 
     def close(self) -> None:
-        """Close every client (and so stop every server process). Idempotent."""
+        """Close every client (so every server process stops); idempotent."""
         self._closed = True
         for entry in self._servers.values():
             if entry.client is not None:
@@ -181,8 +182,7 @@ class Host:
 
     @property
     def servers(self) -> list:
-        """The configured names, in order."""
-        return list(self._servers)
+        return list(self._servers)          # the configured names, in order
 
     def client(self, name: str) -> Client:
         """The client of server ``name`` (started); KeyError when it is not running."""
@@ -193,10 +193,9 @@ class Host:
         return entry.client
 
     def _entry(self, name: str) -> _Server:
-        try:
-            return self._servers[name]
-        except KeyError:
-            raise KeyError(f"no server named {name!r}; configured: {', '.join(self._servers) or 'none'}") from None
+        if name not in self._servers:
+            raise KeyError(f"no server named {name!r}; configured: {', '.join(self._servers) or 'none'}")
+        return self._servers[name]
 
     def _ask(self, kind: str, value, server: str):
         from mcp_ref.client.approval import Denied, decide
@@ -214,12 +213,13 @@ class Host:
                 from mcp_ref.client.roots import as_roots
                 entry.roots = self._ask("roots", as_roots(config.roots), name)
         options = dict(self.client_options)
-        options.update(on_approve=lambda approval, name=name: self.consent(Consent(
-            approval.kind, approval.stage, approval.value, approval.request, approval.server_info, server=name)))
+        options.update(on_approve=lambda approval, name=name: approval.kind == "elicitation" or self.consent(
+            Consent(approval.kind, approval.stage, approval.value, approval.request, approval.server_info,
+                    server=name)))              # an elicitation is asked about in _elicit (rule 7)
         if self.sampling is not None or self.model is not None:
             options["sampling"] = lambda request, name=name: self._sample(name, request)
         if self.elicitation is not None:
-            options["elicitation"] = self.elicitation
+            options["elicitation"] = lambda request, name=name: self._elicit(name, request)
         if entry.roots is not None:
             options["roots"] = entry.roots
         for kind in ("tools", "resources", "prompts"):
@@ -235,8 +235,8 @@ class Host:
         trace = self.trace
 
         def session_id():                    # HTTP: the Mcp-Session-Id once assigned (auto: the chosen inner)
-            inner = getattr(transport, "inner", transport)
-            return getattr(inner, "session_id", None) or getattr(transport, "session_id", None)
+            return getattr(getattr(transport, "inner", transport), "session_id", None) or \
+                getattr(transport, "session_id", None)
         return TapTransport(transport, lambda direction, message: trace(name, direction, message, session_id()))
 
     def _stdio(self, entry: _Server, options: dict) -> Client:
@@ -365,6 +365,24 @@ class Host:
             except Exception as exc:      # noqa: BLE001 -- reported, not raised
                 health[name] = exc
         return health
+
+    # ------------------------------------------------------------------ elicitation (rules 4, 7)
+    def _elicit(self, name: str, request):
+        from mcp_ref.client.approval import Denied, decide, rejected
+        from mcp_ref.types import ElicitResult
+        client, server_info = self._servers[name].client, getattr(request, "server_info", None)
+
+        def ask(stage: str, value, asked=None):
+            return decide(self.consent, Consent("elicitation", stage, value, asked, server_info, server=name))
+        try:
+            request.params = ask("request", request.params)
+            answer = self.elicitation(request)
+            return ask("result", answer if isinstance(answer, ElicitResult) else ElicitResult.from_dict(answer),
+                       request)
+        except Denied as denied:
+            if client is not None and client.modern:
+                return ElicitResult(action="decline")
+            raise rejected(denied) from None
 
     # ------------------------------------------------------------------ sampling (rule 5)
     def _sample(self, server: str, request):

@@ -3,8 +3,9 @@
 The main demo walks through every server feature; each scenario here shows one
 thing it does not: a request cancelled by another thread or by its timeout,
 the requests a server sends its client (sampling, elicitation, roots),
-pagination, tasks, and the HTTP transports byte for byte.
-``--scenario list`` names them.
+pagination, tasks, the HTTP transports byte for byte, the era probe
+(``discover``), change notifications (``listen``), OAuth (``auth``) and the
+host (``host``). ``--scenario list`` names them.
 
 Rules:
 
@@ -12,80 +13,38 @@ Rules:
    saying what the following messages show, printed through the demo's
    ``Transcript`` (``client -> server  {json}``), so it reads like the demo.
 2. It runs offline and in this process: client and server talk over a memory
-   pair (``show.connect``), or, for ``http`` and ``sse``, over a socket on
-   127.0.0.1 at a free port. No subprocess, no network.
+   pair (``show.connect``), or, for ``http``, ``sse``, ``auth`` and ``host``,
+   over sockets on 127.0.0.1 at free ports (``auth`` brings its own tiny
+   authorization server, auth.py). No subprocess, no network.
 3. It is deterministic and bounded: what the server side notices is reported
    from the main thread after it happened (never printed from a server
    thread), and every wait has a timeout (``WAIT``).
 4. Each is run by ``tests/test_scenarios.py``, which checks the messages it
    promises to show.
+5. A scenario runs the era a default ``Client`` and ``Server`` agree on
+   (2026-07-28: ``server/discover``, then requests carrying ``_meta``);
+   ``--protocol-version REVISION`` runs the same story in that revision
+   (``show.version``). Where a topic differs by era, the ``#`` lines say what
+   the other era does and cite the spec page.
+   Spec 2026-07-28: basic/versioning, basic/patterns/mrtr.
 """
 from __future__ import annotations
 
-import threading
-from contextlib import contextmanager
-
-WAIT = 5.0          # seconds any step waits for the other side before giving up
-
-
-class Show:
-    """What a scenario prints with: ``step`` opens a step, ``say`` adds a ``#`` line,
-    ``connect`` gives a client talking to ``server`` with the wire shown."""
-
-    def __init__(self, transcript):
-        self.transcript = transcript
-
-    def say(self, text: str) -> None:
-        self.transcript.comment(text)
-
-    def step(self, text: str) -> None:
-        self.transcript.emit("")
-        self.say(text)
-
-    def line(self, text: str) -> None:
-        """A line that is neither a message nor a comment (raw HTTP, for example)."""
-        self.transcript.emit(text)
-
-    @contextmanager
-    def connect(self, server, **client_options):
-        """A connected ``Client`` for ``server`` over a memory pair, the client's end tapped
-        (every message both ways is printed once). Closes both sides on exit."""
-        from mcp_ref.client.client import Client
-        from mcp_ref.transports import TapTransport, memory_pair
-        client_end, server_end = memory_pair()
-        session = server.serve(server_end)
-        client_options.setdefault("timeout", WAIT)
-        # The scenarios show the handshake era (its wire is what they explain); the
-        # 2026-07-28 era has its own pages (spec_notes/revision-2026-07-28.md).
-        client_options.setdefault("protocol_version", "2025-11-25")
-        self.step("initialize, then notifications/initialized: the handshake; the capabilities each side "
-                  "declares decide what may follow")
-        client = Client(TapTransport(client_end, self.transcript), **client_options)
-        try:
-            with client:
-                yield client
-        finally:
-            session.close()
-
-
-def wait_for(event: threading.Event, what: str) -> bool:
-    """Wait (bounded) for ``event``; a scenario that does not see it says so and fails."""
-    if not event.wait(WAIT):
-        raise RuntimeError(f"scenario: {what} did not happen within {WAIT:g} s")
-    return True
+from mcp_ref.cli.scenarios.show import WAIT, Show, wait_for   # noqa: F401 -- the scenarios' toolkit
 
 
 def _registry() -> dict:
-    from mcp_ref.cli.scenarios import http, inprocess
-    return {**inprocess.SCENARIOS, **http.SCENARIOS}
+    from mcp_ref.cli.scenarios import auth, eras, host, http, inprocess
+    return {**eras.SCENARIOS, **inprocess.SCENARIOS, **http.SCENARIOS, **auth.SCENARIOS, **host.SCENARIOS}
 
 
 def names() -> list:
     return list(_registry())
 
 
-def run(name: str, transcript) -> int:
-    """Print scenario ``name`` (``list``: the names and what each shows); 2 for an unknown name."""
+def run(name: str, transcript, protocol_version: str | None = None) -> int:
+    """Print scenario ``name`` (``list``: the names and what each shows); 2 for an unknown name.
+    ``protocol_version``: the revision to show (rule 5; default: the era a default client agrees on)."""
     scenarios = _registry()
     if name == "list" or name not in scenarios:
         out = transcript.out
@@ -97,8 +56,9 @@ def run(name: str, transcript) -> int:
         out.write("run one with: python -m mcp_ref demo --scenario NAME\n")
         return 0 if name == "list" else 2
     summary, function = scenarios[name]
-    show = Show(transcript)
-    show.say(f"scenario {name}: {summary}")
+    show = Show(transcript, protocol_version)
+    era = "the default era, 2026-07-28" if protocol_version in (None, "auto") else protocol_version
+    show.say(f"scenario {name} ({era}): {summary}")
     function(show)
     show.step("done")
     return 0

@@ -1,7 +1,11 @@
 """The HTTP scenarios (rules in __init__.py): ``http`` (Streamable HTTP) and ``sse``
 (the legacy HTTP+SSE transport of 2024-11-05), shown as the HTTP requests and
 responses themselves, sent with the standard library's ``http.client`` to a
-server on 127.0.0.1. Spec: basic/transports#streamable-http, #http-with-sse."""
+server on 127.0.0.1. Spec: basic/transports#streamable-http, #http-with-sse.
+``http`` in 2026-07-28 (``_modern``): no session, the request's metadata in
+headers, cancellation by closing the response stream (Spec 2026-07-28:
+basic/transports/streamable-http, basic/patterns/cancellation); with a legacy
+``--protocol-version``, the session story of 2025-11-25."""
 from __future__ import annotations
 
 import http.client
@@ -10,7 +14,7 @@ import threading
 
 from mcp_ref.protocol.lifecycle import LATEST_LEGACY_REVISION as LATEST_REVISION   # a session: the handshake era
 from mcp_ref.server.server import Context, Server
-from mcp_ref.cli.scenarios import WAIT
+from mcp_ref.cli.scenarios.show import WAIT
 
 ACCEPT = "application/json, text/event-stream"
 SHOWN_HEADERS = ("content-type", "mcp-session-id", "allow")
@@ -47,7 +51,8 @@ class Raw:
 
     def request(self, method: str, path: str, body=None, headers: dict | None = None, stream_until=None):
         """Send; print; return ``(status, headers, [JSON bodies or SSE events])``. For an SSE
-        answer, read events until the stream ends (or ``stream_until(event)`` is true)."""
+        answer, read events until the stream ends (or ``stream_until(event)`` is true, and then
+        the connection is closed: what a client that stops reading does)."""
         sent = {**self.headers, **(headers or {})}
         data = None if body is None else json.dumps(body)
         shown = " ".join(f"{k}: {v}" for k, v in sent.items() if k != "Content-Type")
@@ -130,7 +135,58 @@ def _initialize(raw: Raw, request_id: int) -> None:
     raw.request("POST", "/mcp", {"jsonrpc": "2.0", "method": "notifications/initialized"})
 
 
+def _modern(show) -> None:
+    from mcp_ref.transports.http.server.app import start_http
+    from mcp_ref.protocol import modern
+    server, _ = _server()
+    stopped = threading.Event()
+
+    @server.tool
+    def wait(ctx: Context) -> str:
+        """Progress, then wait until cancelled."""
+        ctx.report_progress(1, None, "started")
+        if ctx.cancelled.wait(WAIT):
+            stopped.set()
+        return "never sent"
+
+    handle = start_http(server, ("127.0.0.1", 0))
+    version = modern.MODERN_REVISION
+    meta = {"io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "scenario", "version": "1.0"}}
+
+    def post(request_id: int, method: str, params: dict, name=None, **options):
+        headers = {"Accept": ACCEPT, "MCP-Protocol-Version": version, "Mcp-Method": method}
+        if name is not None:
+            headers["Mcp-Name"] = name
+        return raw.request("POST", "/mcp", {"jsonrpc": "2.0", "id": request_id, "method": method,
+                                            "params": {**params, "_meta": {**meta, **params.get("_meta", {})}}},
+                           headers, **options)
+    try:
+        raw = Raw(show, handle.port)
+        show.say(f"a Streamable HTTP server at {handle.url}; in 2026-07-28 every request is one POST that "
+                 "stands alone: no initialize, no Mcp-Session-Id, no GET stream (Spec 2026-07-28: "
+                 "basic/transports/streamable-http)")
+        show.step("server/discover: MCP-Protocol-Version and Mcp-Method repeat the body's _meta and method in "
+                  "headers, so a gateway can route without reading the body; a mismatch is -32020 (400)")
+        post(1, "server/discover", {})
+        show.step("tools/call add: Mcp-Name carries the tool's name too; the answer is one JSON body")
+        post(2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}, "add")
+        show.step("tools/call wait with a progressToken: progress first, so an SSE stream (its events carry no "
+                  "ids: nothing to resume without a session). The client closes the connection after the "
+                  "first event: on HTTP that IS the cancellation, no notifications/cancelled (Spec 2026-07-28: "
+                  "basic/patterns/cancellation#transport-specific-cancellation)")
+        post(3, "tools/call", {"name": "wait", "arguments": {}, "_meta": {"progressToken": "p3"}}, "wait",
+             stream_until=lambda event: True)
+        show.say(f"the tool's ctx.cancelled was set: {stopped.wait(WAIT)}; 2025-11-25 would POST "
+                 "notifications/cancelled within the session instead (--protocol-version 2025-11-25 shows "
+                 "that era's sessions, resumption and 404)")
+    finally:
+        handle.shutdown()
+
+
 def streamable_http(show) -> None:
+    if show.modern:
+        return _modern(show)
     from mcp_ref.transports.http.server.app import start_http
     server, resume = _server()
     handle = start_http(server, ("127.0.0.1", 0), retry_interval=100)
@@ -199,8 +255,8 @@ def legacy_sse(show) -> None:
 
 
 SCENARIOS = {
-    "http": ("Streamable HTTP as HTTP: a JSON answer, an SSE answer with its priming event, a resume with "
-             "Last-Event-ID, 404 and a new session", streamable_http),
+    "http": ("Streamable HTTP as HTTP: metadata headers, JSON and SSE answers, cancel by closing the stream "
+             "(2026-07-28); a session, a resume, 404 (2025-11-25)", streamable_http),
     "sse": ("the legacy HTTP+SSE transport (2024-11-05): the endpoint event, POSTs, answers on the stream",
             legacy_sse),
 }

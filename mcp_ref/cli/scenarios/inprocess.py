@@ -1,5 +1,10 @@
 """The scenarios a client and server show over a memory pair (rules in __init__.py):
-cancel, sampling, elicitation, roots, pagination, tasks."""
+cancel, sampling, elicitation, roots, pagination, tasks. Each runs the era the
+client agrees on (``show.modern``) and its ``#`` lines say what the other era does:
+in 2026-07-28 a server asks for input inside its answer (``InputRequiredResult``
+with ``inputRequests``; the client retries with ``inputResponses`` and the
+``requestState`` echoed; Spec 2026-07-28: basic/patterns/mrtr), where 2025-11-25
+sent its own request (``sampling/createMessage`` ...) while the call ran."""
 from __future__ import annotations
 
 import threading
@@ -7,7 +12,7 @@ import threading
 from mcp_ref.session.outbound import CancelToken
 from mcp_ref.errors import InvalidParamsError, RequestCancelled, RequestTimeout
 from mcp_ref.server.server import Context, Server
-from mcp_ref.cli.scenarios import WAIT, wait_for
+from mcp_ref.cli.scenarios.show import WAIT, wait_for
 
 
 def cancel(show) -> None:
@@ -49,7 +54,13 @@ def cancel(show) -> None:
         except RequestTimeout as exc:
             show.say(f"the caller raised RequestTimeout: {exc}")
         wait_for(saw_cancel, "the tool's cancellation")
-        show.step("ping: the session goes on; ids are never reused, so a late reply cannot be mistaken")
+        if show.modern:
+            show.say("2026-07-28 over stdio (or this memory pair) sends the same notification; over Streamable "
+                     "HTTP closing the request's response stream is the cancellation, no notification "
+                     "(Spec 2026-07-28: basic/patterns/cancellation#transport-specific-cancellation)")
+        show.step("ping: the client goes on; ids are never reused, so a late reply cannot be mistaken"
+                  + (" (2026-07-28 has no ping method: the client's ping() is a server/discover)"
+                     if show.modern else ""))
         client.ping()
 
 
@@ -66,11 +77,22 @@ def sampling(show) -> None:
         return CreateMessageResult(role="assistant", content=TextContent(text="Paris"), model="pretend-llm")
 
     with show.connect(server, sampling=llm) as client:
-        show.say("the client declared the sampling capability in initialize, by passing sampling=llm")
-        show.step("tools/call capital: while it runs, the tool asks the client's LLM (sampling/createMessage); "
-                  "the client answers, then the tool answers")
-        show.say("each side numbers its own requests: the server's request id says nothing about the "
-                 "client's ids (they may even be equal); a response matches a request of its receiver")
+        if show.modern:
+            show.say("the client declares sampling in each request's _meta (clientCapabilities), by passing "
+                     "sampling=llm")
+            show.step("tools/call capital: the tool needs the client's LLM, so the answer is an "
+                      "InputRequiredResult: inputRequests holds a sampling/createMessage under a key, and "
+                      "requestState what the server needs to resume. The client asks its LLM and retries the "
+                      "call (a new id) with inputResponses under the same key and requestState echoed as is")
+            show.say("2025-11-25 sent sampling/createMessage as a request of its own while the call ran; "
+                     "2026-07-28 servers must not (Spec 2026-07-28: basic/patterns/mrtr), so no server "
+                     "keeps a connection or state between the two calls")
+        else:
+            show.say("the client declared the sampling capability in initialize, by passing sampling=llm")
+            show.step("tools/call capital: while it runs, the tool asks the client's LLM (sampling/createMessage); "
+                      "the client answers, then the tool answers")
+            show.say("each side numbers its own requests: the server's request id says nothing about the "
+                     "client's ids (they may even be equal); a response matches a request of its receiver")
         client.call_tool("capital", {"country": "France"})
 
 
@@ -101,8 +123,16 @@ def elicitation(show) -> None:
                       elicitation_url=lambda request: ElicitResult(action="accept"),
                       on_elicitation_complete=lambda elicitation_id: done.set()) as client:
         show.say("the client declared elicitation (form and url) by passing both callbacks")
-        show.step("form mode: elicitation/create with a flat JSON Schema; the user's answer is accept + content")
+        show.step("form mode: elicitation/create with a flat JSON Schema; the user's answer is accept + content"
+                  + (": the request comes in the call's InputRequiredResult (inputRequests) and the answer goes "
+                     "back in the retried call's inputResponses" if show.modern else ""))
         client.call_tool("greet")
+        if show.modern:
+            show.say("URL mode in 2026-07-28 also travels in inputRequests, but has no elicitationId and no "
+                     "notifications/elicitation/complete: the retried call's requestState tells the server "
+                     "whether the page was visited (Spec 2026-07-28: client/elicitation#url-mode); run "
+                     "--protocol-version 2025-11-25 to see the 2025-11-25 URL mode")
+            return
         show.step("URL mode (2025-11-25): the user is sent to a page, out of band; the answer only says they "
                   "agreed to go; notifications/elicitation/complete says the page is done")
         client.call_tool("connect_mail")
@@ -120,6 +150,17 @@ def roots(show) -> None:
 
     server.on_roots_changed(lambda session: changed.set())
     with show.connect(server, roots=["file:///home/ada/project"]) as client:
+        if show.modern:
+            show.say("roots=[...] declares the roots capability in each request's _meta")
+            show.step("tools/call workspace: the answer asks for roots/list in inputRequests; the retried call "
+                      "carries the roots in inputResponses")
+            client.call_tool("workspace")
+            show.step("client.set_roots(...): nothing is sent. 2026-07-28 has no notifications/roots/list_changed "
+                      "(no session to tell): a server asks each time it needs them, so the next call gets the "
+                      "new roots (Spec 2026-07-28: client/roots, basic/patterns/mrtr)")
+            client.set_roots(["file:///home/ada/project", "file:///srv/data"])
+            client.call_tool("workspace")
+            return
         show.say("roots=[...] declared the roots capability (listChanged: true) in initialize")
         show.step("tools/call workspace: the server asks roots/list and the client answers its roots")
         client.call_tool("workspace")
@@ -162,6 +203,8 @@ def tasks(show) -> None:
         release.wait(WAIT)
         return "report ready"
 
+    if show.modern:
+        return _tasks_extension(show, server, release, running)
     with show.connect(server) as client:
         show.say("the server declared tasks (tasks.requests.tools.call) and the tool execution.taskSupport")
         show.step("tools/call with params.task: the server answers at once with a task (CreateTaskResult), "
@@ -186,11 +229,32 @@ def tasks(show) -> None:
         client.cancel_task(task.task_id)
 
 
+def _tasks_extension(show, server, release, running) -> None:
+    with show.connect(server) as client:
+        show.say("2026-07-28 moved tasks to an extension, io.modelcontextprotocol/tasks: server/discover names "
+                 "it, every request declares it in _meta, and the server alone decides to answer with a task "
+                 "(Spec 2026-07-28: the tasks extension). No tasks/result, no tasks/list: the client polls")
+        show.step("tools/call report: the answer is a task (resultType task, status working); call_tool "
+                  "polls tasks/get at the pollIntervalMs the server suggests until the task is completed "
+                  "and returns its result, as an ordinary call would")
+        threading.Timer(0.1, release.set).start()
+        client.call_tool("report")
+        release.clear()
+        running.clear()
+        show.step("timeout=1: the task outlives the call's timeout, so the client sends tasks/cancel (a "
+                  "request, not notifications/cancelled: the call itself was answered long ago) and raises "
+                  "RequestTimeout; the server stops the tool and acknowledges with an empty result")
+        try:
+            client.call_tool("report", timeout=1.0)
+        except RequestTimeout as exc:
+            show.say(f"the caller raised RequestTimeout: {exc}")
+
+
 SCENARIOS = {
     "cancel": ("a request cancelled from another thread (CancelToken), then one that times out", cancel),
     "sampling": ("a tool asks the client's LLM (sampling/createMessage) inside its tools/call", sampling),
     "elicitation": ("a tool asks the user: a form, then a URL (elicitation/create)", elicitation),
     "roots": ("a tool asks the client's roots (roots/list); the client changes them", roots),
     "pagination": ("list methods in pages: nextCursor, cursor, a bad cursor", pagination),
-    "tasks": ("a tool call run as a task: tasks/get, tasks/result, tasks/list, tasks/cancel", tasks),
+    "tasks": ("a tool call run as a task, polled with tasks/get, then one cancelled (tasks/cancel)", tasks),
 }

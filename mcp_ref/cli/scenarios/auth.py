@@ -1,0 +1,222 @@
+"""The ``auth`` scenario (rules in __init__.py): the OAuth 2.1 flow of an MCP client,
+offline. A protected MCP server and a tiny authorization server (``_AuthServer``
+below: metadata, registration, authorize, token, with PKCE checked) listen on
+127.0.0.1; the user and their browser are played by ``_AuthServer.browser``. Each
+HTTP exchange is noted as ``METHOD path <- status`` with the headers the flow
+reads, and the notes are printed from the scenario's thread once each step is over
+(rule 3: the client's transport sends from threads of its own). Spec 2026-07-28 (and 2025-11-25):
+basic/authorization (#authorization-server-discovery, #dynamic-client-registration,
+#authorization-code-protection, #step-up-authorization-flow).
+
+This authorization server is for the scenario only: one user, tokens in memory,
+no expiry, loopback only. It is not an example of running one.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import secrets
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+from mcp_ref.server.server import Context, Server
+from mcp_ref.cli.scenarios.show import WAIT
+from mcp_ref.cli.wire import fit
+
+REDIRECT = "http://127.0.0.1:8765/callback"         # never listened on: the browser is played here
+
+
+class _AuthServer:
+    """Metadata (RFC 8414), registration (RFC 7591), authorize and token (OAuth 2.1 with
+    PKCE S256 required), on 127.0.0.1; ``verify(token, resource)`` for the MCP server."""
+
+    def __init__(self):
+        self.codes, self.tokens, self.clients = {}, {}, set()
+        self.note = lambda line: None
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _json(self, status: int, body: dict) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                if self.path == "/.well-known/oauth-authorization-server":
+                    return self._json(200, outer.metadata())
+                self._json(404, {"error": "not_found"})
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+                if self.path == "/register":
+                    client_id = "client-" + secrets.token_hex(4)
+                    outer.clients.add(client_id)
+                    return self._json(201, {**json.loads(body), "client_id": client_id})
+                if self.path == "/token":
+                    return self._json(*outer.token({k: v[0] for k, v in parse_qs(body).items()}))
+                self._json(404, {"error": "not_found"})
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.issuer = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, name="scenario-auth-server", daemon=True)
+        self.thread.start()
+
+    def metadata(self) -> dict:
+        return {"issuer": self.issuer, "authorization_endpoint": self.issuer + "/authorize",
+                "token_endpoint": self.issuer + "/token", "registration_endpoint": self.issuer + "/register",
+                "response_types_supported": ["code"], "grant_types_supported": ["authorization_code"],
+                "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": ["none"],
+                "scopes_supported": ["mcp", "admin"], "authorization_response_iss_parameter_supported": True}
+
+    def browser(self, url: str) -> str:
+        """The user's browser: opens the authorization URL, the user consents, and the
+        server redirects back with a code (bound to the PKCE challenge and the resource)."""
+        query = {k: v[0] for k, v in parse_qs(urlsplit(url).query).items()}
+        if query.get("client_id") not in self.clients or query.get("code_challenge_method") != "S256":
+            raise ValueError("the scenario's authorization server wants a registered client and PKCE S256")
+        code = secrets.token_urlsafe(16)
+        self.codes[code] = query
+        self.note("browser: GET /authorize  " + " ".join(f"{k}={query.get(k)}" for k in (
+            "code_challenge_method", "code_challenge", "resource", "scope", "client_id", "response_type", "state")))
+        self.note("    the user consents; 302 to redirect_uri with code, state and iss")
+        return f"{query['redirect_uri']}?" + urlencode({"code": code, "state": query["state"], "iss": self.issuer})
+
+    def token(self, form: dict) -> tuple:
+        asked = self.codes.pop(form.get("code"), None)
+        verifier = form.get("code_verifier", "").encode()
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier).digest()).rstrip(b"=").decode()
+        if asked is None or challenge != asked["code_challenge"] or form.get("resource") != asked.get("resource"):
+            return 400, {"error": "invalid_grant"}
+        token = secrets.token_urlsafe(24)
+        self.tokens[token] = (asked.get("scope", "").split(), asked.get("resource"))
+        return 200, {"access_token": token, "token_type": "Bearer", "scope": asked.get("scope", "")}
+
+    def verify(self, token: str, resource: str):
+        from mcp_ref.auth import AccessToken
+        scopes, audience = self.tokens.get(token, (None, None))
+        return None if scopes is None else AccessToken("ada", tuple(scopes), audience=audience)
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(WAIT)
+
+
+def _shown(note, response) -> None:
+    """``METHOD path (JSON-RPC method) -> status`` and the headers and body fields the flow reads."""
+    request, method = response.request, ""
+    if request.body and request.headers.get("Content-Type", "").startswith("application/json"):
+        try:
+            method = json.loads(request.body).get("method", "")
+            method = f" ({method})" if method else ""
+        except (ValueError, AttributeError):
+            method = ""
+    path = urlsplit(request.url).path
+    bearer = "  Authorization: Bearer …" if request.headers.get("Authorization") else ""
+    if method == " (subscriptions/listen)":
+        return                                   # the long-lived listen: not part of the flow
+    note(f"{request.method} {path}{method}{bearer}  <- {response.status_code}")
+    if response.headers.get("WWW-Authenticate"):
+        note(f"    WWW-Authenticate: {response.headers['WWW-Authenticate']}")
+    if path.startswith("/.well-known/") or path == "/register":
+        data = response.json()
+        keys = ("resource", "authorization_servers", "scopes_supported", "registration_endpoint",
+                "code_challenge_methods_supported", "client_id")
+        note("    " + json.dumps({k: data[k] for k in keys if k in data}))
+    if path == "/token":
+        form = {k: v[0] for k, v in parse_qs(request.body or "").items()}
+        note(f"    grant_type={form.get('grant_type')} code_verifier=<{len(form.get('code_verifier', ''))} "
+                  f"chars> resource={form.get('resource')}  -> scope {response.json().get('scope')!r}")
+
+
+def auth(show) -> None:
+    from mcp_ref.auth import OAuthClientProvider
+    from mcp_ref.client.client import Client
+    from mcp_ref.transports.http.server.app import start_http
+    server = Server("scenario-auth", version="1.0")
+
+    @server.tool
+    def whoami(ctx: Context) -> str:
+        """Who the token says the caller is."""
+        return f"{ctx.subject}: {' '.join(sorted(ctx.scopes))}"
+
+    @server.tool
+    def reset() -> str:
+        """An admin-only tool."""
+        return "reset done"
+
+    notes, lock = [], threading.Lock()
+
+    def note(line: str) -> None:
+        with lock:
+            notes.append(line)
+
+    def flush() -> None:                        # rule 3: printed from the scenario's thread
+        with lock:
+            lines, notes[:] = list(notes), []
+        transcript = show.transcript
+        for line in lines:
+            show.line(line if transcript.full else fit("", line, transcript.width))
+
+    class Provider(OAuthClientProvider):
+        def _session(self):
+            session = super()._session()
+            if not session.hooks["response"]:
+                session.hooks["response"].append(lambda response, **kw: self._show(response))
+            return session
+
+        def _show(self, response):
+            _shown(note, response)
+            return response
+
+        def _on_response(self, response, **kwargs):
+            self._show(response)
+            final = super()._on_response(response, **kwargs)
+            if final is not response:
+                self._show(final)
+            return final
+
+    authority = _AuthServer()
+    authority.note = note
+    handle = start_http(server, ("127.0.0.1", 0), auth=authority.verify,
+                        resource_metadata={"authorization_servers": [authority.issuer], "scopes_supported": ["mcp"]},
+                        required_scopes={"*": ["mcp"], "tool:reset": ["admin"]})
+    show.say(f"an MCP server at {handle.url} that wants a bearer token, and an authorization server at "
+             f"{authority.issuer} (both on 127.0.0.1); the browser and the user are played in-process")
+    provider = Provider(redirect_uri=REDIRECT, user_agent=authority.browser, client_name="mcp_ref scenario")
+    options = {} if show.version == "auto" else {"protocol_version": show.version}
+    try:
+        show.step("the first request has no token: 401 with WWW-Authenticate naming the protected resource "
+                  "metadata and the scope. The client reads that metadata (the resource and its authorization "
+                  "servers), then the authorization server's (RFC 8414), registers itself (RFC 7591), sends "
+                  "the user to /authorize with a PKCE code_challenge (S256) and the resource (RFC 8707), and "
+                  "trades the code and its code_verifier for a token; then it retries the request")
+        with Client.http(handle.url, auth=provider, timeout=WAIT, **options) as client:
+            flush()
+            show.step("tools/call whoami: the token goes with every request")
+            result = client.call_tool("whoami").content[0].text
+            flush()
+            show.say("result: " + result)
+            show.step("tools/call reset needs scope admin: 403 with error=\"insufficient_scope\" and the scope "
+                      "needed; the client asks the user again for the union of the scopes (step-up), then "
+                      "retries (Spec: basic/authorization#step-up-authorization-flow)")
+            result = client.call_tool("reset").content[0].text
+            flush()
+            show.say("result: " + result)
+    finally:
+        handle.shutdown()
+        authority.close()
+
+
+SCENARIOS = {
+    "auth": ("OAuth offline: 401, resource and server metadata, registration, PKCE, token, retry, "
+             "a 403 step-up", auth),
+}
