@@ -1,9 +1,10 @@
-"""The public names: importable from ``mcp_ref`` (and ``mcp_ref.types``), loaded lazily at
-run time, and seen as their real classes by type checkers and editors, which do not run a
-module's ``__getattr__`` (PEP 562). Each lazy table has a twin block of imports under
+"""The public names: importable from ``mcp_ref`` (and ``mcp_ref.types``), plain imports at
+the top of each package, and seen as their real classes by type checkers and editors. The
+HTTP client's two errors load on first use (PEP 562) with a twin block of imports under
 ``if TYPE_CHECKING:``; these tests keep the two in step and run mypy on a user script."""
 import ast
 import configparser
+import importlib
 import importlib.util
 import os
 import subprocess
@@ -46,25 +47,35 @@ def test_every_name_in_all_is_importable_from_mcp_ref():
         getattr(mcp_ref.types, name)
 
 
-def test_the_type_checking_imports_of_mcp_ref_match_its_lazy_table():
-    assert type_checking_imports(ROOT / "mcp_ref" / "__init__.py") == mcp_ref._LAZY
-    assert set(mcp_ref._LAZY) <= set(mcp_ref.__all__)
+def test_the_type_checking_imports_of_mcp_ref_match_its_http_client_table():
+    """The two names of the HTTP client room load on first use; type checkers read them
+    from the ``if TYPE_CHECKING:`` block, which must name the same modules."""
+    expected = {name: module[len("mcp_ref"):] for name, module in mcp_ref._HTTP_CLIENT.items()}
+    assert type_checking_imports(ROOT / "mcp_ref" / "__init__.py") == expected
+    assert set(mcp_ref._HTTP_CLIENT) <= set(mcp_ref.__all__)
 
 
-def test_the_type_checking_imports_of_mcp_ref_types_match_its_lazy_table():
-    expected = {name: "." + module for name, module in mcp_ref.types._SUBMODULE.items()}
-    assert type_checking_imports(ROOT / "mcp_ref" / "types" / "__init__.py") == expected
-    assert set(mcp_ref.types._SUBMODULE) == set(mcp_ref.types.__all__)
+def test_every_other_public_name_is_a_plain_import():
+    """Besides the HTTP client's errors, ``mcp_ref`` and ``mcp_ref.types`` import their names
+    at the top: no module ``__getattr__`` in ``mcp_ref.types`` or ``mcp_ref.auth``."""
+    eager = set(mcp_ref.__all__) - set(mcp_ref._HTTP_CLIENT)
+    assert eager <= set(vars(mcp_ref)), sorted(eager - set(vars(mcp_ref)))
+    assert set(mcp_ref.types.__all__) <= set(vars(mcp_ref.types))
+    auth = importlib.import_module("mcp_ref.auth")
+    assert set(auth.__all__) <= set(vars(auth))
+    assert not hasattr(mcp_ref.types, "__getattr__") and not hasattr(auth, "__getattr__")
 
 
-def test_the_lazy_names_still_load_on_first_use():
-    """The TYPE_CHECKING block never runs: importing the package loads neither side."""
-    code = ("import sys, mcp_ref, mcp_ref.types\n"
-            "assert mcp_ref.TYPE_CHECKING is False and mcp_ref.types.TYPE_CHECKING is False\n"
-            "assert 'Client' not in vars(mcp_ref) and 'TextContent' not in vars(mcp_ref.types)\n"
-            "assert not any(m in sys.modules for m in ('mcp_ref.client', 'mcp_ref.server', 'mcp_ref.types.content'))\n"
-            "from mcp_ref import Client\n"
-            "assert 'mcp_ref.client' in sys.modules\n")
+def test_importing_mcp_ref_needs_only_the_standard_library_and_no_http_client():
+    """``import mcp_ref`` (and the stdio client and server in it) loads neither requests nor
+    jsonschema nor the HTTP client room; ``from mcp_ref import HttpError`` loads the room."""
+    code = ("import sys, mcp_ref\n"
+            "assert not any(m in sys.modules for m in ('requests', 'jsonschema', 'mcp_ref.auth',\n"
+            "                                          'mcp_ref.transports.http.client.common'))\n"
+            "assert 'HttpError' not in vars(mcp_ref)\n"
+            "from mcp_ref import HttpError, SessionExpired\n"
+            "assert issubclass(SessionExpired, HttpError) and 'HttpError' in vars(mcp_ref)\n"
+            "assert 'mcp_ref.transports.http.client.common' in sys.modules\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert result.returncode == 0, result.stderr
@@ -80,7 +91,7 @@ def test_the_package_ships_py_typed():
 
 
 USER_SCRIPT = '''
-from mcp_ref import Client, Server, ToolNameWarning
+from mcp_ref import Client, Server, SessionExpired, ToolNameWarning
 
 server = Server("typed")
 client = Client.stdio(["python", "server.py"])
@@ -90,6 +101,9 @@ reveal_type(client)
 reveal_type(result)
 reveal_type(result.content[0])
 reveal_type(ToolNameWarning())
+reveal_type(SessionExpired)
+reveal_type(Client.connect("http://localhost:8000/mcp"))
+reveal_type(client.connect())
 '''
 
 
@@ -115,6 +129,8 @@ def test_mypy_sees_the_real_classes_behind_the_lazy_names(tmp_path):
                             "mcp_ref.types.tools.CallToolResult", revealed[3]], result.stdout
     assert "mcp_ref.types.content.TextContent" in revealed[3]
     assert revealed[4] == "mcp_ref.server.tools.ToolNameWarning"
+    assert "mcp_ref.transports.http.client.common.SessionExpired" in revealed[5]
+    assert revealed[6:] == ["mcp_ref.client.client.Client"] * 2, result.stdout
 
 
 EDITABLE_USER_SCRIPT = '''

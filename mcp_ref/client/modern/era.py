@@ -68,14 +68,18 @@ Client's methods of this era, send through its session).
 """
 from __future__ import annotations
 
+import threading
+
 from mcp_ref import types
 from mcp_ref.protocol import lifecycle, modern
 from mcp_ref.errors import (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
                             InvalidParamsError, McpError, MethodNotFoundError, RequestTimeout, SessionError,
-                            UnsupportedProtocolVersion)
-
+                            UnsupportedProtocolVersion, get_logger)
 from mcp_ref.client.modern.mrtr import (MAX_INPUT_ROUNDS, check_result_type, read_input_request, read_input_required,
-                          read_input_response, retry_params, strip)
+                                        read_input_response, retry_params, strip)
+from mcp_ref.client.state import ClientState
+from mcp_ref.client.tasks.extension import follow_task
+from mcp_ref.transports.http.modern import param_annotations, param_headers as headers_for
 
 AUTO = "auto"
 MODERN_ERRORS = (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
@@ -215,7 +219,6 @@ class Listening:
     request and returns its ``Pending``; the Client feeds acknowledgments to ``acknowledged``."""
 
     def __init__(self):
-        import threading
         self._lock = threading.Lock()
         self.uris: set = set()              # resources subscribed (subscribe_resource)
         self.current = None                 # the Pending of the open listen
@@ -233,7 +236,6 @@ class Listening:
     def reopen(self, start, capabilities: dict, timeout: float) -> None:
         """Open a listen for the current filter (none when empty), wait for its
         acknowledgment (up to ``timeout``), then cancel the one it replaces."""
-        import threading
         with self._lock:
             wanted = self.wanted(capabilities)
             old = self.current
@@ -276,7 +278,6 @@ class Listening:
 
 # ---------------------------------------------------------------- x-mcp-header (rule 7)
 def param_headers(tool, arguments) -> dict:
-    from mcp_ref.transports.http.modern import param_annotations, param_headers as headers_for
     if tool is None or not isinstance(arguments, dict):
         return {}
     try:
@@ -286,8 +287,6 @@ def param_headers(tool, arguments) -> dict:
 
 
 def valid_for_http(tools: list) -> list:
-    from mcp_ref.errors import get_logger
-    from mcp_ref.transports.http.modern import param_annotations
     kept = []
     for tool in tools:
         try:
@@ -300,7 +299,7 @@ def valid_for_http(tools: list) -> list:
 
 
 # ---------------------------------------------------------------- the Client's modern-era methods
-class ModernEra:
+class ModernEra(ClientState):
     """The ``Client`` methods of rules 3 to 7 (a mixin, as client_requests.py's).
     Needs the Client's ``session``, ``protocol_version``, ``capabilities()``,
     ``client_info``, ``_log_level``, ``_listeners``, ``on_notification``, ``_asking``,
@@ -349,7 +348,6 @@ class ModernEra:
             if kind == "complete":
                 return strip(result)
             if kind == "task":                  # the tasks extension: follow it to its end
-                from mcp_ref.client.tasks.extension import follow_task
                 return strip(follow_task(self, method, result, options))
             params = retry_params(base, method, result, self._answer_input)
         raise SessionError(f"{method}: the server asked for input {MAX_INPUT_ROUNDS} times "

@@ -59,16 +59,15 @@ Rules (Spec: basic/utilities/tasks):
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from mcp_ref import types
 from mcp_ref.protocol import lifecycle
+from mcp_ref.client.client_requests import all_pages, page_of
+from mcp_ref.client.state import ClientState
 from mcp_ref.errors import CapabilityNotSupported, InternalError, InvalidParamsError, McpError, get_logger
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only
-    from typing import Callable
-
-    from mcp_ref.session.outbound import CancelToken
-    from mcp_ref.types import CallToolResult, Task
+from mcp_ref.session.outbound import CancelToken
+from mcp_ref.types import CallToolResult, Task
 
 log = get_logger("mcp_ref.client")
 
@@ -93,7 +92,7 @@ def answer_related_task(params: dict | None, result):
                                 RELATED_TASK_KEY: {"taskId": related["taskId"]}}}
 
 
-class TaskRequests:
+class TaskRequests(ClientState):
     """Task requests. Needs ``_request``, ``_require``, ``_live_session``, ``_lock``,
     ``_tool_cache``, ``list_tools``, ``_check_output``, ``_notification_handlers``,
     ``on_approve``, ``server_info``, ``server_capabilities`` and ``protocol_version``
@@ -280,12 +279,10 @@ class TaskRequests:
         self._require_tasks("tasks.list", "tasks/list")
         params = {"cursor": cursor} if cursor is not None else None
         result = self._request("tasks/list", params, cancel=cancel)
-        from mcp_ref.client.client_requests import page_of
         return page_of(result, "tasks", types.Task.from_dict)
 
     def list_tasks(self, *, cancel: CancelToken | None = None) -> list[types.Task]:
         """Every task of this session, following ``nextCursor`` to the last page."""
-        from mcp_ref.client.client_requests import all_pages
         return all_pages(lambda cursor: self.list_tasks_page(cursor, cancel=cancel), self.max_pages, "tasks/list")
 
     def cancel_task(self, task_id: str, *, cancel: CancelToken | None = None) -> Task:
