@@ -43,7 +43,7 @@ class ServerRequestAnswers(ClientState):
         if self._roots is not None:
             caps["roots"] = {} if modern else {"listChanged": True}
         if lifecycle.at_least(version, "2025-06-18"):
-            modes = {}
+            modes: dict = {}
             if self.elicitation is not None:
                 modes["form"] = {}
             if self.elicitation_url is not None and lifecycle.at_least(version, "2025-11-25"):
@@ -65,7 +65,10 @@ class ServerRequestAnswers(ClientState):
     # -- client features: the bodies live in sampling.py, elicitation.py, roots.py
     def _on_sampling_create_message(self, ctx, params: dict) -> dict:
         """Spec: client/sampling#creating-messages."""
-        return answer_create_message(ctx, params, callback=self.sampling,
+        callback = self.sampling
+        if callback is None:                 # the callback was removed after the capability check
+            raise MethodNotFoundError("Method not found: sampling/createMessage (no sampling callback)")
+        return answer_create_message(ctx, params, callback=callback,
                                      tools_declared=lifecycle.has_capability(self.capabilities(), "sampling.tools"),
                                      approve=self.on_approve, server_info=self.server_info,
                                      version=self.protocol_version)

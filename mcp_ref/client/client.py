@@ -387,7 +387,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
             if call.name != name:
                 self._check_task_support(call.name, as_task)
             name, arguments = call.name, call.arguments
-        params = {"name": name, "arguments": arguments or {}}
+        params: dict = {"name": name, "arguments": arguments or {}}
         if self.validate_input:
             self._check_input(name, params["arguments"])
         return params

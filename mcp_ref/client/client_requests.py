@@ -181,7 +181,7 @@ class ServerFeatureRequests(ClientState):
         """Get a prompt's messages; argument values are strings. An unknown prompt or a
         missing required argument raises ``InvalidParamsError``. Spec: server/prompts#getting-a-prompt."""
         self._require("prompts", "prompts/get")
-        params = {"name": name}
+        params: dict = {"name": name}
         if arguments:
             params["arguments"] = dict(arguments)
         return types.GetPromptResult.from_dict(self._request("prompts/get", params, cancel=cancel))
@@ -278,6 +278,7 @@ class ServerFeatureRequests(ClientState):
             tool = self._tool_cache.get(name)
         if tool is None or tool.output_schema is None:
             return
+        problem: str | None
         if result.structured_content is None:
             problem = "the result has no structuredContent"
         else:

@@ -67,7 +67,7 @@ class Connections(ClientState):
 
     @classmethod
     def stdio(cls: type[_C], argv: Sequence[str], *, env: dict | None = None, cwd: str | None = None,
-              on_stderr: Callable[[str | None, None]] = None, close_timeout: float = 2.0,
+              on_stderr: Callable[[str], None] | None = None, close_timeout: float = 2.0,
               terminate_timeout: float = 2.0, auto_restart: int = 0, on_restart: Callable | None = None,
               inherit_env: bool = False, max_message_size: int | None = None, **options) -> _C:
         """A client for a server spawned as a subprocess (spawned here). Use it in a ``with``
@@ -205,7 +205,7 @@ class Connections(ClientState):
             "clientInfo": self.client_info.to_dict(requested),
         }, timeout=self.init_timeout)
         version = result.get("protocolVersion")
-        if not lifecycle.is_supported(version):
+        if not isinstance(version, str) or not lifecycle.is_supported(version):
             raise UnsupportedProtocolVersion(version, lifecycle.LEGACY_REVISIONS)
         self._speak(session, version)
         self.server_capabilities = result.get("capabilities") or {}

@@ -79,6 +79,7 @@ from mcp_ref.client.modern.mrtr import (MAX_INPUT_ROUNDS, check_result_type, rea
                                         read_input_response, retry_params, strip)
 from mcp_ref.client.state import ClientState
 from mcp_ref.client.tasks.extension import follow_task
+from mcp_ref.session.outbound import Pending
 from mcp_ref.transports.http.modern import param_annotations, param_headers as headers_for
 
 AUTO = "auto"
@@ -218,16 +219,16 @@ class Listening:
     """The client's one open ``subscriptions/listen`` (rule 6). ``start(params)`` sends the
     request and returns its ``Pending``; the Client feeds acknowledgments to ``acknowledged``."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self.uris: set = set()              # resources subscribed (subscribe_resource)
-        self.current = None                 # the Pending of the open listen
+        self.current: Pending | None = None     # the Pending of the open listen
         self._acks: dict = {}               # listen id -> Event, set by its acknowledgment
-        self.active = None                  # the listen acknowledged last, in wire order
+        self.active: object = None          # the listen acknowledged last, in wire order
 
     def wanted(self, capabilities: dict) -> dict:
         """The filter: every change the server can announce, and the subscribed URIs."""
-        wanted = {flag: True for flag, feature in LIST_FLAGS.items()
+        wanted: dict = {flag: True for flag, feature in LIST_FLAGS.items()
                   if lifecycle.has_capability(capabilities, feature + ".listChanged")}
         if self.uris and lifecycle.has_capability(capabilities, "resources.subscribe"):
             wanted["resourceSubscriptions"] = sorted(self.uris)
@@ -336,10 +337,12 @@ class ModernEra(ClientState):
 
     def _modern_request(self, method: str, params: dict | None, options: dict) -> dict:
         """Rules 3 to 5: send, answer input requests, retry, until complete."""
-        base = dict(params or {})
-        params = base
+        params = base = dict(params or {})
+        version = self.protocol_version
+        if version is None:                     # connect() chose the era before any request is sent
+            raise SessionError(f"{method}: no protocol revision chosen yet")
         for _ in range(MAX_INPUT_ROUNDS):
-            params = with_meta(params, self._modern_meta(self.protocol_version))
+            params = with_meta(params, self._modern_meta(version))
             if self._restarter is None:
                 result = self.session.request(method, params, **options)
             else:

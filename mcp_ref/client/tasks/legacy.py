@@ -66,6 +66,7 @@ from mcp_ref.protocol import lifecycle
 from mcp_ref.client.client_requests import all_pages, page_of
 from mcp_ref.client.state import ClientState
 from mcp_ref.errors import CapabilityNotSupported, InternalError, InvalidParamsError, McpError, get_logger
+from mcp_ref.session import Session
 from mcp_ref.session.outbound import CancelToken
 from mcp_ref.types import CallToolResult, Task
 
@@ -100,7 +101,7 @@ class TaskRequests(ClientState):
 
     _task_tools: dict | None = None           # task id -> tool name (rule 3), made on first use
     _task_progress: dict | None = None        # task id -> progress token (rule 5), of _progress_session
-    _progress_session = None
+    _progress_session: Session | None = None
     _creating = 0                             # call_tool_as_task(on_progress=) awaiting CreateTaskResult
     _ended: dict | None = None                # task ids seen terminal meanwhile (rule 5)
 
@@ -125,7 +126,8 @@ class TaskRequests(ClientState):
         params = self._tool_call_params(name, arguments, as_task=True)
         name = params["name"]                                  # the approval hook may have changed it
         params["task"] = {} if ttl is None else {"ttl": ttl}
-        session = token = None
+        session: Session | None = None
+        token: int | str | None = None
         if on_progress is not None:          # rule 5: listen before sending
             self._notification_handlers.setdefault("notifications/tasks/status", self._progress_on_status)
             session = self._live_session()
@@ -140,7 +142,7 @@ class TaskRequests(ClientState):
                                     f"task (CreateTaskResult expected)", {"result": result})
             task = types.CreateTaskResult.from_dict(result).task
         except BaseException:
-            if session is not None:
+            if session is not None and token is not None:
                 session.stop_listening(token)
                 self._progress_created(None)
             raise
@@ -151,7 +153,8 @@ class TaskRequests(ClientState):
             remembered[task.task_id] = name
             if len(remembered) > _REMEMBERED:
                 del remembered[next(iter(remembered))]
-        if session is not None and not self._progress_created(task.task_id, session, token, task.status):
+        if session is not None and token is not None and \
+                not self._progress_created(task.task_id, session, token, task.status):
             session.stop_listening(token)
         return task
 
@@ -223,7 +226,7 @@ class TaskRequests(ClientState):
                 ended[task_id] = True
                 if len(ended) > _REMEMBERED:
                     del ended[next(iter(ended))]
-        if token is not None:
+        if token is not None and session is not None:
             session.stop_listening(token)
 
     def _progress_on_status(self, params: dict) -> None:
