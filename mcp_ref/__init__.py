@@ -14,25 +14,27 @@ from mcp_ref.errors import (ApprovalDenied, CapabilityNotSupported, ConnectionCl
                             StructuredOutputError, TooManyPages, ToolInputError, UnsupportedProtocolVersion,
                             UnsupportedProtocolVersionError, UrlElicitationRequiredError, UserRejectedError)
 from mcp_ref.protocol.lifecycle import LATEST_REVISION, SUPPORTED_REVISIONS
-
-from mcp_ref.server.server import Context, Server
-from mcp_ref.server.tools import ToolNameWarning
-from mcp_ref.client.client import Client
-from mcp_ref.client.approval import Approval, Deny
 from mcp_ref.session.outbound import CancelToken
 
-# The HTTP client's two errors are the only names that load on first use (PEP 562):
-# importing them would bring the whole HTTP client room (http.client, email, ...),
-# several times the rest of the package's import time, into every stdio program.
-# Type checkers do not run __getattr__, so they read the same two imports here.
-_HTTP_CLIENT = {"HttpError": "mcp_ref.transports.http.client.common",
-                "SessionExpired": "mcp_ref.transports.http.client.common"}
+# Each room loads with the first of its names (PEP 562): a stdio server does not import
+# the client's room (its types, sampling, elicitation...: more than doubling its cold
+# start, bench/bench_stdio.py), a client not the server's, and neither the HTTP client
+# (requests' room). Type checkers do not run __getattr__: they read the same imports below.
+_ROOMS = {"Server": "mcp_ref.server.server", "Context": "mcp_ref.server.server",
+          "ToolNameWarning": "mcp_ref.server.tools",
+          "Client": "mcp_ref.client.client", "Approval": "mcp_ref.client.approval", "Deny": "mcp_ref.client.approval",
+          "HttpError": "mcp_ref.transports.http.client.common",
+          "SessionExpired": "mcp_ref.transports.http.client.common"}
 if TYPE_CHECKING:
+    from mcp_ref.server.server import Context, Server
+    from mcp_ref.server.tools import ToolNameWarning
+    from mcp_ref.client.client import Client
+    from mcp_ref.client.approval import Approval, Deny
     from mcp_ref.transports.http.client.common import HttpError, SessionExpired
 
 
 def __getattr__(name: str) -> object:
-    module = _HTTP_CLIENT.get(name)
+    module = _ROOMS.get(name)
     if module is None:
         raise AttributeError(f"module 'mcp_ref' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
@@ -41,7 +43,7 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_HTTP_CLIENT))
+    return sorted(set(globals()) | set(_ROOMS))
 
 
 __version__ = "0.1.0"

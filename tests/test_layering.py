@@ -367,3 +367,14 @@ def test_the_checker_sees_violations(tmp_path):
     assert _allowed("mcp_ref.transports.http.client.streamable") >= {"protocol.lifecycle"}
     assert "protocol.lifecycle" not in _allowed("mcp_ref.transports.stdio")
     assert _layer("mcp_ref.session.pool") == "session.pool" and _layer("mcp_ref.server.tasks.legacy") == "server"
+
+
+def test_an_http_server_does_not_load_dataclasses():
+    """Cold start (bench/bench_http.py): ``dataclasses`` loads ``inspect``, ``ast``,
+    ``dis`` and ``tokenize``; nothing an HTTP server imports to serve needs it."""
+    import subprocess
+    import sys
+    code = ("import sys; from mcp_ref import Server; from mcp_ref.transports.http.server.app import serve_http; "
+            "print('dataclasses' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "False", out.stderr

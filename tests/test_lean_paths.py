@@ -2,8 +2,8 @@
 
 Start-up time and per-call cost are benchmark targets (bench/bench_stdio.py),
 so some code takes a shorter road: the decoder calls ``raw_decode`` directly,
-one shared C encoder writes every message, optional packages and rooms load
-on first use, and a request's cancel Event is made only when someone asks for it. These tests pin
+one shared C encoder writes every message, modules load on first use, and a
+request's cancel Event is made only when someone asks for it. These tests pin
 what each shortcut must keep: the same results, the same errors, and nothing
 heavy imported before it is needed.
 """
@@ -165,19 +165,25 @@ def test_the_cancel_event_made_late_still_reports_an_earlier_cancellation():
 
 
 # Checked against what the interpreter had loaded before our import: a site hook
-# (an editable install's finder, for one) may load some of these itself. The optional
-# packages (requests, jsonschema) and rooms (auth, the HTTP client) come first; then what
-# the server loads on first use (server.py, tools.py) and the stdio client's spawn.
-HEAVY = ["requests", "jsonschema", "mcp_ref.auth", "mcp_ref.transports.http.client.common",
-         "subprocess", "queue", "secrets", "mcp_ref.server.resources", "mcp_ref.server.prompts",
-         "mcp_ref.server.utilities", "mcp_ref.server.tasks.legacy", "mcp_ref.server.tasks.context"]
+# (an editable install's finder, for one) may load some of these itself. ``typing`` is
+# not among them: modules import ``TYPE_CHECKING`` from it.
+OPTIONAL = ["requests", "jsonschema", "mcp_ref.auth", "mcp_ref.transports.http.client.common"]
+HEAVY = OPTIONAL + ["logging", "dataclasses", "inspect", "subprocess", "queue", "base64", "urllib.parse",
+                    "mcp_ref.types.base", "mcp_ref.server.resources", "mcp_ref.server.prompts",
+                    "mcp_ref.server.utilities", "mcp_ref.client.elicitation", "mcp_ref.client.sampling",
+                    "mcp_ref.client.approval", "mcp_ref.server.tasks.legacy", "mcp_ref.server.tasks.context",
+                    "mcp_ref.types.tasks", "secrets"]
+# The client's room imports its features and types at the top (its rooms share them).
+CLIENT_HEAVY = OPTIONAL + ["subprocess", "queue", "secrets", "mcp_ref.server.server", "mcp_ref.server.resources",
+                           "mcp_ref.server.prompts", "mcp_ref.server.tasks.legacy"]
 
 
-@pytest.mark.parametrize("modules", ["mcp_ref.server, mcp_ref.transports.stdio",
-                                     "mcp_ref.client, mcp_ref.transports.stdio", "mcp_ref"])
-def test_importing_a_stdio_server_or_client_needs_only_the_standard_library(modules):
+@pytest.mark.parametrize("modules, heavy", [("mcp_ref.server, mcp_ref.transports.stdio", HEAVY),
+                                            ("mcp_ref.client, mcp_ref.transports.stdio", CLIENT_HEAVY),
+                                            ("mcp_ref", HEAVY)])
+def test_importing_a_stdio_server_or_client_loads_nothing_heavy(modules, heavy):
     code = (f"import sys, json\n_BASE = set(sys.modules)\nimport {modules}\n"
-            f"print(json.dumps(sorted((set(sys.modules) - _BASE) & set({HEAVY!r}))))")
+            f"print(json.dumps(sorted((set(sys.modules) - _BASE) & set({heavy!r}))))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == [], f"import {modules} loaded these at import time"
@@ -254,8 +260,11 @@ lines = [{"jsonrpc": "2.0", "id": i, "method": method, "params": params}
 
 
 def test_a_stdio_server_of_resources_templates_and_prompts_starts_and_lists_without_anything_heavy():
-    """Registering plain functions, answering ``initialize`` and listing them needs
-    only the standard library, and loads no other feature's module."""
+    """resources.py and prompts.py rule 6: registering plain functions, answering
+    ``initialize`` and listing them loads neither ``inspect`` nor
+    ``mcp_ref.types`` (nor ``urllib.parse``, schema/uritemplate.py): a server of 10,000
+    resources, templates or prompts starts in what its registrations cost
+    (bench/bench_growth.py, issue 17)."""
     heavy = [name for name in HEAVY if name not in ("mcp_ref.server.resources", "mcp_ref.server.prompts")]
     code = f"import sys\n_BASE = set(sys.modules)\nHEAVY = {heavy!r}\n" + SERVE_CATALOG + SERVE_LINES
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
@@ -272,8 +281,8 @@ def test_a_stdio_server_of_resources_templates_and_prompts_starts_and_lists_with
 
 
 def test_an_http_server_without_auth_loads_no_auth():
-    """The auth room loads whole on its first use (auth/__init__.py): an HTTP server
-    without ``auth=`` needs none of it; the names import from ``mcp_ref.auth``."""
+    """The auth room loads whole on its first use (auth/__init__.py): an HTTP server without
+    ``auth=`` needs none of it; the names import from ``mcp_ref.auth``."""
     code = ("import sys, json\nimport mcp_ref.server, mcp_ref.transports.http.server.app\n"
             "auth = lambda: sorted(m for m in sys.modules if m.startswith('mcp_ref.auth.'))\n"
             "loaded = auth()\n"
@@ -318,14 +327,15 @@ print(json.dumps({"replies": replies, "heavy": heavy}))
 """
 
 
-def test_an_http_server_answers_a_call_without_loading_auth():
-    """bench/bench_http.py, cold start: ``mcp_ref.auth`` costs an HTTP server a sizeable
-    share of its time to the first answer, and a server that has no ``auth=`` needs none
-    of it; ``secrets`` (2.3 ms with ``hmac`` and ``hashlib``) only drew the
-    session id's random bytes (protocol/tokens.py), and ``mcp_ref.server.same_thread`` runs
-    ``same_thread=True`` tools (tools.py): none is needed before they are used."""
-    heavy = ["requests", "jsonschema", "mcp_ref.auth", "mcp_ref.auth.resource_server", "mcp_ref.auth.challenge",
-             "secrets", "hmac", "hashlib", "mcp_ref.server.same_thread"]
+def test_an_http_server_answers_a_call_without_loading_logging_or_auth():
+    """bench/bench_http.py, cold start: ``logging`` (with ``traceback``) and ``mcp_ref.auth``
+    cost an HTTP server a sizeable share of its time to the first answer, and a server that
+    logs nothing and has no ``auth=`` needs neither; ``secrets`` (2.3 ms with ``hmac`` and ``hashlib``) only drew the
+    session id's random bytes (protocol/tokens.py). ``mcp_ref.jsonrpc.peek`` reads frames that fail to decode (jsonrpc/messages.py) and
+    ``mcp_ref.server.same_thread`` runs ``same_thread=True`` tools (tools.py): none is
+    needed before they are used."""
+    heavy = ["logging", "traceback", "mcp_ref.auth.resource_server", "mcp_ref.auth.challenge",
+             "secrets", "hmac", "hashlib", "mcp_ref.jsonrpc.peek", "mcp_ref.server.same_thread"]
     code = f"import sys\n_BASE = set(sys.modules)\nHEAVY = {heavy!r}\n" + HTTP_ONE_CALL
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
@@ -336,10 +346,10 @@ def test_an_http_server_answers_a_call_without_loading_auth():
     assert report["heavy"] == [], "serving initialize and one call over HTTP loaded these"
 
 
-def test_serve_http_says_where_it_listens():
-    """``serve_http`` (what bench/bench_http.py spawns) prints its URL before the first
-    request, and serves with the standard library alone."""
-    heavy = ["requests", "jsonschema", "mcp_ref.auth"]
+def test_serve_http_says_where_it_listens_without_loading_logging():
+    """``serve_http`` (what bench/bench_http.py spawns) logs its URL at ``info`` before the
+    first request: that line alone loaded ``logging`` and ``traceback`` into every server."""
+    heavy = ["logging", "traceback"]
     serving = ("import threading\nfrom mcp_ref.transports.http.server.app import serve_http\n"
                "ready = threading.Event()\nbox = []\n"
                "threading.Thread(target=serve_http, args=(server, ('127.0.0.1', 0)), daemon=True,\n"

@@ -1,7 +1,8 @@
-"""The public names: importable from ``mcp_ref`` (and ``mcp_ref.types``), plain imports at
-the top of each package, and seen as their real classes by type checkers and editors. The
-HTTP client's two errors load on first use (PEP 562) with a twin block of imports under
-``if TYPE_CHECKING:``; these tests keep the two in step and run mypy on a user script."""
+"""The public names: importable from ``mcp_ref`` (and ``mcp_ref.types``), and seen as their
+real classes by type checkers and editors. ``mcp_ref.types`` and ``mcp_ref.auth`` import
+theirs at the top; ``mcp_ref`` loads each room (server, client, HTTP client) with its first
+name (PEP 562), with a twin block of imports under ``if TYPE_CHECKING:``; these tests keep
+the two in step and run mypy on a user script."""
 import ast
 import configparser
 import importlib
@@ -47,18 +48,19 @@ def test_every_name_in_all_is_importable_from_mcp_ref():
         getattr(mcp_ref.types, name)
 
 
-def test_the_type_checking_imports_of_mcp_ref_match_its_http_client_table():
-    """The two names of the HTTP client room load on first use; type checkers read them
-    from the ``if TYPE_CHECKING:`` block, which must name the same modules."""
-    expected = {name: module[len("mcp_ref"):] for name, module in mcp_ref._HTTP_CLIENT.items()}
+def test_the_type_checking_imports_of_mcp_ref_match_its_rooms_table():
+    """The names of the server's, the client's and the HTTP client's rooms load on first
+    use; type checkers read them from the ``if TYPE_CHECKING:`` block, which must name the
+    same modules."""
+    expected = {name: module[len("mcp_ref"):] for name, module in mcp_ref._ROOMS.items()}
     assert type_checking_imports(ROOT / "mcp_ref" / "__init__.py") == expected
-    assert set(mcp_ref._HTTP_CLIENT) <= set(mcp_ref.__all__)
+    assert set(mcp_ref._ROOMS) <= set(mcp_ref.__all__)
 
 
 def test_every_other_public_name_is_a_plain_import():
-    """Besides the HTTP client's errors, ``mcp_ref`` and ``mcp_ref.types`` import their names
-    at the top: no module ``__getattr__`` in ``mcp_ref.types`` or ``mcp_ref.auth``."""
-    eager = set(mcp_ref.__all__) - set(mcp_ref._HTTP_CLIENT)
+    """Besides the rooms' names, ``mcp_ref`` imports its names at the top, and
+    ``mcp_ref.types`` and ``mcp_ref.auth`` all of theirs: no module ``__getattr__`` there."""
+    eager = set(mcp_ref.__all__) - set(mcp_ref._ROOMS)
     assert eager <= set(vars(mcp_ref)), sorted(eager - set(vars(mcp_ref)))
     assert set(mcp_ref.types.__all__) <= set(vars(mcp_ref.types))
     auth = importlib.import_module("mcp_ref.auth")
@@ -66,16 +68,25 @@ def test_every_other_public_name_is_a_plain_import():
     assert not hasattr(mcp_ref.types, "__getattr__") and not hasattr(auth, "__getattr__")
 
 
-def test_importing_mcp_ref_needs_only_the_standard_library_and_no_http_client():
-    """``import mcp_ref`` (and the stdio client and server in it) loads neither requests nor
-    jsonschema nor the HTTP client room; ``from mcp_ref import HttpError`` loads the room."""
-    code = ("import sys, mcp_ref\n"
-            "assert not any(m in sys.modules for m in ('requests', 'jsonschema', 'mcp_ref.auth',\n"
-            "                                          'mcp_ref.transports.http.client.common'))\n"
-            "assert 'HttpError' not in vars(mcp_ref)\n"
-            "from mcp_ref import HttpError, SessionExpired\n"
-            "assert issubclass(SessionExpired, HttpError) and 'HttpError' in vars(mcp_ref)\n"
-            "assert 'mcp_ref.transports.http.client.common' in sys.modules\n")
+ROOM_CHECK = """
+import sys, mcp_ref
+assert not any(m in sys.modules for m in ('requests', 'jsonschema', 'mcp_ref.auth', 'mcp_ref.client.client',
+                                          'mcp_ref.server.server', 'mcp_ref.transports.http.client.common'))
+from mcp_ref import {name}
+assert {loaded!r} in sys.modules and {other!r} not in sys.modules, {name!r}
+from mcp_ref import HttpError, SessionExpired
+assert issubclass(SessionExpired, HttpError) and 'HttpError' in vars(mcp_ref)
+assert 'requests' not in sys.modules
+"""
+
+
+@pytest.mark.parametrize("name, loaded, other", [("Server", "mcp_ref.server.server", "mcp_ref.client.client"),
+                                                  ("Client", "mcp_ref.client.client", "mcp_ref.server.server")])
+def test_importing_mcp_ref_needs_only_the_standard_library_and_each_room_loads_with_its_names(name, loaded, other):
+    """``import mcp_ref`` loads neither requests nor jsonschema nor any room; ``Server``
+    brings the server's room and not the client's, ``Client`` the other way round, and
+    ``HttpError`` the HTTP client's room (still without requests)."""
+    code = ROOM_CHECK.format(name=name, loaded=loaded, other=other)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert result.returncode == 0, result.stderr
