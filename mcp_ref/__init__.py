@@ -4,6 +4,9 @@ Importing this package needs only the standard library; the HTTP client
 (requests) and schema validation (jsonschema) are imported
 lazily by the features that need them.
 """
+import importlib
+from typing import TYPE_CHECKING
+
 from mcp_ref.errors import (ApprovalDenied, CapabilityNotSupported, ConnectionClosed, HeaderMismatchError,
                             InternalError, InvalidParamsError, InvalidRequestError, McpError, MessageTooLarge,
                             MethodNotFoundError, MissingDependency, MissingRequiredClientCapabilityError, ParseError,
@@ -11,42 +14,36 @@ from mcp_ref.errors import (ApprovalDenied, CapabilityNotSupported, ConnectionCl
                             StructuredOutputError, TooManyPages, ToolInputError, UnsupportedProtocolVersion,
                             UnsupportedProtocolVersionError, UrlElicitationRequiredError, UserRejectedError)
 from mcp_ref.protocol.lifecycle import LATEST_REVISION, SUPPORTED_REVISIONS
+from mcp_ref.session.outbound import CancelToken
 
-# Server and Client load on first use (PEP 562), so a stdio server does not pay
-# for the client's modules at start-up, nor a client for the server's.
-_LAZY = {
-    "Server": ".server.server", "Context": ".server.server", "Client": ".client.client",
-    "Approval": ".client.approval", "Deny": ".client.approval",
-    "HttpError": ".transports.http.client.sse_legacy", "SessionExpired": ".transports.http.client.streamable",
-    "ToolNameWarning": ".server.tools", "CancelToken": ".session.outbound",
-}
-
-# The same names for type checkers and editors, which do not run __getattr__: without
-# these, ``from mcp_ref import Client`` is ``Any`` to them. Never true at run time.
-# tests/test_public_api.py keeps this list and _LAZY in step.
-TYPE_CHECKING = False
+# Each room loads with the first of its names (PEP 562): a stdio server does not import
+# the client's room (its types, sampling, elicitation...: more than doubling its cold
+# start, bench/bench_stdio.py), a client not the server's, and neither the HTTP client
+# (requests' room). Type checkers do not run __getattr__: they read the same imports below.
+_ROOMS = {"Server": "mcp_ref.server.server", "Context": "mcp_ref.server.server",
+          "ToolNameWarning": "mcp_ref.server.tools",
+          "Client": "mcp_ref.client.client", "Approval": "mcp_ref.client.approval", "Deny": "mcp_ref.client.approval",
+          "HttpError": "mcp_ref.transports.http.client.common",
+          "SessionExpired": "mcp_ref.transports.http.client.common"}
 if TYPE_CHECKING:
-    from mcp_ref.client.approval import Approval, Deny
-    from mcp_ref.session.outbound import CancelToken
-    from mcp_ref.client.client import Client
-    from mcp_ref.server.tools import ToolNameWarning
     from mcp_ref.server.server import Context, Server
-    from mcp_ref.transports.http.client.streamable import SessionExpired
-    from mcp_ref.transports.http.client.sse_legacy import HttpError
+    from mcp_ref.server.tools import ToolNameWarning
+    from mcp_ref.client.client import Client
+    from mcp_ref.client.approval import Approval, Deny
+    from mcp_ref.transports.http.client.common import HttpError, SessionExpired
 
 
-def __getattr__(name):
-    module = _LAZY.get(name)
+def __getattr__(name: str) -> object:
+    module = _ROOMS.get(name)
     if module is None:
         raise AttributeError(f"module 'mcp_ref' has no attribute {name!r}")
-    import importlib
-    value = getattr(importlib.import_module(module, __name__), name)
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 
 
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_ROOMS))
 
 
 __version__ = "0.1.0"

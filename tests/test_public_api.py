@@ -1,9 +1,11 @@
-"""The public names: importable from ``mcp_ref`` (and ``mcp_ref.types``), loaded lazily at
-run time, and seen as their real classes by type checkers and editors, which do not run a
-module's ``__getattr__`` (PEP 562). Each lazy table has a twin block of imports under
-``if TYPE_CHECKING:``; these tests keep the two in step and run mypy on a user script."""
+"""The public names: importable from ``mcp_ref`` (and ``mcp_ref.types``), and seen as their
+real classes by type checkers and editors. ``mcp_ref.types`` and ``mcp_ref.auth`` import
+theirs at the top; ``mcp_ref`` loads each room (server, client, HTTP client) with its first
+name (PEP 562), with a twin block of imports under ``if TYPE_CHECKING:``; these tests keep
+the two in step and run mypy on a user script."""
 import ast
 import configparser
+import importlib
 import importlib.util
 import os
 import subprocess
@@ -46,25 +48,45 @@ def test_every_name_in_all_is_importable_from_mcp_ref():
         getattr(mcp_ref.types, name)
 
 
-def test_the_type_checking_imports_of_mcp_ref_match_its_lazy_table():
-    assert type_checking_imports(ROOT / "mcp_ref" / "__init__.py") == mcp_ref._LAZY
-    assert set(mcp_ref._LAZY) <= set(mcp_ref.__all__)
+def test_the_type_checking_imports_of_mcp_ref_match_its_rooms_table():
+    """The names of the server's, the client's and the HTTP client's rooms load on first
+    use; type checkers read them from the ``if TYPE_CHECKING:`` block, which must name the
+    same modules."""
+    expected = {name: module[len("mcp_ref"):] for name, module in mcp_ref._ROOMS.items()}
+    assert type_checking_imports(ROOT / "mcp_ref" / "__init__.py") == expected
+    assert set(mcp_ref._ROOMS) <= set(mcp_ref.__all__)
 
 
-def test_the_type_checking_imports_of_mcp_ref_types_match_its_lazy_table():
-    expected = {name: "." + module for name, module in mcp_ref.types._SUBMODULE.items()}
-    assert type_checking_imports(ROOT / "mcp_ref" / "types" / "__init__.py") == expected
-    assert set(mcp_ref.types._SUBMODULE) == set(mcp_ref.types.__all__)
+def test_every_other_public_name_is_a_plain_import():
+    """Besides the rooms' names, ``mcp_ref`` imports its names at the top, and
+    ``mcp_ref.types`` and ``mcp_ref.auth`` all of theirs: no module ``__getattr__`` there."""
+    eager = set(mcp_ref.__all__) - set(mcp_ref._ROOMS)
+    assert eager <= set(vars(mcp_ref)), sorted(eager - set(vars(mcp_ref)))
+    assert set(mcp_ref.types.__all__) <= set(vars(mcp_ref.types))
+    auth = importlib.import_module("mcp_ref.auth")
+    assert set(auth.__all__) <= set(vars(auth))
+    assert not hasattr(mcp_ref.types, "__getattr__") and not hasattr(auth, "__getattr__")
 
 
-def test_the_lazy_names_still_load_on_first_use():
-    """The TYPE_CHECKING block never runs: importing the package loads neither side."""
-    code = ("import sys, mcp_ref, mcp_ref.types\n"
-            "assert mcp_ref.TYPE_CHECKING is False and mcp_ref.types.TYPE_CHECKING is False\n"
-            "assert 'Client' not in vars(mcp_ref) and 'TextContent' not in vars(mcp_ref.types)\n"
-            "assert not any(m in sys.modules for m in ('mcp_ref.client', 'mcp_ref.server', 'mcp_ref.types.content'))\n"
-            "from mcp_ref import Client\n"
-            "assert 'mcp_ref.client' in sys.modules\n")
+ROOM_CHECK = """
+import sys, mcp_ref
+assert not any(m in sys.modules for m in ('requests', 'jsonschema', 'mcp_ref.auth', 'mcp_ref.client.client',
+                                          'mcp_ref.server.server', 'mcp_ref.transports.http.client.common'))
+from mcp_ref import {name}
+assert {loaded!r} in sys.modules and {other!r} not in sys.modules, {name!r}
+from mcp_ref import HttpError, SessionExpired
+assert issubclass(SessionExpired, HttpError) and 'HttpError' in vars(mcp_ref)
+assert 'requests' not in sys.modules
+"""
+
+
+@pytest.mark.parametrize("name, loaded, other", [("Server", "mcp_ref.server.server", "mcp_ref.client.client"),
+                                                  ("Client", "mcp_ref.client.client", "mcp_ref.server.server")])
+def test_importing_mcp_ref_needs_only_the_standard_library_and_each_room_loads_with_its_names(name, loaded, other):
+    """``import mcp_ref`` loads neither requests nor jsonschema nor any room; ``Server``
+    brings the server's room and not the client's, ``Client`` the other way round, and
+    ``HttpError`` the HTTP client's room (still without requests)."""
+    code = ROOM_CHECK.format(name=name, loaded=loaded, other=other)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert result.returncode == 0, result.stderr
@@ -80,7 +102,7 @@ def test_the_package_ships_py_typed():
 
 
 USER_SCRIPT = '''
-from mcp_ref import Client, Server, ToolNameWarning
+from mcp_ref import Client, Server, SessionExpired, ToolNameWarning
 
 server = Server("typed")
 client = Client.stdio(["python", "server.py"])
@@ -90,6 +112,9 @@ reveal_type(client)
 reveal_type(result)
 reveal_type(result.content[0])
 reveal_type(ToolNameWarning())
+reveal_type(SessionExpired)
+reveal_type(Client.connect("http://localhost:8000/mcp"))
+reveal_type(client.connect())
 '''
 
 
@@ -115,6 +140,8 @@ def test_mypy_sees_the_real_classes_behind_the_lazy_names(tmp_path):
                             "mcp_ref.types.tools.CallToolResult", revealed[3]], result.stdout
     assert "mcp_ref.types.content.TextContent" in revealed[3]
     assert revealed[4] == "mcp_ref.server.tools.ToolNameWarning"
+    assert "mcp_ref.transports.http.client.common.SessionExpired" in revealed[5]
+    assert revealed[6:] == ["mcp_ref.client.client.Client"] * 2, result.stdout
 
 
 EDITABLE_USER_SCRIPT = '''

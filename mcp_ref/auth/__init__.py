@@ -7,38 +7,22 @@ protected resource metadata. Client side (``providers``, ``grants``): ``OAuthCli
 Only requests and the standard library; signing (``private_key_jwt``, identity
 assertions) is the application's callback. Spec: basic/authorization.
 
-The names below load with their module on first use (PEP 562): an HTTP server
-needs only ``resource_server``, and importing the client side (grants,
-providers, discovery, storage...) with it was a tenth of its start-up
-(bench/bench_http.py, cold start; issue 17).
+The package loads whole on its first use: by the HTTP client, by an HTTP server given
+``auth=``, or by the application; ``import mcp_ref`` and the stdio transports never load it.
 """
 from __future__ import annotations
 
-_WHERE = {"canonical_resource": "challenge", "parse_challenges": "challenge",
-          "AuthorizationDenied": "exceptions", "AuthorizationError": "exceptions",
-          "DiscoveryError": "exceptions", "InsufficientScope": "exceptions",
-          "RegistrationError": "exceptions", "TokenError": "exceptions",
-          "LoopbackUserAgent": "loopback", "ClientCredentialsProvider": "grants",
-          "JwtBearerGrantProvider": "grants", "OAuthClientProvider": "providers",
-          "AccessToken": "resource_server", "StaticTokenVerifier": "resource_server",
-          "TokenVerifier": "resource_server", "InMemoryStorage": "storage", "TokenStorage": "storage"}
+from mcp_ref.auth.challenge import canonical_resource, parse_challenges
+from mcp_ref.auth.exceptions import (AuthorizationDenied, AuthorizationError, DiscoveryError, InsufficientScope,
+                                     RegistrationError, TokenError)
+from mcp_ref.auth.grants import ClientCredentialsProvider, JwtBearerGrantProvider
+from mcp_ref.auth.loopback import LoopbackUserAgent
+from mcp_ref.auth.providers import OAuthClientProvider
+from mcp_ref.auth.resource_server import AccessToken, StaticTokenVerifier, TokenVerifier
+from mcp_ref.auth.storage import InMemoryStorage, TokenStorage
 
 __all__ = ["OAuthClientProvider", "ClientCredentialsProvider", "JwtBearerGrantProvider", "TokenStorage",
            "InMemoryStorage", "LoopbackUserAgent",
            "AccessToken", "TokenVerifier", "StaticTokenVerifier",
            "AuthorizationError", "DiscoveryError", "RegistrationError", "TokenError", "AuthorizationDenied",
            "InsufficientScope", "canonical_resource", "parse_challenges"]
-
-
-def __getattr__(name: str):
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list:
-    return sorted(set(globals()) | set(__all__))

@@ -35,7 +35,7 @@ class TokenStorage:
 
 
 class InMemoryStorage(TokenStorage):
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._clients: dict = {}
         self._tokens: dict = {}

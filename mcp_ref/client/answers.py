@@ -2,29 +2,28 @@
 
 ``ServerRequestAnswers`` is a mix-in of ``Client`` (client.py). A request from
 the server (``sampling/createMessage``, ``elicitation/create``, ``roots/list``)
-is answered by the client feature it names, loaded on first use
-(sampling.py, elicitation.py, roots.py); a client that did not declare the
+is answered by the client feature it names (sampling.py, elicitation.py,
+roots.py); a client that did not declare the
 capability answers -32601. Spec: client/sampling, client/elicitation,
 client/roots.
 """
 from __future__ import annotations
 
-
 from mcp_ref.client.modern import era as client_modern
 from mcp_ref import types
 from mcp_ref.protocol import lifecycle
+from mcp_ref.client.elicitation import answer_elicitation, client_modes
+from mcp_ref.client.roots import as_roots
+from mcp_ref.client.sampling import answer_create_message
+from mcp_ref.client.state import ClientState
 from mcp_ref.client.tasks.legacy import answer_related_task
 from mcp_ref.errors import CapabilityNotSupported, MethodNotFoundError, get_logger
 from mcp_ref.protocol.modern import TASKS_EXTENSION
 
-# The client features (approval, elicitation, roots, sampling) and the types/ classes
-# load where they are first used: a script that only calls tools does not pay for
-# them at import (bench/bench_stdio.py measures import time).
-
 log = get_logger("mcp_ref.client")
 
 
-class ServerRequestAnswers:
+class ServerRequestAnswers(ClientState):
     """How ``Client`` answers the server (a mix-in)."""
 
     def capabilities(self) -> dict:
@@ -44,7 +43,7 @@ class ServerRequestAnswers:
         if self._roots is not None:
             caps["roots"] = {} if modern else {"listChanged": True}
         if lifecycle.at_least(version, "2025-06-18"):
-            modes = {}
+            modes: dict = {}
             if self.elicitation is not None:
                 modes["form"] = {}
             if self.elicitation_url is not None and lifecycle.at_least(version, "2025-11-25"):
@@ -66,15 +65,16 @@ class ServerRequestAnswers:
     # -- client features: the bodies live in sampling.py, elicitation.py, roots.py
     def _on_sampling_create_message(self, ctx, params: dict) -> dict:
         """Spec: client/sampling#creating-messages."""
-        from mcp_ref.client.sampling import answer_create_message
-        return answer_create_message(ctx, params, callback=self.sampling,
+        callback = self.sampling
+        if callback is None:                 # the callback was removed after the capability check
+            raise MethodNotFoundError("Method not found: sampling/createMessage (no sampling callback)")
+        return answer_create_message(ctx, params, callback=callback,
                                      tools_declared=lifecycle.has_capability(self.capabilities(), "sampling.tools"),
                                      approve=self.on_approve, server_info=self.server_info,
                                      version=self.protocol_version)
 
     def _on_elicitation_create(self, ctx, params: dict) -> dict:
         """Spec: client/elicitation#elicitation-requests."""
-        from mcp_ref.client.elicitation import answer_elicitation, client_modes
         modes = client_modes(self.capabilities())
         return answer_elicitation(ctx, params, form_callback=self.elicitation if "form" in modes else None,
                                   url_callback=self.elicitation_url if "url" in modes else None,
@@ -104,7 +104,6 @@ class ServerRequestAnswers:
         Raises ``ValueError``/``TypeError`` for an invalid root (nothing changes) and
         ``CapabilityNotSupported`` when connected without having offered roots.
         Spec: client/roots#root-list-changes."""
-        from mcp_ref.client.roots import as_roots
         new = as_roots(roots)
         with self._lock:
             if self._roots is None and self.protocol_version is not None:
@@ -121,7 +120,6 @@ class ServerRequestAnswers:
         ``ElicitResult`` list. Accepted ids are awaited: ``wait_elicitation(id)``
         returns once the server reports them complete, then retry the request.
         Spec: client/elicitation#url-elicitation-required-error."""
-        from mcp_ref.client.elicitation import answer_elicitation, client_modes
         url_callback = self.elicitation_url if "url" in client_modes(self.capabilities()) else None
         if url_callback is None:
             raise CapabilityNotSupported("URL mode elicitation needs an elicitation_url callback (and 2025-11-25)")

@@ -47,6 +47,7 @@ import atexit
 import os
 import threading
 import weakref
+from typing import Callable
 
 from mcp_ref import types
 from mcp_ref.protocol import lifecycle
@@ -55,19 +56,14 @@ from mcp_ref.client.client_requests import (DEFAULT_MAX_PAGES, VALIDATE_OUTPUT_M
 from mcp_ref.client.modern import era as client_modern
 from mcp_ref.client.connect import Connections, _ClassOrInstance
 from mcp_ref.client.answers import ServerRequestAnswers
+from mcp_ref.client.approval import Approval, Denied, ToolCall, decide
+from mcp_ref.client.elicitation import ElicitationTracker
+from mcp_ref.client.roots import as_roots
 from mcp_ref.client.tasks.legacy import TaskRequests
 from mcp_ref.errors import ApprovalDenied, ConnectionClosed, SessionError, UnsupportedProtocolVersion, get_logger
 from mcp_ref.session.outbound import CancelToken
 from mcp_ref.session import Session
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only
-    from typing import Callable
-
-    from mcp_ref.types import CallToolResult, Implementation
-
-# The client features (approval, elicitation, roots, sampling) and the types/ classes load where
-# they are first used: a script that only calls tools does not pay for them at import.
+from mcp_ref.types import CallToolResult, Implementation
 
 log = get_logger("mcp_ref.client")
 
@@ -196,7 +192,6 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         self.on_approve = on_approve
         self._roots = None
         if roots is not None:
-            from mcp_ref.client.roots import as_roots
             self._roots = as_roots(roots)
         # Rule 3: one row per method the server may ask us, with our capability it needs.
         self._request_handlers: dict = {
@@ -233,7 +228,6 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         """The URL elicitations awaited (``elicitation.ElicitationTracker``), made on first use."""
         with self._lock:
             if self._elicitations is None:
-                from mcp_ref.client.elicitation import ElicitationTracker
                 self._elicitations = ElicitationTracker(self._on_elicitation_complete_cb)
             return self._elicitations
 
@@ -385,7 +379,6 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         ``call_tool_as_task``."""
         self._check_task_support(name, as_task)
         if self.on_approve is not None:      # human in the loop
-            from mcp_ref.client.approval import Approval, Denied, ToolCall, decide
             try:
                 call = decide(self.on_approve, Approval("tool_call", "request", ToolCall(name, dict(arguments or {})),
                                                         server_info=self.server_info))
@@ -394,7 +387,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
             if call.name != name:
                 self._check_task_support(call.name, as_task)
             name, arguments = call.name, call.arguments
-        params = {"name": name, "arguments": arguments or {}}
+        params: dict = {"name": name, "arguments": arguments or {}}
         if self.validate_input:
             self._check_input(name, params["arguments"])
         return params

@@ -45,18 +45,16 @@ Rules:
 from __future__ import annotations
 
 import warnings
+from typing import Callable
 
 from mcp_ref import types
 from mcp_ref.protocol import lifecycle
+from mcp_ref.client.state import ClientState
 from mcp_ref.errors import (InvalidParamsError, MissingDependency, StructuredOutputError, TooManyPages, ToolInputError,
                             get_logger)
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only
-    from typing import Callable
-
-    from mcp_ref.session.outbound import CancelToken
-    from mcp_ref.types import CallToolResult, Completion, GetPromptResult, ReadResourceResult
+from mcp_ref.schema.validation import compile_validator
+from mcp_ref.session.outbound import CancelToken
+from mcp_ref.types import CallToolResult, Completion, GetPromptResult, ReadResourceResult
 
 log = get_logger("mcp_ref.client")
 
@@ -103,7 +101,7 @@ def _cursor_params(cursor: str | None) -> dict | None:
     return {"cursor": cursor} if cursor is not None else None
 
 
-class ServerFeatureRequests:
+class ServerFeatureRequests(ClientState):
     """Resources, prompts, completion and logging requests; callbacks; argument and output checks.
     Needs ``_request``, ``_live_session``, ``protocol_version``, ``_require``, ``_lock``, ``max_pages``,
     ``_tool_cache``, ``_listeners``, ``_output_checks``, ``_input_checks``, ``validate_output``
@@ -183,7 +181,7 @@ class ServerFeatureRequests:
         """Get a prompt's messages; argument values are strings. An unknown prompt or a
         missing required argument raises ``InvalidParamsError``. Spec: server/prompts#getting-a-prompt."""
         self._require("prompts", "prompts/get")
-        params = {"name": name}
+        params: dict = {"name": name}
         if arguments:
             params["arguments"] = dict(arguments)
         return types.GetPromptResult.from_dict(self._request("prompts/get", params, cancel=cancel))
@@ -260,7 +258,6 @@ class ServerFeatureRequests:
         if cached is not None and cached[0] is tool.input_schema:
             check = cached[1]
         else:
-            from mcp_ref.schema.validation import compile_validator
             try:
                 check = compile_validator(tool.input_schema)
             except MissingDependency:
@@ -281,6 +278,7 @@ class ServerFeatureRequests:
             tool = self._tool_cache.get(name)
         if tool is None or tool.output_schema is None:
             return
+        problem: str | None
         if result.structured_content is None:
             problem = "the result has no structuredContent"
         else:
@@ -300,7 +298,6 @@ class ServerFeatureRequests:
             cached = self._output_checks.get(tool.name)
         if cached is not None and cached[0] is tool.output_schema:
             return cached[1]
-        from mcp_ref.schema.validation import compile_validator
         try:
             check = compile_validator(tool.output_schema)
         except MissingDependency:

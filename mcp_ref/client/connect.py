@@ -8,23 +8,21 @@ basic/authorization (an ``mcp_ref.auth`` provider is bound to the server's URL).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Callable, Sequence, TypeVar, overload
 
-
-from mcp_ref.client.modern import era as client_modern
 from mcp_ref import types
-from mcp_ref.protocol import lifecycle
+from mcp_ref.client.client_restart import Restarter
+from mcp_ref.client.modern import era as client_modern
+from mcp_ref.client.state import ClientState
 from mcp_ref.errors import UnsupportedProtocolVersion
+from mcp_ref.protocol import lifecycle
+from mcp_ref.session import Session
+from mcp_ref.transports.stdio import StdioClientTransport
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only
-    from mcp_ref.session import Session
-    from mcp_ref.client.client import Client
-    from typing import Callable, Sequence, overload
+# The HTTP transports load in the class methods that use them: requests and the HTTP client's
+# modules are for HTTP clients only (``import mcp_ref`` needs the standard library alone).
 
-
-# The client features (approval, elicitation, roots, sampling) and the types/ classes
-# load where they are first used: a script that only calls tools does not pay for
-# them at import (bench/bench_stdio.py measures import time).
+_C = TypeVar("_C", bound="Connections")   # the class a constructor is called on: Client
 
 _HTTP_MAX_MESSAGE_SIZE = 16 * 1024 * 1024   # http_common.DEFAULT_MAX_MESSAGE_SIZE (not imported: requests is optional)
 
@@ -53,10 +51,10 @@ class _ClassOrInstance:
 
     if TYPE_CHECKING:       # what type checkers see: Client.connect(target, **options), client.connect()
         @overload
-        def __get__(self, obj: None, cls: type | None = None) -> Callable[..., Client]: ...
+        def __get__(self, obj: None, cls: type[_C]) -> Callable[..., _C]: ...
         @overload
-        def __get__(self, obj: object, cls: type | None = None) -> Callable[[], Client]: ...
-        def __get__(self, obj: object, cls: type | None = None) -> Callable[..., Client]: ...
+        def __get__(self, obj: _C, cls: type | None = None) -> Callable[[], _C]: ...
+        def __get__(self, obj: object, cls: type | None = None) -> Callable[..., object]: ...
     else:
         def __get__(self, obj, cls=None):
             if obj is None:
@@ -64,14 +62,14 @@ class _ClassOrInstance:
             return self.on_instance.__get__(obj, cls)
 
 
-class Connections:
+class Connections(ClientState):
     """The constructors of ``Client`` (a mix-in)."""
 
     @classmethod
-    def stdio(cls, argv: Sequence[str], *, env: dict | None = None, cwd: str | None = None,
-              on_stderr: Callable[[str | None, None]] = None, close_timeout: float = 2.0,
+    def stdio(cls: type[_C], argv: Sequence[str], *, env: dict | None = None, cwd: str | None = None,
+              on_stderr: Callable[[str], None] | None = None, close_timeout: float = 2.0,
               terminate_timeout: float = 2.0, auto_restart: int = 0, on_restart: Callable | None = None,
-              inherit_env: bool = False, max_message_size: int | None = None, **options) -> "Client":
+              inherit_env: bool = False, max_message_size: int | None = None, **options) -> _C:
         """A client for a server spawned as a subprocess (spawned here). Use it in a ``with``
         block, or call it directly: the first request connects (rule 1).
 
@@ -86,7 +84,6 @@ class Connections:
         since the last answered request)."""
         if isinstance(auto_restart, bool) or not isinstance(auto_restart, int) or auto_restart < 0:
             raise ValueError(f"auto_restart must be a whole number of restarts >= 0, not {auto_restart!r}")
-        from mcp_ref.transports.stdio import StdioClientTransport
         spawn_options = dict(env=dict(env) if env else None, cwd=cwd, on_stderr=on_stderr,
                              close_timeout=close_timeout, terminate_timeout=terminate_timeout,
                              inherit_env=inherit_env, **_size_option(max_message_size))
@@ -97,7 +94,6 @@ class Connections:
             transport.close()
             raise
         if auto_restart:
-            from mcp_ref.client.client_restart import Restarter
             argv = transport.argv
 
             def spawn():                        # the same command line and options as the first
@@ -106,10 +102,10 @@ class Connections:
         return client
 
     @classmethod
-    def http(cls, url: str, *, timeout: float | None = None, headers: dict | None = None, auth=None,
+    def http(cls: type[_C], url: str, *, timeout: float | None = None, headers: dict | None = None, auth=None,
              verify=True, cert=None, connect_timeout: float = 10.0, read_timeout: float | None = None,
              on_session_expired: str = "reinitialize", open_get_stream: bool = True,
-             max_message_size: int = _HTTP_MAX_MESSAGE_SIZE, **options) -> "Client":
+             max_message_size: int = _HTTP_MAX_MESSAGE_SIZE, **options) -> _C:
         """A client for a Streamable HTTP server at ``url``; use it in a ``with`` block, or
         call it directly: the first request connects (rule 1).
 
@@ -132,10 +128,10 @@ class Connections:
         return cls._over_http(transport, timeout, options)
 
     @classmethod
-    def sse(cls, url: str, *, timeout: float | None = None, headers: dict | None = None, auth=None,
+    def sse(cls: type[_C], url: str, *, timeout: float | None = None, headers: dict | None = None, auth=None,
             verify=True, cert=None, connect_timeout: float = 10.0, read_timeout: float | None = None,
             endpoint_timeout: float = 10.0, max_message_size: int = _HTTP_MAX_MESSAGE_SIZE,
-            **options) -> "Client":
+            **options) -> _C:
         """A client for a legacy HTTP+SSE server (2024-11-05) whose SSE stream is at ``url``.
         Connects at once (waits for the ``endpoint`` event); options as ``Client.http``."""
         from mcp_ref.transports.http.client.sse_legacy import SseClientTransport
@@ -146,7 +142,7 @@ class Connections:
         return cls._over_http(transport, timeout, options)
 
     @classmethod
-    def _over_http(cls, transport, timeout: float | None, options: dict) -> "Client":
+    def _over_http(cls: type[_C], transport, timeout: float | None, options: dict) -> _C:
         if timeout is not None:
             options["timeout"] = timeout
         try:
@@ -163,7 +159,7 @@ class Connections:
         return client
 
     @classmethod
-    def _for_target(cls, target, **options) -> "Client":
+    def _for_target(cls: type[_C], target, **options) -> _C:
         """``Client.connect(target, **options)``: an ``http(s)://`` URL → Streamable HTTP, falling
         back to legacy HTTP+SSE when the server refuses the initialize POST with 400/404/405
         (Spec: basic/transports#backwards-compatibility); a list of strings → ``Client.stdio``."""
@@ -209,7 +205,7 @@ class Connections:
             "clientInfo": self.client_info.to_dict(requested),
         }, timeout=self.init_timeout)
         version = result.get("protocolVersion")
-        if not lifecycle.is_supported(version):
+        if not isinstance(version, str) or not lifecycle.is_supported(version):
             raise UnsupportedProtocolVersion(version, lifecycle.LEGACY_REVISIONS)
         self._speak(session, version)
         self.server_capabilities = result.get("capabilities") or {}

@@ -282,6 +282,7 @@ def _client_result(answer: Any, mode: str, schema: Optional[dict], version: Opti
         raise InternalError(f"the elicitation callback returned no valid answer: {exc}") from None
     if action != "accept" or mode == "url":
         return ElicitResult.from_dict({"action": action})
+    assert schema is not None               # form mode: requestedSchema was checked on arrival
     content = fill_defaults(schema, data.get("content"))
     problem = content_problem(schema, content)
     if problem:

@@ -229,7 +229,7 @@ def _format_ok(fmt: str, value: str) -> bool:
             return bool(_DATE.fullmatch(value)) and bool(datetime.date.fromisoformat(value))
         if fmt == "date-time":
             match = _DATE_TIME.fullmatch(value)
-            return bool(match) and bool(datetime.date.fromisoformat(match.group(1))) and \
+            return match is not None and bool(datetime.date.fromisoformat(match.group(1))) and \
                 bool(datetime.time.fromisoformat(match.group(2)))
         if fmt == "uri":
             parts = urlsplit(value)
@@ -264,6 +264,7 @@ def _value_problem(value: Any, prop: dict, kind: str) -> Optional[str]:
         return None if isinstance(value, bool) else "is not a boolean"
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         return "is not a list of strings"
+    assert allowed is not None              # what is left is multi_enum: its items' values
     outside = [v for v in value if v not in allowed]
     if outside:
         return f"has values {outside} that are not among {allowed}"
@@ -274,7 +275,7 @@ def _value_problem(value: Any, prop: dict, kind: str) -> Optional[str]:
 
 def _jsonschema_problem(schema: dict, content: dict) -> Optional[str]:
     try:
-        import jsonschema
+        import jsonschema                   # type: ignore[import-untyped]  # optional; its stubs are not required
     except ImportError:
         return None
     strict = dict(schema, additionalProperties=False)

@@ -128,7 +128,7 @@ def _root_uri(root) -> str:
     if isinstance(root, Root):
         return root.uri
     if isinstance(root, dict):
-        return root.get("uri")
+        return root["uri"]
     if isinstance(root, os.PathLike):
         return path_to_uri(root)
     return root

@@ -87,17 +87,17 @@ def build_server() -> Server:
                             stop_sequences=["\n\n"], metadata={"tool": "ask_llm"}, timeout=timeout,
                             model_preferences=ModelPreferences.from_dict(
                                 {"hints": hints, "intelligencePriority": 0.8, "speedPriority": 0.5}))
-        return f"{result.model}: {result.content.text}"
+        return f"{result.model}: {result.text}"
 
     @server.tool
     def ask_llm_many(questions: list, ctx: Context) -> str:
         """Ask several questions at once (concurrent nested sampling requests)."""
-        answers = [None] * len(questions)
+        answers = [""] * len(questions)
 
         def ask(index: int, question: str) -> None:
             try:
                 result = ctx.sample([question], max_tokens=50)
-                answers[index] = result.content.text
+                answers[index] = result.text
             except Exception as exc:            # reported in the answer
                 answers[index] = f"error: {exc}"
         threads = [threading.Thread(target=ask, args=(i, q)) for i, q in enumerate(questions)]
@@ -114,9 +114,8 @@ def build_server() -> Server:
         for _ in range(rounds):
             result = ctx.sample(messages, max_tokens=200, tools=[WEATHER_TOOL], tool_choice="auto")
             if result.stop_reason != "toolUse":
-                blocks = result.content if isinstance(result.content, list) else [result.content]
-                return " ".join(b.text for b in blocks if hasattr(b, "text"))
-            uses = result.content if isinstance(result.content, list) else [result.content]
+                return " ".join(b.text for b in result.blocks() if isinstance(b, TextContent))
+            uses = result.blocks()
             messages.append(SamplingMessage(role="assistant", content=uses))
             messages.append(SamplingMessage(role="user", content=[
                 ToolResultContent(tool_use_id=use.id, content=[
@@ -135,7 +134,7 @@ def build_server() -> Server:
     def plan_trip(city: str, ctx: Context) -> str:
         """Sample an itinerary, then ask the user to confirm it, reporting progress."""
         ctx.report_progress(1, 3, "asking the LLM")
-        plan = ctx.sample([f"Plan a day in {city}"], max_tokens=100).content.text
+        plan = ctx.sample([f"Plan a day in {city}"], max_tokens=100).text
         ctx.report_progress(2, 3, "asking the user")
         answer = ctx.elicit(f"Book this plan? {plan}", {"type": "object", "properties": {
             "confirm": {"type": "boolean", "title": "Book it"},

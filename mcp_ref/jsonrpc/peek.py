@@ -29,7 +29,7 @@ _SPACE = re.compile(r"[ \t\n\r]*")
 _SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null")
 _NESTED = object()                                      # a value not needed, so not kept
 _LITERALS = {"true": True, "false": False, "null": None}
-_scanstring = json.decoder.scanstring
+_scanstring = json.decoder.scanstring      # type: ignore[attr-defined]  # undocumented: not in typeshed
 
 
 def peek(data: str | bytes) -> tuple:
@@ -49,18 +49,24 @@ def peek(data: str | bytes) -> tuple:
     return request_id, is_response
 
 
+def _after_space(text: str, i: int) -> int:
+    """Where the white space at ``i`` ends (``i`` itself when there is none)."""
+    match = _SPACE.match(text, i)
+    return match.end() if match is not None else i
+
+
 def _members(text: str, keys: dict) -> None:
     """Fill ``keys`` with the top-level members of the object ``text`` begins with."""
-    i = _SPACE.match(text, 1 if text[:1] == "\ufeff" else 0).end()
+    i = _after_space(text, 1 if text[:1] == "\ufeff" else 0)
     if text[i] != "{":
         return
-    i = _SPACE.match(text, i + 1).end()
+    i = _after_space(text, i + 1)
     while text[i] == '"':
         key, i = _scanstring(text, i + 1)
-        i = _SPACE.match(text, i).end()
+        i = _after_space(text, i)
         if text[i] != ":":
             return
-        i = _SPACE.match(text, i + 1).end()
+        i = _after_space(text, i + 1)
         keys[key] = _NESTED                             # seen, even when its value never ends
         if text[i] == '"':
             keys[key], i = _scanstring(text, i + 1)
@@ -72,10 +78,10 @@ def _members(text: str, keys: dict) -> None:
                 return
             token, i = match.group(), match.end()
             keys[key] = int(token) if token.lstrip("-").isdigit() else _LITERALS.get(token, _NESTED)
-        i = _SPACE.match(text, i).end()
+        i = _after_space(text, i)
         if text[i] != ",":
             return
-        i = _SPACE.match(text, i + 1).end()
+        i = _after_space(text, i + 1)
 
 
 def _skip_container(text: str, i: int) -> int:

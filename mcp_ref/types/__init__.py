@@ -12,74 +12,24 @@ mapping (``Model``); the other modules follow the spec's sections:
 
 Spec: schema.json of each revision (2024-11-05 .. 2025-11-25).
 """
-# Each name loads its submodule on first use (PEP 562): a stdio server that needs
-# tools and content only never pays for the sampling or elicitation types.
-_SUBMODULE = {
-    "CONTENT_TYPES": "base", "Model": "base", "register_content": "base", "spec_field": "base",
-    "wire_name": "base", "CreateMessageRequestParams": "client_features",
-    "CreateMessageResult": "client_features", "ElicitRequestParams": "client_features",
-    "ElicitResult": "client_features", "ListRootsResult": "client_features", "ModelHint": "client_features",
-    "ModelPreferences": "client_features", "Root": "client_features", "SamplingMessage": "client_features",
-    "ToolChoice": "client_features", "select_model": "client_features", "Annotations": "content",
-    "AudioContent": "content", "BlobResourceContents": "content", "ContentBlock": "content",
-    "EmbeddedResource": "content", "ImageContent": "content", "RawContent": "content",
-    "ResourceContents": "content", "ResourceLink": "content", "SamplingContent": "content",
-    "TextContent": "content", "TextResourceContents": "content", "ToolResultContent": "content",
-    "ToolUseContent": "content", "audio": "content", "content_from_dict": "content", "image": "content",
-    "resource_contents_from_dict": "content", "Icon": "initialize", "Implementation": "initialize",
-    "InitializeParams": "initialize", "InitializeRequestParams": "initialize", "InitializeResult": "initialize",
-    "GetPromptResult": "prompts", "ListPromptsResult": "prompts", "Prompt": "prompts",
-    "PromptArgument": "prompts", "PromptMessage": "prompts", "ListResourceTemplatesResult": "resources",
-    "ListResourcesResult": "resources", "ReadResourceResult": "resources", "Resource": "resources",
-    "ResourceTemplate": "resources", "CallToolResult": "tools", "ListToolsResult": "tools", "Tool": "tools",
-    "ToolAnnotations": "tools", "ToolExecution": "tools", "CompleteResult": "utilities",
-    "Completion": "utilities", "LOGGING_LEVELS": "utilities", "LoggingMessageNotificationParams": "utilities",
-    "ProgressNotificationParams": "utilities", "PromptReference": "utilities",
-    "ResourceTemplateReference": "utilities", "level_at_least": "utilities",
-    "CreateTaskResult": "tasks", "ListTasksResult": "tasks", "RELATED_TASK_KEY": "tasks",
-    "RelatedTaskMetadata": "tasks", "TASK_STATUSES": "tasks", "TERMINAL_STATUSES": "tasks", "Task": "tasks",
-    "TaskMetadata": "tasks", "related_task_meta": "tasks",
-}
-
-
-# The same names for type checkers and editors, which do not run __getattr__: without
-# these every type here is ``Any`` to them. Never true at run time.
-# tests/test_public_api.py keeps this list and _SUBMODULE in step.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from mcp_ref.types.base import CONTENT_TYPES, Model, register_content, spec_field, wire_name
-    from mcp_ref.types.client_features import (CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-                                               ElicitResult, ListRootsResult, ModelHint, ModelPreferences, Root,
-                                               SamplingMessage, ToolChoice, select_model)
-    from mcp_ref.types.content import (Annotations, AudioContent, BlobResourceContents, ContentBlock, EmbeddedResource,
-                          ImageContent, RawContent, ResourceContents, ResourceLink, SamplingContent, TextContent,
-                          TextResourceContents, ToolResultContent, ToolUseContent, audio, content_from_dict, image,
-                          resource_contents_from_dict)
-    from mcp_ref.types.initialize import (Icon, Implementation, InitializeParams, InitializeRequestParams,
-                                          InitializeResult)
-    from mcp_ref.types.prompts import GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage
-    from mcp_ref.types.resources import (ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
-                            ResourceTemplate)
-    from mcp_ref.types.tasks import (CreateTaskResult, ListTasksResult, RELATED_TASK_KEY, RelatedTaskMetadata,
-                                     TASK_STATUSES, TERMINAL_STATUSES, Task, TaskMetadata, related_task_meta)
-    from mcp_ref.types.tools import CallToolResult, ListToolsResult, Tool, ToolAnnotations, ToolExecution
-    from mcp_ref.types.utilities import (CompleteResult, Completion, LOGGING_LEVELS, LoggingMessageNotificationParams,
-                            ProgressNotificationParams, PromptReference, ResourceTemplateReference, level_at_least)
-
-
-def __getattr__(name):
-    module = _SUBMODULE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mcp_ref.types' has no attribute {name!r}")
-    import importlib
-    value = getattr(importlib.import_module("." + module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_SUBMODULE))
-
+from mcp_ref.types.base import CONTENT_TYPES, Model, register_content, spec_field, wire_name
+from mcp_ref.types.client_features import (CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+                                           ElicitResult, ListRootsResult, ModelHint, ModelPreferences, Root,
+                                           SamplingMessage, ToolChoice, select_model)
+from mcp_ref.types.content import (Annotations, AudioContent, BlobResourceContents, ContentBlock, EmbeddedResource,
+                                   ImageContent, RawContent, ResourceContents, ResourceLink, SamplingContent,
+                                   TextContent, TextResourceContents, ToolResultContent, ToolUseContent, audio,
+                                   content_from_dict, image, resource_contents_from_dict)
+from mcp_ref.types.initialize import Icon, Implementation, InitializeParams, InitializeRequestParams, InitializeResult
+from mcp_ref.types.prompts import GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage
+from mcp_ref.types.resources import (ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
+                                     ResourceTemplate)
+from mcp_ref.types.tasks import (CreateTaskResult, ListTasksResult, RELATED_TASK_KEY, RelatedTaskMetadata,
+                                 TASK_STATUSES, TERMINAL_STATUSES, Task, TaskMetadata, related_task_meta)
+from mcp_ref.types.tools import CallToolResult, ListToolsResult, Tool, ToolAnnotations, ToolExecution
+from mcp_ref.types.utilities import (CompleteResult, Completion, LOGGING_LEVELS, LoggingMessageNotificationParams,
+                                     ProgressNotificationParams, PromptReference, ResourceTemplateReference,
+                                     level_at_least)
 
 __all__ = [
     # base

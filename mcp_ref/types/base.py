@@ -265,7 +265,8 @@ def _decode_plan(cls) -> tuple:
     hook when the class has one, the wire names it models, and per member
     ``(wire, attribute, required, keep_none, exact basic type, decoder or None)``."""
     tag = getattr(cls, "TYPE", None)
-    hook = None if getattr(cls._check_wire, "__func__", None) is Model._check_wire.__func__ else cls._check_wire
+    hook = None if getattr(cls._check_wire, "__func__", None) is getattr(Model._check_wire, "__func__") \
+        else cls._check_wire
     fields = []
     for spec in _specs(cls):
         decode = decoder(spec.tp)

@@ -200,6 +200,7 @@ class ElicitRequestParams(Model):
     @classmethod
     def _check_wire(cls, data: dict, path: str) -> None:
         mode = data.get("mode", "form")
+        needed: dict[str, type]
         if mode == "url":
             needed = {"elicitationId": str, "url": str}
         elif mode == "form":

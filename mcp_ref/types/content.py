@@ -50,7 +50,7 @@ class Annotations(Model):
 class _Block:
     """What every content block has: ``type``, its wire name (``"text"``, ``"image"``, ...),
     so ``block.type == "text"`` reads as the JSON does."""
-    TYPE: ClassVar[Optional[str]] = None
+    TYPE: ClassVar[str]                     # set by each block class
 
     @property
     def type(self) -> str:

@@ -68,14 +68,19 @@ Client's methods of this era, send through its session).
 """
 from __future__ import annotations
 
+import threading
+
 from mcp_ref import types
 from mcp_ref.protocol import lifecycle, modern
 from mcp_ref.errors import (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
                             InvalidParamsError, McpError, MethodNotFoundError, RequestTimeout, SessionError,
-                            UnsupportedProtocolVersion)
-
+                            UnsupportedProtocolVersion, get_logger)
 from mcp_ref.client.modern.mrtr import (MAX_INPUT_ROUNDS, check_result_type, read_input_request, read_input_required,
-                          read_input_response, retry_params, strip)
+                                        read_input_response, retry_params, strip)
+from mcp_ref.client.state import ClientState
+from mcp_ref.client.tasks.extension import follow_task
+from mcp_ref.session.outbound import Pending
+from mcp_ref.transports.http.modern import param_annotations, param_headers as headers_for
 
 AUTO = "auto"
 MODERN_ERRORS = (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
@@ -214,17 +219,16 @@ class Listening:
     """The client's one open ``subscriptions/listen`` (rule 6). ``start(params)`` sends the
     request and returns its ``Pending``; the Client feeds acknowledgments to ``acknowledged``."""
 
-    def __init__(self):
-        import threading
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self.uris: set = set()              # resources subscribed (subscribe_resource)
-        self.current = None                 # the Pending of the open listen
+        self.current: Pending | None = None     # the Pending of the open listen
         self._acks: dict = {}               # listen id -> Event, set by its acknowledgment
-        self.active = None                  # the listen acknowledged last, in wire order
+        self.active: object = None          # the listen acknowledged last, in wire order
 
     def wanted(self, capabilities: dict) -> dict:
         """The filter: every change the server can announce, and the subscribed URIs."""
-        wanted = {flag: True for flag, feature in LIST_FLAGS.items()
+        wanted: dict = {flag: True for flag, feature in LIST_FLAGS.items()
                   if lifecycle.has_capability(capabilities, feature + ".listChanged")}
         if self.uris and lifecycle.has_capability(capabilities, "resources.subscribe"):
             wanted["resourceSubscriptions"] = sorted(self.uris)
@@ -233,7 +237,6 @@ class Listening:
     def reopen(self, start, capabilities: dict, timeout: float) -> None:
         """Open a listen for the current filter (none when empty), wait for its
         acknowledgment (up to ``timeout``), then cancel the one it replaces."""
-        import threading
         with self._lock:
             wanted = self.wanted(capabilities)
             old = self.current
@@ -276,7 +279,6 @@ class Listening:
 
 # ---------------------------------------------------------------- x-mcp-header (rule 7)
 def param_headers(tool, arguments) -> dict:
-    from mcp_ref.transports.http.modern import param_annotations, param_headers as headers_for
     if tool is None or not isinstance(arguments, dict):
         return {}
     try:
@@ -286,8 +288,6 @@ def param_headers(tool, arguments) -> dict:
 
 
 def valid_for_http(tools: list) -> list:
-    from mcp_ref.errors import get_logger
-    from mcp_ref.transports.http.modern import param_annotations
     kept = []
     for tool in tools:
         try:
@@ -300,7 +300,7 @@ def valid_for_http(tools: list) -> list:
 
 
 # ---------------------------------------------------------------- the Client's modern-era methods
-class ModernEra:
+class ModernEra(ClientState):
     """The ``Client`` methods of rules 3 to 7 (a mixin, as client_requests.py's).
     Needs the Client's ``session``, ``protocol_version``, ``capabilities()``,
     ``client_info``, ``_log_level``, ``_listeners``, ``on_notification``, ``_asking``,
@@ -337,10 +337,12 @@ class ModernEra:
 
     def _modern_request(self, method: str, params: dict | None, options: dict) -> dict:
         """Rules 3 to 5: send, answer input requests, retry, until complete."""
-        base = dict(params or {})
-        params = base
+        params = base = dict(params or {})
+        version = self.protocol_version
+        if version is None:                     # connect() chose the era before any request is sent
+            raise SessionError(f"{method}: no protocol revision chosen yet")
         for _ in range(MAX_INPUT_ROUNDS):
-            params = with_meta(params, self._modern_meta(self.protocol_version))
+            params = with_meta(params, self._modern_meta(version))
             if self._restarter is None:
                 result = self.session.request(method, params, **options)
             else:
@@ -349,7 +351,6 @@ class ModernEra:
             if kind == "complete":
                 return strip(result)
             if kind == "task":                  # the tasks extension: follow it to its end
-                from mcp_ref.client.tasks.extension import follow_task
                 return strip(follow_task(self, method, result, options))
             params = retry_params(base, method, result, self._answer_input)
         raise SessionError(f"{method}: the server asked for input {MAX_INPUT_ROUNDS} times "

@@ -37,6 +37,7 @@ def strip(result: dict) -> dict:
     """Rule 4: what the public methods parse, the same in both eras."""
     meta = result.get("_meta")
     info = isinstance(meta, dict) and _SERVER_INFO in meta
+    meta = meta if isinstance(meta, dict) else {}
     if not info and result.keys().isdisjoint(_STRIPPED):
         return result
     result = {k: v for k, v in result.items() if k not in _STRIPPED}

@@ -71,7 +71,7 @@ def follow_task(client, method: str, created: dict, options: dict) -> dict:
     timeout = client.timeout if timeout is None else timeout
     deadline = time.monotonic() + timeout
     answered: set = set()
-    wake = threading.Event() if cancel is None else None
+    pause_only = threading.Event()          # never set: waiting on it is a pause
     try:
         while True:
             status = task["status"]
@@ -94,8 +94,10 @@ def follow_task(client, method: str, created: dict, options: dict) -> dict:
             if remaining <= 0:
                 raise RequestTimeout(method, timeout)
             pause = min(_interval(task), remaining)
-            if (cancel.wait(pause) if cancel is not None else wake.wait(pause)):
+            if cancel is not None and cancel.wait(pause):
                 raise cancel.error(method)
+            if cancel is None:
+                pause_only.wait(pause)
             task = read_task(client._modern_request("tasks/get", {"taskId": task_id},
                                                     {"timeout": max(deadline - time.monotonic(), MIN_POLL)}))
     except (RequestTimeout, RequestCancelled) as stop:

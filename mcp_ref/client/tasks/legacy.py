@@ -59,16 +59,16 @@ Rules (Spec: basic/utilities/tasks):
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from mcp_ref import types
 from mcp_ref.protocol import lifecycle
+from mcp_ref.client.client_requests import all_pages, page_of
+from mcp_ref.client.state import ClientState
 from mcp_ref.errors import CapabilityNotSupported, InternalError, InvalidParamsError, McpError, get_logger
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only
-    from typing import Callable
-
-    from mcp_ref.session.outbound import CancelToken
-    from mcp_ref.types import CallToolResult, Task
+from mcp_ref.session import Session
+from mcp_ref.session.outbound import CancelToken
+from mcp_ref.types import CallToolResult, Task
 
 log = get_logger("mcp_ref.client")
 
@@ -93,7 +93,7 @@ def answer_related_task(params: dict | None, result):
                                 RELATED_TASK_KEY: {"taskId": related["taskId"]}}}
 
 
-class TaskRequests:
+class TaskRequests(ClientState):
     """Task requests. Needs ``_request``, ``_require``, ``_live_session``, ``_lock``,
     ``_tool_cache``, ``list_tools``, ``_check_output``, ``_notification_handlers``,
     ``on_approve``, ``server_info``, ``server_capabilities`` and ``protocol_version``
@@ -101,7 +101,7 @@ class TaskRequests:
 
     _task_tools: dict | None = None           # task id -> tool name (rule 3), made on first use
     _task_progress: dict | None = None        # task id -> progress token (rule 5), of _progress_session
-    _progress_session = None
+    _progress_session: Session | None = None
     _creating = 0                             # call_tool_as_task(on_progress=) awaiting CreateTaskResult
     _ended: dict | None = None                # task ids seen terminal meanwhile (rule 5)
 
@@ -126,7 +126,8 @@ class TaskRequests:
         params = self._tool_call_params(name, arguments, as_task=True)
         name = params["name"]                                  # the approval hook may have changed it
         params["task"] = {} if ttl is None else {"ttl": ttl}
-        session = token = None
+        session: Session | None = None
+        token: int | str | None = None
         if on_progress is not None:          # rule 5: listen before sending
             self._notification_handlers.setdefault("notifications/tasks/status", self._progress_on_status)
             session = self._live_session()
@@ -141,7 +142,7 @@ class TaskRequests:
                                     f"task (CreateTaskResult expected)", {"result": result})
             task = types.CreateTaskResult.from_dict(result).task
         except BaseException:
-            if session is not None:
+            if session is not None and token is not None:
                 session.stop_listening(token)
                 self._progress_created(None)
             raise
@@ -152,7 +153,8 @@ class TaskRequests:
             remembered[task.task_id] = name
             if len(remembered) > _REMEMBERED:
                 del remembered[next(iter(remembered))]
-        if session is not None and not self._progress_created(task.task_id, session, token, task.status):
+        if session is not None and token is not None and \
+                not self._progress_created(task.task_id, session, token, task.status):
             session.stop_listening(token)
         return task
 
@@ -224,7 +226,7 @@ class TaskRequests:
                 ended[task_id] = True
                 if len(ended) > _REMEMBERED:
                     del ended[next(iter(ended))]
-        if token is not None:
+        if token is not None and session is not None:
             session.stop_listening(token)
 
     def _progress_on_status(self, params: dict) -> None:
@@ -280,12 +282,10 @@ class TaskRequests:
         self._require_tasks("tasks.list", "tasks/list")
         params = {"cursor": cursor} if cursor is not None else None
         result = self._request("tasks/list", params, cancel=cancel)
-        from mcp_ref.client.client_requests import page_of
         return page_of(result, "tasks", types.Task.from_dict)
 
     def list_tasks(self, *, cancel: CancelToken | None = None) -> list[types.Task]:
         """Every task of this session, following ``nextCursor`` to the last page."""
-        from mcp_ref.client.client_requests import all_pages
         return all_pages(lambda cursor: self.list_tasks_page(cursor, cancel=cancel), self.max_pages, "tasks/list")
 
     def cancel_task(self, task_id: str, *, cancel: CancelToken | None = None) -> Task:
