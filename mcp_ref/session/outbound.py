@@ -127,8 +127,6 @@ class Outbound:
         pool = self._pool
         if pool is not None:
             pool.before_blocking()
-        elif self._jobs is not None:               # session/__init__.py rule 9: a job run on an HTTP connection's thread
-            self._jobs.before_blocking()
 
     # ------------------------------------------------------------------ writing
     def _send(self, message, related_id=None) -> None:
