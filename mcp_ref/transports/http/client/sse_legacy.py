@@ -36,6 +36,7 @@ from urllib.parse import urljoin
 
 from mcp_ref.errors import ConnectionClosed, InvalidMessage
 from mcp_ref.jsonrpc.messages import Request, decode, encode
+from mcp_ref.transports.http.client.streamable import StreamableHttpTransport
 from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, ERROR_BODY, HttpClient, HttpError,
                                                    ResponseTooLarge, SessionExpired, content_type, origin, origin_text,
                                                    pending_ids, settle_request, take)
@@ -174,7 +175,6 @@ class AutoHttpTransport:
     FALLBACK_STATUSES = (400, 404, 405)
 
     def __init__(self, url: str, **options):
-        from mcp_ref.transports.http.client.streamable import StreamableHttpTransport     # here: http_client imports this module
         self.url = url
         self.kind: Optional[str] = None
         self._legacy_options = {k: v for k, v in options.items()

@@ -53,6 +53,7 @@ import threading
 import time
 from http.server import ThreadingHTTPServer
 
+from mcp_ref.auth.resource_server import ResourceGuard
 from mcp_ref.errors import get_logger
 from mcp_ref.protocol.tokens import token_urlsafe
 from mcp_ref.session.workers import WorkerPool
@@ -119,7 +120,6 @@ class HttpApp(HostChecks):
         # Authorization (auth.resource_server): None serves without tokens.
         self.guard = None
         if auth is not None:
-            from mcp_ref.auth.resource_server import ResourceGuard    # loaded only by a server that uses it
             self.guard = ResourceGuard(auth, resource_metadata, required_scopes)
         elif resource_metadata is not None or required_scopes is not None:
             raise ValueError("resource_metadata and required_scopes need auth= (a token verifier)")

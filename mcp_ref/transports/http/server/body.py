@@ -28,10 +28,9 @@ from __future__ import annotations
 
 import select
 import socket
+from typing import Optional
 
 from mcp_ref.transports.http.server.types import BodyRefused, HttpRequest
-
-from typing import Optional
 
 MAX_CHUNK_LINE = 4096          # bytes of one chunk-size line (with extensions) or trailer line, CRLF included
 FRAMING_MIN = 64 * 1024        # chunk framing allowed beyond the data, at least (rule 1)

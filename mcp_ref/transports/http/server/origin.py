@@ -9,12 +9,9 @@ security_best_practices.
 from __future__ import annotations
 
 from urllib.parse import urlsplit
+from typing import Optional
 
 from mcp_ref.errors import get_logger
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
-    from typing import Optional
 
 log = get_logger("mcp_ref.http")
 

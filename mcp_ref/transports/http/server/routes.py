@@ -12,19 +12,15 @@ from __future__ import annotations
 
 import json
 from urllib.parse import parse_qs, urlsplit
+from typing import Optional
 
+from mcp_ref.auth.resource_server import Refusal
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage, get_logger
 from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, decode
 from mcp_ref.transports.http.sse import accepts, format_event
 from mcp_ref.transports.http.server.types import (SESSION_HEADER, VERSION_HEADER, HttpResponse, LegacyBody, SseBody,
                                                   StreamBody, error, json_response)
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
-    from typing import Optional
-
-    from mcp_ref.auth.resource_server import Refusal   # the module loads with auth= (rule 7)
 
 log = get_logger("mcp_ref.http")
 
@@ -39,7 +35,6 @@ class Routes:
     # ------------------------------------------------------------------ authorization (rule 7)
     def _authorize(self, path: str) -> Optional[HttpResponse]:
         """None when the request may go on; else its answer."""
-        from mcp_ref.auth.resource_server import Refusal    # loaded only when auth= is given (the guard did)
         app, guard = self.app, self.app.guard
         if path in guard.metadata_paths:
             if self.request.method != "GET":

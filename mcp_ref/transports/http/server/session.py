@@ -40,15 +40,12 @@ import collections
 from queue import Empty, SimpleQueue
 import threading
 import time
+from typing import Optional
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import get_logger
 from mcp_ref.jsonrpc.messages import ErrorResponse, Notification, Response, encode_line, is_request_id
 from mcp_ref.transports.http.server.events import new_stream_id
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
-    from typing import Optional
 
 log = get_logger("mcp_ref.http")
 

@@ -35,15 +35,12 @@ from __future__ import annotations
 import collections
 from queue import Empty, SimpleQueue
 import time
+from typing import Callable, Optional
 
 from mcp_ref.errors import get_logger
 from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, encode
 from mcp_ref.transports.http.sse import format_comment, format_event
 from mcp_ref.transports.http.server.session import CANCELLED, CLOSE, STOP
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
-    from typing import Callable, Optional
 
 log = get_logger("mcp_ref.http")
 

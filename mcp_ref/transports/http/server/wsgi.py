@@ -53,6 +53,7 @@ Rules:
 import itertools
 import logging
 import os
+import signal
 import socket
 import socketserver
 import threading
@@ -298,7 +299,6 @@ def start_wsgi(app, address=("127.0.0.1", 0)) -> WsgiServerHandle:
 def serve_wsgi(app, address=("127.0.0.1", 8000), *, ready=None) -> None:
     """``start_wsgi`` until SIGINT/SIGTERM (or ``handle.shutdown()``); prints a readiness line.
     ``ready``: a callable given the handle, or an Event to set, once listening."""
-    import signal
     handle = start_wsgi(app, address)
     previous = {}
     if threading.current_thread() is threading.main_thread():
