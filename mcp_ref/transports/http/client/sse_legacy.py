@@ -125,7 +125,7 @@ class SseClientTransport:
         limit = self._http.max_message_size
         error = ResponseTooLarge(f"GET {self.url}: an SSE event is larger than the message size limit of {limit} "
                                  "bytes (max_message_size); dropped", limit=limit, size=size, url=self.url)
-        pending = pending_ids(self.session) if self.session is not None else []
+        pending: list = pending_ids(self.session) if self.session is not None else []
         if len(pending) == 1 and settle_request(self.session, pending[0], error):
             return
         log.warning("%s", error)
@@ -197,7 +197,7 @@ class AutoHttpTransport:
             legacy = SseClientTransport(self.url, **self._legacy_options)
             legacy.session = self.inner.session
             legacy.timeout, legacy.init_timeout = self.inner.timeout, self.inner.init_timeout
-            old, self.inner = self.inner, legacy
+            old, self.inner = self.inner, legacy  # type: ignore[assignment]  # the legacy transport takes its place
             old.close()                          # wakes a reader blocked on it; receive() moves on
             self.kind = "sse"
         self.inner.send(message, related_id)

@@ -54,7 +54,7 @@ import re
 import socket
 import time
 from email.utils import formatdate
-from http.client import HTTPMessage
+from email.message import Message
 from http.server import BaseHTTPRequestHandler
 from typing import Iterable, Optional
 
@@ -74,7 +74,7 @@ _REQUEST_LINE = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+ [\x21-\x7e]+ HTTP/([0
 _NAME = re.compile(_TOKEN)
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
-_date_cache = [0, ""]
+_date_cache: list = [0, ""]
 
 
 def _http_date() -> str:
@@ -85,7 +85,7 @@ def _http_date() -> str:
     return _date_cache[1]
 
 
-def head_problem(request_line: bytes, fields: HTTPMessage, bare_cr: bool) -> Optional[tuple]:
+def head_problem(request_line: bytes, fields: Message, bare_cr: bool) -> Optional[tuple]:
     """Rule 3: ``(status, reason)`` for a head ``http.server`` read but RFC 9112 refuses."""
     line = _REQUEST_LINE.fullmatch(request_line)
     if line is None:
@@ -212,7 +212,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         if response.close:
             self.close_connection = True
         reading, self.reading = self.reading, None
-        unread = 0
+        unread: Optional[int] = 0
         if reading is not None and not self.close_connection:
             unread = reading.unread_length(self.app.max_body)             # rule 6
             if unread is None:
@@ -230,7 +230,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
                     write(chunk(b""))
                 finally:
                     body.close()
-            if unread:
+            if unread and reading is not None:
                 reading.drop_body(unread)                                 # rule 6, after the answer
         except OSError:
             self.close_connection = True

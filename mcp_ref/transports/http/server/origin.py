@@ -9,6 +9,7 @@ security_best_practices.
 from __future__ import annotations
 
 from urllib.parse import urlsplit
+import threading
 from typing import Optional
 
 from mcp_ref.errors import get_logger
@@ -22,7 +23,17 @@ MAX_WARNED_HOSTS = 64                  # distinct refused Host values logged, at
 
 
 class HostChecks:
-    """The Host and Origin checks of ``HttpApp`` (a mix-in)."""
+    """The Host and Origin checks of ``HttpApp`` (a mix-in; ``HttpApp.__init__`` sets these)."""
+
+    allowed_hosts: Optional[list]
+    allowed_origins: Optional[list]
+    loopback: bool
+    wildcard: bool
+    own_names: frozenset
+    port: int
+    scheme: str
+    _warned: set
+    _lock: threading.Lock
 
     def host_allowed(self, host: Optional[str], local_address=None) -> bool:
         """``local_address``: a callable giving the address the connection arrived on

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import json
 from urllib.parse import parse_qs, urlsplit
-from typing import Optional
+from typing import Any, Callable, Optional
 
 from mcp_ref.auth.resource_server import Refusal
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage, get_logger
 from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, decode
 from mcp_ref.transports.http.sse import accepts, format_event
-from mcp_ref.transports.http.server.types import (SESSION_HEADER, VERSION_HEADER, HttpResponse, LegacyBody, SseBody,
-                                                  StreamBody, error, json_response)
+from mcp_ref.transports.http.server.types import (SESSION_HEADER, VERSION_HEADER, HttpRequest, HttpResponse,
+                                                  LegacyBody, SseBody, StreamBody, error, json_response)
 
 log = get_logger("mcp_ref.http")
 
@@ -31,6 +31,11 @@ class Routes:
     """Authorization, GET and DELETE /mcp, the legacy endpoints, stateless POST (a mix-in)."""
 
     __slots__ = ()
+    app: Any             # the HttpApp (app.py imports this module through core.py); set by _Core
+    request: HttpRequest
+    headers: dict
+    _read_body: Callable[[], bytes]
+    _post_messages: Callable[..., tuple]
 
     # ------------------------------------------------------------------ authorization (rule 7)
     def _authorize(self, path: str) -> Optional[HttpResponse]:
@@ -46,7 +51,7 @@ class Routes:
         access = guard.authenticate(self.request.target, self.headers.get("authorization"))
         if isinstance(access, Refusal):
             return self._refuse_auth(access)
-        self.access = access
+        self.access = access                 # type: ignore[misc]  # a slot of _Core (core.py)
         return None
 
     def _refuse_auth(self, refusal: "Refusal") -> HttpResponse:
@@ -76,7 +81,7 @@ class Routes:
         refusal = self.app.guard.check_scopes(self.access, [m for m in items if isinstance(m, Request)])
         if refusal is None:
             return None
-        self.body_read = True
+        self.body_read = True                # type: ignore[misc]  # a slot of _Core (core.py)
         return self._refuse_auth(refusal)
 
     def _owned(self, transport) -> bool:
@@ -90,7 +95,7 @@ class Routes:
 
     def _unknown_session(self) -> HttpResponse:
         """Rule 3: 404; the client starts a new session (``wsgi`` adds why it may happen)."""
-        return error(404, INVALID_REQUEST, UNKNOWN_SESSION + getattr(self.app, "unknown_session_hint", ""))
+        return error(404, INVALID_REQUEST, UNKNOWN_SESSION + self.app.unknown_session_hint)
 
     def _allow(self, path: str) -> str:
         app = self.app

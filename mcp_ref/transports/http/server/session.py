@@ -40,7 +40,7 @@ import collections
 from queue import Empty, SimpleQueue
 import threading
 import time
-from typing import Optional
+from typing import Any, Optional
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import get_logger
@@ -82,7 +82,7 @@ class _Stream:
         self.retired = False                  # finished and released (see _retire)
         self.priming_id: Optional[str] = None
         # The standalone stream's (every use asks ``standalone`` first); a POST's has none.
-        self.backlog = collections.deque(maxlen=10000) if not self.request_ids else None
+        self.backlog: collections.deque = collections.deque(maxlen=0 if self.request_ids else 10000)
 
     @property
     def standalone(self) -> bool:
@@ -101,7 +101,9 @@ class HttpSessionTransport:
     def __init__(self, session_id: Optional[str], *, event_store=None, on_close=None):
         self.session_id = session_id
         self.event_store = event_store
-        self.session = None                   # the ServerSession, set by the HTTP layer
+        self.session: Any = None              # the ServerSession, set by the HTTP layer (app.py) before a push
+        self.subject: Optional[str] = None    # who authorized the session, and how (set by app.py)
+        self.auth: Any = None
         self.closed = False
         self.last_active = time.monotonic()
         self.active = 0                       # HTTP requests of this session being served
@@ -343,7 +345,9 @@ class LegacySseTransport:
 
     def __init__(self, session_id: str, *, on_close=None):
         self.session_id = session_id
-        self.session = None
+        self.session: Any = None
+        self.subject: Optional[str] = None
+        self.auth: Any = None
         self.closed = False
         self.conn = _Conn()
         self.last_active = time.monotonic()
