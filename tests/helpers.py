@@ -283,7 +283,9 @@ def tap_stdio_clients(monkeypatch, on_made: Optional[Callable] = None) -> list:
                 self.recorder("receive", message)
             return message
 
+    from mcp_ref.client import connect as connect_module     # it imports the class by name
     monkeypatch.setattr(stdio_module, "StdioClientTransport", Tapped)
+    monkeypatch.setattr(connect_module, "StdioClientTransport", Tapped)
     return made
 
 

@@ -310,7 +310,6 @@ KNOWN_CIRCLES = [
     ["mcp_ref.server.context", "mcp_ref.server.registration", "mcp_ref.server.server"],
     ["mcp_ref.server.tasks.extension", "mcp_ref.server.tasks.legacy", "mcp_ref.server.tasks.requests"],
     ["mcp_ref.server.tool_results", "mcp_ref.server.tools"],
-    ["mcp_ref.transports.http.client.common", "mcp_ref.transports.http.client.reading"],
 ]
 
 

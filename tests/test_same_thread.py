@@ -30,6 +30,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -157,14 +158,7 @@ def test_every_call_of_every_same_thread_tool_runs_on_one_thread_one_at_a_time(w
 
 
 class FakeSession:
-    """What ``SameThread.call`` uses of a session: ``_before_blocking`` (here it tells
-    the test that the call is queued)."""
-
-    def __init__(self):
-        self.blocking = threading.Semaphore(0)
-
-    def _before_blocking(self):
-        self.blocking.release()
+    """``SameThread.call`` uses nothing of a session itself: the context carries it."""
 
 
 class FakeContext:
@@ -177,6 +171,16 @@ class FakeContext:
 
     def is_cancelled(self) -> bool:
         return self.cancelled.is_set()
+
+    def waits(self, timeout: float) -> bool:
+        """True once the call waits for its turn or its end (it asked to hear of a cancel)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                if self._callbacks:
+                    return True
+            time.sleep(0.005)
+        return False
 
     def on_cancel(self, fn) -> None:
         with self._lock:
@@ -209,7 +213,7 @@ def test_calls_run_in_the_order_they_were_queued_and_cancelled_ones_never_run():
     calls = []
     for k, ctx in enumerate(contexts):
         calls.append(run_in_thread(runner.call, work, {"k": k}, ctx))
-        assert session.blocking.acquire(timeout=WAIT), f"call {k} was never queued"
+        assert ctx.waits(WAIT), f"call {k} was never queued"
     thread = runner.thread
     assert thread is not None and thread.name == SAME_THREAD_NAME and thread.daemon
     contexts[3].cancel()                        # the waiting handler wakes and withdraws it

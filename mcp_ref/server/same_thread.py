@@ -74,9 +74,10 @@ class SameThread:
         """Run ``fn(**kwargs)`` on the thread and return what it returned (or raise
         what it raised), on behalf of the request of ``ctx``.
 
-        The calling handler hands the session's reading role on before it waits
-        (``_before_blocking``), so replies, cancellations and pings are read
-        meanwhile. A cancellation wakes the wait (``ctx.on_cancel``).
+        The session keeps reading while the calling handler waits (a handler that runs on
+        the reading thread has reading taken over: session/pool.py P3), so replies,
+        cancellations and pings are read meanwhile. A cancellation wakes the wait
+        (``ctx.on_cancel``).
 
         Raises:
             RequestCancelled: the request was cancelled (or its session closed)
@@ -92,7 +93,6 @@ class SameThread:
                 self._cv.notify()
         done = job.done
         if not done.is_set():
-            ctx.session._before_blocking()
             ctx.on_cancel(done.set)                 # the call ended, or the request was cancelled
             done.wait()
             if job.state != _DONE and ctx.is_cancelled():

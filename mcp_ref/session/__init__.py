@@ -77,9 +77,7 @@ Rules:
    its own thread (HTTP: the connection that carried it), which routes it as
    the reader would; requests run on the shared pool, at most ``max_workers``
    at once (``workers.Lane``), and rule 4's work runs there one job at a time,
-   in order. An idle session then holds no thread at all. A request the
-   transport offers to serve ``here`` (HTTP: a lone JSON POST) whose handler is
-   known fast runs on the transport's thread instead (``workers`` rule 4).
+   in order. An idle session then holds no thread at all.
    Spec: basic/transports#streamable-http.
 
 The reading loop (``_read``, session/inbound.py): receive, route (``_route``), and hand
@@ -198,12 +196,10 @@ class Session(Outbound, Inbound, Notices, Batches, Closing):
                     log.warning("%s thread %s did not stop (a handler ignores cancellation)",
                                 self._name, thread.name)
 
-    def deliver(self, message, here=None) -> None:
+    def deliver(self, message) -> None:
         """Rule 9: route one message the transport received, on the caller's thread. Replies
         and cancellations settle here, small control replies (``ping``) are written here, a
-        request is queued for the pool. Never blocks on user code, except with ``here``: a
-        request known fast then runs on the caller's thread (``workers`` rule 4), and
-        ``here()`` is called if it is about to wait on the peer."""
+        request is queued for the pool. Never blocks on user code."""
         if self._jobs is None:
             raise RuntimeError("deliver() is for a session made with executor=; this one reads its transport")
         if self.closed:
@@ -220,7 +216,7 @@ class Session(Outbound, Inbound, Notices, Batches, Closing):
         if getattr(job, "control", False):
             job()
         else:
-            self._jobs.submit(job, here)
+            self._jobs.submit(job)
 
     def wait_closed(self, timeout: float | None = None) -> bool:
         """Block until the session has closed (the peer went away or close() ran)."""

@@ -107,7 +107,7 @@ class Outbound:
             # Spec: basic/lifecycle#timeouts: always enforce a maximum, even with progress.
             max_total_timeout = timeout * MAX_TOTAL_FACTOR
         return Pending(request_id, waiter, timeout, reset_timeout_on_progress, max_total_timeout,
-                       notify=self.notify, forget=self._forget, before_blocking=self._before_blocking)
+                       notify=self.notify, forget=self._forget)
 
     def notify(self, method: str, params: dict | None = None, *, related_id: RequestId | None = None) -> None:
         """Send a notification. Raises ConnectionClosed when closed."""
@@ -116,13 +116,6 @@ class Outbound:
     def ping(self, timeout: float | None = None) -> None:
         """Spec: basic/utilities/ping. Raises RequestTimeout or ConnectionClosed."""
         self.request("ping", timeout=timeout)
-
-    def _before_blocking(self) -> None:
-        """Called before a wait the library controls (a request to the peer). Only in
-        delivered mode (session/__init__.py rule 9) does it matter: a job run on an HTTP
-        connection's thread gives that thread back first (``workers.Lane``)."""
-        if self._jobs is not None:
-            self._jobs.before_blocking()
 
     # ------------------------------------------------------------------ writing
     def _send(self, message, related_id=None) -> None:
@@ -185,23 +178,19 @@ class Pending:
     """An outgoing request in flight: ``result()`` waits, ``cancel()`` abandons it.
 
     The session hands in what it needs of the session: ``notify`` (to send
-    ``notifications/cancelled``), ``forget`` (drop the waiter, rule 3) and
-    ``before_blocking`` (in delivered mode, give the transport's thread back:
-    session/__init__.py rule 9).
+    ``notifications/cancelled``) and ``forget`` (drop the waiter, rule 3).
     """
 
     def __init__(self, request_id: int, waiter: _Waiter, timeout: float, reset_on_progress: bool,
-                 max_total: float | None, *, notify, forget, before_blocking):
+                 max_total: float | None, *, notify, forget):
         self.id, self._waiter = request_id, waiter
-        self._notify, self._forget, self._before_blocking = notify, forget, before_blocking
+        self._notify, self._forget = notify, forget
         self._timeout, self._reset, self._max_total = timeout, reset_on_progress, max_total
         self._start = time.monotonic()
 
     def result(self) -> dict:
         """Block until the reply. Raises McpError, RequestTimeout, RequestCancelled, ConnectionClosed."""
         waiter = self._waiter
-        if not waiter.settled:
-            self._before_blocking()
         try:
             while not waiter.settled:
                 since = waiter.heard_at if self._reset else self._start

@@ -21,19 +21,7 @@ Rules:
 3. A job's exception is logged, never raised into the pool. ``close()`` drops
    what has not started and refuses new work; the pool's ``close()`` also joins
    its threads (a job that ignores cancellation is waited for ``timeout`` s).
-4. Here. ``Lane.submit(job, here)`` runs the job on the calling thread (the HTTP
-   connection that carried the request) when its ``key`` (a request's method and
-   tool name or uri) last ran in under ``FAST_UNDER`` and the lane has room; else
-   as rule 2. ``here`` is called if the job is about to wait on the peer
-   (``before_blocking``): the caller then hands its own duties (writing the
-   response's events) to another thread. Why: handing each request to a worker
-   and waking the connection for its answer cost an HTTP server a fifth of its CPU
-   per call (``bench/bench_http.py``, server CPU: 1.9x the floor before, 1.7x after);
-   the stdio pool serves inline for the same reason (session/pool.py P3). A known-fast job
-   that is slow this time holds only its own connection, whose client waits for it
-   anyway: its progress is written when it returns, a 2026-07-28 client's hang-up
-   is seen then, and its key is learned slow, so the next one goes to the pool.
-5. A new thread is started outside the pool's lock: ``Thread.start()`` waits until
+4. A new thread is started outside the pool's lock: ``Thread.start()`` waits until
    the new thread runs, and while it waited under the lock, every connection
    submitting a job and every worker fetching its next one waited too. In a burst
    (``bench/bench_http_sessions.py``, 500 sessions calling at once) the pool then
@@ -42,14 +30,11 @@ Rules:
 """
 import itertools
 import threading
-import time
 from collections import deque
 
 __all__ = ["WorkerPool", "Lane", "IDLE_EXIT"]
 
 IDLE_EXIT = 2.0        # seconds a worker waits for a job before it ends
-FAST_UNDER = 0.002     # rule 4: a key whose job last ran this long or longer is not run here
-MAX_FAST_KEYS = 1024   # rule 4: most keys remembered as fast
 
 
 def _log():
@@ -72,21 +57,6 @@ class WorkerPool:
         self._idle = 0                      # threads waiting for a job
         self._numbers = itertools.count(1)
         self._closed = False
-        self.fast: dict = {}                # rule 4: keys whose job last ran under FAST_UNDER
-        self._fast_lock = threading.Lock()
-
-    def learn(self, key, elapsed: float) -> None:
-        """Rule 4: remember ``key`` as fast or forget it (a bounded table, oldest out first)."""
-        fast = elapsed < FAST_UNDER
-        if key is None or fast == (key in self.fast):
-            return
-        with self._fast_lock:
-            if not fast:
-                self.fast.pop(key, None)
-                return
-            self.fast[key] = True
-            if len(self.fast) > MAX_FAST_KEYS:
-                del self.fast[next(iter(self.fast))]
 
     def submit(self, job) -> None:
         """Run ``job()`` on a pool thread: an idle one, a new one, or the first to finish."""
@@ -103,7 +73,7 @@ class WorkerPool:
             thread = threading.Thread(target=self._work, args=(job,), daemon=True,
                                       name=f"{self.name}-{next(self._numbers)}")
             self._threads.add(thread)
-        thread.start()              # rule 5: outside the lock (start() waits for the thread to run)
+        thread.start()              # rule 4: outside the lock (start() waits for the thread to run)
 
     @property
     def thread_count(self) -> int:
@@ -119,7 +89,7 @@ class WorkerPool:
             threads = list(self._threads)
         me = threading.current_thread()
         for thread in threads:
-            if thread is not me and thread.ident is not None:     # rule 5: one not started yet ends at once
+            if thread is not me and thread.ident is not None:     # rule 4: one not started yet ends at once
                 thread.join(timeout)
                 if thread.is_alive():
                     _log().warning("worker %s did not stop (a handler ignores cancellation)", thread.name)
@@ -127,7 +97,7 @@ class WorkerPool:
     def _work(self, job) -> None:
         me = threading.current_thread()
         with self._cv:
-            if self._closed:                              # rule 5: closed before this thread started
+            if self._closed:                              # rule 4: closed before this thread started
                 self._threads.discard(me)
                 return
         while True:
@@ -159,10 +129,9 @@ class Lane:
         self._waiting: deque = deque()
         self._running = 0
         self._closed = False
-        self._here = threading.local()       # rule 4: the hand-off of the job run on this thread
 
-    def submit(self, job, here=None) -> None:
-        """Rule 2; rule 4 when ``here`` (a callable) is given and the job's key is known fast."""
+    def submit(self, job) -> None:
+        """Rule 2."""
         with self._lock:
             if self._closed:
                 return
@@ -170,8 +139,6 @@ class Lane:
                 self._waiting.append(job)
                 return
             self._running += 1
-        if here is not None and getattr(job, "key", None) in self.pool.fast:
-            return self._run_here(job, here)
         try:
             self.pool.submit(lambda: self._run(job))
         except RuntimeError:                               # the pool closed: nothing will run
@@ -189,43 +156,12 @@ class Lane:
             self._closed = True
             self._waiting.clear()
 
-    def before_blocking(self) -> None:
-        """Rule 4: the job run on this thread is about to wait on the peer."""
-        here = getattr(self._here, "hand_off", None)
-        if here is not None:
-            self._here.hand_off = None
-            here()
-
-    def _run_here(self, job, here) -> None:
-        """Rule 4: run ``job`` on the caller's thread; the lane's next job goes to the pool."""
-        self._here.hand_off = here
-        try:
-            self._time(job)
-        finally:
-            self._here.hand_off = None
-            with self._lock:
-                job = self._waiting.popleft() if self._waiting else None
-                if job is None:
-                    self._running -= 1
-        if job is not None:
-            try:
-                self.pool.submit(lambda: self._run(job))
-            except RuntimeError:                           # the pool closed: nothing will run
-                with self._lock:
-                    self._running -= 1
-
-    def _time(self, job) -> None:
-        """Run one job, logging its exception; learn whether its key is fast (rule 4)."""
-        started = time.monotonic()
-        try:
-            job()
-        except Exception:
-            _log().exception("job failed")
-        self.pool.learn(getattr(job, "key", None), time.monotonic() - started)
-
     def _run(self, job) -> None:
         while True:
-            self._time(job)
+            try:
+                job()
+            except Exception:
+                _log().exception("job failed")
             with self._lock:
                 if not self._waiting:
                     self._running -= 1

@@ -201,9 +201,6 @@ def listen(server, ctx, params: dict) -> dict:
             with server._lock:
                 server._listeners.add(listener)
             listener.send("notifications/subscriptions/acknowledged", {"notifications": listener.agreed})
-        before_blocking = getattr(ctx.session, "_before_blocking", None)
-        if before_blocking is not None:
-            before_blocking()                       # a reader serving inline hands its role on
         ended.wait()
     finally:
         with server._lock:

@@ -119,9 +119,6 @@ class TaskRequests:
         #result-retrieval."""
         task = self._find(ctx.session, params, "tasks/result")
         if not task.done.is_set():
-            before_blocking = getattr(ctx.session, "_before_blocking", None)
-            if before_blocking is not None:
-                before_blocking()                 # a reader serving inline hands its role on
             while not task.done.wait(RESULT_POLL):
                 if ctx.is_cancelled():
                     raise RequestCancelled(f"tasks/result for task {task.id} was cancelled")

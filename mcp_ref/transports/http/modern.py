@@ -39,14 +39,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+from typing import Callable, Optional
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import HeaderMismatchError
 from mcp_ref.jsonrpc.messages import Request
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
-    from typing import Callable, Optional
 
 __all__ = ["is_modern_post", "header_problem", "status_for", "encode_value", "decode_value", "request_headers",
            "NAME_PARAM", "param_annotations", "param_headers", "param_problem"]

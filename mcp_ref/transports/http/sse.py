@@ -25,9 +25,7 @@ the event-stream format is the WHATWG HTML "server-sent events" section):
 5. ``accepts(header)`` tells whether an ``Accept`` header admits JSON and SSE:
    no header admits both, wildcards count, ``q=0`` refuses (Spec:
    basic/transports#sending-messages-to-the-server: a server answers in a
-   type the client accepts). A server asks on every POST, and clients send the
-   same few headers: the answers are kept (``lru_cache``; 0.8 µs of the
-   server's CPU per call, bench/bench_http.py).
+   type the client accepts). A server asks on every POST.
 6. With ``max_event_size`` the parser holds at most that many bytes for one
    event (its field lines and the line being read; comments are never kept).
    An event that grows past it is reported at once as an ``SseEvent`` with
@@ -36,12 +34,8 @@ the event-stream format is the WHATWG HTML "server-sent events" section):
 """
 from __future__ import annotations
 
-import functools
 import re
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
-    from typing import Optional
+from typing import Optional
 
 __all__ = ["format_event", "format_comment", "make_event_id", "split_event_id", "SseEvent", "EventParser",
            "chunk", "accepts"]
@@ -222,7 +216,6 @@ class EventParser:
         return None
 
 
-@functools.lru_cache(maxsize=256)
 def accepts(header: Optional[str]) -> tuple:
     """``(json, sse)``: what an ``Accept`` header admits (none at all admits both)."""
     if not header or not header.strip():

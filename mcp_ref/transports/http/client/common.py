@@ -355,7 +355,7 @@ class HttpClient:
         return b"".join(parts)
 
     def events(self, response) -> "EventStream":
-        return EventStream(self, response)
+        return EventStream(self.chunks(response), self.max_message_size)
 
     def error(self, response, what: str, cls=HttpError) -> HttpError:
         """A typed error for a response with an error status, naming the JSON-RPC error when

@@ -196,11 +196,12 @@ class Scope:
 
     def __enter__(self) -> Exchange:
         self.outer = getattr(_current, "exchange", None)
-        if current_exchange(self.client) is not None:
-            if self.timeout is not None and self.outer.deadline is None:
-                self.outer.arm(self.timeout)
-                self.armed = self.outer
-            return self.outer
+        outer = current_exchange(self.client)              # self.outer, when it is this client's
+        if outer is not None:
+            if self.timeout is not None and outer.deadline is None:
+                outer.arm(self.timeout)
+                self.armed = outer
+            return outer
         self.exchange = Exchange(self.client)
         self.exchange.arm(self.timeout)
         _current.exchange = self.exchange

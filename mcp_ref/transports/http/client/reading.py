@@ -5,28 +5,25 @@ must not become a huge one). Used by ``HttpClient`` (transports/http/client/comm
 Spec: basic/transports#streamable-http (text/event-stream).
 """
 import zlib
+from typing import Iterable, Iterator
 
-from mcp_ref.transports.http.sse import EventParser
+from mcp_ref.transports.http.sse import EventParser, SseEvent
 
 __all__ = ["EventStream"]
 
 CHUNK = 65536                  # bytes read from the socket at a time
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only
-    from mcp_ref.transports.http.client.common import HttpClient
 
 
 class EventStream:
     """The SSE events of a response (rule 5): bounded by ``max_message_size`` per event;
     ``received`` counts the bytes read."""
 
-    def __init__(self, client: "HttpClient", response):
-        self._chunks = client.chunks(response)
-        self.parser = EventParser(client.max_message_size)
+    def __init__(self, chunks: Iterable[bytes], max_message_size: int):
+        self._chunks = chunks
+        self.parser = EventParser(max_message_size)
         self.received = 0
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[SseEvent]:
         for data in self._chunks:
             self.received += len(data)
             yield from self.parser.feed(data)

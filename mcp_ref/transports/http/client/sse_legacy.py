@@ -36,6 +36,7 @@ from urllib.parse import urljoin
 
 from mcp_ref.errors import ConnectionClosed, InvalidMessage
 from mcp_ref.jsonrpc.messages import Request, decode, encode
+from mcp_ref.transports.http.client.streamable import StreamableHttpTransport
 from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, ERROR_BODY, HttpClient, HttpError,
                                                    ResponseTooLarge, SessionExpired, content_type, origin, origin_text,
                                                    pending_ids, settle_request, take)
@@ -124,7 +125,7 @@ class SseClientTransport:
         limit = self._http.max_message_size
         error = ResponseTooLarge(f"GET {self.url}: an SSE event is larger than the message size limit of {limit} "
                                  "bytes (max_message_size); dropped", limit=limit, size=size, url=self.url)
-        pending = pending_ids(self.session) if self.session is not None else []
+        pending: list = pending_ids(self.session) if self.session is not None else []
         if len(pending) == 1 and settle_request(self.session, pending[0], error):
             return
         log.warning("%s", error)
@@ -174,7 +175,6 @@ class AutoHttpTransport:
     FALLBACK_STATUSES = (400, 404, 405)
 
     def __init__(self, url: str, **options):
-        from mcp_ref.transports.http.client.streamable import StreamableHttpTransport     # here: http_client imports this module
         self.url = url
         self.kind: Optional[str] = None
         self._legacy_options = {k: v for k, v in options.items()
@@ -197,7 +197,7 @@ class AutoHttpTransport:
             legacy = SseClientTransport(self.url, **self._legacy_options)
             legacy.session = self.inner.session
             legacy.timeout, legacy.init_timeout = self.inner.timeout, self.inner.init_timeout
-            old, self.inner = self.inner, legacy
+            old, self.inner = self.inner, legacy  # type: ignore[assignment]  # the legacy transport takes its place
             old.close()                          # wakes a reader blocked on it; receive() moves on
             self.kind = "sse"
         self.inner.send(message, related_id)

@@ -71,6 +71,7 @@ from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_S
                                                    content_type, take, visible_ascii)
 from mcp_ref.transports.http.modern import request_headers
 from mcp_ref.transports.http.client.streams import AnswerReader, StreamState, about
+from mcp_ref.transports.http.client.exchange import Exchange
 from mcp_ref.transports.http.client.get import GetStream
 
 log = logging.getLogger("mcp_ref.http")
@@ -137,7 +138,7 @@ class StreamableHttpTransport(AnswerReader, GetStream):
         self._seen: collections.OrderedDict = collections.OrderedDict()
         self._init: Optional[Request] = None
         self._expired: Optional[SessionExpired] = None
-        self._get_exchange = None             # the standalone stream's (cut on re-initialization)
+        self._get_exchange: Optional[Exchange] = None    # the standalone stream's (cut on re-initialization)
         self._get_state: Optional[StreamState] = None
         self._exchanges: dict = {}            # request id -> its Exchange (cut when it is cancelled)
         self._abandoned: set = set()          # requests we cancelled: their streams are not resumed

@@ -27,13 +27,17 @@ Rules:
    on; on a POST's stream it fails the request and the stream is not read
    further.
 """
+import collections
 import logging
-from typing import Optional
+import queue
+import threading
+from typing import Any, Callable, Optional
 
+from mcp_ref.auth.exceptions import AuthorizationError
 from mcp_ref.errors import INTERNAL_ERROR, InvalidMessage
 from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, Response, decode
-from mcp_ref.transports.http.client.common import (REQUEST_ERRORS, HttpError, ResponseTooLarge, SessionExpired,
-                                                   content_type, settle_request)
+from mcp_ref.transports.http.client.common import (REQUEST_ERRORS, HttpClient, HttpError, ResponseTooLarge,
+                                                   SessionExpired, content_type, settle_request)
 
 log = logging.getLogger("mcp_ref.http")
 
@@ -49,7 +53,7 @@ class StreamState:
         self.pending = set(pending)           # our request ids still unanswered on this stream
         self.standalone = standalone
         self.capture = capture                # a request id whose answer is kept, not delivered
-        self.captured = None
+        self.captured: Response | ErrorResponse | None = None
         self.what = what                      # the request, for messages: "tools/call (id 3)"
         self.last_event_id: Optional[str] = None
         self.retry: Optional[float] = None    # seconds, as the server last said on this stream
@@ -61,7 +65,23 @@ def about(message: Request) -> str:
 
 
 class AnswerReader:
-    """The answer-reading half of ``StreamableHttpTransport`` (see the module rules)."""
+    """The answer-reading half of ``StreamableHttpTransport`` (see the module rules), which
+    sets these in its ``__init__`` and defines ``_get`` and ``_submit``."""
+
+    url: str
+    session_id: Optional[str]
+    session: Any
+    max_reconnects: int
+    default_retry: float
+    _http: HttpClient
+    _inbox: queue.SimpleQueue
+    _lock: threading.Lock
+    _closed: threading.Event
+    _seen: collections.OrderedDict
+    _abandoned: set
+    _get_state: Optional[StreamState]
+    _get: Callable[[Optional[str]], Any]
+    _submit: Callable[[Callable[[], None]], None]
 
     def _consume(self, response, state: StreamState, in_background: bool = False) -> None:
         """Deliver a POST's answer: a JSON body now, an SSE stream here or on a pool thread (rule 1)."""
@@ -222,7 +242,7 @@ class AnswerReader:
                 self._seen.popitem(last=False)
             return False
 
-    def _fail(self, request_ids, exc: HttpError) -> None:
+    def _fail(self, request_ids, exc: HttpError | AuthorizationError) -> None:
         """Fail our requests with a local error (``http_client`` rule 6)."""
         for request_id in list(request_ids):
             if self.session is not None and settle_request(self.session, request_id, exc):

@@ -29,19 +29,17 @@ Rules:
    own origin (the same host and port as ``Host``), or a loopback origin on a
    connection over loopback; else 403. Bind 127.0.0.1 unless told otherwise.
 3. Threads: one per open connection (``mcp-http-conn-N``), plus at most
-   ``workers`` shared ``mcp-http-worker-N`` threads that run requests
-   (``workers.WorkerPool``, started on demand, ended after a while idle). A
-   session has no thread of its own (session rule 9), so an idle session
-   costs none. ``shutdown()`` stops accepting, closes every session (which
-   ends every stream), shuts every connection's socket and joins every
-   thread it started.
+   ``workers`` shared ``mcp-http-worker-N`` threads that run every request's
+   handler (``workers.WorkerPool``, on demand, ended after a while idle); a
+   session has no thread of its own (session rule 9). ``shutdown()`` stops
+   accepting, closes every session (ending every stream), shuts every
+   connection's socket and joins every thread it started.
 4. ``serve_http`` prints one readiness line with the real URL (port 0 picks
    a free port) and installs SIGINT/SIGTERM handlers only on the main thread.
 5. The listening socket's accept queue (``backlog``) defaults to
    ``socket.SOMAXCONN``, at least 128 (the kernel may cap it, e.g. Linux
-   ``net.core.somaxconn``). With socketserver's 5, clients that connect at the
-   same moment while the accepting thread waits for the CPU overflow it:
-   their handshakes are dropped and they see timeouts or resets.
+   ``net.core.somaxconn``). With socketserver's 5, clients connecting at once
+   while the accepting thread waits for the CPU overflow it (dropped handshakes).
 """
 from __future__ import annotations
 
@@ -116,10 +114,11 @@ class HttpApp(HostChecks):
         self._stop = threading.Event()
         self._reaper: threading.Thread | None = None
         self.pool = WorkerPool(workers, name="mcp-http-worker")
+        self.unknown_session_hint = ""        # added to a 404 for an unknown session (the WSGI adapter's)
         # Authorization (auth.resource_server): None serves without tokens.
         self.guard = None
         if auth is not None:
-            from mcp_ref.auth.resource_server import ResourceGuard    # loaded only by a server that uses it
+            from mcp_ref.auth.resource_server import ResourceGuard   # the auth room loads with its first use
             self.guard = ResourceGuard(auth, resource_metadata, required_scopes)
         elif resource_metadata is not None or required_scopes is not None:
             raise ValueError("resource_metadata and required_scopes need auth= (a token verifier)")
@@ -141,6 +140,7 @@ class HttpApp(HostChecks):
                     return None
                 del self._sessions[evicted.session_id]         # its id gets 404 from now on
             session_id = new_session_id()                     # rule 1
+            transport: HttpSessionTransport | LegacySseTransport
             if legacy:
                 transport = LegacySseTransport(session_id, on_close=self._forget)
             else:
@@ -245,7 +245,7 @@ class _HttpServer(ThreadingHTTPServer):
 
     def server_bind(self) -> None:
         socketserver.TCPServer.server_bind(self)          # no getfqdn(): it may wait on DNS
-        self.server_name, self.server_port = self.server_address[:2]
+        self.server_name, self.server_port = str(self.server_address[0]), self.server_address[1]
 
     def get_request(self):
         sock, client_address = self.socket.accept()
@@ -298,7 +298,7 @@ class HttpServerHandle:
 
     def __init__(self, httpd: _HttpServer, app: HttpApp):
         self.httpd, self.app = httpd, app
-        self.host = httpd.server_address[0]
+        self.host = str(httpd.server_address[0])          # AF_INET or AF_INET6: a str
         self.port = httpd.server_address[1]
         host = f"[{self.host}]" if ":" in self.host else self.host
         scheme = "https" if httpd.ssl_context is not None else "http"

@@ -26,13 +26,11 @@ Rules:
 """
 from __future__ import annotations
 
+import select
 import socket
+from typing import Optional
 
 from mcp_ref.transports.http.server.types import BodyRefused, HttpRequest
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
-    from typing import Optional
 
 MAX_CHUNK_LINE = 4096          # bytes of one chunk-size line (with extensions) or trailer line, CRLF included
 FRAMING_MIN = 64 * 1024        # chunk framing allowed beyond the data, at least (rule 1)
@@ -61,17 +59,13 @@ class SocketRequest(HttpRequest):
     __slots__ = ("handler", "body_state")
 
     def __init__(self, handler):
-        super().__init__(handler.command, handler.path, handler.head.headers, handler._local_address)
+        super().__init__(handler.command, handler.path, handler.fields, handler._local_address)
         self.handler = handler
         self.body_state = UNREAD
 
     def _header_all(self, name: str) -> list:
         """Every value of a request header (lower-case name), in order."""
-        head = self.handler.head
-        if len(head.headers) == len(head.fields):        # each name once: the usual case
-            value = head.headers.get(name)
-            return [] if value is None else [value]
-        return [value for key, value in head.fields if key == name]
+        return [value.strip(" \t") for value in self.handler.headers.get_all(name) or ()]
 
     def read_body(self, limit: int) -> bytes:
         """Rule 1."""
@@ -104,7 +98,10 @@ class SocketRequest(HttpRequest):
         size = int(length)
         if size > limit:
             raise BodyRefused(413, f"Payload Too Large: the limit is {limit} bytes")
-        return self.handler.rfile.read(size)
+        body = self.handler.rfile.read(size)
+        if len(body) < size:
+            raise BodyRefused(400, "Bad Request: the body ended before its Content-Length")
+        return body
 
     def _read_chunked(self, limit: int) -> bytes:
         """Decode a chunked body (rule 1; RFC 9112 §7.1):
@@ -180,9 +177,15 @@ class SocketRequest(HttpRequest):
         return True
 
     def client_gone(self) -> bool:
-        """Rule 2: EOF waiting to be read."""
+        """Rule 2: EOF waiting to be read. ``poll`` first, without waiting: under a socket
+        timeout the peek itself would wait for a byte (transports/http/server/handler.py rule 5)."""
+        connection = self.handler.connection
+        poller = select.poll()
+        poller.register(connection, select.POLLIN)
+        if not poller.poll(0):
+            return False
         try:
-            return self.handler.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+            return connection.recv(1, socket.MSG_PEEK) == b""
         except (BlockingIOError, ValueError):      # nothing to read; or TLS, which takes no flags
             return False
         except OSError:

@@ -58,13 +58,7 @@ Rules:
    above apply to everything else, so one endpoint serves both eras. A client
    that closes the connection of such a request cancels it (the handler's
    ``ctx.cancelled`` is set; nothing more is sent for it): ``http_types`` rule 3.
-9. A POST of one request that may be answered as JSON, whose handler is known fast,
-   runs the handler on the connection's own thread (``workers`` rule 4: no hand-off
-   to a pool thread and back; ``bench/bench_http.py``, server CPU). Should that
-   handler wait on the client (a request to it), a pool thread writes the response
-   from then on (``_hand_off``), so the request reaches the client.
 """
-import threading
 from urllib.parse import urlsplit
 
 from mcp_ref.protocol import lifecycle
@@ -74,7 +68,7 @@ from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, encode
 from mcp_ref.transports.http.sse import accepts, format_event
 from mcp_ref.transports.http.modern import header_problem, is_modern_post, param_annotations, param_problem, status_for
 from mcp_ref.transports.http.server.routes import Routes, after
-from mcp_ref.transports.http.server.session import CANCELLED, STOP, WRITTEN
+from mcp_ref.transports.http.server.session import CANCELLED, STOP
 from mcp_ref.transports.http.server.types import (SESSION_HEADER, BodyRefused, HttpRequest, HttpResponse, StreamBody,
                                                   error, json_response, next_item)
 
@@ -101,17 +95,14 @@ def handle_request(app, request: HttpRequest) -> HttpResponse:
 class _Core(Routes):
     """The rules for one request (see the module docstring)."""
 
-    __slots__ = ("app", "request", "headers", "access", "body_read", "direct_answer", "modern", "handed",
-                 "handed_response")
+    __slots__ = ("app", "request", "headers", "access", "body_read", "modern")
 
     def __init__(self, app, request: HttpRequest):
         self.app, self.request = app, request
         self.headers = request.headers
         self.access = None
         self.body_read = False
-        self.direct_answer = None
         self.modern = False
-        self.handed = self.handed_response = None
 
     def handle(self) -> HttpResponse:
         app, request, headers = self.app, self.request, self.headers
@@ -238,45 +229,10 @@ class _Core(Routes):
             if transport.closed:
                 return error(404, INVALID_REQUEST, "Not Found: the session has ended"), None
             return error(400, INVALID_REQUEST, "Bad Request: a request with this id is already in progress"), None
-        here = None
-        if not batch and not errors and stream.mode != "sse" and self.request.send_now is not None:
-            stream.conn.direct = lambda answer, body: self._direct(answer, body, headers)   # http_session rule 7
-            here = lambda: self._hand_off(transport, stream, headers)           # noqa: E731 (rule 9)
         for item in items:
             if not isinstance(item, InvalidMessage):
-                transport.push(item, here)
-        if self.handed is not None:                # rule 9: another thread wrote the response
-            self.handed.wait()
-            return self.handed_response, None
+                transport.push(item)
         return self._answer(transport, stream, batch, errors, headers)
-
-    def _hand_off(self, transport, stream, headers) -> None:
-        """Rule 9: the handler running on this connection's thread is about to wait on the
-        client; a pool thread writes this POST's response meanwhile (the request to the
-        client is one of its events)."""
-        self.handed = threading.Event()
-
-        def answer():
-            self.handed_response = HttpResponse(200, close=True, sent=True)
-            try:
-                response, _ = self._answer(transport, stream, False, [], headers)
-                if not response.sent:
-                    self.request.send_now(response)
-                self.handed_response = HttpResponse(response.status, close=response.close, sent=True)
-            except Exception as exc:              # the client went away
-                log.debug("writing a response failed: %s", exc)
-            finally:
-                self.handed.set()
-        self.app.pool.submit(answer)
-
-    def _direct(self, answer, body: bytes, headers) -> None:
-        """Called on the thread that sends a lone JSON answer (a pool worker): write it now
-        (``body``: the answer as the session encoded it)."""
-        self.direct_answer = answer
-        try:
-            self.request.send_now(json_response(self._status(answer), body, headers))
-        except Exception as exc:                  # the client went away: never the session's problem
-            log.debug("writing an answer failed: %s", exc)
 
     def _status(self, answer) -> int:
         """The status of a lone JSON answer: 200, but 400 for a 2026-07-28 request the client
@@ -295,9 +251,6 @@ class _Core(Routes):
             if first is CANCELLED:                 # rule 8: the client hung up; nobody to answer
                 transport.end_post(stream)
                 return HttpResponse(202, close=True, sent=True), None
-            if first is WRITTEN:
-                transport.end_post(stream)
-                return HttpResponse(200, sent=True), [self.direct_answer]
             if stream.mode != "sse":
                 replies = list(errors)
                 item = first

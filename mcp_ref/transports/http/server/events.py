@@ -15,14 +15,9 @@ a few µs of its CPU per call (``bench/bench_http.py``).
 import collections
 import os
 import threading
+from typing import Protocol
 
 from mcp_ref.transports.http.sse import make_event_id, split_event_id
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # a Protocol for type checkers; at run time a plain base class,
-    from typing import Protocol     # so an HTTP server starts without importing typing
-else:
-    Protocol = object
 
 __all__ = ["EventStore", "InMemoryEventStore", "new_stream_id"]
 

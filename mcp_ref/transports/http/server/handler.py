@@ -14,28 +14,28 @@ Rules:
 2. An idle SSE stream learns that its client has gone by peeking at the
    socket (EOF; transports/http/server/body.py rule 2); that, or a write that fails, ends the
    body (``SseBody.close``) and the connection.
-3. One shortcut (``http_session`` rule 7): the lone JSON answer to a POST is
-   written by the thread that sends it (``HttpRequest.send_now``).
-4. The request head is read by ``http_head`` (RFC 9112 §2-5; its rules), not by
-   ``http.server``'s email-based parser, which took a quarter of the server's
-   CPU per small call (bench/bench_http.py). ``http.server`` still reads the
-   request line (414 beyond 64 KiB), refuses unknown methods (501) and runs the
-   keep-alive loop; a refused head is answered by its ``send_error`` and closes
-   the connection.
-5. A connection that stalls is closed: a read that waits ``timeout`` seconds
-   (300) for a byte ends it (an idle keep-alive connection, a head or body sent
-   a byte at a time and then stopped), and so does a write that takes longer
-   in total. On Linux the kernel keeps these clocks (``SO_RCVTIMEO``,
-   ``SO_SNDTIMEO`` on a blocking socket; ``KernelTimedReader`` and
-   ``KernelTimedWriter`` turn its ``EAGAIN`` into ``TimeoutError``, as a Python
-   socket timeout would raise): a Python socket timeout makes CPython ``poll``
-   before every ``recv`` and ``send``, three extra system calls per small call
-   (``strace -c -f``: 6 per call against the floor's 3; bench/README.md,
-   "Issue 17, target 7, fifth pass"). It also made the non-blocking peek of rule 2
-   (``MSG_DONTWAIT``) wait for readability up to the timeout: an idle GET stream
-   stopped sending keepalives and events, and a 2026-07-28 POST answered on
-   an SSE stream waited for its client to send a byte. Elsewhere, and over TLS,
-   the socket keeps CPython's timeout.
+3. The request head is read by ``http.server`` (``parse_request``: the request
+   line, 414 beyond 64 KiB, 505 for HTTP/2 and later, 501 for an unknown
+   method; ``http.client.parse_headers``: 431 for a line over 64 KiB or more
+   than ``MAX_FIELDS`` lines, Expect: 100-continue). ``head_problem`` then
+   refuses what that lenient parser lets through (RFC 9112 §2-5, RFC 9110
+   §5.5): a request line not ``method SP target SP HTTP/1.x`` (400; other
+   majors 505), a field name not a token, a line that is no field, a folded
+   line (§5.2), a bare CR that split a line (``LineReader``; §2.2), a control
+   byte in a value (400), more than one ``Host`` (400: which one would the
+   rebinding check of ``http_server`` rule 2 trust?), field lines over
+   ``MAX_HEAD`` bytes together (431). ``Connection`` is read as a token list
+   (§9.3: ``close``; an HTTP/1.0 request persists only with ``keep-alive``).
+   A refused head is answered by ``send_error`` and closes the connection.
+4. The request's header values reach the core in a dict of lower-case names
+   (the last value of a repeated name), without surrounding whitespace.
+5. A connection that stalls is closed: each read and write of the socket
+   waits at most ``timeout`` seconds (300; Python's socket timeout): an idle
+   keep-alive connection, a head or body sent a byte at a time and then
+   stopped. Rule 2's peek first asks ``poll`` with no wait whether anything
+   is there: a peek under a socket timeout would wait for a byte (an idle GET
+   stream would stop its keepalives; a POST answered on SSE would wait for its
+   client to send something).
 6. No request leaves its body on the connection (RFC 9112 §6.3 and §9.3;
    §11.2, request smuggling). An answer written before the body was read
    (the request was refused by a check that needs no body: ``Host``,
@@ -50,24 +50,31 @@ Rules:
    MCP request of its choosing, which would then run.
 """
 import io
+import re
 import socket
-import struct
-import sys
 import time
 from email.utils import formatdate
+from email.message import Message
 from http.server import BaseHTTPRequestHandler
+from typing import Iterable, Optional
 
 from mcp_ref.errors import get_logger
-from mcp_ref.transports.http.sse import chunk
 from mcp_ref.transports.http.server.body import SocketRequest
 from mcp_ref.transports.http.server.core import HttpResponse, handle_request
-from mcp_ref.transports.http.server.head import HeadRefused, read_head
+from mcp_ref.transports.http.sse import chunk
 
 log = get_logger("mcp_ref.http")
 
-__all__ = ["McpRequestHandler"]
+__all__ = ["McpRequestHandler", "MAX_HEAD", "MAX_FIELDS"]
 
-_date_cache = [0, ""]
+MAX_HEAD = 65536               # bytes of the field lines together, CRLFs included (rule 3)
+MAX_FIELDS = 99                # http.client's bound: 100 lines, the empty one included (rule 3)
+_TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
+_REQUEST_LINE = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+ [\x21-\x7e]+ HTTP/([0-9])\.[0-9]\r?\n")
+_NAME = re.compile(_TOKEN)
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+_date_cache: list = [0, ""]
 
 
 def _http_date() -> str:
@@ -78,73 +85,48 @@ def _http_date() -> str:
     return _date_cache[1]
 
 
-_TIMEVAL = struct.Struct("ll")         # struct timeval on 64-bit Linux: tv_sec, tv_usec
-KERNEL_TIMEOUTS = sys.platform.startswith("linux") and _TIMEVAL.size == 16     # rule 5
+def head_problem(request_line: bytes, fields: Message, bare_cr: bool) -> Optional[tuple]:
+    """Rule 3: ``(status, reason)`` for a head ``http.server`` read but RFC 9112 refuses."""
+    line = _REQUEST_LINE.fullmatch(request_line)
+    if line is None:
+        return 400, f"Bad Request: malformed request line {request_line[:80]!r}"
+    if line.group(1) != b"1":
+        return 505, f"HTTP Version Not Supported: {request_line.split()[-1].decode('ascii')}"
+    if fields.defects or fields.get_payload():
+        return 400, "Bad Request: a header field name must be a token followed by ':' with no whitespace"
+    if bare_cr:
+        return 400, "Bad Request: a bare CR in a header field"
+    size = 0
+    for name, value in fields.items():
+        if not _NAME.fullmatch(name):
+            return 400, f"Bad Request: a header field name must be a token followed by ':': {name[:80]!r}"
+        if "\n" in value:
+            return 400, f"Bad Request: obsolete line folding (RFC 9112 §5.2) in {name!r}"
+        if _CONTROL.search(value):
+            return 400, f"Bad Request: a control character in a header field value ({name!r})"
+        size += len(name) + len(value) + 4                       # "name: value\r\n"
+    if size > MAX_HEAD:
+        return 431, f"Request Header Fields Too Large: the header section exceeds {MAX_HEAD} bytes"
+    if len(fields.get_all("host") or ()) > 1:
+        return 400, "Bad Request: more than one Host header field"
+    return None
 
 
-def _timeval(seconds: float) -> bytes:
-    """``seconds`` as a ``struct timeval``; never zero, which would mean no timeout."""
-    whole = int(seconds)
-    return _TIMEVAL.pack(whole, max(int((seconds - whole) * 1e6), 0 if whole else 1))
+def _tokens(values: Optional[Iterable[str]]) -> set:
+    return {token.strip().lower() for value in values or () for token in value.split(",")}
 
 
-class KernelTimedReader(io.RawIOBase):
-    """Rule 5: reads of a blocking socket whose kernel ends a wait (``SO_RCVTIMEO``) with
-    ``EAGAIN``, raised here as the ``TimeoutError`` a Python socket timeout raises."""
+class LineReader(io.BufferedReader):
+    """The connection's reader; notes a line with a bare CR (rule 3: the email parser
+    behind ``http.server`` splits a line there, making two fields of one)."""
 
-    def __init__(self, sock: socket.socket):
-        self._sock = sock
+    bare_cr = False
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        try:
-            return self._sock.recv_into(buffer)
-        except BlockingIOError:
-            raise TimeoutError("timed out") from None
-
-    def fileno(self) -> int:
-        return self._sock.fileno()
-
-
-class KernelTimedWriter(io.BufferedIOBase):
-    """Rule 5: writes to that socket, each within ``timeout`` seconds in total, as
-    ``sendall`` under a Python socket timeout. A blocking ``send`` returns once all is
-    queued, or with what it sent when ``SO_SNDTIMEO`` (or a signal) stops it: the rest
-    is sent with the kernel's clock set to the time left."""
-
-    def __init__(self, sock: socket.socket, timeout: float):
-        self._sock, self.timeout = sock, timeout
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, data) -> int:
-        start = time.monotonic()
-        size = data.nbytes if isinstance(data, memoryview) else len(data)
-        sent = self._send(data)
-        if sent < size:
-            with memoryview(data) as view, view.cast("B") as rest:
-                try:
-                    while sent < size:
-                        left = self.timeout - (time.monotonic() - start)
-                        if left <= 0:
-                            raise TimeoutError("timed out")
-                        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, _timeval(left))
-                        sent += self._send(rest[sent:])
-                finally:
-                    self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, _timeval(self.timeout))
-        return size
-
-    def _send(self, data) -> int:
-        try:
-            return self._sock.send(data)
-        except BlockingIOError:
-            raise TimeoutError("timed out") from None
-
-    def fileno(self) -> int:
-        return self._sock.fileno()
+    def readline(self, size: Optional[int] = -1) -> bytes:
+        line = super().readline(size)
+        if b"\r" in line[:-2] or line[-2:] == b"\r":
+            self.bare_cr = True
+        return line
 
 
 class McpRequestHandler(BaseHTTPRequestHandler):
@@ -154,56 +136,37 @@ class McpRequestHandler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
     timeout = 300                      # an idle keep-alive connection is closed after this
 
-    head = None                        # the RequestHead of the request being served (rule 4)
-    reading = None                     # its SocketRequest, until an answer is written (rule 6)
+    fields: dict = {}                  # the request's header values, lower-case names (rule 4)
+    reading: Optional[SocketRequest] = None       # until an answer is written (rule 6)
 
     @property
     def app(self):
-        return self.server.app
+        return self.server.app  # type: ignore[attr-defined]  # set by http_server's ThreadingHTTPServer
 
     def setup(self) -> None:
-        """Rule 5: the stall timeouts kept by the kernel where it can, else CPython's."""
-        sock = self.request
-        if not (KERNEL_TIMEOUTS and self.timeout and type(sock) is socket.socket and sock.gettimeout() is None):
-            return super().setup()
-        try:
-            for option in (socket.SO_RCVTIMEO, socket.SO_SNDTIMEO):
-                sock.setsockopt(socket.SOL_SOCKET, option, _timeval(self.timeout))
-        except OSError:
-            return super().setup()
-        self.connection = sock
-        if self.disable_nagle_algorithm:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
-        self.rfile = io.BufferedReader(KernelTimedReader(sock))
-        self.wfile = KernelTimedWriter(sock, self.timeout)
-
-    @property
-    def headers(self) -> "HeadFields":
-        """The request's header fields, names in any case (what ``http.server`` kept here)."""
-        return HeadFields(self.head.fields if self.head is not None else [])
+        """Rule 5 (Python's socket timeout) and rule 3's ``LineReader``."""
+        super().setup()
+        self.rfile = LineReader(self.rfile.detach())  # type: ignore[attr-defined]
 
     def parse_request(self) -> bool:
-        """Rule 4: the head by ``http_head``; False when it was refused (and answered)."""
-        self.command, self.request_version, self.close_connection = None, "HTTP/1.1", True
-        line = self.raw_requestline
-        self.requestline = str(line, "latin-1").rstrip("\r\n")
-        if not self.requestline:
-            return False                              # as http.server: an empty line ends the connection
-        try:
-            head = read_head(line, self.rfile)
-        except HeadRefused as refused:
-            self.send_error(refused.status, explain=refused.message)
+        """Rule 3: ``http.server``'s parse, then the checks it lacks; False when refused."""
+        self.rfile.bare_cr = False  # type: ignore[attr-defined]
+        if not super().parse_request():
             return False
-        self.head = head
-        self.command, self.path, self.request_version = head.method, head.target, head.version
-        self.close_connection = head.close
-        if head.expect_continue:
-            return self.handle_expect_100()
+        problem = head_problem(self.raw_requestline, self.headers, self.rfile.bare_cr)  # type: ignore[attr-defined]
+        if problem is not None:
+            self.send_error(problem[0], explain=problem[1])
+            return False
+        connection = _tokens(self.headers.get_all("connection"))           # rule 3, RFC 9112 §9.3
+        self.close_connection = "close" in connection or (
+            self.request_version == "HTTP/1.0" and "keep-alive" not in connection)
+        self.fields = {name.lower(): value.strip(" \t") for name, value in self.headers.items()}
         return True
 
-    def send_error(self, code, message=None, explain=None) -> None:
+    def send_error(self, code: int, message: Optional[str] = None, explain: Optional[str] = None) -> None:
         """Rule 6: ``http.server``'s own refusals close the connection (a body stays unread)."""
         self.close_connection = True
+        self.request_version = "HTTP/1.1"         # a status line even for an "HTTP/0.9" request
         super().send_error(code, message, explain)
 
     def log_message(self, format, *args) -> None:
@@ -227,14 +190,13 @@ class McpRequestHandler(BaseHTTPRequestHandler):
     do_PUT = do_PATCH = do_OPTIONS = do_POST
 
     def _dispatch(self) -> None:
-        request = self.reading = SocketRequest(self)
-        request.send_now = self._write_response
+        self.reading = SocketRequest(self)
         try:
-            response = handle_request(self.app, request)
-            if response.close:
-                self.close_connection = True
+            response = handle_request(self.app, self.reading)
             if not response.sent:
                 self._write_response(response)
+            elif response.close:
+                self.close_connection = True
         except OSError:                                   # the client went away
             self.close_connection = True
         except Exception:                                 # a stream failed after its head was sent
@@ -246,11 +208,11 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         return self.connection.getsockname()[0]
 
     def _write_response(self, response: HttpResponse) -> None:
-        """Rules 1 and 6 (on a pool worker for rule 3's shortcut)."""
+        """Rules 1 and 6."""
         if response.close:
             self.close_connection = True
         reading, self.reading = self.reading, None
-        unread = 0
+        unread: Optional[int] = 0
         if reading is not None and not self.close_connection:
             unread = reading.unread_length(self.app.max_body)             # rule 6
             if unread is None:
@@ -268,7 +230,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
                     write(chunk(b""))
                 finally:
                     body.close()
-            if unread:
+            if unread and reading is not None:
                 reading.drop_body(unread)                                 # rule 6, after the answer
         except OSError:
             self.close_connection = True
@@ -285,28 +247,3 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         self.wfile.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
         self.log_request(status)
 
-
-class HeadFields:
-    """A read-only view of a request's header fields with case-insensitive names: ``get``
-    and ``[]`` give the first value (``None`` when absent), as ``http.client.HTTPMessage`` did."""
-
-    __slots__ = ("fields",)
-
-    def __init__(self, fields: list):
-        self.fields = fields
-
-    def get_all(self, name: str, default=None):
-        name = name.lower()
-        return [value for key, value in self.fields if key == name] or default
-
-    def get(self, name: str, default=None):
-        return (self.get_all(name) or [default])[0]
-
-    __getitem__ = get
-
-    def __contains__(self, name: str) -> bool:
-        return self.get_all(name) is not None
-
-    def items(self) -> list:
-        """``(name, value)`` pairs in order, names in lower case."""
-        return list(self.fields)

@@ -9,12 +9,10 @@ security_best_practices.
 from __future__ import annotations
 
 from urllib.parse import urlsplit
+import threading
+from typing import Optional
 
 from mcp_ref.errors import get_logger
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
-    from typing import Optional
 
 log = get_logger("mcp_ref.http")
 
@@ -25,7 +23,17 @@ MAX_WARNED_HOSTS = 64                  # distinct refused Host values logged, at
 
 
 class HostChecks:
-    """The Host and Origin checks of ``HttpApp`` (a mix-in)."""
+    """The Host and Origin checks of ``HttpApp`` (a mix-in; ``HttpApp.__init__`` sets these)."""
+
+    allowed_hosts: Optional[list]
+    allowed_origins: Optional[list]
+    loopback: bool
+    wildcard: bool
+    own_names: frozenset
+    port: int
+    scheme: str
+    _warned: set
+    _lock: threading.Lock
 
     def host_allowed(self, host: Optional[str], local_address=None) -> bool:
         """``local_address``: a callable giving the address the connection arrived on

@@ -12,19 +12,14 @@ from __future__ import annotations
 
 import json
 from urllib.parse import parse_qs, urlsplit
+from typing import Any, Callable, Optional
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage, get_logger
 from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, decode
 from mcp_ref.transports.http.sse import accepts, format_event
-from mcp_ref.transports.http.server.types import (SESSION_HEADER, VERSION_HEADER, HttpResponse, LegacyBody, SseBody,
-                                                  StreamBody, error, json_response)
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
-    from typing import Optional
-
-    from mcp_ref.auth.resource_server import Refusal   # the module loads with auth= (rule 7)
+from mcp_ref.transports.http.server.types import (SESSION_HEADER, VERSION_HEADER, HttpRequest, HttpResponse,
+                                                  LegacyBody, SseBody, StreamBody, error, json_response)
 
 log = get_logger("mcp_ref.http")
 
@@ -35,11 +30,17 @@ class Routes:
     """Authorization, GET and DELETE /mcp, the legacy endpoints, stateless POST (a mix-in)."""
 
     __slots__ = ()
+    app: Any             # the HttpApp (app.py imports this module through core.py); set by _Core
+    request: HttpRequest
+    headers: dict
+    _read_body: Callable[[], bytes]
+    _post_messages: Callable[..., tuple]
 
     # ------------------------------------------------------------------ authorization (rule 7)
     def _authorize(self, path: str) -> Optional[HttpResponse]:
-        """None when the request may go on; else its answer."""
-        from mcp_ref.auth.resource_server import Refusal    # loaded only when auth= is given (the guard did)
+        """None when the request may go on; else its answer. Called only with ``auth=``, so
+        the auth room loads with its first use."""
+        from mcp_ref.auth.resource_server import Refusal
         app, guard = self.app, self.app.guard
         if path in guard.metadata_paths:
             if self.request.method != "GET":
@@ -51,10 +52,10 @@ class Routes:
         access = guard.authenticate(self.request.target, self.headers.get("authorization"))
         if isinstance(access, Refusal):
             return self._refuse_auth(access)
-        self.access = access
+        self.access = access                 # type: ignore[misc]  # a slot of _Core (core.py)
         return None
 
-    def _refuse_auth(self, refusal: "Refusal") -> HttpResponse:
+    def _refuse_auth(self, refusal) -> HttpResponse:
         """401/400/403 with its challenge. A POST body not read yet is read and dropped
         (a client retries on this connection after authorizing); one too large closes it."""
         close = False
@@ -81,7 +82,7 @@ class Routes:
         refusal = self.app.guard.check_scopes(self.access, [m for m in items if isinstance(m, Request)])
         if refusal is None:
             return None
-        self.body_read = True
+        self.body_read = True                # type: ignore[misc]  # a slot of _Core (core.py)
         return self._refuse_auth(refusal)
 
     def _owned(self, transport) -> bool:
@@ -95,7 +96,7 @@ class Routes:
 
     def _unknown_session(self) -> HttpResponse:
         """Rule 3: 404; the client starts a new session (``wsgi`` adds why it may happen)."""
-        return error(404, INVALID_REQUEST, UNKNOWN_SESSION + getattr(self.app, "unknown_session_hint", ""))
+        return error(404, INVALID_REQUEST, UNKNOWN_SESSION + self.app.unknown_session_hint)
 
     def _allow(self, path: str) -> str:
         app = self.app

@@ -32,14 +32,7 @@ Rules:
 6. Connection handlers read ``_Conn.queue``, whose items are ``(event_id,
    message, final)`` tuples, ``CLOSE`` (end this response; the stream stays
    resumable), ``STOP`` (the session closed or the connection was replaced),
-   ``CANCELLED`` or ``WRITTEN``.
-7. One shortcut: a POST of one request answered as JSON gives its connection a
-   ``direct`` writer, and the thread that sends the answer (a pool worker) writes it
-   itself (outside the lock), then queues ``WRITTEN``; the connection's thread
-   need not wake before the client has its answer. It writes the bytes ``send``
-   encoded to check the answer, not a second encoding. Everything else is queued.
-   Such a request known fast runs on the connection's own thread (``push(message,
-   here)``, ``workers`` rule 4), which then writes the answer with no hand-off at all.
+   or ``CANCELLED``.
 """
 from __future__ import annotations
 
@@ -47,25 +40,21 @@ import collections
 from queue import Empty, SimpleQueue
 import threading
 import time
+from typing import Any, Optional
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import get_logger
 from mcp_ref.jsonrpc.messages import ErrorResponse, Notification, Response, encode_line, is_request_id
 from mcp_ref.transports.http.server.events import new_stream_id
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
-    from typing import Optional
-
 log = get_logger("mcp_ref.http")
 
 __all__ = ["HttpSessionTransport", "LegacySseTransport", "CLOSE", "STOP",
-           "CANCELLED", "WRITTEN"]
+           "CANCELLED"]
 
 CLOSE = object()              # end the HTTP response, keep the stream (close_stream, polling)
 STOP = object()               # end the HTTP response: the session closed or a new connection took over
 CANCELLED = object()          # end the HTTP response: the client cancelled every request of the POST
-WRITTEN = object()            # rule 7: the answer has been written by the sender
 PRIMING_SINCE = "2025-11-25"  # Spec 2025-11-25: POST SSE streams start with a priming event
 FINISHED_KEPT = 256           # finished SSE streams kept for late resumption, per session
 
@@ -73,11 +62,10 @@ FINISHED_KEPT = 256           # finished SSE streams kept for late resumption, p
 class _Conn:
     """One HTTP response writing a stream; its handler thread reads ``queue``."""
 
-    __slots__ = ("queue", "direct")
+    __slots__ = ("queue",)
 
     def __init__(self):
         self.queue = SimpleQueue()
-        self.direct = None                    # rule 7: fn(message, its JSON bytes) writing a lone answer
 
 
 class _Stream:
@@ -94,7 +82,7 @@ class _Stream:
         self.retired = False                  # finished and released (see _retire)
         self.priming_id: Optional[str] = None
         # The standalone stream's (every use asks ``standalone`` first); a POST's has none.
-        self.backlog = collections.deque(maxlen=10000) if not self.request_ids else None
+        self.backlog: collections.deque = collections.deque(maxlen=0 if self.request_ids else 10000)
 
     @property
     def standalone(self) -> bool:
@@ -113,7 +101,9 @@ class HttpSessionTransport:
     def __init__(self, session_id: Optional[str], *, event_store=None, on_close=None):
         self.session_id = session_id
         self.event_store = event_store
-        self.session = None                   # the ServerSession, set by the HTTP layer
+        self.session: Any = None              # the ServerSession, set by the HTTP layer (app.py) before a push
+        self.subject: Optional[str] = None    # who authorized the session, and how (set by app.py)
+        self.auth: Any = None
         self.closed = False
         self.last_active = time.monotonic()
         self.active = 0                       # HTTP requests of this session being served
@@ -131,8 +121,7 @@ class HttpSessionTransport:
             for item in message:
                 self.send(item, related_id)
             return
-        line = encode_line(message)   # what cannot be written (a lone surrogate) fails here, not in a handler
-        conn = None
+        encode_line(message)          # what cannot be written (a lone surrogate) fails here, not in a handler
         with self._lock:
             if self.closed:
                 raise ConnectionError("the HTTP session is closed")
@@ -146,8 +135,6 @@ class HttpSessionTransport:
                     stream.finished = True
                     if stream.mode is None:
                         stream.mode = "json"           # rule 4: the answer came first
-                    if stream.mode == "json" and stream.conn is not None and stream.conn.direct is not None:
-                        conn = stream.conn             # rule 7
                 elif stream.mode is None:
                     self._start_sse(stream)
             else:
@@ -156,11 +143,7 @@ class HttpSessionTransport:
                     stream = self.standalone
                 elif stream.mode is None:
                     self._start_sse(stream)
-            if conn is None:
-                self._deliver(stream, message)
-        if conn is not None:
-            conn.direct(message, line[:-1])       # its JSON text, encoded once
-            conn.queue.put(WRITTEN)
+            self._deliver(stream, message)
 
     def close(self) -> None:
         with self._lock:
@@ -180,11 +163,11 @@ class HttpSessionTransport:
             self._on_close(self)
 
     # ------------------------------------------------------------------ used by the HTTP layer
-    def push(self, message, here=None) -> None:
-        """A message the client POSTed, for the session (rule 1; ``here``: rule 7). A
+    def push(self, message) -> None:
+        """A message the client POSTed, for the session (rule 1). A
         cancellation also ends the cancelled request's HTTP response: the session will not
         answer it, and a late answer is dropped (Spec: basic/utilities/cancellation)."""
-        self.session.deliver(message, here)
+        self.session.deliver(message)
         if isinstance(message, Notification) and message.method == "notifications/cancelled":
             request_id = (message.params or {}).get("requestId")
             with self._lock:
@@ -362,7 +345,9 @@ class LegacySseTransport:
 
     def __init__(self, session_id: str, *, on_close=None):
         self.session_id = session_id
-        self.session = None
+        self.session: Any = None
+        self.subject: Optional[str] = None
+        self.auth: Any = None
         self.closed = False
         self.conn = _Conn()
         self.last_active = time.monotonic()

@@ -35,15 +35,12 @@ from __future__ import annotations
 import collections
 from queue import Empty, SimpleQueue
 import time
+from typing import Callable, Optional
 
 from mcp_ref.errors import get_logger
 from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, encode
 from mcp_ref.transports.http.sse import format_comment, format_event
 from mcp_ref.transports.http.server.session import CANCELLED, CLOSE, STOP
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only: typing costs an HTTP server's start
-    from typing import Callable, Optional
 
 log = get_logger("mcp_ref.http")
 
@@ -70,12 +67,11 @@ class HttpRequest:
     ``headers`` maps lower-case names to values.
     """
 
-    __slots__ = ("method", "target", "headers", "local_address", "send_now")
+    __slots__ = ("method", "target", "headers", "local_address")
 
     def __init__(self, method: str, target: str, headers: dict, local_address: Optional[Callable] = None):
         self.method, self.target, self.headers = method, target, headers
         self.local_address = local_address       # () -> the address the connection arrived on
-        self.send_now: Optional[Callable] = None  # (HttpResponse) -> None: write at once (http_session rule 7)
 
     def read_body(self, limit: int) -> bytes:
         """The body, at most ``limit`` bytes; raises ``BodyRefused``."""
@@ -98,7 +94,7 @@ class HttpResponse:
     def __init__(self, status: int, headers=(), body=b"", close: bool = False, sent: bool = False):
         self.status, self.headers, self.body = status, list(headers), body
         self.close = close               # close the connection after it (a refused body stays unread)
-        self.sent = sent                 # already written by ``send_now``, or nobody to write to
+        self.sent = sent                 # nobody to write to (the client hung up)
 
     @property
     def streamed(self) -> bool:

@@ -53,6 +53,7 @@ Rules:
 import itertools
 import logging
 import os
+import signal
 import socket
 import socketserver
 import threading
@@ -217,7 +218,8 @@ class _ThreadingWsgiServer(socketserver.ThreadingMixIn, WSGIServer):
 
     def server_bind(self) -> None:
         socketserver.TCPServer.server_bind(self)          # no getfqdn(): it may wait on DNS
-        self.server_name, self.server_port = self.server_address[:2]
+        host, self.server_port = self.server_address[:2]
+        self.server_name = str(host)
         self.setup_environ()
 
     def process_request(self, request, client_address) -> None:
@@ -251,7 +253,8 @@ class WsgiServerHandle:
 
     def __init__(self, httpd: _ThreadingWsgiServer, app):
         self.httpd, self.app = httpd, app
-        self.host, self.port = httpd.server_address[:2]
+        host, self.port = httpd.server_address[:2]
+        self.host = str(host)                                 # AF_INET or AF_INET6: a str
         host = f"[{self.host}]" if ":" in self.host else self.host
         self.base_url = f"http://{host}:{self.port}"
         path = getattr(app, "path", None)
@@ -298,7 +301,6 @@ def start_wsgi(app, address=("127.0.0.1", 0)) -> WsgiServerHandle:
 def serve_wsgi(app, address=("127.0.0.1", 8000), *, ready=None) -> None:
     """``start_wsgi`` until SIGINT/SIGTERM (or ``handle.shutdown()``); prints a readiness line.
     ``ready``: a callable given the handle, or an Event to set, once listening."""
-    import signal
     handle = start_wsgi(app, address)
     previous = {}
     if threading.current_thread() is threading.main_thread():
