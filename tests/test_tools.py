@@ -16,6 +16,7 @@ from features_helpers import Collector, connected
 from helpers import is_method
 from mcp_ref import Context, Server, StructuredOutputError
 from mcp_ref.schema import validation as validation_module
+from mcp_ref.client import client_requests as client_requests_module
 from mcp_ref.client.client_requests import StructuredOutputWarning
 from mcp_ref.errors import CapabilityNotSupported, InvalidParamsError, MethodNotFoundError
 from mcp_ref.server.tools import ToolNameWarning, tool_name_problem
@@ -262,7 +263,9 @@ def test_validation_failure_is_a_tool_execution_error_and_unknown_tool_is_32602(
 def test_validators_are_built_once_per_tool(monkeypatch):
     built = []
     original = validation_module.compile_validator
-    monkeypatch.setattr(validation_module, "compile_validator", lambda schema: built.append(schema) or original(schema))
+    spy = lambda schema: built.append(schema) or original(schema)    # noqa: E731
+    monkeypatch.setattr(validation_module, "compile_validator", spy)
+    monkeypatch.setattr(client_requests_module, "compile_validator", spy)     # imported there by name
     server = Server("t")
 
     @server.tool
