@@ -27,6 +27,8 @@ is wrapped into several. ``--full`` prints every message whole, one JSON
 document per line. ``--html FILE`` (also with ``--scenario``) draws the same
 exchange as a sequence diagram in one HTML page (``mcp_ref.cli.sequence``).
 """
+from __future__ import annotations
+
 import argparse
 import json
 import os

@@ -27,6 +27,8 @@ Rules:
    on; on a POST's stream it fails the request and the stream is not read
    further.
 """
+from __future__ import annotations
+
 import collections
 import logging
 import queue
