@@ -7,6 +7,8 @@ The client scenarios run ``tests/conformance/client.py``; the server scenarios
 run against one ``tests/conformance/server.py``. Results of the whole suite:
 spec_notes/interop.md.
 """
+from __future__ import annotations
+
 import os
 import re
 import shutil

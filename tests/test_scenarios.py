@@ -2,6 +2,8 @@
 shows on the wire what it promises; every JSON-RPC message it prints whole (``--full``)
 validates against the revision it negotiated. Run in this process (the scenarios
 need no subprocess), plus the command line once."""
+from __future__ import annotations
+
 import io
 import json
 import os
