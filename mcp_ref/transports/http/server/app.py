@@ -186,8 +186,7 @@ class HttpApp(HostChecks):
     def _forget(self, transport) -> None:
         with self._lock:
             self._stateless.discard(transport)
-            session_id = transport.session_id
-            if self._sessions.get(session_id) is transport:
+            if self._sessions.get(session_id := transport.session_id) is transport:
                 del self._sessions[session_id]
 
     def reap(self) -> int:
