@@ -224,7 +224,7 @@ def demo(module: str = "mcp_ref.examples.everything", full: bool = False,
     command = _server_command(module)
     shown = " ".join(["python"] + command[1:] if command[1] == "-m" else ["python", module])
     transcript = Transcript(full) if transcript is None else transcript
-    say = Demo(None, transcript, None).say
+    say = transcript.comment                 # Demo.say, before there is a client
     say(f"mcp_ref demo: this process is an MCP client; it spawns `{shown}` and talks JSON-RPC with "
         "it over the server's stdin and stdout, one message per line, shown below."
         + ("" if full else " Base64 data is elided and long messages cut at …[+N chars]; --full prints "
@@ -245,8 +245,9 @@ def demo(module: str = "mcp_ref.examples.everything", full: bool = False,
                   "with its own; notifications/initialized ends the handshake")
     _start(client, shown)
     with client:
-        caps = client.server_capabilities
-        walk.say(f"connected to {client.server_info.name} {client.server_info.version}, protocol "
+        caps, info = client.server_capabilities, client.server_info
+        assert info is not None                  # connected
+        walk.say(f"connected to {info.name} {info.version}, protocol "
                  f"{client.protocol_version}; server capabilities: {', '.join(sorted(caps))}")
         if "logging" in caps:
             walk.step("logging/setLevel warning: log messages below warning are not sent from now on"

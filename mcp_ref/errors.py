@@ -322,7 +322,7 @@ class InvalidMessage(Exception):
     receiver answers ``{"id": id, "error": ...}`` (id null otherwise).
     """
 
-    def __init__(self, code: int, message: str, id: object = None):
+    def __init__(self, code: int, message: str, id: int | str | None = None):
         super().__init__(message)
         self.code = code
         self.message = message

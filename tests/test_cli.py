@@ -251,6 +251,9 @@ def test_serve_finds_the_server_object_and_explains_when_it_cannot(capsys, tmp_p
     with pytest.raises(LookupError, match="several mcp_ref Server objects: a, b; name one"):
         load_server(str(tmp_path / "two.py"))
     assert load_server(str(tmp_path / "two.py") + ":b").info.name == "b"
+    (tmp_path / "server.txt").write_text("from mcp_ref import Server\nserver = Server('t')\n")
+    with pytest.raises(ImportError, match="server.txt: not a Python source file"):
+        load_server(str(tmp_path / "server.txt"))
     status, _, err = run(capsys, "serve", "mcp_ref.examples.everything", "--stateless")
     assert status == 1 and "--stateless applies to --http only" in err
     # serve over stdio is a server any client can spawn

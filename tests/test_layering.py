@@ -49,15 +49,17 @@ ALLOWED = {
     "session": {"errors", "jsonrpc.messages", "protocol.lifecycle", "session.calls", "session.workers", "session.pool",
                 "session.outbound", "session.inbound", "session.notices", "session.batches", "session.closing"},
     # The rooms of Session, each mixed into it. What goes out: requests, writing, Pending, CancelToken.
-    "session.outbound": {"errors", "jsonrpc.messages"},
+    "session.outbound": {"errors", "jsonrpc.messages", "session.state"},
     # What comes in: the pool's threads, the reader loop, routing, serving.
-    "session.inbound": {"errors", "jsonrpc.messages", "protocol.lifecycle", "session.pool"},
+    "session.inbound": {"errors", "jsonrpc.messages", "protocol.lifecycle", "session.pool", "session.state"},
     # Cancellations, progress, notifications, and the helper threads that run callbacks in order.
-    "session.notices": {"errors", "jsonrpc.messages"},
+    "session.notices": {"errors", "jsonrpc.messages", "session.state"},
     # JSON-RPC batches (2025-03-26).
-    "session.batches": {"errors", "jsonrpc.messages", "protocol.lifecycle"},
+    "session.batches": {"errors", "jsonrpc.messages", "protocol.lifecycle", "session.state"},
     # How a session ends (rule 5).
-    "session.closing": {"errors", "session.notices"},
+    "session.closing": {"errors", "session.notices", "session.state"},
+    # What the rooms share: declarations for type checkers (the attributes, the methods).
+    "session.state": set(),
     # Who runs a job (the leader/follower pool): threads only, no MCP.
     "session.pool": set(),
     # A bounded thread pool shared by sessions that have no reader of their own (HTTP).

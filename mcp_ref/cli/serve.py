@@ -58,6 +58,8 @@ def load_server(target: str):
         if not os.path.isfile(path):
             raise FileNotFoundError(f"no such file: {module_name}")
         spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
+        if spec is None or spec.loader is None:    # a suffix Python does not load (server.txt)
+            raise ImportError(f"cannot load {module_name}: not a Python source file (.py)")
         module = importlib.util.module_from_spec(spec)
         sys.path.insert(0, os.path.dirname(path))
         spec.loader.exec_module(module)

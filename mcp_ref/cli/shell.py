@@ -27,8 +27,12 @@ import os
 import shlex
 import sys
 import threading
+from typing import TYPE_CHECKING
 
 from mcp_ref.cli.commands import COMMANDS, CommandError, describe_error
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 __all__ = ["Shell", "run_shell"]
 
@@ -176,10 +180,11 @@ def run_shell(args) -> int:
     from mcp_ref.cli.wire import connect
     host, client = connect(args)
     try:
-        readline = None
+        readline: ModuleType | None = None
         if sys.stdin.isatty():
             try:
-                import readline
+                import readline as line_editing
+                readline = line_editing               # set first: no history file yet still saves one
                 readline.read_history_file(HISTORY)
             except (ImportError, OSError):
                 pass

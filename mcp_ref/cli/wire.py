@@ -82,7 +82,7 @@ class ProgressBar:
     """``on_progress(progress, total, message)`` drawing on stderr (rule 3)."""
 
     WIDTH = 30
-    _drawn = None           # the bar whose line is unfinished on stderr
+    _drawn: ProgressBar | None = None           # the bar whose line is unfinished on stderr
 
     @classmethod
     def interrupt(cls, out) -> None:

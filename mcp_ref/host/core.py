@@ -41,13 +41,14 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from mcp_ref.client.client import Client
 from mcp_ref.errors import InternalError, InvalidParamsError, get_logger
 from mcp_ref.transports import TapTransport
 from mcp_ref.host.config import SEPARATOR, ConfigError, ServerConfig, load_config, parse_config
 from mcp_ref.host.consent import Consent, allow_all
+from mcp_ref import types
 
 log = get_logger("mcp_ref.host")
 
@@ -61,7 +62,7 @@ class HostTool:
     """A tool in the catalogue: ``name`` is qualified, ``tool`` is the server's own."""
     name: str
     server: str
-    tool: object
+    tool: types.Tool
 
     def to_dict(self) -> dict:
         """The tool as a model sees it: the server's definition under the qualified name."""
@@ -72,21 +73,21 @@ class HostTool:
 class HostPrompt:
     name: str
     server: str
-    prompt: object
+    prompt: types.Prompt
 
 
 @dataclass
 class HostResource:
     uri: str
     server: str
-    resource: object
+    resource: types.Resource
 
 
 @dataclass
 class HostTemplate:
     uri_template: str
     server: str
-    template: object
+    template: types.ResourceTemplate
 
 
 class _Server:
@@ -243,7 +244,7 @@ class Host:
         from mcp_ref.client.client_restart import Restarter
         from mcp_ref.transports.stdio import StdioClientTransport
         config = entry.config
-        on_stderr = None if self.on_stderr is None else (lambda line, name=config.name: self.on_stderr(name, line))
+        on_stderr = None if (report := self.on_stderr) is None else (lambda line, name=config.name: report(name, line))
 
         def spawn():
             return self._tap(config.name, StdioClientTransport(config.argv, env=config.env or None, cwd=config.cwd,
@@ -260,15 +261,12 @@ class Host:
         return client
 
     def _http(self, entry: _Server, options: dict) -> Client:
+        from mcp_ref.transports.http.client import sse_legacy          # streamable.py's class with it
         config = entry.config
-        http = {"headers": config.headers or None}
-        if config.transport == "http":
-            from mcp_ref.transports.http.client.streamable import StreamableHttpTransport as Transport
-        elif config.transport == "sse":
-            from mcp_ref.transports.http.client.sse_legacy import SseClientTransport as Transport
-        else:
-            from mcp_ref.transports.http.client.sse_legacy import AutoHttpTransport as Transport
-        return Client._over_http(self._tap(config.name, Transport(config.url, **http)), None, options)
+        classes = {"http": sse_legacy.StreamableHttpTransport, "sse": sse_legacy.SseClientTransport}
+        Transport: Callable[..., Any] = classes.get(config.transport, sse_legacy.AutoHttpTransport)
+        transport = Transport(config.url, headers=config.headers or None)
+        return Client._over_http(self._tap(config.name, transport), None, options)
 
     # ------------------------------------------------------------------ catalogue (rule 2)
     def _changed(self, name: str, kind: Optional[str]) -> None:
@@ -355,7 +353,7 @@ class Host:
 
     def check(self, timeout: float = 5.0) -> dict:
         """Ping every running server now: ``{server: None (alive) or the exception}`` (rule 6)."""
-        health = {}
+        health: dict[str, Optional[Exception]] = {}
         for name, entry in self._servers.items():
             if entry.client is None:
                 continue
@@ -376,7 +374,7 @@ class Host:
             return decide(self.consent, Consent("elicitation", stage, value, asked, server_info, server=name))
         try:
             request.params = ask("request", request.params)
-            answer = self.elicitation(request)
+            answer = self.elicitation(request)  # type: ignore[misc]  # not None: _start installs _elicit only then
             return ask("result", answer if isinstance(answer, ElicitResult) else ElicitResult.from_dict(answer),
                        request)
         except Denied as denied:
@@ -392,7 +390,7 @@ class Host:
         messages = [message.to_dict() for message in params.messages]
         if params.system_prompt:
             messages.insert(0, {"role": "system", "content": {"type": "text", "text": params.system_prompt}})
-        reply = self.model(messages, [])
+        reply = self.model(messages, [])   # type: ignore[misc]  # not None: _start installs _sample only then
         if not isinstance(reply, str):
             raise InternalError("the model answered a sampling request with tool calls, but no tools were offered")
         return {"role": "assistant", "content": {"type": "text", "text": reply},

@@ -69,6 +69,10 @@ class _Value:
 class Request(_Value):
     """A call that expects exactly one Response or ErrorResponse with the same id."""
     __slots__ = ("id", "method", "params", "extra")
+    id: int | str
+    method: str
+    params: dict | None
+    extra: dict | None
 
     def __init__(self, id: int | str, method: str, params: dict | None = None, extra: dict | None = None):
         _set(self, "id", id)
@@ -77,7 +81,7 @@ class Request(_Value):
         _set(self, "extra", extra)
 
     def to_dict(self) -> dict:
-        data = {"jsonrpc": "2.0", "id": self.id, "method": self.method}
+        data: dict = {"jsonrpc": "2.0", "id": self.id, "method": self.method}
         if self.params is not None:
             data["params"] = self.params
         return _with_extra(data, self.extra)
@@ -86,6 +90,9 @@ class Request(_Value):
 class Notification(_Value):
     """A one-way message; never answered."""
     __slots__ = ("method", "params", "extra")
+    method: str
+    params: dict | None
+    extra: dict | None
 
     def __init__(self, method: str, params: dict | None = None, extra: dict | None = None):
         _set(self, "method", method)
@@ -93,7 +100,7 @@ class Notification(_Value):
         _set(self, "extra", extra)
 
     def to_dict(self) -> dict:
-        data = {"jsonrpc": "2.0", "method": self.method}
+        data: dict = {"jsonrpc": "2.0", "method": self.method}
         if self.params is not None:
             data["params"] = self.params
         return _with_extra(data, self.extra)
@@ -102,6 +109,9 @@ class Notification(_Value):
 class Response(_Value):
     """The successful answer to the request with the same id."""
     __slots__ = ("id", "result", "extra")
+    id: int | str
+    result: dict
+    extra: dict | None
 
     def __init__(self, id: int | str, result: dict, extra: dict | None = None):
         _set(self, "id", id)
@@ -115,6 +125,9 @@ class Response(_Value):
 class ErrorObject(_Value):
     """The ``error`` member of an error response: a code, a message, optional data."""
     __slots__ = ("code", "message", "data")
+    code: int
+    message: str
+    data: object
 
     def __init__(self, code: int, message: str, data: object = None):
         _set(self, "code", code)
@@ -122,7 +135,7 @@ class ErrorObject(_Value):
         _set(self, "data", data)
 
     def to_dict(self) -> dict:
-        error = {"code": self.code, "message": self.message}
+        error: dict = {"code": self.code, "message": self.message}
         if self.data is not None:
             error["data"] = self.data
         return error
@@ -131,6 +144,9 @@ class ErrorObject(_Value):
 class ErrorResponse(_Value):
     """The failed answer; ``id`` is None only when the request's id was unreadable."""
     __slots__ = ("id", "error", "extra")
+    id: int | str | None
+    error: ErrorObject
+    extra: dict | None
 
     def __init__(self, id: int | str | None, error: ErrorObject, extra: dict | None = None):
         _set(self, "id", id)
@@ -235,7 +251,7 @@ def _from_dict(obj: object):
     if not isinstance(obj, dict):
         raise InvalidMessage(INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
     raw_id = obj.get("id")
-    readable_id = raw_id if is_request_id(raw_id) else None
+    readable_id: int | str | None = raw_id if is_request_id(raw_id) else None
     if obj.get("jsonrpc") != "2.0":
         raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', readable_id)
     extra = None
@@ -252,13 +268,13 @@ def _from_dict(obj: object):
             return Notification(method, params, extra)
         if readable_id is None:
             raise InvalidMessage(INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
-        return Request(raw_id, method, params, extra)
+        return Request(readable_id, method, params, extra)
     if "result" in obj and "error" not in obj:
         if readable_id is None:
             raise InvalidMessage(INVALID_REQUEST, "Invalid Request: response id must be a string or an integer")
         if not isinstance(obj["result"], dict):
             raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "result" must be an object', readable_id)
-        return Response(raw_id, obj["result"], extra)
+        return Response(readable_id, obj["result"], extra)
     if "error" in obj and "result" not in obj:
         error = obj["error"]
         if not (isinstance(error, dict) and isinstance(error.get("code"), int)

@@ -19,6 +19,7 @@ govern, and starting and closing::
     session/closing.py    how a session ends (rule 5)
     session/pool.py       the bounded pool of worker threads that serve requests (rule 3)
     session/calls.py      RequestContext: what a handler knows of its request
+    session/state.py      SessionState: what the rooms share, declared once for type checkers
 
 Rules:
 

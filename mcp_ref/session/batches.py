@@ -15,9 +15,10 @@ import threading
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import INVALID_REQUEST, InvalidMessage
 from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, Response
+from mcp_ref.session.state import SessionState
 
 
-class Batches:
+class Batches(SessionState):
     """The batch half of ``Session`` (a mix-in)."""
 
     def _route_batch(self, items: list):

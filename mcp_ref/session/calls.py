@@ -59,7 +59,7 @@ class RequestContext:
             self.progress_token = token if is_request_id(token) else None
         else:
             self.meta, self.progress_token = {}, None
-        self._cancelled = None             # the Event, made on first use (see ``cancelled``)
+        self._cancelled: threading.Event | None = None     # the Event, made on first use (see ``cancelled``)
         # A request that ends only when the peer cancels it (2026-07-28 subscriptions/listen):
         # cancelled at once when the peer's input ends, not awaited (session/__init__.py rule 5).
         self.ends_with_input = False

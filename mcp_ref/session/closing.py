@@ -16,11 +16,12 @@ import time
 
 from mcp_ref.errors import ConnectionClosed, McpError, RequestTimeout, SessionError
 from mcp_ref.session.notices import _STOP
+from mcp_ref.session.state import SessionState
 
 log = logging.getLogger("mcp_ref.session")
 
 
-class Closing:
+class Closing(SessionState):
     """The closing half of ``Session`` (a mix-in)."""
 
     def _let_finish(self, reason: str) -> None:
@@ -48,7 +49,7 @@ class Closing:
         with self._lock:
             if self.closed:
                 return
-            details = {}
+            details: dict = {}
             getter = getattr(self.transport, "close_details", None)
             self.closed = True
             self._closing_thread = threading.current_thread()

@@ -27,6 +27,7 @@ from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import (INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage, McpError, MessageTooLarge,
                             RequestCancelled, SessionError)
 from mcp_ref.jsonrpc.messages import EncodeError, ErrorObject, ErrorResponse, Request, Response, replace_unencodable
+from mcp_ref.session.state import SessionState
 
 if TYPE_CHECKING:
     from mcp_ref.session.batches import _Batch
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("mcp_ref.session")
 
 
-class Inbound:
+class Inbound(SessionState):
     """The inbound half of ``Session``: methods for the session itself, never called
     from outside (``deliver`` excepted: a transport in delivered mode calls it)."""
 
@@ -46,6 +47,8 @@ class Inbound:
         handler to the control thread (rule 8). Returns once reading is over (the session
         is then closed), or once a worker has taken reading over (this one serves on)."""
         reason = "the peer closed the connection"
+        pool = self._pool
+        assert pool is not None                    # only a session with a pool reads (rule 9: deliver)
         while True:
             try:
                 message = self.transport.receive()
@@ -66,20 +69,22 @@ class Inbound:
                 continue
             if getattr(job, "control", False):
                 self._control_put(job)             # rule 8
-            elif self._pool.here(job, self._read):    # rule 3 (session/pool.py P3): run it on this thread
+            elif pool.here(job, self._read):       # rule 3 (session/pool.py P3): run it on this thread
                 job()
-                if not self._pool.done(job):
+                if not pool.done(job):
                     return                         # a worker reads on: this thread is a worker again
         self._on_close(reason)
 
     def _work(self) -> None:
         """A thread of the pool (rule 3): run jobs, the reading loop among them, until the
         pool stops; how long each took tells the pool which keys are slow (session/pool.py P3)."""
-        job = self._pool.next_job()
+        pool = self._pool
+        assert pool is not None                    # the pool's own threads run this
+        job = pool.next_job()
         while job is not None:
             began = time.monotonic()
             job()
-            job = self._pool.next_job(job, time.monotonic() - began)
+            job = pool.next_job(job, time.monotonic() - began)
 
     def _reply_job(self, reply, batch: _Batch | None = None):
         """A job that only writes ``reply``: marked ``control`` so it runs on the control
@@ -94,7 +99,7 @@ class Inbound:
             finally:
                 with self._lock:
                     self._replying -= 1
-        job.control = True
+        job.control = True                         # type: ignore[attr-defined]  # a mark, read with getattr
         return job
 
     # ------------------------------------------------------------------ routing (reader only)
@@ -141,7 +146,7 @@ class Inbound:
         target = (params.get("name") or params.get("uri")) if type(params) is dict else None
         key = (request.method, target if type(target) is str else None)
         job = lambda: self._serve(ctx, request, batch)      # noqa: E731
-        job.key = key                              # rule 9: the shared pool learns which are fast
+        job.key = key          # type: ignore[attr-defined]  # rule 9: the shared pool learns which are fast
         return job
 
     def _on_response(self, message) -> None:
@@ -195,6 +200,7 @@ class Inbound:
         """Run the handler for one request (rule 3) and send its answer: a result, an
         McpError's error, -32603 for anything else (logged), or nothing when the
         request was cancelled (Spec: receivers SHOULD NOT respond)."""
+        reply: Response | ErrorResponse | None
         try:
             result = self._handle_request(ctx, request.method, request.params or {})
             if not isinstance(result, dict):       # a result is an object on the wire

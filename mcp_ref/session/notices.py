@@ -22,6 +22,7 @@ import time
 from typing import TYPE_CHECKING
 
 from mcp_ref.jsonrpc.messages import is_request_id
+from mcp_ref.session.state import SessionState
 
 if TYPE_CHECKING:
     from typing import Callable
@@ -36,7 +37,7 @@ MAX_PROGRESS_LISTENERS = 1024   # listen_progress beyond this forgets the oldest
 _STOP = object()           # the end marker of a helper's queue
 
 
-class Notices:
+class Notices(SessionState):
     """The notification half of ``Session`` (a mix-in)."""
 
     def listen_progress(self, fn: ProgressCallback, token: RequestId | None = None) -> RequestId:

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 
 from mcp_ref.errors import ConnectionClosed, McpError, RequestCancelled, RequestTimeout, SessionError
 from mcp_ref.jsonrpc.messages import EncodeError, ErrorResponse, Notification, Request, Response, unencodable_text
+from mcp_ref.session.state import SessionState
 
 __all__ = ["Outbound", "Pending", "CancelToken", "DEFAULT_TIMEOUT", "MAX_TOTAL_FACTOR"]
 
@@ -52,7 +53,7 @@ DEFAULT_TIMEOUT = 60.0
 MAX_TOTAL_FACTOR = 10      # rule 2: hard cap on a progress-extended wait, in multiples of its timeout
 
 
-class Outbound:
+class Outbound(SessionState):
     """The outbound half of ``Session`` (a mix-in): what a caller uses to send."""
 
     def request(self, method: str, params: dict | None = None, *, timeout: float | None = None,
@@ -156,7 +157,7 @@ class _Waiter:
         self._done = threading.Event()
         self._once = threading.Lock()
         self.settled = False                 # True once ``reply`` is final
-        self.reply = None
+        self.reply: Response | ErrorResponse | Exception | None = None
         self.heard_at = time.monotonic()
         self.ordered = False
 
@@ -215,6 +216,7 @@ class Pending:
         if isinstance(reply, ErrorResponse):
             error = reply.error
             raise McpError.from_error({"code": error.code, "message": error.message, "data": error.data})
+        assert reply is not None                  # settled
         raise reply                               # a SessionError settled locally
 
     def cancel(self, reason: str | None = None) -> None:
@@ -227,7 +229,7 @@ class Pending:
                                        + (f": {reason}" if reason else "")))
         self._forget(self.id)
         if waiter.method != "initialize":
-            params = {"requestId": self.id}
+            params: dict = {"requestId": self.id}
             if reason:
                 params["reason"] = reason
             try:

@@ -72,6 +72,7 @@ class MemoryTransport:
 
     def send_raw(self, line: str) -> None:
         """Deliver a raw frame to the peer (tests use this to send bad input)."""
+        assert self.peer is not None, "send_raw needs a connected pair (memory_pair)"
         self.peer._inbox.put(line)
 
     def receive(self):

@@ -71,13 +71,13 @@ class PipeWriter:
 
     def __init__(self, stream, *, owned: bool, name: str = "mcp-stdio-writer", max_queued: int = MAX_QUEUED):
         self._stream, self._owned, self._name, self.max_queued = stream, owned, name, max_queued
-        self._fd = None
+        self._fd: int | None = None
         if owned:
             try:
                 self._fd = stream.fileno()
             except (AttributeError, OSError, ValueError):   # no descriptor: its own write
                 pass
-        self._poll = None                 # rule 1's fast path: set when the descriptor is made non-blocking
+        self._poll: select.poll | None = None      # rule 1's fast path: set when the descriptor is made non-blocking
         if self._fd is not None and hasattr(select, "poll") and _pipe_or_socket(self._fd):
             try:
                 os.set_blocking(self._fd, False)
@@ -90,10 +90,10 @@ class PipeWriter:
         self._queued = 0                  # bytes in the queue, the line being written included
         self._ready = threading.Condition()
         self._closing = False
-        self._error = None
-        self._thread = None
+        self._error: OSError | ValueError | None = None
+        self._thread: threading.Thread | None = None
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes | memoryview) -> None:
         """Queue one line for the thread (rule 1); raises the error of an earlier write
         (rule 3), ``PeerNotReading`` (rule 2), or ``ValueError`` once closed."""
         with self._ready:
@@ -104,7 +104,7 @@ class PipeWriter:
             if self._queue and self._queued + len(data) > self.max_queued:
                 raise PeerNotReading(f"the peer has not read {self._queued} bytes written to it (the limit is "
                                      f"{self.max_queued}): it has stopped reading")
-            if self._poll is not None and not self._queue:     # rule 1's fast path: write what fits now
+            if self._poll is not None and self._fd is not None and not self._queue:   # rule 1: write what fits now
                 try:
                     done = os.write(self._fd, data)
                 except BlockingIOError:
@@ -145,7 +145,7 @@ class PipeWriter:
                 self._queued -= len(data)
         self._close_stream()
 
-    def _write(self, data: bytes) -> None:
+    def _write(self, data: bytes | memoryview) -> None:
         if self._fd is None:
             self._stream.write(data)
             self._stream.flush()
@@ -156,6 +156,7 @@ class PipeWriter:
             try:
                 done = os.write(self._fd, view[:WRITE_PIECE])  # blocks while the pipe is full
             except BlockingIOError:                            # non-blocking (rule 1): wait for room
+                assert self._poll is not None                  # only rule 1 makes the descriptor non-blocking
                 self._poll.poll()
                 continue
             self.written += done
@@ -166,7 +167,7 @@ class PipeWriter:
             closing = self._closing and self._owned
         if closing:
             try:
-                if self._poll is not None:
+                if self._poll is not None and self._fd is not None:
                     os.set_blocking(self._fd, True)            # rule 1: as we found it
                 self._stream.close()
             except (OSError, ValueError):

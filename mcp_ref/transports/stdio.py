@@ -186,7 +186,7 @@ class StdioClientTransport:
         self.close_timeout = close_timeout
         self.terminate_timeout = terminate_timeout
         self._on_stderr = on_stderr or _pass_through
-        self.stderr_tail = deque(maxlen=stderr_lines)
+        self.stderr_tail: deque[str] = deque(maxlen=stderr_lines)
         self._eof = False
         self._late_grace_used = False
         self._closed = False
@@ -203,6 +203,7 @@ class StdioClientTransport:
 
     def _drain_stderr(self) -> None:
         stream = self.process.stderr
+        assert stream is not None                   # Popen(stderr=PIPE)
         try:
             for raw in iter(stream.readline, b""):
                 line = raw.decode("utf-8", "replace").rstrip("\r\n")
@@ -275,7 +276,7 @@ class StdioClientTransport:
         if not drained:                         # its write fails now that the reader is gone
             self._writer.close(1.0)
         for stream in (proc.stdout, proc.stderr):
-            if stream is proc.stderr and self._pump.is_alive():
+            if stream is None or (stream is proc.stderr and self._pump.is_alive()):
                 continue                        # still read by the pump: closing it would block
             try:
                 stream.close()

@@ -202,13 +202,13 @@ def auth(show) -> None:
         with Client.http(handle.url, auth=provider, timeout=WAIT, **options) as client:
             flush()
             show.step("tools/call whoami: the token goes with every request")
-            result = client.call_tool("whoami").content[0].text
+            result = client.call_tool("whoami").text
             flush()
             show.say("result: " + result)
             show.step("tools/call reset needs scope admin: 403 with error=\"insufficient_scope\" and the scope "
                       "needed; the client asks the user again for the union of the scopes (step-up), then "
                       "retries (Spec: basic/authorization#step-up-authorization-flow)")
-            result = client.call_tool("reset").content[0].text
+            result = client.call_tool("reset").text
             flush()
             show.say("result: " + result)
     finally:

@@ -71,7 +71,7 @@ def sampling(show) -> None:
     @server.tool
     def capital(country: str, ctx: Context) -> str:
         """Ask the client's LLM."""
-        return ctx.sample([f"What is the capital of {country}? One word."], max_tokens=10).content.text
+        return ctx.sample([f"What is the capital of {country}? One word."], max_tokens=10).text
 
     def llm(request):
         return CreateMessageResult(role="assistant", content=TextContent(text="Paris"), model="pretend-llm")

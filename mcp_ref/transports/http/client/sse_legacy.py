@@ -140,9 +140,11 @@ class SseClientTransport:
         if self._closed.is_set():
             raise ConnectionClosed("the SSE transport is closed")
         initialize = isinstance(message, Request) and message.method == "initialize"
-        what = f"POST {self.endpoint}"
+        endpoint = self.endpoint
+        assert endpoint is not None                # __init__ returns only once the endpoint is known
+        what = f"POST {endpoint}"
         with self._http.exchange((self.init_timeout or self.timeout) if initialize else self.timeout):
-            response = self._http.request("POST", self.endpoint, data=encode(message).encode("utf-8"),
+            response = self._http.request("POST", endpoint, data=encode(message).encode("utf-8"),
                                           headers={"Content-Type": "application/json"})
             if response.status_code >= 300:
                 raise self._http.error(response, what)

@@ -61,7 +61,7 @@ import itertools
 import logging
 import queue
 import threading
-from typing import Optional
+from typing import Optional, cast
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import ConnectionClosed, InvalidMessage
@@ -246,7 +246,7 @@ class StreamableHttpTransport(AnswerReader, GetStream):
         """The response when its status is usable; else close it and raise (rule 6)."""
         if response.status_code == 404 and sent_session is not None:
             error = self._http.error(response, f"{method} {self.url}: the MCP session has expired", SessionExpired)
-            error.session_id = sent_session
+            cast(SessionExpired, error).session_id = sent_session    # error() built the class it was given
         elif response.status_code >= 300 or (method == "GET" and response.status_code != 200):
             error = self._http.error(response, f"{method} {self.url}")
         elif method == "GET" and content_type(response) != "text/event-stream":

@@ -186,8 +186,8 @@ class HttpApp(HostChecks):
     def _forget(self, transport) -> None:
         with self._lock:
             self._stateless.discard(transport)
-            if self._sessions.get(transport.session_id) is transport:
-                del self._sessions[transport.session_id]
+            if self._sessions.get(session_id := transport.session_id) is transport:
+                del self._sessions[session_id]
 
     def reap(self) -> int:
         """Close sessions idle for longer than ``idle_timeout``; returns how many."""
