@@ -6,6 +6,10 @@ Lines are counted as ``wc -l`` does. A docstring line is a line of a module,
 class or function docstring; a comment line holds a ``#`` comment (beside code
 or alone); a code line holds any other token (a line with code and a comment is
 both). Blank lines count for nothing.
+A size budget holds the whole package to ``PACKAGE_BUDGET`` code lines and its
+core (the package without the tooling room ``cli/``, ``auth/``, ``host/`` and
+``examples/``) to ``CORE_BUDGET``: a minimal reference stays small enough to read
+through.
 A module that grows past the bound is split into cohesive parts (see how
 session/__init__.py, server/server.py and client/client.py lean on mix-ins).
 """
@@ -18,6 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "mcp_ref"
 MAX_LINES = 400
 MIN_CORE_DENSITY = 0.5
+CORE_BUDGET = 10_500
+PACKAGE_BUDGET = 13_000
+OUTSIDE_CORE = ("cli", "auth", "host", "examples", "__main__.py")
 # The protocol core: no roles, no I/O but the session's threads (README, module map).
 CORE = ["errors.py", "jsonrpc", "types", "protocol/lifecycle.py", "session/calls.py", "session/__init__.py",
         "session/outbound.py", "session/inbound.py", "session/notices.py", "session/batches.py", "session/closing.py",
@@ -70,3 +77,21 @@ def test_the_counter_tells_docstrings_comments_and_code_apart():
     source = ('"""Module.\n\nMore."""\nimport os  # why\n\n\ndef f():\n    """One line."""\n'
               '    # a comment\n    return (1 +\n            2)\n')
     assert counts(source) == (3 + 1 + 1 + 1, 1 + 1 + 2)    # text: 1-3, 4, 8, 9; code: 4, 7, 10, 11
+
+
+def code_lines_by_room() -> dict:
+    """Code lines per top-level room of the package (a loose module is its own room)."""
+    rooms: dict = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        room = path.relative_to(PACKAGE).parts[0]
+        rooms[room] = rooms.get(room, 0) + counts(path.read_text(encoding="utf-8"))[1]
+    return rooms
+
+
+def test_the_package_and_its_core_stay_within_the_size_budget():
+    rooms = code_lines_by_room()
+    package = sum(rooms.values())
+    core = sum(n for room, n in rooms.items() if room not in OUTSIDE_CORE)
+    by_size = ", ".join(f"{room} {n}" for room, n in sorted(rooms.items(), key=lambda kv: -kv[1]))
+    assert core <= CORE_BUDGET, f"core: {core} code lines > {CORE_BUDGET} ({by_size})"
+    assert package <= PACKAGE_BUDGET, f"package: {package} code lines > {PACKAGE_BUDGET} ({by_size})"
