@@ -102,10 +102,11 @@ def parse(directive: str) -> tuple:
     return kind, None, needs, expects
 
 
-def files_after(block: Block) -> dict:
-    """The files the server and add-to blocks have built, up to and including ``block``."""
-    files: dict = {}
-    for earlier in BLOCKS[:block.index + 1]:
+def files_after(block: Block, blocks: Optional[List[Block]] = None, start: Optional[dict] = None) -> dict:
+    """The files the server and add-to blocks have built, up to and including ``block``
+    (of ``blocks``, the README's by default, on top of the files ``start``)."""
+    files: dict = dict(start or {})
+    for earlier in (BLOCKS if blocks is None else blocks)[:block.index + 1]:
         kind, name, _, _ = parse(earlier.directive or "")
         if kind == "server":
             files[name] = earlier.code

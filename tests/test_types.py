@@ -245,8 +245,10 @@ def test_elicit_request_url_mode_round_trip():
     (t.Resource, {"uri": "u", "name": "n", "size": "big"}, "Resource.size: expected integer"),
     (t.EmbeddedResource, {"type": "resource", "resource": {"uri": "u"}},
      "EmbeddedResource.resource: expected one of TextResourceContents, BlobResourceContents"),
-    (t.ElicitRequestParams, {"message": "m", "mode": "url", "url": "https://x"},
-     "ElicitRequestParams.elicitationId: required field missing"),
+    (t.ElicitRequestParams, {"message": "m", "mode": "url", "elicitationId": "e"},   # the id: by revision, in
+     "ElicitRequestParams.url: required field missing"),                           # client/elicitation.py
+    (t.ElicitRequestParams, {"message": "m", "mode": "url", "url": "https://x", "elicitationId": 7},
+     "ElicitRequestParams.elicitationId: expected string"),
     (t.ElicitRequestParams, {"message": "m"}, "ElicitRequestParams.requestedSchema: required field missing"),
     (t.ElicitRequestParams, {"message": "m", "mode": "telepathy"}, "ElicitRequestParams.mode: expected"),
     (t.ProgressNotificationParams, {"progressToken": True, "progress": 1},

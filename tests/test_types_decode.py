@@ -408,8 +408,8 @@ def test_errors_name_the_path_exactly_as_before():
          "EmbeddedResource.resource: expected one of TextResourceContents, BlobResourceContents"),
         (t.ProgressNotificationParams, {"progressToken": [], "progress": 1},
          "ProgressNotificationParams.progressToken: expected string or integer"),
-        (t.ElicitRequestParams, {"message": "m", "mode": "url", "url": "u"},
-         "ElicitRequestParams.elicitationId: required field missing (url mode)"),
+        (t.ElicitRequestParams, {"message": "m", "mode": "url", "elicitationId": "e"},
+         "ElicitRequestParams.url: required field missing (url mode)"),
         (Node, {"name": "n", "byKey": {"k": {"name": 2}}}, "Node.byKey.k.name: expected string"),
     ]
     for cls, data, message in cases:

@@ -20,12 +20,17 @@ Rules:
    content that does not match is never sent (-32603 instead). The server
    fills and validates again and raises ``InvalidElicitationContent``.
    Spec: client/elicitation#form-mode-security.
-5. URL mode: ``elicitationId`` is opaque and unique per server; the URL is an
-   absolute http(s) URL. The client remembers the ids it accepted (and those
-   of a -32042 error) and reports ``notifications/elicitation/complete`` only
-   for those, once; others are ignored. Spec: client/elicitation#url-mode-
-   elicitation-requests, #completion-notifications-for-url-mode-elicitation,
-   #url-elicitation-required-error.
+5. URL mode: the URL is an absolute http(s) URL. In 2025-11-25 an
+   ``elicitationId`` is required, opaque and unique per server; the client
+   remembers the ids it accepted (and those of a -32042 error) and reports
+   ``notifications/elicitation/complete`` only for those, once; others are
+   ignored. 2026-07-28 dropped the id, the notification and -32042 (its
+   changelog, item 11): a URL elicitation is ``mode``, ``message`` and ``url``
+   inside a result's ``inputRequests``, the callback sees ``elicitation_id``
+   None, and the client learns the outcome by retrying; an id a server sends
+   anyway is ignored. Spec: client/elicitation#url-mode-elicitation-requests,
+   #completion-notifications-for-url-mode-elicitation,
+   #url-elicitation-required-error; 2026-07-28 client/elicitation.
 
 This module does no I/O and starts no threads. Spec: client/elicitation.
 """
@@ -87,12 +92,16 @@ def new_elicitation_id() -> str:
     return str(uuid.uuid4())
 
 
-def url_elicitation(message: str, url: str, elicitation_id: Optional[str] = None) -> dict:
-    """The wire params of a URL mode elicitation (``ElicitRequestURLParams``)."""
+def url_elicitation(message: str, url: str, elicitation_id: Optional[str] = None,
+                    revision: Optional[str] = None) -> dict:
+    """The wire params of a URL mode elicitation (``ElicitRequestURLParams``): with an
+    ``elicitationId`` (a fresh one unless given), except in 2026-07-28, which has none (rule 5)."""
     if not isinstance(message, str):
         raise TypeError("message must be a string")
-    return {"mode": "url", "message": message, "url": check_url(url),
-            "elicitationId": elicitation_id or new_elicitation_id()}
+    params = {"mode": "url", "message": message, "url": check_url(url)}
+    if revision not in lifecycle.MODERN_REVISIONS:
+        params["elicitationId"] = elicitation_id or new_elicitation_id()
+    return params
 
 
 def url_elicitation_required(elicitations: list, message: str = "This request requires more information.",
@@ -202,19 +211,23 @@ def elicit_form(peer, message: str, requested_schema: dict, *, timeout: Optional
     return ElicitResult.from_dict(data)
 
 
-def elicit_url(peer, message: str, url: str, elicitation_id: str, *,
+def elicit_url(peer, message: str, url: str, elicitation_id: Optional[str] = None, *,
                timeout: Optional[float] = None) -> ElicitResult:
-    """Send a URL mode ``elicitation/create`` (2025-11-25) through ``peer``.
+    """Send a URL mode ``elicitation/create`` (2025-11-25 and later) through ``peer``.
 
     ``accept`` means the user consented to open the URL, not that the
-    interaction is done; send ``notifications/elicitation/complete`` with
-    ``send_complete`` when it is. Raises as ``elicit_form``, and ``ValueError``
-    for a URL that is not absolute http(s).
+    interaction is done; in 2025-11-25 send ``notifications/elicitation/complete``
+    with ``send_complete`` when it is. 2026-07-28 has no ``elicitation_id``
+    (rule 5): one given is not sent (``server/modern/mrtr.py`` drops it). Raises as ``elicit_form``, and
+    ``ValueError`` for a URL that is not absolute http(s) or, in 2025-11-25, a
+    missing ``elicitation_id``.
     """
     version = peer.protocol_version
     check_mode_allowed("url", version, peer.client_capabilities)
-    if not isinstance(elicitation_id, str) or not elicitation_id:
+    modern = version in lifecycle.MODERN_REVISIONS
+    if not modern and (not isinstance(elicitation_id, str) or not elicitation_id):
         raise ValueError("a URL mode elicitation needs an elicitation_id (see new_elicitation_id())")
+    # In 2026-07-28 the id (given, or a fresh one) is left out by server/modern/mrtr.py's ask.
     data = peer.request("elicitation/create", url_elicitation(message, url, elicitation_id), timeout=timeout)
     _action(data)
     return ElicitResult.from_dict({k: v for k, v in data.items() if k != "content"})
@@ -254,8 +267,10 @@ def answer_elicitation(ctx, params: dict, *, form_callback: Optional[Callable], 
             check_requested_schema(schema, version, strict=False)
         else:
             check_url(params.get("url"))
-            if not isinstance(params.get("elicitationId"), str) and version not in lifecycle.MODERN_REVISIONS:
-                raise ValueError("elicitationId must be a string")      # (2026-07-28 has none)
+            if version in lifecycle.MODERN_REVISIONS:       # rule 5: 2026-07-28 has no elicitationId
+                params = {key: value for key, value in params.items() if key != "elicitationId"}
+            elif not isinstance(params.get("elicitationId"), str):
+                raise ValueError("a 2025-11-25 URL mode elicitation needs an elicitationId, a string")
         typed = ElicitRequestParams.from_dict(params)
     except (CapabilityNotSupported, KeyError, TypeError, ValueError) as exc:
         raise InvalidParamsError(f"elicitation/create: {exc}") from None

@@ -12,8 +12,9 @@ Roots: ``Root._meta`` since 2025-06-18.
 
 Elicitation (since 2025-06-18): one params class for both modes. Form mode:
 ``message`` + ``requested_schema``. URL mode (2025-11-25): ``mode="url"``,
-``message``, ``elicitation_id``, ``url``; ``from_dict`` insists on the members
-the mode needs.
+``message``, ``url`` and ``elicitation_id`` (2025-11-25 only: 2026-07-28 dropped
+it, so client/elicitation.py rule 5 requires it by revision); ``from_dict`` insists
+on the members the mode needs in every revision.
 
 Spec: client/sampling (#model-preferences, #tools-in-sampling), client/roots,
 client/elicitation; schema: CreateMessageRequestParams, CreateMessageResult,
@@ -201,8 +202,10 @@ class ElicitRequestParams(Model):
     def _check_wire(cls, data: dict, path: str) -> None:
         mode = data.get("mode", "form")
         needed: dict[str, type]
-        if mode == "url":
-            needed = {"elicitationId": str, "url": str}
+        if mode == "url":       # elicitationId: 2025-11-25 only, checked by client/elicitation.py rule 5
+            needed = {"url": str}
+            if "elicitationId" in data and not isinstance(data["elicitationId"], str):
+                raise InvalidParamsError(f"{path}.elicitationId: expected string")
         elif mode == "form":
             needed = {"requestedSchema": dict}
         else:
