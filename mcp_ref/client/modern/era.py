@@ -76,7 +76,7 @@ from mcp_ref.errors import (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY,
                             InvalidParamsError, McpError, MethodNotFoundError, RequestTimeout, SessionError,
                             UnsupportedProtocolVersion, get_logger)
 from mcp_ref.client.modern.mrtr import read_input_request, read_input_required, read_input_response
-from mcp_ref.client.modern.request import ModernRequests, check_result_type, with_meta
+from mcp_ref.client.modern.requesting import ModernRequests, check_result_type, with_meta
 from mcp_ref.client.state import ClientState
 from mcp_ref.session.outbound import Pending
 from mcp_ref.transports.http.modern import param_annotations, param_headers as headers_for

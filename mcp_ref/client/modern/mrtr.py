@@ -1,5 +1,5 @@
 """Multi round-trip requests of 2026-07-28, the client's side (client/modern/era.py
-rule 5; a modern request and its result are client/modern/request.py): a result that asks for input
+rule 5; a modern request and its result are client/modern/requesting.py): a result that asks for input
 (``InputRequiredResult``) names what the server needs (sampling, elicitation,
 roots); the client answers each and retries the request with the answers and
 the ``requestState`` echoed exactly, at most ``MAX_INPUT_ROUNDS`` times.
