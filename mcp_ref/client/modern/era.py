@@ -75,9 +75,7 @@ from mcp_ref.protocol import lifecycle, modern
 from mcp_ref.errors import (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
                             InvalidParamsError, McpError, MethodNotFoundError, RequestTimeout, SessionError,
                             UnsupportedProtocolVersion, get_logger)
-from mcp_ref.client.modern.mrtr import read_input_request, read_input_required, read_input_response
 from mcp_ref.client.modern.requesting import ModernRequests, check_result_type, with_meta
-from mcp_ref.client.state import ClientState
 from mcp_ref.session.outbound import Pending
 from mcp_ref.transports.http.modern import param_annotations, param_headers as headers_for
 
@@ -323,30 +321,3 @@ class ModernEra(ModernRequests):
         with self._lock:
             tool = self._tool_cache.get(params.get("name"))
         return param_headers(tool, params.get("arguments"))
-
-
-def read_example(name: str, data):
-    """Read a specification example of a modern-era definition (tests/test_modern_examples.py)."""
-    if name in ("ClientCapabilities", "ServerCapabilities"):
-        return read_capabilities(data, name)
-    if name in ("CreateMessageRequest", "ElicitRequest", "ListRootsRequest"):
-        return read_input_request(data)
-    if name == "InputRequests":
-        return {key: read_input_request(value) for key, value in data.items()}
-    if name == "InputResponses":
-        return {key: read_input_response(value) for key, value in data.items()}
-    if name.endswith("Response") and isinstance(data, dict) and "result" in data:
-        return read_example(name[:-len("Response")], data["result"])
-    if name == "DiscoverResult":
-        return read_discover(data)
-    if name == "DiscoverRequest":
-        return modern.read_meta(data.get("params"))
-    if name == "InputRequiredResult":
-        return read_input_required(data)
-    if name == "SubscriptionsListenResult":
-        check_result_type(data)
-        subscription = (data.get("_meta") or {}).get(modern.SUBSCRIPTION_ID)
-        if subscription is None:
-            raise InvalidParamsError("SubscriptionsListenResult._meta needs the subscription id")
-        return data
-    raise InvalidParamsError(f"no modern-era reader for {name}")
