@@ -189,7 +189,7 @@ class Demo:
 
 def _child_env() -> dict:
     """The example server imports mcp_ref from where this process found it: a spawned
-    server gets only a safe set of our environment (transports/stdio.py rule 3), so
+    server gets only a safe set of our environment (transports/process.py rule 1), so
     the directory holding the package goes first on its ``PYTHONPATH``."""
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     return {"PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))}

@@ -2,21 +2,17 @@
 
 * Every stop of the walk (`` `mcp_ref/x.py:LINE` `Name.qualname` ``) names a line that
   sits inside that function, so the page cannot drift when code moves.
-* A real call is traced on both sides (``sys.setprofile`` in the client's process and
-  in the server's subprocess): the modules on the stack whenever a message is framed,
-  read, decoded or a result decoded (the walk's spine) are each named on the page, and
-  no more of them than the page counts; every module the call enters at all is named
-  on the page too (the spine or a side trip). Both eras: a 2025-11-25 session and a
-  2026-07-28 one.
+* A real warm call is traced on both sides (``sys.setprofile`` in the client's process
+  and in the server's subprocess), in both eras (2026-07-28, the default, and
+  2025-11-25): every package module a function is entered in counts, not only the
+  spine. At most ``MAX_FILES_PER_SIDE`` a side, each named on the page.
 """
 import ast
 import json
 import re
-import subprocess
 import sys
 import textwrap
 import threading
-import traceback
 from functools import lru_cache
 from pathlib import Path
 
@@ -27,17 +23,19 @@ from mcp_ref import Client
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "spec_notes" / "how-a-call-travels.md"
 STOP = re.compile(r"`(mcp_ref/[\w/]+\.py):(\d+)`\s+`([\w.]+)`")      # the two may be a line apart
-TRANSPORT = {"transports/stdio.py", "transports/pipe_writer.py", "jsonrpc/messages.py"}
-OWN_FILES_PER_SIDE = 4            # what the page says: four files a side plus the transport
+MAX_FILES_PER_SIDE = 8            # the issue "one path per job": a warm tools/call, every module entered
+# The server's part (server/ and what it calls) is being brought to three files of its own
+# beside the five shared ones; until then its count is over the bound.
+SERVER_OVER = pytest.mark.xfail(strict=True, reason="the server side still enters 17 files in 2026-07-28 and 12 in "
+                                "2025-11-25 (server/, schema/, protocol/, session/calls.py beside the five "
+                                "shared ones): its own part is not yet down to three files")
 
-# The probe: records, for every call into the framing or decoding code (the milestones),
-# the package modules on the stack (the spine), and every package module entered at all.
+# The probe: records every package module a function is entered in while armed.
 PROBE = textwrap.dedent('''
-    import os, sys, threading, traceback
+    import os, sys, threading
     import mcp_ref
     ROOT = os.path.dirname(os.path.abspath(mcp_ref.__file__)) + os.sep
-    MILESTONES = ("transports/stdio.py", "jsonrpc/messages.py")
-    spines, entered, armed = set(), set(), [False]
+    entered, armed = set(), [False]
 
     def _rel(path):
         return os.path.relpath(path, ROOT).replace(os.sep, "/")
@@ -48,11 +46,7 @@ PROBE = textwrap.dedent('''
         code = frame.f_code
         if not code.co_filename.startswith(ROOT):
             return
-        path = _rel(code.co_filename)
-        entered.add(path)
-        if path.endswith(MILESTONES) or code.co_name == "from_dict":
-            spines.add(tuple(_rel(f.filename) for f in traceback.extract_stack(frame)
-                             if f.filename.startswith(ROOT)))
+        entered.add(_rel(code.co_filename))
 
     def install():
         threading.setprofile(_probe)
@@ -81,7 +75,7 @@ SERVER = textwrap.dedent('''
     def trace(on: bool) -> str:
         """Start (or stop) recording; returns what was recorded."""
         probe.armed[0] = on
-        return json.dumps({"spines": sorted(probe.spines), "entered": sorted(probe.entered)})
+        return json.dumps({"entered": sorted(probe.entered)})
 
     server.run()
 ''')
@@ -133,13 +127,13 @@ def test_the_page_counts_its_files_as_it_says():
     for side, text in _sides(_page()).items():
         files_line = [ln for ln in text.split("\n\n") if ln.startswith("Files:")]
         assert files_line, side
-        named = set(re.findall(r"`([\w/]+\.py)`", files_line[0])) - TRANSPORT
-        assert len(named) == OWN_FILES_PER_SIDE, (side, sorted(named))
+        named = set(re.findall(r"`([\w/]+\.py)`", files_line[0]))
+        assert len(named) <= MAX_FILES_PER_SIDE, (side, sorted(named))
 
 
 @pytest.fixture(scope="module", params=["2025-11-25", "2026-07-28"])
 def traced(request, tmp_path_factory):
-    """Trace five ``tools/call`` on both sides; the probe is off for the warm-up."""
+    """Trace five warm ``tools/call`` on both sides; the probe is off for the warm-up."""
     folder = tmp_path_factory.mktemp("call_path")
     (folder / "probe.py").write_text(PROBE, encoding="utf-8")
     (folder / "server.py").write_text(SERVER, encoding="utf-8")
@@ -164,37 +158,37 @@ def traced(request, tmp_path_factory):
     finally:
         probe.uninstall()
         sys.modules.pop("probe", None)
-    client_side = {"spines": sorted(probe.spines), "entered": sorted(probe.entered)}
+    client_side = {"entered": sorted(probe.entered)}
     return request.param, {"client": client_side, "server": server}
 
 
-def _spine_files(spines) -> set:
-    return {path for stack in spines for path in stack}
-
-
-def test_the_spine_of_each_side_is_on_the_page_and_no_longer_than_it_says(traced):
+def _check_side(traced, side: str) -> None:
     era, sides = traced
-    text = _sides(_page())
-    whole = _page()
-    for side, seen in sides.items():
-        spine = _spine_files(seen["spines"])
-        assert spine, (era, side, "the probe saw nothing")
-        own = spine - TRANSPORT
-        if era == "2025-11-25":
-            missing = sorted(path for path in spine if f"`{path}`" not in text[side])
-            assert not missing, f"{side}: the call crosses {missing}, which the walk does not name"
-            assert len(own) <= OWN_FILES_PER_SIDE, (side, sorted(own))
-        else:
-            missing = sorted(path for path in spine if path not in whole)
-            assert not missing, f"{era} {side}: the call crosses {missing}, which the page does not name"
+    entered = sides[side]["entered"]
+    assert entered, (era, side, "the probe saw nothing")
+    page = _page()
+    missing = sorted(path for path in entered if f"`{path}`" not in page and f"`mcp_ref/{path}:" not in page)
+    assert not missing, f"{era} {side}: the call enters {missing}: name them on the page (a stop or a side trip)"
+    assert len(entered) <= MAX_FILES_PER_SIDE, (
+        f"{era} {side}: a warm tools/call enters {len(entered)} package files, over {MAX_FILES_PER_SIDE}: "
+        f"{entered}")
 
 
-def test_every_module_a_legacy_call_enters_is_named(traced):
+def test_the_client_side_enters_at_most_eight_files_all_named(traced):
+    _check_side(traced, "client")
+
+
+@SERVER_OVER
+def test_the_server_side_enters_at_most_eight_files_all_named(traced):
+    _check_side(traced, "server")
+
+
+def test_the_client_side_of_the_walk_names_the_default_era_stops(traced):
+    """The walk is the default era's: the modern request module is a stop, not a side trip."""
     era, sides = traced
-    if era != "2025-11-25":
-        pytest.skip("the side trips are listed for the 2025-11-25 walk")
-    text = _sides(_page())
-    for side, seen in sides.items():
-        missing = sorted(path for path in seen["entered"]
-                         if f"`{path}`" not in text[side] and f"`mcp_ref/{path}:" not in text[side])
-        assert not missing, f"{side}: the call enters {missing}: name them on the page (a stop or a side trip)"
+    client = _sides(_page())["client"]
+    if era == "2026-07-28":
+        assert "client/modern/requesting.py" in set(sides["client"]["entered"])
+        assert "`mcp_ref/client/modern/requesting.py:" in client
+    else:
+        assert "client/modern/requesting.py" not in set(sides["client"]["entered"])

@@ -221,10 +221,10 @@ def test_a_deaf_server_leaves_no_writer_thread_and_no_child_behind():
 
 
 def test_the_writer_thread_writes_every_line_in_order_and_the_caller_never_waits():
-    """pipe_writer rule 1: ``write`` returns at once, also for a line longer than the
+    """transports/stdio.py W1: ``write`` returns at once, also for a line longer than the
     pipe holds with nothing read yet (what does not fit is queued); every line
     arrives whole and in order."""
-    from mcp_ref.transports.pipe_writer import PipeWriter
+    from mcp_ref.transports.stdio import PipeWriter
     read_end, write_end = os.pipe()
     writer = PipeWriter(os.fdopen(write_end, "wb"), owned=True)
     try:
@@ -254,10 +254,10 @@ def _drain(fd, size):
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="no pseudo-terminals here")
 def test_the_writer_leaves_a_terminal_and_a_pipe_blocking():
-    """pipe_writer rule 1: the blocking mode belongs to the open file (a terminal shares it
+    """transports/stdio.py W1: the blocking mode belongs to the open file (a terminal shares it
     with the shell that started the server): a terminal is never switched, and a pipe is
     blocking again once the writer has closed it."""
-    from mcp_ref.transports.pipe_writer import PipeWriter
+    from mcp_ref.transports.stdio import PipeWriter
     leader, terminal = os.openpty()
     shell = os.dup(terminal)
     read_end, write_end = os.pipe()
@@ -279,7 +279,7 @@ def test_a_peer_that_reads_nothing_gets_a_bounded_queue_then_an_error():
     """The writer's queue is bounded: past it, writing raises PeerNotReading (an
     OSError, so the session closes) instead of holding memory for a deaf peer; an
     earlier failed write is raised by the next one."""
-    from mcp_ref.transports.pipe_writer import PeerNotReading, PipeWriter
+    from mcp_ref.transports.stdio import PeerNotReading, PipeWriter
     read_end, write_end = os.pipe()
     stream = os.fdopen(write_end, "wb")
     writer = PipeWriter(stream, owned=True, max_queued=2000000)

@@ -181,7 +181,7 @@ def test_the_meta_is_made_again_only_when_what_it_says_changes(wire_validator):
 def test_strip_leaves_what_the_public_methods_parse_and_copies_only_to_remove():
     """client/modern/era.py rule 4: ``resultType``, the cache hints and ``serverInfo`` go; the
     server's own dict comes back when there is nothing to remove."""
-    from mcp_ref.client.modern.mrtr import strip
+    from mcp_ref.client.modern.requesting import strip
     info = {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}}
     plain = {"content": [], "_meta": {"k": 1}}
     assert strip(plain) is plain

@@ -17,6 +17,8 @@ from conftest import MODERN_REVISION, spec_path
 import mcp_ref.types as types
 from mcp_ref import errors
 from mcp_ref.client.elicitation_schema import check_requested_schema
+from mcp_ref.client.modern import era, mrtr, requesting
+from mcp_ref.protocol import modern
 from mcp_ref.jsonrpc.messages import ErrorResponse, Notification, Request, Response, decode
 
 
@@ -78,8 +80,7 @@ def read_example(name: str, data):
     if name in ("ClientCapabilities", "ServerCapabilities", "InputRequests", "InputResponses", "CreateMessageRequest",
                 "ElicitRequest", "ListRootsRequest") or \
             name.startswith(("Discover", "InputRequired", "SubscriptionsListenResult")):
-        from mcp_ref.client.modern import era as client_modern
-        return client_modern.read_example(name, data)
+        return _read_modern(name, data)
     if isinstance(data, dict) and data.get("jsonrpc") == "2.0":
         message = decode(json.dumps(data))
         assert isinstance(message, (Request, Notification, Response)), (name, message)
@@ -87,6 +88,33 @@ def read_example(name: str, data):
             read_example(name[:-len("Response")], message.result)
         return message
     raise AssertionError(f"no reader for the example definition {name}")
+
+
+def _read_modern(name: str, data):
+    """A modern-era definition, read by the readers the client uses (client/modern/)."""
+    if name in ("ClientCapabilities", "ServerCapabilities"):
+        return era.read_capabilities(data, name)
+    if name in ("CreateMessageRequest", "ElicitRequest", "ListRootsRequest"):
+        return mrtr.read_input_request(data)
+    if name == "InputRequests":
+        return {key: mrtr.read_input_request(value) for key, value in data.items()}
+    if name == "InputResponses":
+        return {key: mrtr.read_input_response(value) for key, value in data.items()}
+    if name.endswith("Response") and isinstance(data, dict) and "result" in data:
+        return _read_modern(name[:-len("Response")], data["result"])
+    if name == "DiscoverResult":
+        return era.read_discover(data)
+    if name == "DiscoverRequest":
+        return modern.read_meta(data.get("params"))
+    if name == "InputRequiredResult":
+        return mrtr.read_input_required(data)
+    if name == "SubscriptionsListenResult":
+        requesting.check_result_type(data)
+        subscription = (data.get("_meta") or {}).get(modern.SUBSCRIPTION_ID)
+        if subscription is None:
+            raise errors.InvalidParamsError("SubscriptionsListenResult._meta needs the subscription id")
+        return data
+    raise errors.InvalidParamsError(f"no modern-era reader for {name}")
 
 
 @pytest.mark.parametrize("name, path", EXAMPLES, ids=[f"{n}/{p.stem}" for n, p in EXAMPLES])

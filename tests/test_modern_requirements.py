@@ -2,7 +2,7 @@
 by one (rows of spec_notes/traceability-2026-07-28.md)."""
 import pytest
 
-from mcp_ref.client.modern.mrtr import check_result_type
+from mcp_ref.client.modern.requesting import check_result_type
 from mcp_ref.errors import McpError
 
 

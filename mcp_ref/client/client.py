@@ -47,20 +47,18 @@ import atexit
 import os
 import threading
 import weakref
-from typing import Callable
+from typing import Any, Callable
 
 from mcp_ref import types
-from mcp_ref.protocol import lifecycle
 from mcp_ref.client.client_requests import (DEFAULT_MAX_PAGES, VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages,
                                             page_of)
 from mcp_ref.client.modern import era as client_modern
 from mcp_ref.client.connect import Connections, _ClassOrInstance
 from mcp_ref.client.answers import ServerRequestAnswers
 from mcp_ref.client.approval import Approval, Denied, ToolCall, decide
-from mcp_ref.client.elicitation import ElicitationTracker
 from mcp_ref.client.roots import as_roots
-from mcp_ref.client.tasks.legacy import TaskRequests
-from mcp_ref.errors import ApprovalDenied, ConnectionClosed, SessionError, UnsupportedProtocolVersion, get_logger
+from mcp_ref.client.tasks.legacy import TASKS_SINCE, TaskRequests
+from mcp_ref.errors import ApprovalDenied, CapabilityNotSupported, ConnectionClosed, SessionError, UnsupportedProtocolVersion, get_logger
 from mcp_ref.session.outbound import CancelToken
 from mcp_ref.session import Session
 from mcp_ref.types import CallToolResult, Implementation
@@ -223,14 +221,6 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         return Session(transport, self._handle_request, self._handle_notification, timeout=self.timeout,
                        max_workers=self._max_workers, ping_interval=self._ping_interval, name="mcp-client")
 
-    @property
-    def elicitations(self):
-        """The URL elicitations awaited (``elicitation.ElicitationTracker``), made on first use."""
-        with self._lock:
-            if self._elicitations is None:
-                self._elicitations = ElicitationTracker(self._on_elicitation_complete_cb)
-            return self._elicitations
-
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> "Client":
         try:
@@ -304,7 +294,18 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         self._ready()
         if self._restarter is not None:
             self._live_session()                # check the respawned server's capabilities (rule 5)
-        lifecycle.require_peer_capability(self.server_capabilities, path, what)
+        if not self._offers(path):
+            raise CapabilityNotSupported(f"{what} needs the peer capability {path!r}, which it did not declare")
+
+    def _offers(self, path: str) -> bool:
+        """Whether the server declared ``path`` (``"tools"``, ``"resources.subscribe"``): a
+        member at each step, neither null nor false (as protocol/lifecycle.py reads one)."""
+        node: Any = self.server_capabilities
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+            if node is None or node is False:
+                return False
+        return True
 
     def _live_session(self) -> Session:
         """The session to send on; with ``auto_restart``, a dead one is replaced first (rule 5)."""
@@ -369,7 +370,8 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
                                reset_timeout_on_progress=reset_timeout_on_progress,
                                max_total_timeout=max_total_timeout, cancel=cancel)
         result = types.CallToolResult.from_dict(result)
-        self._check_output(name, result)          # client_requests.py rule 4
+        if name in self._tool_cache:              # a listed tool may declare an outputSchema
+            self._check_output(name, result)      # client_requests.py rule 4
         return result
 
     def _tool_call_params(self, name: str, arguments: dict | None, as_task: bool = False) -> dict:
@@ -377,14 +379,16 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         the approval hook (approval.py: allow, edit or deny) and, with ``validate_input``,
         the input check (client_requests.py rule 5); shared by ``call_tool`` and
         ``call_tool_as_task``."""
-        self._check_task_support(name, as_task)
+        tasks = self._offers("tasks.requests.tools.call") and (self.protocol_version or "") >= TASKS_SINCE
+        if tasks:
+            self._check_task_support(name, as_task)
         if self.on_approve is not None:      # human in the loop
             try:
                 call = decide(self.on_approve, Approval("tool_call", "request", ToolCall(name, dict(arguments or {})),
                                                         server_info=self.server_info))
             except Denied as denied:
                 raise ApprovalDenied(f"tool call {name!r} denied: {denied.reason}") from None
-            if call.name != name:
+            if call.name != name and tasks:
                 self._check_task_support(call.name, as_task)
             name, arguments = call.name, call.arguments
         params: dict = {"name": name, "arguments": arguments or {}}

@@ -62,7 +62,7 @@ Rules:
    under it. Writes are serialised by ``self._send_lock``: whoever produced
    a message (a worker its answer, a caller its request, the control thread
    a ping's answer) writes it through ``transport.send``, which must not
-   block for good on a peer that stops reading (stdio: pipe_writer.py).
+   block for good on a peer that stops reading (stdio: transports/stdio.py rule 4).
    Spec: basic/transports.
 7. Replies that cannot be matched by id are not left to time out: a reply
    that failed to decode or was too large fails the request its head names

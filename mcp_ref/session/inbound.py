@@ -219,7 +219,8 @@ class Inbound(SessionState):
                 self._inbound.pop(request.id, None)
                 self._replying += 1                # until sent: the EOF grace waits for it (rule 5)
         try:
-            if ctx.is_cancelled():                 # Spec: receivers SHOULD NOT respond
+            cancelled = ctx._cancelled             # the Event, made only once asked for (calls.py rule 1)
+            if cancelled is not None and cancelled.is_set():     # Spec: receivers SHOULD NOT respond
                 reply = None
             self._reply(reply, request.id, batch)
         finally:

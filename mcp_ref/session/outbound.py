@@ -149,12 +149,15 @@ class _Waiter:
     """A request we sent. The reader settles it with the reply; so do cancel and close.
     ``ordered``: settle after queued progress callbacks (see _on_response).
 
-    The caller waits on ``_done``; the first ``settle`` to take ``_once`` sets it."""
+    ``_done`` is a lock held from the start: the first ``settle`` to take ``_once``
+    releases it, and the caller's ``wait`` is a timed acquire of it (an Event would
+    build a Condition and a lock per wait for the same thing)."""
     __slots__ = ("method", "on_progress", "_done", "_once", "settled", "reply", "heard_at", "ordered")
 
     def __init__(self, method: str, on_progress=None):
         self.method, self.on_progress = method, on_progress
-        self._done = threading.Event()
+        self._done = threading.Lock()
+        self._done.acquire()
         self._once = threading.Lock()
         self.settled = False                 # True once ``reply`` is final
         self.reply: Response | ErrorResponse | Exception | None = None
@@ -167,11 +170,12 @@ class _Waiter:
         if self._once.acquire(False):        # the first settle wins; later ones are dropped
             self.reply = reply
             self.settled = True
-            self._done.set()
+            self._done.release()
 
     def wait(self, timeout: float) -> bool:
         """Block until settled, at most ``timeout`` seconds; whether it is."""
-        self._done.wait(timeout)
+        if self._done.acquire(True, max(timeout, 0.0)):
+            self._done.release()             # settled for good: a later wait passes too
         return self.settled
 
 

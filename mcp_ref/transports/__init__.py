@@ -8,7 +8,7 @@ semantics. Spec: basic/transports. The session calls three methods:
   to, so HTTP can put it on that request's stream; stdio ignores it. The
   session serialises calls to ``send``; a transport need not lock. ``send``
   must not block for good on a peer that stops reading (stdio writes what
-  the pipe takes now and queues the rest for a writer thread: pipe_writer.py).
+  the pipe takes now and queues the rest for a writer thread: stdio.py rule 4).
 * ``receive()``: block until the next message and return it (a list for a
   batch), ``None`` once the peer has gone, or raise ``InvalidMessage`` for a
   frame that failed to decode or was too large (``messages.oversized``; the

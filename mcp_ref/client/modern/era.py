@@ -75,10 +75,7 @@ from mcp_ref.protocol import lifecycle, modern
 from mcp_ref.errors import (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
                             InvalidParamsError, McpError, MethodNotFoundError, RequestTimeout, SessionError,
                             UnsupportedProtocolVersion, get_logger)
-from mcp_ref.client.modern.mrtr import (MAX_INPUT_ROUNDS, check_result_type, read_input_request, read_input_required,
-                                        read_input_response, retry_params, strip)
-from mcp_ref.client.state import ClientState
-from mcp_ref.client.tasks.extension import follow_task
+from mcp_ref.client.modern.requesting import ModernRequests, check_result_type, with_meta
 from mcp_ref.session.outbound import Pending
 from mcp_ref.transports.http.modern import param_annotations, param_headers as headers_for
 
@@ -203,14 +200,6 @@ def read_capabilities(data, where: str = "capabilities") -> dict:
     return data
 
 
-def with_meta(params: dict | None, meta: dict) -> dict:
-    """Rule 3: ``params`` with the request metadata (a caller's own ``_meta`` entries kept)."""
-    params = dict(params or {})
-    own = params.get("_meta")
-    params["_meta"] = {**own, **meta} if isinstance(own, dict) else dict(meta)
-    return params
-
-
 # ---------------------------------------------------------------- subscriptions/listen (rule 6)
 LIST_FLAGS = {"toolsListChanged": "tools", "promptsListChanged": "prompts", "resourcesListChanged": "resources"}
 
@@ -300,7 +289,7 @@ def valid_for_http(tools: list) -> list:
 
 
 # ---------------------------------------------------------------- the Client's modern-era methods
-class ModernEra(ClientState):
+class ModernEra(ModernRequests):
     """The ``Client`` methods of rules 3 to 7 (a mixin, as client_requests.py's).
     Needs the Client's ``session``, ``protocol_version``, ``capabilities()``,
     ``client_info``, ``_log_level``, ``_listeners``, ``on_notification``, ``_asking``,
@@ -317,45 +306,6 @@ class ModernEra(ClientState):
                 params, self._modern_meta(version)))
         self._listening.reopen(start, self.server_capabilities, self.init_timeout)
 
-    _meta_made: tuple = ((), None)            # (what the last _meta was made of, that _meta)
-
-    def _modern_meta(self, version: str) -> dict:
-        """Rule 3: the ``_meta`` of a modern request, shared (``with_meta`` copies it)."""
-        if self.protocol_version is None:
-            self._asking = version              # the probe: capabilities() speaks of this revision
-        level = self._log_level
-        if level is None and (self.on_notification is not None or self._listeners.get("notifications/message")):
-            level = "debug"     # someone listens: everything, as a legacy server sends before logging/setLevel
-        facts = (version, self.protocol_version, level, self.client_info, self.sampling, self.sampling_tools,
-                 self.elicitation, self.elicitation_url, self._roots is None)
-        made, meta = self._meta_made
-        if made != facts:
-            meta = modern.RequestMeta(version, self.capabilities(), self.client_info.to_dict(version),
-                                      level).to_meta()
-            self._meta_made = (facts, meta)
-        return meta
-
-    def _modern_request(self, method: str, params: dict | None, options: dict) -> dict:
-        """Rules 3 to 5: send, answer input requests, retry, until complete."""
-        params = base = dict(params or {})
-        version = self.protocol_version
-        if version is None:                     # connect() chose the era before any request is sent
-            raise SessionError(f"{method}: no protocol revision chosen yet")
-        for _ in range(MAX_INPUT_ROUNDS):
-            params = with_meta(params, self._modern_meta(version))
-            if self._restarter is None:
-                result = self.session.request(method, params, **options)
-            else:
-                result = self._restarter.request(self, method, params, options)
-            kind = check_result_type(result, method)
-            if kind == "complete":
-                return strip(result)
-            if kind == "task":                  # the tasks extension: follow it to its end
-                return strip(follow_task(self, method, result, options))
-            params = retry_params(base, method, result, self._answer_input)
-        raise SessionError(f"{method}: the server asked for input {MAX_INPUT_ROUNDS} times "
-                           "without completing")
-
     def _answer_input(self, method: str, params: dict) -> dict:
         """One input request of a multi round-trip answer (rule 5): the same
         callbacks, capability checks and approval hook as a legacy server request."""
@@ -371,30 +321,3 @@ class ModernEra(ClientState):
         with self._lock:
             tool = self._tool_cache.get(params.get("name"))
         return param_headers(tool, params.get("arguments"))
-
-
-def read_example(name: str, data):
-    """Read a specification example of a modern-era definition (tests/test_modern_examples.py)."""
-    if name in ("ClientCapabilities", "ServerCapabilities"):
-        return read_capabilities(data, name)
-    if name in ("CreateMessageRequest", "ElicitRequest", "ListRootsRequest"):
-        return read_input_request(data)
-    if name == "InputRequests":
-        return {key: read_input_request(value) for key, value in data.items()}
-    if name == "InputResponses":
-        return {key: read_input_response(value) for key, value in data.items()}
-    if name.endswith("Response") and isinstance(data, dict) and "result" in data:
-        return read_example(name[:-len("Response")], data["result"])
-    if name == "DiscoverResult":
-        return read_discover(data)
-    if name == "DiscoverRequest":
-        return modern.read_meta(data.get("params"))
-    if name == "InputRequiredResult":
-        return read_input_required(data)
-    if name == "SubscriptionsListenResult":
-        check_result_type(data)
-        subscription = (data.get("_meta") or {}).get(modern.SUBSCRIPTION_ID)
-        if subscription is None:
-            raise InvalidParamsError("SubscriptionsListenResult._meta needs the subscription id")
-        return data
-    raise InvalidParamsError(f"no modern-era reader for {name}")

@@ -1,6 +1,5 @@
-"""Reading a result of 2026-07-28, the client's side (client/modern/era.py rule 4:
-``check_result_type`` and ``strip``, what the public methods parse), and
-multi round-trip requests (rule 5): a result that asks for input
+"""Multi round-trip requests of 2026-07-28, the client's side (client/modern/era.py
+rule 5; a modern request and its result are client/modern/requesting.py): a result that asks for input
 (``InputRequiredResult``) names what the server needs (sampling, elicitation,
 roots); the client answers each and retries the request with the answers and
 the ``requestState`` echoed exactly, at most ``MAX_INPUT_ROUNDS`` times.
@@ -12,42 +11,7 @@ from mcp_ref import types
 from mcp_ref.protocol import modern
 from mcp_ref.errors import InternalError, InvalidParamsError
 
-_STRIPPED = ("resultType", "ttlMs", "cacheScope")
-_SERVER_INFO = modern.SERVER_INFO
 INPUT_METHODS = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
-
-
-def check_result_type(result, method: str | None = None) -> str:
-    """Rule 4: ``"complete"`` or ``"input_required"``; absent is ``"complete"``; ``"task"``
-    only for a ``tools/call`` (client/tasks/extension.py rule 2)."""
-    if not isinstance(result, dict):
-        raise InvalidParamsError("a result is an object")
-    kind = result.get("resultType", "complete")
-    if kind == "task":
-        if method == "tools/call":
-            return kind
-        raise InternalError(f"the server answered {method or 'a request'} with a CreateTaskResult, which "
-                            "only tools/call may get (the tasks extension)")
-    if kind not in ("complete", "input_required"):
-        raise InternalError(f"the server answered an unknown resultType {kind!r}")
-    return kind
-
-
-def strip(result: dict) -> dict:
-    """Rule 4: what the public methods parse, the same in both eras."""
-    meta = result.get("_meta")
-    info = isinstance(meta, dict) and _SERVER_INFO in meta
-    meta = meta if isinstance(meta, dict) else {}
-    if not info and result.keys().isdisjoint(_STRIPPED):
-        return result
-    result = {k: v for k, v in result.items() if k not in _STRIPPED}
-    if info:
-        meta = {k: v for k, v in meta.items() if k != _SERVER_INFO}
-        if meta:
-            result["_meta"] = meta
-        else:
-            del result["_meta"]
-    return result
 
 
 # ---------------------------------------------------------------- multi round-trip (rule 5)
@@ -86,7 +50,7 @@ def read_input_request(data) -> tuple:
 
 def read_input_required(result) -> tuple:
     """An ``InputRequiredResult``: ``({key: (method, params)}, requestState or None)``."""
-    if check_result_type(result) != "input_required":
+    if not isinstance(result, dict) or result.get("resultType") != "input_required":
         raise InvalidParamsError("not an InputRequiredResult")
     requests = result.get("inputRequests") or {}
     if not isinstance(requests, dict):

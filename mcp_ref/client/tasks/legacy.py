@@ -160,10 +160,8 @@ class TaskRequests(ClientState):
 
     def _check_task_support(self, name: str, as_task: bool) -> None:
         """Rule 1: refuse locally a call the tool's ``execution.taskSupport`` forbids
-        (``call_tool`` and ``call_tool_as_task`` call this before sending)."""
-        if not (lifecycle.at_least(self.protocol_version, TASKS_SINCE)
-                and lifecycle.has_capability(self.server_capabilities, "tasks.requests.tools.call")):
-            return                               # no tasks here: every tool is an ordinary one
+        (``call_tool`` and ``call_tool_as_task`` call this before sending, when the server
+        offers tasks: elsewhere every tool is an ordinary one)."""
         support = self._listed_task_support(name)
         if support is _UNLISTED:
             return

@@ -1,0 +1,179 @@
+"""The server a stdio client runs: spawning it, its stderr, and the shutdown ladder.
+
+``StdioClientTransport`` (transports/stdio.py) is the client's end of the pipes; this
+mix-in is what it does with the child process around them. Nothing here is on the
+way of a message. Rules (Spec: basic/transports#stdio, basic/lifecycle#shutdown,
+security_best_practices):
+
+1. The server is spawned with pipes (on POSIX in its own
+   process group); its stderr is drained on a thread into a bounded buffer
+   and a callback, so a chatty server never blocks on a full pipe.
+   Least privilege (Spec: security_best_practices, "Local MCP Server
+   Compromise"): the child's environment is a small safe set of the parent's
+   variables (``SAFE_ENV_VARS``) plus what ``env=`` names, not the whole of
+   ``os.environ``, so a secret of the host does not reach every server;
+   ``inherit_env=True`` passes everything, as a deliberate choice.
+2. The shutdown ladder: close the child's stdin, wait; SIGTERM (the whole
+   group), wait; SIGKILL, wait. The child is always reaped: no zombies. What
+   is left of its process group afterwards (grandchildren) is killed.
+   The ladder closes the child's stdin only once what was written has drained
+   (transports/stdio.py rule 4); a child that reads nothing while the queue
+   waits goes straight to SIGTERM.
+3. End of the server's stdout is the end of the connection, at once: the
+   exit code is not waited for (a server may close stdout and live on). It
+   reaches ``ConnectionClosed`` when the process has ended (``late_details``:
+   the first look at the error grants the exit ``LATE_EXIT_GRACE``).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections import deque
+from typing import Any, Callable, Sequence
+
+__all__ = ["ChildProcess", "SAFE_ENV_VARS", "default_environment"]
+
+LATE_EXIT_GRACE = 0.1      # seconds an exit code may take to follow the end of stdout (rule 3)
+
+# What a spawned server inherits by default (rule 1): enough to find programs, a home
+# directory and a temporary directory, and to run at all on Windows; no credentials.
+SAFE_ENV_VARS = ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT", "PROCESSOR_ARCHITECTURE",
+                 "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE") if os.name == "nt" \
+    else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+
+
+def default_environment() -> dict:
+    """The safe variables of ``SAFE_ENV_VARS`` that are set here. A value starting with
+    ``()`` (an exported shell function) is left out: a shell would run it as code."""
+    env = {}
+    for name in SAFE_ENV_VARS:
+        value = os.environ.get(name)
+        if value is not None and not value.startswith("()"):
+            env[name] = value
+    return env
+
+
+def _pass_through(line: str) -> None:
+    """Default stderr sink: our own stderr, written as text (works without a descriptor, as in Jupyter)."""
+    try:
+        sys.stderr.write(line if line.endswith("\n") else line + "\n")
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+class ChildProcess:
+    """The child-process half of ``StdioClientTransport`` (a mix-in: it holds ``_writer``,
+    the ``PipeWriter`` of the child's stdin, and the ladder's timeouts)."""
+
+    _writer: Any
+    close_timeout: float
+    terminate_timeout: float
+
+    def _spawn(self, argv: Sequence[str], env: dict | None, cwd: str | None, inherit_env: bool,
+               on_stderr: Callable[[str], None] | None, stderr_lines: int) -> None:
+        """Rule 1: start the server with pipes, in its own process group, and its stderr pump."""
+        self._on_stderr = on_stderr or _pass_through
+        self.stderr_tail: deque[str] = deque(maxlen=stderr_lines)
+        self._late_grace_used = False
+        self._closed = False
+        self._close_lock = threading.Lock()
+        full_env = dict(os.environ) if inherit_env else default_environment()
+        if env:
+            full_env.update(env)
+        self.process = subprocess.Popen(
+            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full_env,
+            cwd=cwd, start_new_session=(os.name == "posix"))
+        self._pump = threading.Thread(target=self._drain_stderr, name="mcp-stderr", daemon=True)
+        self._pump.start()
+
+    def _drain_stderr(self) -> None:
+        stream = self.process.stderr
+        assert stream is not None                   # Popen(stderr=PIPE)
+        try:
+            for raw in iter(stream.readline, b""):
+                line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                self.stderr_tail.append(line)
+                try:
+                    self._on_stderr(line)
+                except Exception:
+                    pass
+        except (OSError, ValueError):
+            pass
+
+    def close_details(self) -> dict:
+        """Exit code and stderr tail for ConnectionClosed, without waiting for the child
+        (rule 3): while it runs, ``late`` tells them once it has ended."""
+        details = self._ended_details()
+        return details if details is not None else \
+            {"exit_code": None, "stderr_tail": "\n".join(self.stderr_tail), "late": self._late_details}
+
+    def _late_details(self) -> dict | None:
+        """``_ended_details`` for an error looked at after the connection ended. The first
+        look grants the child ``LATE_EXIT_GRACE`` seconds to finish exiting (its stdout
+        closes a moment before its exit status can be read); later looks do not wait."""
+        if not self._late_grace_used and self.process.poll() is None:
+            self._late_grace_used = True
+            self._wait(LATE_EXIT_GRACE)
+        return self._ended_details()
+
+    def _ended_details(self) -> dict | None:
+        """Exit code and stderr tail once the child has ended (None while it runs). Its
+        last stderr lines are read first (the pump ends at EOF, which comes with the exit
+        unless a grandchild holds the pipe: hence the bound)."""
+        code = self.process.poll()
+        if code is None:
+            return None
+        self._pump.join(timeout=0.5)
+        return {"exit_code": code, "stderr_tail": "\n".join(self.stderr_tail)}
+
+    def close(self) -> None:
+        """The shutdown ladder (rule 2). Idempotent; returns once the child is reaped."""
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+        proc = self.process
+        # Closes stdin once the queue drained; a child that takes nothing meanwhile is not
+        # waiting for its EOF either (transports/stdio.py rule 4).
+        drained = self._writer.close(self.close_timeout)
+        if not drained or not self._wait(self.close_timeout):
+            self._signal(signal.SIGTERM if os.name == "posix" else None)
+            if not self._wait(self.terminate_timeout):
+                self._signal(signal.SIGKILL if os.name == "posix" else "kill")
+                self._wait(None)
+        if os.name == "posix":
+            # What is left of the group (a grandchild still holding our pipes) goes with
+            # the server: no orphans, and no pipe that never reaches EOF.
+            self._signal(signal.SIGKILL)
+        self._pump.join(timeout=1.0)
+        if not drained:                         # its write fails now that the reader is gone
+            self._writer.close(1.0)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is None or (stream is proc.stderr and self._pump.is_alive()):
+                continue                        # still read by the pump: closing it would block
+            try:
+                stream.close()
+            except (OSError, ValueError):
+                pass
+
+    def _wait(self, timeout) -> bool:
+        try:
+            self.process.wait(timeout=timeout)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+
+    def _signal(self, sig) -> None:
+        proc = self.process
+        try:
+            if os.name == "posix":
+                os.killpg(proc.pid, sig)        # the whole group: no orphaned grandchildren
+            elif sig == "kill":
+                proc.kill()
+            else:
+                proc.terminate()
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
