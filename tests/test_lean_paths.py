@@ -139,11 +139,12 @@ def test_sending_a_request_json_cannot_carry_raises_and_nothing_is_written():
 # Checked against what the interpreter had loaded before our import: a site hook
 # (an editable install's finder, for one) may load some of these itself.
 OPTIONAL = ["requests", "jsonschema", "mcp_ref.auth", "mcp_ref.transports.http.client.common"]
-HEAVY = OPTIONAL + ["dataclasses", "urllib.parse",
-                    "mcp_ref.types.base", "mcp_ref.server.resources", "mcp_ref.server.prompts",
-                    "mcp_ref.server.utilities", "mcp_ref.client.elicitation", "mcp_ref.client.sampling",
+# A server builds its models (mcp_ref.types, dataclasses) and its registries at registration
+# (tools.py rule 8): those load with it by design.
+HEAVY = OPTIONAL + ["urllib.parse", "mcp_ref.server.resources", "mcp_ref.server.prompts",
+                    "mcp_ref.client.elicitation", "mcp_ref.client.sampling",
                     "mcp_ref.client.approval", "mcp_ref.server.tasks.legacy", "mcp_ref.server.tasks.context",
-                    "mcp_ref.types.tasks", "secrets"]
+                    "secrets"]
 # The client's room imports its features and types at the top (its rooms share them).
 CLIENT_HEAVY = OPTIONAL + ["mcp_ref.server.server", "mcp_ref.server.resources", "mcp_ref.server.prompts",
                            "mcp_ref.server.tasks.legacy"]

@@ -1,23 +1,22 @@
-"""Arguments in, results out: ``bind_arguments`` turns ``tools/call`` (and
-``prompts/get``) arguments into the annotated Python types, ``to_jsonable``
-turns what a function returned back into JSON data.
-
-The plain types need nothing (the fast path: only an int becomes a float);
-anything else goes through the type hints, read by schema/signature.py's full path
-(``_full``: ``inspect`` and ``typing`` are bound there on first use by
-``_load``). Spec: server/tools#calling-tools, server/tools#structured-content.
+"""Arguments in: ``bind_arguments`` turns ``tools/call`` (and ``prompts/get``)
+arguments into the annotated Python types; ``Binder`` is the same, with the
+function's parameters and type hints read once (a tool's, at registration).
+Spec: server/tools#calling-tools, server/prompts#getting-a-prompt.
 """
 from __future__ import annotations
 
+import base64
+import binascii
+import enum
+from inspect import Parameter
+from typing import Any, Callable, get_args, get_origin
 
-from mcp_ref.schema import signature as _full
-from mcp_ref.schema import signature_fast
 from mcp_ref.errors import InvalidParamsError
-from mcp_ref.schema.signature import (_hints, _is_class, _is_record, _is_union, _is_unknown, _load, _parameters,
-                                      _record_fields, _split_annotated, _target)
-from mcp_ref.schema.signature_fast import _NONE, NO_DEFAULT
+from mcp_ref.schema import typehints
+from mcp_ref.schema.signature import (_LISTS, _MAPPINGS, _NONE, _SETS, NO_DEFAULT, Reading, _is_class, _is_record,
+                                      _is_union, _is_unknown, _record_fields, _split_annotated)
 
-__all__ = ["bind_arguments"]
+__all__ = ["bind_arguments", "Binder"]
 
 
 def _bad(path: str, problem: str) -> InvalidParamsError:
@@ -28,12 +27,12 @@ def _bad(path: str, problem: str) -> InvalidParamsError:
 def _fits(value, tp) -> bool:
     """Could JSON ``value`` be meant as a ``tp``? (Chooses the member of a union.)"""
     tp, _ = _split_annotated(tp)
-    kind = _full.get_origin(tp) or tp
-    if _is_record(tp) or kind in _full._MAPPINGS:
+    kind = get_origin(tp) or tp
+    if _is_record(tp) or kind in _MAPPINGS:
         return isinstance(value, dict)
-    if kind is tuple or kind in _full._LISTS or kind in _full._SETS:
+    if kind is tuple or kind in _LISTS or kind in _SETS:
         return isinstance(value, list)
-    if _is_class(tp) and issubclass(tp, _full.enum.Enum):
+    if _is_class(tp) and issubclass(tp, enum.Enum):
         return any(member.value == value for member in tp)
     if tp in (float, bytes, bytearray):
         return isinstance(value, (int, float) if tp is float else str)
@@ -44,14 +43,14 @@ def _convert(value, tp, path: str):
     """JSON ``value`` as the annotated type: records, enums, tuples, sets,
     base64 bytes, int to float, recursively through lists, dicts and unions."""
     tp, _ = _split_annotated(tp)
-    origin, args = _full.get_origin(tp), _full.get_args(tp)
+    origin, args = get_origin(tp), get_args(tp)
     if _is_union(tp):                               # the first member the JSON value fits
         members = [arg for arg in args if arg is not _NONE and _fits(value, arg)]
         return _convert(value, members[0], path) if members and value is not None else value
     if value is None or _is_unknown(tp):
         return value
     if _is_class(tp):
-        if issubclass(tp, _full.enum.Enum):
+        if issubclass(tp, enum.Enum):
             try:
                 return tp(value)
             except ValueError:
@@ -61,31 +60,29 @@ def _convert(value, tp, path: str):
         if tp is float and isinstance(value, int) and not isinstance(value, bool):
             return float(value)
         if issubclass(tp, (bytes, bytearray)) and isinstance(value, str):
-            import base64
-            import binascii
             try:
                 return tp(base64.b64decode(value, validate=True))
             except (binascii.Error, ValueError):
                 raise _bad(path, "not valid base64") from None
         return tp(value) if tp in (tuple, set, frozenset) and isinstance(value, list) else value
-    if isinstance(value, dict) and origin in _full._MAPPINGS:
-        item = args[1] if len(args) == 2 else _full.Any
+    if isinstance(value, dict) and origin in _MAPPINGS:
+        item = args[1] if len(args) == 2 else Any
         return {key: _convert(v, item, f"{path}.{key}") for key, v in value.items()}
     if not isinstance(value, list):
         return value
-    if origin is tuple or origin in _full._LISTS or origin in _full._SETS:
+    if origin is tuple or origin in _LISTS or origin in _SETS:
         fixed = origin is tuple and args and args[-1] is not Ellipsis     # tuple[A, B] rather than tuple[T, ...]
         if fixed and len(value) != len(args):
             raise _bad(path, f"expected {len(args)} items, got {len(value)}")
-        items = [_convert(v, args[i] if fixed else args[0] if args else _full.Any, f"{path}[{i}]")
+        items = [_convert(v, args[i] if fixed else args[0] if args else Any, f"{path}[{i}]")
                  for i, v in enumerate(value)]
-        return (frozenset if origin is frozenset else set if origin in _full._SETS
+        return (frozenset if origin is frozenset else set if origin in _SETS
                 else tuple if origin is tuple else list)(items)
     return value
 
 
 def _to_record(value, cls, path: str):
-    typed_dict = _full.typehints.is_typeddict(cls)
+    typed_dict = typehints.is_typeddict(cls)
     if not typed_dict and isinstance(value, cls):
         return value
     if not isinstance(value, dict):
@@ -105,49 +102,66 @@ def _to_record(value, cls, path: str):
         raise _bad(path, str(exc)) from None
 
 
-def bind_arguments(fn, arguments: dict | None, *, inject: dict | None = None) -> dict:
-    """Keyword arguments for ``fn(**kwargs)`` from a ``tools/call`` ``arguments`` object.
+def _as_is(hint: Any) -> bool:
+    """Whether ``_convert`` gives any JSON value of this type back as it is (str, int,
+    bool, dict, list and unannotated parameters; not a float, which an int becomes)."""
+    hint, _ = _split_annotated(hint)
+    return hint in (str, int, bool, dict, list) or _is_unknown(hint)
 
-    ``inject`` gives values for parameters the caller supplies (the context;
-    names that are not parameters are ignored; a client argument of that name is
-    unknown). Values become the annotated types (see ``_convert``). Unknown names
-    (unless ``fn`` takes ``**kwargs``), missing required parameters and values
-    that do not convert raise InvalidParamsError naming them (also in ``data``)."""
-    arguments = {} if arguments is None else arguments
-    if not isinstance(arguments, dict):
-        raise InvalidParamsError("arguments must be an object")
+
+class Binder:
+    """``fn``'s parameters and type hints, read once (``fn`` may be its ``Reading``);
+    calling it binds one call's arguments (``bind_arguments``). ``inject``: the names of
+    the parameters the caller supplies (the context)."""
+
+    def __init__(self, fn: Callable | Reading, inject: tuple = ()):
+        read = fn if isinstance(fn, Reading) else Reading(fn)
+        params = read.params
+        self.hints = read.hints
+        self.inject = frozenset(inject)
+        self.by_name = {name: default for name, kind, default in params
+                        if kind is Parameter.POSITIONAL_OR_KEYWORD or kind is Parameter.KEYWORD_ONLY}
+        self.var_keyword = next((name for name, kind, _ in params if kind is Parameter.VAR_KEYWORD), None)
+        # Decided once, not per call: the injected parameters, the required ones, and those
+        # whose JSON value is already the Python value (``_as_is``: not converted).
+        self.injected = tuple(name for name in self.by_name if name in self.inject)
+        self.required = tuple(name for name, default in self.by_name.items() if default is NO_DEFAULT)
+        self.as_is = frozenset(name for name in self.by_name
+                               if name not in self.inject and _as_is(self.hints.get(name, Any)))
+
+    def __call__(self, arguments: dict | None, context: Any = None) -> dict:
+        """Keyword arguments for ``fn(**kwargs)``; ``context`` fills the injected names.
+
+        Values become the annotated types (see ``_convert``). Unknown names (unless
+        ``fn`` takes ``**kwargs``; an injected name is unknown to a client), missing
+        required parameters and values that do not convert raise InvalidParamsError
+        naming them (also in ``data``)."""
+        arguments = {} if arguments is None else arguments
+        if not isinstance(arguments, dict):
+            raise InvalidParamsError("arguments must be an object")
+        by_name, var_keyword, hints, as_is = self.by_name, self.var_keyword, self.hints, self.as_is
+        kwargs = {name: context for name in self.injected}
+        unknown = []
+        for name, value in arguments.items():
+            if name in as_is:
+                kwargs[name] = value
+            elif name in self.inject or (name not in by_name and var_keyword is None):
+                unknown.append(name)
+            else:
+                kwargs[name] = _convert(value, hints.get(name if name in by_name else var_keyword, Any), name)
+        missing = [name for name in self.required if name not in kwargs]
+        for problem, names in (("unknown", unknown), ("missing required", missing)) if unknown or missing else ():
+            if names:
+                raise InvalidParamsError(f"{problem} argument{'s' if len(names) > 1 else ''}: "
+                                         + ", ".join(repr(name) for name in names), {problem.split()[0]: names})
+        return kwargs
+
+
+def bind_arguments(fn: Callable, arguments: dict | None, *, inject: dict | None = None) -> dict:
+    """Keyword arguments for ``fn(**kwargs)`` from a ``tools/call`` ``arguments`` object:
+    ``Binder(fn)`` for one call. ``inject`` gives values for parameters the caller
+    supplies (the context; names that are not parameters are ignored)."""
     inject = inject or {}
-    fast = signature_fast.fast_parameters(fn, inject=inject)
-    if fast is not None:                            # of the fast types only float converts (from int)
-        by_name = {name: default for name, _, default in fast[0]}
-        by_name.update(dict.fromkeys(fast[1]))     # injected: always given
-        floats = {name for name, hint, _ in fast[0] if hint is float}
-        var_keyword = None
-
-        def convert(name, value):
-            return float(value) if name in floats and isinstance(value, int) and not isinstance(value, bool) \
-                else value
-    else:
-        _load()
-        hints = _hints(_target(fn))
-        params = _parameters(fn)
-        by_name = {name: default for name, kind, default in params
-                   if kind.name in ("POSITIONAL_OR_KEYWORD", "KEYWORD_ONLY")}
-        var_keyword = next((name for name, kind, _ in params if kind.name == "VAR_KEYWORD"), None)
-
-        def convert(name, value):
-            return _convert(value, hints.get(name if name in by_name else var_keyword, _full.Any), name)
-    kwargs = {name: value for name, value in inject.items() if name in by_name}
-    injected = set(kwargs)
-    unknown = []
-    for name, value in arguments.items():
-        if name in injected or (name not in by_name and var_keyword is None):
-            unknown.append(name)
-        else:
-            kwargs[name] = convert(name, value)
-    missing = [name for name, default in by_name.items() if default is NO_DEFAULT and name not in kwargs]
-    for problem, names in (("unknown", unknown), ("missing required", missing)):
-        if names:
-            raise InvalidParamsError(f"{problem} argument{'s' if len(names) > 1 else ''}: "
-                                     + ", ".join(repr(name) for name in names), {problem.split()[0]: names})
+    kwargs = Binder(fn, tuple(inject))(arguments)
+    kwargs.update((name, value) for name, value in inject.items() if name in kwargs)
     return kwargs

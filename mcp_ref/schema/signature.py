@@ -1,48 +1,84 @@
-"""Tool functions as MCP tools: Python signatures to JSON Schema, and back.
+"""Tool functions as MCP tools: Python signatures to JSON Schema.
 
 Spec: server/tools#tool (``inputSchema``, ``outputSchema``: JSON Schema 2020-12
 unless ``$schema`` says otherwise), server/tools#structured-content.
 
-Schemas come from type hints, defaults and Google-style docstrings;
-``bind_arguments`` (schema/binding.py) turns ``tools/call`` arguments into the annotated
-types, ``to_jsonable`` (schema/jsonable.py) turns results back into JSON (checking values against a
-schema is schema/validation.py's; docstrings are read by schema/docstrings.py). Recursive dataclasses/TypedDicts go
-to ``$defs`` (``{"$ref": "#/$defs/<ClassName>"}``); other classes are inlined;
-classes this module does not know map to ``{}`` (any value). No I/O.
+Rules:
 
-Two paths give the same results (the fast one is schema/signature_fast.py; schema/binding.py and
-schema/jsonable.py hold the way back, from JSON to Python and from Python to JSON):
+1. Schemas come from type hints (``typing.get_type_hints``, through
+   schema/typehints.py), defaults (``inspect.signature``) and Google-style
+   docstrings (schema/docstrings.py). A function is read once, when it is
+   registered (server/tools.py, prompts.py, resources.py), in one ``Reading``.
+2. A parameter without a default is required; a default that is JSON data is
+   listed as ``default``; one that is not is left out of the schema.
+3. Recursive dataclasses/TypedDicts go to ``$defs`` (``{"$ref":
+   "#/$defs/<ClassName>"}``); other classes are inlined; classes this module
+   does not know map to ``{}`` (any value).
+4. ``*args``, ``**kwargs`` and parameters typed as the server's ``Context``
+   are left out (the caller injects the context); a positional-only parameter
+   is a TypeError (arguments go by name).
 
-* the fast path (schema/signature_fast.py) reads a plain function of ``int``, ``float``,
-  ``str``, ``bool``, ``list``, ``dict`` and ``None`` parameters straight from
-  ``__code__``, ``__defaults__``, ``__kwdefaults__`` and ``__annotations__``;
-* the full path (this module) handles every other callable and type hint with
-  ``inspect`` and ``typing``, imported on its first use (``_load``).
-
-Why two paths and not one: importing this module imports neither ``inspect``
-nor ``typing``, and a server whose tools are all plain never does. Those two
-cost 9 to 17 ms to import, against a stdio server's whole cold start of about
-27 ms (bench/bench_stdio.py, target 1.5x a bare loop's 23 ms): the full path
-alone would miss that target. The paths do not overlap in use: a function
-the fast path can read never reaches the full path, and
-tests/test_signature_fast_path.py holds the two to the same answers on the
-functions both can read.
+The way back, from JSON arguments to Python values, is schema/binding.py's;
+from Python results to JSON, schema/jsonable.py's. No I/O.
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
+import enum
+import functools
+import inspect
+import json
+import re
+import typing
 from collections import abc
 from types import FunctionType, GenericAlias
+from typing import Any, Literal, get_args, get_origin
 
+from mcp_ref.schema import typehints
 from mcp_ref.schema.docstrings import parse_docstring
-from mcp_ref.schema import signature_fast
 from mcp_ref.schema.jsonable import to_jsonable
-from mcp_ref.schema.signature_fast import (_FAST_SCHEMAS, _NOT_FAST, NO_DEFAULT, NO_HINT, _default_of, _object_schema)
 
 _NONE = type(None)
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", _NONE: "null"}
 # Content blocks are known by name (or a TYPE attribute): this module does not import types.
+_JSON_SCALARS = (str, int, bool, _NONE)
+_ELSEWHERE = frozenset(("__wrapped__", "__signature__"))  # what sends inspect to another object's signature
 _CONTENT_NAMES = {"TextContent", "ImageContent", "AudioContent", "EmbeddedResource", "ResourceLink",
                   "ContentBlock", "CallToolResult"}
+_WRAPPERS = tuple(getattr(typing, name) for name in ("Required", "NotRequired", "ReadOnly") if hasattr(typing, name))
+_UNIONS = typehints.UNION_ORIGINS
+_LISTS = (list, abc.Sequence, abc.MutableSequence, abc.Iterable, abc.Collection)
+_SETS = (set, frozenset, abc.Set, abc.MutableSet)
+_MAPPINGS = (dict, abc.Mapping, abc.MutableMapping)
+
+
+class _Marker:
+    """A named sentinel."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+NO_DEFAULT: Any = _Marker("NO_DEFAULT")      # a parameter or field without a default
+
+
+def _default_of(default: Any) -> Any:
+    """A default as listed in a schema (JSON data), or NO_DEFAULT when it is not JSON (rule 2)."""
+    if type(default) in _JSON_SCALARS:
+        return default                              # JSON as it is (no float: NaN is not JSON)
+    try:
+        return json.loads(json.dumps(to_jsonable(default), allow_nan=False))
+    except (TypeError, ValueError):
+        return NO_DEFAULT
+
+
+def _object_schema(properties: dict, required: list, description: str | None = None) -> dict:
+    schema = {"type": "object", "properties": properties, "required": required, "description": description}
+    return {key: value for key, value in schema.items() if value or key == "properties"}
 
 
 class Field:
@@ -59,40 +95,10 @@ def description_of(fn) -> str | None:
     return parse_docstring(getattr(target, "__doc__", None))[0]
 
 
-# ====================================================================== full path
-# Bound by _load() on first use; everything below it runs after _load().
-inspect = typing = dataclasses = enum = functools = copy = typehints = None
-Any = Literal = Union = get_args = get_origin = None
-_WRAPPERS = _UNIONS = _LISTS = _SETS = _MAPPINGS = ()
-_loaded = False
-
-
-def _load() -> None:
-    """Import what the full path needs (inspect, typing, ...) and bind it here, once."""
-    global inspect, typing, dataclasses, enum, functools, copy, Any, Literal, Union, get_args, get_origin
-    global _WRAPPERS, _UNIONS, _LISTS, _SETS, _MAPPINGS, typehints, _loaded
-    if _loaded:
-        return
-    import copy
-    import dataclasses
-    import enum
-    import functools
-    import inspect
-    import typing
-    from typing import Any, Literal, Union, get_args, get_origin
-
-    from mcp_ref.schema import typehints
-    _WRAPPERS = tuple(getattr(typing, name) for name in ("Required", "NotRequired", "ReadOnly")
-                      if hasattr(typing, name))
-    _UNIONS = typehints.UNION_ORIGINS
-    _LISTS = (list, abc.Sequence, abc.MutableSequence, abc.Iterable, abc.Collection)
-    _SETS = (set, frozenset, abc.Set, abc.MutableSet)
-    _MAPPINGS = (dict, abc.Mapping, abc.MutableMapping)
-    _loaded = True                                  # last: another thread may be checking it
-
-
 def _split_annotated(tp) -> tuple:
     """``Annotated[T, m...]`` -> ``(T, [m...])``; also unwraps Required/NotRequired and NewType."""
+    if type(tp) is type:
+        return tp, []                               # a plain class: nothing to unwrap
     metadata: list = []
     while True:
         if get_origin(tp) is typing.Annotated:
@@ -126,28 +132,40 @@ def _is_unknown(tp) -> bool:
 
 def _target(fn):
     """What holds ``fn``'s annotations and docstring (a callable object's ``__call__``)."""
-    _load()
     fn = fn.func if isinstance(fn, functools.partial) else fn
     return fn if inspect.isroutine(fn) or inspect.isclass(fn) else getattr(fn, "__call__", fn)
 
 
-def _hints(obj, localns: dict | None = None) -> dict:
-    """Type hints with ``Annotated`` kept; an annotation that does not resolve (e.g. a
-    class imported under TYPE_CHECKING) stays a string, and ``"X | Y"`` strings are
-    read on 3.9 too (schema/typehints.py)."""
-    return typehints.get_type_hints(obj, localns)
-
-
 def _parameters(fn) -> list:
-    """``[(name, kind, default)]`` from ``inspect.signature``; default ``NO_DEFAULT`` when none."""
-    empty = inspect.Parameter.empty
-    return [(name, p.kind, NO_DEFAULT if p.default is empty else p.default)
-            for name, p in inspect.signature(fn).parameters.items()]
+    """``[(name, kind, default)]`` in ``inspect.signature``'s order; default ``NO_DEFAULT``
+    when none. A plain function is read from its code object, which is what inspect
+    reads, without making its objects: first listing of 10,000 tools, 27 of a tool's
+    41 us of reading (bench/README.md, "Schema and server"). Other callables (partials,
+    methods, callable objects, a ``__wrapped__`` or ``__signature__``) go to inspect."""
+    if type(fn) is not FunctionType or not _ELSEWHERE.isdisjoint(fn.__dict__):
+        empty = inspect.Parameter.empty
+        return [(name, p.kind, NO_DEFAULT if p.default is empty else p.default)
+                for name, p in inspect.signature(fn).parameters.items()]
+    code, kinds = fn.__code__, inspect.Parameter
+    positional, names, flags = code.co_argcount, code.co_varnames, code.co_flags
+    defaults, keyword_defaults = fn.__defaults__ or (), fn.__kwdefaults__ or {}
+    first = positional - len(defaults)
+    params: list = [(names[i], kinds.POSITIONAL_ONLY if i < code.co_posonlyargcount else kinds.POSITIONAL_OR_KEYWORD,
+               defaults[i - first] if i >= first else NO_DEFAULT) for i in range(positional)]
+    keyword_only = names[positional:positional + code.co_kwonlyargcount]
+    rest = positional + len(keyword_only)           # then *args, then **kwargs
+    if flags & inspect.CO_VARARGS:
+        params.append((names[rest], kinds.VAR_POSITIONAL, NO_DEFAULT))
+        rest += 1
+    params += [(name, kinds.KEYWORD_ONLY, keyword_defaults.get(name, NO_DEFAULT)) for name in keyword_only]
+    if flags & inspect.CO_VARKEYWORDS:
+        params.append((names[rest], kinds.VAR_KEYWORD, NO_DEFAULT))
+    return params
 
 
-def _record_fields(cls) -> tuple:
+def _record_fields(cls: type) -> tuple:
     """A dataclass's or TypedDict's ``(description, [(name, hint, required, default, description)])``."""
-    hints = _hints(cls, localns={cls.__name__: cls})
+    hints = typehints.get_type_hints(cls, {cls.__name__: cls})
     doc = cls.__doc__
     if doc and dataclasses.is_dataclass(cls) and doc.startswith(cls.__name__ + "("):
         doc = None                                  # the signature that dataclasses writes itself
@@ -217,6 +235,8 @@ class _SchemaBuilder:
         return {"$ref": f"#/$defs/{self.names[cls]}"}
 
     def _bare(self, tp) -> dict:
+        if type(tp) is type and tp in _JSON_TYPES:  # bool, int, float, str, None: exactly
+            return {"type": _JSON_TYPES[tp]}
         if _is_unknown(tp):
             return {}
         tp = _NONE if tp is None else tp
@@ -240,7 +260,7 @@ class _SchemaBuilder:
             return {"type": "array", "prefixItems": [self.schema(arg) for arg in args],
                     "minItems": len(args), "maxItems": len(args)}
         if kind is tuple or kind in _LISTS or kind in _SETS:
-            schema = {"type": "array"}
+            schema: dict[str, Any] = {"type": "array"}
             if args and args[0] is not Any:
                 schema["items"] = self.schema(args[0])
             if kind in _SETS:
@@ -272,7 +292,6 @@ class _SchemaBuilder:
 
 def schema_for_type(tp) -> dict:
     """The JSON Schema of one Python type (with ``$defs`` at its root when needed)."""
-    _load()
     builder = _SchemaBuilder()
     return builder.finish(builder.schema(tp))
 
@@ -280,57 +299,67 @@ def schema_for_type(tp) -> dict:
 def _is_context(tp, skip: tuple) -> bool:
     """Is ``tp`` one of ``skip`` (a subclass, ``Optional`` of one, or a string naming one)?"""
     tp, _ = _split_annotated(tp)
+    if type(tp) is type:
+        return issubclass(tp, skip)
     if _is_union(tp):
         members = [arg for arg in get_args(tp) if arg is not _NONE]
         return len(members) == 1 and _is_context(members[0], skip)
     if isinstance(tp, typing.ForwardRef):
         tp = tp.__forward_arg__
     if isinstance(tp, str):                         # an annotation that did not resolve
-        import re
         names = {n.rsplit(".", 1)[-1] for n in re.findall(r"[A-Za-z_][\w.]*", tp)} - {"Optional", "None"}
         return len(names) == 1 and names <= {cls.__name__ for cls in skip}
     origin = get_origin(tp) or tp
     return isinstance(origin, type) and issubclass(origin, skip)
 
 
-_SKIPPED_KINDS = ("VAR_POSITIONAL", "VAR_KEYWORD")
+_SKIPPED_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
+class Reading:
+    """One reading of ``fn`` (rule 1): its parameters ``[(name, kind, default)]``, type
+    hints, docstring (``description``, parameter ``docs``) and the names typed as one of
+    ``skip`` (``context``). The schemas below and schema/binding.py's ``Binder`` are all
+    made from one reading: reading a tool three or four times made a first listing of
+    10,000 tools 18x the floor (target 3x; bench/README.md, "Schema and server")."""
+
+    __slots__ = ("fn", "params", "hints", "description", "docs", "context")
+
+    def __init__(self, fn, skip: tuple = ()):
+        target = _target(fn)
+        self.fn, self.params, self.hints = fn, _parameters(fn), typehints.get_type_hints(target)
+        self.description, self.docs = parse_docstring(getattr(target, "__doc__", None))
+        self.context = [name for name, kind, _ in self.params
+                        if kind not in _SKIPPED_KINDS and _is_context(self.hints.get(name, Any), skip)]
+
+
+def _reading(fn, skip: tuple) -> Reading:
+    return fn if isinstance(fn, Reading) else Reading(fn, skip)
 
 
 def context_params(fn, skip: tuple = ()) -> list:
     """Names of the parameters typed as one of ``skip`` (the server's Context
     class, also ``Optional[Context]``): not in the schema, injected by the caller."""
-    shape = signature_fast.shape_of(fn, skip)
-    if shape is not None:
-        return list(shape.parameters[1])
-    _load()
-    hints = _hints(_target(fn))
-    return [name for name, kind, _ in _parameters(fn)
-            if kind.name not in _SKIPPED_KINDS and _is_context(hints.get(name, Any), skip)]
+    return _reading(fn, skip).context
 
 
-def input_schema(fn, *, skip: tuple = (), shape=None, docs: dict | None = None) -> dict:
-    """The ``inputSchema`` of ``fn``: an object with a property per parameter.
+def input_schema(fn, *, skip: tuple = ()) -> dict:
+    """The ``inputSchema`` of ``fn`` (or of its ``Reading``): an object with a property
+    per parameter.
 
     Parameters without a default are required; JSON defaults appear as
     ``default``; descriptions from ``Annotated``, else the docstring's ``Args:``.
     ``*args``, ``**kwargs`` and parameters typed as one of ``skip`` are left
-    out; a positional-only parameter raises TypeError (arguments go by name).
-    ``shape`` and ``docs``: ``signature_fast.shape_of(fn, skip)`` and the docstring's
-    parameters, when the caller has read them already (server/tools.py)."""
-    if shape is None:
-        shape = signature_fast.shape_of(fn, skip)
-    if shape is not None:
-        return shape.input_schema(docs if docs is not None else parse_docstring(fn.__doc__)[1])
-    _load()
-    docs = parse_docstring(getattr(_target(fn), "__doc__", None))[1]
-    hints = _hints(_target(fn))
+    out; a positional-only parameter raises TypeError (arguments go by name)."""
+    read = _reading(fn, skip)
+    hints, docs, context = read.hints, read.docs, read.context
     builder = _SchemaBuilder()
     properties, required = {}, []
-    for name, kind, default in _parameters(fn):
-        if kind.name in _SKIPPED_KINDS or _is_context(hints.get(name, Any), skip):
+    for name, kind, default in read.params:
+        if kind in _SKIPPED_KINDS or name in context:
             continue
         if kind is inspect.Parameter.POSITIONAL_ONLY:
-            raise TypeError(f"{getattr(fn, '__name__', fn)}: positional-only parameter {name!r} "
+            raise TypeError(f"{getattr(read.fn, '__name__', read.fn)}: positional-only parameter {name!r} "
                             "cannot be given by name")
         properties[name] = builder.property(hints.get(name, Any), default, docs.get(name))
         if default is NO_DEFAULT:
@@ -345,24 +374,16 @@ def _is_content_type(tp, extra: tuple) -> bool:
     return _is_class(tp) and (issubclass(tp, extra) or hasattr(tp, "TYPE") or tp.__name__ in _CONTENT_NAMES)
 
 
-def output_schema(fn, *, wrap: bool = False, unstructured: tuple = (), shape=None) -> dict | None:
+def output_schema(fn, *, wrap: bool = False, unstructured: tuple = ()) -> dict | None:
     """The ``outputSchema`` from ``fn``'s return annotation, or None (unstructured).
 
     Dataclass, TypedDict, ``dict[str, T]``: their object schema. Other types:
     None, or with ``wrap=True`` the official SDK's ``{"type": "object",
     "properties": {"result": ...}, "required": ["result"]}``. Always None for no
     annotation, None, str and content blocks (a ``TYPE`` attribute, an MCP
-    content class name, or in ``unstructured``; lists/unions of them). ``shape``:
-    ``signature_fast.shape_of(fn)``, when the caller has it already (server/tools.py)."""
-    fast = shape.returns if shape is not None else signature_fast._fast_return(fn)
-    if fast is not _NOT_FAST and not (unstructured and isinstance(fast, type) and issubclass(fast, unstructured)):
-        if fast is NO_HINT or fast is _NONE or fast is str:
-            return None
-        if fast is dict:
-            return {"type": "object"}
-        return _object_schema({"result": dict(_FAST_SCHEMAS[fast])}, ["result"]) if wrap else None
-    _load()
-    hints = _hints(_target(fn))
+    content class name, or in ``unstructured``; lists/unions of them). ``fn`` may be
+    its ``Reading``."""
+    hints = fn.hints if isinstance(fn, Reading) else typehints.get_type_hints(_target(fn))
     if "return" not in hints:
         return None
     tp, metadata = _split_annotated(hints["return"])

@@ -42,63 +42,33 @@ Rules:
 7. ``task_support`` (``"forbidden"``, ``"optional"``, ``"required"``; None
    lists nothing, which means forbidden) is listed as ``execution.taskSupport``
    (2025-11-25). A call whose params carry ``task``, or of a tool that declared
-   ``task_support``, goes to ``server/tasks/legacy.py`` (``route_tool_call``), loaded
-   then: it runs the call as a task, as an ordinary call, or answers -32601.
+   ``task_support``, goes to ``server/tasks/legacy.py`` (``route_tool_call``):
+   it runs the call as a task, as an ordinary call, or answers -32601.
    The ordinary call pays one dict lookup and one attribute read for this.
    Spec: basic/utilities/tasks#tool-level-negotiation.
-8. Registering a plain function keeps it and its options only; its schemas
-   are made on its first listing, ``get`` or call (``_Entry.prepare``), its
-   binder and validators on its first call (``_Entry.arm``), so a server of
-   10,000 tools starts at once, a paginated listing builds only the page it
-   sends, and listing keeps nothing a call alone needs (bench/bench_growth.py).
-   A given ``annotations``/``icons``, or a function that is not a plain
-   ``def`` (or has positional-only parameters), is read at registration,
-   where its errors belong.
-9. A listing writes each tool's wire dict from its fields (``listed_tool``),
-   not through the ``Tool`` model: building a ``Tool`` and its ``to_dict``
-   (which copies the schemas) were half of a first listing of 10,000 tools
-   (bench/bench_growth.py, issue 17), and the listing would load
-   ``mcp_ref.types`` for nothing. The schemas are shared with the fields,
-   not copied (a listed dict is only read, pagination.py rule 5). The
-   ``Tool`` of ``get`` is still the model; tests/test_tool_listing.py holds
-   both to the same dict for every revision. Tools of the same parameters
-   share one schema made from their signature (schema/signature_fast.py): schemas
-   are read-only. A tool that fits the shape of one read before is not read
-   again (``signature_fast.shape_of``), and what is read is kept in the
-   entry's slots (``_Entry``), not in a dict per tool: reading every
-   signature (~2-3 us a tool) and a dict per tool (with the garbage
-   collections it brought) were ~40% of a first listing of 10,000 tools
-   (bench/README.md, issue 17, third pass). A tool given no options, whose
-   docstring describes no parameter, takes its schemas and ``wrap`` from its
-   shape (``_analyse``: made for the first such tool of the shape, kept in
-   ``Shape.derived``): reading the return annotation and asking for the
-   schema again for each tool was ~20% of what ``_analyse`` did (1.6 us
-   warm instead of 2.0; bench/README.md, fourth pass).
-
-Start-up and ``tools/call`` latency are benchmark targets (bench/bench_stdio.py),
-so registering the common tool (see schema/signature.py's fast path) and calling it
-load neither ``inspect``/``typing`` nor ``mcp_ref.types``: the ``Tool`` object
-is built when first listed or asked for (``add(build=False)``), and scalar,
-structured and error results are written as wire dicts directly (``tool_result``
-says why, and where the dataclass is still used).
+8. A tool is read once (one ``signature.Reading``, from which its schemas, its
+   ``Tool`` model, its binder ``binding.Binder`` and its validators are made) by ``_Entry.ready``.
+   ``add_tool`` reads it at once; ``@server.tool`` of a plain function reads it
+   on its first listing, ``get`` or call: 10,000 tools read at registration
+   started 30x slower than the floor (target 3x; bench/README.md, "reading edition").
+   A listing is each ``Tool``'s ``to_dict`` for the session's revision.
 """
 from __future__ import annotations
 
+import threading
+import warnings
+from types import FunctionType
+from typing import Any, Callable
 
-from mcp_ref.schema import signature, signature_fast
-from mcp_ref.schema.docstrings import parse_docstring
 from mcp_ref.errors import InvalidParamsError, McpError, UrlElicitationRequiredError, get_logger
-from mcp_ref.server.features import BUILD_LOCK, as_icons, as_model, built_once, deferrable, next_serial
+from mcp_ref.schema import signature
+from mcp_ref.schema.binding import Binder
+from mcp_ref.schema.validation import argument_checker
+from mcp_ref.server.features import as_icons, as_model, next_serial
 from mcp_ref.server.pagination import NamedRegistry
-from mcp_ref.server.tool_binding import _Binder, _Checker, _direct_params
+from mcp_ref.server.same_thread import SameThread
 from mcp_ref.server.tool_results import error_result, tool_result
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only
-    from typing import Callable
-
-    from mcp_ref.types import Tool
-    from mcp_ref.server.same_thread import SameThread
+from mcp_ref.types import Tool, ToolAnnotations, ToolExecution
 
 log = get_logger("mcp_ref.server")
 
@@ -124,141 +94,60 @@ def tool_name_problem(name: str) -> str | None:
     return None
 
 
-def _build_tool(entry: _Entry) -> Tool:
-    from mcp_ref.types import Tool, ToolAnnotations, ToolExecution
-    options, support = entry.options, entry.task_support
-    return Tool(name=entry.name, title=options["title"], description=entry.description,
-                input_schema=entry.input_schema, output_schema=entry.output_schema,
-                annotations=as_model(ToolAnnotations, options["annotations"]), icons=as_icons(options["icons"]),
-                execution=ToolExecution(task_support=support) if support is not None else None,
-                meta=options["meta"])
-
-
 class _Entry:
-    """A registered tool: what ``tools/call`` needs, and the ``Tool`` it is listed as.
+    """A registered tool: its ``Tool``, and what ``tools/call`` needs, made by ``ready``
+    (rule 8)."""
 
-    Rule 8: only the name, the function and the options are kept at
-    registration; ``prepare`` reads the signature (the schemas) on the first
-    listing, ``get`` or call, once, whoever comes first; ``arm`` makes the
-    binder and the validators on the first call. What ``prepare`` reads is kept
-    in the entry's own slots, not in a dict of its own: one object less per tool
-    for the garbage collector to walk (rule 9)."""
+    __slots__ = ("name", "fn", "options", "skip", "same_thread", "task_support", "serial", "tool", "wrap",
+                 "bind", "check_input", "check_output", "_lock")
 
-    __slots__ = ("name", "fn", "options", "same_thread", "task_support", "serial", "prepared",
-                 "description", "input_schema", "output_schema", "wrap",
-                 "bind", "check_input", "check_output", "_tool")
-
-    def __init__(self, name: str, fn: Callable, options: dict, same_thread: bool = False):
-        self.name, self.fn, self.options = name, fn, options
-        self.same_thread = same_thread
-        self.task_support = options["task_support"]  # rule 7: None, or as given
+    def __init__(self, name: str, fn: Callable, options: dict, skip: tuple, same_thread: bool):
+        self.name, self.fn, self.options, self.skip, self.same_thread = name, fn, options, skip, same_thread
+        self.task_support = options["task_support"]            # rule 7
         self.serial = next_serial()
-        self.prepared = False
-        self.description = self.input_schema = self.output_schema = self.wrap = self._tool = None
-        self.bind = self.check_input = self.check_output = None
+        self.tool: Tool | None = None
+        self._lock = threading.Lock()
 
-    def prepare(self, skip: tuple) -> None:
-        """Rule 8: read the signature for a listing, once (``skip``: the server's Context
-        class): the listed description and schemas, and whether a result is wrapped."""
-        if self.prepared:
-            return
-        with BUILD_LOCK:
-            if not self.prepared:
-                self.description, self.input_schema, self.output_schema, self.wrap = _analyse(
-                    self.fn, self.options, skip)
-                self.prepared = True                # last: a reader that sees it sees the rest
+    def ready(self) -> _Entry:
+        """Rule 8: read the function once (its schemas, its ``Tool``, its binder and its
+        validators), on the first listing, ``get`` or call, whichever comes first."""
+        if self.tool is None:
+            with self._lock:
+                if self.tool is None:
+                    self._read()
+        return self
 
-    def arm(self, skip: tuple) -> Callable:
-        """Rule 8: what a call needs, made on the first call: the binder and the
-        validators (most tools of a large catalogue are listed, never called).
-        Returns the input check."""
-        self.prepare(skip)
-        with BUILD_LOCK:
-            if self.bind is None:
-                output = self.output_schema
-                self.check_output = _Checker(output) if output is not None else None
-                self.bind = _binder(self.fn, skip)
-        check = self.check_input = _Checker(self.input_schema).compiled()   # may load jsonschema
-        return check
-
-    @property
-    def tool(self) -> Tool:
-        return built_once(self, "_tool", _build_tool)
-_NO_OPTIONS = dict.fromkeys(("title", "description", "input_schema", "output_schema", "structured_output",
-                             "annotations", "icons", "meta", "task_support"))
+    def _read(self) -> None:
+        options = self.options
+        read = signature.Reading(self.fn, self.skip)            # rule 8: the one reading
+        inputs, outputs, self.wrap = _schemas(read, options["input_schema"], options["output_schema"],
+                                              options["structured_output"])
+        description = options["description"]
+        support = self.task_support
+        self.bind = Binder(read, tuple(read.context))
+        self.check_input = argument_checker(inputs)
+        self.check_output = argument_checker(outputs) if outputs is not None else None
+        self.tool = Tool(name=self.name, title=options["title"], input_schema=inputs, output_schema=outputs,
+                         description=description if description is not None else read.description,
+                         annotations=as_model(ToolAnnotations, options["annotations"]),
+                         icons=as_icons(options["icons"]),
+                         execution=ToolExecution(task_support=support) if support is not None else None,
+                         meta=options["meta"])                 # last: ready() reads it
 
 
-def listed_tool(entry: _Entry, version: str | None) -> dict:
-    """Rule 9: ``entry``'s wire dict for ``version`` (prepared), what ``entry.tool.to_dict``
-    says, member for member and in its order; each optional member from the revision it
-    appeared in (the Tool model's spec fields say the same). Given annotations and icons
-    are models already (``add`` built the ``Tool``)."""
-    options = entry.options
-    out = {"name": entry.name, "inputSchema": entry.input_schema}
-    since_2025_06 = version is None or version >= "2025-06-18"
-    if options["title"] is not None and since_2025_06:
-        out["title"] = options["title"]
-    if entry.description is not None:
-        out["description"] = entry.description
-    if entry.output_schema is not None and since_2025_06:
-        out["outputSchema"] = entry.output_schema
-    if options["annotations"] is not None and (version is None or version >= "2025-03-26"):
-        out["annotations"] = entry.tool.annotations.to_dict(version)
-    if version is None or version >= "2025-11-25":
-        if options["icons"] is not None:
-            out["icons"] = [icon.to_dict(version) for icon in entry.tool.icons]
-        if entry.task_support is not None:
-            out["execution"] = {"taskSupport": entry.task_support}
-    if options["meta"] is not None and since_2025_06:
-        out["_meta"] = options["meta"]
-    return out
-
-
-def _analyse(fn: Callable, options: dict, skip: tuple) -> tuple:
-    """``(description, input_schema, output_schema, wrap)`` of a tool: what it is listed
-    with (rule 2), and whether its result is wrapped as ``{"result": ...}``."""
-    # The signature (once per shape, schema/signature_fast.py) and the docstring are read once
-    # each, for the schemas and the description.
-    shape = signature_fast.shape_of(fn, skip)
-    docs = parse_docstring(fn.__doc__) if shape is not None else None
-    description = options["description"]
-    if description is None:
-        description = docs[0] if docs is not None else signature.description_of(fn)
-    if options is not _NO_OPTIONS or docs is None or docs[1]:
-        return (description,) + _schemas(fn, options, skip, shape, docs and docs[1])
-    # Rule 9: given nothing, and without parameter descriptions, every tool of a shape
-    # has the same schemas: made for the first, kept with the shape.
-    schemas = shape.derived.get("tool")
-    if schemas is None:
-        schemas = shape.derived.setdefault("tool", _schemas(fn, options, skip, shape, {}))
-    return (description,) + schemas
-
-
-def _schemas(fn: Callable, options: dict, skip: tuple, shape, docs) -> tuple:
-    """``(input_schema, output_schema, wrap)`` of a tool (``_analyse``)."""
+def _schemas(read: signature.Reading, input_schema: dict | None, output_schema: dict | None,
+             structured_output: bool | None) -> tuple:
+    """``(input_schema, output_schema, wrap)`` of a tool (rule 2): given, else from its
+    signature; ``wrap``: its result is sent as ``{"result": ...}``."""
     wrap = False
-    output_schema = options["output_schema"]
-    structured_output = options["structured_output"]
     if output_schema is None and structured_output is not False:
-        output_schema = signature.output_schema(fn, shape=shape)
+        output_schema = signature.output_schema(read)
         if output_schema is None and structured_output:
-            output_schema = signature.output_schema(fn, wrap=True, shape=shape)   # {"result": ...}
+            output_schema = signature.output_schema(read, wrap=True)   # {"result": ...}
             wrap = output_schema is not None
-    input_schema = options["input_schema"]
     if input_schema is None:
-        input_schema = signature.input_schema(fn, skip=skip, shape=shape, docs=docs)
+        input_schema = signature.input_schema(read)
     return input_schema, output_schema, wrap
-
-
-def _binder(fn: Callable, skip: tuple) -> _Binder:
-    """How a tool's arguments are bound (rule 8: made on its first call)."""
-    shape = signature_fast.shape_of(fn, skip)
-    if shape is not None:
-        params, inject = shape.parameters
-    else:
-        inject = signature.context_params(fn, skip=skip)
-        params = _direct_params(fn, inject)
-    return _Binder(fn, inject, params)
 
 
 # ---------------------------------------------------------------------- the registry
@@ -269,12 +158,8 @@ class Tools(NamedRegistry):
     KIND, NOUN, CHANGED, ITEM = "tools", "tool", "notifications/tools/list_changed", "tool"
 
     def _item(self, entry: _Entry) -> Tool:
-        entry.prepare((self.context_class,))        # rule 8
-        return entry.tool
+        return entry.ready().tool                   # type: ignore[return-value]  # ready() made it
 
-    def _wire(self, entry: _Entry, version: str | None) -> dict:
-        entry.prepare((self.context_class,))        # rule 8
-        return listed_tool(entry, version)          # rule 9
     _same_thread: SameThread | None = None
 
     @property
@@ -285,7 +170,6 @@ class Tools(NamedRegistry):
             with self._lock:
                 runner = self._same_thread
                 if runner is None:
-                    from mcp_ref.server.same_thread import SameThread     # loaded by a server that has such a tool
                     runner = self._same_thread = SameThread(self._has_open_session)
         return runner
 
@@ -306,48 +190,39 @@ class Tools(NamedRegistry):
     def get(self, name: str) -> Tool | None:
         """The registered ``Tool`` of that name, or None."""
         entry = self._entries.get(name)
-        if entry is None:
-            return None
-        entry.prepare((self.context_class,))
-        return entry.tool
+        return entry.ready().tool if entry is not None else None
 
     def add(self, fn: Callable, *, name: str | None = None, title: str | None = None,
             description: str | None = None, input_schema: dict | None = None,
-            output_schema: dict | None = None, annotations=None, icons: list | None = None,
+            output_schema: dict | None = None, annotations: Any = None, icons: list | None = None,
             meta: dict | None = None, structured_output: bool | None = None, same_thread: bool = False,
-            task_support: str | None = None, build: bool = True) -> Tool | None:
-        """See ``Server.add_tool``. With ``build=False`` (the decorator) it returns None and
-        the ``Tool`` is built when first listed or asked for (``get``); given
-        ``annotations`` or ``icons`` are still checked here."""
+            task_support: str | None = None, defer: bool = False) -> Tool | None:
+        """See ``Server.add_tool``: the ``Tool`` registered (rule 8). With ``defer`` (the
+        decorator) a plain function is read on first use, and None is returned."""
         tool_name = name if name is not None else fn.__name__
         if not isinstance(tool_name, str):
             raise TypeError(f"a tool name is a string, not {type(tool_name).__name__}")
         problem = tool_name_problem(tool_name)
         if problem:
-            import warnings
             warnings.warn(f"tool {tool_name!r}: {problem} (server/tools#tool-names, 2025-11-25)",
                           ToolNameWarning, stacklevel=3)
         if task_support is not None and task_support not in ("forbidden", "optional", "required"):
             raise ValueError(f"tool {tool_name!r}: task_support is 'forbidden', 'optional' or 'required' "
                              f"(execution.taskSupport), not {task_support!r}")
-        if (title is description is input_schema is output_schema is structured_output is annotations
-                is icons is meta is task_support is None):
-            options = _NO_OPTIONS                   # nothing given: one shared dict (read-only)
-        else:
-            for which, schema in (("inputSchema", input_schema), ("outputSchema", output_schema)):
-                # Spec: server/tools#tool: "a valid JSON Schema object (not null)" of type object.
-                if schema is not None and (not isinstance(schema, dict) or schema.get("type") != "object"):
-                    raise ValueError(f"tool {tool_name!r}: {which} must be a JSON Schema object with "
-                                     f'"type": "object", not {schema!r}')
-            options = {"title": title, "description": description, "input_schema": input_schema,
-                       "output_schema": output_schema, "structured_output": structured_output,
-                       "annotations": annotations, "icons": icons, "meta": meta, "task_support": task_support}
-        entry = _Entry(tool_name, fn, options, bool(same_thread))
-        if build or annotations is not None or icons is not None or not deferrable(fn):
-            entry.prepare((self.context_class,))    # errors in the signature raise here
-            entry.tool                              # built now: bad annotations or icons raise here
+        for which, schema in (("inputSchema", input_schema), ("outputSchema", output_schema)):
+            # Spec: server/tools#tool: "a valid JSON Schema object (not null)" of type object.
+            if schema is not None and (not isinstance(schema, dict) or schema.get("type") != "object"):
+                raise ValueError(f"tool {tool_name!r}: {which} must be a JSON Schema object with "
+                                 f'"type": "object", not {schema!r}')
+        options = {"title": title, "description": description, "input_schema": input_schema,
+                   "output_schema": output_schema, "structured_output": structured_output,
+                   "annotations": annotations, "icons": icons, "meta": meta, "task_support": task_support}
+        entry = _Entry(tool_name, fn, options, (self.context_class,), bool(same_thread))
+        plain = type(fn) is FunctionType and not fn.__code__.co_posonlyargcount
+        if not (defer and plain and annotations is None and icons is None):
+            entry.ready()                           # rule 8: its mistakes raise here
         self._register(tool_name, entry)
-        return entry.tool if build else None
+        return entry.tool
 
     def handle_call(self, ctx, params: dict, routed: bool = False) -> dict:
         """Spec: server/tools#calling-tools; rules 3 to 7. ``routed``: server/tasks/legacy.py
@@ -366,13 +241,11 @@ class Tools(NamedRegistry):
         if ("task" in params or entry.task_support is not None) and not routed:
             if getattr(ctx, "era", None) is not None:   # rule 7: 2026-07-28, the tasks extension
                 return self.owner.tasks.ext.route(self, ctx, params, entry)
-            from mcp_ref.server.tasks.legacy import route_tool_call      # rule 7: loaded when a task is first needed
+            from mcp_ref.server.tasks.legacy import route_tool_call     # the tasks room (server.py)
             return route_tool_call(self.owner.tasks, self, ctx, params, entry)
         version = ctx.protocol_version
-        check = entry.check_input
-        if check is None:                           # rule 8: the first call makes what calling needs
-            check = entry.arm((self.context_class,))
-        problem = check(arguments)
+        entry.ready()                               # rule 8
+        problem = entry.check_input(arguments)
         if problem:
             return error_result(f"Invalid arguments for tool {name}: {problem}", version)
         try:
@@ -390,7 +263,7 @@ class Tools(NamedRegistry):
             log.info("tool %s failed: %s", name, exc, exc_info=True)
             return error_result(str(exc) or type(exc).__name__, version)
         try:
-            return tool_result(entry, value, version)
+            return tool_result(value, version, name=name, wrap=entry.wrap, check_output=entry.check_output)
         except (TypeError, ValueError) as exc:
             log.warning("tool %s: %s", name, exc)
             return error_result(str(exc), version)

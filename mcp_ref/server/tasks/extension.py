@@ -83,7 +83,7 @@ from mcp_ref.errors import (InternalError, InvalidParamsError, McpError,
                       MissingRequiredClientCapabilityError,
                       RequestCancelled, get_logger)
 from mcp_ref.server.modern.mrtr import MissingCapability
-from mcp_ref.server.tasks.legacy import TASK_THREAD_NAME, iso_time, new_task_id
+from mcp_ref.server.tasks.common import TASK_THREAD_NAME, iso_time, new_task_id
 
 log = get_logger("mcp_ref.server")
 
