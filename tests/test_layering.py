@@ -33,13 +33,15 @@ ALLOWED = {
     "protocol.lifecycle": {"errors", "jsonrpc.messages", "types"},
     "schema.docstrings": set(),
     "schema.validation": {"errors"},
-    "schema.signature": {"errors", "schema.docstrings", "schema.typehints", "schema.jsonable"},
+    "schema.signature": {"errors", "schema.docstrings", "schema.typehints", "schema.schemas"},
+    # Python types as JSON Schema.
+    "schema.schemas": {"schema.docstrings", "schema.typehints", "schema.jsonable"},
     # Values as JSON.
     "schema.jsonable": set(),
     # Unguessable ids (session ids, task ids) from the OS's CSPRNG.
     "protocol.tokens": set(),
-    # Arguments in (bind_arguments, Binder), from the hints signature.py reads.
-    "schema.binding": {"errors", "schema.signature", "schema.typehints"},
+    # Arguments in (convert, as_is), from the hints signature.py reads.
+    "schema.binding": {"errors", "schema.schemas", "schema.typehints"},
     "schema.uritemplate": {"errors"},
     "transports": {"errors", "jsonrpc.messages", "jsonrpc.peek", "transports"},
     "auth": {"errors", "jsonrpc.messages"},

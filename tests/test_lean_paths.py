@@ -299,9 +299,8 @@ print(json.dumps({"replies": replies, "heavy": heavy}))
 
 
 def test_an_http_server_answers_a_call_without_loading_auth():
-    """A server that has no ``auth=`` needs no ``mcp_ref.auth`` module, and one without
-    ``same_thread=True`` tools no ``mcp_ref.server.same_thread`` (tools.py)."""
-    heavy = ["mcp_ref.auth.resource_server", "mcp_ref.auth.challenge", "mcp_ref.server.same_thread"]
+    """A server that has no ``auth=`` needs no ``mcp_ref.auth`` module."""
+    heavy = ["mcp_ref.auth.resource_server", "mcp_ref.auth.challenge"]
     code = f"import sys\n_BASE = set(sys.modules)\nHEAVY = {heavy!r}\n" + HTTP_ONE_CALL
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

@@ -11,7 +11,7 @@ import pytest
 
 from mcp_ref.errors import InvalidParamsError, MissingDependency
 from mcp_ref.schema import signature
-from mcp_ref.schema.binding import bind_arguments
+from mcp_ref.server.tools import Binder
 from mcp_ref.schema.jsonable import to_jsonable
 from mcp_ref.schema.signature import (NO_DEFAULT, Field, context_params, description_of, input_schema, output_schema,
                                schema_for_type)
@@ -414,6 +414,14 @@ def test_output_schema_unstructured_classes():
 
 
 # ---------------------------------------------------------------------- bind_arguments
+def bind_arguments(fn, arguments, *, inject=None):
+    """One call's keyword arguments through a tool's ``Binder`` (server/tools.py)."""
+    inject = inject or {}
+    kwargs = Binder(signature.Reading(fn), tuple(inject))(arguments)
+    kwargs.update((name, value) for name, value in inject.items() if name in kwargs)
+    return kwargs
+
+
 def tool_all(line: Line, points: list[Point], by_name: dict[str, Point], maybe: Optional[Point],
              pair: tuple[int, str], many: tuple[Point, ...], tags: set[str], color: Color, level: Level,
              movie: Movie, data: bytes, ratio: float, either: Union[Point, list[Point]], node: Node,

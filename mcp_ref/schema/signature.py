@@ -17,117 +17,47 @@ Rules:
 4. ``*args``, ``**kwargs`` and parameters typed as the server's ``Context``
    are left out (the caller injects the context); a positional-only parameter
    is a TypeError (arguments go by name).
+5. Functions of one shape share one reading of their parameters (``_shape``):
+   a plain ``def`` whose parameter layout, annotation objects and default
+   objects are the very ones of the last function read of that layout (and,
+   for string annotations, of the same module) gets that reading, and with it
+   what was made from it (``Reading.made``: schemas, a binder, checks), so
+   such a schema is read-only. Only the docstring is read per function. Why:
+   reading every signature made the first listing of 10,000 tools 9.4x the
+   floor against a 3x target (bench/bench_growth.py, catalog).
 
 The way back, from JSON arguments to Python values, is schema/binding.py's;
 from Python results to JSON, schema/jsonable.py's. No I/O.
 """
 from __future__ import annotations
 
-import copy
-import dataclasses
-import enum
 import functools
 import inspect
-import json
 import re
 import typing
-from collections import abc
-from types import FunctionType, GenericAlias
-from typing import Any, Literal, get_args, get_origin
+from operator import is_
+from types import FunctionType
+from typing import Any, get_args, get_origin
 
 from mcp_ref.schema import typehints
+from mcp_ref.schema.typehints import _LISTS, _MAPPINGS, _is_class, _is_record, _is_union, _split_annotated
 from mcp_ref.schema.docstrings import parse_docstring
-from mcp_ref.schema.jsonable import to_jsonable
+from mcp_ref.schema.schemas import (NO_DEFAULT, Field, _object_schema, _SchemaBuilder, _with_metadata,  # noqa: F401
+                                    schema_for_type)
 
 _NONE = type(None)
-_JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", _NONE: "null"}
 # Content blocks are known by name (or a TYPE attribute): this module does not import types.
-_JSON_SCALARS = (str, int, bool, _NONE)
 _ELSEWHERE = frozenset(("__wrapped__", "__signature__"))  # what sends inspect to another object's signature
+_VARIADIC = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 _CONTENT_NAMES = {"TextContent", "ImageContent", "AudioContent", "EmbeddedResource", "ResourceLink",
                   "ContentBlock", "CallToolResult"}
-_WRAPPERS = tuple(getattr(typing, name) for name in ("Required", "NotRequired", "ReadOnly") if hasattr(typing, name))
-_UNIONS = typehints.UNION_ORIGINS
-_LISTS = (list, abc.Sequence, abc.MutableSequence, abc.Iterable, abc.Collection)
-_SETS = (set, frozenset, abc.Set, abc.MutableSet)
-_MAPPINGS = (dict, abc.Mapping, abc.MutableMapping)
 
-
-class _Marker:
-    """A named sentinel."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __repr__(self) -> str:
-        return self.name
-
-
-NO_DEFAULT: Any = _Marker("NO_DEFAULT")      # a parameter or field without a default
-
-
-def _default_of(default: Any) -> Any:
-    """A default as listed in a schema (JSON data), or NO_DEFAULT when it is not JSON (rule 2)."""
-    if type(default) in _JSON_SCALARS:
-        return default                              # JSON as it is (no float: NaN is not JSON)
-    try:
-        return json.loads(json.dumps(to_jsonable(default), allow_nan=False))
-    except (TypeError, ValueError):
-        return NO_DEFAULT
-
-
-def _object_schema(properties: dict, required: list, description: str | None = None) -> dict:
-    schema = {"type": "object", "properties": properties, "required": required, "description": description}
-    return {key: value for key, value in schema.items() if value or key == "properties"}
-
-
-class Field:
-    """``Annotated[T, Field(description=..., **keywords)]``: a description and JSON Schema keywords."""
-
-    def __init__(self, description: str | None = None, **schema):
-        self.description = description
-        self.schema = schema
 
 
 def description_of(fn) -> str | None:
     """The docstring without its Args/Returns/Raises sections, or None."""
     target = fn if type(fn) is FunctionType else _target(fn)
     return parse_docstring(getattr(target, "__doc__", None))[0]
-
-
-def _split_annotated(tp) -> tuple:
-    """``Annotated[T, m...]`` -> ``(T, [m...])``; also unwraps Required/NotRequired and NewType."""
-    if type(tp) is type:
-        return tp, []                               # a plain class: nothing to unwrap
-    metadata: list = []
-    while True:
-        if get_origin(tp) is typing.Annotated:
-            metadata = list(tp.__metadata__) + metadata
-            tp = tp.__origin__
-        elif get_origin(tp) in _WRAPPERS:
-            tp = get_args(tp)[0]
-        elif hasattr(tp, "__supertype__"):
-            tp = tp.__supertype__
-        else:
-            return tp, metadata
-
-
-def _is_class(tp) -> bool:
-    """A class, not a parametrized ``list[int]`` (which 3.9 and 3.10 report as a ``type``)."""
-    return isinstance(tp, type) and not isinstance(tp, GenericAlias)
-
-
-def _is_union(tp) -> bool:
-    return get_origin(tp) in _UNIONS
-
-
-def _is_record(tp) -> bool:
-    """A dataclass or TypedDict class: a JSON object with known properties."""
-    return _is_class(tp) and (dataclasses.is_dataclass(tp) or typehints.is_typeddict(tp))
-
-
-def _is_unknown(tp) -> bool:
-    return tp is Any or isinstance(tp, (str, typing.ForwardRef, typing.TypeVar))
 
 
 def _target(fn):
@@ -163,139 +93,6 @@ def _parameters(fn) -> list:
     return params
 
 
-def _record_fields(cls: type) -> tuple:
-    """A dataclass's or TypedDict's ``(description, [(name, hint, required, default, description)])``."""
-    hints = typehints.get_type_hints(cls, {cls.__name__: cls})
-    doc = cls.__doc__
-    if doc and dataclasses.is_dataclass(cls) and doc.startswith(cls.__name__ + "("):
-        doc = None                                  # the signature that dataclasses writes itself
-    text, docs = parse_docstring(doc)
-    if typehints.is_typeddict(cls):
-        return text, [(name, hint, name in cls.__required_keys__, NO_DEFAULT, docs.get(name))
-                      for name, hint in hints.items()]
-    fields = []
-    for f in dataclasses.fields(cls):
-        if f.init:
-            default = NO_DEFAULT if f.default is dataclasses.MISSING else f.default
-            required = default is NO_DEFAULT and f.default_factory is dataclasses.MISSING
-            description = f.metadata.get("description") or docs.get(f.name)
-            fields.append((f.name, hints.get(f.name, Any), required, default, description))
-    return text, fields
-
-
-def _with_metadata(schema: dict, metadata: list) -> dict:
-    for item in metadata:
-        if isinstance(item, str) or isinstance(getattr(item, "description", None), str):
-            schema["description"] = item if isinstance(item, str) else item.description
-        if isinstance(item, Field):
-            schema.update(item.schema)
-    return schema
-
-
-def _enum_schema(values: list) -> dict:
-    values = [to_jsonable(value) for value in values]
-    kinds = {_JSON_TYPES.get(type(value)) for value in values}
-    return {"type": kinds.pop(), "enum": values} if len(kinds) == 1 and None not in kinds else {"enum": values}
-
-
-class _SchemaBuilder:
-    """Builds the schemas of one document, collecting ``$defs`` for recursive classes."""
-
-    def __init__(self):
-        self.defs, self.names = {}, {}              # $defs; class -> its name there
-        self.stack, self.recursive = [], set()      # classes being built; recursive classes
-
-    def schema(self, tp) -> dict:
-        tp, metadata = _split_annotated(tp)
-        return _with_metadata(self._bare(tp), metadata)
-
-    def property(self, hint, default=NO_DEFAULT, description: str | None = None) -> dict:
-        """A parameter's or field's schema: ``Annotated`` metadata wins over the docstring."""
-        hint, metadata = _split_annotated(hint)
-        schema = self.schema(hint)
-        if description:
-            schema["description"] = description
-        if default is not NO_DEFAULT:
-            listed = _default_of(default)           # not JSON: not listed
-            if listed is not NO_DEFAULT:
-                schema["default"] = listed
-        return _with_metadata(schema, metadata)
-
-    def finish(self, schema: dict, object_root: bool = False) -> dict:
-        if object_root and "$ref" in schema:        # a recursive class at the root: inline it there too
-            schema = {**copy.deepcopy(self.defs[schema.pop("$ref").rsplit("/", 1)[-1]]), **schema}
-        if self.defs:
-            schema["$defs"] = self.defs
-        return schema
-
-    def _ref(self, cls) -> dict:
-        if cls not in self.names:                   # two classes of one name: the second gets a number
-            taken = cls.__name__ in self.names.values()
-            self.names[cls] = f"{cls.__name__}_{len(self.names)}" if taken else cls.__name__
-        return {"$ref": f"#/$defs/{self.names[cls]}"}
-
-    def _bare(self, tp) -> dict:
-        if type(tp) is type and tp in _JSON_TYPES:  # bool, int, float, str, None: exactly
-            return {"type": _JSON_TYPES[tp]}
-        if _is_unknown(tp):
-            return {}
-        tp = _NONE if tp is None else tp
-        origin, args = get_origin(tp), get_args(tp)
-        if origin is Literal:
-            return _enum_schema(list(args))
-        if _is_union(tp):
-            return {"anyOf": [self.schema(arg) for arg in args]}
-        if _is_record(tp):
-            return self._record(tp)
-        if _is_class(tp):
-            if issubclass(tp, enum.Enum):
-                return _enum_schema([member.value for member in tp])
-            for base, name in _JSON_TYPES.items():
-                if issubclass(tp, base):
-                    return {"type": name}
-            if issubclass(tp, (bytes, bytearray)):
-                return {"type": "string", "contentEncoding": "base64"}
-        kind = origin or tp
-        if kind is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
-            return {"type": "array", "prefixItems": [self.schema(arg) for arg in args],
-                    "minItems": len(args), "maxItems": len(args)}
-        if kind is tuple or kind in _LISTS or kind in _SETS:
-            schema: dict[str, Any] = {"type": "array"}
-            if args and args[0] is not Any:
-                schema["items"] = self.schema(args[0])
-            if kind in _SETS:
-                schema["uniqueItems"] = True
-            return schema
-        if kind in _MAPPINGS:
-            if len(args) == 2 and args[1] is not Any:
-                return {"type": "object", "additionalProperties": self.schema(args[1])}
-            return {"type": "object"}
-        return {}
-
-    def _record(self, cls) -> dict:
-        if cls in self.stack or self.names.get(cls) in self.defs:
-            self.recursive.add(cls)
-            return self._ref(cls)
-        self.stack.append(cls)
-        try:
-            text, fields = _record_fields(cls)
-            properties = {name: self.property(hint, default, description)
-                          for name, hint, _, default, description in fields}
-        finally:
-            self.stack.pop()
-        schema = _object_schema(properties, [f[0] for f in fields if f[2]], text)
-        if cls not in self.recursive:
-            return schema
-        self.defs[self.names[cls]] = schema         # named by _ref when the recursion was found
-        return self._ref(cls)
-
-
-def schema_for_type(tp) -> dict:
-    """The JSON Schema of one Python type (with ``$defs`` at its root when needed)."""
-    builder = _SchemaBuilder()
-    return builder.finish(builder.schema(tp))
-
-
 def _is_context(tp, skip: tuple) -> bool:
     """Is ``tp`` one of ``skip`` (a subclass, ``Optional`` of one, or a string naming one)?"""
     tp, _ = _split_annotated(tp)
@@ -316,21 +113,92 @@ def _is_context(tp, skip: tuple) -> bool:
 _SKIPPED_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 
 
-class Reading:
-    """One reading of ``fn`` (rule 1): its parameters ``[(name, kind, default)]``, type
-    hints, docstring (``description``, parameter ``docs``) and the names typed as one of
-    ``skip`` (``context``). The schemas below and schema/binding.py's ``Binder`` are all
-    made from one reading: reading a tool three or four times made a first listing of
-    10,000 tools 18x the floor (target 3x; bench/README.md, "Schema and server")."""
+class _Shape:
+    """What a reading says about a function's parameters (rule 5): its parameters, type
+    hints and context names, and ``made``, what callers make from them (schemas, a
+    binder, checks), shared by every function of the same shape. Read-only."""
 
-    __slots__ = ("fn", "params", "hints", "description", "docs", "context")
+    __slots__ = ("names", "values", "defaults", "kwdefaults", "globals", "skip", "params", "hints", "context",
+                 "made")
 
-    def __init__(self, fn, skip: tuple = ()):
+    def __init__(self, fn: Any, skip: tuple, annotations: dict | None):
         target = _target(fn)
-        self.fn, self.params, self.hints = fn, _parameters(fn), typehints.get_type_hints(target)
-        self.description, self.docs = parse_docstring(getattr(target, "__doc__", None))
+        self.params, self.hints = _parameters(fn), typehints.get_type_hints(target)
         self.context = [name for name, kind, _ in self.params
                         if kind not in _SKIPPED_KINDS and _is_context(self.hints.get(name, Any), skip)]
+        self.made: dict = {}
+        self.skip, self.defaults, self.kwdefaults = skip, getattr(fn, "__defaults__", None), None
+        self.names: tuple = ()
+        self.values: tuple = ()
+        self.globals = None
+        if annotations is not None:                 # a plain function: kept for others of its shape
+            self.names, self.values = tuple(annotations), tuple(annotations.values())
+            self.kwdefaults = dict(fn.__kwdefaults__) if fn.__kwdefaults__ else None
+            if str in map(type, self.values):       # strings resolve in the module: same module only
+                self.globals = fn.__globals__
+
+    def fits(self, fn: Any, annotations: dict, skip: tuple) -> bool:
+        """Whether ``fn`` would be read as this shape was: the very same annotation and
+        default objects (``is``: ``1 == True``), the same module for string annotations."""
+        defaults, kwdefaults = fn.__defaults__, fn.__kwdefaults__
+        return (tuple(annotations) == self.names and all(map(is_, annotations.values(), self.values))
+                and (defaults is self.defaults or _same(defaults, self.defaults))
+                and _same(kwdefaults, self.kwdefaults)
+                and (self.globals is None or self.globals is fn.__globals__) and self.skip == skip)
+
+
+def _same(mine: Any, theirs: Any) -> bool:
+    """Two tuples or dicts (or None) of the very same objects."""
+    if not mine or not theirs:
+        return not mine and not theirs
+    if len(mine) != len(theirs):
+        return False
+    if type(mine) is dict:
+        return all(theirs.get(key, NO_DEFAULT) is value for key, value in mine.items())
+    return all(map(is_, mine, theirs))
+
+
+_SHAPES: dict = {}                      # a plain function's parameter layout -> the last _Shape of it
+_SHAPES_MAX = 1024
+_SHAREABLE = (str, int, float, bool, _NONE)     # defaults a shape may hold (never changed in place)
+
+
+def _shape(fn: Any, skip: tuple) -> _Shape:
+    """Rule 5: the reading of ``fn``'s parameters, the one made for the last function of
+    its shape when ``fn`` fits it."""
+    if type(fn) is not FunctionType or not _ELSEWHERE.isdisjoint(fn.__dict__):
+        return _Shape(fn, skip, None)
+    try:
+        annotations = fn.__annotations__
+    except Exception:                               # 3.14: a forward reference that does not resolve
+        return _Shape(fn, skip, None)
+    code = fn.__code__
+    count = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS) + \
+        bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    key = (code.co_varnames[:count], code.co_argcount, code.co_posonlyargcount, code.co_flags & _VARIADIC)
+    shape = _SHAPES.get(key)
+    if shape is not None and shape.fits(fn, annotations, skip):
+        return shape
+    shape = _Shape(fn, skip, annotations)
+    defaults = (fn.__defaults__ or ()) + tuple((fn.__kwdefaults__ or {}).values())
+    if all(type(d) in _SHAREABLE for d in defaults) and (key in _SHAPES or len(_SHAPES) < _SHAPES_MAX):
+        _SHAPES[key] = shape
+    return shape
+
+
+class Reading:
+    """One reading of ``fn`` (rule 1): its parameters ``[(name, kind, default)]``, type
+    hints, docstring (``description``, parameter ``docs``), the names typed as one of
+    ``skip`` (``context``) and ``made`` (rule 5). The schemas below and
+    schema/binding.py's ``Binder`` are all made from one reading."""
+
+    __slots__ = ("fn", "params", "hints", "description", "docs", "context", "made")
+
+    def __init__(self, fn: Any, skip: tuple = ()):
+        shape = _shape(fn, skip)
+        self.fn, self.params, self.hints, self.context, self.made = fn, shape.params, shape.hints, shape.context, \
+            shape.made
+        self.description, self.docs = parse_docstring(getattr(_target(fn), "__doc__", None))
 
 
 def _reading(fn, skip: tuple) -> Reading:

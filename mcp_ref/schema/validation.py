@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from mcp_ref.errors import MissingDependency, get_logger, require
 
-__all__ = ["validate", "compile_validator", "argument_checker"]
+__all__ = ["validate", "compile_validator", "argument_checker", "flat_types"]
 
 log = get_logger("mcp_ref.server")
 _warned_no_jsonschema: list = []
@@ -112,15 +112,19 @@ _TYPE_CHECKS = {
 }
 
 
-def _flat_checker(schema: dict) -> Callable[[Any], str | None] | None:
-    """A plain checker for a flat object schema (see above), else None."""
+_JSON_TYPES = {"string": (str,), "boolean": (bool,), "integer": (int,), "number": (int, float),
+               "array": (list,), "object": (dict,), "null": (type(None),)}
+
+
+def _flat(schema: Any) -> tuple | None:
+    """``(required, {name: JSON type})`` of a flat object schema (rule 3), else None."""
     if not isinstance(schema, dict) or schema.get("type") != "object" or not set(schema) <= _FLAT_OBJECT_KEYS:
         return None
     properties = schema.get("properties", {})
     required = schema.get("required", [])
     if not isinstance(properties, dict) or not isinstance(required, list):
         return None
-    checks = {}
+    kinds = {}
     for name, prop in properties.items():
         if not isinstance(prop, dict) or not set(prop) <= _FLAT_PROPERTY_KEYS:
             return None
@@ -129,8 +133,27 @@ def _flat_checker(schema: dict) -> Callable[[Any], str | None] | None:
             continue                                # {}: any value
         if not isinstance(kind, str) or kind not in _TYPE_CHECKS:
             return None
-        checks[name] = (kind, _TYPE_CHECKS[kind])
-    required = tuple(required)
+        kinds[name] = kind
+    return tuple(required), kinds
+
+
+def flat_types(schema: Any) -> tuple | None:
+    """``(required names, {name: the exact Python types of its JSON type})`` of a flat
+    object schema (rule 3), else None: arguments that have the required names and
+    values of exactly those types meet the schema (server/tools.py rule 9)."""
+    flat = _flat(schema)
+    if flat is None:
+        return None
+    return frozenset(flat[0]), {name: frozenset(_JSON_TYPES[kind]) for name, kind in flat[1].items()}
+
+
+def _flat_checker(schema: dict) -> Callable[[Any], str | None] | None:
+    """A plain checker for a flat object schema (see above), else None."""
+    flat = _flat(schema)
+    if flat is None:
+        return None
+    required = flat[0]
+    checks = {name: (kind, _TYPE_CHECKS[kind]) for name, kind in flat[1].items()}
 
     def check(instance) -> str | None:
         if not isinstance(instance, dict):

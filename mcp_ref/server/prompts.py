@@ -27,9 +27,9 @@ from typing import Any, Callable
 
 from mcp_ref.errors import InvalidParamsError
 from mcp_ref.schema import signature
-from mcp_ref.schema.binding import Binder
 from mcp_ref.server.features import as_icons, next_serial
 from mcp_ref.server.pagination import NamedRegistry
+from mcp_ref.server.tools import Binder
 from mcp_ref.types import (GetPromptResult, Model, Prompt, PromptArgument, PromptMessage, TextContent,
                            content_from_dict)
 

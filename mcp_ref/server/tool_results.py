@@ -79,17 +79,6 @@ def _number_text(value) -> str:
     return str(value) if type(value) is int else _json_text(value)
 
 
-_text_results: dict = {}            # revision -> a one-text CallToolResult's wire dict, text ""
-
-
-def _text_result(version: str | None) -> dict:
-    """``CallToolResult(content=[TextContent(text="")]).to_dict(version)``, made once per
-    revision: a scalar result is a copy of it with its text. Building both models per
-    call was 4.5 of a tools/call's 7.4 us in the server (stdio latency, bench/README.md)."""
-    shape = _text_results[version] = CallToolResult(content=[TextContent(text="")]).to_dict(version)
-    return shape
-
-
 def error_result(message: str, version: str | None) -> dict:
     """A tool failure: ``CallToolResult`` with the message and ``isError``."""
     return CallToolResult(content=[TextContent(text=message)], is_error=True).to_dict(version)
@@ -102,11 +91,6 @@ def tool_result(value: Any, version: str | None, *, name: str, wrap: bool,
     without one); ``wrap``: the value goes under ``{"result": ...}``. Raises TypeError or
     ValueError (the caller answers them as an ``isError`` result) when the value cannot be
     content or breaks the outputSchema."""
-    kind = type(value)
-    if check_output is None and (kind is str or kind in _NUMBERS):   # the common result: one text block
-        shape = _text_results.get(version) or _text_result(version)
-        text = value if kind is str else _number_text(value)
-        return {**shape, "content": [{**shape["content"][0], "text": text}]}
     if isinstance(value, CallToolResult):
         _check_result(name, value, check_output)
         return value.to_dict(version)

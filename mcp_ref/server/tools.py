@@ -46,34 +46,41 @@ Rules:
    it runs the call as a task, as an ordinary call, or answers -32601.
    The ordinary call pays one dict lookup and one attribute read for this.
    Spec: basic/utilities/tasks#tool-level-negotiation.
-8. A tool is read once (one ``signature.Reading``, from which its schemas, its
-   ``Tool`` model, its binder ``binding.Binder`` and its validators are made) by ``_Entry.ready``.
-   ``add_tool`` reads it at once; ``@server.tool`` of a plain function reads it
-   on its first listing, ``get`` or call: 10,000 tools read at registration
-   started 30x slower than the floor (target 3x; bench/README.md, "reading edition").
-   A listing is each ``Tool``'s ``to_dict`` for the session's revision.
+8. A tool is read once, at registration (one ``signature.Reading``, from which
+   its schemas, its ``Tool`` model, its ``Binder`` and its checks are made, in
+   ``_Entry``); tools of one shape share what is made (schema/signature.py
+   rule 5). A listing is each ``Tool``'s ``to_dict`` for the session's revision.
+9. A warm call stays in this file: arguments that surely meet a flat schema
+   (``_fits``) skip the checker, the ``Binder`` passes JSON values that are
+   already their Python type as they are, and a ``str``, ``int``, ``float`` or
+   ``bool`` result is a copy of one ``CallToolResult`` dict made per revision
+   (``_text_result``). Figure: the server enters at most three of its own
+   files per call (tests/test_call_path.py).
 """
 from __future__ import annotations
 
-import threading
+import json
 import warnings
-from types import FunctionType
+from inspect import Parameter
 from typing import Any, Callable
 
 from mcp_ref.errors import InvalidParamsError, McpError, UrlElicitationRequiredError, get_logger
-from mcp_ref.schema import signature
-from mcp_ref.schema.binding import Binder
-from mcp_ref.schema.validation import argument_checker
+from mcp_ref.schema import binding, signature
+from mcp_ref.schema.validation import argument_checker, flat_types
 from mcp_ref.server.features import as_icons, as_model, next_serial
 from mcp_ref.server.pagination import NamedRegistry
 from mcp_ref.server.same_thread import SameThread
 from mcp_ref.server.tool_results import error_result, tool_result
-from mcp_ref.types import Tool, ToolAnnotations, ToolExecution
+from mcp_ref.types import CallToolResult, TextContent, Tool, ToolAnnotations, ToolExecution
 
 log = get_logger("mcp_ref.server")
 
 __all__ = ["Tools", "ToolNameWarning", "tool_name_problem"]
 
+_NAMED = (Parameter.POSITIONAL_OR_KEYWORD, Parameter.KEYWORD_ONLY)
+_SCALARS = frozenset((str, int, float, bool))
+_TEXT_RESULTS: dict = {}            # revision -> a one-text CallToolResult's wire dict (_text_result)
+_json_text = json.JSONEncoder(ensure_ascii=False).encode
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
 
 
@@ -94,60 +101,117 @@ def tool_name_problem(name: str) -> str | None:
     return None
 
 
-class _Entry:
-    """A registered tool: its ``Tool``, and what ``tools/call`` needs, made by ``ready``
-    (rule 8)."""
+class Binder:
+    """How JSON arguments become ``fn``'s keyword arguments (rule 3), decided once from its
+    ``Reading``: the injected names (the context), the required ones, and those whose JSON
+    value is already the Python value (``binding.as_is``: passed as they are); the rest
+    become the annotated types (``binding.convert``)."""
 
-    __slots__ = ("name", "fn", "options", "skip", "same_thread", "task_support", "serial", "tool", "wrap",
-                 "bind", "check_input", "check_output", "_lock")
+    __slots__ = ("hints", "inject", "by_name", "var_keyword", "injected", "required", "as_is")
+
+    def __init__(self, read: signature.Reading, inject: tuple = ()):
+        params = read.params
+        self.hints, self.inject = read.hints, frozenset(inject)
+        self.by_name = {name: default for name, kind, default in params if kind in _NAMED}
+        self.var_keyword = next((name for name, kind, _ in params if kind is Parameter.VAR_KEYWORD), None)
+        self.injected = tuple(name for name in self.by_name if name in self.inject)
+        self.required = tuple(name for name, default in self.by_name.items() if default is signature.NO_DEFAULT)
+        self.as_is = frozenset(name for name in self.by_name
+                               if name not in self.inject and binding.as_is(self.hints.get(name, Any)))
+
+    def __call__(self, arguments: dict | None, context: Any = None) -> dict:
+        """Keyword arguments for ``fn(**kwargs)``; ``context`` fills the injected names.
+        Unknown names (unless ``fn`` takes ``**kwargs``; an injected name is unknown to a
+        client), missing required parameters and values that do not convert raise
+        InvalidParamsError naming them (also in ``data``)."""
+        arguments = {} if arguments is None else arguments
+        if not isinstance(arguments, dict):
+            raise InvalidParamsError("arguments must be an object")
+        by_name, var_keyword, as_is = self.by_name, self.var_keyword, self.as_is
+        kwargs = {name: context for name in self.injected}
+        unknown = []
+        for name, value in arguments.items():
+            if name in as_is:
+                kwargs[name] = value
+            elif name in self.inject or (name not in by_name and var_keyword is None):
+                unknown.append(name)
+            else:
+                hint = self.hints.get(name if name in by_name else var_keyword, Any)
+                kwargs[name] = binding.convert(value, hint, name)
+        missing = [name for name in self.required if name not in kwargs]
+        for problem, names in (("unknown", unknown), ("missing required", missing)):
+            if names:
+                raise InvalidParamsError(f"{problem} argument{'s' if len(names) > 1 else ''}: "
+                                         + ", ".join(repr(name) for name in names), {problem.split()[0]: names})
+        return kwargs
+
+
+def _fits(flat: tuple, arguments: dict) -> bool:
+    """Rule 3: whether ``arguments`` surely meet a flat inputSchema (``validation.flat_types``:
+    the required names, and each typed property's exact JSON types). False sends the call
+    to the schema's checker, which has the last word and the message."""
+    required, types = flat
+    if not required <= arguments.keys():
+        return False
+    for name, value in arguments.items():
+        allowed = types.get(name)
+        if allowed is not None and type(value) not in allowed:
+            return False
+    return True
+
+
+class _Entry:
+    """A registered tool: its ``Tool``, and what ``tools/call`` needs (rule 8)."""
+
+    __slots__ = ("name", "fn", "same_thread", "task_support", "serial", "tool", "wrap", "bind", "check_input",
+                 "flat", "check_output")
 
     def __init__(self, name: str, fn: Callable, options: dict, skip: tuple, same_thread: bool):
-        self.name, self.fn, self.options, self.skip, self.same_thread = name, fn, options, skip, same_thread
-        self.task_support = options["task_support"]            # rule 7
+        self.name, self.fn, self.same_thread = name, fn, same_thread
+        self.task_support = support = options["task_support"]     # rule 7
         self.serial = next_serial()
-        self.tool: Tool | None = None
-        self._lock = threading.Lock()
-
-    def ready(self) -> _Entry:
-        """Rule 8: read the function once (its schemas, its ``Tool``, its binder and its
-        validators), on the first listing, ``get`` or call, whichever comes first."""
-        if self.tool is None:
-            with self._lock:
-                if self.tool is None:
-                    self._read()
-        return self
-
-    def _read(self) -> None:
-        options = self.options
-        read = signature.Reading(self.fn, self.skip)            # rule 8: the one reading
-        inputs, outputs, self.wrap = _schemas(read, options["input_schema"], options["output_schema"],
-                                              options["structured_output"])
+        read = signature.Reading(fn, skip)                          # rule 8: the one reading
+        shared = options["input_schema"] is options["output_schema"] is options["structured_output"] is None \
+            and not read.docs
+        made = read.made.get("tool") if shared else None
+        if made is None:
+            made = _calling(read, options)
+            if shared:
+                made = read.made.setdefault("tool", made)           # schema/signature.py rule 5
+        inputs, outputs, self.wrap, self.bind, self.check_input, self.flat, self.check_output = made
         description = options["description"]
-        support = self.task_support
-        self.bind = Binder(read, tuple(read.context))
-        self.check_input = argument_checker(inputs)
-        self.check_output = argument_checker(outputs) if outputs is not None else None
-        self.tool = Tool(name=self.name, title=options["title"], input_schema=inputs, output_schema=outputs,
+        self.tool = Tool(name=name, title=options["title"], input_schema=inputs, output_schema=outputs,
                          description=description if description is not None else read.description,
                          annotations=as_model(ToolAnnotations, options["annotations"]),
                          icons=as_icons(options["icons"]),
                          execution=ToolExecution(task_support=support) if support is not None else None,
-                         meta=options["meta"])                 # last: ready() reads it
+                         meta=options["meta"])
 
 
-def _schemas(read: signature.Reading, input_schema: dict | None, output_schema: dict | None,
-             structured_output: bool | None) -> tuple:
-    """``(input_schema, output_schema, wrap)`` of a tool (rule 2): given, else from its
-    signature; ``wrap``: its result is sent as ``{"result": ...}``."""
+def _calling(read: signature.Reading, options: dict) -> tuple:
+    """``(input_schema, output_schema, wrap, binder, input check, flat types, output check)``
+    of a tool (rules 2 and 3): schemas given, else from its signature; ``wrap``: its result
+    is sent as ``{"result": ...}``."""
     wrap = False
-    if output_schema is None and structured_output is not False:
+    output_schema, input_schema = options["output_schema"], options["input_schema"]
+    if output_schema is None and options["structured_output"] is not False:
         output_schema = signature.output_schema(read)
-        if output_schema is None and structured_output:
+        if output_schema is None and options["structured_output"]:
             output_schema = signature.output_schema(read, wrap=True)   # {"result": ...}
             wrap = output_schema is not None
     if input_schema is None:
         input_schema = signature.input_schema(read)
-    return input_schema, output_schema, wrap
+    return (input_schema, output_schema, wrap, Binder(read, tuple(read.context)), argument_checker(input_schema),
+            flat_types(input_schema), argument_checker(output_schema) if output_schema is not None else None)
+
+
+def _text_result(text: str, version: str | None) -> dict:
+    """Rule 4: ``CallToolResult(content=[TextContent(text=text)]).to_dict(version)``, a copy
+    of the one made once per revision (``_TEXT_RESULTS``)."""
+    shape = _TEXT_RESULTS.get(version)
+    if shape is None:
+        shape = _TEXT_RESULTS[version] = CallToolResult(content=[TextContent(text="")]).to_dict(version)
+    return {**shape, "content": [{**shape["content"][0], "text": text}]}
 
 
 # ---------------------------------------------------------------------- the registry
@@ -158,7 +222,7 @@ class Tools(NamedRegistry):
     KIND, NOUN, CHANGED, ITEM = "tools", "tool", "notifications/tools/list_changed", "tool"
 
     def _item(self, entry: _Entry) -> Tool:
-        return entry.ready().tool                   # type: ignore[return-value]  # ready() made it
+        return entry.tool
 
     _same_thread: SameThread | None = None
 
@@ -190,15 +254,14 @@ class Tools(NamedRegistry):
     def get(self, name: str) -> Tool | None:
         """The registered ``Tool`` of that name, or None."""
         entry = self._entries.get(name)
-        return entry.ready().tool if entry is not None else None
+        return entry.tool if entry is not None else None
 
     def add(self, fn: Callable, *, name: str | None = None, title: str | None = None,
             description: str | None = None, input_schema: dict | None = None,
             output_schema: dict | None = None, annotations: Any = None, icons: list | None = None,
             meta: dict | None = None, structured_output: bool | None = None, same_thread: bool = False,
-            task_support: str | None = None, defer: bool = False) -> Tool | None:
-        """See ``Server.add_tool``: the ``Tool`` registered (rule 8). With ``defer`` (the
-        decorator) a plain function is read on first use, and None is returned."""
+            task_support: str | None = None) -> Tool:
+        """See ``Server.add_tool``: the ``Tool`` registered (rule 8)."""
         tool_name = name if name is not None else fn.__name__
         if not isinstance(tool_name, str):
             raise TypeError(f"a tool name is a string, not {type(tool_name).__name__}")
@@ -218,9 +281,6 @@ class Tools(NamedRegistry):
                    "output_schema": output_schema, "structured_output": structured_output,
                    "annotations": annotations, "icons": icons, "meta": meta, "task_support": task_support}
         entry = _Entry(tool_name, fn, options, (self.context_class,), bool(same_thread))
-        plain = type(fn) is FunctionType and not fn.__code__.co_posonlyargcount
-        if not (defer and plain and annotations is None and icons is None):
-            entry.ready()                           # rule 8: its mistakes raise here
         self._register(tool_name, entry)
         return entry.tool
 
@@ -244,10 +304,11 @@ class Tools(NamedRegistry):
             from mcp_ref.server.tasks.legacy import route_tool_call     # the tasks room (server.py)
             return route_tool_call(self.owner.tasks, self, ctx, params, entry)
         version = ctx.protocol_version
-        entry.ready()                               # rule 8
-        problem = entry.check_input(arguments)
-        if problem:
-            return error_result(f"Invalid arguments for tool {name}: {problem}", version)
+        flat = entry.flat
+        if flat is None or not _fits(flat, arguments):
+            problem = entry.check_input(arguments)
+            if problem:
+                return error_result(f"Invalid arguments for tool {name}: {problem}", version)
         try:
             if entry.same_thread:                   # rule 6: bound here, run there
                 value = self.same_thread.call(entry.fn, entry.bind(arguments, ctx), ctx)
@@ -262,6 +323,9 @@ class Tools(NamedRegistry):
                 raise                               # rule 3: a task of the tasks extension fails with it
             log.info("tool %s failed: %s", name, exc, exc_info=True)
             return error_result(str(exc) or type(exc).__name__, version)
+        kind = type(value)
+        if kind in _SCALARS and entry.check_output is None:      # rule 4: the common result, one text
+            return _text_result(value if kind is str else str(value) if kind is int else _json_text(value), version)
         try:
             return tool_result(value, version, name=name, wrap=entry.wrap, check_output=entry.check_output)
         except (TypeError, ValueError) as exc:
