@@ -54,6 +54,7 @@ class Registration:
     _logs: Logs
     _bridges: list
     _listeners: set
+    _changes: int
     _roots_changed: list
     sessions: set
 
@@ -200,6 +201,7 @@ class Registration:
 
     def _list_changed(self, method: str) -> None:
         """Rule 6: ``notifications/<list>/list_changed`` to sessions told ``listChanged``."""
+        self._changes += 1                          # what a modern client is told may differ now
         if not self.sessions and not self._listeners:
             return                                  # registering before any session: nobody to tell
         capability = method.split("/")[1] + ".listChanged"

@@ -111,6 +111,7 @@ class Server(Registration):
             log_level = check_level(log_level)
         self.log_level = log_level
         self._logging_capability = logging_capability
+        self._changes = 0                       # registry changes (server/modern/serve.py rule 7)
         self._capability_override = capabilities
         self._roots_changed: list = []          # callbacks fn(session), see on_roots_changed
         self._lock = threading.Lock()
@@ -125,6 +126,7 @@ class Server(Registration):
         self._bridges: list = []
         # 2026-07-28 cache hints, {method: (ttlMs, cacheScope)}; None: protocol/modern.py rule 3's defaults.
         self.cache_hints: dict | None = None
+        self._modern_known: dict = {}   # method -> the last modern request's reading (server/modern/serve.py rule 7)
         # 2026-07-28 multi round-trip: the key that signs requestState (server/modern/mrtr.py rule 4).
         self.mrtr_secret: bytes = os.urandom(32)
         # Rule 1: one row per method, a literal each, with the capability it needs.
@@ -231,7 +233,8 @@ class Server(Registration):
 
     # ------------------------------------------------------------------ dispatch
     def _handle_request(self, ctx: Context, method: str, params: dict) -> dict:
-        if method in _MODERN_ONLY or ("_meta" in params and lifecycle.is_modern_request(params)):
+        meta = params.get("_meta")                  # a modern request (protocol/lifecycle.py rule 6)
+        if method in _MODERN_ONLY or (type(meta) is dict and lifecycle.PROTOCOL_VERSION_META in meta):
             return _modern().serve(self, ctx, method, params)
         entry = self._request_handlers.get(method)
         if entry is None:

@@ -303,7 +303,8 @@ class Tools(NamedRegistry):
                 return self.owner.tasks.ext.route(self, ctx, params, entry)
             from mcp_ref.server.tasks.legacy import route_tool_call     # the tasks room (server.py)
             return route_tool_call(self.owner.tasks, self, ctx, params, entry)
-        version = ctx.protocol_version
+        era = ctx.era                               # ctx.protocol_version, read here (rule 9)
+        version = era.version if era is not None else ctx.session.protocol_version
         flat = entry.flat
         if flat is None or not _fits(flat, arguments):
             problem = entry.check_input(arguments)
