@@ -198,3 +198,14 @@ def test_every_module_a_legacy_call_enters_is_named(traced):
         missing = sorted(path for path in seen["entered"]
                          if f"`{path}`" not in text[side] and f"`mcp_ref/{path}:" not in text[side])
         assert not missing, f"{side}: the call enters {missing}: name them on the page (a stop or a side trip)"
+
+
+def test_the_servers_own_part_of_a_warm_call_enters_at_most_three_files(traced):
+    """server/tools.py rule 9, server/modern/serve.py rule 7: past the session and the
+    transport, a warm call of a plain tool enters at most three files (the dispatch table,
+    the tool, and in 2026-07-28 the era's per-request checks): no protocol/ file, no
+    schema/ file, no context, pagination or multi round-trip module."""
+    era, sides = traced
+    own = sorted(path for path in sides["server"]["entered"]
+                 if path.startswith(("server/", "schema/", "protocol/")))
+    assert len(own) <= 3 and not any(path.startswith(("schema/", "protocol/")) for path in own), (era, own)

@@ -48,6 +48,9 @@ def parse_docstring(doc: str | None) -> tuple:
     """Google style: ``(text without Args/Returns/Raises sections or None, {name: description})``."""
     if not doc:
         return None, {}
+    if doc.isprintable():       # one line, no tab: nothing to clean, no section (start-up of 10,000 tools)
+        text = doc.strip()
+        return (text if text and _section(text) not in _DROPPED_SECTIONS else None), {}
     body, params, section, indent, current = [], {}, None, None, None
     for line in cleandoc(doc).splitlines():
         header = _section(line)

@@ -198,7 +198,8 @@ class Reading:
         shape = _shape(fn, skip)
         self.fn, self.params, self.hints, self.context, self.made = fn, shape.params, shape.hints, shape.context, \
             shape.made
-        self.description, self.docs = parse_docstring(getattr(_target(fn), "__doc__", None))
+        doc = fn.__doc__ if type(fn) is FunctionType else getattr(_target(fn), "__doc__", None)
+        self.description, self.docs = parse_docstring(doc)
 
 
 def _reading(fn, skip: tuple) -> Reading:
