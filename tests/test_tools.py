@@ -539,7 +539,7 @@ def test_a_scalar_result_is_the_models_wire_dict(value, text):
     server = Server("t")
     server.add_tool(lambda: value, name="scalar")
     for version in ("2024-11-05", "2025-06-18", "2025-11-25", "2026-07-28", None):
-        ctx = type("Ctx", (), {"protocol_version": version})()
+        ctx = type("Ctx", (), {"era": None, "session": type("Session", (), {"protocol_version": version})()})()
         first = server.tools.handle_call(ctx, {"name": "scalar"})          # server/tools.py rule 9
         assert first == CallToolResult(content=[TextContent(text=text)]).to_dict(version)
         assert first == tool_result(value, version, name="t", wrap=False, check_output=None)

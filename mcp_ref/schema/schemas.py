@@ -67,7 +67,8 @@ def _record_fields(cls: type) -> tuple:
         doc = None                                  # the signature that dataclasses writes itself
     text, docs = parse_docstring(doc)
     if typehints.is_typeddict(cls):
-        return text, [(name, hint, name in cls.__required_keys__, NO_DEFAULT, docs.get(name))
+        required = cls.__required_keys__  # type: ignore[attr-defined]  # every TypedDict class has it
+        return text, [(name, hint, name in required, NO_DEFAULT, docs.get(name))
                       for name, hint in hints.items()]
     fields = []
     for f in dataclasses.fields(cls):

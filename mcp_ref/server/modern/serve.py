@@ -78,7 +78,8 @@ def preflight(server, method: str, params, check_headers=None) -> modern.Request
         meta = modern.read_meta(params)
     except UnsupportedProtocolVersionError as unsupported:
         if check_headers is not None:           # rule 4: a header that disagrees comes first
-            problem = check_headers(unsupported.data["requested"])
+            data = unsupported.data
+            problem = check_headers(data.get("requested") if isinstance(data, dict) else None)
             if problem is not None:
                 raise problem from None
         raise
@@ -113,7 +114,7 @@ def serve(server, ctx, method: str, params: dict) -> dict:
     else:
         ctx.era = preflight(server, method, params)
         info = server._server_info(ctx.era.version)
-        server._modern_known[method] = (dict(meta), stamp, ctx.era, info)
+        server._modern_known[method] = (dict(meta or {}), stamp, ctx.era, info)
     handler = server._request_handlers[method][0]
     if "requestState" in params or "inputResponses" in params:
         load(ctx)                                   # a retry's requestState, checked first (rule 5)
