@@ -24,7 +24,6 @@ _MAGIC = ((b"\x89PNG\r\n\x1a\n", "image", "image/png"), (b"\xff\xd8\xff", "image
           (b"fLaC", "audio", "audio/flac"))
 # json.dumps(value, ensure_ascii=False), without building an encoder per call.
 _json_text = json.JSONEncoder(ensure_ascii=False).encode
-_NUMBERS = frozenset((int, float, bool))
 
 
 # ---------------------------------------------------------------------- results
@@ -51,11 +50,6 @@ def _bytes_block(data: bytes) -> ContentBlock:
 
 def to_content(value: Any) -> list:
     """What a tool returned, as a list of content blocks (rules 4 and 5)."""
-    kind = type(value)
-    if kind is str:
-        return [TextContent(text=value)]
-    if kind in _NUMBERS:                            # before the checks below, none of which it is
-        return [TextContent(text=_number_text(value))]
     if value is None:
         return []
     if isinstance(value, str):
@@ -73,10 +67,6 @@ def to_content(value: Any) -> list:
             or (isinstance(v, dict) and isinstance(v.get("type"), str)) for v in value):
         return [block for item in value for block in to_content(item)]
     return [TextContent(text=_json_text(jsonable.to_jsonable(value)))]
-
-
-def _number_text(value) -> str:
-    return str(value) if type(value) is int else _json_text(value)
 
 
 def error_result(message: str, version: str | None) -> dict:

@@ -59,11 +59,6 @@ __all__ = ["serve", "preflight", "discover", "told_capabilities"]
 TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")     # server/tasks/extension.py
 
 
-def is_modern(method: str, params) -> bool:
-    """Rule 1: is this request served here?"""
-    return method in modern.MODERN_ONLY or lifecycle.is_modern_request(params)
-
-
 def told_capabilities(server) -> dict:
     """What a modern client is told (protocol/modern.py rule 6)."""
     return modern.capabilities(server.capabilities(), listen="subscriptions/listen" in server._request_handlers,
