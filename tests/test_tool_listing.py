@@ -2,6 +2,8 @@
 ``Tool`` model's ``to_dict`` for the session's revision, page by page.
 Spec: server/tools#listing-tools, server/utilities/pagination.
 """
+import types
+
 import pytest
 
 from mcp_ref import Server
@@ -9,8 +11,12 @@ from mcp_ref.protocol.lifecycle import LEGACY_REVISIONS, MODERN_REVISIONS
 
 
 class _Ctx:
+    """What a handler reads of its Context: a legacy session's revision (no 2026-07-28 era)."""
+    era = None
+
     def __init__(self, protocol_version="2025-11-25"):
         self.protocol_version = protocol_version
+        self.session = types.SimpleNamespace(protocol_version=protocol_version)
 
 
 def _tools_server() -> Server:

@@ -221,9 +221,6 @@ class Tools(NamedRegistry):
 
     KIND, NOUN, CHANGED, ITEM = "tools", "tool", "notifications/tools/list_changed", "tool"
 
-    def _item(self, entry: _Entry) -> Tool:
-        return entry.tool
-
     _same_thread: SameThread | None = None
 
     @property
