@@ -192,3 +192,14 @@ def test_the_client_side_of_the_walk_names_the_default_era_stops(traced):
         assert "`mcp_ref/client/modern/requesting.py:" in client
     else:
         assert "client/modern/requesting.py" not in set(sides["client"]["entered"])
+
+
+def test_the_servers_own_part_of_a_warm_call_enters_at_most_three_files(traced):
+    """server/tools.py rule 9, server/modern/serve.py rule 7: past the session and the
+    transport, a warm call of a plain tool enters at most three files (the dispatch table,
+    the tool, and in 2026-07-28 the era's per-request checks): no protocol/ file, no
+    schema/ file, no context, pagination or multi round-trip module."""
+    era, sides = traced
+    own = sorted(path for path in sides["server"]["entered"]
+                 if path.startswith(("server/", "schema/", "protocol/")))
+    assert len(own) <= 3 and not any(path.startswith(("schema/", "protocol/")) for path in own), (era, own)

@@ -216,72 +216,6 @@ def _listing_prompts() -> Server:
     return server
 
 
-@pytest.mark.parametrize("revision", (None,) + REVISIONS)
-def test_a_listed_prompt_is_what_its_model_says(revision):
-    """prompts.py rule 5: the dict written from the signature's shape equals
-    ``Prompt.to_dict`` for the revision, member for member and in the same order."""
-    from mcp_ref.server.prompts import listed_prompt
-    server = _listing_prompts()
-    for entry in server.prompts._entries.values():
-        listed, model = listed_prompt(entry, revision), entry.prompt.to_dict(revision)
-        assert listed == model and list(listed) == list(model), entry.name
-        assert [list(a) for a in listed["arguments"]] == [list(a) for a in model["arguments"]]
-
-
-def test_a_decorated_prompt_is_built_on_first_use_not_on_listing():
-    """prompts.py rule 5: ``@server.prompt`` keeps the function; a listing writes the page
-    without building ``Prompt`` models; ``get`` and ``prompts/get`` build one; given icons,
-    a function that is not plain and ``add_prompt`` build at once."""
-    server = _listing_prompts()
-    entries = server.prompts._entries
-    assert [name for name, entry in entries.items() if entry._prompt is None] == [
-        "plain", "bare", "described", "full_path"]
-    handle = server._request_handlers["prompts/list"][0]
-
-    class Ctx:
-        protocol_version = "2025-11-25"
-    page = handle(Ctx(), {})
-    assert [p["name"] for p in page["prompts"]] == ["plain", "bare", "described"]
-    assert page["prompts"][0]["arguments"] == [
-        {"name": "topic", "description": "what to write about", "required": True},
-        {"name": "style", "required": False}]
-    assert entries["plain"]._prompt is None and entries["bare"]._prompt is None
-    assert server.prompts.get("plain").to_dict("2025-11-25") == page["prompts"][0]
-    assert entries["plain"]._prompt is not None
-    with pytest.raises(TypeError, match="positional-only"):
-        server.prompt(lambda a, /: a)
-
-
-def test_prompts_of_one_shape_share_their_listed_arguments(monkeypatch):
-    """prompts.py ``_listed_arguments``: without parameter descriptions the listed
-    arguments of prompts of one shape are one shared, read-only list; a prompt whose
-    docstring describes an argument gets its own."""
-    from mcp_ref.schema import signature_fast
-    from mcp_ref.server.prompts import listed_prompt
-    monkeypatch.setattr(signature_fast, "_SHAPES", {})
-    server = Server("shared")
-    namespace: dict = {}
-    exec("".join(f'def p{i}(topic: str, style: str = "short") -> str:\n    """Prompt {i}."""\n    return topic\n'
-                 for i in range(3)), namespace)
-    for i in range(3):
-        server.prompt(namespace[f"p{i}"])
-
-    @server.prompt
-    def described(topic: str, style: str = "short") -> str:
-        """Prompt.
-
-        Args:
-            topic: what about
-        """
-        return topic
-    entries = list(server.prompts._entries.values())
-    listed = [listed_prompt(entry, "2025-11-25")["arguments"] for entry in entries]
-    assert listed[0] is listed[1] is listed[2]
-    assert listed[0] == [{"name": "topic", "required": True}, {"name": "style", "required": False}]
-    assert listed[3] is not listed[0] and listed[3][0] == {"name": "topic", "description": "what about",
-                                                           "required": True}
-
-
 def _gc_counted(action) -> int:
     """What ``action()`` adds to the garbage collector's allocation count (objects it
     tracks, made and not freed), with the collector paused so no collection resets it."""
@@ -297,23 +231,3 @@ def _gc_counted(action) -> int:
             gc.enable()
 
 
-def test_registering_a_prompt_leaves_one_object_for_the_collector():
-    """prompts.py rule 7: registering a plain prompt without options keeps its entry and
-    nothing more (it shares ``_NO_OPTIONS``): an options dict of its own was one more
-    object per prompt for the garbage collector's count, and it brought the first full
-    collection of a 10,000-prompt server into its first listing (bench/bench_growth.py,
-    issue 17). Options given still get a dict of their own."""
-    count = 600
-    namespace: dict = {}
-    exec("".join(f'def p{i}(topic: str, style: str = "short") -> str:\n    """Prompt {i}."""\n'
-                 f"    return topic\n" for i in range(count + 1)), namespace)
-    Server("warm").prompt(namespace["p0"])           # shapes, imports and caches made here
-    server = Server("counted")
-    registered = _gc_counted(lambda: [server.prompt(namespace[f"p{i}"]) for i in range(1, count + 1)])
-    assert registered < 1.5 * count, registered      # ~1.0 a prompt; was ~2.0
-    from mcp_ref.server.prompts import _NO_OPTIONS
-    entries = server.prompts._entries
-    assert entries["p1"].options is entries["p2"].options is _NO_OPTIONS
-    server.prompt(title="Titled")(namespace["p0"])
-    assert entries["p0"].options == {"title": "Titled", "description": None, "icons": None, "meta": None}
-    assert _NO_OPTIONS == dict.fromkeys(("title", "description", "icons", "meta"))

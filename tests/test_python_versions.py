@@ -17,7 +17,7 @@ import pytest
 
 from features_helpers import connected
 from mcp_ref import Server
-from mcp_ref.schema.binding import bind_arguments
+from test_signature import bind_arguments
 from mcp_ref.schema.signature import Field, input_schema, output_schema
 from mcp_ref.schema.typehints import UNION_ORIGINS, evaluate, get_type_hints, is_typeddict, is_union
 from mcp_ref.types import CallToolResult, Model, TextContent, Tool

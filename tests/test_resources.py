@@ -139,27 +139,6 @@ def test_registration_mistakes_are_reported():
     assert server.capabilities()["resources"] == {"subscribe": True, "listChanged": True}
 
 
-def test_a_plain_template_function_is_checked_without_inspect(monkeypatch):
-    """resources.py ``_check_template_function``: a function the fast path reads takes no
-    ``**kwargs``, so registering its template needs no ``inspect.signature`` (half of
-    registering a template); the mistakes are still found."""
-    import inspect
-
-    def no_signature(fn):
-        raise AssertionError("inspect.signature was called")
-    monkeypatch.setattr(inspect, "signature", no_signature)
-    server = Server("r")
-
-    def item(id: str, ctx: Context, size: int = 1) -> str:
-        return id
-    server.add_resource(item, "t://{id}")
-    with pytest.raises(ValueError, match="variables without a parameter: other"):
-        server.add_resource(item, "t://{id}/{other}")
-    monkeypatch.undo()
-    server.add_resource(lambda id, **more: id, "u://{id}/{other}")       # **kwargs: the full path
-    assert [t.uri_template for t in server.resources.templates()] == ["t://{id}", "u://{id}/{other}"]
-
-
 def test_subscriptions_are_per_session_and_updates_go_only_to_subscribers(wire_validator):
     server = resource_server()
     first, second = Collector(), Collector()
@@ -278,34 +257,3 @@ def _listing_resources() -> Server:
     return server
 
 
-@pytest.mark.parametrize("revision", (None,) + REVISIONS)
-def test_a_listed_resource_is_what_its_model_says(revision):
-    """resources.py rule 5: the dict written directly equals the model's ``to_dict`` for
-    the revision, member for member and in the same order, for resources and templates."""
-    from mcp_ref.server.resources import listed_item
-    server = _listing_resources()
-    for table in (server.resources._static, server.resources._templates):
-        for entry in table.values():
-            listed, model = listed_item(entry, revision), entry.item.to_dict(revision)
-            assert listed == model and list(listed) == list(model), entry.uri
-
-
-def test_a_decorated_resource_is_built_on_first_use_not_on_listing():
-    """resources.py rule 5: the decorator keeps a plain function (its mistakes still raise
-    at registration); listing builds no model; reading or asking for it does."""
-    server = _listing_resources()
-    resources = server.resources
-    assert [uri for uri, e in resources._static.items() if e._item is None] == [
-        "docs://readme", "docs://sized", "fixed://text"]
-    assert [uri for uri, e in resources._templates.items() if e._item is None] == ["users://{id}/profile"]
-
-    class Ctx:
-        protocol_version = "2025-11-25"
-    page = server._request_handlers["resources/list"][0](Ctx(), {})
-    assert page["resources"][0] == {"uri": "docs://readme", "name": "readme", "description": "The readme.\n\nMore text."}
-    assert all(e._item is None for uri, e in resources._static.items() if uri != "added://x")
-    assert resources.resources()[0].to_dict("2025-11-25") == page["resources"][0]
-    with pytest.raises(ValueError, match="takes no arguments"):
-        server.resource("fixed://y")(lambda name: name)
-    with pytest.raises(ValueError, match="variables without a parameter: id"):
-        server.resource("t://{id}")(lambda other: other)

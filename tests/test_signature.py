@@ -2,6 +2,7 @@
 schemas, argument binding, to_jsonable and validation.
 Spec: server/tools#tool, server/tools#structured-content."""
 import enum
+import inspect
 import sys
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Dict, List, Literal, NewType, Optional, Sequence, Tuple, TypedDict, Union
@@ -9,9 +10,10 @@ from typing import Annotated, Any, Dict, List, Literal, NewType, Optional, Seque
 import pytest
 
 from mcp_ref.errors import InvalidParamsError, MissingDependency
-from mcp_ref.schema.binding import bind_arguments
+from mcp_ref.schema import signature
+from mcp_ref.server.tools import Binder
 from mcp_ref.schema.jsonable import to_jsonable
-from mcp_ref.schema.signature import (Field, context_params, description_of, input_schema, output_schema,
+from mcp_ref.schema.signature import (NO_DEFAULT, Field, context_params, description_of, input_schema, output_schema,
                                schema_for_type)
 from mcp_ref.schema.validation import validate
 
@@ -412,6 +414,14 @@ def test_output_schema_unstructured_classes():
 
 
 # ---------------------------------------------------------------------- bind_arguments
+def bind_arguments(fn, arguments, *, inject=None):
+    """One call's keyword arguments through a tool's ``Binder`` (server/tools.py)."""
+    inject = inject or {}
+    kwargs = Binder(signature.Reading(fn), tuple(inject))(arguments)
+    kwargs.update((name, value) for name, value in inject.items() if name in kwargs)
+    return kwargs
+
+
 def tool_all(line: Line, points: list[Point], by_name: dict[str, Point], maybe: Optional[Point],
              pair: tuple[int, str], many: tuple[Point, ...], tags: set[str], color: Color, level: Level,
              movie: Movie, data: bytes, ratio: float, either: Union[Point, list[Point]], node: Node,
@@ -654,3 +664,25 @@ def test_the_fast_path_is_only_for_flat_primitive_schemas():
     assert _flat_checker({"type": "object", "properties": {"a": {"type": ["string", "null"]}}}) is None
     assert _flat_checker({"type": "object", "additionalProperties": False}) is None
     assert _flat_checker({"type": "object", "properties": {"a": {"type": "integer", "minimum": 0}}}) is None
+
+
+def _kinds_of_every_sort(x, y=1, /, z: int = 2, *rest, k, m=4, **more):
+    return x
+
+
+def test_parameters_read_from_the_code_match_inspect():
+    import functools
+
+    @functools.wraps(_kinds_of_every_sort)
+    def wrapped(*a, **k):
+        return None
+
+    def keyword_only(*, k=1):
+        return k
+
+    empty = inspect.Parameter.empty
+    for fn in (_kinds_of_every_sort, wrapped, keyword_only, lambda p, q=2: p, add, search, optional_context,
+               functools.partial(_kinds_of_every_sort, 1)):
+        expected = [(name, p.kind, NO_DEFAULT if p.default is empty else p.default)
+                    for name, p in inspect.signature(fn).parameters.items()]
+        assert signature._parameters(fn) == expected, fn

@@ -26,14 +26,17 @@ Rules:
    and binds the same schema on 3.9, which is the Python of several long-term
    support systems people vendor this package into.
 
-Pure: no I/O. ``typing`` is imported here, so modules that keep ``typing``
-off their import path (schema/signature.py) import this one lazily.
+The kinds of hint schema/signature.py and schema/binding.py tell apart
+(``_split_annotated``, ``_is_record``, ...) are here too. Pure: no I/O.
 """
 import ast
+import dataclasses
 import sys
 import types
 import typing
-from typing import Union
+from collections import abc
+from types import GenericAlias
+from typing import Any, Union, get_args, get_origin
 
 __all__ = ["UNION_ORIGINS", "is_union", "is_typeddict", "evaluate", "get_type_hints"]
 
@@ -165,3 +168,45 @@ def get_type_hints(obj, localns=None) -> dict:
             else:
                 resolved[name] = _resolve_nested(evaluate(annotation, globalns, localns), globalns, localns)
     return resolved
+
+
+# ---------------------------------------------------------------------- kinds of hint
+_WRAPPERS = tuple(getattr(typing, name) for name in ("Required", "NotRequired", "ReadOnly") if hasattr(typing, name))
+_LISTS = (list, abc.Sequence, abc.MutableSequence, abc.Iterable, abc.Collection)
+_SETS = (set, frozenset, abc.Set, abc.MutableSet)
+_MAPPINGS = (dict, abc.Mapping, abc.MutableMapping)
+
+
+def _split_annotated(tp) -> tuple:
+    """``Annotated[T, m...]`` -> ``(T, [m...])``; also unwraps Required/NotRequired and NewType."""
+    if type(tp) is type:
+        return tp, []                               # a plain class: nothing to unwrap
+    metadata: list = []
+    while True:
+        if get_origin(tp) is typing.Annotated:
+            metadata = list(tp.__metadata__) + metadata
+            tp = tp.__origin__
+        elif get_origin(tp) in _WRAPPERS:
+            tp = get_args(tp)[0]
+        elif hasattr(tp, "__supertype__"):
+            tp = tp.__supertype__
+        else:
+            return tp, metadata
+
+
+def _is_class(tp) -> bool:
+    """A class, not a parametrized ``list[int]`` (which 3.9 and 3.10 report as a ``type``)."""
+    return isinstance(tp, type) and not isinstance(tp, GenericAlias)
+
+
+def _is_union(tp) -> bool:
+    return get_origin(tp) in UNION_ORIGINS
+
+
+def _is_record(tp) -> bool:
+    """A dataclass or TypedDict class: a JSON object with known properties."""
+    return _is_class(tp) and (dataclasses.is_dataclass(tp) or is_typeddict(tp))
+
+
+def _is_unknown(tp) -> bool:
+    return tp is Any or isinstance(tp, (str, typing.ForwardRef, typing.TypeVar))

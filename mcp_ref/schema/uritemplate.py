@@ -312,7 +312,8 @@ class _Matcher:
                 here[p] = (optional and after[p]) or (ends is not None and count[ends[1] + 1] > count[ends[0]])
         if not able[0][0]:
             return None
-        captures, p = [], 0
+        captures: list = []
+        p = 0
         for i, part in enumerate(parts):
             after, ends = able[i + 1], self._ends(part, p)
             span = () if ends is None else range(ends[0], ends[1] + 1)

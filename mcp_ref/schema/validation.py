@@ -9,9 +9,13 @@ Rules:
    gives one message such as ``"b: 'x' is not of type 'integer'"`` (path:
    message) or None. ``validate`` is the one-shot form.
 2. Remote ``$ref`` are never fetched (the registry holds the metaschemas only).
-3. The flat schemas generated for most tools are checked in plain Python with
-   the same messages; everything else needs the optional ``jsonschema``
-   package, imported on first use (``MissingDependency`` names it otherwise).
+3. The flat schemas generated for most tools (an object of properties of one
+   JSON type each) are checked in plain Python with the same messages as
+   jsonschema's. This is a feature, not a speed path: a stdlib-only server
+   (no ``jsonschema`` installed) still checks its tools' arguments for real.
+   Everything else needs the optional ``jsonschema`` package, imported on first
+   use (``MissingDependency`` names it otherwise); ``argument_checker`` then
+   falls back to checking the required keys, with a warning once.
 4. Dialects: a schema without ``$schema`` is 2020-12; a ``$schema`` naming a
    draft ``jsonschema`` knows (draft 3 to 2020-12) selects that draft; any other
    ``$schema`` makes every check answer "the JSON Schema dialect ... is not
@@ -22,9 +26,14 @@ No I/O.
 """
 from __future__ import annotations
 
-from mcp_ref.errors import require
+from typing import Any, Callable
 
-__all__ = ["validate", "compile_validator"]
+from mcp_ref.errors import MissingDependency, get_logger, require
+
+__all__ = ["validate", "compile_validator", "argument_checker", "flat_types"]
+
+log = get_logger("mcp_ref.server")
+_warned_no_jsonschema: list = []
 
 
 def validate(instance, schema: dict) -> str | None:
@@ -35,7 +44,7 @@ def validate(instance, schema: dict) -> str | None:
     return compile_validator(schema)(instance)
 
 
-def compile_validator(schema: dict):
+def compile_validator(schema: dict) -> Callable[[Any], str | None]:
     """``validate`` for one schema, prepared once: returns ``check(instance)``
     giving the same message or None. Keep it for schemas used on every call
     (a tool's inputSchema); building a jsonschema validator costs more than
@@ -69,11 +78,26 @@ def compile_validator(schema: dict):
     return check
 
 
-# The flat schemas generated for most tools (an object of properties that are
-# one JSON type each, or anything) are checked here in plain Python: jsonschema
-# costs ~12 µs per call on the tools/call hot path (bench/), this ~1 µs, with the
-# same messages; and a server whose tools all have such schemas never imports
-# jsonschema (tens of milliseconds of start-up).
+def argument_checker(schema: dict) -> Callable[[Any], str | None]:
+    """``compile_validator(schema)``; without jsonschema, for a schema that is not flat
+    (rule 3), a check of the required keys only, with a warning once: a stdlib-only
+    server still runs its tools."""
+    try:
+        return compile_validator(schema)
+    except MissingDependency:
+        if not _warned_no_jsonschema:
+            _warned_no_jsonschema.append(True)
+            log.warning("jsonschema is not installed: tool arguments are only checked for required keys")
+        required = tuple(schema.get("required", ()))
+
+        def check(instance: Any) -> str | None:
+            missing = [key for key in required if not isinstance(instance, dict) or key not in instance]
+            return f"missing required properties: {', '.join(missing)}" if missing else None
+        return check
+
+
+# Rule 3: the flat schemas generated for most tools (an object of properties that
+# are one JSON type each, or anything), checked in plain Python without jsonschema.
 _FLAT_OBJECT_KEYS = frozenset(("type", "properties", "required", "title", "description"))
 _FLAT_PROPERTY_KEYS = frozenset(("type", "title", "description", "default"))
 _TYPE_CHECKS = {
@@ -88,15 +112,19 @@ _TYPE_CHECKS = {
 }
 
 
-def _flat_checker(schema: dict):
-    """A plain checker for a flat object schema (see above), else None."""
+_JSON_TYPES = {"string": (str,), "boolean": (bool,), "integer": (int,), "number": (int, float),
+               "array": (list,), "object": (dict,), "null": (type(None),)}
+
+
+def _flat(schema: Any) -> tuple | None:
+    """``(required, {name: JSON type})`` of a flat object schema (rule 3), else None."""
     if not isinstance(schema, dict) or schema.get("type") != "object" or not set(schema) <= _FLAT_OBJECT_KEYS:
         return None
     properties = schema.get("properties", {})
     required = schema.get("required", [])
     if not isinstance(properties, dict) or not isinstance(required, list):
         return None
-    checks = {}
+    kinds = {}
     for name, prop in properties.items():
         if not isinstance(prop, dict) or not set(prop) <= _FLAT_PROPERTY_KEYS:
             return None
@@ -105,8 +133,27 @@ def _flat_checker(schema: dict):
             continue                                # {}: any value
         if not isinstance(kind, str) or kind not in _TYPE_CHECKS:
             return None
-        checks[name] = (kind, _TYPE_CHECKS[kind])
-    required = tuple(required)
+        kinds[name] = kind
+    return tuple(required), kinds
+
+
+def flat_types(schema: Any) -> tuple | None:
+    """``(required names, {name: the exact Python types of its JSON type})`` of a flat
+    object schema (rule 3), else None: arguments that have the required names and
+    values of exactly those types meet the schema (server/tools.py rule 9)."""
+    flat = _flat(schema)
+    if flat is None:
+        return None
+    return frozenset(flat[0]), {name: frozenset(_JSON_TYPES[kind]) for name, kind in flat[1].items()}
+
+
+def _flat_checker(schema: dict) -> Callable[[Any], str | None] | None:
+    """A plain checker for a flat object schema (see above), else None."""
+    flat = _flat(schema)
+    if flat is None:
+        return None
+    required = flat[0]
+    checks = {name: (kind, _TYPE_CHECKS[kind]) for name, kind in flat[1].items()}
 
     def check(instance) -> str | None:
         if not isinstance(instance, dict):

@@ -14,29 +14,43 @@ server/utilities/logging, client/sampling, client/elicitation, client/roots.
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import CapabilityNotSupported, DuplicateInputKey
 from mcp_ref.session import RequestContext, Session
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only
-    from typing import Any
-
+if TYPE_CHECKING:
     from mcp_ref.types import CreateMessageResult, Implementation
-    from mcp_ref.server.server import Server
+
+
+class Server(Protocol):
+    """What a session and a request's context use of their server: server/server.py's
+    ``Server``, named here by what is used so that this module does not import that one
+    (which imports this one)."""
+
+    mrtr_secret: bytes
+
+    @property
+    def _logs(self) -> Any: ...
+
+    def _handle_request(self, ctx: Any, method: str, params: Any) -> Any: ...
+
+    def _handle_notification(self, session: ServerSession, method: str, params: Any) -> None: ...
+
+    def log(self, level: str, data: Any, logger: str | None = None) -> int: ...
 
 
 class ServerSession(Session):
     """A Session plus what the server knows about this one client."""
 
-    def __init__(self, server: "Server", transport, **options):
+    def __init__(self, server: Server, transport: Any, **options: Any):
         super().__init__(transport, server._handle_request,
                          lambda method, params: server._handle_notification(self, method, params),
                          context_class=Context, name="mcp-server", **options)
         self.server = server
         self.state = lifecycle.NEW
-        self._client_info = None                # clientInfo as sent; see client_info
+        self._client_info: Any = None           # clientInfo as sent (a dict), then an Implementation
         self.client_capabilities: dict = {}
         self.log_level: str | None = None     # set by logging/setLevel
         self.subscriptions: set = set()         # URIs of resources/subscribe
@@ -95,7 +109,7 @@ class Context(RequestContext):
     json_rpc_errors_pass = False
 
     @property
-    def server(self) -> "Server":
+    def server(self) -> Server:
         return self.session.server
 
     @property
@@ -133,8 +147,8 @@ class Context(RequestContext):
 
     # -- input requests: their keys, and several in one round (server/modern/mrtr.py rules 2 and 3)
     _ask_key = None         # the key the next ask takes: key= of elicit/sample/list_roots, or gather's
-    _input_keys = None      # the keys this run (a task: its whole life) has used
-    _input_counts = None    # kind -> unnamed keys made so far
+    _input_keys: set | None = None      # the keys this run (a task: its whole life) has used
+    _input_counts: dict | None = None   # kind -> unnamed keys made so far
     _gathering = False      # inside gather: an unanswered ask ends the entry, not the run
 
     def _input_key(self, method: str) -> str:
@@ -254,7 +268,7 @@ class Context(RequestContext):
         ``tools``, ``tool_choice``, ``timeout``, ``meta``; ``key`` names the input
         request (see ``elicit``). Spec: client/sampling."""
         from mcp_ref.client import sampling  # client features load on first use
-        wanted = {"tools": {}} if options.get("tools") is not None else {}
+        wanted: dict = {"tools": {}} if options.get("tools") is not None else {}
         if options.get("include_context") not in (None, "none"):
             wanted["context"] = {}
         with self._needs({"sampling": wanted}), self._keyed(key):

@@ -129,11 +129,11 @@ class NamedRegistry:
         return [self._item(entry) for entry in entries]
 
     def _item(self, entry):
-        """The listed object of an entry (a subclass may build it on demand)."""
+        """The listed object of an entry (its ``ITEM`` attribute: the model)."""
         return getattr(entry, self.ITEM)
 
     def _wire(self, entry, version: str | None) -> dict:
-        """An entry's wire dict in a listing for ``version`` (a subclass may write it directly)."""
+        """An entry's wire dict in a listing for ``version``: its model's ``to_dict``."""
         return self._item(entry).to_dict(version)
 
     def _register(self, name: str, entry) -> None:

@@ -13,20 +13,22 @@ server/utilities/completion, server/utilities/logging.
 """
 from __future__ import annotations
 
-
+from typing import TYPE_CHECKING, Any, Callable
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import get_logger
+from mcp_ref.session import Session
+
+if TYPE_CHECKING:
+    import logging
+
+    from mcp_ref.server.prompts import Prompts
+    from mcp_ref.server.resources import Resources
+    from mcp_ref.server.tools import Tools
+    from mcp_ref.server.utilities import Completions, Logs
+    from mcp_ref.types import Prompt, Tool
 
 log = get_logger("mcp_ref.server")
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only
-    from mcp_ref.server.context import ServerSession
-    import logging
-    from typing import Any, Callable
-
-    from mcp_ref.types import Prompt, Tool
 
 
 def _decorator(register: Callable, fn, kwargs):
@@ -44,19 +46,25 @@ def _decorator(register: Callable, fn, kwargs):
 class Registration:
     """Registration methods of ``Server`` (a mix-in: the registries are ``Server``'s)."""
 
+    # Made by Server.__init__ (server.py): the registries and the state these methods use.
+    tools: Tools
+    resources: Resources
+    prompts: Prompts
+    completions: Completions
+    _logs: Logs
+    _bridges: list
+    _listeners: set
+    _changes: int
+    _roots_changed: list
+    sessions: set
+
     # ------------------------------------------------------------------ tools (server/tools.py)
     def tool(self, fn: Callable | None = None, **kwargs):
         """Register a tool: ``@server.tool`` or ``@server.tool(name=..., title=..., ...)``.
 
-        Keyword arguments are those of ``add_tool``. The ``Tool`` object is built
-        when first listed (``add_tool`` returns it at once): start-up time. A
-        function given is registered here directly, not through ``_decorator``'s
-        closure: a third of registering a tool (bench/bench_growth.py, issue 17).
+        Keyword arguments are those of ``add_tool``; the function is returned as it is.
         """
-        if fn is not None:
-            self.tools.add(fn, build=False, **kwargs)
-            return fn
-        return _decorator(lambda f, **kw: self.tools.add(f, build=False, **kw), fn, kwargs)
+        return _decorator(self.tools.add, fn, kwargs)
 
     def add_tool(self, fn: Callable, *, name: str | None = None, title: str | None = None,
                  description: str | None = None, input_schema: dict | None = None,
@@ -107,11 +115,8 @@ class Registration:
         if not isinstance(uri, str):
             raise TypeError("@server.resource needs the URI: @server.resource('scheme://path')")
 
-        def wrap(fn):                   # the model is built on first use (resources.py rule 5)
-            if kwargs:
-                self.resources.add(fn, uri, build=False, **kwargs)
-            else:                       # a plain call: ``**{}`` was ~1,950 CPU instructions of ~25,700
-                self.resources.add(fn, uri, build=False)     # (registering a resource, callgrind)
+        def wrap(fn):
+            self.resources.add(fn, uri, **kwargs)
             return fn
         return wrap
 
@@ -144,13 +149,9 @@ class Registration:
 
     # ------------------------------------------------------------------ prompts (server/prompts.py)
     def prompt(self, fn: Callable | None = None, **kwargs):
-        """Register a prompt: ``@server.prompt`` or ``@server.prompt(name=..., title=...)``.
-        The ``Prompt`` object is built when first asked for (prompts.py rule 5). A function
-        given is registered here directly, as ``tool`` does (start-up time)."""
-        if fn is not None:
-            self.prompts.add(fn, build=False, **kwargs)
-            return fn
-        return _decorator(lambda f, **kw: self.prompts.add(f, build=False, **kw), fn, kwargs)
+        """Register a prompt: ``@server.prompt`` or ``@server.prompt(name=..., title=...)``;
+        the function is returned as it is."""
+        return _decorator(self.prompts.add, fn, kwargs)
 
     def add_prompt(self, fn: Callable, *, name: str | None = None, title: str | None = None,
                    description: str | None = None, icons: list | None = None,
@@ -186,7 +187,7 @@ class Registration:
         root logger) at ``level`` and above to clients as ``notifications/message``.
         Returns the handler (remove it from the logger to stop). ``level`` 20 is ``logging.INFO``."""
         import logging
-        from mcp_ref.server.utilities import LoggingBridge
+        from mcp_ref.server.logging_bridge import LoggingBridge
         handler = LoggingBridge(self, level)
         target = logger if isinstance(logger, logging.Logger) else logging.getLogger(logger)
         target.addHandler(handler)
@@ -200,6 +201,7 @@ class Registration:
 
     def _list_changed(self, method: str) -> None:
         """Rule 6: ``notifications/<list>/list_changed`` to sessions told ``listChanged``."""
+        self._changes += 1                          # what a modern client is told may differ now
         if not self.sessions and not self._listeners:
             return                                  # registering before any session: nobody to tell
         capability = method.split("/")[1] + ".listChanged"
@@ -222,7 +224,7 @@ class Registration:
         self._roots_changed.append(fn)
         return fn
 
-    def _on_roots_list_changed(self, session: ServerSession, params: dict) -> None:
+    def _on_roots_list_changed(self, session: Session, params: dict) -> None:
         for fn in list(self._roots_changed):
             try:
                 fn(session)

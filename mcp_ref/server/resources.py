@@ -25,64 +25,33 @@ Rules:
    may subscribe to any URI ``resources/read`` would answer.
    ``notify_updated(uri)`` sends ``notifications/resources/updated`` to the
    ready sessions subscribed to exactly that URI, and to no one else.
-5. As tools do (tools.py rules 8 and 9): ``@server.resource`` of a plain
-   function checks at registration what must fail there (the URI template's
-   syntax, a fixed URI's function taking arguments, template variables and
-   parameters, read from the signature's shape) and keeps the function; the
-   ``Resource``/``ResourceTemplate`` is built on first use, and a listing
-   writes its wire dict directly (``listed_item``, what the model's
-   ``to_dict`` says; tests/test_resources.py holds both to the same dict for
-   every revision). Building the models at registration made 10,000
-   resources start 4.5x slower than a bare loop, templates 7.7x
-   (bench/bench_growth.py, issue 17). ``add_resource`` still builds at once
-   and returns the model.
-6. A server registers all of its resources before it answers
-   ``initialize``, so registering one does what rule 5's checks need and no
-   more: a URI without a brace is a fixed URI and is not parsed as a
-   template, and its function, when plain and of no parameters, is not read
-   at all (``signature_fast.takes_nothing``: its code says there is nothing
-   to check or inject); a template is parsed for its variable names
-   (``uritemplate.variables_of``), which the entry keeps, and parsed again
-   into a ``UriTemplate`` for its first match; the function's parameters come
-   from its shape (``signature_fast.shape_of``, read once per shape) and the
-   variables a shape was found to fit are kept with it (``Shape.derived``),
-   so 10,000 templates ``x://rN/{id}`` of ``rN(id: str)`` are checked once;
-   a resource registered without options shares one options dict. Every
-   mistake still raises here, with the same type and message
-   (tests/test_resource_registration.py). Why: registering took ~6 us a
-   resource and ~18-21 us a template, then ~3.2 and ~5.3 (36,000 and 52,700
-   CPU instructions, callgrind), now ~2.0 and ~3.3 us (23,800 and 38,200):
-   10,000 in one process, warm, the decorator's way; a template's entry is
-   one object for the garbage collector instead of three. The module loads
-   neither ``inspect``/``typing`` nor ``mcp_ref.types`` until a model is
-   built or a resource read: importing it took 17.6 ms, now 1.9 (``python
-   -X importtime``), against a bare loop's whole start of ~50 ms.
+5. As tools do (tools.py rule 8): registering reads the function and the URI
+   once, there, so every mistake raises there: a template is parsed
+   (``UriTemplate``) and each variable must be a parameter; a fixed URI's
+   function takes no arguments. The ``Resource``/``ResourceTemplate`` model is
+   built then; a listing is each model's ``to_dict`` for the session's revision.
 """
 from __future__ import annotations
 
+import base64
+import inspect
 import json
 import threading
+from typing import Any, Callable
 
-from mcp_ref.schema import jsonable, signature, signature_fast
 from mcp_ref.errors import InvalidParamsError, ResourceNotFoundError
-from mcp_ref.schema.docstrings import parse_docstring
-from mcp_ref.schema.uritemplate import variables_of
-from mcp_ref.server.features import as_icons, as_model, built_once, injected, next_serial
+from mcp_ref.schema import jsonable, signature
+from mcp_ref.schema.uritemplate import UriTemplate
+from mcp_ref.server.features import as_icons, as_model, next_serial
 from mcp_ref.server.pagination import Listing
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only (rule 6: mcp_ref.types loads on first use)
-    from typing import Any, Callable
-
-    from mcp_ref.types import ResourceTemplate
-    from mcp_ref.schema.uritemplate import UriTemplate
+from mcp_ref.types import (Annotations, BlobResourceContents, ReadResourceResult, Resource, ResourceTemplate,
+                           TextResourceContents)
 
 __all__ = ["Resources", "to_contents"]
 
 
 def to_contents(value: Any, uri: str, mime_type: str | None) -> list:
     """Rule 3: what a resource function returned, as a list of resource contents."""
-    from mcp_ref.types import BlobResourceContents, ReadResourceResult, TextResourceContents
     if isinstance(value, ReadResourceResult):
         return list(value.contents)
     if isinstance(value, (TextResourceContents, BlobResourceContents)):
@@ -90,7 +59,6 @@ def to_contents(value: Any, uri: str, mime_type: str | None) -> list:
     if isinstance(value, str):
         return [TextResourceContents(uri=uri, text=value, mime_type=mime_type or "text/plain")]
     if isinstance(value, (bytes, bytearray)):
-        import base64
         return [BlobResourceContents(uri=uri, blob=base64.b64encode(value).decode("ascii"),
                                      mime_type=mime_type or "application/octet-stream")]
     if isinstance(value, (list, tuple)) and value and all(
@@ -101,78 +69,15 @@ def to_contents(value: Any, uri: str, mime_type: str | None) -> list:
 
 
 class _Entry:
-    """A registered resource or template (``variables`` None for a fixed URI, else the
-    template's variable names): the function and what was given; the model, the
-    context parameters and the parsed ``UriTemplate`` are made on first use, once
-    (rules 5 and 6)."""
+    """A registered resource or template (``template`` None for a fixed URI): its model,
+    its function and the names of the function's context parameters (rule 5)."""
 
-    __slots__ = ("uri", "fn", "options", "skip", "variables", "serial", "_item", "_inject", "_template")
+    __slots__ = ("uri", "fn", "item", "template", "inject", "serial")
 
-    def __init__(self, uri: str, fn: Callable, options: dict, skip: tuple, variables: tuple | None):
-        self.uri, self.fn, self.options, self.skip, self.variables = uri, fn, options, skip, variables
+    def __init__(self, uri: str, fn: Callable, item: Resource | ResourceTemplate, template: UriTemplate | None,
+                 inject: list):
+        self.uri, self.fn, self.item, self.template, self.inject = uri, fn, item, template, inject
         self.serial = next_serial()
-        self._item = self._inject = self._template = None
-
-    @property
-    def item(self):
-        return built_once(self, "_item", _build_item)
-
-    inject = property(injected)
-
-    @property
-    def template(self) -> UriTemplate:
-        """The parsed template (a template's entry only), made for its first match (rule 6)."""
-        return built_once(self, "_template", _parse_template)
-
-
-def _parse_template(entry: _Entry) -> UriTemplate:
-    from mcp_ref.schema.uritemplate import UriTemplate
-    return UriTemplate(entry.uri)
-
-
-
-def _build_item(entry: _Entry):
-    from mcp_ref.types import Annotations, Resource, ResourceTemplate
-    options, fn = entry.options, entry.fn
-    common = dict(name=options["name"] or getattr(fn, "__name__", entry.uri), title=options["title"],
-                  description=options["description"] if options["description"] is not None
-                  else signature.description_of(fn), mime_type=options["mime_type"],
-                  annotations=as_model(Annotations, options["annotations"]), icons=as_icons(options["icons"]),
-                  meta=options["meta"])
-    if entry.variables is not None:
-        return ResourceTemplate(uri_template=entry.uri, **common)
-    return Resource(uri=entry.uri, size=options["size"], **common)
-
-
-def listed_item(entry: _Entry, version: str | None) -> dict:
-    """Rule 5: ``entry``'s wire dict for ``version``, what ``entry.item.to_dict`` says,
-    written directly when no model was built (deferred entries have no annotations and
-    no icons)."""
-    if entry._item is not None:
-        return entry._item.to_dict(version)
-    options = entry.options
-    since_2025_06 = version is None or version >= "2025-06-18"
-    out = {"uriTemplate" if entry.variables is not None else "uri": entry.uri,
-           "name": options["name"] or entry.fn.__name__}
-    if options["title"] is not None and since_2025_06:
-        out["title"] = options["title"]
-    description = options["description"]
-    if description is None:
-        description = parse_docstring(entry.fn.__doc__)[0]
-    if description is not None:
-        out["description"] = description
-    if options["mime_type"] is not None:
-        out["mimeType"] = options["mime_type"]
-    if entry.variables is None and options["size"] is not None:
-        out["size"] = options["size"]
-    if options["meta"] is not None and since_2025_06:
-        out["_meta"] = options["meta"]
-    return out
-
-
-_NOTHING = ()   # rule 6: the shape (and context parameters) of a plain function of no parameters
-_CHECKED, _CHECKS_MAX = "resource template variables", 64       # rule 6: kept in ``Shape.derived``
-_NO_OPTIONS = dict.fromkeys(("name", "title", "description", "mime_type", "size", "annotations", "icons", "meta"))
 
 
 def _uri_param(params: dict, method: str) -> str:
@@ -189,7 +94,6 @@ class Resources:
     def __init__(self, owner, context_class: type):
         self.owner = owner
         self.context_class = context_class
-        self._skip = (context_class,)    # every entry's ``skip`` (rule 6: one tuple, not one per entry)
         self._static: dict = {}          # uri -> _Entry(Resource)
         self._templates: dict = {}       # uri template -> _Entry(ResourceTemplate)
         self._lock = threading.Lock()
@@ -207,50 +111,39 @@ class Resources:
             return [entry.item for entry in self._templates.values()]
 
     # -- registration
-    def add(self, fn, uri: str, *, name: str | None = None, title: str | None = None,
+    def add(self, fn: Any, uri: str, *, name: str | None = None, title: str | None = None,
             description: str | None = None, mime_type: str | None = None, size: int | None = None,
-            annotations=None, icons: list | None = None, meta: dict | None = None, build: bool = True):
-        """See ``Server.add_resource``; returns the ``Resource`` or ``ResourceTemplate``, or
-        None with ``build=False`` (the decorator: a plain function is kept, rule 5)."""
+            annotations: Any = None, icons: list | None = None,
+            meta: dict | None = None) -> Resource | ResourceTemplate:
+        """See ``Server.add_resource``: the ``Resource`` or ``ResourceTemplate`` registered."""
         if isinstance(fn, (str, bytes)):            # fixed contents
             contents = fn
             fn = lambda: contents                   # noqa: E731
             name = name or uri
-        skip = self._skip
-        if name is title is description is mime_type is size is annotations is icons is meta is None:
-            options = _NO_OPTIONS                   # nothing given: one shared dict (read-only)
-        else:
-            options = {"name": name, "title": title, "description": description, "mime_type": mime_type,
-                       "size": size, "annotations": annotations, "icons": icons, "meta": meta}
-        if isinstance(uri, str) and "{" not in uri and "}" not in uri:
-            # Rule 6: a URI without a brace is a fixed URI, with nothing to parse; a plain
-            # function of no parameters has nothing to read, to check or to inject.
-            variables, table = None, self._static
-            shape = _NOTHING if signature_fast.takes_nothing(fn) else signature_fast.shape_of(fn, skip)
-            if shape is not _NOTHING:
-                # Only the names matter here: the shape's schema, without the docstring.
-                params = signature.input_schema(fn, skip=skip, shape=shape, docs={} if shape is not None else None)
-                if params["properties"]:
-                    raise ValueError(f"resource {uri!r}: the function of a fixed URI takes no arguments "
-                                     f"(it takes {', '.join(params['properties'])}); use a URI template")
-        else:           # parsed here, where a bad template (or a URI that is not a string) raises
-            variables, table = variables_of(uri), self._templates
-            shape = signature_fast.shape_of(fn, skip)
-            _check_template_function(fn, uri, variables, shape, skip)
-        entry = _Entry(uri, fn, options, skip, variables)
-        if shape is _NOTHING:
-            entry._inject = _NOTHING
-        # A function with a shape (or of no parameters) is plain, without positional-only
-        # parameters (features.deferrable); the others are read here, where they raise.
-        if build or annotations is not None or icons is not None or shape is None:
-            entry.item, entry.inject                # errors in the annotations or icons raise here
+        read = signature.Reading(fn, (self.context_class,))    # one reading: schema and context
+        template = UriTemplate(uri) if not isinstance(uri, str) or "{" in uri or "}" in uri else None
+        params = signature.input_schema(read)
+        if template is None and params["properties"]:
+            raise ValueError(f"resource {uri!r}: the function of a fixed URI takes no arguments "
+                             f"(it takes {', '.join(params['properties'])}); use a URI template")
+        if template is not None:
+            _check_template_function(fn, uri, tuple(template.variables), params)
+        common: dict = dict(name=name or getattr(fn, "__name__", uri), title=title,
+                            description=description if description is not None else read.description,
+                            mime_type=mime_type, annotations=as_model(Annotations, annotations),
+                            icons=as_icons(icons), meta=meta)
+        item = ResourceTemplate(uri_template=uri, **common) if template is not None else \
+            Resource(uri=uri, size=size, **common)
+        entry = _Entry(uri, fn, item, template, read.context)
+        table = self._templates if template is not None else self._static
         with self._lock:
             if uri in table:
-                raise ValueError(f"a resource{' template' if variables is not None else ''} {uri!r} is already registered")
+                raise ValueError(f"a resource{' template' if template is not None else ''} {uri!r} "
+                                 "is already registered")
             table[uri] = entry
             self._listings.clear()
         self.owner._list_changed("notifications/resources/list_changed")
-        return entry.item if build else None
+        return item
 
     def remove(self, uri: str) -> None:
         """Unregister the resource with this URI, or the template with this URI template;
@@ -271,7 +164,7 @@ class Resources:
                 return entry, {}
             templates = list(self._templates.values())
         for entry in templates:
-            variables = entry.template.match(uri)
+            variables = entry.template.match(uri) if entry.template is not None else None
             if variables is not None:
                 return entry, variables
         return None
@@ -288,7 +181,7 @@ class Resources:
             listing = self._listings.get(id(table))
             if listing is None:
                 listing = self._listings[id(table)] = Listing([(e.serial, e) for e in table.values()])
-        return listing.wire(params, self.owner.page_size, list_name, version, listed_item)
+        return listing.wire(params, self.owner.page_size, list_name, version, _wire)
 
     # -- handlers
     def handle_list(self, ctx, params: dict) -> dict:
@@ -319,7 +212,6 @@ class Resources:
             kwargs[name] = ctx
         value = entry.fn(**kwargs)
         contents = to_contents(value, uri, entry.item.mime_type)
-        from mcp_ref.types import ReadResourceResult
         return ReadResourceResult(contents=contents).to_dict(ctx.protocol_version)
 
     def handle_subscribe(self, ctx, params: dict) -> dict:
@@ -353,36 +245,25 @@ class Resources:
         return sent
 
 
-def _check_template_function(fn, uri: str, variables: tuple, shape, skip: tuple) -> None:
+def _wire(entry: _Entry, version: str | None) -> dict:
+    return entry.item.to_dict(version)
+
+
+def _check_template_function(fn: Callable, uri: str, variables: tuple, params: dict) -> None:
     """Each variable is a parameter (or ``fn`` takes ``**kwargs``); every other parameter
-    has a default. Raises ValueError naming the mismatch. A function the fast path reads
-    (``shape``, from ``signature_fast.shape_of``) takes no ``**kwargs``:
-    ``inspect.signature`` was half of registering a template (bench/bench_growth.py).
-    The variables a shape was found to fit are kept with the shape (rule 6), so the
-    next function of that shape under a template of the same variables is not
-    checked again."""
-    if shape is not None:
-        checked = shape.derived.get(_CHECKED)
-        if checked is not None and variables in checked:
-            return
-        params = signature.input_schema(fn, skip=skip, shape=shape, docs={})
-        takes_any = False
-    else:
-        import inspect
-        params = signature.input_schema(fn, skip=skip)
+    has a default. Raises ValueError naming the mismatch (``params``: ``fn``'s inputSchema)."""
+    try:
         takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        takes_any = False
     required = params.get("required", ())
     names = set(variables)
     if (takes_any or names <= params["properties"].keys()) and names.issuperset(required):
-        if shape is not None:
-            checked = shape.derived.setdefault(_CHECKED, set())
-            if len(checked) < _CHECKS_MAX:
-                checked.add(variables)
         return                                      # (the lists below are for the message)
     unknown = [v for v in variables if v not in params["properties"] and not takes_any]
     unfilled = [p for p in required if p not in names]
     if unknown or unfilled:
         raise ValueError(f"resource template {uri!r}: "
-                         + "; ".join(filter(None, [
-                             unknown and f"variables without a parameter: {', '.join(unknown)}",
-                             unfilled and f"required parameters not in the template: {', '.join(unfilled)}"])))
+                         + "; ".join(([f"variables without a parameter: {', '.join(unknown)}"] if unknown else [])
+                                     + ([f"required parameters not in the template: {', '.join(unfilled)}"]
+                                        if unfilled else [])))

@@ -24,13 +24,15 @@ Rules:
    prompts.py, utilities.py, pagination.py), one registry each; the table in
    ``__init__`` points at their handlers. registration.py holds the methods
    that fill them (a mix-in), context.py what a handler holds. ``notifications/*/list_changed`` go to the ready
-   sessions that were told ``listChanged`` at initialization.
+   sessions that were told ``listChanged`` at initialization. The optional rooms
+   (resources, prompts, tasks, server/modern/) are loaded on first use, so a
+   plain stdio server starts without them (cold start and peak RSS, bench/README.md).
 7. Tasks (2025-11-25 only): ``tasks`` is declared when a tool has
    ``task_support`` "optional" or "required", and only to 2025-11-25 sessions
    (older revisions do not define it, so they are neither told nor served it),
    never over stateless HTTP (a task cannot outlive its request's session there).
-   The registry and its handlers are ``server/tasks/legacy.py``, loaded when a task
-   is first needed; closing a session cancels and forgets its tasks.
+   The registry and its handlers are ``server/tasks/legacy.py``; closing a
+   session cancels and forgets its tasks.
 8. Dual-era (2026-07-28): a request whose ``_meta`` names its protocol version,
    or of a method only that era has (``server/discover``), is served by
    server/modern/serve.py on the request's own metadata, with or without a prior
@@ -44,24 +46,27 @@ from __future__ import annotations
 
 import os
 import threading
+from typing import Callable
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import InvalidParamsError, MethodNotFoundError, get_logger
 from mcp_ref.server.context import Context, ServerSession
 from mcp_ref.server.registration import Registration
+from mcp_ref.server.tools import Tools
+from mcp_ref.server.features import as_icons
+from mcp_ref.server.utilities import Completions, Logs, check_level, current
+from mcp_ref.transports.stdio import StdioServerTransport
+from mcp_ref.types import Implementation
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only
-    from typing import Callable
-
-    from mcp_ref.server.prompts import Prompts
-    from mcp_ref.server.resources import Resources
-    from mcp_ref.server.tasks.legacy import Tasks
-    from mcp_ref.server.tools import Tools
-    from mcp_ref.server.utilities import Completions
-    from mcp_ref.types import Implementation
 
 log = get_logger("mcp_ref.server")
+
+def _modern():
+    """The 2026-07-28 serving room (server/modern/), loaded on the first modern request:
+    a 2025-11-25 session never needs it (see ``Server.tasks`` for the figure)."""
+    from mcp_ref.server.modern import serve
+    return serve
+
 
 _MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen"})     # protocol/modern.py rule 4
 
@@ -95,30 +100,33 @@ class Server(Registration):
                  timeout: float = 60.0, max_workers: int = 16, page_size: int | None = None,
                  log_level: str | None = None, logging_capability: bool | None = None,
                  eof_grace: float = 1.0):
-        self._info_fields = dict(name=name, version=version, title=title, description=description,
-                                 icons=icons, website_url=website_url)
-        self._info = None                       # the Implementation, built on first use (see info)
+        self.info = Implementation(name=name, version=version, title=title, description=description,
+                                   icons=as_icons(icons), website_url=website_url)     # serverInfo
         self.instructions = instructions
         self.timeout = timeout
         self.max_workers = max_workers
         self.page_size = page_size
         self.eof_grace = eof_grace
         if log_level is not None:
-            from mcp_ref.server.utilities import check_level
             log_level = check_level(log_level)
         self.log_level = log_level
         self._logging_capability = logging_capability
+        self._changes = 0                       # registry changes (server/modern/serve.py rule 7)
         self._capability_override = capabilities
         self._roots_changed: list = []          # callbacks fn(session), see on_roots_changed
         self._lock = threading.Lock()
         self.sessions: set = set()
         self._listeners: set = set()            # open 2026-07-28 subscriptions/listen requests (rule 8)
-        # Rule 6: the registries of features/, made on first use (see _feature).
-        self._features: dict = {}
-        self._features_lock = threading.Lock()
+        # Rule 6: the registries of features/, one each.
+        self.tools = Tools(self, Context)
+        self._resources = self._prompts = None      # rooms made on first use (``resources``, ``prompts``)
+        self.completions = Completions(self)
+        self._logs = Logs(self)
+        self._tasks = None                      # the tasks room, on first use (``tasks``)
         self._bridges: list = []
         # 2026-07-28 cache hints, {method: (ttlMs, cacheScope)}; None: protocol/modern.py rule 3's defaults.
         self.cache_hints: dict | None = None
+        self._modern_known: dict = {}   # method -> the last modern request's reading (server/modern/serve.py rule 7)
         # 2026-07-28 multi round-trip: the key that signs requestState (server/modern/mrtr.py rule 4).
         self.mrtr_secret: bytes = os.urandom(32)
         # Rule 1: one row per method, a literal each, with the capability it needs.
@@ -152,81 +160,6 @@ class Server(Registration):
             "notifications/roots/list_changed": self._on_roots_list_changed,
         }
 
-    # ------------------------------------------------------------------ the registries
-    # Made on first use, so a server that offers only tools never imports the modules
-    # of resources, prompts, completion and logging (start-up time, bench/bench_stdio.py).
-    @property
-    def tools(self) -> Tools:
-        """The tools registry (``list()``, ``get(name)``, ``remove(name)``)."""
-        return self._feature("tools")
-
-    @property
-    def resources(self) -> Resources:
-        """The resources and templates registry."""
-        return self._feature("resources")
-
-    @property
-    def prompts(self) -> Prompts:
-        """The prompts registry."""
-        return self._feature("prompts")
-
-    @property
-    def completions(self) -> Completions:
-        """The completer holder (true once a completer is set)."""
-        return self._feature("completions")
-
-    @property
-    def tasks(self) -> Tasks:
-        """The tasks registry (rule 7): its limits ``default_ttl``, ``max_ttl``, ``max_tasks``,
-        ``poll_interval`` are attributes. Made (and server/tasks/legacy.py loaded) on first use."""
-        return self._feature("tasks")
-
-    @property
-    def _logs(self):
-        return self._feature("logs")
-
-    def _feature(self, name: str):
-        registry = self._features.get(name)
-        if registry is None:
-            with self._features_lock:
-                registry = self._features.get(name)
-                if registry is None:
-                    registry = self._features[name] = self._make_feature(name)
-        return registry
-
-    def _make_feature(self, name: str):
-        if name == "tools":
-            from mcp_ref.server.tools import Tools
-            return Tools(self, Context)
-        if name == "resources":
-            from mcp_ref.server.resources import Resources
-            return Resources(self, Context)
-        if name == "prompts":
-            from mcp_ref.server.prompts import Prompts
-            return Prompts(self, Context)
-        if name == "tasks":
-            from mcp_ref.server.tasks.legacy import Tasks
-            return Tasks(self)
-        from mcp_ref.server.utilities import Completions, Logs
-        return Completions(self) if name == "completions" else Logs(self)
-
-    def _count(self, name: str) -> int:
-        """How many items registry ``name`` holds (0 when it was never made)."""
-        registry = self._features.get(name)
-        return len(registry) if registry is not None else 0
-
-    @property
-    def info(self) -> Implementation:
-        """``serverInfo`` as an ``Implementation``."""
-        if self._info is None:
-            from mcp_ref.types import Implementation
-            self._info = Implementation(**self._info_fields)
-        return self._info
-
-    @info.setter
-    def info(self, value: Implementation) -> None:
-        self._info = value
-
     # ------------------------------------------------------------------ capabilities
     def capabilities(self) -> dict:
         """What this server declares (rule 2): ``tools``, ``resources`` (``subscribe``,
@@ -237,16 +170,16 @@ class Server(Registration):
         if self._capability_override is not None:
             return self._capability_override
         caps: dict = {}
-        tools, resources, prompts = self._count("tools"), self._count("resources"), self._count("prompts")
+        tools, resources, prompts = len(self.tools), len(self._resources or ()), len(self._prompts or ())
         if tools:
             caps["tools"] = {"listChanged": True}
-            if self._features["tools"].supports_tasks():
+            if self.tools.supports_tasks():
                 caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
         if resources:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if prompts:
             caps["prompts"] = {"listChanged": True}
-        if self._features.get("completions"):
+        if self.completions:
             caps["completions"] = {}
         can_log = bool(tools or resources or prompts or self._bridges)
         if self._logging_capability or (self._logging_capability is None and can_log):
@@ -260,19 +193,17 @@ class Server(Registration):
         options.setdefault("max_workers", self.max_workers)
         session = ServerSession(self, transport, on_close=self._session_closed, **options)
         self.sessions.add(session)
-        return session.start()
+        session.start()
+        return session
 
     def _session_closed(self, session: ServerSession) -> None:
         """Forget a closed session; the thread of ``same_thread`` tools stops after the
         last one (server/tools.py rule 6: no thread outlives the sessions it served);
         its tasks are cancelled and their threads joined (rule 7)."""
         self.sessions.discard(session)
-        tasks = self._features.get("tasks")
-        if tasks is not None:
-            tasks.session_closed(session)
-        tools = self._features.get("tools")
-        if tools is not None:
-            tools.session_closed()
+        if self._tasks is not None:
+            self._tasks.session_closed(session)
+        self.tools.session_closed()
 
     def run(self, http=None, *, eof_grace: float | None = None, **options) -> None:
         """Serve stdio until the client goes away (stdin EOF), or HTTP when
@@ -291,7 +222,6 @@ class Server(Registration):
         if "auth" in options or "resource_metadata" in options:
             raise TypeError("auth and resource_metadata apply to HTTP (http=(host, port)); stdio carries no "
                             "credentials (Spec: basic/authorization)")
-        from mcp_ref.transports.stdio import StdioServerTransport
         transport = StdioServerTransport(**options)
         session = self.serve(transport, eof_grace=self.eof_grace if eof_grace is None else eof_grace)
         try:
@@ -303,9 +233,9 @@ class Server(Registration):
 
     # ------------------------------------------------------------------ dispatch
     def _handle_request(self, ctx: Context, method: str, params: dict) -> dict:
-        if method in _MODERN_ONLY or ("_meta" in params and lifecycle.is_modern_request(params)):
-            from mcp_ref.server.modern import serve as server_modern             # rule 8: a 2026-07-28 request
-            return server_modern.serve(self, ctx, method, params)
+        meta = params.get("_meta")                  # a modern request (protocol/lifecycle.py rule 6)
+        if method in _MODERN_ONLY or (type(meta) is dict and lifecycle.PROTOCOL_VERSION_META in meta):
+            return _modern().serve(self, ctx, method, params)
         entry = self._request_handlers.get(method)
         if entry is None:
             raise MethodNotFoundError(f"Method not found: {method}")
@@ -323,7 +253,6 @@ class Server(Registration):
     def _run_handler(self, handler: Callable, ctx: Context, params: dict) -> dict:
         if not self._bridges:
             return handler(ctx, params)
-        from mcp_ref.server.utilities import current     # the logging bridge finds the request here
         current.ctx = ctx
         try:
             return handler(ctx, params)
@@ -373,24 +302,47 @@ class Server(Registration):
         """Raise the McpError a 2026-07-28 request is refused with before it is served
         (server/modern/serve.py rule 4); ``check_headers(version)`` returns a transport's
         header error, if any (the HTTP handler's)."""
-        from mcp_ref.server.modern import serve as server_modern
-        server_modern.preflight(self, method, params, check_headers)
+        _modern().preflight(self, method, params, check_headers)
 
     def _on_listen(self, ctx: Context, params: dict) -> dict:
         """Spec 2026-07-28: basic/patterns/subscriptions (rule 8)."""
-        from mcp_ref.server.modern import serve as server_modern
-        return server_modern.listen(self, ctx, params)
+        return _modern().listen(self, ctx, params)
 
     def _on_discover(self, ctx: Context, params: dict) -> dict:
         """Spec 2026-07-28: server/discover (served only in the modern era, rule 8)."""
-        from mcp_ref.server.modern import serve as server_modern
-        return server_modern.discover(self, ctx)
+        return _modern().discover(self, ctx)
+
+    @property
+    def tasks(self):
+        """The tasks room (server/tasks/), made on first use (rule 7): with the
+        2026-07-28 room (``_modern``) and its HMAC signing (libcrypto), loading it at
+        start-up took a plain stdio server's peak RSS from 1.14x to 1.88x the floor."""
+        if self._tasks is None:
+            from mcp_ref.server.tasks.legacy import Tasks
+            with self._lock:
+                self._tasks = self._tasks or Tasks(self)
+        return self._tasks
+
+    @property
+    def resources(self):
+        """The resources room, made on first use: with the prompts room, a tenth of a
+        plain stdio server's start-up (cold start, bench/README.md "Schema and server")."""
+        if self._resources is None:
+            from mcp_ref.server.resources import Resources
+            with self._lock:
+                self._resources = self._resources or Resources(self, Context)
+        return self._resources
+
+    @property
+    def prompts(self):
+        """The prompts room, made on first use (see ``resources``)."""
+        if self._prompts is None:
+            from mcp_ref.server.prompts import Prompts
+            with self._lock:
+                self._prompts = self._prompts or Prompts(self, Context)
+        return self._prompts
 
     def _server_info(self, version: str) -> dict:
-        fields = self._info_fields
-        if self._info is None and fields["title"] is fields["description"] is fields["icons"] is \
-                fields["website_url"] is None:
-            return {"name": fields["name"], "version": fields["version"]}   # without loading types/
         return self.info.to_dict(version)
 
     def _on_initialized(self, session: ServerSession, params: dict) -> None:

@@ -9,19 +9,11 @@ server/tools#structured-content, server/tools#error-handling.
 from __future__ import annotations
 
 import json
-import sys
+from typing import Any, Callable
 
 from mcp_ref.schema import jsonable
-from mcp_ref.errors import get_logger
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only
-    from typing import Any
-
-    from mcp_ref.types import CallToolResult
-    from mcp_ref.server.tools import _Entry
-
-log = get_logger("mcp_ref.server")
+from mcp_ref.types import (BlobResourceContents, CallToolResult, ContentBlock, EmbeddedResource, Model, TextContent,
+                           TextResourceContents, audio, content_from_dict, image)
 
 __all__ = ["tool_result", "error_result", "to_content", "is_content"]
 
@@ -30,47 +22,34 @@ _MAGIC = ((b"\x89PNG\r\n\x1a\n", "image", "image/png"), (b"\xff\xd8\xff", "image
           (b"GIF87a", "image", "image/gif"), (b"GIF89a", "image", "image/gif"),
           (b"RIFF", "riff", None), (b"ID3", "audio", "audio/mpeg"), (b"OggS", "audio", "audio/ogg"),
           (b"fLaC", "audio", "audio/flac"))
-# mcp_ref.types loads on first use; until it has, no value can be one of its objects.
-_TYPES_BASE = __package__.rpartition(".")[0] + ".types.base"
-# CallToolResult.structuredContent: since 2025-06-18 (types/tools.py); older revisions omit it.
-_STRUCTURED_SINCE = "2025-06-18"
 # json.dumps(value, ensure_ascii=False), without building an encoder per call.
 _json_text = json.JSONEncoder(ensure_ascii=False).encode
 
 
 # ---------------------------------------------------------------------- results
-def _is_model(value: Any) -> bool:
-    base = sys.modules.get(_TYPES_BASE)
-    return base is not None and isinstance(value, base.Model)
-
-
 def is_content(value: Any) -> bool:
     """A content block object (text, image, audio, resource link, embedded resource, ...)."""
-    return _is_model(value) and hasattr(type(value), "TYPE")
+    return isinstance(value, Model) and hasattr(type(value), "TYPE")
 
 
-def _bytes_block(data: bytes):
-    from mcp_ref.types import audio, image
+def _bytes_block(data: bytes) -> ContentBlock:
+    kind: str | None
+    mime: str | None
     for magic, kind, mime in _MAGIC:
         if data.startswith(magic):
             if kind == "riff":                      # RIFF: WAVE audio or WEBP image
                 kind, mime = ("audio", "audio/wav") if data[8:12] == b"WAVE" else \
                     ("image", "image/webp") if data[8:12] == b"WEBP" else (None, None)
-            if kind == "image":
+            if kind == "image" and mime is not None:
                 return image(data, mime)
-            if kind == "audio":
+            if kind == "audio" and mime is not None:
                 return audio(data, mime)
     raise TypeError("a tool returned bytes of an unknown format: return "
                     "mcp_ref.types.image(data, mime_type) or audio(data, mime_type)")
 
 
-_SCALARS = frozenset((str, int, float, bool))
-
-
 def to_content(value: Any) -> list:
     """What a tool returned, as a list of content blocks (rules 4 and 5)."""
-    from mcp_ref.types import (BlobResourceContents, EmbeddedResource, TextContent, TextResourceContents,
-                               content_from_dict)
     if value is None:
         return []
     if isinstance(value, str):
@@ -90,98 +69,59 @@ def to_content(value: Any) -> list:
     return [TextContent(text=_json_text(jsonable.to_jsonable(value)))]
 
 
-def _scalar_text(value) -> str:
-    """``json.dumps(value)`` of an int, float or bool (a str is its own text), without
-    the encoder's overhead: json writes exactly these reprs."""
-    kind = type(value)
-    if kind is str:
-        return value
-    if kind is bool:
-        return "true" if value else "false"
-    if kind is int or value - value == 0.0:         # a finite float
-        return repr(value)
-    return json.dumps(value)                        # NaN, Infinity, -Infinity
-
-
 def error_result(message: str, version: str | None) -> dict:
-    """``CallToolResult(content=[TextContent(text=message)], is_error=True).to_dict(version)``:
-    the same on every revision."""
-    return {"content": [{"type": "text", "text": message}], "isError": True}
+    """A tool failure: ``CallToolResult`` with the message and ``isError``."""
+    return CallToolResult(content=[TextContent(text=message)], is_error=True).to_dict(version)
 
 
-def tool_result(entry: _Entry, value: Any, version: str | None) -> dict:
-    """What a tool returned, as the wire ``CallToolResult`` (rules 4 and 5): the one
-    place a value becomes a result. Raises TypeError or ValueError (the caller answers
-    them as an ``isError`` result) when the value cannot be content or breaks the
-    outputSchema.
-
-    Three cases, in order:
-
-    * a scalar of a tool without outputSchema: one text block;
-    * a value of a tool with an outputSchema (not content, not a model):
-      ``structuredContent`` and its JSON text;
-    * anything else (content blocks, bytes, a ``CallToolResult`` the tool built,
-      lists of those): through ``CallToolResult`` and its ``to_dict``.
-
-    The first two are written as wire dicts, the same ones ``CallToolResult.to_dict``
-    gives (tests/test_signature_fast_path.py compares them), and are the only path for those
-    values: building the dataclass and encoding it costs about 4.7 µs, some 20 % of
-    a server's whole ``tools/call`` (bench/bench_stdio.py), and would load
-    ``mcp_ref.types`` for the common tool.
-    """
-    check_output = entry.check_output
-    if check_output is None:
-        if type(value) in _SCALARS:
-            return {"content": [{"type": "text", "text": _scalar_text(value)}]}
-    elif not _is_model(value) and (entry.wrap or not isinstance(value, (str, list, tuple))):
-        structured = _structured(entry, value)              # rule 4
-        result = {"content": [{"type": "text", "text": _json_text(structured)}]}
-        if version is None or version >= _STRUCTURED_SINCE:
-            result["structuredContent"] = structured
-        return result
-    from mcp_ref.types import CallToolResult, TextContent
+def tool_result(value: Any, version: str | None, *, name: str, wrap: bool,
+                check_output: Callable[[Any], str | None] | None) -> dict:
+    """What tool ``name`` returned, as the wire ``CallToolResult`` (rules 4 and 5): the
+    one place a value becomes a result. ``check_output``: the outputSchema's check (None
+    without one); ``wrap``: the value goes under ``{"result": ...}``. Raises TypeError or
+    ValueError (the caller answers them as an ``isError`` result) when the value cannot be
+    content or breaks the outputSchema."""
     if isinstance(value, CallToolResult):
-        _check_result(entry, value)
+        _check_result(name, value, check_output)
         return value.to_dict(version)
-    unstructured = is_content(value) or (not entry.wrap and isinstance(value, (str, list, tuple)))
-    if check_output is None or unstructured:
+    if check_output is None or is_content(value) or (not wrap and isinstance(value, (str, list, tuple))):
         return CallToolResult(content=to_content(value)).to_dict(version)
-    structured = _structured(entry, value)                  # rule 4: a model value
+    structured = _structured(name, value, wrap, check_output)      # rule 4
     return CallToolResult(content=[TextContent(text=_json_text(structured))],
                           structured_content=structured).to_dict(version)
 
 
-def _structured(entry: _Entry, value: Any) -> dict:
+def _structured(name: str, value: Any, wrap: bool, check_output: Callable[[Any], str | None]) -> dict:
     """Rule 4: the value as ``structuredContent``; ValueError when it breaks the outputSchema."""
     structured = jsonable.to_jsonable(value)
-    if entry.wrap:
+    if wrap:
         structured = {"result": structured}
     if not isinstance(structured, dict):
-        raise ValueError(f"tool {entry.name} has an outputSchema but returned "
+        raise ValueError(f"tool {name} has an outputSchema but returned "
                          f"{type(value).__name__}, not an object")
-    _check_structured(entry, structured)
+    _check_structured(name, structured, check_output)
     return structured
 
 
-def _check_structured(entry: _Entry, structured: dict) -> None:
+def _check_structured(name: str, structured: dict, check_output: Callable[[Any], str | None]) -> None:
     """ValueError when ``structured`` breaks the tool's outputSchema (rule 4)."""
-    problem = entry.check_output(structured)
+    problem = check_output(structured)
     if problem:
-        raise ValueError(f"tool {entry.name} returned output that does not match its "
+        raise ValueError(f"tool {name} returned output that does not match its "
                          f"outputSchema: {problem}")
 
 
-def _check_result(entry: _Entry, result: CallToolResult) -> None:
+def _check_result(name: str, result: CallToolResult, check_output: Callable[[Any], str | None] | None) -> None:
     """Rule 4 for a ``CallToolResult`` the tool built: with an outputSchema, a result
     without ``isError`` must carry conforming ``structuredContent`` (Spec:
     server/tools#output-schema: servers MUST provide structured results that conform)."""
-    if entry.check_output is None or result.is_error:
+    if check_output is None or result.is_error:
         return
     structured = result.structured_content
     if structured is None:
-        raise ValueError(f"tool {entry.name} has an outputSchema but returned a CallToolResult "
+        raise ValueError(f"tool {name} has an outputSchema but returned a CallToolResult "
                          f"without structuredContent")
     if not isinstance(structured, dict):
-        raise ValueError(f"tool {entry.name} has an outputSchema but its structuredContent is "
+        raise ValueError(f"tool {name} has an outputSchema but its structuredContent is "
                          f"{type(structured).__name__}, not an object")
-    _check_structured(entry, structured)
+    _check_structured(name, structured, check_output)

@@ -42,68 +42,45 @@ Rules:
 7. ``task_support`` (``"forbidden"``, ``"optional"``, ``"required"``; None
    lists nothing, which means forbidden) is listed as ``execution.taskSupport``
    (2025-11-25). A call whose params carry ``task``, or of a tool that declared
-   ``task_support``, goes to ``server/tasks/legacy.py`` (``route_tool_call``), loaded
-   then: it runs the call as a task, as an ordinary call, or answers -32601.
+   ``task_support``, goes to ``server/tasks/legacy.py`` (``route_tool_call``):
+   it runs the call as a task, as an ordinary call, or answers -32601.
    The ordinary call pays one dict lookup and one attribute read for this.
    Spec: basic/utilities/tasks#tool-level-negotiation.
-8. Registering a plain function keeps it and its options only; its schemas
-   are made on its first listing, ``get`` or call (``_Entry.prepare``), its
-   binder and validators on its first call (``_Entry.arm``), so a server of
-   10,000 tools starts at once, a paginated listing builds only the page it
-   sends, and listing keeps nothing a call alone needs (bench/bench_growth.py).
-   A given ``annotations``/``icons``, or a function that is not a plain
-   ``def`` (or has positional-only parameters), is read at registration,
-   where its errors belong.
-9. A listing writes each tool's wire dict from its fields (``listed_tool``),
-   not through the ``Tool`` model: building a ``Tool`` and its ``to_dict``
-   (which copies the schemas) were half of a first listing of 10,000 tools
-   (bench/bench_growth.py, issue 17), and the listing would load
-   ``mcp_ref.types`` for nothing. The schemas are shared with the fields,
-   not copied (a listed dict is only read, pagination.py rule 5). The
-   ``Tool`` of ``get`` is still the model; tests/test_tool_listing.py holds
-   both to the same dict for every revision. Tools of the same parameters
-   share one schema made from their signature (schema/signature_fast.py): schemas
-   are read-only. A tool that fits the shape of one read before is not read
-   again (``signature_fast.shape_of``), and what is read is kept in the
-   entry's slots (``_Entry``), not in a dict per tool: reading every
-   signature (~2-3 us a tool) and a dict per tool (with the garbage
-   collections it brought) were ~40% of a first listing of 10,000 tools
-   (bench/README.md, issue 17, third pass). A tool given no options, whose
-   docstring describes no parameter, takes its schemas and ``wrap`` from its
-   shape (``_analyse``: made for the first such tool of the shape, kept in
-   ``Shape.derived``): reading the return annotation and asking for the
-   schema again for each tool was ~20% of what ``_analyse`` did (1.6 us
-   warm instead of 2.0; bench/README.md, fourth pass).
-
-Start-up and ``tools/call`` latency are benchmark targets (bench/bench_stdio.py),
-so registering the common tool (see schema/signature.py's fast path) and calling it
-load neither ``inspect``/``typing`` nor ``mcp_ref.types``: the ``Tool`` object
-is built when first listed or asked for (``add(build=False)``), and scalar,
-structured and error results are written as wire dicts directly (``tool_result``
-says why, and where the dataclass is still used).
+8. A tool is read once, at registration (one ``signature.Reading``, from which
+   its schemas, its ``Tool`` model, its ``Binder`` and its checks are made, in
+   ``_Entry``); tools of one shape share what is made (schema/signature.py
+   rule 5). A listing is each ``Tool``'s ``to_dict`` for the session's revision.
+9. A warm call stays in this file: arguments that surely meet a flat schema
+   (``_fits``) skip the checker, the ``Binder`` passes JSON values that are
+   already their Python type as they are, and a ``str``, ``int``, ``float`` or
+   ``bool`` result is a copy of one ``CallToolResult`` dict made per revision
+   (``_text_result``). Figure: the server enters at most three of its own
+   files per call (tests/test_call_path.py).
 """
 from __future__ import annotations
 
+import json
+import warnings
+from inspect import Parameter
+from typing import Any, Callable
 
-from mcp_ref.schema import signature, signature_fast
-from mcp_ref.schema.docstrings import parse_docstring
 from mcp_ref.errors import InvalidParamsError, McpError, UrlElicitationRequiredError, get_logger
-from mcp_ref.server.features import BUILD_LOCK, as_icons, as_model, built_once, deferrable, next_serial
+from mcp_ref.schema import binding, signature
+from mcp_ref.schema.validation import argument_checker, flat_types
+from mcp_ref.server.features import as_icons, as_model, next_serial
 from mcp_ref.server.pagination import NamedRegistry
-from mcp_ref.server.tool_binding import _Binder, _Checker, _direct_params
+from mcp_ref.server.same_thread import SameThread
 from mcp_ref.server.tool_results import error_result, tool_result
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only
-    from typing import Callable
-
-    from mcp_ref.types import Tool
-    from mcp_ref.server.same_thread import SameThread
+from mcp_ref.types import CallToolResult, TextContent, Tool, ToolAnnotations, ToolExecution
 
 log = get_logger("mcp_ref.server")
 
 __all__ = ["Tools", "ToolNameWarning", "tool_name_problem"]
 
+_NAMED = (Parameter.POSITIONAL_OR_KEYWORD, Parameter.KEYWORD_ONLY)
+_SCALARS = frozenset((str, int, float, bool))
+_TEXT_RESULTS: dict = {}            # revision -> a one-text CallToolResult's wire dict (_text_result)
+_json_text = json.JSONEncoder(ensure_ascii=False).encode
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
 
 
@@ -124,141 +101,117 @@ def tool_name_problem(name: str) -> str | None:
     return None
 
 
-def _build_tool(entry: _Entry) -> Tool:
-    from mcp_ref.types import Tool, ToolAnnotations, ToolExecution
-    options, support = entry.options, entry.task_support
-    return Tool(name=entry.name, title=options["title"], description=entry.description,
-                input_schema=entry.input_schema, output_schema=entry.output_schema,
-                annotations=as_model(ToolAnnotations, options["annotations"]), icons=as_icons(options["icons"]),
-                execution=ToolExecution(task_support=support) if support is not None else None,
-                meta=options["meta"])
+class Binder:
+    """How JSON arguments become ``fn``'s keyword arguments (rule 3), decided once from its
+    ``Reading``: the injected names (the context), the required ones, and those whose JSON
+    value is already the Python value (``binding.as_is``: passed as they are); the rest
+    become the annotated types (``binding.convert``)."""
+
+    __slots__ = ("hints", "inject", "by_name", "var_keyword", "injected", "required", "as_is")
+
+    def __init__(self, read: signature.Reading, inject: tuple = ()):
+        params = read.params
+        self.hints, self.inject = read.hints, frozenset(inject)
+        self.by_name = {name: default for name, kind, default in params if kind in _NAMED}
+        self.var_keyword = next((name for name, kind, _ in params if kind is Parameter.VAR_KEYWORD), None)
+        self.injected = tuple(name for name in self.by_name if name in self.inject)
+        self.required = tuple(name for name, default in self.by_name.items() if default is signature.NO_DEFAULT)
+        self.as_is = frozenset(name for name in self.by_name
+                               if name not in self.inject and binding.as_is(self.hints.get(name, Any)))
+
+    def __call__(self, arguments: dict | None, context: Any = None) -> dict:
+        """Keyword arguments for ``fn(**kwargs)``; ``context`` fills the injected names.
+        Unknown names (unless ``fn`` takes ``**kwargs``; an injected name is unknown to a
+        client), missing required parameters and values that do not convert raise
+        InvalidParamsError naming them (also in ``data``)."""
+        arguments = {} if arguments is None else arguments
+        if not isinstance(arguments, dict):
+            raise InvalidParamsError("arguments must be an object")
+        by_name, var_keyword, as_is = self.by_name, self.var_keyword, self.as_is
+        kwargs = {name: context for name in self.injected}
+        unknown = []
+        for name, value in arguments.items():
+            if name in as_is:
+                kwargs[name] = value
+            elif name in self.inject or (name not in by_name and var_keyword is None):
+                unknown.append(name)
+            else:
+                hint = self.hints.get(name if name in by_name else var_keyword, Any)
+                kwargs[name] = binding.convert(value, hint, name)
+        missing = [name for name in self.required if name not in kwargs]
+        for problem, names in (("unknown", unknown), ("missing required", missing)):
+            if names:
+                raise InvalidParamsError(f"{problem} argument{'s' if len(names) > 1 else ''}: "
+                                         + ", ".join(repr(name) for name in names), {problem.split()[0]: names})
+        return kwargs
+
+
+def _fits(flat: tuple, arguments: dict) -> bool:
+    """Rule 3: whether ``arguments`` surely meet a flat inputSchema (``validation.flat_types``:
+    the required names, and each typed property's exact JSON types). False sends the call
+    to the schema's checker, which has the last word and the message."""
+    required, types = flat
+    if not required <= arguments.keys():
+        return False
+    for name, value in arguments.items():
+        allowed = types.get(name)
+        if allowed is not None and type(value) not in allowed:
+            return False
+    return True
 
 
 class _Entry:
-    """A registered tool: what ``tools/call`` needs, and the ``Tool`` it is listed as.
+    """A registered tool: its ``Tool``, and what ``tools/call`` needs (rule 8)."""
 
-    Rule 8: only the name, the function and the options are kept at
-    registration; ``prepare`` reads the signature (the schemas) on the first
-    listing, ``get`` or call, once, whoever comes first; ``arm`` makes the
-    binder and the validators on the first call. What ``prepare`` reads is kept
-    in the entry's own slots, not in a dict of its own: one object less per tool
-    for the garbage collector to walk (rule 9)."""
+    __slots__ = ("name", "fn", "same_thread", "task_support", "serial", "tool", "wrap", "bind", "check_input",
+                 "flat", "check_output")
 
-    __slots__ = ("name", "fn", "options", "same_thread", "task_support", "serial", "prepared",
-                 "description", "input_schema", "output_schema", "wrap",
-                 "bind", "check_input", "check_output", "_tool")
-
-    def __init__(self, name: str, fn: Callable, options: dict, same_thread: bool = False):
-        self.name, self.fn, self.options = name, fn, options
-        self.same_thread = same_thread
-        self.task_support = options["task_support"]  # rule 7: None, or as given
+    def __init__(self, name: str, fn: Callable, options: dict, skip: tuple, same_thread: bool):
+        self.name, self.fn, self.same_thread = name, fn, same_thread
+        self.task_support = support = options["task_support"]     # rule 7
         self.serial = next_serial()
-        self.prepared = False
-        self.description = self.input_schema = self.output_schema = self.wrap = self._tool = None
-        self.bind = self.check_input = self.check_output = None
-
-    def prepare(self, skip: tuple) -> None:
-        """Rule 8: read the signature for a listing, once (``skip``: the server's Context
-        class): the listed description and schemas, and whether a result is wrapped."""
-        if self.prepared:
-            return
-        with BUILD_LOCK:
-            if not self.prepared:
-                self.description, self.input_schema, self.output_schema, self.wrap = _analyse(
-                    self.fn, self.options, skip)
-                self.prepared = True                # last: a reader that sees it sees the rest
-
-    def arm(self, skip: tuple) -> Callable:
-        """Rule 8: what a call needs, made on the first call: the binder and the
-        validators (most tools of a large catalogue are listed, never called).
-        Returns the input check."""
-        self.prepare(skip)
-        with BUILD_LOCK:
-            if self.bind is None:
-                output = self.output_schema
-                self.check_output = _Checker(output) if output is not None else None
-                self.bind = _binder(self.fn, skip)
-        check = self.check_input = _Checker(self.input_schema).compiled()   # may load jsonschema
-        return check
-
-    @property
-    def tool(self) -> Tool:
-        return built_once(self, "_tool", _build_tool)
-_NO_OPTIONS = dict.fromkeys(("title", "description", "input_schema", "output_schema", "structured_output",
-                             "annotations", "icons", "meta", "task_support"))
+        read = signature.Reading(fn, skip)                          # rule 8: the one reading
+        shared = options["input_schema"] is options["output_schema"] is options["structured_output"] is None \
+            and not read.docs
+        made = read.made.get("tool") if shared else None
+        if made is None:
+            made = _calling(read, options)
+            if shared:
+                made = read.made.setdefault("tool", made)           # schema/signature.py rule 5
+        inputs, outputs, self.wrap, self.bind, self.check_input, self.flat, self.check_output = made
+        description = options["description"]
+        self.tool = Tool(name=name, title=options["title"], input_schema=inputs, output_schema=outputs,
+                         description=description if description is not None else read.description,
+                         annotations=as_model(ToolAnnotations, options["annotations"]),
+                         icons=as_icons(options["icons"]),
+                         execution=ToolExecution(task_support=support) if support is not None else None,
+                         meta=options["meta"])
 
 
-def listed_tool(entry: _Entry, version: str | None) -> dict:
-    """Rule 9: ``entry``'s wire dict for ``version`` (prepared), what ``entry.tool.to_dict``
-    says, member for member and in its order; each optional member from the revision it
-    appeared in (the Tool model's spec fields say the same). Given annotations and icons
-    are models already (``add`` built the ``Tool``)."""
-    options = entry.options
-    out = {"name": entry.name, "inputSchema": entry.input_schema}
-    since_2025_06 = version is None or version >= "2025-06-18"
-    if options["title"] is not None and since_2025_06:
-        out["title"] = options["title"]
-    if entry.description is not None:
-        out["description"] = entry.description
-    if entry.output_schema is not None and since_2025_06:
-        out["outputSchema"] = entry.output_schema
-    if options["annotations"] is not None and (version is None or version >= "2025-03-26"):
-        out["annotations"] = entry.tool.annotations.to_dict(version)
-    if version is None or version >= "2025-11-25":
-        if options["icons"] is not None:
-            out["icons"] = [icon.to_dict(version) for icon in entry.tool.icons]
-        if entry.task_support is not None:
-            out["execution"] = {"taskSupport": entry.task_support}
-    if options["meta"] is not None and since_2025_06:
-        out["_meta"] = options["meta"]
-    return out
-
-
-def _analyse(fn: Callable, options: dict, skip: tuple) -> tuple:
-    """``(description, input_schema, output_schema, wrap)`` of a tool: what it is listed
-    with (rule 2), and whether its result is wrapped as ``{"result": ...}``."""
-    # The signature (once per shape, schema/signature_fast.py) and the docstring are read once
-    # each, for the schemas and the description.
-    shape = signature_fast.shape_of(fn, skip)
-    docs = parse_docstring(fn.__doc__) if shape is not None else None
-    description = options["description"]
-    if description is None:
-        description = docs[0] if docs is not None else signature.description_of(fn)
-    if options is not _NO_OPTIONS or docs is None or docs[1]:
-        return (description,) + _schemas(fn, options, skip, shape, docs and docs[1])
-    # Rule 9: given nothing, and without parameter descriptions, every tool of a shape
-    # has the same schemas: made for the first, kept with the shape.
-    schemas = shape.derived.get("tool")
-    if schemas is None:
-        schemas = shape.derived.setdefault("tool", _schemas(fn, options, skip, shape, {}))
-    return (description,) + schemas
-
-
-def _schemas(fn: Callable, options: dict, skip: tuple, shape, docs) -> tuple:
-    """``(input_schema, output_schema, wrap)`` of a tool (``_analyse``)."""
+def _calling(read: signature.Reading, options: dict) -> tuple:
+    """``(input_schema, output_schema, wrap, binder, input check, flat types, output check)``
+    of a tool (rules 2 and 3): schemas given, else from its signature; ``wrap``: its result
+    is sent as ``{"result": ...}``."""
     wrap = False
-    output_schema = options["output_schema"]
-    structured_output = options["structured_output"]
-    if output_schema is None and structured_output is not False:
-        output_schema = signature.output_schema(fn, shape=shape)
-        if output_schema is None and structured_output:
-            output_schema = signature.output_schema(fn, wrap=True, shape=shape)   # {"result": ...}
+    output_schema, input_schema = options["output_schema"], options["input_schema"]
+    if output_schema is None and options["structured_output"] is not False:
+        output_schema = signature.output_schema(read)
+        if output_schema is None and options["structured_output"]:
+            output_schema = signature.output_schema(read, wrap=True)   # {"result": ...}
             wrap = output_schema is not None
-    input_schema = options["input_schema"]
     if input_schema is None:
-        input_schema = signature.input_schema(fn, skip=skip, shape=shape, docs=docs)
-    return input_schema, output_schema, wrap
+        input_schema = signature.input_schema(read)
+    return (input_schema, output_schema, wrap, Binder(read, tuple(read.context)), argument_checker(input_schema),
+            flat_types(input_schema), argument_checker(output_schema) if output_schema is not None else None)
 
 
-def _binder(fn: Callable, skip: tuple) -> _Binder:
-    """How a tool's arguments are bound (rule 8: made on its first call)."""
-    shape = signature_fast.shape_of(fn, skip)
-    if shape is not None:
-        params, inject = shape.parameters
-    else:
-        inject = signature.context_params(fn, skip=skip)
-        params = _direct_params(fn, inject)
-    return _Binder(fn, inject, params)
+def _text_result(text: str, version: str | None) -> dict:
+    """Rule 4: ``CallToolResult(content=[TextContent(text=text)]).to_dict(version)``, a copy
+    of the one made once per revision (``_TEXT_RESULTS``)."""
+    shape = _TEXT_RESULTS.get(version)
+    if shape is None:
+        shape = _TEXT_RESULTS[version] = CallToolResult(content=[TextContent(text="")]).to_dict(version)
+    return {**shape, "content": [{**shape["content"][0], "text": text}]}
 
 
 # ---------------------------------------------------------------------- the registry
@@ -268,13 +221,6 @@ class Tools(NamedRegistry):
 
     KIND, NOUN, CHANGED, ITEM = "tools", "tool", "notifications/tools/list_changed", "tool"
 
-    def _item(self, entry: _Entry) -> Tool:
-        entry.prepare((self.context_class,))        # rule 8
-        return entry.tool
-
-    def _wire(self, entry: _Entry, version: str | None) -> dict:
-        entry.prepare((self.context_class,))        # rule 8
-        return listed_tool(entry, version)          # rule 9
     _same_thread: SameThread | None = None
 
     @property
@@ -285,7 +231,6 @@ class Tools(NamedRegistry):
             with self._lock:
                 runner = self._same_thread
                 if runner is None:
-                    from mcp_ref.server.same_thread import SameThread     # loaded by a server that has such a tool
                     runner = self._same_thread = SameThread(self._has_open_session)
         return runner
 
@@ -306,48 +251,35 @@ class Tools(NamedRegistry):
     def get(self, name: str) -> Tool | None:
         """The registered ``Tool`` of that name, or None."""
         entry = self._entries.get(name)
-        if entry is None:
-            return None
-        entry.prepare((self.context_class,))
-        return entry.tool
+        return entry.tool if entry is not None else None
 
     def add(self, fn: Callable, *, name: str | None = None, title: str | None = None,
             description: str | None = None, input_schema: dict | None = None,
-            output_schema: dict | None = None, annotations=None, icons: list | None = None,
+            output_schema: dict | None = None, annotations: Any = None, icons: list | None = None,
             meta: dict | None = None, structured_output: bool | None = None, same_thread: bool = False,
-            task_support: str | None = None, build: bool = True) -> Tool | None:
-        """See ``Server.add_tool``. With ``build=False`` (the decorator) it returns None and
-        the ``Tool`` is built when first listed or asked for (``get``); given
-        ``annotations`` or ``icons`` are still checked here."""
+            task_support: str | None = None) -> Tool:
+        """See ``Server.add_tool``: the ``Tool`` registered (rule 8)."""
         tool_name = name if name is not None else fn.__name__
         if not isinstance(tool_name, str):
             raise TypeError(f"a tool name is a string, not {type(tool_name).__name__}")
         problem = tool_name_problem(tool_name)
         if problem:
-            import warnings
             warnings.warn(f"tool {tool_name!r}: {problem} (server/tools#tool-names, 2025-11-25)",
                           ToolNameWarning, stacklevel=3)
         if task_support is not None and task_support not in ("forbidden", "optional", "required"):
             raise ValueError(f"tool {tool_name!r}: task_support is 'forbidden', 'optional' or 'required' "
                              f"(execution.taskSupport), not {task_support!r}")
-        if (title is description is input_schema is output_schema is structured_output is annotations
-                is icons is meta is task_support is None):
-            options = _NO_OPTIONS                   # nothing given: one shared dict (read-only)
-        else:
-            for which, schema in (("inputSchema", input_schema), ("outputSchema", output_schema)):
-                # Spec: server/tools#tool: "a valid JSON Schema object (not null)" of type object.
-                if schema is not None and (not isinstance(schema, dict) or schema.get("type") != "object"):
-                    raise ValueError(f"tool {tool_name!r}: {which} must be a JSON Schema object with "
-                                     f'"type": "object", not {schema!r}')
-            options = {"title": title, "description": description, "input_schema": input_schema,
-                       "output_schema": output_schema, "structured_output": structured_output,
-                       "annotations": annotations, "icons": icons, "meta": meta, "task_support": task_support}
-        entry = _Entry(tool_name, fn, options, bool(same_thread))
-        if build or annotations is not None or icons is not None or not deferrable(fn):
-            entry.prepare((self.context_class,))    # errors in the signature raise here
-            entry.tool                              # built now: bad annotations or icons raise here
+        for which, schema in (("inputSchema", input_schema), ("outputSchema", output_schema)):
+            # Spec: server/tools#tool: "a valid JSON Schema object (not null)" of type object.
+            if schema is not None and (not isinstance(schema, dict) or schema.get("type") != "object"):
+                raise ValueError(f"tool {tool_name!r}: {which} must be a JSON Schema object with "
+                                 f'"type": "object", not {schema!r}')
+        options = {"title": title, "description": description, "input_schema": input_schema,
+                   "output_schema": output_schema, "structured_output": structured_output,
+                   "annotations": annotations, "icons": icons, "meta": meta, "task_support": task_support}
+        entry = _Entry(tool_name, fn, options, (self.context_class,), bool(same_thread))
         self._register(tool_name, entry)
-        return entry.tool if build else None
+        return entry.tool
 
     def handle_call(self, ctx, params: dict, routed: bool = False) -> dict:
         """Spec: server/tools#calling-tools; rules 3 to 7. ``routed``: server/tasks/legacy.py
@@ -366,15 +298,15 @@ class Tools(NamedRegistry):
         if ("task" in params or entry.task_support is not None) and not routed:
             if getattr(ctx, "era", None) is not None:   # rule 7: 2026-07-28, the tasks extension
                 return self.owner.tasks.ext.route(self, ctx, params, entry)
-            from mcp_ref.server.tasks.legacy import route_tool_call      # rule 7: loaded when a task is first needed
+            from mcp_ref.server.tasks.legacy import route_tool_call     # the tasks room (server.py)
             return route_tool_call(self.owner.tasks, self, ctx, params, entry)
-        version = ctx.protocol_version
-        check = entry.check_input
-        if check is None:                           # rule 8: the first call makes what calling needs
-            check = entry.arm((self.context_class,))
-        problem = check(arguments)
-        if problem:
-            return error_result(f"Invalid arguments for tool {name}: {problem}", version)
+        era = ctx.era                               # ctx.protocol_version, read here (rule 9)
+        version = era.version if era is not None else ctx.session.protocol_version
+        flat = entry.flat
+        if flat is None or not _fits(flat, arguments):
+            problem = entry.check_input(arguments)
+            if problem:
+                return error_result(f"Invalid arguments for tool {name}: {problem}", version)
         try:
             if entry.same_thread:                   # rule 6: bound here, run there
                 value = self.same_thread.call(entry.fn, entry.bind(arguments, ctx), ctx)
@@ -389,8 +321,11 @@ class Tools(NamedRegistry):
                 raise                               # rule 3: a task of the tasks extension fails with it
             log.info("tool %s failed: %s", name, exc, exc_info=True)
             return error_result(str(exc) or type(exc).__name__, version)
+        kind = type(value)
+        if kind in _SCALARS and entry.check_output is None:      # rule 4: the common result, one text
+            return _text_result(value if kind is str else str(value) if kind is int else _json_text(value), version)
         try:
-            return tool_result(entry, value, version)
+            return tool_result(value, version, name=name, wrap=entry.wrap, check_output=entry.check_output)
         except (TypeError, ValueError) as exc:
             log.warning("tool %s: %s", name, exc)
             return error_result(str(exc), version)

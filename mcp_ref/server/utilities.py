@@ -1,5 +1,6 @@
-"""Completion and logging: ``completion/complete``, ``logging/setLevel``,
-``notifications/message``, and a bridge from Python's ``logging`` module.
+"""Completion and logging: ``completion/complete``, ``logging/setLevel`` and
+``notifications/message`` (the bridge from Python's ``logging`` module is
+server/logging_bridge.py's, rule 5).
 
 Spec: server/utilities/completion (``completions`` capability since
 2025-03-26; ``context.arguments`` since 2025-06-18), server/utilities/logging
@@ -22,20 +23,10 @@ Rules:
    that was not told ``logging`` (servers that emit log messages MUST declare
    it). ``ctx.log`` sends on the request's own stream (before its response);
    ``server.log`` sends to every ready session.
-5. The bridge maps Python levels to MCP levels; a record logged while a
-   request is being handled goes to that request's session only, others to
-   every session. It never logs about itself (no recursion).
-6. The bridge sends a record's message only: never its traceback
-   (``exc_info``) or stack (``stack_info``), which would show the client the
-   server's code, paths and values (Spec: server/utilities/logging#security:
-   log messages MUST NOT contain internal system details). The full record
-   stays in the server's own log: the logger's other handlers get it as
-   before, and when the bridge is the only handler, it hands the record to
-   ``logging.lastResort`` (stderr, WARNING and above), as Python would have
-   without the bridge.
+5. The bridge from Python's ``logging`` is server/logging_bridge.py's (its
+   rules 1 and 2), apart so that a server that does not bridge never loads
+   ``logging``.
 """
-import copy
-import logging
 import threading
 from typing import Any, Callable, NamedTuple, Optional
 
@@ -103,7 +94,10 @@ class Completions:
         context = params.get("context")
         arguments = context.get("arguments") if isinstance(context, dict) else None
         context = CompletionContext(dict(arguments)) if isinstance(arguments, dict) else None
-        values = self.fn(ref, CompletionArgument(argument["name"], argument["value"]), context)
+        fn = self.fn
+        if fn is None:      # the table answers completion/complete only when a completer is set
+            raise InvalidParamsError("completion/complete: this server has no completer")
+        values = fn(ref, CompletionArgument(argument["name"], argument["value"]), context)
         return {"completion": _capped(values)}
 
     def _reference(self, ref) -> tuple:
@@ -184,63 +178,3 @@ class Logs:
             except Exception:                       # a session that just closed
                 continue
         return sent
-
-
-# Python level (at least) -> MCP level, most severe first.
-_PYTHON_LEVELS = ((logging.CRITICAL, "critical"), (logging.ERROR, "error"), (logging.WARNING, "warning"),
-                  (logging.INFO, "info"), (0, "debug"))
-
-
-class LoggingBridge(logging.Handler):
-    """A ``logging.Handler`` that sends records as ``notifications/message`` (rule 5).
-    Install it with ``server.bridge_logging()``."""
-
-    def __init__(self, server, level: int = logging.INFO):
-        super().__init__(level)
-        self.server = server
-        self._busy = threading.local()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if getattr(self._busy, "on", False):
-            return                                  # a record logged while sending one
-        self._busy.on = True
-        try:
-            level = next(name for number, name in _PYTHON_LEVELS if record.levelno >= number)
-            message = self.format(_without_traceback(record))          # rule 6
-            ctx = getattr(current, "ctx", None)
-            if ctx is not None and ctx.session.server is self.server:
-                ctx.log(level, message, logger=record.name)
-            else:
-                self.server.log(level, message, logger=record.name)
-        except SessionError:
-            pass                                    # the session closed meanwhile
-        except Exception:
-            self.handleError(record)
-        finally:
-            self._busy.on = False
-        if not _other_handlers(record) and not getattr(record, "_mcp_ref_last_resort", False):
-            record._mcp_ref_last_resort = True      # once, whatever the number of bridges
-            last = logging.lastResort
-            if last is not None and record.levelno >= last.level:
-                last.handle(record)                 # rule 6: the server's own log (stderr)
-
-
-def _without_traceback(record: logging.LogRecord) -> logging.LogRecord:
-    """A copy of ``record`` a formatter turns into its message alone (rule 6)."""
-    if record.exc_info is None and record.exc_text is None and record.stack_info is None:
-        return record
-    bare = copy.copy(record)
-    bare.exc_info = bare.exc_text = bare.stack_info = None
-    return bare
-
-
-def _other_handlers(record: logging.LogRecord) -> bool:
-    """Does a handler other than a bridge see ``record``, as ``Logger.callHandlers`` walks?"""
-    logger = logging.getLogger(record.name) if record.name != "root" else logging.getLogger()
-    while logger is not None:
-        if any(not isinstance(handler, LoggingBridge) for handler in logger.handlers):
-            return True
-        if not logger.propagate:
-            return False
-        logger = logger.parent
-    return False

@@ -169,11 +169,13 @@ def _load(ctx) -> _State:
     if token is None:
         return _State({})
     payload = _verify(ctx.server.mrtr_secret, token, _target(ctx))
-    answers = payload.get("a") if isinstance(payload.get("a"), dict) else {}
+    answers = payload.get("a")
+    answers = answers if isinstance(answers, dict) else {}
     responses = params.get("inputResponses")
     if responses is not None and not isinstance(responses, dict):
         raise InvalidParamsError("Invalid params: inputResponses must be an object")
-    pending = payload.get("p") if isinstance(payload.get("p"), dict) else {}
+    pending = payload.get("p")
+    pending = pending if isinstance(pending, dict) else {}
     for key, digest in pending.items():
         if responses and key in responses:
             if not isinstance(responses[key], dict):
@@ -206,7 +208,8 @@ def input_required_result(ctx, stop: InputRequired) -> dict:
     for key, (method, params) in stop.asks.items():
         requests[key] = {"method": method} if params is None else {"method": method, "params": params}
     payload = {"t": _target(ctx), "e": time.time() + STATE_TTL,
-               "a": {k: v for k, v in stop.state.answers.items() if k not in stop.asks},
+               "a": {k: v for k, v in (stop.state.answers if stop.state is not None else {}).items()
+                     if k not in stop.asks},
                "p": {key: _digest(method, params) for key, (method, params) in stop.asks.items()}}
     return {"resultType": "input_required", "inputRequests": requests,
             "requestState": _sign(ctx.server.mrtr_secret, payload)}

@@ -40,6 +40,11 @@ Rules:
    request's id) in ``_meta``, on that request's stream, until the client
    cancels it or the connection closes (no response then). ``broadcast`` is
    called where the legacy sessions are notified.
+7. A request whose ``_meta`` equals the last one of its method, while what
+   the server tells (its registries, ``_stamp``) is unchanged, reuses that
+   request's reading and checks (``Server._modern_known``), and a plain
+   result is finished here (rule 3's ``resultType`` and ``serverInfo``).
+   Figure: a warm call enters no ``protocol/`` file (tests/test_call_path.py).
 
 Spec 2026-07-28: basic/versioning, basic/index#meta, server/discover.
 """
@@ -52,11 +57,6 @@ from mcp_ref.server.modern.mrtr import InputRequired, MissingCapability, input_r
 __all__ = ["serve", "preflight", "discover", "told_capabilities"]
 
 TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")     # server/tasks/extension.py
-
-
-def is_modern(method: str, params) -> bool:
-    """Rule 1: is this request served here?"""
-    return method in modern.MODERN_ONLY or lifecycle.is_modern_request(params)
 
 
 def told_capabilities(server) -> dict:
@@ -73,7 +73,8 @@ def preflight(server, method: str, params, check_headers=None) -> modern.Request
         meta = modern.read_meta(params)
     except UnsupportedProtocolVersionError as unsupported:
         if check_headers is not None:           # rule 4: a header that disagrees comes first
-            problem = check_headers(unsupported.data["requested"])
+            data = unsupported.data
+            problem = check_headers(data.get("requested") if isinstance(data, dict) else None)
             if problem is not None:
                 raise problem from None
         raise
@@ -93,11 +94,25 @@ def preflight(server, method: str, params, check_headers=None) -> modern.Request
     return meta
 
 
+def _stamp(server) -> tuple:
+    """Rule 7: what the told capabilities and ``serverInfo`` depend on, besides the request."""
+    return (server._changes, server._capability_override, server.completions.fn is not None,
+            server._logging_capability, len(server._bridges), server.info)
+
+
 def serve(server, ctx, method: str, params: dict) -> dict:
-    """Rules 1 to 3: serve one modern request."""
-    ctx.era = preflight(server, method, params)
+    """Rules 1 to 3 and 7: serve one modern request."""
+    meta, stamp = params.get("_meta"), _stamp(server)
+    known = server._modern_known.get(method)
+    if known is not None and known[0] == meta and known[1] == stamp:
+        ctx.era, info = known[2], known[3]          # rule 7: as the last request of this method
+    else:
+        ctx.era = preflight(server, method, params)
+        info = server._server_info(ctx.era.version)
+        server._modern_known[method] = (dict(meta or {}), stamp, ctx.era, info)
     handler = server._request_handlers[method][0]
-    load(ctx)                                       # a retry's requestState, checked first (rule 5)
+    if "requestState" in params or "inputResponses" in params:
+        load(ctx)                                   # a retry's requestState, checked first (rule 5)
     try:
         result = server._run_handler(handler, ctx, params)
     except InputRequired as stop:                   # rule 5: multi round-trip
@@ -109,7 +124,9 @@ def serve(server, ctx, method: str, params: dict) -> dict:
         if translated is exc:
             raise
         raise translated from None
-    return modern.finish(method, result, server._server_info(ctx.era.version), server.cache_hints)
+    if "resultType" not in result and "_meta" not in result and method not in modern.CACHEABLE:
+        return {**result, "resultType": "complete", "_meta": {modern.SERVER_INFO: dict(info)}}   # rule 3
+    return modern.finish(method, result, dict(info), server.cache_hints)
 
 
 def discover(server, ctx) -> dict:

@@ -41,8 +41,12 @@ class TaskContextMixin:
     ``input_required`` until its answer arrives. ``task_id`` names the task.
     """
 
-    _task = None                              # the task's record (tasks._Task)
-    _registry = None                          # the Tasks registry
+    _task: Any = None                         # the task's record (tasks._Task)
+    _registry: Any = None                     # the Tasks registry
+    # What the context class it is mixed over gives it (task_context_class).
+    session: Any
+    request_id: Any
+    server: Any
 
     @property
     def task_id(self) -> str | None:
@@ -73,7 +77,7 @@ class TaskContextMixin:
         params = with_related_task(params, self._task.id)
         self._registry._waiting(self._task, method, +1)
         try:
-            return super().request(method, params, **options)
+            return super().request(method, params, **options)  # type: ignore[misc]  # a mix-in over Context
         finally:
             self._registry._waiting(self._task, method, -1)
 

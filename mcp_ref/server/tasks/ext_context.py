@@ -10,6 +10,8 @@ Spec: the extension's specification, revision 2026-07-28, page ``tasks``
 """
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from mcp_ref.errors import CapabilityNotSupported
 from mcp_ref.server.modern.mrtr import KINDS, InputRequired
 
@@ -19,8 +21,12 @@ __all__ = ["ExtTaskContextMixin", "ext_context_class"]
 class ExtTaskContextMixin:
     """The context a task's tool runs with (server/tasks/extension.py rules 5 and 7): asks wait for
     ``tasks/update``; progress and log messages are not sent."""
-    _task = None
-    _registry = None            # the server's ExtTasks
+    _task: Any = None
+    _registry: Any = None       # the server's ExtTasks
+    # What the context class it is mixed over gives it (ext_context_class).
+    _gathering: bool
+    _input_key: Callable[[str], str]
+    _keyed: Callable[[str], Any]
     _replay = None              # gather's answers, key -> answer, while its asks run again
     json_rpc_errors_pass = True  # server/tasks/extension.py rule 7: an McpError the tool raises fails the task
 

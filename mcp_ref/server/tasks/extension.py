@@ -75,6 +75,7 @@ code and no I/O runs under it.
 from __future__ import annotations
 
 import threading
+from typing import Any
 import time
 from collections import OrderedDict
 
@@ -83,7 +84,7 @@ from mcp_ref.errors import (InternalError, InvalidParamsError, McpError,
                       MissingRequiredClientCapabilityError,
                       RequestCancelled, get_logger)
 from mcp_ref.server.modern.mrtr import MissingCapability
-from mcp_ref.server.tasks.legacy import TASK_THREAD_NAME, iso_time, new_task_id
+from mcp_ref.server.tasks.common import TASK_THREAD_NAME, iso_time, new_task_id
 
 log = get_logger("mcp_ref.server")
 
@@ -120,11 +121,14 @@ class _Task:
 
     def __init__(self, task_id: str, subject, owner, now: float, wall: float, ttl: int):
         self.id, self.subject, self.owner = task_id, subject, owner
-        self.thread = None
-        self.status, self.message = "working", None
+        self.thread: threading.Thread | None = None
+        self.status = "working"
+        self.message: str | None = None
         self.created = self.updated = iso_time(wall)
         self.ttl, self.expires = ttl, now + ttl / 1000.0
-        self.result = self.error = self.ctx = None
+        self.result: dict | None = None
+        self.error: dict | None = None
+        self.ctx: Any = None                    # the task's context (ext_context.py), set when it starts
         self.asks: dict = {}                    # outstanding key -> {"method", "params"} (rule 5)
         self.answers: dict = {}                 # key -> the client's answer, until the tool takes it
 
@@ -191,9 +195,9 @@ class ExtTasks:
                                     {"maxTasks": self.max_tasks})
             self._tasks[task.id] = task
             answer = task.wire(self.poll_interval, detailed=False)
-        task.thread = threading.Thread(target=self._run, args=(task, tools, call), name=TASK_THREAD_NAME,
-                                       daemon=True)
-        task.thread.start()
+        thread = task.thread = threading.Thread(target=self._run, args=(task, tools, call),
+                                                name=TASK_THREAD_NAME, daemon=True)
+        thread.start()
         answer["resultType"] = "task"
         return answer
 

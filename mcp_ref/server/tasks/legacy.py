@@ -71,15 +71,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 
 from mcp_ref.errors import (INTERNAL_ERROR, InternalError, InvalidParamsError, McpError, MethodNotFoundError,
                       RequestCancelled, SessionError, get_logger)
 from mcp_ref.protocol.lifecycle import has_capability
 from mcp_ref.jsonrpc.messages import Response
-from secrets import token_urlsafe
-from mcp_ref.server.features import next_serial
-from mcp_ref.server.tasks.requests import TERMINAL, TaskRequests
+from mcp_ref.server.tasks.common import TASK_THREAD_NAME, TERMINAL, _SessionTasks, _Task, iso_time, new_task_id
+from mcp_ref.server.tasks.requests import TaskRequests
 from mcp_ref.server.tasks.context import RELATED_TASK_KEY, TaskContextMixin, TaskRequest, task_context_class
 
 log = get_logger("mcp_ref.server")
@@ -88,7 +86,6 @@ __all__ = ["Tasks", "TaskContextMixin", "route_tool_call", "RELATED_TASK_KEY", "
            "TASK_THREAD_NAME"]
 
 TASK_SUPPORT_VALUES = ("forbidden", "optional", "required")  # schema ToolExecution.taskSupport
-TASK_THREAD_NAME = "mcp-server-task"
 TASK_CAPABILITY = "tasks.requests.tools.call"
 
 DEFAULT_TTL = 3_600_000        # ms a task is kept when the request names no ttl (one hour)
@@ -96,60 +93,6 @@ MAX_TTL = 86_400_000           # the most we keep a task, whatever was asked (on
 MAX_TASKS = 100                # tasks one session may hold at once
 POLL_INTERVAL = 1_000          # ms: the pollInterval we suggest
 JOIN_TIMEOUT = 2.0             # s: how long closing a session waits for its task threads, in all
-
-
-def new_task_id() -> str:
-    """Rule 7: a fresh task id, 128 bits from the OS's CSPRNG as URL-safe base64 (22
-    characters; ``secrets``). Spec: #task-id-requirements (unique among the receiver's tasks),
-    #task-isolation-and-access-control (cryptographically secure, enough entropy to prevent guessing)."""
-    return token_urlsafe(16)
-
-
-def iso_time(t: float) -> str:
-    """An RFC 3339 UTC timestamp with milliseconds, e.g. ``2025-11-25T10:30:00.123Z``."""
-    whole = int(t)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{int((t - whole) * 1000):03d}Z"
-
-
-class _Task:
-    """One task's record. Fields change under ``Tasks._lock``; ``done`` is set once the
-    status is terminal (or the task was removed)."""
-
-    __slots__ = ("id", "session", "serial", "tool", "status", "message", "created", "updated", "ttl",
-                 "expires", "result", "error", "done", "ctx", "thread", "waiting", "expired", "sending")
-
-    def __init__(self, task_id: str, session, tool: str, now: float, wall: float, ttl: int):
-        self.id, self.session, self.tool = task_id, session, tool
-        self.serial = next_serial()
-        self.status, self.message = "working", None
-        self.created = self.updated = iso_time(wall)
-        self.ttl = ttl
-        self.expires = now + ttl / 1000.0
-        self.result = self.error = None          # the tools/call result dict, or (code, message, data)
-        self.done = threading.Event()
-        self.ctx = self.thread = None
-        self.waiting = 0                         # requests to the client in flight (input_required)
-        self.expired = False
-        self.sending = threading.Lock()          # held while progress is sent (rule 4)
-
-    def wire(self, poll_interval: int | None) -> dict:
-        """The ``Task`` object (schema Task); call under the lock for a consistent snapshot."""
-        task = {"taskId": self.id, "status": self.status, "createdAt": self.created,
-                "lastUpdatedAt": self.updated, "ttl": self.ttl}
-        if self.message is not None:
-            task["statusMessage"] = self.message
-        if poll_interval is not None:
-            task["pollInterval"] = poll_interval
-        return task
-
-
-class _SessionTasks:
-    """The tasks of one session, in creation order, and the ids that expired lately."""
-    __slots__ = ("tasks", "expired")
-
-    def __init__(self):
-        self.tasks: dict = {}
-        self.expired: OrderedDict = OrderedDict()
 
 
 def route_tool_call(registry: Tasks, tools, ctx, params: dict, entry) -> dict:

@@ -9,17 +9,17 @@ Spec: basic/utilities/tasks#getting-tasks, #retrieving-task-results,
 """
 from __future__ import annotations
 
+import threading
+from typing import Any, Callable
+
 from mcp_ref.errors import InvalidParamsError, McpError, RequestCancelled, get_logger
 from mcp_ref.server.pagination import Listing
+from mcp_ref.server.tasks.common import TERMINAL, _SessionTasks, _Task
 from mcp_ref.server.tasks.context import RELATED_TASK_KEY
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only
-    from mcp_ref.server.tasks.legacy import _SessionTasks, _Task
+from mcp_ref.server.tasks.extension import ExtTasks
 
 log = get_logger("mcp_ref.server")
 
-TERMINAL = frozenset(("completed", "failed", "cancelled"))
 EXPIRED_MEMORY = 256           # ids of expired tasks remembered per session, for the better message
 RESULT_POLL = 0.1              # s: how often a waiting tasks/result looks for cancellation and expiry
 
@@ -28,13 +28,22 @@ class TaskRequests:
     """The bounds and the task requests of ``Tasks`` (a mix-in). A 2026-07-28 request
     (``ctx.era``) goes to ``ext``, the tasks extension's registry (server/tasks/extension.py)."""
 
-    _ext = None
+    _ext: ExtTasks | None = None
+    # Made by Tasks (legacy.py): the state and the helpers these methods use.
+    owner: Any
+    clock: Callable[[], float]
+    poll_interval: int | None
+    _lock: threading.Lock
+    _sessions: dict
+    _cancel: Callable[..., bool]
+    _cancel_locked: Callable[[_Task, str], None]
+    _stop: Callable[[_Task], None]
+    _send_status: Callable[[list], None]
 
     @property
-    def ext(self):
+    def ext(self) -> ExtTasks:
         """The 2026-07-28 tasks (server/tasks/extension.py), made on first use."""
         if self._ext is None:
-            from mcp_ref.server.tasks.extension import ExtTasks
             with self._lock:
                 if self._ext is None:
                     self._ext = ExtTasks(self.owner)

@@ -214,8 +214,8 @@ class HttpApp(HostChecks):
             self.terminate(transport, "server shutting down")
         if self._reaper is not None:
             self._reaper.join(2.0)
-        tasks = self.server._features.get("tasks")
-        if tasks is not None and tasks._ext is not None:
+        tasks = self.server.tasks
+        if tasks._ext is not None:
             tasks._ext.closed(self)                # server/tasks/extension.py rule 10
         self.pool.close()
 
