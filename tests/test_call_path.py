@@ -24,11 +24,6 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "spec_notes" / "how-a-call-travels.md"
 STOP = re.compile(r"`(mcp_ref/[\w/]+\.py):(\d+)`\s+`([\w.]+)`")      # the two may be a line apart
 MAX_FILES_PER_SIDE = 8            # the issue "one path per job": a warm tools/call, every module entered
-# The server's part (server/ and what it calls) is being brought to three files of its own
-# beside the five shared ones; until then its count is over the bound.
-SERVER_OVER = pytest.mark.xfail(strict=True, reason="the server side still enters 17 files in 2026-07-28 and 12 in "
-                                "2025-11-25 (server/, schema/, protocol/, session/calls.py beside the five "
-                                "shared ones): its own part is not yet down to three files")
 
 # The probe: records every package module a function is entered in while armed.
 PROBE = textwrap.dedent('''
@@ -178,7 +173,6 @@ def test_the_client_side_enters_at_most_eight_files_all_named(traced):
     _check_side(traced, "client")
 
 
-@SERVER_OVER
 def test_the_server_side_enters_at_most_eight_files_all_named(traced):
     _check_side(traced, "server")
 

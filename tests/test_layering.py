@@ -45,13 +45,11 @@ ALLOWED = {
     "schema.uritemplate": {"errors"},
     "transports": {"errors", "jsonrpc.messages", "jsonrpc.peek", "transports"},
     "auth": {"errors", "jsonrpc.messages"},
-    # What a handler knows of the request it serves (RequestContext).
-    "session.calls": {"errors", "jsonrpc.messages", "protocol.lifecycle"},
-    "session": {"errors", "jsonrpc.messages", "protocol.lifecycle", "session.calls", "session.workers", "session.pool",
+    "session": {"errors", "jsonrpc.messages", "protocol.lifecycle", "session.workers", "session.pool",
                 "session.outbound", "session.inbound", "session.notices", "session.batches", "session.closing"},
     # The rooms of Session, each mixed into it. What goes out: requests, writing, Pending, CancelToken.
     "session.outbound": {"errors", "jsonrpc.messages", "session.state"},
-    # What comes in: the pool's threads, the reader loop, routing, serving.
+    # What comes in: the pool's threads, the reader loop, routing, serving; RequestContext.
     "session.inbound": {"errors", "jsonrpc.messages", "protocol.lifecycle", "session.pool", "session.state"},
     # Cancellations, progress, notifications, and the helper threads that run callbacks in order.
     "session.notices": {"errors", "jsonrpc.messages", "session.state"},
@@ -70,7 +68,7 @@ ALLOWED = {
 }
 SCHEMA = {"schema.signature", "schema.binding", "schema.jsonable", "schema.uritemplate",
           "schema.validation", "schema.docstrings", "schema.typehints"}
-SESSION = {"session", "session.calls", "session.outbound"}
+SESSION = {"session", "session.inbound", "session.outbound"}
 ALLOWED.update({
     # The server's room: Server, Context, and the features (tools, resources, prompts, completion,
     # logging, pagination, tasks), and its serving of a modern request. Its side of sampling,

@@ -26,7 +26,7 @@ CORE_BUDGET = 10_500
 PACKAGE_BUDGET = 13_000
 OUTSIDE_CORE = ("cli", "auth", "host", "examples", "__main__.py")
 # The protocol core: no roles, no I/O but the session's threads (README, module map).
-CORE = ["errors.py", "jsonrpc", "types", "protocol/lifecycle.py", "session/calls.py", "session/__init__.py",
+CORE = ["errors.py", "jsonrpc", "types", "protocol/lifecycle.py", "session/__init__.py",
         "session/outbound.py", "session/inbound.py", "session/notices.py", "session/batches.py", "session/closing.py",
         "session/pool.py"]
 

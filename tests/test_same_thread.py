@@ -162,7 +162,7 @@ class FakeSession:
 
 
 class FakeContext:
-    """What SameThread.call uses of a RequestContext (see session/calls.py)."""
+    """What SameThread.call uses of a RequestContext (see session/inbound.py)."""
 
     def __init__(self, session, request_id):
         self.session, self.request_id, self.method = session, request_id, "tools/call"

@@ -18,7 +18,7 @@ govern, and starting and closing::
     session/batches.py    JSON-RPC batches (2025-03-26, rule 7)
     session/closing.py    how a session ends (rule 5)
     session/pool.py       the bounded pool of worker threads that serve requests (rule 3)
-    session/calls.py      RequestContext: what a handler knows of its request
+    session/inbound.py    (also RequestContext: what a handler knows of its request)
     session/state.py      SessionState: what the rooms share, declared once for type checkers
 
 Rules:
@@ -94,7 +94,7 @@ import threading
 from typing import Callable
 
 from mcp_ref.session.batches import Batches
-from mcp_ref.session.calls import RequestContext
+from mcp_ref.session.inbound import RequestContext
 from mcp_ref.session.closing import Closing
 from mcp_ref.errors import ConnectionClosed, InvalidMessage
 from mcp_ref.session.inbound import Inbound

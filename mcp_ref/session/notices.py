@@ -3,7 +3,7 @@ and the helper threads that run user callbacks in wire order (session/__init__.p
 
 ``Notices`` is a mix-in of ``Session`` (session/__init__.py): the reader (session/inbound.py
 ``_route``) hands each notification here. A cancellation sets the served
-request's ``cancelled`` (session/calls.py rule 1); progress restarts a waiting caller's
+request's ``cancelled`` (session/inbound.py rule C1); progress restarts a waiting caller's
 timeout (session/outbound.py rule 2) and queues its callback; any other notification
 goes to the session's ``handle_notification``. User code never runs on the
 reading thread: callbacks run in order on one ``notify`` helper (or, in

@@ -11,7 +11,7 @@ Rules:
 
 1. Every request gets a fresh integer id (never reused) and a timeout, and
    its waiter is filed under that id in ``_outbound`` before it is sent, so
-   a reply read at once finds it (the reader settles it: session/inbound.py).
+   a reply read at once finds it (the reader settles it: ``_on_response``).
 2. A caller's ``Pending.result()`` waits on its own waiter, so the waiting
    thread is its own timer: on timeout it raises ``RequestTimeout`` and sends
    ``notifications/cancelled`` (never for ``initialize``). With
@@ -30,16 +30,20 @@ Rules:
 
 The way out, for one request: ``request -> start_request`` (file the
 waiter, ``_send``) ``-> transport.send``, then ``Pending.result`` waits until
-the reader settles the waiter (session/inbound.py ``_on_response``).
+the reader settles the waiter: ``_on_response`` here, called from the reading
+loop (session/inbound.py ``_route``).
 """
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from typing import TYPE_CHECKING
 
-from mcp_ref.errors import ConnectionClosed, McpError, RequestCancelled, RequestTimeout, SessionError
-from mcp_ref.jsonrpc.messages import EncodeError, ErrorResponse, Notification, Request, Response, unencodable_text
+from mcp_ref.errors import (ConnectionClosed, InvalidMessage, McpError, MessageTooLarge, RequestCancelled,
+                            RequestTimeout, SessionError)
+from mcp_ref.jsonrpc.messages import (EncodeError, ErrorObject, ErrorResponse, Notification, Request, Response,
+                                     unencodable_text)
 from mcp_ref.session.state import SessionState
 
 __all__ = ["Outbound", "Pending", "CancelToken", "DEFAULT_TIMEOUT", "MAX_TOTAL_FACTOR"]
@@ -48,6 +52,8 @@ if TYPE_CHECKING:
     from typing import Callable
     ProgressCallback = Callable[[float, "float | None", "str | None"], None]
     RequestId = int | str
+
+log = logging.getLogger("mcp_ref.session")
 
 DEFAULT_TIMEOUT = 60.0
 MAX_TOTAL_FACTOR = 10      # rule 2: hard cap on a progress-extended wait, in multiples of its timeout
@@ -143,6 +149,54 @@ class Outbound(SessionState):
         """Drop the waiter of a request nobody waits for any more (rule 3)."""
         with self._lock:
             self._outbound.pop(request_id, None)
+
+
+    # ------------------------------------------------------------------ answers (the reader settles them)
+    def _on_response(self, message) -> None:
+        """Settle the waiter of the request this reply answers (rule 7 for a null id);
+        a reply to a request we stopped waiting for is dropped (session/outbound.py rule 3)."""
+        request_id = message.id
+        if isinstance(request_id, str) and request_id.isdigit():
+            request_id = int(request_id)           # a peer that echoes our ids as strings
+        with self._lock:
+            waiter = self._outbound.pop(request_id, None)
+            pending = len(self._outbound)
+            if waiter is None and request_id is None and pending == 1:
+                # Rule 7: the peer could not read a request of ours; with one in
+                # flight, it is that one.
+                request_id, waiter = self._outbound.popitem()
+        if waiter is None:
+            if request_id is None:
+                error = getattr(message, "error", None)
+                log.warning("%s: the peer could not read a request (%d pending): %s (code %s)", self._name,
+                            pending, getattr(error, "message", "?"), getattr(error, "code", "?"))
+            else:
+                log.debug("%s: dropped a reply to unknown or abandoned id %r", self._name, message.id)
+            return
+        if waiter.ordered and (self._notices is not None or self._serial is not None):
+            # Settle after the progress callbacks already queued, so the caller
+            # has seen every progress notification by the time it has the result.
+            self._notice(lambda w: w.settle(message), waiter)
+        else:
+            waiter.settle(message)
+
+    def _on_bad_response(self, bad: InvalidMessage) -> None:
+        """A malformed, undecodable or oversized reply: fail the request it names (if any)
+        instead of letting it time out (rule 7)."""
+        log.warning("%s: malformed response from the peer (id %r): %s", self._name, bad.id, bad.message)
+        if bad.id is None:
+            return
+        if bad.size is None:
+            self._on_response(ErrorResponse(bad.id, ErrorObject(
+                bad.code, f"the peer sent a malformed response: {bad.message}")))
+            return
+        request_id = int(bad.id) if isinstance(bad.id, str) and bad.id.isdigit() else bad.id
+        with self._lock:
+            waiter = self._outbound.pop(request_id, None)
+        if waiter is not None:
+            waiter.settle(MessageTooLarge(
+                f"the reply to {waiter.method} (id {bad.id!r}) is {bad.size} bytes, over the limit of {bad.limit} "
+                f"bytes (max_message_size); it was skipped unread", size=bad.size, limit=bad.limit))
 
 
 class _Waiter:

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 if TYPE_CHECKING:
     from mcp_ref.errors import ConnectionClosed, InvalidMessage
     from mcp_ref.jsonrpc.messages import Notification, Request
-    from mcp_ref.session.calls import RequestContext
     from mcp_ref.session.pool import Pool
     from mcp_ref.session.workers import Lane
 
@@ -35,7 +34,7 @@ class SessionState:
     protocol_version: str | None           # set by Server/Client once negotiated
     _handle_request: Callable
     _handle_notification: Callable | None
-    _context_class: type[RequestContext]
+    _context_class: type                   # a RequestContext class (session/inbound.py)
     _on_close_cb: Callable | None
     _name: str
     _eof_grace: float                      # rule 5
