@@ -98,7 +98,8 @@ def _json(out, data) -> None:
     out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
-def _summary(text) -> str:
+def summary(text) -> str:
+    """The first paragraph of a description, on one line."""
     return " ".join((text or "").strip().split("\n\n", 1)[0].split())
 
 
@@ -181,7 +182,7 @@ def _parameters(schema) -> str:
 
 def tools(client, args, out) -> int:
     return _listing(client.list_tools(), lambda t: t.name,
-                    lambda t: f"{_parameters(t.input_schema)} {_summary(t.description)}".rstrip(), out, args)
+                    lambda t: f"{_parameters(t.input_schema)} {summary(t.description)}".rstrip(), out, args)
 
 
 def resources(client, args, out) -> int:
@@ -197,7 +198,7 @@ def templates(client, args, out) -> int:
 def prompts(client, args, out) -> int:
     def describe(prompt):
         names = [a.name + ("" if a.required else "?") for a in prompt.arguments or ()]
-        return f"({', '.join(names)}) {_summary(prompt.description)}".rstrip()
+        return f"({', '.join(names)}) {summary(prompt.description)}".rstrip()
     return _listing(client.list_prompts(), lambda p: p.name, describe, out, args)
 
 

@@ -40,6 +40,8 @@ import json
 import textwrap
 import threading
 
+from mcp_ref.cli.wire import as_data
+
 __all__ = ["Recorder", "label", "page", "participants"]
 
 LANE = 300          # px between two lifelines
@@ -62,10 +64,10 @@ class Recorder:
     def __getattr__(self, name):            # out, full, width: the transcript's own
         return getattr(self.transcript, name)
 
-    def comment(self, text: str) -> None:
+    def comment(self, text: str, prefix: str = "# ") -> None:
         with self.lock:
             self.entries.append(("note", text))
-            self.transcript.comment(text)
+            self.transcript.comment(text, prefix)
 
     def emit(self, line: str) -> None:
         with self.lock:
@@ -73,18 +75,15 @@ class Recorder:
                 self.entries.append(("line", line))
             self.transcript.emit(line)
 
+    def relay(self, sender: str, receiver: str, message) -> None:
+        """A message between any two participants (client and server, a host and its servers)."""
+        with self.lock:
+            self.entries.append(("message", sender, receiver, as_data(message)))
+            self.transcript.relay(sender, receiver, message)
+
     def __call__(self, direction: str, message) -> None:
         """The tap: ``send`` is client -> server, ``receive`` server -> client."""
-        sender, receiver = ("client", "server") if direction == "send" else ("server", "client")
-        data = [m.to_dict() for m in message] if isinstance(message, list) else message.to_dict()
-        with self.lock:
-            self.entries.append(("message", sender, receiver, data))
-            self.transcript(direction, message)
-
-    def record(self, sender: str, receiver: str, data) -> None:
-        """A message between any two participants (a host and its servers, an authorization server)."""
-        with self.lock:
-            self.entries.append(("message", sender, receiver, data))
+        self.relay(*(("client", "server") if direction == "send" else ("server", "client")), message)
 
     def messages(self) -> list:
         return [entry for entry in self.entries if entry[0] == "message"]

@@ -8,10 +8,7 @@ client/elicitation); in the legacy era the elicitation request is answered -1.
 Spec: architecture#host."""
 from __future__ import annotations
 
-import json
-
 from mcp_ref.server.server import Context, Server
-from mcp_ref.cli.wire import fit
 from mcp_ref.cli.scenarios.show import WAIT
 
 
@@ -30,12 +27,9 @@ def host(show) -> None:
     from mcp_ref.host import Consent, Host
     from mcp_ref.transports.http.server.app import start_http
     handles = {name: start_http(_server(name), ("127.0.0.1", 0)) for name in ("files", "mail")}
-    transcript = show.transcript
 
     def trace(server, direction, message, session_id=None) -> None:
-        arrow = f"host -> {server}  " if direction == "send" else f"{server} -> host  "
-        body = json.dumps(message.to_dict(), ensure_ascii=False)
-        transcript.emit(arrow + body if transcript.full else fit(arrow, body, transcript.width))
+        show.transcript.relay(*(("host", server) if direction == "send" else (server, "host")), message)
 
     def consent(request: Consent):
         granted = request.kind != "elicitation" or request.server == "files"
