@@ -32,7 +32,7 @@ import sys
 
 from mcp_ref.cli.wire import ProgressBar
 
-__all__ = ["COMMANDS", "parse_arguments", "CommandError"]
+__all__ = ["COMMANDS", "add_arguments", "parse_arguments", "CommandError"]
 
 
 class CommandError(Exception):
@@ -146,8 +146,7 @@ def _listing(items, name, describe, out, args) -> int:
         return 0
     width = max([len(name(item)) for item in items] + [0])
     for item in items:
-        text = describe(item)
-        out.write(f"{name(item):<{width}}  {text}".rstrip() + "\n")
+        out.write(f"{name(item):<{width}}  {describe(item).strip()}".rstrip() + "\n")
     return 0
 
 
@@ -180,26 +179,29 @@ def _parameters(schema) -> str:
                            for name, value in properties.items()) + ")"
 
 
+def _kind(mime_type) -> str:
+    return f" ({mime_type})" if mime_type else ""
+
+
 def tools(client, args, out) -> int:
     return _listing(client.list_tools(), lambda t: t.name,
-                    lambda t: f"{_parameters(t.input_schema)} {summary(t.description)}".rstrip(), out, args)
+                    lambda t: f"{_parameters(t.input_schema)} {summary(t.description)}", out, args)
 
 
 def resources(client, args, out) -> int:
-    return _listing(client.list_resources(), lambda r: r.uri,
-                    lambda r: " ".join(filter(None, [r.name, f"({r.mime_type})" if r.mime_type else ""])), out, args)
+    return _listing(client.list_resources(), lambda r: r.uri, lambda r: f"{r.name or ''}{_kind(r.mime_type)}",
+                    out, args)
 
 
 def templates(client, args, out) -> int:
     return _listing(client.list_resource_templates(), lambda t: t.uri_template,
-                    lambda t: " ".join(filter(None, [t.name, f"({t.mime_type})" if t.mime_type else ""])), out, args)
+                    lambda t: f"{t.name or ''}{_kind(t.mime_type)}", out, args)
 
 
 def prompts(client, args, out) -> int:
-    def describe(prompt):
-        names = [a.name + ("" if a.required else "?") for a in prompt.arguments or ()]
-        return f"({', '.join(names)}) {summary(prompt.description)}".rstrip()
-    return _listing(client.list_prompts(), lambda p: p.name, describe, out, args)
+    return _listing(client.list_prompts(), lambda p: p.name, lambda p: "({}) {}".format(
+        ", ".join(a.name + ("" if a.required else "?") for a in p.arguments or ()), summary(p.description)),
+        out, args)
 
 
 def _mirrors(block, structured) -> bool:
@@ -322,64 +324,38 @@ def log_level(client, args, out) -> int:
 
 
 # ---------------------------------------------------------------------- arguments
-def _json_flag(parser) -> None:
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
-
-
-def _arguments(parser) -> None:
-    parser.add_argument("arguments", nargs="*", metavar="key=value", help="arguments; values are JSON when they parse")
-    parser.add_argument("--args-json", metavar="'{...}'", help="the arguments as one JSON object instead")
-    _json_flag(parser)
-
-
-def _tool_args(parser) -> None:
-    parser.add_argument("tool", help="the tool's name")
-    _arguments(parser)
-
-
-def _prompt_args(parser) -> None:
-    parser.add_argument("name", help="the prompt's name")
-    _arguments(parser)
-
-
-def _complete_args(parser) -> None:
-    _json_flag(parser)
-    parser.add_argument("ref", help="a prompt name, or a resource template URI")
-    parser.add_argument("argument", help="the argument being completed")
-    parser.add_argument("value", nargs="?", default="", help="what was typed so far")
-    parser.add_argument("--context", nargs="*", metavar="key=value", help="arguments already given")
-
-
-def _subscribe_args(parser) -> None:
-    _json_flag(parser)
-    parser.add_argument("uri")
-    parser.add_argument("--count", type=int, help="stop after this many updates")
-
-
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+_KEY_VALUES = [("arguments", {"nargs": "*", "metavar": "key=value", "help": "arguments; values are JSON when they parse"}),
+               ("--args-json", {"metavar": "'{...}'", "help": "the arguments as one JSON object instead"})]
+_URI = [("uri", {})]
 
-def _uri_args(parser) -> None:
-    _json_flag(parser)
-    parser.add_argument("uri")
-
-
-def _level_args(parser) -> None:
-    _json_flag(parser)
-    parser.add_argument("level", choices=LEVELS)
-
-
-# name -> (help, add_arguments, run)
+# name -> (help, its arguments beside --json, run)
 COMMANDS = {
-    "info": ("the server's name, version, protocol revision, capabilities, instructions", _json_flag, info),
-    "tools": ("list the tools with their parameters", _json_flag, tools),
-    "call": ("call a tool: call TOOL key=value ... (or --args-json '{...}')", _tool_args, call),
-    "resources": ("list the resources", _json_flag, resources),
-    "read": ("read a resource by URI", _uri_args, read),
-    "templates": ("list the resource templates", _json_flag, templates),
-    "prompts": ("list the prompts", _json_flag, prompts),
-    "prompt": ("get a prompt: prompt NAME key=value ...", _prompt_args, prompt),
-    "complete": ("complete an argument: complete PROMPT|TEMPLATE ARGUMENT [VALUE]", _complete_args, complete),
-    "subscribe": ("print a resource's updates until Ctrl-C", _subscribe_args, subscribe),
-    "ping": ("check the server answers", _json_flag, ping),
-    "log-level": ("set the server's log level", _level_args, log_level),
+    "info": ("the server's name, version, protocol revision, capabilities, instructions", [], info),
+    "tools": ("list the tools with their parameters", [], tools),
+    "call": ("call a tool: call TOOL key=value ... (or --args-json '{...}')",
+             [("tool", {"help": "the tool's name"})] + _KEY_VALUES, call),
+    "resources": ("list the resources", [], resources),
+    "read": ("read a resource by URI", _URI, read),
+    "templates": ("list the resource templates", [], templates),
+    "prompts": ("list the prompts", [], prompts),
+    "prompt": ("get a prompt: prompt NAME key=value ...", [("name", {"help": "the prompt's name"})] + _KEY_VALUES,
+               prompt),
+    "complete": ("complete an argument: complete PROMPT|TEMPLATE ARGUMENT [VALUE]", [
+        ("ref", {"help": "a prompt name, or a resource template URI"}),
+        ("argument", {"help": "the argument being completed"}),
+        ("value", {"nargs": "?", "default": "", "help": "what was typed so far"}),
+        ("--context", {"nargs": "*", "metavar": "key=value", "help": "arguments already given"})], complete),
+    "subscribe": ("print a resource's updates until Ctrl-C",
+                  _URI + [("--count", {"type": int, "help": "stop after this many updates"})], subscribe),
+    "ping": ("check the server answers", [], ping),
+    "log-level": ("set the server's log level", [("level", {"choices": LEVELS})], log_level),
 }
+
+
+def add_arguments(parser, name: str):
+    """Give ``parser`` the arguments of command ``name`` (and ``--json``, rule 1); returns it."""
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    for argument, options in COMMANDS[name][1]:
+        parser.add_argument(argument, **options)
+    return parser

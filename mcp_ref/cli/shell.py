@@ -29,7 +29,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
-from mcp_ref.cli.commands import COMMANDS, CommandError, describe_error
+from mcp_ref.cli.commands import COMMANDS, CommandError, add_arguments, describe_error, parse
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -68,12 +68,8 @@ class Shell(cmd.Cmd):
         self.intro = (f"connected to {client.server_info.name} {client.server_info.version} "
                       f"(protocol {client.protocol_version}); 'help' lists the commands, Ctrl-D leaves")
         client.on_notification = self.notification
-        self.parsers = {}
-        for name, (text, add_arguments, _) in COMMANDS.items():
-            parser = _Parser(prog=name, description=text)
-            if add_arguments is not None:
-                add_arguments(parser)
-            self.parsers[name] = parser
+        self.parsers = {name: add_arguments(_Parser(prog=name, description=text), name)
+                        for name, (text, _, _) in COMMANDS.items()}
 
     # -- rule 3
     def notification(self, method: str, params) -> None:
@@ -99,7 +95,6 @@ class Shell(cmd.Cmd):
 
     def run(self, name: str, line: str) -> None:
         try:
-            from mcp_ref.cli.commands import parse
             args = parse(self.parsers[name], shlex.split(line))
             if name == "subscribe":
                 self.client.subscribe_resource(args.uri)
