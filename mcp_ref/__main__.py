@@ -35,6 +35,7 @@ import threading
 
 from mcp_ref.client.client import Client
 from mcp_ref.cli.commands import describe_error, summary
+from mcp_ref.cli.scenarios.show import Show
 from mcp_ref.cli.wire import Transcript, child_env
 from mcp_ref.errors import ConnectionClosed
 from mcp_ref.protocol.lifecycle import MODERN_REVISIONS, SUPPORTED_REVISIONS
@@ -46,18 +47,12 @@ WAIT = 5.0      # seconds to wait for a notification the demo asked for
 _OWN_STEP = ("long_operation", "count", "divide", "touch_counter", "toggle_extra_tool")
 
 
-class Demo:
-    """The walk through one server; ``say`` prints the ``#`` line of a step."""
+class Demo(Show):
+    """The walk through one server; ``say`` prints the ``#`` line of a step (as a scenario's ``Show``)."""
 
     def __init__(self, client: Client, transcript: Transcript, updated: threading.Event):
-        self.client, self.transcript, self.updated = client, transcript, updated
-
-    def say(self, text: str) -> None:
-        self.transcript.comment(text)
-
-    def step(self, text: str) -> None:
-        self.transcript.emit("")
-        self.say(text)
+        super().__init__(transcript)
+        self.client, self.updated = client, updated
 
     def tools(self) -> None:
         client = self.client

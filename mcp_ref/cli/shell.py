@@ -147,17 +147,6 @@ class Shell(cmd.Cmd):
             return []
         return [name for name in self.names(kind) if name.startswith(text)]
 
-    def complete_call(self, text, line, begidx, endidx):
-        return self._complete("tools", text, line)
-
-    def complete_prompt(self, text, line, begidx, endidx):
-        return self._complete("prompts", text, line)
-
-    def complete_read(self, text, line, begidx, endidx):
-        return self._complete("resources", text, line)
-
-    complete_subscribe = complete_unsubscribe = complete_read
-
 
 def _make(name: str):
     def do(self, line):
@@ -166,8 +155,15 @@ def _make(name: str):
     return do
 
 
+def _completer(kind: str):
+    return lambda self, text, line, begidx, endidx: self._complete(kind, text, line)
+
+
 for _name in COMMANDS:
     setattr(Shell, "do_" + _name.replace("-", "_"), _make(_name))
+for _name, _kind in (("call", "tools"), ("prompt", "prompts"), ("read", "resources"), ("subscribe", "resources"),
+                     ("unsubscribe", "resources")):
+    setattr(Shell, "complete_" + _name, _completer(_kind))
 
 
 def run_shell(args) -> int:

@@ -52,6 +52,7 @@ import zlib
 from dataclasses import dataclass
 
 from mcp_ref import Context, Server
+from mcp_ref.cli.serve import address
 from mcp_ref.types import (Annotations, EmbeddedResource, PromptMessage, ResourceLink, TextContent,
                            TextResourceContents, audio, image)
 
@@ -319,22 +320,12 @@ def complete(ref, argument, context):
     return [value for value in choices if value.startswith(argument.value)]
 
 
-def _address(text: str) -> tuple:
-    host, _, port = text.rpartition(":")
-    if not port.isdigit():
-        raise argparse.ArgumentTypeError(f"expected HOST:PORT, not {text!r}")
-    return host or "127.0.0.1", int(port)
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mcp_ref.examples.everything", description=__doc__.split("\n")[0])
-    parser.add_argument("--http", metavar="HOST:PORT", type=_address,
+    parser.add_argument("--http", metavar="HOST:PORT", type=address,
                         help="serve Streamable HTTP (and legacy HTTP+SSE) instead of stdio; port 0 picks one")
     args = parser.parse_args(argv)
-    if args.http:
-        server.run(http=args.http)
-    else:
-        server.run()
+    server.run(http=args.http)
     return 0
 
 
