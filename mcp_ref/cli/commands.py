@@ -30,7 +30,7 @@ import json
 import queue
 import sys
 
-from mcp_ref.cli.wire import ProgressBar
+from mcp_ref.cli.wire import ProgressBar, pairs
 
 __all__ = ["COMMANDS", "add_arguments", "parse_arguments", "CommandError"]
 
@@ -264,12 +264,7 @@ def complete(client, args, out) -> int:
         ref = {"type": "ref/resource", "uri": args.ref}
     else:
         ref = {"type": "ref/prompt", "name": args.ref}
-    context = {}
-    for pair in args.context or ():              # completion context values are strings
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise CommandError(f"--context takes key=value, not {pair!r}")
-        context[key] = value
+    context = pairs(args.context, "--context")               # completion context values are strings
     completion = client.complete(ref, (args.argument, args.value), {"arguments": context} if context else None)
     if args.json:
         _json(out, completion.to_dict())

@@ -37,7 +37,7 @@ import time
 from mcp_ref.host import ConfigError, Host, ServerConfig, load_config
 
 __all__ = ["Tracer", "ProgressBar", "Transcript", "connect", "target_config", "terminal_width", "fit", "wrap",
-           "child_env", "as_data"]
+           "child_env", "as_data", "pairs"]
 
 FALLBACK_WIDTH = 100    # columns when the output is not a terminal (rule 4)
 MIN_WIDTH = 60          # narrower terminals still get this much of each line
@@ -183,7 +183,8 @@ class ProgressBar:
             ProgressBar._drawn = None
 
 
-def _pairs(items, what: str) -> dict:
+def pairs(items, what: str) -> dict:
+    """``KEY=VALUE`` words as a dict of strings (``--env``, ``--header``, ``complete --context``)."""
     result = {}
     for item in items or ():
         key, sep, value = item.partition("=")
@@ -203,11 +204,11 @@ def target_config(args) -> ServerConfig:
         argv = shlex.split(args.stdio)
         if not argv:
             raise ConfigError("--stdio needs a command line")
-        return ServerConfig("server", command=argv[0], args=argv[1:], env=_pairs(args.env, "--env"))
+        return ServerConfig("server", command=argv[0], args=argv[1:], env=pairs(args.env, "--env"))
     if args.url:
         if not args.url.startswith(("http://", "https://")):
             raise ConfigError(f"--url must start with http:// or https://, not {args.url!r}")
-        return ServerConfig("server", url=args.url, transport="auto", headers=_pairs(args.header, "--header"))
+        return ServerConfig("server", url=args.url, transport="auto", headers=pairs(args.header, "--header"))
     servers = load_config(args.config)
     if not args.server:
         raise ConfigError(f"--config needs --server NAME; {args.config} has: {', '.join(servers) or 'none'}")
