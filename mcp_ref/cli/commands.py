@@ -322,7 +322,7 @@ def log_level(client, args, out) -> int:
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _KEY_VALUES = [("arguments", {"nargs": "*", "metavar": "key=value", "help": "arguments; values are JSON when they parse"}),
                ("--args-json", {"metavar": "'{...}'", "help": "the arguments as one JSON object instead"})]
-_URI = [("uri", {})]
+_URI: list = [("uri", {})]
 
 # name -> (help, its arguments beside --json, run)
 COMMANDS = {

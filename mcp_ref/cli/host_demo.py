@@ -20,7 +20,7 @@ import sys
 
 from mcp_ref.protocol.lifecycle import MODERN_REVISIONS
 from mcp_ref.host import AllowList, Host, ScriptedModel, ToolCall, describe, run_conversation
-from mcp_ref.cli.wire import Transcript, child_env
+from mcp_ref.cli.wire import Transcript, child_env, host_trace
 
 __all__ = ["demo_host"]
 
@@ -37,9 +37,6 @@ def demo_host(full: bool = False, out=None, width: int | None = None, protocol_v
         for line in more + ["-> " + ("allowed" if answer is True else f"denied ({answer.reason})")]:
             say(line.strip(), "#   ")
         return answer
-
-    def trace(server, direction, message, session_id=None) -> None:
-        transcript.relay(*(("host", server) if direction == "send" else (server, "host")), message)
 
     def show(message) -> None:
         content = message["content"]
@@ -68,8 +65,8 @@ def demo_host(full: bool = False, out=None, width: int | None = None, protocol_v
     say("Each server is a subprocess with its own client and session; lines show who talks to whom. Each client "
         + ("probes with server/discover (2026-07-28; --protocol-version 2025-11-25 shows the initialize era)"
            if modern else f"speaks {protocol_version}: the initialize handshake first"))
-    options = {} if protocol_version in (None, "auto") else {"protocol_version": protocol_version}
-    with Host(config, consent=consent, model=model, trace=trace, timeout=30, **options) as host:
+    with Host(config, consent=consent, model=model, trace=host_trace(transcript), timeout=30,
+              protocol_version=protocol_version or "auto") as host:
         for name, error in host.failed.items():
             say(f"server {name} did not start: {error}")
         transcript.emit("")

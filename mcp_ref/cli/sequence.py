@@ -86,7 +86,8 @@ class Recorder:
 
     def __call__(self, direction: str, message) -> None:
         """The tap: ``send`` is client -> server, ``receive`` server -> client."""
-        self.relay(*(("client", "server") if direction == "send" else ("server", "client")), message)
+        sender, receiver = ("client", "server") if direction == "send" else ("server", "client")
+        self.relay(sender, receiver, message)
 
     def messages(self) -> list:
         return [entry for entry in self.entries if entry[0] == "message"]

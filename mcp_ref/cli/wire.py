@@ -37,7 +37,7 @@ import time
 from mcp_ref.host import ConfigError, Host, ServerConfig, load_config
 
 __all__ = ["Tracer", "ProgressBar", "Transcript", "connect", "target_config", "terminal_width", "fit", "wrap",
-           "child_env", "as_data", "pairs"]
+           "child_env", "as_data", "pairs", "host_trace"]
 
 FALLBACK_WIDTH = 100    # columns when the output is not a terminal (rule 4)
 MIN_WIDTH = 60          # narrower terminals still get this much of each line
@@ -123,7 +123,17 @@ class Transcript:
                   else fit(arrow, json.dumps(_elide(data), ensure_ascii=False), self.width))
 
     def __call__(self, direction: str, message) -> None:
-        self.relay(*(("client", "server") if direction == "send" else ("server", "client")), message)
+        sender, receiver = ("client", "server") if direction == "send" else ("server", "client")
+        self.relay(sender, receiver, message)
+
+
+def host_trace(transcript):
+    """``Host(trace=...)`` printing through ``transcript`` (a ``Transcript`` or the page's ``Recorder``):
+    ``host -> server  {json}`` and ``server -> host  {json}``."""
+    def trace(server: str, direction: str, message, session_id=None) -> None:
+        sender, receiver = ("host", server) if direction == "send" else (server, "host")
+        transcript.relay(sender, receiver, message)
+    return trace
 
 
 class Tracer:
