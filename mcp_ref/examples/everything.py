@@ -39,7 +39,6 @@ Completion: ``code_review``'s ``language``; ``greeting/{name}``'s ``name``;
 ``files/{+path}``'s ``path``. Logging: ``logging/setLevel``, and records of the
 Python logger ``everything`` are bridged to the client.
 """
-import argparse
 import base64
 import io
 import logging
@@ -52,7 +51,6 @@ import zlib
 from dataclasses import dataclass
 
 from mcp_ref import Context, Server
-from mcp_ref.cli.serve import address
 from mcp_ref.types import (Annotations, EmbeddedResource, PromptMessage, ResourceLink, TextContent,
                            TextResourceContents, audio, image)
 
@@ -321,12 +319,9 @@ def complete(ref, argument, context):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mcp_ref.examples.everything", description=__doc__.split("\n")[0])
-    parser.add_argument("--http", metavar="HOST:PORT", type=address,
-                        help="serve Streamable HTTP (and legacy HTTP+SSE) instead of stdio; port 0 picks one")
-    args = parser.parse_args(argv)
-    server.run(http=args.http)
-    return 0
+    """``mcp-ref serve`` of this server: stdio, or ``--http HOST:PORT`` (and the other serve options)."""
+    from mcp_ref.cli import main as command_line
+    return command_line(["serve", "mcp_ref.examples.everything:server", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":
