@@ -98,6 +98,16 @@ def _json(out, data) -> None:
     out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
+def _answer(out, args, data, lines) -> int:
+    """Rule 1: ``data`` as JSON with ``--json``, else ``lines`` for a person; exit status 0."""
+    if args.json:
+        _json(out, data)
+        return 0
+    for line in lines:
+        out.write(line + ("" if line.endswith("\n") else "\n"))
+    return 0
+
+
 def summary(text) -> str:
     """The first paragraph of a description, on one line."""
     return " ".join((text or "").strip().split("\n\n", 1)[0].split())
@@ -126,28 +136,19 @@ def _contents(contents) -> str:
 
 # ---------------------------------------------------------------------- the commands
 def info(client, args, out) -> int:
-    if args.json:
-        _json(out, {"serverInfo": client.server_info.to_dict(), "protocolVersion": client.protocol_version,
-                    "capabilities": client.server_capabilities, "instructions": client.instructions})
-        return 0
     server = client.server_info
     title = f" ({server.title})" if getattr(server, "title", None) else ""
-    out.write(f"server: {server.name} {server.version}{title}\n")
-    out.write(f"protocol: {client.protocol_version}\n")
-    out.write(f"capabilities: {', '.join(sorted(client.server_capabilities)) or 'none'}\n")
-    if client.instructions:
-        out.write(f"instructions: {client.instructions}\n")
-    return 0
+    return _answer(out, args, {"serverInfo": server.to_dict(), "protocolVersion": client.protocol_version,
+                               "capabilities": client.server_capabilities, "instructions": client.instructions},
+                   [f"server: {server.name} {server.version}{title}", f"protocol: {client.protocol_version}",
+                    f"capabilities: {', '.join(sorted(client.server_capabilities)) or 'none'}"]
+                   + ([f"instructions: {client.instructions}"] if client.instructions else []))
 
 
 def _listing(items, name, describe, out, args) -> int:
-    if args.json:
-        _json(out, [item.to_dict() for item in items])
-        return 0
     width = max([len(name(item)) for item in items] + [0])
-    for item in items:
-        out.write(f"{name(item):<{width}}  {describe(item).strip()}".rstrip() + "\n")
-    return 0
+    return _answer(out, args, [item.to_dict() for item in items],
+                   [f"{name(item):<{width}}  {describe(item).strip()}".rstrip() for item in items])
 
 
 def _schema_type(schema) -> str:
@@ -238,25 +239,13 @@ def call(client, args, out) -> int:
 
 def read(client, args, out) -> int:
     result = client.read_resource(args.uri)
-    if args.json:
-        _json(out, result.to_dict())
-        return 0
-    for contents in result.contents:
-        text = _contents(contents)
-        out.write(text + ("" if text.endswith("\n") else "\n"))
-    return 0
+    return _answer(out, args, result.to_dict(), [_contents(contents) for contents in result.contents])
 
 
 def prompt(client, args, out) -> int:
     result = client.get_prompt(args.name, parse_arguments(args.arguments, args.args_json))
-    if args.json:
-        _json(out, result.to_dict())
-        return 0
-    if result.description:
-        out.write(f"# {result.description}\n")
-    for message in result.messages:
-        out.write(f"{message.role}: {_block(message.content)}\n")
-    return 0
+    return _answer(out, args, result.to_dict(), ([f"# {result.description}"] if result.description else [])
+                   + [f"{message.role}: {_block(message.content)}" for message in result.messages])
 
 
 def complete(client, args, out) -> int:
@@ -266,12 +255,7 @@ def complete(client, args, out) -> int:
         ref = {"type": "ref/prompt", "name": args.ref}
     context = pairs(args.context, "--context")               # completion context values are strings
     completion = client.complete(ref, (args.argument, args.value), {"arguments": context} if context else None)
-    if args.json:
-        _json(out, completion.to_dict())
-        return 0
-    for value in completion.values:
-        out.write(value + "\n")
-    return 0
+    return _answer(out, args, completion.to_dict(), completion.values)
 
 
 def subscribe(client, args, out) -> int:
@@ -302,20 +286,12 @@ def ping(client, args, out) -> int:
     import time
     start = time.monotonic()
     client.ping()
-    if args.json:
-        _json(out, {"ok": True, "seconds": round(time.monotonic() - start, 6)})
-    else:
-        out.write("pong\n")
-    return 0
+    return _answer(out, args, {"ok": True, "seconds": round(time.monotonic() - start, 6)}, ["pong"])
 
 
 def log_level(client, args, out) -> int:
     client.set_logging_level(args.level)
-    if args.json:
-        _json(out, {"level": args.level})
-    else:
-        out.write(f"log level set to {args.level}\n")
-    return 0
+    return _answer(out, args, {"level": args.level}, [f"log level set to {args.level}"])
 
 
 # ---------------------------------------------------------------------- arguments
