@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import queue
 import secrets
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -153,18 +154,13 @@ def auth(show) -> None:
         """An admin-only tool."""
         return "reset done"
 
-    notes, lock = [], threading.Lock()
-
-    def note(line: str) -> None:
-        with lock:
-            notes.append(line)
+    notes: queue.SimpleQueue = queue.SimpleQueue()
+    note = notes.put
 
     def flush() -> None:                        # rule 3: printed from the scenario's thread
-        with lock:
-            lines, notes[:] = list(notes), []
-        transcript = show.transcript
-        for line in lines:
-            show.line(line if transcript.full else fit("", line, transcript.width))
+        while not notes.empty():
+            line = notes.get()
+            show.line(line if show.transcript.full else fit("", line, show.transcript.width))
 
     class Provider(OAuthClientProvider):
         def _session(self):
