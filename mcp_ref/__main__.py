@@ -29,89 +29,30 @@ exchange as a sequence diagram in one HTML page (``mcp_ref.cli.sequence``).
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import re
 import sys
 import threading
 
 from mcp_ref.client.client import Client
-from mcp_ref.cli.wire import fit, terminal_width, wrap
+from mcp_ref.cli.commands import describe_error, summary
+from mcp_ref.cli.scenarios.show import Show
+from mcp_ref.cli.wire import Transcript, child_env
 from mcp_ref.errors import ConnectionClosed
 from mcp_ref.protocol.lifecycle import MODERN_REVISIONS, SUPPORTED_REVISIONS
 from mcp_ref.transports import TapTransport
 from mcp_ref.transports.stdio import StdioClientTransport
 
 WAIT = 5.0      # seconds to wait for a notification the demo asked for
-_BASE64 = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
-_DATA_URI = re.compile(r"(data:[^,;]*;base64,)(.{40,})", re.S)
 # Tools with a step of their own below, called with the arguments they need.
 _OWN_STEP = ("long_operation", "count", "divide", "touch_counter", "toggle_extra_tool")
 
 
-class Transcript:
-    """The tap: prints each message as it crosses the wire, shortened to ``width``
-    (the terminal's, by default) unless ``full``. Lines come from the calling
-    thread (sent) and the reading thread (received)."""
-
-    def __init__(self, full: bool = False, out=None, width: int | None = None):
-        self.full = full
-        self.out = out or sys.stdout
-        self.width = width or terminal_width()
-        self.lock = threading.Lock()
-
-    def emit(self, line: str) -> None:
-        with self.lock:
-            self.out.write(line + "\n")
-            self.out.flush()
-
-    def comment(self, text: str) -> None:
-        """A ``# text`` line, wrapped to the width."""
-        self.emit("\n".join(wrap(text, self.width)))
-
-    def __call__(self, direction: str, message) -> None:
-        arrow = "client -> server  " if direction == "send" else "server -> client  "
-        data = [m.to_dict() for m in message] if isinstance(message, list) else message.to_dict()
-        if self.full:
-            self.emit(arrow + json.dumps(data, ensure_ascii=False))
-        else:
-            self.emit(fit(arrow, json.dumps(_elide(data), ensure_ascii=False), self.width))
-
-
-def _elide(value):
-    """``value`` with base64 strings (image, audio, blob, data: URIs) replaced by their length
-    (a method name such as notifications/subscriptions/acknowledged is never one)."""
-    if isinstance(value, dict):
-        return {key: item if key == "method" else _elide(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_elide(item) for item in value]
-    if isinstance(value, str):
-        uri = _DATA_URI.fullmatch(value)
-        if uri:
-            return f"{uri.group(1)}<{len(uri.group(2))} chars of base64>"
-        if _BASE64.fullmatch(value):
-            return f"<{len(value)} chars of base64>"
-    return value
-
-
-def _summary(text) -> str:
-    """The first paragraph of a description, on one line."""
-    return " ".join((text or "").strip().split("\n\n", 1)[0].split())
-
-
-class Demo:
-    """The walk through one server; ``say`` prints the ``#`` line of a step."""
+class Demo(Show):
+    """The walk through one server; ``say`` prints the ``#`` line of a step (as a scenario's ``Show``)."""
 
     def __init__(self, client: Client, transcript: Transcript, updated: threading.Event):
-        self.client, self.transcript, self.updated = client, transcript, updated
-
-    def say(self, text: str) -> None:
-        self.transcript.comment(text)
-
-    def step(self, text: str) -> None:
-        self.transcript.emit("")
-        self.say(text)
+        super().__init__(transcript)
+        self.client, self.updated = client, updated
 
     def tools(self) -> None:
         client = self.client
@@ -122,7 +63,7 @@ class Demo:
             arguments = {"a": 2, "b": 3} if tool.name == "add" else {}
             if tool.name in _OWN_STEP or (tool.input_schema.get("required") and not arguments):
                 continue
-            self.step(f"tools/call {tool.name}: {_summary(tool.description) or 'no description'}")
+            self.step(f"tools/call {tool.name}: {summary(tool.description) or 'no description'}")
             client.call_tool(tool.name, arguments)
         names = {tool.name for tool in tools}
         for name, arguments in (("long_operation", {"steps": 3}), ("count", {"n": 3})):
@@ -182,17 +123,9 @@ class Demo:
         for prompt in prompts:
             arguments = {a.name: ("everything://readme" if "uri" in a.name.lower() else "print('hi')")
                          for a in prompt.arguments or () if a.required}
-            self.step(f"prompts/get {prompt.name}: {_summary(prompt.description) or 'no description'}")
+            self.step(f"prompts/get {prompt.name}: {summary(prompt.description) or 'no description'}")
             client.get_prompt(prompt.name, arguments)
         return prompts
-
-
-def _child_env() -> dict:
-    """The example server imports mcp_ref from where this process found it: a spawned
-    server gets only a safe set of our environment (transports/process.py rule 1), so
-    the directory holding the package goes first on its ``PYTHONPATH``."""
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return {"PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))}
 
 
 def _server_command(server: str) -> list:
@@ -210,7 +143,6 @@ def _start(client: Client, shown: str) -> None:
         client.connect()
     except Exception as exc:
         client.close()
-        from mcp_ref.cli.commands import describe_error
         hint = ""
         if isinstance(exc, ConnectionClosed) and exc.exit_code == 0:
             hint = " (does it run its server when started this way?)"
@@ -229,7 +161,7 @@ def demo(module: str = "mcp_ref.examples.everything", full: bool = False,
         "it over the server's stdin and stdout, one message per line, shown below."
         + ("" if full else " Base64 data is elided and long messages cut at …[+N chars]; --full prints "
                            "them whole."))
-    transport = TapTransport(StdioClientTransport(command, env=_child_env()), transcript)
+    transport = TapTransport(StdioClientTransport(command, env=child_env()), transcript)
     updated = threading.Event()
     client = Client(transport, timeout=30, on_resource_updated=lambda uri: updated.set(),
                     protocol_version=protocol_version or "auto")
@@ -304,7 +236,7 @@ def main(argv=None) -> int:
         parser.error("--html draws the demo and the scenarios; it does not go with --host")
     if args.command == "demo" and args.host:
         from mcp_ref.cli.host_demo import demo_host
-        return guarded(lambda args: demo_host(full=args.full), args)
+        return guarded(lambda args: demo_host(full=args.full, protocol_version=args.protocol_version), args)
     if args.command == "demo":
         return guarded(lambda args: _drawn(args, lambda transcript: demo(
             args.server, args.full, args.protocol_version, transcript)), args)

@@ -147,3 +147,66 @@ def test_the_authorization_url_is_opened_by_the_platform_never_by_a_shell():
     assert agent.open_browser is webbrowser.open
     source = Path(loopback.__file__).read_text(encoding="utf-8")
     assert not any(call in source for call in ("subprocess", "os.system", "os.popen", "shell=True"))
+
+
+class Poster(Session):
+    """The session a token request or a registration uses: records each POST."""
+
+    def __init__(self, answers, policy=None):
+        super().__init__(answers, policy)
+        self.posted = []
+
+    def post(self, url, **options):
+        assert options.get("allow_redirects") is False          # a POST never follows a redirect
+        self.posted.append(url)
+        return self.answers.get(url) or Answer(404)
+
+
+def _metadata(host: str) -> dict:
+    return {"issuer": "https://auth.example.com", "token_endpoint": f"https://{host}/token",
+            "registration_endpoint": f"https://{host}/register", "code_challenge_methods_supported": ["S256"]}
+
+
+@pytest.mark.req("SEC-9", "SEC-11")
+@pytest.mark.parametrize("host", ["internal.example.com", "metadata.example.com", "split.example.com",
+                                  "169.254.169.254", "[fd00::1]", "100.64.0.1"])
+def test_the_token_request_and_the_registration_are_refused_before_a_private_address(host):
+    from mcp_ref.auth.oauth import register_client, token_request
+    http = Poster({})
+    client = {"client_id": "c1", "token_endpoint_auth_method": "none"}
+    for grant in ({"grant_type": "authorization_code", "code": "x", "code_verifier": "v"},
+                  {"grant_type": "refresh_token", "refresh_token": "r"}):
+        with pytest.raises(UnsafeAddressError):
+            token_request(http, _metadata(host), client, grant)
+    with pytest.raises(UnsafeAddressError):
+        register_client(http, _metadata(host), redirect_uri="http://localhost:8765/cb", client_name="x", scope=None)
+    assert http.posted == []                                    # nothing was sent
+
+
+@pytest.mark.req("SEC-11")
+def test_the_token_request_reaches_public_loopback_and_allowed_private_endpoints():
+    from mcp_ref.auth.oauth import register_client, token_request
+    tokens = Answer(200, {"access_token": "t", "token_type": "Bearer"})
+    client = {"client_id": "c1", "token_endpoint_auth_method": "none"}
+    for host, policy in (("auth.example.com", None), ("localhost", None),
+                         ("internal.example.com", AddressPolicy(allow_private=True))):
+        http = Poster({f"https://{host}/token": tokens,
+                       f"https://{host}/register": Answer(201, {"client_id": "c2"})}, policy)
+        assert token_request(http, _metadata(host), client, {"grant_type": "client_credentials"})["access_token"] == "t"
+        assert register_client(http, _metadata(host), redirect_uri="http://localhost:8765/cb", client_name="x",
+                               scope=None)["client_id"] == "c2"
+        assert http.posted == [f"https://{host}/token", f"https://{host}/register"]
+
+
+@pytest.mark.req("SEC-9", "SEC-11")
+def test_a_provider_never_posts_its_grant_to_a_private_token_endpoint():
+    """The whole flow: metadata that names a private token endpoint ends in a refusal, not a POST."""
+    from mcp_ref.auth import AuthorizationError, ClientCredentialsProvider
+    provider = ClientCredentialsProvider("c1", client_secret="s").bind(SERVER)
+    http = Poster({"https://mcp.example.com/.well-known/oauth-protected-resource/mcp": Answer(200, PRM),
+                   "https://auth.example.com/.well-known/oauth-authorization-server":
+                       Answer(200, _metadata("metadata.example.com"))})
+    provider._http = http
+    with pytest.raises(AuthorizationError) as refused:
+        provider._respond(401, {}, None, {})
+    assert isinstance(refused.value, UnsafeAddressError) and http.posted == []

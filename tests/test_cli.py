@@ -347,6 +347,23 @@ def test_demo_host_shows_the_loop_and_consent():
     assert max(len(line) for line in text.splitlines()) <= 100
 
 
+def test_demo_host_honours_the_protocol_version():
+    from mcp_ref.cli.host_demo import demo_host
+    out = io.StringIO()
+    assert demo_host(out=out, width=100, protocol_version="2025-11-25") == 0
+    lines = out.getvalue().splitlines()
+    assert any(line.startswith('host -> calc  {"jsonrpc": "2.0", "id": 1, "method": "initialize"') for line in lines)
+    assert not any('"method": "server/discover"' in line for line in lines)       # the legacy era: no probe
+    assert "# model answers: 2 + 3 = 5; dividing by zero was not allowed." in lines
+
+
+def test_demo_host_takes_protocol_version_on_the_command_line(capsys):
+    from mcp_ref.__main__ import main
+    assert main(["demo", "--host", "--protocol-version", "2025-11-25"]) == 0
+    out = capsys.readouterr().out
+    assert '"method": "initialize"' in out and '"method": "server/discover"' not in out
+
+
 def test_against_an_official_sdk_server(capsys):
     """tests/interop/sdk_server.py is written with the official Python SDK (mcp >= 2): two one-shot
     commands, then the rest through the shell on one connection (the SDK starts slowly)."""

@@ -158,7 +158,7 @@ def test_labels_and_lifelines():
                ("message", "client", "authorization server", {})]
     assert participants(entries) == ["client", "server", "host", "calc", "authorization server"]
     recorder = Recorder(Transcript(out=io.StringIO()))
-    recorder.record("client", "authorization server", {"grant_type": "client_credentials"})
+    recorder.relay("client", "authorization server", {"grant_type": "client_credentials"})
     assert [a["data-to"] for a in Page(page(recorder.entries)).arrows()] == ["authorization server"]
 
 

@@ -21,6 +21,9 @@ Rules:
    client's redirect URI, ``application_type`` (``native`` for a loopback or custom
    scheme redirect, else ``web``) and a token endpoint method the server lists
    (``none`` first: a public client).
+4. Both POSTs go out under the SSRF policy (ssrf.py rule 6): an endpoint that is,
+   or resolves to, a private or reserved address is refused (``UnsafeAddressError``)
+   before anything is sent, and a redirect is never followed.
 """
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ from urllib.parse import quote_plus, urlsplit
 
 from mcp_ref.auth.discovery import LOOPBACK_HOSTS, check_endpoint
 from mcp_ref.auth.exceptions import RegistrationError, TokenError
+from mcp_ref.auth.ssrf import UnsafeAddressError, guarded_post
 
 __all__ = ["auth_method", "token_request", "register_client", "application_type", "JWT_BEARER", "ASSERTION_TYPE"]
 
@@ -81,7 +85,9 @@ def token_request(http, metadata: dict, client: dict, form: dict, client_asserti
     else:
         raise TokenError(f"unsupported token endpoint authentication method {method!r}")
     try:
-        response = http.post(endpoint, data=form, headers=headers, timeout=TIMEOUT, allow_redirects=False)
+        response = guarded_post(http, endpoint, data=form, headers=headers, timeout=TIMEOUT)
+    except UnsafeAddressError:
+        raise                                   # rule 4: refused, not merely unreachable
     except Exception as exc:
         raise TokenError(f"the token endpoint {endpoint} could not be reached: {type(exc).__name__}",
                          url=endpoint) from None
@@ -128,8 +134,10 @@ def register_client(http, metadata: dict, *, redirect_uri: str, client_name: str
     if scope:
         request["scope"] = scope
     try:
-        response = http.post(endpoint, json=request, headers={"Accept": "application/json"}, timeout=TIMEOUT,
-                             allow_redirects=False)
+        response = guarded_post(http, endpoint, json=request, headers={"Accept": "application/json"},
+                                timeout=TIMEOUT)
+    except UnsafeAddressError:
+        raise                                   # rule 4: refused, not merely unreachable
     except Exception as exc:
         raise RegistrationError(f"the registration endpoint {endpoint} could not be reached: "
                                 f"{type(exc).__name__}", url=endpoint) from None

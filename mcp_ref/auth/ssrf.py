@@ -5,9 +5,9 @@
 
 The URLs a client fetches while discovering authorization come from the server it
 talks to: the ``resource_metadata`` URL of a 401 challenge, the
-``authorization_servers`` of the protected resource metadata. A hostile server can
-point them at ``http://169.254.169.254/`` (a cloud metadata service) or at an
-internal host.
+``authorization_servers`` of the protected resource metadata, and the token and
+registration endpoints that metadata names. A hostile server can point them at
+``http://169.254.169.254/`` (a cloud metadata service) or at an internal host.
 
 Rules:
 
@@ -28,6 +28,10 @@ Rules:
    (production), ``allowed_hosts`` (names fetched whatever they resolve to). The
    policy is the ``address_policy`` attribute of the HTTP session when it has one,
    else ``DEFAULT_POLICY``.
+6. Every authorization fetch goes through here, not only the metadata GETs: the
+   token request (every grant, refresh included) and the dynamic client
+   registration POST are checked as rules 1 and 2 say before they are sent
+   (``guarded_post``), and a POST never follows a redirect.
 
 Not covered: the address is resolved again by the HTTP library when it connects,
 so a DNS answer that changes between the check and the connection (rebinding) is
@@ -44,7 +48,8 @@ from urllib.parse import urljoin, urlsplit
 
 from mcp_ref.auth.exceptions import DiscoveryError
 
-__all__ = ["AddressPolicy", "DEFAULT_POLICY", "UnsafeAddressError", "check_url", "guarded_get", "MAX_REDIRECTS"]
+__all__ = ["AddressPolicy", "DEFAULT_POLICY", "UnsafeAddressError", "check_url", "guarded_get", "guarded_post",
+           "MAX_REDIRECTS"]
 
 MAX_REDIRECTS = 5
 REDIRECTS = (301, 302, 303, 307, 308)
@@ -136,3 +141,9 @@ def guarded_get(http, url: str, *, headers=None, timeout=None, policy: AddressPo
             raise UnsafeAddressError(f"refusing the redirect from {url!r} to {target!r}: not https", url=target)
         url = check_url(target, policy)
     raise UnsafeAddressError(f"more than {MAX_REDIRECTS} redirects fetching OAuth metadata", url=url)
+
+
+def guarded_post(http, url: str, **options):
+    """Rule 6: ``http.post(url, **options)`` once ``url`` passed rules 1 and 2; no redirect followed."""
+    check_url(url, getattr(http, "address_policy", None) or DEFAULT_POLICY)
+    return http.post(url, allow_redirects=False, **options)

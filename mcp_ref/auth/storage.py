@@ -40,29 +40,29 @@ class InMemoryStorage(TokenStorage):
         self._clients: dict = {}
         self._tokens: dict = {}
 
-    def get_client(self, issuer):
+    def _get(self, table: dict, key):
         with self._lock:
-            client = self._clients.get(issuer)
-            return dict(client) if client is not None else None
+            value = table.get(key)
+            return dict(value) if value is not None else None        # a copy: the caller cannot alter ours
+
+    def _set(self, table: dict, key, value) -> None:
+        with self._lock:
+            if value is None:
+                table.pop(key, None)
+            else:
+                table[key] = dict(value)
+
+    def get_client(self, issuer):
+        return self._get(self._clients, issuer)
 
     def set_client(self, issuer, client):
-        with self._lock:
-            if client is None:
-                self._clients.pop(issuer, None)
-            else:
-                self._clients[issuer] = dict(client)
+        self._set(self._clients, issuer, client)
 
     def get_tokens(self, issuer, resource):
-        with self._lock:
-            tokens = self._tokens.get((issuer, resource))
-            return dict(tokens) if tokens is not None else None
+        return self._get(self._tokens, (issuer, resource))
 
     def set_tokens(self, issuer, resource, tokens):
-        with self._lock:
-            if tokens is None:
-                self._tokens.pop((issuer, resource), None)
-            else:
-                self._tokens[(issuer, resource)] = dict(tokens)
+        self._set(self._tokens, (issuer, resource), tokens)
 
     def __repr__(self) -> str:                         # never the secrets themselves
         with self._lock:

@@ -88,7 +88,7 @@ def _target_options() -> argparse.ArgumentParser:
 
 def add_commands(sub) -> None:
     """Add serve, shell and the inspector commands to ``sub`` (argparse subparsers): each sets ``run``."""
-    from mcp_ref.cli.commands import COMMANDS
+    from mcp_ref.cli.commands import COMMANDS, add_arguments
     from mcp_ref.cli.serve import add_serve_arguments, serve_command
     serve = sub.add_parser("serve", help="run a server object over stdio or HTTP: serve MODULE[:ATTR]")
     add_serve_arguments(serve)
@@ -97,11 +97,9 @@ def add_commands(sub) -> None:
     shell = sub.add_parser("shell", parents=[common], help="an interactive inspector")
     shell.add_argument("target", nargs="?", help="a URL or a command line (instead of --url/--stdio)")
     shell.set_defaults(run=_shell)
-    for name, (text, add_arguments, _) in COMMANDS.items():
-        parser = sub.add_parser(name, parents=[common], help=text, description=text)
-        if add_arguments is not None:
-            add_arguments(parser)
-        parser.set_defaults(run=_inspect, inspector=name)
+    for name, (text, _, _) in COMMANDS.items():
+        add_arguments(sub.add_parser(name, parents=[common], help=text, description=text), name).set_defaults(
+            run=_inspect, inspector=name)
 
 
 def _fail(message: str) -> int:

@@ -30,9 +30,9 @@ import json
 import queue
 import sys
 
-from mcp_ref.cli.wire import ProgressBar
+from mcp_ref.cli.wire import ProgressBar, pairs
 
-__all__ = ["COMMANDS", "parse_arguments", "CommandError"]
+__all__ = ["COMMANDS", "add_arguments", "parse_arguments", "CommandError"]
 
 
 class CommandError(Exception):
@@ -98,7 +98,18 @@ def _json(out, data) -> None:
     out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
-def _summary(text) -> str:
+def _answer(out, args, data, lines) -> int:
+    """Rule 1: ``data`` as JSON with ``--json``, else ``lines`` for a person; exit status 0."""
+    if args.json:
+        _json(out, data)
+        return 0
+    for line in lines:
+        out.write(line + ("" if line.endswith("\n") else "\n"))
+    return 0
+
+
+def summary(text) -> str:
+    """The first paragraph of a description, on one line."""
     return " ".join((text or "").strip().split("\n\n", 1)[0].split())
 
 
@@ -125,29 +136,19 @@ def _contents(contents) -> str:
 
 # ---------------------------------------------------------------------- the commands
 def info(client, args, out) -> int:
-    if args.json:
-        _json(out, {"serverInfo": client.server_info.to_dict(), "protocolVersion": client.protocol_version,
-                    "capabilities": client.server_capabilities, "instructions": client.instructions})
-        return 0
     server = client.server_info
     title = f" ({server.title})" if getattr(server, "title", None) else ""
-    out.write(f"server: {server.name} {server.version}{title}\n")
-    out.write(f"protocol: {client.protocol_version}\n")
-    out.write(f"capabilities: {', '.join(sorted(client.server_capabilities)) or 'none'}\n")
-    if client.instructions:
-        out.write(f"instructions: {client.instructions}\n")
-    return 0
+    return _answer(out, args, {"serverInfo": server.to_dict(), "protocolVersion": client.protocol_version,
+                               "capabilities": client.server_capabilities, "instructions": client.instructions},
+                   [f"server: {server.name} {server.version}{title}", f"protocol: {client.protocol_version}",
+                    f"capabilities: {', '.join(sorted(client.server_capabilities)) or 'none'}"]
+                   + ([f"instructions: {client.instructions}"] if client.instructions else []))
 
 
 def _listing(items, name, describe, out, args) -> int:
-    if args.json:
-        _json(out, [item.to_dict() for item in items])
-        return 0
     width = max([len(name(item)) for item in items] + [0])
-    for item in items:
-        text = describe(item)
-        out.write(f"{name(item):<{width}}  {text}".rstrip() + "\n")
-    return 0
+    return _answer(out, args, [item.to_dict() for item in items],
+                   [f"{name(item):<{width}}  {describe(item).strip()}".rstrip() for item in items])
 
 
 def _schema_type(schema) -> str:
@@ -179,26 +180,29 @@ def _parameters(schema) -> str:
                            for name, value in properties.items()) + ")"
 
 
+def _kind(mime_type) -> str:
+    return f" ({mime_type})" if mime_type else ""
+
+
 def tools(client, args, out) -> int:
     return _listing(client.list_tools(), lambda t: t.name,
-                    lambda t: f"{_parameters(t.input_schema)} {_summary(t.description)}".rstrip(), out, args)
+                    lambda t: f"{_parameters(t.input_schema)} {summary(t.description)}", out, args)
 
 
 def resources(client, args, out) -> int:
-    return _listing(client.list_resources(), lambda r: r.uri,
-                    lambda r: " ".join(filter(None, [r.name, f"({r.mime_type})" if r.mime_type else ""])), out, args)
+    return _listing(client.list_resources(), lambda r: r.uri, lambda r: f"{r.name or ''}{_kind(r.mime_type)}",
+                    out, args)
 
 
 def templates(client, args, out) -> int:
     return _listing(client.list_resource_templates(), lambda t: t.uri_template,
-                    lambda t: " ".join(filter(None, [t.name, f"({t.mime_type})" if t.mime_type else ""])), out, args)
+                    lambda t: f"{t.name or ''}{_kind(t.mime_type)}", out, args)
 
 
 def prompts(client, args, out) -> int:
-    def describe(prompt):
-        names = [a.name + ("" if a.required else "?") for a in prompt.arguments or ()]
-        return f"({', '.join(names)}) {_summary(prompt.description)}".rstrip()
-    return _listing(client.list_prompts(), lambda p: p.name, describe, out, args)
+    return _listing(client.list_prompts(), lambda p: p.name, lambda p: "({}) {}".format(
+        ", ".join(a.name + ("" if a.required else "?") for a in p.arguments or ()), summary(p.description)),
+        out, args)
 
 
 def _mirrors(block, structured) -> bool:
@@ -235,25 +239,13 @@ def call(client, args, out) -> int:
 
 def read(client, args, out) -> int:
     result = client.read_resource(args.uri)
-    if args.json:
-        _json(out, result.to_dict())
-        return 0
-    for contents in result.contents:
-        text = _contents(contents)
-        out.write(text + ("" if text.endswith("\n") else "\n"))
-    return 0
+    return _answer(out, args, result.to_dict(), [_contents(contents) for contents in result.contents])
 
 
 def prompt(client, args, out) -> int:
     result = client.get_prompt(args.name, parse_arguments(args.arguments, args.args_json))
-    if args.json:
-        _json(out, result.to_dict())
-        return 0
-    if result.description:
-        out.write(f"# {result.description}\n")
-    for message in result.messages:
-        out.write(f"{message.role}: {_block(message.content)}\n")
-    return 0
+    return _answer(out, args, result.to_dict(), ([f"# {result.description}"] if result.description else [])
+                   + [f"{message.role}: {_block(message.content)}" for message in result.messages])
 
 
 def complete(client, args, out) -> int:
@@ -261,19 +253,9 @@ def complete(client, args, out) -> int:
         ref = {"type": "ref/resource", "uri": args.ref}
     else:
         ref = {"type": "ref/prompt", "name": args.ref}
-    context = {}
-    for pair in args.context or ():              # completion context values are strings
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise CommandError(f"--context takes key=value, not {pair!r}")
-        context[key] = value
+    context = pairs(args.context, "--context")               # completion context values are strings
     completion = client.complete(ref, (args.argument, args.value), {"arguments": context} if context else None)
-    if args.json:
-        _json(out, completion.to_dict())
-        return 0
-    for value in completion.values:
-        out.write(value + "\n")
-    return 0
+    return _answer(out, args, completion.to_dict(), completion.values)
 
 
 def subscribe(client, args, out) -> int:
@@ -304,81 +286,47 @@ def ping(client, args, out) -> int:
     import time
     start = time.monotonic()
     client.ping()
-    if args.json:
-        _json(out, {"ok": True, "seconds": round(time.monotonic() - start, 6)})
-    else:
-        out.write("pong\n")
-    return 0
+    return _answer(out, args, {"ok": True, "seconds": round(time.monotonic() - start, 6)}, ["pong"])
 
 
 def log_level(client, args, out) -> int:
     client.set_logging_level(args.level)
-    if args.json:
-        _json(out, {"level": args.level})
-    else:
-        out.write(f"log level set to {args.level}\n")
-    return 0
+    return _answer(out, args, {"level": args.level}, [f"log level set to {args.level}"])
 
 
 # ---------------------------------------------------------------------- arguments
-def _json_flag(parser) -> None:
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
-
-
-def _arguments(parser) -> None:
-    parser.add_argument("arguments", nargs="*", metavar="key=value", help="arguments; values are JSON when they parse")
-    parser.add_argument("--args-json", metavar="'{...}'", help="the arguments as one JSON object instead")
-    _json_flag(parser)
-
-
-def _tool_args(parser) -> None:
-    parser.add_argument("tool", help="the tool's name")
-    _arguments(parser)
-
-
-def _prompt_args(parser) -> None:
-    parser.add_argument("name", help="the prompt's name")
-    _arguments(parser)
-
-
-def _complete_args(parser) -> None:
-    _json_flag(parser)
-    parser.add_argument("ref", help="a prompt name, or a resource template URI")
-    parser.add_argument("argument", help="the argument being completed")
-    parser.add_argument("value", nargs="?", default="", help="what was typed so far")
-    parser.add_argument("--context", nargs="*", metavar="key=value", help="arguments already given")
-
-
-def _subscribe_args(parser) -> None:
-    _json_flag(parser)
-    parser.add_argument("uri")
-    parser.add_argument("--count", type=int, help="stop after this many updates")
-
-
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+_KEY_VALUES = [("arguments", {"nargs": "*", "metavar": "key=value", "help": "arguments; values are JSON when they parse"}),
+               ("--args-json", {"metavar": "'{...}'", "help": "the arguments as one JSON object instead"})]
+_URI: list = [("uri", {})]
 
-def _uri_args(parser) -> None:
-    _json_flag(parser)
-    parser.add_argument("uri")
-
-
-def _level_args(parser) -> None:
-    _json_flag(parser)
-    parser.add_argument("level", choices=LEVELS)
-
-
-# name -> (help, add_arguments, run)
+# name -> (help, its arguments beside --json, run)
 COMMANDS = {
-    "info": ("the server's name, version, protocol revision, capabilities, instructions", _json_flag, info),
-    "tools": ("list the tools with their parameters", _json_flag, tools),
-    "call": ("call a tool: call TOOL key=value ... (or --args-json '{...}')", _tool_args, call),
-    "resources": ("list the resources", _json_flag, resources),
-    "read": ("read a resource by URI", _uri_args, read),
-    "templates": ("list the resource templates", _json_flag, templates),
-    "prompts": ("list the prompts", _json_flag, prompts),
-    "prompt": ("get a prompt: prompt NAME key=value ...", _prompt_args, prompt),
-    "complete": ("complete an argument: complete PROMPT|TEMPLATE ARGUMENT [VALUE]", _complete_args, complete),
-    "subscribe": ("print a resource's updates until Ctrl-C", _subscribe_args, subscribe),
-    "ping": ("check the server answers", _json_flag, ping),
-    "log-level": ("set the server's log level", _level_args, log_level),
+    "info": ("the server's name, version, protocol revision, capabilities, instructions", [], info),
+    "tools": ("list the tools with their parameters", [], tools),
+    "call": ("call a tool: call TOOL key=value ... (or --args-json '{...}')",
+             [("tool", {"help": "the tool's name"})] + _KEY_VALUES, call),
+    "resources": ("list the resources", [], resources),
+    "read": ("read a resource by URI", _URI, read),
+    "templates": ("list the resource templates", [], templates),
+    "prompts": ("list the prompts", [], prompts),
+    "prompt": ("get a prompt: prompt NAME key=value ...", [("name", {"help": "the prompt's name"})] + _KEY_VALUES,
+               prompt),
+    "complete": ("complete an argument: complete PROMPT|TEMPLATE ARGUMENT [VALUE]", [
+        ("ref", {"help": "a prompt name, or a resource template URI"}),
+        ("argument", {"help": "the argument being completed"}),
+        ("value", {"nargs": "?", "default": "", "help": "what was typed so far"}),
+        ("--context", {"nargs": "*", "metavar": "key=value", "help": "arguments already given"})], complete),
+    "subscribe": ("print a resource's updates until Ctrl-C",
+                  _URI + [("--count", {"type": int, "help": "stop after this many updates"})], subscribe),
+    "ping": ("check the server answers", [], ping),
+    "log-level": ("set the server's log level", [("level", {"choices": LEVELS})], log_level),
 }
+
+
+def add_arguments(parser, name: str):
+    """Give ``parser`` the arguments of command ``name`` (and ``--json``, rule 1); returns it."""
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    for argument, options in COMMANDS[name][1]:
+        parser.add_argument(argument, **options)
+    return parser

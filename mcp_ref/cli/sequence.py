@@ -11,7 +11,8 @@ Rules:
    they were printed (one lock for both).
 2. One page, nothing fetched: inline CSS, an inline SVG and a few lines of
    plain inline JavaScript; no framework, no network, no external file. It
-   opens from disk in any browser.
+   opens from disk in any browser. The page around the diagram, its style and
+   its script are ``sequence.html`` beside this module, filled in here.
 3. The diagram has one lifeline per participant (client and server; any other
    sender or receiver recorded gets its own, in order of first appearance)
    and one arrow per wire message, top to bottom in wire order. An arrow's
@@ -39,6 +40,10 @@ import html
 import json
 import textwrap
 import threading
+from pathlib import Path
+from string import Template
+
+from mcp_ref.cli.wire import as_data
 
 __all__ = ["Recorder", "label", "page", "participants"]
 
@@ -62,10 +67,10 @@ class Recorder:
     def __getattr__(self, name):            # out, full, width: the transcript's own
         return getattr(self.transcript, name)
 
-    def comment(self, text: str) -> None:
+    def comment(self, text: str, prefix: str = "# ") -> None:
         with self.lock:
             self.entries.append(("note", text))
-            self.transcript.comment(text)
+            self.transcript.comment(text, prefix)
 
     def emit(self, line: str) -> None:
         with self.lock:
@@ -73,18 +78,16 @@ class Recorder:
                 self.entries.append(("line", line))
             self.transcript.emit(line)
 
+    def relay(self, sender: str, receiver: str, message) -> None:
+        """A message between any two participants (client and server, a host and its servers)."""
+        with self.lock:
+            self.entries.append(("message", sender, receiver, as_data(message)))
+            self.transcript.relay(sender, receiver, message)
+
     def __call__(self, direction: str, message) -> None:
         """The tap: ``send`` is client -> server, ``receive`` server -> client."""
         sender, receiver = ("client", "server") if direction == "send" else ("server", "client")
-        data = [m.to_dict() for m in message] if isinstance(message, list) else message.to_dict()
-        with self.lock:
-            self.entries.append(("message", sender, receiver, data))
-            self.transcript(direction, message)
-
-    def record(self, sender: str, receiver: str, data) -> None:
-        """A message between any two participants (a host and its servers, an authorization server)."""
-        with self.lock:
-            self.entries.append(("message", sender, receiver, data))
+        self.relay(sender, receiver, message)
 
     def messages(self) -> list:
         return [entry for entry in self.entries if entry[0] == "message"]
@@ -185,67 +188,7 @@ def svg(entries) -> str:
             '<defs><marker id="head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="10" markerHeight="10" '
             'markerUnits="userSpaceOnUse" orient="auto-start-reverse">'
             '<path d="M0,0 L10,5 L0,10 z" fill="context-stroke"/></marker></defs>'
-            f'<style>{SVG_STYLE}</style>{heads}{"".join(body)}</svg>')
-
-
-SVG_STYLE = """
-.life{stroke:#999;stroke-dasharray:4 4}
-.who rect{fill:#eef2f7;stroke:#556}
-.who text{font-weight:bold}
-.note rect{fill:#fffbe6;stroke:#d8c27a}
-.line rect{fill:#f4f4f4;stroke:#ccc}
-.line text{font-family:monospace;font-size:12px;fill:#444}
-.msg{cursor:pointer}
-.msg .hit{stroke:transparent;stroke-width:16}
-.msg .arrow{stroke-width:1.6}
-.request .arrow{stroke:#1f5fbf}.request text{fill:#1f5fbf}
-.response .arrow{stroke:#2e7d32;stroke-dasharray:6 3}.response text{fill:#2e7d32}
-.error .arrow{stroke:#c62828;stroke-dasharray:6 3}.error text{fill:#c62828}
-.notification .arrow,.batch .arrow{stroke:#7a4fa0}.notification text,.batch text{fill:#7a4fa0}
-.msg.on .arrow{stroke-width:3.5}.msg.on text{font-weight:bold}
-.msg:focus{outline:none}.msg:focus text{text-decoration:underline}
-"""
-
-PAGE_STYLE = """
-body{margin:0;font-family:sans-serif;display:flex;align-items:flex-start}
-main{flex:1 1 auto;padding:12px;overflow-x:auto}
-h1{font-size:18px;margin:4px 0 2px}
-p.how{color:#555;font-size:13px;margin:0 0 8px}
-aside{flex:0 0 36%;position:sticky;top:0;height:100vh;overflow:auto;border-left:1px solid #ccc;
-  background:#fafafa;padding:12px;box-sizing:border-box}
-aside h2{font-size:15px;margin:0 0 8px}
-pre{font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;margin:0}
-"""
-
-# Rule 5: the click; rule 7: the self-check. Plain DOM calls, no library.
-SCRIPT = """
-(function () {
-  var arrows = document.querySelectorAll("g.msg"), shown = -1;
-  function show(i) {
-    if (shown >= 0) { document.getElementById("json" + shown).hidden = true; arrows[shown].classList.remove("on"); }
-    document.getElementById("json" + i).hidden = false;
-    arrows[i].classList.add("on");
-    document.getElementById("which").textContent = arrows[i].getAttribute("data-from") + " \\u2192 " +
-      arrows[i].getAttribute("data-to") + ": " + arrows[i].getAttribute("data-label");
-    shown = i;
-  }
-  arrows.forEach(function (arrow, i) {
-    arrow.addEventListener("click", function () { show(i); });
-    arrow.addEventListener("keydown", function (e) { if (e.key === "Enter") { show(i); } });
-  });
-  var linked = /^#m(\\d+)$/.exec(location.hash);
-  if (linked && +linked[1] < arrows.length) { show(+linked[1]); }
-  if (location.hash !== "#check") { return; }
-  var check = document.getElementById("check");
-  arrows.forEach(function (arrow, i) {
-    arrow.dispatchEvent(new MouseEvent("click", {bubbles: true}));
-    var item = document.createElement("li");
-    item.textContent = JSON.stringify([arrow.getAttribute("data-from"), arrow.getAttribute("data-to"),
-      arrow.getAttribute("data-label"), JSON.parse(document.querySelector("aside pre:not([hidden])").textContent)]);
-    check.appendChild(item);
-  });
-}());
-"""
+            f'{heads}{"".join(body)}</svg>')
 
 
 def page(entries, title: str = "mcp_ref demo") -> str:
@@ -253,11 +196,5 @@ def page(entries, title: str = "mcp_ref demo") -> str:
     messages = [entry for entry in entries if entry[0] == "message"]
     panels = "".join(f'<pre id="json{i}" hidden>{_e(json.dumps(entry[3], indent=2, ensure_ascii=False))}</pre>'
                      for i, entry in enumerate(messages))
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f'<title>{_e(title)}</title><style>{PAGE_STYLE}</style></head><body>'
-            f'<main><h1>{_e(title)}</h1><p class="how">{len(messages)} wire messages, top to bottom in the '
-            f'order they crossed; a yellow note is the demo\'s comment on what follows. Click an arrow to '
-            f'see its JSON.</p>{svg(entries)}</main>'
-            f'<aside><h2 id="which">Click an arrow</h2>{panels}</aside>'
-            f'<ol id="check" hidden></ol><script>{SCRIPT}</script></body></html>\n')
+    template = Template((Path(__file__).parent / "sequence.html").read_text(encoding="utf-8"))
+    return template.substitute(title=_e(title), count=len(messages), svg=svg(entries), panels=panels)

@@ -23,12 +23,13 @@ import importlib.util
 import os
 import sys
 
-__all__ = ["add_serve_arguments", "serve_command", "load_server"]
+__all__ = ["add_serve_arguments", "serve_command", "load_server", "address"]
 
 _NAMES = ("server", "mcp", "app")
 
 
-def _address(text: str) -> tuple:
+def address(text: str) -> tuple:
+    """``HOST:PORT`` as ``(host, port)``, for ``--http`` (an empty host is 127.0.0.1)."""
     import argparse
     host, _, port = text.rpartition(":")
     if not port.isdigit():
@@ -38,7 +39,7 @@ def _address(text: str) -> tuple:
 
 def add_serve_arguments(parser) -> None:
     parser.add_argument("target", metavar="MODULE[:ATTR]", help="a module or .py file, and the Server in it")
-    parser.add_argument("--http", metavar="HOST:PORT", type=_address,
+    parser.add_argument("--http", metavar="HOST:PORT", type=address,
                         help="serve Streamable HTTP (and legacy HTTP+SSE) instead of stdio; port 0 picks one")
     parser.add_argument("--path", default="/mcp", help="(HTTP) the endpoint path (default %(default)s)")
     parser.add_argument("--stateless", action="store_true", help="(HTTP) no sessions: every POST stands alone")

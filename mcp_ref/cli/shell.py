@@ -29,7 +29,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
-from mcp_ref.cli.commands import COMMANDS, CommandError, describe_error
+from mcp_ref.cli.commands import COMMANDS, CommandError, add_arguments, describe_error, parse
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -68,12 +68,8 @@ class Shell(cmd.Cmd):
         self.intro = (f"connected to {client.server_info.name} {client.server_info.version} "
                       f"(protocol {client.protocol_version}); 'help' lists the commands, Ctrl-D leaves")
         client.on_notification = self.notification
-        self.parsers = {}
-        for name, (text, add_arguments, _) in COMMANDS.items():
-            parser = _Parser(prog=name, description=text)
-            if add_arguments is not None:
-                add_arguments(parser)
-            self.parsers[name] = parser
+        self.parsers = {name: add_arguments(_Parser(prog=name, description=text), name)
+                        for name, (text, _, _) in COMMANDS.items()}
 
     # -- rule 3
     def notification(self, method: str, params) -> None:
@@ -99,7 +95,6 @@ class Shell(cmd.Cmd):
 
     def run(self, name: str, line: str) -> None:
         try:
-            from mcp_ref.cli.commands import parse
             args = parse(self.parsers[name], shlex.split(line))
             if name == "subscribe":
                 self.client.subscribe_resource(args.uri)
@@ -152,17 +147,6 @@ class Shell(cmd.Cmd):
             return []
         return [name for name in self.names(kind) if name.startswith(text)]
 
-    def complete_call(self, text, line, begidx, endidx):
-        return self._complete("tools", text, line)
-
-    def complete_prompt(self, text, line, begidx, endidx):
-        return self._complete("prompts", text, line)
-
-    def complete_read(self, text, line, begidx, endidx):
-        return self._complete("resources", text, line)
-
-    complete_subscribe = complete_unsubscribe = complete_read
-
 
 def _make(name: str):
     def do(self, line):
@@ -171,8 +155,15 @@ def _make(name: str):
     return do
 
 
+def _completer(kind: str):
+    return lambda self, text, line, begidx, endidx: self._complete(kind, text, line)
+
+
 for _name in COMMANDS:
     setattr(Shell, "do_" + _name.replace("-", "_"), _make(_name))
+for _name, _kind in (("call", "tools"), ("prompt", "prompts"), ("read", "resources"), ("subscribe", "resources"),
+                     ("unsubscribe", "resources")):
+    setattr(Shell, "complete_" + _name, _completer(_kind))
 
 
 def run_shell(args) -> int:

@@ -18,10 +18,15 @@ Rules:
    ``MIN_WIDTH``). ``fit`` cuts a longer message where a visible
    ``…[+N chars]`` says how much is left out; ``wrap`` breaks a long ``#``
    comment into ``#`` lines. (``--full`` prints messages whole: no ``fit``.)
+5. The demos print through one ``Transcript``: ``sender -> receiver  {json}``
+   per message, base64 data elided (``<N chars of base64>``) unless ``full``,
+   and ``# ...`` comments; the demo, the scenarios and ``demo --host`` alike.
 """
 from __future__ import annotations
 
 import json
+import os
+import re
 import shlex
 import shutil
 import sys
@@ -31,10 +36,13 @@ import time
 
 from mcp_ref.host import ConfigError, Host, ServerConfig, load_config
 
-__all__ = ["Tracer", "ProgressBar", "connect", "target_config", "terminal_width", "fit", "wrap"]
+__all__ = ["Tracer", "ProgressBar", "Transcript", "connect", "target_config", "terminal_width", "fit", "wrap",
+           "child_env", "as_data", "pairs", "host_trace"]
 
 FALLBACK_WIDTH = 100    # columns when the output is not a terminal (rule 4)
 MIN_WIDTH = 60          # narrower terminals still get this much of each line
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
+_DATA_URI = re.compile(r"(data:[^,;]*;base64,)(.{40,})", re.S)
 
 
 def terminal_width() -> int:
@@ -58,6 +66,76 @@ def wrap(text: str, width: int, prefix: str = "# ") -> list:
                          break_long_words=False, break_on_hyphens=False) or [prefix.rstrip()]
 
 
+def as_data(message):
+    """A message (or a batch) as the JSON data it is on the wire (data stays as it is)."""
+    if isinstance(message, list):
+        return [as_data(m) for m in message]
+    return message if isinstance(message, dict) else message.to_dict()
+
+
+def child_env() -> dict:
+    """A spawned example server imports mcp_ref from where this process found it: it gets only
+    a safe set of our environment (transports/process.py rule 1), so the directory holding the
+    package goes first on its ``PYTHONPATH``."""
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))}
+
+
+def _elide(value):
+    """``value`` with base64 strings (image, audio, blob, data: URIs) replaced by their length
+    (a method name such as notifications/subscriptions/acknowledged is never one)."""
+    if isinstance(value, dict):
+        return {key: item if key == "method" else _elide(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_elide(item) for item in value]
+    if isinstance(value, str):
+        uri = _DATA_URI.fullmatch(value)
+        if uri:
+            return f"{uri.group(1)}<{len(uri.group(2))} chars of base64>"
+        if _BASE64.fullmatch(value):
+            return f"<{len(value)} chars of base64>"
+    return value
+
+
+class Transcript:
+    """Rule 5: prints each message as it crosses the wire, shortened to ``width`` (the
+    terminal's, by default) unless ``full``. Lines come from the calling thread (sent)
+    and the reading thread (received). Called as a tap: ``send`` is client -> server."""
+
+    def __init__(self, full: bool = False, out=None, width: int | None = None):
+        self.full, self.out = full, out or sys.stdout
+        self.width = width or terminal_width()
+        self.lock = threading.Lock()
+
+    def emit(self, line: str) -> None:
+        with self.lock:
+            self.out.write(line + "\n")
+            self.out.flush()
+
+    def comment(self, text: str, prefix: str = "# ") -> None:
+        """A ``# text`` line, wrapped to the width."""
+        self.emit("\n".join(wrap(text, self.width, prefix)))
+
+    def relay(self, sender: str, receiver: str, message) -> None:
+        """One message between two named participants."""
+        arrow, data = f"{sender} -> {receiver}  ", as_data(message)
+        self.emit(arrow + json.dumps(data, ensure_ascii=False) if self.full
+                  else fit(arrow, json.dumps(_elide(data), ensure_ascii=False), self.width))
+
+    def __call__(self, direction: str, message) -> None:
+        sender, receiver = ("client", "server") if direction == "send" else ("server", "client")
+        self.relay(sender, receiver, message)
+
+
+def host_trace(transcript):
+    """``Host(trace=...)`` printing through ``transcript`` (a ``Transcript`` or the page's ``Recorder``):
+    ``host -> server  {json}`` and ``server -> host  {json}``."""
+    def trace(server: str, direction: str, message, session_id=None) -> None:
+        sender, receiver = ("host", server) if direction == "send" else (server, "host")
+        transcript.relay(sender, receiver, message)
+    return trace
+
+
 class Tracer:
     """``trace(server, direction, message, session_id)`` for ``Host`` (rule 2)."""
 
@@ -68,7 +146,7 @@ class Tracer:
     def __call__(self, server: str, direction: str, message, session_id=None) -> None:
         now = time.time()
         stamp = time.strftime("%H:%M:%S", time.localtime(now)) + f".{int(now % 1 * 1000):03d}"
-        data = [m.to_dict() for m in message] if isinstance(message, list) else message.to_dict()
+        data = as_data(message)
         where = server + (f" session={session_id}" if session_id else "")
         arrow = "->" if direction == "send" else "<-"
         with self.lock:
@@ -115,7 +193,8 @@ class ProgressBar:
             ProgressBar._drawn = None
 
 
-def _pairs(items, what: str) -> dict:
+def pairs(items, what: str) -> dict:
+    """``KEY=VALUE`` words as a dict of strings (``--env``, ``--header``, ``complete --context``)."""
     result = {}
     for item in items or ():
         key, sep, value = item.partition("=")
@@ -135,11 +214,11 @@ def target_config(args) -> ServerConfig:
         argv = shlex.split(args.stdio)
         if not argv:
             raise ConfigError("--stdio needs a command line")
-        return ServerConfig("server", command=argv[0], args=argv[1:], env=_pairs(args.env, "--env"))
+        return ServerConfig("server", command=argv[0], args=argv[1:], env=pairs(args.env, "--env"))
     if args.url:
         if not args.url.startswith(("http://", "https://")):
             raise ConfigError(f"--url must start with http:// or https://, not {args.url!r}")
-        return ServerConfig("server", url=args.url, transport="auto", headers=_pairs(args.header, "--header"))
+        return ServerConfig("server", url=args.url, transport="auto", headers=pairs(args.header, "--header"))
     servers = load_config(args.config)
     if not args.server:
         raise ConfigError(f"--config needs --server NAME; {args.config} has: {', '.join(servers) or 'none'}")

@@ -39,7 +39,6 @@ Completion: ``code_review``'s ``language``; ``greeting/{name}``'s ``name``;
 ``files/{+path}``'s ``path``. Logging: ``logging/setLevel``, and records of the
 Python logger ``everything`` are bridged to the client.
 """
-import argparse
 import base64
 import io
 import logging
@@ -319,23 +318,10 @@ def complete(ref, argument, context):
     return [value for value in choices if value.startswith(argument.value)]
 
 
-def _address(text: str) -> tuple:
-    host, _, port = text.rpartition(":")
-    if not port.isdigit():
-        raise argparse.ArgumentTypeError(f"expected HOST:PORT, not {text!r}")
-    return host or "127.0.0.1", int(port)
-
-
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mcp_ref.examples.everything", description=__doc__.split("\n")[0])
-    parser.add_argument("--http", metavar="HOST:PORT", type=_address,
-                        help="serve Streamable HTTP (and legacy HTTP+SSE) instead of stdio; port 0 picks one")
-    args = parser.parse_args(argv)
-    if args.http:
-        server.run(http=args.http)
-    else:
-        server.run()
-    return 0
+    """``mcp-ref serve`` of this server: stdio, or ``--http HOST:PORT`` (and the other serve options)."""
+    from mcp_ref.cli import main as command_line
+    return command_line(["serve", "mcp_ref.examples.everything:server", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -77,8 +77,13 @@ class ServerConfig:
         return f"run {env}{' '.join(shlex.quote(part) for part in self.argv)}{where}"
 
 
-def _check(name: str, key: str, value, kinds, what: str):
-    if not isinstance(value, kinds) or isinstance(value, bool):
+def _value(name: str, entry: dict, key: str, kind, what: str, default=None, items=None):
+    """``entry[key]`` (``default`` when absent or null), of type ``kind`` (its items of type ``items``)."""
+    value = entry.get(key)
+    if value is None:
+        return default
+    members = () if items is None else value.values() if isinstance(value, dict) else value
+    if not isinstance(value, kind) or isinstance(value, bool) or not all(isinstance(v, items) for v in members):
         raise ConfigError(f"server {name!r}: {key!r} must be {what}, not {value!r}")
     return value
 
@@ -93,31 +98,24 @@ def _server(name, entry: dict) -> ServerConfig:
     if has_command == has_url:
         raise ConfigError(f"server {name!r}: give either 'command' (stdio) or 'url' (HTTP), "
                           f"{'not both' if has_command else 'found neither'}")
-    config = ServerConfig(name)
-    config.disabled = bool(entry.get("disabled", False))
-    if "roots" in entry:
-        config.roots = list(_check(name, "roots", entry["roots"], list, "a list of file URIs or paths"))
-    config.auto_restart = _check(name, "autoRestart", entry.get("autoRestart", 0), int, "a whole number >= 0")
-    if config.auto_restart < 0:
-        raise ConfigError(f"server {name!r}: 'autoRestart' must be a whole number >= 0, not {config.auto_restart}")
+    restarts = _value(name, entry, "autoRestart", int, "a whole number >= 0", 0)
+    roots = _value(name, entry, "roots", list, "a list of file URIs or paths")
+    config = ServerConfig(name, disabled=bool(entry.get("disabled", False)), auto_restart=restarts,
+                          roots=None if roots is None else list(roots))
+    if restarts < 0:
+        raise ConfigError(f"server {name!r}: 'autoRestart' must be a whole number >= 0, not {restarts}")
     if has_command:
-        config.command = _check(name, "command", entry["command"], str, "a string")
+        config.command = _value(name, entry, "command", str, "a non-empty string", "")
         if not config.command:
             raise ConfigError(f"server {name!r}: 'command' is empty")
-        config.args = list(_check(name, "args", entry.get("args", []), list, "a list of strings"))
-        if not all(isinstance(arg, str) for arg in config.args):
-            raise ConfigError(f"server {name!r}: 'args' must be a list of strings, not {config.args!r}")
-        config.env = dict(_check(name, "env", entry.get("env") or {}, dict, "an object of strings"))
-        if not all(isinstance(v, str) for v in config.env.values()):
-            raise ConfigError(f"server {name!r}: 'env' values must be strings")
-        config.cwd = entry.get("cwd")
-        if config.cwd is not None:
-            _check(name, "cwd", config.cwd, str, "a string")
+        config.args = list(_value(name, entry, "args", list, "a list of strings", [], str))
+        config.env = dict(_value(name, entry, "env", dict, "an object of strings", {}, str))
+        config.cwd = _value(name, entry, "cwd", str, "a string")
         return config
-    config.url = _check(name, "url", entry["url"], str, "a string")
+    config.url = _value(name, entry, "url", str, "a string", "")
     if not config.url.startswith(("http://", "https://")):
         raise ConfigError(f"server {name!r}: 'url' must start with http:// or https://, not {config.url!r}")
-    config.headers = dict(_check(name, "headers", entry.get("headers") or {}, dict, "an object of strings"))
+    config.headers = dict(_value(name, entry, "headers", dict, "an object of strings", {}, str))
     transport = entry.get("transport", entry.get("type"))
     if transport not in _TRANSPORTS:
         raise ConfigError(f"server {name!r}: 'transport' must be one of http, streamable-http, sse, "

@@ -55,6 +55,8 @@ log = get_logger("mcp_ref.host")
 __all__ = ["Host", "HostTool", "HostPrompt", "HostResource", "HostTemplate"]
 
 KINDS = ("tools", "resources", "templates", "prompts")
+_FETCH = {"tools": "list_tools", "resources": "list_resources", "templates": "list_resource_templates",
+          "prompts": "list_prompts"}
 
 
 @dataclass
@@ -282,26 +284,21 @@ class Host:
         found = []
         for name, entry in self._servers.items():
             client = entry.client
-            if client is None or (client.closed and client._restarter is None):
-                continue
-            capability = "resources" if kind == "templates" else kind
-            if capability not in client.server_capabilities:
+            if client is None or (client.closed and client._restarter is None) or \
+                    ("resources" if kind == "templates" else kind) not in client.server_capabilities:
                 continue
             with self._lock:
                 stale = kind in entry.stale
                 entry.stale.discard(kind)
-            if stale:
-                fetch = {"tools": client.list_tools, "resources": client.list_resources,
-                         "templates": client.list_resource_templates, "prompts": client.list_prompts}[kind]
-                try:
-                    items = fetch()
-                except BaseException:
-                    with self._lock:
-                        entry.stale.add(kind)
-                    raise
+            try:
+                items = getattr(client, _FETCH[kind])() if stale else None
+            except BaseException:
                 with self._lock:
-                    entry.lists[kind] = items
+                    entry.stale.add(kind)
+                raise
             with self._lock:
+                if stale:
+                    entry.lists[kind] = items
                 found.append((name, list(entry.lists.get(kind, ()))))
         return found
 

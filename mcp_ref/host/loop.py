@@ -38,9 +38,7 @@ def _text(text: str) -> dict:
 
 
 def _result_text(result) -> str:
-    parts = []
-    for block in result.content:
-        parts.append(block.text if getattr(block, "type", None) == "text" else f"[{block.type}]")
+    parts = [block.text if getattr(block, "type", None) == "text" else f"[{block.type}]" for block in result.content]
     if result.structured_content is not None and not parts:
         parts.append(json.dumps(result.structured_content))
     return "\n".join(parts)

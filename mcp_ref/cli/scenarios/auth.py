@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import queue
 import secrets
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -153,18 +154,13 @@ def auth(show) -> None:
         """An admin-only tool."""
         return "reset done"
 
-    notes, lock = [], threading.Lock()
-
-    def note(line: str) -> None:
-        with lock:
-            notes.append(line)
+    notes: queue.SimpleQueue = queue.SimpleQueue()
+    note = notes.put
 
     def flush() -> None:                        # rule 3: printed from the scenario's thread
-        with lock:
-            lines, notes[:] = list(notes), []
-        transcript = show.transcript
-        for line in lines:
-            show.line(line if transcript.full else fit("", line, transcript.width))
+        while not notes.empty():
+            line = notes.get()
+            show.line(line if show.transcript.full else fit("", line, show.transcript.width))
 
     class Provider(OAuthClientProvider):
         def _session(self):
@@ -192,14 +188,13 @@ def auth(show) -> None:
     show.say(f"an MCP server at {handle.url} that wants a bearer token, and an authorization server at "
              f"{authority.issuer} (both on 127.0.0.1); the browser and the user are played in-process")
     provider = Provider(redirect_uri=REDIRECT, user_agent=authority.browser, client_name="mcp_ref scenario")
-    options = {} if show.version == "auto" else {"protocol_version": show.version}
     try:
         show.step("the first request has no token: 401 with WWW-Authenticate naming the protected resource "
                   "metadata and the scope. The client reads that metadata (the resource and its authorization "
                   "servers), then the authorization server's (RFC 8414), registers itself (RFC 7591), sends "
                   "the user to /authorize with a PKCE code_challenge (S256) and the resource (RFC 8707), and "
                   "trades the code and its code_verifier for a token; then it retries the request")
-        with Client.http(handle.url, auth=provider, timeout=WAIT, **options) as client:
+        with Client.http(handle.url, auth=provider, timeout=WAIT, protocol_version=show.version) as client:
             flush()
             show.step("tools/call whoami: the token goes with every request")
             result = client.call_tool("whoami").text

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import threading
 
-from mcp_ref.client.client import Client
 from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request
 from mcp_ref.server.server import Context, Server
-from mcp_ref.transports import TapTransport, memory_pair
 from mcp_ref.cli.scenarios.show import WAIT, wait_for
 
 
@@ -46,19 +44,12 @@ def _server() -> Server:
     return server
 
 
-def _talk(show, server: Server, wrap=None) -> Client:
-    client_end, server_end = memory_pair()
-    session = server.serve(server_end if wrap is None else wrap(server_end))
-    client = Client(TapTransport(client_end, show.transcript), timeout=WAIT, protocol_version=show.version)
-    try:
-        with client:
-            show.say(f"the client chose protocol {client.protocol_version}")
-            show.step("tools/call add: " + ("_meta names the revision on the request itself" if client.modern
-                                            else "no _meta: the session's handshake set the revision"))
-            client.call_tool("add", {"a": 2, "b": 3})
-    finally:
-        session.close()
-    return client
+def _talk(show, server: Server, wrap=None) -> None:
+    with show.connect(server, wrap, announce=False) as client:
+        show.say(f"the client chose protocol {client.protocol_version}")
+        show.step("tools/call add: " + ("_meta names the revision on the request itself" if client.modern
+                                        else "no _meta: the session's handshake set the revision"))
+        client.call_tool("add", {"a": 2, "b": 3})
 
 
 def discover(show) -> None:

@@ -8,11 +8,9 @@ client/elicitation); in the legacy era the elicitation request is answered -1.
 Spec: architecture#host."""
 from __future__ import annotations
 
-import json
-
 from mcp_ref.server.server import Context, Server
-from mcp_ref.cli.wire import fit
 from mcp_ref.cli.scenarios.show import WAIT
+from mcp_ref.cli.wire import host_trace
 
 
 def _server(name: str) -> Server:
@@ -30,12 +28,6 @@ def host(show) -> None:
     from mcp_ref.host import Consent, Host
     from mcp_ref.transports.http.server.app import start_http
     handles = {name: start_http(_server(name), ("127.0.0.1", 0)) for name in ("files", "mail")}
-    transcript = show.transcript
-
-    def trace(server, direction, message, session_id=None) -> None:
-        arrow = f"host -> {server}  " if direction == "send" else f"{server} -> host  "
-        body = json.dumps(message.to_dict(), ensure_ascii=False)
-        transcript.emit(arrow + body if transcript.full else fit(arrow, body, transcript.width))
 
     def consent(request: Consent):
         granted = request.kind != "elicitation" or request.server == "files"
@@ -44,14 +36,13 @@ def host(show) -> None:
                      + ("granted" if granted else "refused"))
         return granted
 
-    options = {} if show.version == "auto" else {"protocol_version": show.version}
     config = {"mcpServers": {name: {"url": handle.url, "transport": "http"} for name, handle in handles.items()}}
     show.step("Host(two servers): one client per server, each probing its own server"
               + (" with server/discover (the default era)" if show.modern else f" ({show.version}: initialize)")
               + "; no server sees the other's messages")
     try:
         with Host(config, consent=consent, elicitation=lambda request: {"action": "accept", "content": {"ok": True}},
-                  trace=trace, timeout=WAIT, **options) as the_host:
+                  trace=host_trace(show.transcript), timeout=WAIT, protocol_version=show.version) as the_host:
             show.step("the catalogue names each tool server__tool, so the two 'proceed' tools never clash")
             show.say("tools: " + ", ".join(tool.name for tool in the_host.tools()))
             show.step("files__proceed: the server asks the user (elicitation); the consent hook grants it, "

@@ -77,6 +77,11 @@ class Raw:
         finally:
             conn.close()
 
+    def rpc(self, path: str, request_id, method: str, params=None, headers=None, **options):
+        """POST one JSON-RPC message to ``path`` (a notification when ``request_id`` is None)."""
+        body = {"jsonrpc": "2.0", **({} if request_id is None else {"id": request_id}), "method": method}
+        return self.request("POST", path, body if params is None else {**body, "params": params}, headers, **options)
+
     def _events(self, response, stream_until) -> list:
         events, event = [], {}
         while True:
@@ -126,13 +131,12 @@ class _Wire:
 
 
 def _initialize(raw: Raw, request_id: int) -> None:
-    status, headers, _ = raw.request("POST", "/mcp", {
-        "jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": {
-            "protocolVersion": LATEST_REVISION, "capabilities": {},
-            "clientInfo": {"name": "scenario", "version": "1.0"}}}, {"Accept": ACCEPT})
+    status, headers, _ = raw.rpc("/mcp", request_id, "initialize", {
+        "protocolVersion": LATEST_REVISION, "capabilities": {}, "clientInfo": {"name": "scenario", "version": "1.0"}},
+        {"Accept": ACCEPT})
     raw.headers = {"Accept": ACCEPT, "Mcp-Session-Id": headers["mcp-session-id"],
                    "MCP-Protocol-Version": LATEST_REVISION}
-    raw.request("POST", "/mcp", {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    raw.rpc("/mcp", None, "notifications/initialized")
 
 
 def _modern(show) -> None:
@@ -158,9 +162,8 @@ def _modern(show) -> None:
         headers = {"Accept": ACCEPT, "MCP-Protocol-Version": version, "Mcp-Method": method}
         if name is not None:
             headers["Mcp-Name"] = name
-        return raw.request("POST", "/mcp", {"jsonrpc": "2.0", "id": request_id, "method": method,
-                                            "params": {**params, "_meta": {**meta, **params.get("_meta", {})}}},
-                           headers, **options)
+        return raw.rpc("/mcp", request_id, method, {**params, "_meta": {**meta, **params.get("_meta", {})}},
+                       headers, **options)
     try:
         raw = Raw(show, handle.port)
         show.say(f"a Streamable HTTP server at {handle.url}; in 2026-07-28 every request is one POST that "
@@ -197,14 +200,12 @@ def streamable_http(show) -> None:
                   "sent back on every later request with MCP-Protocol-Version; a notification gets 202")
         _initialize(raw, 1)
         show.step("tools/call add: nothing comes before the result, so the answer is one JSON body")
-        raw.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                                     "params": {"name": "add", "arguments": {"a": 2, "b": 3}}})
+        raw.rpc("/mcp", 2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
         show.step("tools/call slow_count with a progressToken: progress comes first, so the answer is an SSE "
                   "stream; it opens with a priming event (an id, retry, empty data: 2025-11-25); the tool "
                   "then ends the connection (ctx.close_sse_stream), the stream itself lives on")
-        _, _, events = raw.request("POST", "/mcp", {
-            "jsonrpc": "2.0", "id": 3, "method": "tools/call",
-            "params": {"name": "slow_count", "arguments": {}, "_meta": {"progressToken": "p3"}}})
+        _, _, events = raw.rpc("/mcp", 3, "tools/call",
+                               {"name": "slow_count", "arguments": {}, "_meta": {"progressToken": "p3"}})
         last = [e["id"] for e in events if "id" in e][-1]
         resume.set()
         show.step(f"GET with Last-Event-ID: {last} (after the retry delay): the server sends what followed that "
@@ -213,11 +214,11 @@ def streamable_http(show) -> None:
                     stream_until=lambda event: '"result"' in event.get("data", ""))
         show.step("DELETE ends the session; from then on its id gets 404 (so does an id the server forgot)")
         raw.request("DELETE", "/mcp")
-        raw.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 4, "method": "ping"})
+        raw.rpc("/mcp", 4, "ping")
         show.step("on 404 the client starts over: a new initialize without a session id, a new session")
         raw.headers = {}
         _initialize(raw, 5)
-        raw.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 6, "method": "ping"})
+        raw.rpc("/mcp", 6, "ping")
     finally:
         handle.shutdown()
 
@@ -241,12 +242,11 @@ def legacy_sse(show) -> None:
             raw._events(stream, stream_until=lambda event: _reply_id(event) == request_id)
         show.step("each client message is a POST there, answered 202 with no body; the answer to a request "
                   "comes on the GET stream, as an event named message")
-        raw.request("POST", endpoint, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "scenario", "version": "1.0"}}})
+        raw.rpc(endpoint, 1, "initialize", {"protocolVersion": "2024-11-05", "capabilities": {},
+                                            "clientInfo": {"name": "scenario", "version": "1.0"}})
         answer(1)
-        raw.request("POST", endpoint, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-        raw.request("POST", endpoint, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                                       "params": {"name": "add", "arguments": {"a": 2, "b": 3}}})
+        raw.rpc(endpoint, None, "notifications/initialized")
+        raw.rpc(endpoint, 2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
         answer(2)
         show.say("the session lasts as long as the GET stream: closing it ends the session")
     finally:

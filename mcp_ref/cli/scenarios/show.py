@@ -32,20 +32,22 @@ class Show:
         self.transcript.emit(text)
 
     @contextmanager
-    def connect(self, server, **client_options):
+    def connect(self, server, wrap=None, announce: bool = True, **client_options):
         """A connected ``Client`` for ``server`` over a memory pair, the client's end tapped
-        (every message both ways is printed once). Closes both sides on exit."""
+        (every message both ways is printed once); ``wrap(end)`` stands between the pair and
+        the server when given; ``announce`` opens a step saying how the client connects.
+        Closes both sides on exit."""
         from mcp_ref.client.client import Client
         from mcp_ref.transports import TapTransport, memory_pair
         client_end, server_end = memory_pair()
-        session = server.serve(server_end)
+        session = server.serve(server_end if wrap is None else wrap(server_end))
         client_options.setdefault("timeout", WAIT)
         client_options.setdefault("protocol_version", self.version)
-        if self.modern:
+        if announce and self.modern:
             self.step("server/discover: the client asks which revisions the server speaks (2026-07-28 has no "
                       "handshake; every request carries the revision, the client's capabilities and info in "
                       "_meta). A client with callbacks keeps one subscriptions/listen open for changes")
-        else:
+        elif announce:
             self.step(f"initialize, then notifications/initialized: the {self.version} handshake; the "
                       "capabilities each side declares there decide what may follow")
         client = Client(TapTransport(client_end, self.transcript), **client_options)
