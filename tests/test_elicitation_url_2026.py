@@ -13,7 +13,7 @@ from mcp_ref.errors import InvalidParamsError, McpError
 from mcp_ref.server import Context
 from mcp_ref.types import ElicitResult
 
-from client_features_helpers import connect, text
+from client_features_helpers import connect, feature_server, text
 
 URL = "https://example.com/connect?service=mail"
 MODERN = {"mode": "url", "message": "Connect your mail account.", "url": URL}      # 2026-07-28's shape
@@ -128,3 +128,20 @@ def test_our_2025_11_25_client_refuses_a_url_elicitation_without_its_id():
         assert text(client.call_tool("raw_without_id")) == "refused -32602"
         assert text(client.call_tool("connect_mail_with_id")) == "accept"
     assert [r.params.elicitation_id for r in callback.requests] == ["e-9"]
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+def test_the_example_connect_account_in_each_revision(revision):
+    """The example tool asks once and ends in both eras: in 2026-07-28 its URL carries
+    nothing random (the tool runs again with the answer, and asks the same question) and
+    no completion is announced; in 2025-11-25 the id travels and its completion is sent."""
+    callback = UrlAnswer()
+    with connect(feature_server(), revision=revision, elicitation_url=callback) as (client, _, rec):
+        reply = text(client.call_tool("connect_account", {"service": "github"}))
+    [request] = callback.requests
+    completions = [m for _, m in rec.records if m.get("method") == "notifications/elicitation/complete"]
+    if revision == "2026-07-28":
+        assert reply == "accept" and request.params.elicitation_id is None and not completions
+    else:
+        assert reply == f"accept:{request.params.elicitation_id}"
+        rec.wait_for(lambda d, m: m.get("method") == "notifications/elicitation/complete")

@@ -146,15 +146,19 @@ def build_server() -> Server:
 
     @server.tool
     def connect_account(service: str, ctx: Context) -> str:
-        """Send the user to a (pretend) connect page in URL mode."""
-        elicitation_id = new_elicitation_id()
-        result = ctx.elicit_url(f"Connect your {service} account.",
-                                f"https://example.com/connect?service={service}&id={elicitation_id}",
-                                elicitation_id)
+        """Send the user to a (pretend) connect page in URL mode. In 2025-11-25 the
+        elicitation has an id, and its completion is announced; 2026-07-28 has neither,
+        and asks the same question each time the tool runs again (multi round-trip), so
+        its URL carries nothing random."""
+        elicitation_id = new_elicitation_id() if ctx.protocol_version == "2025-11-25" else None
+        url = f"https://example.com/connect?service={service}" + (f"&id={elicitation_id}" if elicitation_id else "")
+        result = ctx.elicit_url(f"Connect your {service} account.", url, elicitation_id)
         if result.action != "accept":
             return result.action
         with lock:
             connected.add(service)
+        if elicitation_id is None:
+            return "accept"
         ctx.session.complete_elicitation(elicitation_id)    # the out-of-band part is pretended done
         return f"accept:{elicitation_id}"
 

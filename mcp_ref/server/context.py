@@ -286,11 +286,12 @@ class Context(RequestContext):
         with self._needs({"elicitation": {"form": {}}}), self._keyed(key):
             return elicitation.elicit_form(self, message, requested_schema, timeout=timeout)
 
-    def elicit_url(self, message: str, url: str, elicitation_id: str, *, timeout: float | None = None,
-                   key: str | None = None):
-        """Send the user to ``url`` (URL mode elicitation, 2025-11-25); returns an
-        ``ElicitResult`` (accept = the user consented). Finish with
-        ``ctx.session.complete_elicitation(elicitation_id)``. Spec: client/elicitation."""
+    def elicit_url(self, message: str, url: str, elicitation_id: str | None = None, *,
+                   timeout: float | None = None, key: str | None = None):
+        """Send the user to ``url`` (URL mode elicitation, 2025-11-25 and later); returns an
+        ``ElicitResult`` (accept = the user consented). In 2025-11-25 an ``elicitation_id``
+        is required, and ``ctx.session.complete_elicitation(elicitation_id)`` announces the
+        end; 2026-07-28 has neither (its changelog, item 11). Spec: client/elicitation."""
         from mcp_ref.client import elicitation  # client features load on first use
         with self._needs({"elicitation": {"url": {}}}), self._keyed(key):
             return elicitation.elicit_url(self, message, url, elicitation_id, timeout=timeout)
