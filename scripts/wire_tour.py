@@ -15,8 +15,8 @@ Rules:
 2. Who sent what is what crossed the wire: every scenario of
    ``python -m mcp_ref demo --scenario`` and the main demo (over stdio, a subprocess)
    run in this process in each era of ``ERAS``, recorded by the demo's own
-   ``Recorder`` (cli/sequence.py rule 1); the host scenario's lines
-   (``host -> files  {json}``) are read back from its transcript. A message counts
+   ``Recorder`` (cli/sequence.py rule 1), the host scenario's too (the host is the
+   client of each of its servers). A message counts
    for the era it travelled in: the revision in its ``_meta``, or the one
    ``initialize`` agreed, else the one the run asked for.
 3. The handler is the dispatch-table entry (or the comparison) where the method's
@@ -47,7 +47,6 @@ ERAS = ("2026-07-28", "2025-11-25")       # what the scenarios are written for (
 MODERN_META = "io.modelcontextprotocol/protocolVersion"
 # Scenarios that do not talk over a memory pair (which follows stdio's rules: no HTTP, a cancel is a notification).
 TRANSPORT = {"demo": "stdio", "http": "HTTP", "sse": "HTTP+SSE", "auth": "HTTP", "host": "HTTP"}
-HOST_LINE = re.compile(r"^(\S+) -> (\S+)  (\{.*\})$")
 # What a method can be answered with besides its result (the "errors" column).
 ERRORS = {
     "initialize": "-32602 protocolVersion or capabilities malformed; -32600 a second initialize; a version "
@@ -169,12 +168,8 @@ def _runs(era: str):
             status = scenarios.run(name, recorder, version)
         if status != 0:
             raise RuntimeError(f"scenario {name} ({era}) ended with status {status}")
-        for entry in recorder.entries:
-            if entry[0] == "message":
-                yield name, entry[1], entry[3]
-            elif entry[0] == "line" and HOST_LINE.match(entry[1]):
-                sender, _, body = HOST_LINE.match(entry[1]).groups()
-                yield name, "client" if sender == "host" else "server", json.loads(body)
+        for _, sender, _, data in recorder.messages():
+            yield name, "client" if sender in ("client", "host") else "server", data
 
 
 def observed() -> dict:
