@@ -103,3 +103,194 @@ def test_every_notification_of_a_listen_names_its_subscription():
     assert listens and updates and acks
     for note in updates + acks:
         assert note["params"]["_meta"][META + "subscriptionId"] in listens
+
+
+# ---------------------------------------------------------------------- multi round-trip (basic/patterns/mrtr)
+@pytest.mark.req("MRTR26-1", "PAT26-1", "STDIO26-6", "STDIO26-8", "HTTP26-11", "HTTP26-17")
+def test_a_server_asks_the_client_only_inside_the_requests_mrtr_allows():
+    """Outside tools/call, prompts/get and resources/read there is no InputRequiredResult to
+    ask with, and a server never sends a request of its own: the ask fails."""
+    from types import SimpleNamespace
+
+    from mcp_ref.errors import SessionError
+    from mcp_ref.server.modern.mrtr import InputRequired, ask
+    for method in ("completion/complete", "tools/list", "server/discover"):
+        ctx = SimpleNamespace(method=method, era=SimpleNamespace(version=MODERN_REVISION), _mrtr=None)
+        with pytest.raises(SessionError):
+            ask(ctx, "roots/list", None, "roots-1")
+    from test_modern_server import meta
+    ctx = SimpleNamespace(method="tools/call", era=SimpleNamespace(version=MODERN_REVISION), _mrtr=None,
+                          params={"name": "t", **meta()}, server=SimpleNamespace(mrtr_secret=b"k" * 32))
+    with pytest.raises(InputRequired):
+        ask(ctx, "roots/list", None, "roots-1")
+
+
+# ---------------------------------------------------------------------- Streamable HTTP (basic/transports/streamable-http)
+@pytest.fixture
+def http_url():
+    pytest.importorskip("requests")
+    from mcp_ref.transports.http.server.app import start_http
+    from test_modern_server import modern_server
+    handle = start_http(modern_server(), ("127.0.0.1", 0))
+    try:
+        yield handle.url
+    finally:
+        handle.shutdown()
+
+
+@pytest.mark.req("HTTP26-10")
+def test_a_modern_post_holding_a_batch_is_refused(http_url):
+    from test_modern_http import post
+    from test_modern_server import meta
+    one = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": meta()}
+    response = post(http_url, "tools/list", raw=[one])
+    assert response.status_code == 400 and "error" in response.json()
+    assert post(http_url, "tools/list", raw=one).status_code == 200
+
+
+@pytest.mark.req("HTTP26-28", "HTTP26-27")
+def test_mcp_name_is_required_where_the_body_names_something(http_url):
+    from test_modern_http import post
+    from test_modern_server import meta
+    calls = {"tools/call": {"name": "echo", "arguments": {"text": "x"}}, "prompts/get": {"name": "greet",
+             "arguments": {"name": "A"}}, "resources/read": {"uri": "demo://readme"}}
+    for method, params in calls.items():
+        response = post(http_url, method, {**params, **meta()}, headers={"Mcp-Name": None})
+        assert response.status_code == 400 and response.json()["error"]["code"] == -32020, method
+        response = post(http_url, method, {**params, **meta()}, headers={"Mcp-Name": "nothing-here"})
+        assert response.status_code == 400 and response.json()["error"]["code"] == -32020, method
+        assert post(http_url, method, {**params, **meta()}).status_code == 200, method
+    response = post(http_url, "tools/list", headers={"Mcp-Method": None})
+    assert response.status_code == 400 and response.json()["error"]["code"] == -32020
+
+
+@pytest.mark.req("HTTP26-25", "VERS26-1", "SCHEMA26-10")
+def test_an_unsupported_version_is_refused_with_the_versions_we_support(http_url):
+    from test_modern_http import post
+    from test_modern_server import meta
+    response = post(http_url, "tools/list", meta(**{META + "protocolVersion": "1900-01-01"}),
+                    headers={"MCP-Protocol-Version": "1900-01-01"})
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == -32022 and MODERN_REVISION in error["data"]["supported"]
+    assert error["data"]["requested"] == "1900-01-01"
+
+
+@pytest.mark.req("HTTP26-29", "HTTP26-43", "HTTP26-44", "HTTP26-49")
+def test_a_value_safe_as_plain_ascii_is_sent_as_it_is():
+    from mcp_ref.transports.http.modern import encode_value
+    for plain in ("us-west1", "a b", "~tilde!", "why?=", "=?base64?open", " ".join("ab")):
+        assert encode_value(plain) == plain
+    for unsafe in ("tab\there", "unit\x1fsep", "del\x7f", "é", " lead", "trail ", "=?base64?eA==?="):
+        assert encode_value(unsafe).startswith("=?base64?") and encode_value(unsafe).endswith("?=")
+
+
+@pytest.mark.req("HTTP26-30", "HTTP26-31", "HTTP26-50")
+def test_a_client_mirrors_each_annotated_argument_into_its_header():
+    from mcp_ref.transports.http.modern import param_annotations, param_headers, request_headers
+    schema = {"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"}, "limit": {"type": "integer", "x-mcp-header": "Limit"},
+        "dry": {"type": "boolean", "x-mcp-header": "Dry"}, "query": {"type": "string"}}}
+    annotations = param_annotations(schema)
+    sent = param_headers(annotations, {"region": "Hello, 世界", "limit": 5, "dry": False, "query": "q"})
+    assert sent == {"Mcp-Param-Region": "=?base64?SGVsbG8sIOS4lueVjA==?=", "Mcp-Param-Limit": "5",
+                    "Mcp-Param-Dry": "false"}
+    params = {"name": "execute_sql", "arguments": {}}
+    assert request_headers("tools/call", params, MODERN_REVISION) == {
+        "MCP-Protocol-Version": MODERN_REVISION, "Mcp-Method": "tools/call", "Mcp-Name": "execute_sql"}
+
+
+@pytest.mark.req("HTTP26-14")
+@pytest.mark.parametrize("mode, kind", [("json", "application/json"), ("sse", "text/event-stream")])
+def test_a_request_is_answered_as_json_or_as_a_stream_as_configured(mode, kind):
+    pytest.importorskip("requests")
+    from mcp_ref.transports.http.server.app import start_http
+    from test_modern_http import messages, post
+    from test_modern_server import meta, modern_server
+    handle = start_http(modern_server(), ("127.0.0.1", 0), response_mode=mode)
+    try:
+        response = post(handle.url, "tools/call", {"name": "echo", "arguments": {"text": "m"}, **meta()})
+    finally:
+        handle.shutdown()
+    assert response.status_code == 200 and response.headers["Content-Type"].startswith(kind)
+    assert messages(response)[-1]["result"]["content"][0]["text"] == "m"
+
+
+@pytest.mark.req("HTTP26-20", "HTTP26-21")
+def test_a_request_left_open_is_answered_and_one_whose_client_left_is_not():
+    pytest.importorskip("requests")
+    from mcp_ref.transports.http.server.app import start_http
+    from test_modern_http import post
+    from test_modern_server import meta
+    from test_wsgi_modern import leave, raw_call, waiting_server
+    server = waiting_server()
+    handle = start_http(server, ("127.0.0.1", 0), keepalive=0.1)
+    try:
+        leave(server, raw_call(handle.port, True), True)
+        response = post(handle.url, "tools/call", {"name": "echo", "arguments": {"text": "still"}, **meta()})
+    finally:
+        handle.shutdown()
+    assert server.seen == [True]
+    assert response.status_code == 200 and response.json()["result"]["content"][0]["text"] == "still"
+
+
+@pytest.mark.req("HTTP26-37", "TOOL26-24", "HTTP26-54", "HTTP26-61", "HTTP26-56", "HTTP26-53", "HTTP26-59")
+def test_a_server_compares_each_mirrored_value_with_the_body():
+    from mcp_ref.transports.http.modern import param_annotations, param_problem
+    annotations = param_annotations({"type": "object", "properties": {
+        "s": {"type": "string", "x-mcp-header": "S"}, "b": {"type": "boolean", "x-mcp-header": "B"},
+        "n": {"type": "integer", "x-mcp-header": "N"}}})
+
+    def check(sent, arguments):
+        lowered = {k.lower(): v for k, v in sent.items()}
+        problem = param_problem(lambda name: lowered.get(name), annotations, arguments)
+        return None if problem is None else problem.code
+    assert check({"Mcp-Param-S": "eu", "Mcp-Param-B": "true", "Mcp-Param-N": "3"}, {"s": "eu", "b": True, "n": 3}) is None
+    assert check({"Mcp-Param-S": "=?base64?ZXU=?="}, {"s": "eu"}) is None                # decoded first
+    assert check({"Mcp-Param-S": "us"}, {"s": "eu"}) == -32020
+    assert check({"Mcp-Param-B": "True"}, {"b": True}) == -32020
+    assert check({"Mcp-Param-B": "false"}, {"b": True}) == -32020
+    assert check({"Mcp-Param-N": "4"}, {"n": 3}) == -32020
+    assert check({"Mcp-Param-N": "three"}, {"n": 3}) == -32020
+    assert check({"Mcp-Param-S": "=?base64?%%?="}, {"s": "eu"}) == -32020              # not valid base64
+    assert check({}, {"s": "eu"}) == -32020                                             # present: required
+    assert check({}, {"s": None, "n": None}) is None                                    # null: not expected
+
+
+def _header_prop(kind="string", name="P", **more):
+    return {"type": "object", "properties": {"p": {"type": kind, "x-mcp-header": name, **more}}}
+
+
+INVALID_SCHEMAS = [
+    _header_prop(name=""), _header_prop(name="Re gion"), _header_prop(name="a\r\nb"), _header_prop(name=7),
+    {"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "Twice"},
+                                      "b": {"type": "string", "x-mcp-header": "twice"}}},
+    _header_prop(kind="number"), _header_prop(kind="object"), _header_prop(kind="array"),
+    {"type": "object", "properties": {"p": {"type": "array", "items": {"type": "string", "x-mcp-header": "I"}}}},
+    {"anyOf": [_header_prop(name="Any")]},
+    {"type": "string", "x-mcp-header": "Root"},
+]
+
+
+@pytest.mark.req("HTTP26-40", "HTTP26-41", "TOOL26-26", "TOOL26-27")
+def test_a_client_leaves_every_tool_with_a_broken_annotation_out_of_its_list():
+    from mcp_ref import types
+    from mcp_ref.client.modern.era import valid_for_http
+    good = [types.Tool.from_dict({"name": "plain", "inputSchema": {"type": "object"}}),
+            types.Tool.from_dict({"name": "mirrored", "inputSchema": {"type": "object", "properties": {"o": {
+                "type": "object", "properties": {"r": {"type": "string", "x-mcp-header": "Region"},
+                                                 "n": {"type": "integer", "x-mcp-header": "N-1"},
+                                                 "b": {"type": "boolean", "x-mcp-header": "b.ok"}}}}}})]
+    bad = [types.Tool.from_dict({"name": f"bad{i}", "inputSchema": schema}) for i, schema in enumerate(INVALID_SCHEMAS)]
+    assert [t.name for t in valid_for_http(good + bad)] == ["plain", "mirrored"]
+    for tool in bad:
+        assert valid_for_http([tool]) == [], tool.name
+
+
+@pytest.mark.req("HTTP26-47", "HTTP26-48", "HTTP26-64", "HTTP26-46")
+def test_a_server_decodes_a_sentinel_value_and_refuses_one_that_does_not_decode():
+    from mcp_ref.transports.http.modern import decode_value
+    assert decode_value("=?base64?SGVsbG8sIOS4lueVjA==?=") == "Hello, 世界"
+    assert decode_value("plain") == "plain"
+    for broken in ("=?base64?%%%?=", "=?base64?abc?=", "=?base64?/w==?="):       # not base64, bad padding, not UTF-8
+        assert decode_value(broken) is None, broken
