@@ -234,7 +234,7 @@ def test_a_request_left_open_is_answered_and_one_whose_client_left_is_not():
     assert response.status_code == 200 and response.json()["result"]["content"][0]["text"] == "still"
 
 
-@pytest.mark.req("HTTP26-37", "TOOL26-24", "HTTP26-54", "HTTP26-61", "HTTP26-56", "HTTP26-53", "HTTP26-59")
+@pytest.mark.req("HTTP26-37", "TOOL26-24", "HTTP26-54", "HTTP26-61", "HTTP26-56", "HTTP26-53", "HTTP26-59", "HTTP26-60")
 def test_a_server_compares_each_mirrored_value_with_the_body():
     from mcp_ref.transports.http.modern import param_annotations, param_problem
     annotations = param_annotations({"type": "object", "properties": {
@@ -294,3 +294,73 @@ def test_a_server_decodes_a_sentinel_value_and_refuses_one_that_does_not_decode(
     assert decode_value("plain") == "plain"
     for broken in ("=?base64?%%%?=", "=?base64?abc?=", "=?base64?/w==?="):       # not base64, bad padding, not UTF-8
         assert decode_value(broken) is None, broken
+
+
+@pytest.mark.req("HTTP26-32", "HTTP26-33", "HTTP26-34", "HTTP26-35", "HTTP26-36", "HTTP26-38", "HTTP26-39",
+                 "TOOL26-19", "TOOL26-20", "TOOL26-21", "TOOL26-22", "TOOL26-23", "TOOL26-25")
+def test_annotations_within_the_constraints_are_accepted_and_the_others_refused():
+    from mcp_ref.transports.http.modern import param_annotations
+    schema = {"type": "object", "properties": {"o": {"type": "object", "properties": {
+        "r": {"type": "string", "x-mcp-header": "Region"}, "n": {"type": "integer", "x-mcp-header": "N-1"},
+        "b": {"type": "boolean", "x-mcp-header": "b.ok"}}}, "t": {"type": "string", "x-mcp-header": "!#$%&'*+-.^_`|~"}}}
+    assert param_annotations(schema) == {"Region": (("o", "r"), "string"), "N-1": (("o", "n"), "integer"),
+                                         "b.ok": (("o", "b"), "boolean"), "!#$%&'*+-.^_`|~": (("t",), "string")}
+    for bad in INVALID_SCHEMAS:
+        with pytest.raises(ValueError):
+            param_annotations(bad)
+
+
+@pytest.mark.req("HTTP26-61", "HTTP26-23", "HTTP26-60")
+def test_a_protocol_version_header_that_differs_from_the_body_is_refused(http_url):
+    from test_modern_http import post
+    response = post(http_url, "tools/list", headers={"MCP-Protocol-Version": "2025-11-25"})
+    assert response.status_code == 400 and response.json()["error"]["code"] == -32020
+    response = post(http_url, "tools/list", headers={"MCP-Protocol-Version": None, "mcp-protocol-version": MODERN_REVISION})
+    assert response.status_code == 200
+
+
+# ---------------------------------------------------------------------- requestState (basic/patterns/mrtr)
+@pytest.mark.req("MRTR26-8", "MRTR26-7", "MRTR26-25")
+def test_a_signed_state_is_accepted_until_it_expires_and_refused_once_touched():
+    import time
+
+    from mcp_ref.server.modern.mrtr import _sign, _verify
+    secret, target = b"s" * 32, ["tools/call", "trip"]
+    fresh = _sign(secret, {"t": target, "e": time.time() + 60, "a": {}})
+    assert _verify(secret, fresh, target)["t"] == target
+    stale = _sign(secret, {"t": target, "e": time.time() - 1, "a": {}})
+    for bad in (stale, _sign(b"x" * 32, {"t": target, "e": time.time() + 60}), fresh[:-2] + "AA",
+                _sign(secret, {"t": ["tools/call", "other"], "e": time.time() + 60})):
+        with pytest.raises(McpError) as info:
+            _verify(secret, bad, target)
+        assert info.value.code == -32602
+
+
+@pytest.mark.req("MRTR26-25", "MRTR26-7")
+def test_a_tampered_state_is_refused_even_without_input_responses():
+    from test_modern_client import FEATURES, Connected, feature_server
+    with Connected(feature_server(), None, **FEATURES) as client:
+        meta = client._modern_meta(MODERN_REVISION)
+        first = client.session.request("tools/call", {"name": "trip", "arguments": {"city": "Oslo"}, "_meta": meta})
+        body, mac = first["requestState"].split(".")
+        with pytest.raises(McpError) as info:
+            client.session.request("tools/call", {"name": "echo", "arguments": {"text": "x"}, "_meta": meta,
+                                                  "requestState": body + "x." + mac})
+        assert info.value.code == -32602
+
+
+@pytest.mark.req("MRTR26-20", "MRTR26-16", "MRTR26-15")
+def test_each_retry_carries_the_answers_and_state_of_the_result_just_received():
+    from test_modern_client import FEATURES, Connected, feature_server
+    connected = Connected(feature_server(), None, **FEATURES)
+    with connected as client:
+        result = client.call_tool("trip", {"city": "Oslo"})
+    assert not result.is_error
+    sent = [m for m in connected.recorder.sent() if m.get("method") == "tools/call"]
+    replies = {m["id"]: m.get("result") or {} for m in connected.recorder.received() if "id" in m and "method" not in m}
+    assert len(sent) >= 2 and "requestState" not in sent[0]["params"]
+    for before, retry in zip(sent, sent[1:]):
+        asked = replies[before["id"]]
+        assert asked.get("resultType") == "input_required"
+        assert retry["params"].get("requestState") == asked.get("requestState")
+        assert set(retry["params"].get("inputResponses") or {}) == set(asked.get("inputRequests") or {})
