@@ -364,3 +364,80 @@ def test_each_retry_carries_the_answers_and_state_of_the_result_just_received():
         assert asked.get("resultType") == "input_required"
         assert retry["params"].get("requestState") == asked.get("requestState")
         assert set(retry["params"].get("inputResponses") or {}) == set(asked.get("inputRequests") or {})
+
+
+# ---------------------------------------------------------------------- extensions (basic/versioning)
+@pytest.mark.req("VERS26-4", "VERS26-5", "SCHEMA26-46")
+def test_the_tasks_extension_is_named_with_its_prefix_and_refused_by_name_when_undeclared():
+    from test_modern_server import Exchange, meta
+    from test_tasks_ext import task_server
+    with raw_server(task_server()) as (peer, session):
+        exchange = Exchange(peer)
+        extensions = exchange.call("server/discover")["result"]["capabilities"]["extensions"]
+        refused = exchange.call("tools/call", {"name": "greet", "arguments": {}, **meta()})["error"]
+    assert extensions == {META + "tasks": {}} and all("/" in name for name in extensions)
+    assert refused["code"] == -32021
+    assert refused["data"] == {"requiredCapabilities": {"extensions": {META + "tasks": {}}}}
+
+
+# ---------------------------------------------------------------------- subscriptions (basic/patterns/subscriptions)
+@pytest.mark.req("STDIO26-7", "SUBS26-4")
+def test_a_client_correlates_notifications_with_the_listen_acknowledged_last():
+    from mcp_ref.client.modern.era import Listening
+    listening = Listening()
+
+    def note(subscription=None):
+        return {"_meta": {} if subscription is None else {META + "subscriptionId": subscription}}
+    listening._acks[7] = __import__("threading").Event()
+    listening.acknowledged({"_meta": {META + "subscriptionId": 7}})
+    assert listening.active == 7 and listening._acks[7].is_set()
+    assert listening.stale(note(7)) is False
+    assert listening.stale(note(6)) is True                 # a listen already replaced
+    assert listening.stale(note()) is False                 # not a listen's notification
+    listening.acknowledged({"_meta": {META + "subscriptionId": 99}})       # nobody waits for 99
+    assert listening.active == 7
+
+
+# ---------------------------------------------------------------------- cancellation (basic/patterns/cancellation)
+@pytest.mark.req("STDIO26-9", "CANC26-5", "SCHEMA26-26")
+def test_only_a_request_still_in_flight_is_cancelled_and_initialize_never():
+    from mcp_ref import Server
+    from mcp_ref.errors import RequestCancelled
+    with raw_server(Server("canceller")) as (peer, session):
+        pending = session.start_request("roots/list", {})
+        asked = peer.recv()
+        pending.cancel("no longer needed")
+        note = peer.recv()
+        assert note["method"] == "notifications/cancelled"
+        assert note["params"] == {"requestId": asked["id"], "reason": "no longer needed"}
+        with pytest.raises(RequestCancelled):
+            pending.result()
+        done = session.start_request("roots/list", {})
+        asked = peer.recv()
+        peer.send({"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": []}})
+        assert done.result() == {"roots": []}
+        done.cancel("too late")                               # answered: nothing to cancel
+        handshake = session.start_request("initialize", {})
+        peer.recv()
+        handshake.cancel("never")
+        with pytest.raises(AssertionError, match="sent nothing"):
+            peer.recv(timeout=0.5)                              # neither cancel reached the wire
+
+
+@pytest.mark.req("STDIO26-10")
+def test_a_cancelled_request_stops_and_gets_no_answer():
+    from test_modern_server import meta
+    from test_wsgi_modern import waiting_server
+    server = waiting_server()
+    with raw_server(server) as (peer, session):
+        peer.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                   "params": {"name": "hold", "arguments": {}, **meta()}})
+        assert server.started.wait(WAIT)
+        for unknown in (999, None, [5]):                        # unknown or malformed: ignored
+            peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": unknown}})
+        assert not server.done.wait(0.3)
+        peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}})
+        assert server.done.wait(WAIT)
+        assert server.seen == [True]
+        with pytest.raises(AssertionError, match="sent nothing"):
+            peer.recv(timeout=0.5)                              # no answer for a cancelled request
