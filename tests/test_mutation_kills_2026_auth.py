@@ -58,3 +58,45 @@ def test_metadata_under_another_issuer_is_never_used(world):  # noqa: F811
     auth, handle = world(claimed_issuer="https://honest.example")
     refused(handle.url, user_client(auth), DiscoveryError, "issuer")
     assert auth.authorizations == 0
+
+
+def _provider(**options):
+    from mcp_ref.auth import OAuthClientProvider
+    return OAuthClientProvider(redirect_uri="http://127.0.0.1:8765/cb", user_agent=lambda url: url, **options)
+
+
+@pytest.mark.req("AUTH26-47")
+def test_no_refresh_token_means_no_refresh_request_and_a_refused_one_is_forgotten(monkeypatch):
+    import mcp_ref.auth.providers as providers
+    from mcp_ref.auth import TokenError
+    provider = _provider()
+    provider.metadata = {"issuer": "https://as.example", "token_endpoint": "https://as.example/token"}
+    provider.issuer, provider.resource = "https://as.example", "https://mcp.example/mcp"
+
+    def never(*args, **kwargs):
+        raise AssertionError("a refresh was attempted without a refresh token")
+    monkeypatch.setattr(providers, "token_request", never)
+    assert provider._refresh({"access_token": "a"}) is False
+    assert provider._refresh({"access_token": "a", "refresh_token": ""}) is False
+
+    def refuse(*args, **kwargs):
+        raise TokenError("invalid_grant")
+    monkeypatch.setattr(providers, "token_request", refuse)
+    provider.storage.set_tokens(provider.issuer, provider.resource, {"access_token": "a", "refresh_token": "r"})
+    monkeypatch.setattr(provider, "_client_for_token", lambda: {"client_id": "c"}, raising=False)
+    assert provider._refresh({"access_token": "a", "refresh_token": "r"}) is False
+    assert provider.storage.get_tokens(provider.issuer, provider.resource) is None
+
+
+@pytest.mark.req("ASD26-3", "REG26-21", "REG26-22", "CHG26-8")
+def test_pre_registered_credentials_stay_with_the_issuer_they_were_first_used_with():
+    provider = _provider(client_id="pre-registered", client_secret="s")
+    provider._use_issuer("https://as-one.example")
+    provider._use_issuer("https://as-one.example")                      # the same one again: fine
+    assert provider.issuer == "https://as-one.example"
+    with pytest.raises(RegistrationError):
+        provider._use_issuer("https://as-two.example")
+    registering = _provider()                                           # dynamic: any issuer, its own credentials
+    registering._use_issuer("https://as-one.example")
+    registering._use_issuer("https://as-two.example")
+    assert registering.issuer == "https://as-two.example"
