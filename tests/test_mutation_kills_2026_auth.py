@@ -100,3 +100,25 @@ def test_pre_registered_credentials_stay_with_the_issuer_they_were_first_used_wi
     registering._use_issuer("https://as-one.example")
     registering._use_issuer("https://as-two.example")
     assert registering.issuer == "https://as-two.example"
+
+
+@pytest.mark.req("REG26-22", "REG26-21", "AUTH26-11", "ASD26-3")
+def test_a_registration_is_reused_with_its_own_issuer_and_made_anew_for_another(monkeypatch):
+    import mcp_ref.auth.providers as providers
+    made = []
+
+    def register(http, metadata, **options):
+        made.append(metadata["issuer"])
+        return {"client_id": f"for-{metadata['issuer']}"}
+    monkeypatch.setattr(providers, "register_client", register)
+    provider = _provider()
+    provider.storage.set_client("https://as-one.example", {"client_id": "kept"})
+    provider._use_issuer("https://as-one.example")
+    provider.metadata = {"issuer": "https://as-one.example", "registration_endpoint": "https://as-one.example/r"}
+    assert provider._identity()["client_id"] == "kept" and made == []
+    provider._use_issuer("https://as-two.example")
+    provider.metadata = {"issuer": "https://as-two.example", "registration_endpoint": "https://as-two.example/r"}
+    assert provider._identity()["client_id"] == "for-https://as-two.example"
+    assert made == ["https://as-two.example"]
+    assert provider.storage.get_client("https://as-two.example") == {"client_id": "for-https://as-two.example"}
+    assert provider.storage.get_client("https://as-one.example") == {"client_id": "kept"}
