@@ -441,3 +441,14 @@ def test_a_cancelled_request_stops_and_gets_no_answer():
         assert server.seen == [True]
         with pytest.raises(AssertionError, match="sent nothing"):
             peer.recv(timeout=0.5)                              # no answer for a cancelled request
+
+
+@pytest.mark.req("SUBS26-1", "SCHEMA26-47", "SCHEMA26-48")
+def test_a_listen_filter_that_is_not_explicit_is_refused():
+    from test_modern_server import Exchange, meta, modern_server
+    with raw_server(modern_server()) as (peer, session):
+        exchange = Exchange(peer)
+        for notifications in ({"toolsListChanged": "yes"}, {"promptsListChanged": 1},
+                              {"resourceSubscriptions": "demo://readme"}, {"resourceSubscriptions": [3]}, None):
+            reply = exchange.call("subscriptions/listen", {"notifications": notifications, **meta()}, sent_ok=False)
+            assert reply["error"]["code"] == -32602, notifications
