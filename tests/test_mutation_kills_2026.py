@@ -452,3 +452,78 @@ def test_a_listen_filter_that_is_not_explicit_is_refused():
                               {"resourceSubscriptions": "demo://readme"}, {"resourceSubscriptions": [3]}, None):
             reply = exchange.call("subscriptions/listen", {"notifications": notifications, **meta()}, sent_ok=False)
             assert reply["error"]["code"] == -32602, notifications
+
+
+@pytest.mark.req("SCHEMA26-27", "SCHEMA26-28", "SUBS26-2")
+def test_the_acknowledgment_comes_first_and_names_what_was_agreed():
+    from test_modern_server import meta, modern_server
+    with raw_server(modern_server()) as (peer, session):
+        peer.send({"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen",
+                   "params": {"notifications": {"toolsListChanged": True, "promptsListChanged": False}, **meta()}})
+        first = peer.recv()
+        assert first["method"] == "notifications/subscriptions/acknowledged"
+        assert first["params"]["notifications"] == {"toolsListChanged": True}
+        assert first["params"]["_meta"][META + "subscriptionId"] == 9
+        peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}})
+
+
+@pytest.mark.req("TOOL26-1", "RES26-1", "PROM26-1", "COMP26-1", "PAGE26-1", "MRTR26-2")
+def test_a_request_without_its_required_meta_is_refused_whatever_the_method():
+    from test_modern_server import Exchange, meta, modern_server
+    good = meta()["_meta"]
+    broken = [{**good, META + "protocolVersion": 20260728},
+              {k: v for k, v in good.items() if k != META + "clientCapabilities"},
+              {**good, META + "clientCapabilities": []}]
+    server = modern_server()
+    server.completion(lambda ref, argument, context=None: ["Ada"])
+    with raw_server(server) as (peer, session):
+        exchange = Exchange(peer)
+        for method, params in (("tools/list", {}), ("resources/list", {}), ("prompts/list", {}),
+                               ("completion/complete", {"ref": {"type": "ref/prompt", "name": "greet"},
+                                                        "argument": {"name": "name", "value": "A"}})):
+            for bad in broken:
+                reply = exchange.call(method, {**params, "_meta": bad}, sent_ok=False)
+                assert reply["error"]["code"] == -32602, (method, bad)
+            assert "result" in exchange.call(method, {**params, **meta()})
+
+
+@pytest.mark.req("TOOL26-1", "RES26-1", "PROM26-1", "COMP26-1", "PAGE26-1", "MRTR26-2")
+def test_the_request_metadata_joins_the_callers_own_meta():
+    from mcp_ref.client.modern.era import with_meta
+    ours = {META + "protocolVersion": MODERN_REVISION, META + "clientCapabilities": {}}
+    params = with_meta({"cursor": "c", "_meta": {"progressToken": 4}}, ours)
+    assert params == {"cursor": "c", "_meta": {"progressToken": 4, **ours}}
+    assert with_meta(None, ours) == {"_meta": ours}
+
+
+@pytest.mark.req("TOOL26-5", "PROM26-3", "RES26-3")
+def test_every_item_is_listed_across_pages():
+    from mcp_ref import Server
+    from test_modern_server import Exchange, meta
+    server = Server("paged", page_size=2)
+    for i in range(5):
+        server.tool(name=f"t{i}")(lambda: "x")
+        server.prompt(name=f"p{i}")(lambda: "x")
+        server.resource(f"demo://r{i}")(lambda: "x")
+    with raw_server(server) as (peer, session):
+        exchange = Exchange(peer)
+        for method, key in (("tools/list", "tools"), ("prompts/list", "prompts"), ("resources/list", "resources")):
+            seen, cursor, pages = [], None, 0
+            while True:
+                params = meta() if cursor is None else {"cursor": cursor, **meta()}
+                result = exchange.call(method, params)["result"]
+                seen += [item.get("uri") or item.get("name") for item in result[key]]
+                pages += 1
+                cursor = result.get("nextCursor")
+                if cursor is None:
+                    break
+            assert pages == 3 and len(set(seen)) == 5, (method, seen)
+
+
+@pytest.mark.req("PROM26-2")
+def test_discover_declares_each_capability_the_server_has():
+    from test_modern_server import Exchange, modern_server
+    with raw_server(modern_server()) as (peer, session):
+        capabilities = Exchange(peer).call("server/discover")["result"]["capabilities"]
+    assert capabilities["prompts"] == {"listChanged": True} and capabilities["tools"] == {"listChanged": True}
+    assert capabilities["resources"] == {"subscribe": True, "listChanged": True}
