@@ -527,3 +527,43 @@ def test_discover_declares_each_capability_the_server_has():
         capabilities = Exchange(peer).call("server/discover")["result"]["capabilities"]
     assert capabilities["prompts"] == {"listChanged": True} and capabilities["tools"] == {"listChanged": True}
     assert capabilities["resources"] == {"subscribe": True, "listChanged": True}
+
+
+# ---------------------------------------------------------------------- sampling and pagination
+@pytest.mark.req("SAMP26-12")
+def test_a_sampling_request_holds_messages_with_a_role_and_content():
+    from types import SimpleNamespace
+
+    from mcp_ref.client.sampling import create_message
+    sent = []
+
+    def request(method, params, timeout=None):
+        sent.append(params)
+        return {"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "m"}
+    peer = SimpleNamespace(protocol_version=MODERN_REVISION, client_capabilities={"sampling": {}}, request=request)
+    result = create_message(peer, [{"role": "user", "content": {"type": "text", "text": "hi"}}, "plain"], max_tokens=5)
+    assert result.model == "m"
+    assert [m["role"] for m in sent[0]["messages"]] == ["user", "user"]
+    assert all("content" in m for m in sent[0]["messages"])
+    for bad in ([], [{"role": "system", "content": {"type": "text", "text": "x"}}], [{"role": "user"}]):
+        with pytest.raises(ValueError):
+            create_message(peer, bad, max_tokens=5)
+    assert len(sent) == 1
+
+
+@pytest.mark.req("PAGE26-5")
+def test_a_client_sends_back_each_cursor_exactly_as_received():
+    from mcp_ref import Server
+    from test_modern_client import Connected
+    server = Server("paged", page_size=2)
+    for i in range(5):
+        server.tool(name=f"t{i}")(lambda: "x")
+    connected = Connected(server, None)
+    with connected as client:
+        assert [t.name for t in client.list_tools()] == [f"t{i}" for i in range(5)]
+    lists = [m for m in connected.recorder.sent() if m.get("method") == "tools/list"]
+    given = [m["result"].get("nextCursor") for m in connected.recorder.received()
+             if isinstance(m.get("result"), dict) and "tools" in m["result"]]
+    assert "cursor" not in (lists[0].get("params") or {})
+    assert [m["params"]["cursor"] for m in lists[1:]] == [c for c in given if c is not None]
+    assert len(lists) == 3
