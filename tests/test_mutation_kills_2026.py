@@ -567,3 +567,14 @@ def test_a_client_sends_back_each_cursor_exactly_as_received():
     assert "cursor" not in (lists[0].get("params") or {})
     assert [m["params"]["cursor"] for m in lists[1:]] == [c for c in given if c is not None]
     assert len(lists) == 3
+
+
+@pytest.mark.req("TOOL26-1", "RES26-1", "PROM26-1", "PAGE26-1", "BASE26-45", "BASE26-46")
+def test_over_http_a_modern_request_without_any_meta_is_invalid_params(http_url):
+    from test_modern_http import post
+    for method, params in (("tools/list", {}), ("resources/list", {}), ("prompts/list", {}), ("tools/list", None)):
+        body = {"jsonrpc": "2.0", "id": 3, "method": method}
+        if params is not None:
+            body["params"] = params
+        response = post(http_url, method, raw=body)
+        assert response.status_code == 400 and response.json()["error"]["code"] == -32602, (method, params)
