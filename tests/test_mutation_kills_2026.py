@@ -82,7 +82,8 @@ def test_only_an_absent_result_type_reads_as_complete():
 
 
 # ---------------------------------------------------------------------- subscriptions/listen
-@pytest.mark.req("BASE26-27", "BASE26-53", "SCHEMA26-8")
+@pytest.mark.req("BASE26-27", "BASE26-53", "SCHEMA26-8", "SCHEMA26-27", "SCHEMA26-28", "SUBS26-2", "SUBS26-1",
+                 "SCHEMA26-47", "SCHEMA26-48")
 def test_every_notification_of_a_listen_names_its_subscription():
     import threading
 
@@ -578,3 +579,32 @@ def test_over_http_a_modern_request_without_any_meta_is_invalid_params(http_url)
             body["params"] = params
         response = post(http_url, method, raw=body)
         assert response.status_code == 400 and response.json()["error"]["code"] == -32602, (method, params)
+
+
+@pytest.mark.req("SUBS26-1", "SCHEMA26-47", "SCHEMA26-48", "LOG26-4")
+def test_a_listen_gets_the_change_notifications_it_asked_for_and_no_others():
+    from test_modern_server import meta, modern_server
+    server = modern_server()
+    with raw_server(server) as (peer, session):
+        peer.send({"jsonrpc": "2.0", "id": 4, "method": "subscriptions/listen",
+                   "params": {"notifications": {"toolsListChanged": True}, **meta()}})
+        assert peer.recv()["method"] == "notifications/subscriptions/acknowledged"
+        server.prompt(name="late_prompt")(lambda: "x")
+        server.log("warning", "to everyone")
+        server.tool(name="late_tool")(lambda: "x")
+        methods = []
+        while "notifications/tools/list_changed" not in methods:
+            methods.append(peer.recv()["method"])
+        peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4}})
+    assert methods == ["notifications/tools/list_changed"]
+
+
+@pytest.mark.req("SCHEMA26-29", "MRTR26-11")
+def test_an_input_required_result_with_neither_requests_nor_state_is_invalid():
+    from mcp_ref.client.modern.mrtr import read_input_required
+    from mcp_ref.errors import InvalidParamsError
+    with pytest.raises(InvalidParamsError):
+        read_input_required({"resultType": "input_required"})
+    with pytest.raises(InvalidParamsError):
+        read_input_required({"resultType": "input_required", "inputRequests": {}})
+    assert read_input_required({"resultType": "input_required", "requestState": "s"}) == ({}, "s")
