@@ -608,3 +608,12 @@ def test_an_input_required_result_with_neither_requests_nor_state_is_invalid():
     with pytest.raises(InvalidParamsError):
         read_input_required({"resultType": "input_required", "inputRequests": {}})
     assert read_input_required({"resultType": "input_required", "requestState": "s"}) == ({}, "s")
+
+
+@pytest.mark.req("SCHEMA26-48", "SUBS26-1", "SCHEMA26-47")
+def test_a_listen_for_task_ids_gets_their_status_changes_only():
+    from test_modern_server import Exchange
+    from test_tasks_ext import task_server
+    from test_tasks_ext import test_listen_for_task_ids_needs_the_extension_and_delivers_status_changes as scenario
+    with raw_server(task_server()) as (peer, session):
+        scenario(Exchange(peer))
