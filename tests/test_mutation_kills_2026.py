@@ -617,3 +617,21 @@ def test_a_listen_for_task_ids_gets_their_status_changes_only():
     from test_tasks_ext import test_listen_for_task_ids_needs_the_extension_and_delivers_status_changes as scenario
     with raw_server(task_server()) as (peer, session):
         scenario(Exchange(peer))
+
+
+@pytest.mark.req("SUBS26-7")
+def test_each_connection_opens_its_own_listen_for_the_changes_the_server_announces():
+    """The handshake, the same for a first connect and a respawned server's, sends
+    ``subscriptions/listen``: the server keeps no subscription from an earlier connection."""
+    import threading
+
+    from test_modern_client import Connected, feature_server
+    server = feature_server()
+    changed = threading.Event()
+    connected = Connected(server, None, on_tools_list_changed=lambda *a: changed.set())
+    with connected as client:
+        assert client.modern
+        server.tool(name="late")(lambda: "x")
+        assert changed.wait(WAIT)
+    methods = [m.get("method") for m in connected.recorder.sent() if "method" in m]
+    assert methods[0] == "server/discover" and "subscriptions/listen" in methods
