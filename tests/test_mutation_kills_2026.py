@@ -314,8 +314,9 @@ def test_annotations_within_the_constraints_are_accepted_and_the_others_refused(
 @pytest.mark.req("HTTP26-61", "HTTP26-23", "HTTP26-60")
 def test_a_protocol_version_header_that_differs_from_the_body_is_refused(http_url):
     from test_modern_http import post
-    response = post(http_url, "tools/list", headers={"MCP-Protocol-Version": "2025-11-25"})
-    assert response.status_code == 400 and response.json()["error"]["code"] == -32020
+    for other in ("2025-11-25", "2099-01-01"):
+        response = post(http_url, "tools/list", headers={"MCP-Protocol-Version": other})
+        assert response.status_code == 400 and response.json()["error"]["code"] == -32020, other
     response = post(http_url, "tools/list", headers={"MCP-Protocol-Version": None, "mcp-protocol-version": MODERN_REVISION})
     assert response.status_code == 200
 
