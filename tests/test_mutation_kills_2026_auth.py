@@ -72,6 +72,8 @@ def test_no_refresh_token_means_no_refresh_request_and_a_refused_one_is_forgotte
     provider = _provider()
     provider.metadata = {"issuer": "https://as.example", "token_endpoint": "https://as.example/token"}
     provider.issuer, provider.resource = "https://as.example", "https://mcp.example/mcp"
+    for name, value in (("_session", None), ("_client_for_token", {"client_id": "c"}), ("_assertion_callback", None)):
+        monkeypatch.setattr(provider, name, lambda value=value: value, raising=False)
 
     def never(*args, **kwargs):
         raise AssertionError("a refresh was attempted without a refresh token")
@@ -83,7 +85,6 @@ def test_no_refresh_token_means_no_refresh_request_and_a_refused_one_is_forgotte
         raise TokenError("invalid_grant")
     monkeypatch.setattr(providers, "token_request", refuse)
     provider.storage.set_tokens(provider.issuer, provider.resource, {"access_token": "a", "refresh_token": "r"})
-    monkeypatch.setattr(provider, "_client_for_token", lambda: {"client_id": "c"}, raising=False)
     assert provider._refresh({"access_token": "a", "refresh_token": "r"}) is False
     assert provider.storage.get_tokens(provider.issuer, provider.resource) is None
 
