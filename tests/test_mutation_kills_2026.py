@@ -560,15 +560,20 @@ def test_a_client_sends_back_each_cursor_exactly_as_received():
     server = Server("paged", page_size=2)
     for i in range(5):
         server.tool(name=f"t{i}")(lambda: "x")
+        server.prompt(name=f"p{i}")(lambda: "x")
+        server.resource(f"demo://r{i}")(lambda: "x")
     connected = Connected(server, None)
     with connected as client:
         assert [t.name for t in client.list_tools()] == [f"t{i}" for i in range(5)]
-    lists = [m for m in connected.recorder.sent() if m.get("method") == "tools/list"]
-    given = [m["result"].get("nextCursor") for m in connected.recorder.received()
-             if isinstance(m.get("result"), dict) and "tools" in m["result"]]
-    assert "cursor" not in (lists[0].get("params") or {})
-    assert [m["params"]["cursor"] for m in lists[1:]] == [c for c in given if c is not None]
-    assert len(lists) == 3
+        assert [p.name for p in client.list_prompts()] == [f"p{i}" for i in range(5)]
+        assert [r.uri for r in client.list_resources()] == [f"demo://r{i}" for i in range(5)]
+    replies = {m["id"]: m["result"] for m in connected.recorder.received()
+               if "id" in m and "method" not in m and isinstance(m.get("result"), dict)}
+    for method in ("tools/list", "prompts/list", "resources/list"):
+        lists = [m for m in connected.recorder.sent() if m.get("method") == method]
+        assert len(lists) == 3 and "cursor" not in (lists[0].get("params") or {}), method
+        for before, after in zip(lists, lists[1:]):
+            assert after["params"]["cursor"] == replies[before["id"]]["nextCursor"], method
 
 
 @pytest.mark.req("TOOL26-1", "RES26-1", "PROM26-1", "PAGE26-1", "BASE26-45", "BASE26-46")
