@@ -317,6 +317,9 @@ def test_a_protocol_version_header_that_differs_from_the_body_is_refused(http_ur
     for other in ("2025-11-25", "2099-01-01"):
         response = post(http_url, "tools/list", headers={"MCP-Protocol-Version": other})
         assert response.status_code == 400 and response.json()["error"]["code"] == -32020, other
+    for other in ("prompts/list", "TOOLS/LIST"):
+        response = post(http_url, "tools/list", headers={"Mcp-Method": other})
+        assert response.status_code == 400 and response.json()["error"]["code"] == -32020, other
     response = post(http_url, "tools/list", headers={"MCP-Protocol-Version": None, "mcp-protocol-version": MODERN_REVISION})
     assert response.status_code == 200
 
