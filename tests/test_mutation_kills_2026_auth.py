@@ -123,3 +123,24 @@ def test_a_registration_is_reused_with_its_own_issuer_and_made_anew_for_another(
     assert made == ["https://as-two.example"]
     assert provider.storage.get_client("https://as-two.example") == {"client_id": "for-https://as-two.example"}
     assert provider.storage.get_client("https://as-one.example") == {"client_id": "kept"}
+
+
+@pytest.mark.req("AUTH26-36")
+def test_a_provider_used_on_its_own_binds_to_the_server_it_is_first_sent_to(world):  # noqa: F811
+    """Outside ``Client.http`` (which binds it first) the provider binds itself on its first
+    request, and from then on every request to that server carries the token."""
+    import json
+
+    from conftest import MODERN_REVISION
+    from test_modern_server import meta
+    auth, handle = world()
+    provider = user_client(auth)
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": meta()}
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+               "MCP-Protocol-Version": MODERN_REVISION, "Mcp-Method": "tools/list"}
+    with requests.Session() as session:
+        first = session.post(handle.url, data=json.dumps(body), headers=headers, auth=provider, timeout=30)
+        again = session.post(handle.url, data=json.dumps(body), headers=headers, auth=provider, timeout=30)
+    assert provider.server_url == handle.url
+    assert first.status_code == 200 and again.status_code == 200
+    assert again.request.headers["Authorization"].startswith("Bearer ")
