@@ -644,3 +644,29 @@ def test_each_connection_opens_its_own_listen_for_the_changes_the_server_announc
         assert changed.wait(WAIT)
     methods = [m.get("method") for m in connected.recorder.sent() if "method" in m]
     assert methods[0] == "server/discover" and "subscriptions/listen" in methods
+
+
+@pytest.mark.req("HTTP26-16")
+def test_each_modern_http_request_gets_a_session_of_its_own_that_ends_with_its_response():
+    """What the server sends on a request's stream can only be that request's: the request is
+    served on a session of its own, gone once its response is written."""
+    import time
+
+    pytest.importorskip("requests")
+    from mcp_ref.transports.http.server.app import start_http
+    from test_modern_http import messages, post
+    from test_modern_server import LEVEL, meta, modern_server
+    server = modern_server()
+    handle = start_http(server, ("127.0.0.1", 0))
+    try:
+        for text in ("a", "b", "c"):
+            response = post(handle.url, "tools/call", {"name": "echo", "arguments": {"text": text}, **meta()})
+            assert messages(response)[-1]["result"]["content"][0]["text"] == text
+        chatty = post(handle.url, "tools/call", {"name": "chatty", "arguments": {}, **meta(**{LEVEL: "debug"})})
+        assert {m.get("id") for m in messages(chatty)} == {None, 1}          # its notifications, then its answer
+        deadline = time.monotonic() + WAIT
+        while len(server.sessions) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(server.sessions) == 0
+    finally:
+        handle.shutdown()
