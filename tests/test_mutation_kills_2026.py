@@ -6,7 +6,7 @@ import pytest
 from conftest import MODERN_REVISION
 from helpers import WAIT, RawPeer, raw_server, run_in_thread
 from mcp_ref import Client, McpError, UnsupportedProtocolVersion
-from mcp_ref.client.modern.mrtr import check_result_type
+from mcp_ref.client.modern.requesting import check_result_type
 from mcp_ref.transports import memory_pair
 
 META = "io.modelcontextprotocol/"
@@ -494,7 +494,7 @@ def test_a_request_without_its_required_meta_is_refused_whatever_the_method():
 
 @pytest.mark.req("TOOL26-1", "RES26-1", "PROM26-1", "COMP26-1", "PAGE26-1", "MRTR26-2")
 def test_the_request_metadata_joins_the_callers_own_meta():
-    from mcp_ref.client.modern.era import with_meta
+    from mcp_ref.client.modern.requesting import with_meta
     ours = {META + "protocolVersion": MODERN_REVISION, META + "clientCapabilities": {}}
     params = with_meta({"cursor": "c", "_meta": {"progressToken": 4}}, ours)
     assert params == {"cursor": "c", "_meta": {"progressToken": 4, **ours}}
