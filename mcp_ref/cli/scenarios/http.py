@@ -166,23 +166,15 @@ def _modern(show) -> None:
                        headers, **options)
     try:
         raw = Raw(show, handle.port)
-        show.say(f"a Streamable HTTP server at {handle.url}; in 2026-07-28 every request is one POST that "
-                 "stands alone: no initialize, no Mcp-Session-Id, no GET stream (Spec 2026-07-28: "
-                 "basic/transports/streamable-http)")
-        show.step("server/discover: MCP-Protocol-Version and Mcp-Method repeat the body's _meta and method in "
-                  "headers, so a gateway can route without reading the body; a mismatch is -32020 (400)")
+        show.say("http.server", url=handle.url)
+        show.step("http.discover")
         post(1, "server/discover", {})
-        show.step("tools/call add: Mcp-Name carries the tool's name too; the answer is one JSON body")
+        show.step("http.add")
         post(2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}, "add")
-        show.step("tools/call wait with a progressToken: progress first, so an SSE stream (its events carry no "
-                  "ids: nothing to resume without a session). The client closes the connection after the "
-                  "first event: on HTTP that IS the cancellation, no notifications/cancelled (Spec 2026-07-28: "
-                  "basic/patterns/cancellation#transport-specific-cancellation)")
+        show.step("http.wait")
         post(3, "tools/call", {"name": "wait", "arguments": {}, "_meta": {"progressToken": "p3"}}, "wait",
              stream_until=lambda event: True)
-        show.say(f"the tool's ctx.cancelled was set: {stopped.wait(WAIT)}; 2025-11-25 would POST "
-                 "notifications/cancelled within the session instead (--protocol-version 2025-11-25 shows "
-                 "that era's sessions, resumption and 404)")
+        show.say("http.cancelled", stopped=stopped.wait(WAIT))
     finally:
         handle.shutdown()
 
@@ -195,27 +187,23 @@ def streamable_http(show) -> None:
     handle = start_http(server, ("127.0.0.1", 0), retry_interval=100)
     try:
         raw = Raw(show, handle.port)
-        show.say(f"a Streamable HTTP server at {handle.url}; every client message is one POST to /mcp")
-        show.step("initialize: the answer is one JSON body and carries the session id (Mcp-Session-Id), "
-                  "sent back on every later request with MCP-Protocol-Version; a notification gets 202")
+        show.say("http.server", url=handle.url)
+        show.step("http.initialize")
         _initialize(raw, 1)
-        show.step("tools/call add: nothing comes before the result, so the answer is one JSON body")
+        show.step("http.add")
         raw.rpc("/mcp", 2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
-        show.step("tools/call slow_count with a progressToken: progress comes first, so the answer is an SSE "
-                  "stream; it opens with a priming event (an id, retry, empty data: 2025-11-25); the tool "
-                  "then ends the connection (ctx.close_sse_stream), the stream itself lives on")
+        show.step("http.slow")
         _, _, events = raw.rpc("/mcp", 3, "tools/call",
                                {"name": "slow_count", "arguments": {}, "_meta": {"progressToken": "p3"}})
         last = [e["id"] for e in events if "id" in e][-1]
         resume.set()
-        show.step(f"GET with Last-Event-ID: {last} (after the retry delay): the server sends what followed that "
-                  "event on that stream, here the rest of the progress and the result")
+        show.step("http.resume", last=last)
         raw.request("GET", "/mcp", headers={"Last-Event-ID": last},
                     stream_until=lambda event: '"result"' in event.get("data", ""))
-        show.step("DELETE ends the session; from then on its id gets 404 (so does an id the server forgot)")
+        show.step("http.delete")
         raw.request("DELETE", "/mcp")
         raw.rpc("/mcp", 4, "ping")
-        show.step("on 404 the client starts over: a new initialize without a session id, a new session")
+        show.step("http.again")
         raw.headers = {}
         _initialize(raw, 5)
         raw.rpc("/mcp", 6, "ping")
@@ -230,8 +218,8 @@ def legacy_sse(show) -> None:
     conn = http.client.HTTPConnection("127.0.0.1", handle.port, timeout=WAIT)
     try:
         raw = Raw(show, handle.port)
-        show.say(f"the HTTP+SSE transport of 2024-11-05, served beside Streamable HTTP at {handle.sse_url}")
-        show.step("GET /sse opens the one event stream; its first event, endpoint, says where to POST")
+        show.say("sse.server", url=handle.sse_url)
+        show.step("sse.get")
         show.line("GET /sse  Accept: text/event-stream")
         conn.request("GET", "/sse", headers={"Accept": "text/event-stream"})
         stream = conn.getresponse()
@@ -240,23 +228,17 @@ def legacy_sse(show) -> None:
 
         def answer(request_id):         # read the GET stream up to the answer to request_id
             raw._events(stream, stream_until=lambda event: _reply_id(event) == request_id)
-        show.step("each client message is a POST there, answered 202 with no body; the answer to a request "
-                  "comes on the GET stream, as an event named message")
+        show.step("sse.post")
         raw.rpc(endpoint, 1, "initialize", {"protocolVersion": "2024-11-05", "capabilities": {},
                                             "clientInfo": {"name": "scenario", "version": "1.0"}})
         answer(1)
         raw.rpc(endpoint, None, "notifications/initialized")
         raw.rpc(endpoint, 2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
         answer(2)
-        show.say("the session lasts as long as the GET stream: closing it ends the session")
+        show.say("sse.end")
     finally:
         conn.close()
         handle.shutdown()
 
 
-SCENARIOS = {
-    "http": ("Streamable HTTP as HTTP: metadata headers, JSON and SSE answers, cancel by closing the stream "
-             "(2026-07-28); a session, a resume, 404 (2025-11-25)", streamable_http),
-    "sse": ("the legacy HTTP+SSE transport (2024-11-05): the endpoint event, POSTs, answers on the stream",
-            legacy_sse),
-}
+SCENARIOS = {"http": streamable_http, "sse": legacy_sse}
