@@ -49,7 +49,7 @@ class Show:
         self.modern = self.version == "auto" or self.version in MODERN_REVISIONS
 
     def say(self, text: str, **values) -> None:
-        self.transcript.comment(note(text, self.modern, version=self.version, **values))
+        self.transcript.comment(note(text, self.modern, **{"version": self.version, **values}))
 
     def step(self, text: str, **values) -> None:
         self.transcript.emit("")
