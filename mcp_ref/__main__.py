@@ -222,16 +222,14 @@ def main(argv=None) -> int:
 
 
 def _drawn(args, run) -> int:
-    """``run(transcript)``; with ``--html FILE``, the wire recorded as it prints, then drawn there."""
-    if not args.html:
-        return run(Transcript(args.full))
-    from mcp_ref.cli.sequence import Recorder
-    recorder = Recorder(Transcript(args.full))
-    status = run(recorder)
-    if status == 0 and recorder.messages():
+    """``run(transcript)``; with ``--html FILE``, what the transcript kept is then drawn there."""
+    transcript = Transcript(args.full)
+    status = run(transcript)
+    if args.html and status == 0 and transcript.messages():
+        from mcp_ref.cli.sequence import write
         title = f"mcp_ref demo --scenario {args.scenario}" if args.scenario else f"mcp_ref demo ({args.server})"
-        recorder.write(args.html, title)
-        sys.stderr.write(f"mcp-ref: wrote {args.html}: {len(recorder.messages())} wire messages as a "
+        write(args.html, transcript, title)
+        sys.stderr.write(f"mcp-ref: wrote {args.html}: {len(transcript.messages())} wire messages as a "
                          "sequence diagram\n")
     return status
 

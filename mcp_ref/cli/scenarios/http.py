@@ -58,7 +58,7 @@ class Raw:
         shown = " ".join(f"{k}: {v}" for k, v in sent.items() if k != "Content-Type")
         self.show.line(f"{method} {path}  {shown}".rstrip())
         if data is not None:
-            self.show.transcript("send", _Wire(body))
+            self.show.transcript("send", body)
             sent["Content-Type"] = "application/json"
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=WAIT)
         try:
@@ -72,7 +72,7 @@ class Raw:
             raw = response.read()
             bodies = [json.loads(raw)] if raw.strip() else []
             for item in bodies:
-                self.show.transcript("receive", _Wire(item))
+                self.show.transcript("receive", item)
             return response.status, got, bodies
         finally:
             conn.close()
@@ -101,7 +101,7 @@ class Raw:
             data = event.get("data", "")
             if data.startswith("{"):
                 self.show.line(f"  event  {fields}")
-                self.show.transcript("receive", _Wire(json.loads(data)))
+                self.show.transcript("receive", json.loads(data))
             else:
                 self.show.line(f"  event  {fields}  data: {data!r}")
             done = stream_until is not None and stream_until(event)
@@ -118,16 +118,6 @@ def _reply_id(event: dict):
     except ValueError:
         return None
     return message.get("id") if isinstance(message, dict) and "method" not in message else None
-
-
-class _Wire:
-    """A JSON body in the shape the Transcript prints."""
-
-    def __init__(self, data):
-        self.data = data
-
-    def to_dict(self):
-        return self.data
 
 
 def _initialize(raw: Raw, request_id: int) -> None:
