@@ -300,7 +300,7 @@ def complete(ref, argument, context):
 
 def main(argv=None) -> int:
     """``mcp-ref serve`` of this server: stdio, or ``--http HOST:PORT`` (and the other serve options)."""
-    from mcp_ref.cli import main as command_line
+    from mcp_ref.__main__ import main as command_line
     return command_line(["serve", "mcp_ref.examples.everything:server", *(sys.argv[1:] if argv is None else argv)])
 
 

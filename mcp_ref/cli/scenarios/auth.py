@@ -13,8 +13,6 @@ no expiry, loopback only. It is not an example of running one.
 """
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import queue
 import secrets
@@ -91,9 +89,9 @@ class _AuthServer:
         return f"{query['redirect_uri']}?" + urlencode({"code": code, "state": query["state"], "iss": self.issuer})
 
     def token(self, form: dict) -> tuple:
+        from mcp_ref.auth.pkce import challenge_for
         asked = self.codes.pop(form.get("code"), None)
-        verifier = form.get("code_verifier", "").encode()
-        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier).digest()).rstrip(b"=").decode()
+        challenge = challenge_for(form.get("code_verifier", ""))
         if asked is None or challenge != asked["code_challenge"] or form.get("resource") != asked.get("resource"):
             return 400, {"error": "invalid_grant"}
         token = secrets.token_urlsafe(24)
