@@ -2,7 +2,7 @@
 (the legacy HTTP+SSE transport of 2024-11-05), shown as the HTTP requests and
 responses themselves, sent with the standard library's ``http.client`` to a
 server on 127.0.0.1. Spec: basic/transports#streamable-http, #http-with-sse.
-``http`` in 2026-07-28 (``_modern``): no session, the request's metadata in
+``http`` in 2026-07-28 (``_stateless``): no session, the request's metadata in
 headers, cancellation by closing the response stream (Spec 2026-07-28:
 basic/transports/streamable-http, basic/patterns/cancellation); with a legacy
 ``--protocol-version``, the session story of 2025-11-25."""
@@ -22,7 +22,7 @@ SHOWN_HEADERS = ("content-type", "mcp-session-id", "allow")
 
 def _server() -> tuple:
     server = Server("scenario-http", version="1.0")
-    resume = threading.Event()
+    resume, stopped = threading.Event(), threading.Event()
 
     @server.tool
     def add(a: int, b: int) -> int:
@@ -38,7 +38,14 @@ def _server() -> tuple:
         ctx.report_progress(2, 2)
         return "counted to 2"
 
-    return server, resume
+    @server.tool
+    def wait(ctx: Context) -> str:
+        """Progress, then wait until cancelled (2026-07-28: by closing the stream)."""
+        ctx.report_progress(1, None, "started")
+        if ctx.cancelled.wait(WAIT):
+            stopped.set()
+        return "never sent"
+    return server, resume, stopped
 
 
 class Raw:
@@ -120,24 +127,27 @@ def _initialize(raw: Raw, request_id: int) -> None:
     raw.rpc("/mcp", None, "notifications/initialized")
 
 
-def _modern(show) -> None:
+def streamable_http(show) -> None:
     from mcp_ref.transports.http.server.app import start_http
+    server, resume, stopped = _server()
+    handle = start_http(server, ("127.0.0.1", 0), retry_interval=100)
+    try:
+        raw = Raw(show, handle.port)
+        show.say("http.server", url=handle.url)
+        if show.modern:
+            _stateless(show, raw, stopped)
+        else:
+            _sessions(show, raw, resume)
+    finally:
+        handle.shutdown()
+
+
+def _stateless(show, raw: Raw, stopped: threading.Event) -> None:
+    """2026-07-28: every POST stands alone, its metadata in headers too."""
     from mcp_ref.protocol import modern
-    server, _ = _server()
-    stopped = threading.Event()
-
-    @server.tool
-    def wait(ctx: Context) -> str:
-        """Progress, then wait until cancelled."""
-        ctx.report_progress(1, None, "started")
-        if ctx.cancelled.wait(WAIT):
-            stopped.set()
-        return "never sent"
-
-    handle = start_http(server, ("127.0.0.1", 0))
     version = modern.MODERN_REVISION
-    meta = {"io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": {"name": "scenario", "version": "1.0"}}
+    meta = {modern.PROTOCOL_VERSION: version, modern.CLIENT_CAPABILITIES: {},
+            modern.CLIENT_INFO: {"name": "scenario", "version": "1.0"}}
 
     def post(request_id: int, method: str, params: dict, name=None, **options):
         headers = {"Accept": ACCEPT, "MCP-Protocol-Version": version, "Mcp-Method": method}
@@ -145,56 +155,42 @@ def _modern(show) -> None:
             headers["Mcp-Name"] = name
         return raw.rpc("/mcp", request_id, method, {**params, "_meta": {**meta, **params.get("_meta", {})}},
                        headers, **options)
-    try:
-        raw = Raw(show, handle.port)
-        show.say("http.server", url=handle.url)
-        show.step("http.discover")
-        post(1, "server/discover", {})
-        show.step("http.add")
-        post(2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}, "add")
-        show.step("http.wait")
-        post(3, "tools/call", {"name": "wait", "arguments": {}, "_meta": {"progressToken": "p3"}}, "wait",
-             stream_until=lambda event: True)
-        show.say("http.cancelled", stopped=stopped.wait(WAIT))
-    finally:
-        handle.shutdown()
+    show.step("http.discover")
+    post(1, "server/discover", {})
+    show.step("http.add")
+    post(2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}, "add")
+    show.step("http.wait")
+    post(3, "tools/call", {"name": "wait", "arguments": {}, "_meta": {"progressToken": "p3"}}, "wait",
+         stream_until=lambda event: True)
+    show.say("http.cancelled", stopped=stopped.wait(WAIT))
 
 
-def streamable_http(show) -> None:
-    if show.modern:
-        return _modern(show)
-    from mcp_ref.transports.http.server.app import start_http
-    server, resume = _server()
-    handle = start_http(server, ("127.0.0.1", 0), retry_interval=100)
-    try:
-        raw = Raw(show, handle.port)
-        show.say("http.server", url=handle.url)
-        show.step("http.initialize")
-        _initialize(raw, 1)
-        show.step("http.add")
-        raw.rpc("/mcp", 2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
-        show.step("http.slow")
-        _, _, events = raw.rpc("/mcp", 3, "tools/call",
-                               {"name": "slow_count", "arguments": {}, "_meta": {"progressToken": "p3"}})
-        last = [e["id"] for e in events if "id" in e][-1]
-        resume.set()
-        show.step("http.resume", last=last)
-        raw.request("GET", "/mcp", headers={"Last-Event-ID": last},
-                    stream_until=lambda event: '"result"' in event.get("data", ""))
-        show.step("http.delete")
-        raw.request("DELETE", "/mcp")
-        raw.rpc("/mcp", 4, "ping")
-        show.step("http.again")
-        raw.headers = {}
-        _initialize(raw, 5)
-        raw.rpc("/mcp", 6, "ping")
-    finally:
-        handle.shutdown()
+def _sessions(show, raw: Raw, resume: threading.Event) -> None:
+    """2025-11-25: a session, a stream resumed with Last-Event-ID, a 404 after DELETE."""
+    show.step("http.initialize")
+    _initialize(raw, 1)
+    show.step("http.add")
+    raw.rpc("/mcp", 2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
+    show.step("http.slow")
+    _, _, events = raw.rpc("/mcp", 3, "tools/call",
+                           {"name": "slow_count", "arguments": {}, "_meta": {"progressToken": "p3"}})
+    last = [e["id"] for e in events if "id" in e][-1]
+    resume.set()
+    show.step("http.resume", last=last)
+    raw.request("GET", "/mcp", headers={"Last-Event-ID": last},
+                stream_until=lambda event: '"result"' in event.get("data", ""))
+    show.step("http.delete")
+    raw.request("DELETE", "/mcp")
+    raw.rpc("/mcp", 4, "ping")
+    show.step("http.again")
+    raw.headers = {}
+    _initialize(raw, 5)
+    raw.rpc("/mcp", 6, "ping")
 
 
 def legacy_sse(show) -> None:
     from mcp_ref.transports.http.server.app import start_http
-    server, _ = _server()
+    server = _server()[0]
     handle = start_http(server, ("127.0.0.1", 0))
     conn = http.client.HTTPConnection("127.0.0.1", handle.port, timeout=WAIT)
     try:
