@@ -35,10 +35,10 @@ import threading
 
 from mcp_ref.client.client import Client
 from mcp_ref.cli.commands import describe_error, summary
-from mcp_ref.cli.scenarios.show import Show
+from mcp_ref.cli.scenarios.show import Show, note
 from mcp_ref.cli.wire import Transcript, child_env
 from mcp_ref.errors import ConnectionClosed
-from mcp_ref.protocol.lifecycle import MODERN_REVISIONS, SUPPORTED_REVISIONS
+from mcp_ref.protocol.lifecycle import SUPPORTED_REVISIONS
 from mcp_ref.transports import TapTransport
 from mcp_ref.transports.stdio import StdioClientTransport
 
@@ -48,15 +48,16 @@ _OWN_STEP = ("long_operation", "count", "divide", "touch_counter", "toggle_extra
 
 
 class Demo(Show):
-    """The walk through one server; ``say`` prints the ``#`` line of a step (as a scenario's ``Show``)."""
+    """The walk through one server; ``step`` and ``say`` print its ``#`` lines (as a scenario's ``Show``,
+    from narration.txt)."""
 
-    def __init__(self, client: Client, transcript: Transcript, updated: threading.Event):
-        super().__init__(transcript)
+    def __init__(self, client: Client, transcript: Transcript, updated: threading.Event, version=None):
+        super().__init__(transcript, version)
         self.client, self.updated = client, updated
 
     def tools(self) -> None:
         client = self.client
-        self.step("tools/list: every tool with its description and the JSON Schema of its arguments")
+        self.step("demo.tools")
         tools = client.list_tools()
         self.say(f"{len(tools)} tools: " + ", ".join(tool.name for tool in tools))
         for tool in tools:
@@ -68,56 +69,48 @@ class Demo(Show):
         names = {tool.name for tool in tools}
         for name, arguments in (("long_operation", {"steps": 3}), ("count", {"n": 3})):
             if name in names:
-                self.step(f"tools/call {name} with a progressToken in _meta: notifications/progress "
-                          "come before the result")
+                self.step("demo.progress", name=name)
                 heard = []
                 client.call_tool(name, arguments, on_progress=lambda *progress: heard.append(progress))
-                self.say(f"{len(heard)} progress notifications reached on_progress, in order, before the result")
+                self.say("demo.progress-heard", count=len(heard))
         if "divide" in names:
-            self.step("tools/call divide by 0: a tool that raises answers a result with isError, not a "
-                      "JSON-RPC error, so the model can read why")
+            self.step("demo.divide")
             client.call_tool("divide", {"a": 1, "b": 0})
         if "toggle_extra_tool" in names:
-            self.step("tools/call toggle_extra_tool: the server adds a tool and sends "
-                      "notifications/tools/list_changed")
+            self.step("demo.toggle")
             client.call_tool("toggle_extra_tool")
-            self.step("tools/list again, as list_changed invites")
+            self.step("demo.tools-again")
             self.say("tools now: " + ", ".join(tool.name for tool in client.list_tools()))
 
     def resources(self) -> None:
         client = self.client
-        self.step("resources/list: what the server can be read for, by URI")
+        self.step("demo.resources")
         resources = client.list_resources()
         self.say(f"{len(resources)} resources: " + ", ".join(r.uri for r in resources))
         for resource in resources:
+            binary = not (resource.mime_type or "").startswith("text")
             self.step(f"resources/read {resource.uri} ({resource.mime_type or 'no MIME type'}): "
-                      + ("binary contents come base64 in 'blob'" if not (resource.mime_type or "").startswith("text")
-                         else "text contents"))
+                      + ("binary contents come base64 in 'blob'" if binary else "text contents"))
             client.read_resource(resource.uri)
-        self.step("resources/templates/list: URI templates (RFC 6570) the client fills in")
-        templates = [t.uri_template for t in client.list_resource_templates()]
-        if "everything://greeting/{name}" in templates:
-            self.step("resources/read of a filled-in template: everything://greeting/{name} with name=demo")
+        self.step("demo.templates")
+        if "everything://greeting/{name}" in [t.uri_template for t in client.list_resource_templates()]:
+            self.step("demo.template-read")
             client.read_resource("everything://greeting/demo")
         subscribe = client.server_capabilities.get("resources", {}).get("subscribe")
         if subscribe and any(r.uri == "everything://counter" for r in resources):
-            self.step("resources/subscribe: from now on the server says when everything://counter changes"
-                      if not client.modern else "subscribe everything://counter: 2026-07-28 has no "
-                      "resources/subscribe; a new subscriptions/listen names the URI, its acknowledgement "
-                      "awaited, the old listen cancelled (Spec 2026-07-28: basic/patterns/subscriptions)")
+            self.step("demo.subscribe")
             client.subscribe_resource("everything://counter")
-            self.step("tools/call touch_counter: the counter changes, so notifications/resources/updated comes")
+            self.step("demo.touch")
             client.call_tool("touch_counter")
-            self.say(f"resources/updated reached on_resource_updated: {self.updated.wait(WAIT)}")
-            self.step("resources/read everything://counter: the new value")
+            self.say("demo.updated", heard=self.updated.wait(WAIT))
+            self.step("demo.counter")
             client.read_resource("everything://counter")
-            self.step("resources/unsubscribe: no more updates" if not client.modern
-                      else "unsubscribe: a listen without the URI replaces the old one")
+            self.step("demo.unsubscribe")
             client.unsubscribe_resource("everything://counter")
 
     def prompts(self) -> list:
         client = self.client
-        self.step("prompts/list: message templates the user can pick, with their arguments")
+        self.step("demo.prompts")
         prompts = client.list_prompts()
         self.say(f"{len(prompts)} prompts: " + ", ".join(p.name for p in prompts))
         for prompt in prompts:
@@ -156,35 +149,22 @@ def demo(module: str = "mcp_ref.examples.everything", full: bool = False,
     command = _server_command(module)
     shown = " ".join(["python"] + command[1:] if command[1] == "-m" else ["python", module])
     transcript = Transcript(full) if transcript is None else transcript
-    say = transcript.comment                 # Demo.say, before there is a client
-    say(f"mcp_ref demo: this process is an MCP client; it spawns `{shown}` and talks JSON-RPC with "
-        "it over the server's stdin and stdout, one message per line, shown below."
-        + ("" if full else " Base64 data is elided and long messages cut at …[+N chars]; --full prints "
-                           "them whole."))
     transport = TapTransport(StdioClientTransport(command, env=child_env()), transcript)
     updated = threading.Event()
     client = Client(transport, timeout=30, on_resource_updated=lambda uri: updated.set(),
                     protocol_version=protocol_version or "auto")
-    walk = Demo(client, transcript, updated)
-    if protocol_version in (None, "auto") or protocol_version in MODERN_REVISIONS:
-        walk.step("server/discover: the client asks which revisions the server speaks; a 2026-07-28 server "
-                  "answers them with its capabilities, and there is no handshake: every request carries the "
-                  "revision, the client's capabilities and info in _meta (a legacy server would get "
-                  "initialize instead; --protocol-version 2025-11-25 shows that era). The client then opens "
-                  "subscriptions/listen for the changes the server can announce")
-    else:
-        walk.step("initialize: the client offers its protocol revision and capabilities, the server answers "
-                  "with its own; notifications/initialized ends the handshake")
+    walk = Demo(client, transcript, updated, protocol_version)
+    walk.say("demo.intro", shown=shown, more="" if full else " " + note("demo.elided"))
+    walk.step("demo.start")
     _start(client, shown)
     with client:
         caps, info = client.server_capabilities, client.server_info
         assert info is not None                  # connected
-        walk.say(f"connected to {info.name} {info.version}, protocol "
-                 f"{client.protocol_version}; server capabilities: {', '.join(sorted(caps))}")
+        walk.modern = client.modern              # auto: a legacy server answered with initialize
+        walk.say("demo.connected", name=info.name, version=info.version, protocol=client.protocol_version,
+                 capabilities=", ".join(sorted(caps)))
         if "logging" in caps:
-            walk.step("logging/setLevel warning: log messages below warning are not sent from now on"
-                      if not client.modern else "set_logging_level('warning') sends nothing: 2026-07-28 has no "
-                      "logging/setLevel; the level rides in each request's _meta (io.modelcontextprotocol/logLevel) from now on")
+            walk.step("demo.log-level")
             client.set_logging_level("warning")
         if "tools" in caps:
             walk.tools()
@@ -192,14 +172,12 @@ def demo(module: str = "mcp_ref.examples.everything", full: bool = False,
             walk.resources()
         prompts = walk.prompts() if "prompts" in caps else []
         if "completions" in caps and any(p.name == "code_review" for p in prompts):
-            walk.step("completion/complete: suggestions for code_review's argument language, typed so far 'py'")
+            walk.step("demo.complete")
             client.complete({"type": "ref/prompt", "name": "code_review"}, ("language", "py"))
-        walk.step("ping: either side may check the other is alive" if not client.modern else
-                  "ping(): 2026-07-28 has no ping method, so the client asks server/discover again")
+        walk.step("demo.ping")
         client.ping()
-        walk.step("closing: the client closes the server's stdin and the server exits (no MCP message"
-                  + ("; the open listen simply ends with it)" if client.modern else ")"))
-    say("closed cleanly")
+        walk.step("demo.close")
+    walk.say("closed cleanly")
     return 0
 
 
@@ -244,16 +222,14 @@ def main(argv=None) -> int:
 
 
 def _drawn(args, run) -> int:
-    """``run(transcript)``; with ``--html FILE``, the wire recorded as it prints, then drawn there."""
-    if not args.html:
-        return run(Transcript(args.full))
-    from mcp_ref.cli.sequence import Recorder
-    recorder = Recorder(Transcript(args.full))
-    status = run(recorder)
-    if status == 0 and recorder.messages():
+    """``run(transcript)``; with ``--html FILE``, what the transcript kept is then drawn there."""
+    transcript = Transcript(args.full)
+    status = run(transcript)
+    if args.html and status == 0 and transcript.messages():
+        from mcp_ref.cli.sequence import write
         title = f"mcp_ref demo --scenario {args.scenario}" if args.scenario else f"mcp_ref demo ({args.server})"
-        recorder.write(args.html, title)
-        sys.stderr.write(f"mcp-ref: wrote {args.html}: {len(recorder.messages())} wire messages as a "
+        write(args.html, transcript, title)
+        sys.stderr.write(f"mcp-ref: wrote {args.html}: {len(transcript.messages())} wire messages as a "
                          "sequence diagram\n")
     return status
 

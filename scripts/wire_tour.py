@@ -15,8 +15,8 @@ Rules:
 2. Who sent what is what crossed the wire: every scenario of
    ``python -m mcp_ref demo --scenario`` and the main demo (over stdio, a subprocess)
    run in this process in each era of ``ERAS``, recorded by the demo's own
-   ``Recorder`` (cli/sequence.py rule 1), the host scenario's too (the host is the
-   client of each of its servers). A message counts
+   ``Transcript`` (its ``entries``, cli/sequence.py rule 1); in the host scenario the
+   host is the client and each named server a server. A message counts
    for the era it travelled in: the revision in its ``_meta``, or the one
    ``initialize`` agreed, else the one the run asked for.
 3. The handler is the dispatch-table entry (or the comparison) where the method's
@@ -158,18 +158,18 @@ def _runs(era: str):
     """``(scenario, sender, data)`` of every message of every scenario and the demo, run in ``era``."""
     from mcp_ref.__main__ import Transcript, demo
     from mcp_ref.cli import scenarios
-    from mcp_ref.cli.sequence import Recorder
     version = None if era == ERAS[0] else era
     for name in scenarios.names() + ["demo"]:
-        recorder = Recorder(Transcript(full=True, out=io.StringIO(), width=10_000))
+        recorder = Transcript(full=True, out=io.StringIO(), width=10_000)        # it keeps what it printed
         if name == "demo":
             status = demo(protocol_version=version, transcript=recorder)
         else:
             status = scenarios.run(name, recorder, version)
         if status != 0:
             raise RuntimeError(f"scenario {name} ({era}) ended with status {status}")
-        for _, sender, _, data in recorder.messages():
-            yield name, "client" if sender in ("client", "host") else "server", data
+        for entry in recorder.entries:
+            if entry[0] == "message":        # the host scenario's lines name the host and each server
+                yield name, "client" if entry[1] in ("client", "host") else "server", entry[3]
 
 
 def observed() -> dict:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from mcp_ref.__main__ import Transcript, main
-from mcp_ref.cli.sequence import Recorder, label, page, participants
+from mcp_ref.cli.sequence import label, page, participants, write
 from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Notification, Request, Response
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,7 +83,7 @@ class Wire:
 def small_transcript() -> tuple:
     """A recorder fed as the demo feeds its transcript, and what was printed."""
     out = io.StringIO()
-    recorder = Recorder(Transcript(full=True, out=out, width=100))
+    recorder = Transcript(full=True, out=out, width=100)
     recorder.comment("initialize: the handshake")
     recorder("send", Request(1, "initialize", {"protocolVersion": "2025-11-25"}))
     recorder("receive", Response(1, {"protocolVersion": "2025-11-25"}))
@@ -157,7 +157,7 @@ def test_labels_and_lifelines():
     entries = [("message", "host", "calc", {}), ("message", "server", "client", {}),
                ("message", "client", "authorization server", {})]
     assert participants(entries) == ["client", "server", "host", "calc", "authorization server"]
-    recorder = Recorder(Transcript(out=io.StringIO()))
+    recorder = Transcript(out=io.StringIO())
     recorder.relay("client", "authorization server", {"grant_type": "client_credentials"})
     assert [a["data-to"] for a in Page(page(recorder.entries)).arrows()] == ["authorization server"]
 
@@ -225,7 +225,7 @@ def dump_dom(path: Path, fragment: str = "#check") -> str:
 def test_the_page_in_a_browser_clicks_through_every_arrow(tmp_path):
     recorder, _ = small_transcript()
     target = tmp_path / "small.html"
-    recorder.write(str(target), "a hostile exchange")
+    write(str(target), recorder, "a hostile exchange")
     dom = dump_dom(target)
 
     class Check(HTMLParser):

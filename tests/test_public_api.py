@@ -96,8 +96,10 @@ def test_the_package_ships_py_typed():
     assert (ROOT / "mcp_ref" / "py.typed").is_file()
     config = configparser.ConfigParser()
     config.read(ROOT / "setup.cfg", encoding="utf-8")
-    assert config["options.package_data"]["mcp_ref"].split() == ["py.typed", "cli/sequence.html"]
+    assert config["options.package_data"]["mcp_ref"].split() == ["py.typed", "cli/sequence.html",
+                                                                    "cli/narration.txt"]
     assert (ROOT / "mcp_ref" / "cli" / "sequence.html").is_file()        # the page demo --html fills in
+    assert (ROOT / "mcp_ref" / "cli" / "narration.txt").is_file()        # what the demo and scenarios say
     extras = config["options.extras_require"]["test"]
     assert "mypy" in extras.split()
 

@@ -288,3 +288,18 @@ def test_the_command_line_runs_a_scenario():
     finally:
         sys.stdout = sys_stdout
     assert "unknown scenario" in out.getvalue()
+
+
+def test_the_narration_names_each_era_and_each_scenario():
+    """Rule 6: a note written per era is written for both; every scenario has its summary."""
+    from mcp_ref.cli.scenarios.show import _notes, note
+    keys = set(_notes())
+    for key in keys:
+        base, _, era = key.partition("/")
+        assert era in ("", "modern", "legacy"), key
+        if era:         # both eras, and no common note the era's own would hide
+            assert f"{base}/{'legacy' if era == 'modern' else 'modern'}" in keys and base not in keys, key
+    assert all(name in keys for name in scenarios.names())
+    assert note("connect", False, version="2025-11-25").startswith("initialize, then notifications/initialized: the "
+                                                                   "2025-11-25 handshake")
+    assert note("a text with spaces is printed as it is") == "a text with spaces is printed as it is"

@@ -34,7 +34,7 @@ import sys
 from mcp_ref.cli.commands import parse
 from mcp_ref.protocol import lifecycle
 
-__all__ = ["add_commands", "top_parser", "parse", "main"]
+__all__ = ["add_commands", "top_parser", "parse", "guarded"]
 
 
 class _Help(argparse.RawDescriptionHelpFormatter):
@@ -149,11 +149,3 @@ def _shell(args) -> int:
         else:
             args.stdio = args.target
     return run_shell(args)
-
-
-def main(argv=None) -> int:
-    """The command line without ``demo`` (``python -m mcp_ref`` adds it)."""
-    parser, sub = top_parser()
-    add_commands(sub)
-    args = parse(parser, argv)
-    return guarded(args.run, args)

@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 import sys
 
-from mcp_ref.protocol.lifecycle import MODERN_REVISIONS
 from mcp_ref.host import AllowList, Host, ScriptedModel, ToolCall, describe, run_conversation
+from mcp_ref.cli.scenarios.show import Show
 from mcp_ref.cli.wire import Transcript, child_env, host_trace
 
 __all__ = ["demo_host"]
@@ -27,6 +27,7 @@ __all__ = ["demo_host"]
 
 def demo_host(full: bool = False, out=None, width: int | None = None, protocol_version: str | None = None) -> int:
     transcript = Transcript(full, out, width)
+    narrator = Show(transcript, protocol_version)           # the # lines, from narration.txt
     say = transcript.comment
     policy = AllowList({"calc": ["add"], "assistant": ["ask_llm"]}, sampling=["assistant"])
 
@@ -60,22 +61,16 @@ def demo_host(full: bool = False, out=None, width: int | None = None, protocol_v
         ToolCall("calc__divide", {"a": 1, "b": 0}),
         "2 + 3 = 5; dividing by zero was not allowed.",
     ], reply=lambda messages: "five")
-    modern = protocol_version in (None, "auto") or protocol_version in MODERN_REVISIONS
-    say("mcp_ref host demo: one host, two servers (calc, assistant), one consent hook, a scripted model.")
-    say("Each server is a subprocess with its own client and session; lines show who talks to whom. Each client "
-        + ("probes with server/discover (2026-07-28; --protocol-version 2025-11-25 shows the initialize era)"
-           if modern else f"speaks {protocol_version}: the initialize handshake first"))
+    narrator.say("hostdemo.intro")
+    narrator.say("hostdemo.servers")
     with Host(config, consent=consent, model=model, trace=host_trace(transcript), timeout=30,
               protocol_version=protocol_version or "auto") as host:
         for name, error in host.failed.items():
             say(f"server {name} did not start: {error}")
-        transcript.emit("")
-        say("the catalogue: every server's tools under qualified names (server__tool)")
+        narrator.step("hostdemo.catalogue")
         say(", ".join(tool.name for tool in host.tools()))
-        transcript.emit("")
-        say("the tool-use loop: the model asks for tools, the host routes each call after consent")
+        narrator.step("hostdemo.loop")
         run_conversation(host, model, "What is 2 + 3, in words? Then divide 1 by 0.", on_message=show)
-        transcript.emit("")
-        say("closing: the host closes each client; each server exits")
+        narrator.step("hostdemo.closing")
     say("closed cleanly")
     return 0

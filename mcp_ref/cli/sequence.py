@@ -4,11 +4,11 @@ drawn as a sequence diagram, one self-contained HTML page.
 Rules:
 
 1. The page is drawn from what the demo's transcript was given, not from the
-   lines it printed: ``Recorder`` wraps the ``Transcript`` (``__main__.py``),
-   passes every call on, and keeps each wire message (its sender, receiver and
-   JSON, whole, as ``--full`` would print it), each ``#`` comment and each
-   other printed line (raw HTTP, ``cli/scenarios/http.py``), in the order
-   they were printed (one lock for both).
+   lines it printed: the ``Transcript`` (wire.py) keeps, in its ``entries``,
+   each wire message (its sender, receiver and JSON, whole, as ``--full``
+   would print it), each ``#`` comment and each other printed line (raw HTTP,
+   ``cli/scenarios/http.py``), in the order they were printed (one lock for
+   both).
 2. One page, nothing fetched: inline CSS, an inline SVG and a few lines of
    plain inline JavaScript; no framework, no network, no external file. It
    opens from disk in any browser. The page around the diagram, its style and
@@ -39,13 +39,11 @@ from __future__ import annotations
 import html
 import json
 import textwrap
-import threading
 from pathlib import Path
 from string import Template
 
-from mcp_ref.cli.wire import as_data
 
-__all__ = ["Recorder", "label", "page", "participants"]
+__all__ = ["write", "label", "page", "participants"]
 
 LANE = 300          # px between two lifelines
 MARGIN = 130        # px left and right of the outer lifelines
@@ -55,46 +53,10 @@ NOTE_LINE = 16      # px a line of a note takes
 CHAR = 6.4          # px a character of a note takes, roughly (13 px sans-serif)
 
 
-class Recorder:
-    """A ``Transcript`` that also keeps what it printed (rule 1): ``entries`` is a list of
-    ``("message", sender, receiver, data)``, ``("note", text)`` and ``("line", text)``."""
-
-    def __init__(self, transcript):
-        self.transcript = transcript
-        self.entries: list = []
-        self.lock = threading.Lock()
-
-    def __getattr__(self, name):            # out, full, width: the transcript's own
-        return getattr(self.transcript, name)
-
-    def comment(self, text: str, prefix: str = "# ") -> None:
-        with self.lock:
-            self.entries.append(("note", text))
-            self.transcript.comment(text, prefix)
-
-    def emit(self, line: str) -> None:
-        with self.lock:
-            if line.strip():
-                self.entries.append(("line", line))
-            self.transcript.emit(line)
-
-    def relay(self, sender: str, receiver: str, message) -> None:
-        """A message between any two participants (client and server, a host and its servers)."""
-        with self.lock:
-            self.entries.append(("message", sender, receiver, as_data(message)))
-            self.transcript.relay(sender, receiver, message)
-
-    def __call__(self, direction: str, message) -> None:
-        """The tap: ``send`` is client -> server, ``receive`` server -> client."""
-        sender, receiver = ("client", "server") if direction == "send" else ("server", "client")
-        self.relay(sender, receiver, message)
-
-    def messages(self) -> list:
-        return [entry for entry in self.entries if entry[0] == "message"]
-
-    def write(self, path: str, title: str) -> None:
-        with open(path, "w", encoding="utf-8") as out:
-            out.write(page(self.entries, title))
+def write(path: str, transcript, title: str) -> None:
+    """The page of what ``transcript`` printed (its ``entries``), written to ``path``."""
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(page(transcript.entries, title))
 
 
 def label(data) -> str:

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 __all__ = ["Shell", "run_shell"]
 
 HISTORY = os.path.join(os.path.expanduser("~"), ".mcp_ref_history")
+# What tab completes (rule 2): the list to fetch, and the field of each item that is its name.
+_LISTS = {"tools": ("list_tools", "name"), "prompts": ("list_prompts", "name"), "resources": ("list_resources", "uri")}
 
 
 class _Usage(Exception):
@@ -128,14 +130,9 @@ class Shell(cmd.Cmd):
     # -- rule 2
     def names(self, kind: str) -> list:
         if kind not in self._names:
-            client = self.client
+            method, field = _LISTS[kind]
             try:
-                if kind == "tools":
-                    found = [t.name for t in client.list_tools()]
-                elif kind == "prompts":
-                    found = [p.name for p in client.list_prompts()]
-                else:
-                    found = [r.uri for r in client.list_resources()]
+                found = [getattr(item, field) for item in getattr(self.client, method)()]
             except Exception:                 # noqa: BLE001 -- nothing to complete
                 found = []
             self._names[kind] = found

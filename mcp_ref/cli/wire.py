@@ -100,35 +100,44 @@ def _elide(value):
 class Transcript:
     """Rule 5: prints each message as it crosses the wire, shortened to ``width`` (the
     terminal's, by default) unless ``full``. Lines come from the calling thread (sent)
-    and the reading thread (received). Called as a tap: ``send`` is client -> server."""
+    and the reading thread (received). Called as a tap: ``send`` is client -> server.
+    ``entries`` keeps what was printed, in order, for ``demo --html`` (sequence.py rule 1):
+    ``("message", sender, receiver, data)``, ``("note", text)`` and ``("line", text)``."""
 
     def __init__(self, full: bool = False, out=None, width: int | None = None):
         self.full, self.out = full, out or sys.stdout
         self.width = width or terminal_width()
         self.lock = threading.Lock()
+        self.entries: list = []
 
-    def emit(self, line: str) -> None:
+    def emit(self, line: str, entry: tuple | None = None) -> None:
         with self.lock:
+            if entry or line.strip():
+                self.entries.append(entry or ("line", line))
             self.out.write(line + "\n")
             self.out.flush()
 
     def comment(self, text: str, prefix: str = "# ") -> None:
         """A ``# text`` line, wrapped to the width."""
-        self.emit("\n".join(wrap(text, self.width, prefix)))
+        self.emit("\n".join(wrap(text, self.width, prefix)), ("note", text))
 
     def relay(self, sender: str, receiver: str, message) -> None:
-        """One message between two named participants."""
+        """One message between two named participants (client and server, a host and its servers)."""
         arrow, data = f"{sender} -> {receiver}  ", as_data(message)
         self.emit(arrow + json.dumps(data, ensure_ascii=False) if self.full
-                  else fit(arrow, json.dumps(_elide(data), ensure_ascii=False), self.width))
+                  else fit(arrow, json.dumps(_elide(data), ensure_ascii=False), self.width),
+                  ("message", sender, receiver, data))
 
     def __call__(self, direction: str, message) -> None:
         sender, receiver = ("client", "server") if direction == "send" else ("server", "client")
         self.relay(sender, receiver, message)
 
+    def messages(self) -> list:
+        return [entry for entry in self.entries if entry[0] == "message"]
+
 
 def host_trace(transcript):
-    """``Host(trace=...)`` printing through ``transcript`` (a ``Transcript`` or the page's ``Recorder``):
+    """``Host(trace=...)`` printing through ``transcript``:
     ``host -> server  {json}`` and ``server -> host  {json}``."""
     def trace(server: str, direction: str, message, session_id=None) -> None:
         sender, receiver = ("host", server) if direction == "send" else (server, "host")

@@ -40,14 +40,11 @@ Completion: ``code_review``'s ``language``; ``greeting/{name}``'s ``name``;
 Python logger ``everything`` are bridged to the client.
 """
 import base64
-import io
 import logging
 import struct
 import sys
 import threading
 import time
-import wave
-import zlib
 from dataclasses import dataclass
 
 from mcp_ref import Context, Server
@@ -68,27 +65,10 @@ py_log = logging.getLogger("everything")
 py_log.setLevel(logging.INFO)
 server.bridge_logging(py_log)
 
-
-def _png_pixel() -> bytes:
-    """A valid 1x1 red PNG."""
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00")) \
-        + chunk(b"IEND", b"")
-
-
-def _wav_silence() -> bytes:
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(8000)
-        w.writeframes(b"\x00\x00" * 80)
-    return buffer.getvalue()
-
-
-PNG, WAV = _png_pixel(), _wav_silence()
+# A 1x1 red PNG, and 10 ms of silence as a WAV file (RIFF header; PCM, mono, 8 kHz, 16 bits; 80 zero samples).
+PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC")
+WAV = (b"RIFF" + struct.pack("<I", 36 + 160) + b"WAVEfmt " + struct.pack("<IHHIIHH", 16, 1, 1, 8000, 16000, 2, 16)
+       + b"data" + struct.pack("<I", 160) + bytes(160))
 README = "# Everything\n\nAn example server that uses every MCP server feature.\n"
 counter = {"value": 0}
 _counter_lock = threading.Lock()
@@ -320,7 +300,7 @@ def complete(ref, argument, context):
 
 def main(argv=None) -> int:
     """``mcp-ref serve`` of this server: stdio, or ``--http HOST:PORT`` (and the other serve options)."""
-    from mcp_ref.cli import main as command_line
+    from mcp_ref.__main__ import main as command_line
     return command_line(["serve", "mcp_ref.examples.everything:server", *(sys.argv[1:] if argv is None else argv)])
 
 

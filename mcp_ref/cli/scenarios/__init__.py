@@ -27,10 +27,15 @@ Rules:
    (``show.version``). Where a topic differs by era, the ``#`` lines say what
    the other era does and cite the spec page.
    Spec 2026-07-28: basic/versioning, basic/patterns/mrtr.
+6. What a step says is data: the ``#`` lines are in ``cli/narration.txt``, by
+   key (``cancel.button``; ``key/modern`` and ``key/legacy`` where the eras
+   differ; a scenario's own name keys its one-line summary), and the code
+   names the key (``show.step("cancel.button")``), so a scenario reads as
+   the calls it makes and the narration reads as one story.
 """
 from __future__ import annotations
 
-from mcp_ref.cli.scenarios.show import WAIT, Show, wait_for   # noqa: F401 -- the scenarios' toolkit
+from mcp_ref.cli.scenarios.show import WAIT, Show, note, wait_for   # noqa: F401 -- the scenarios' toolkit
 
 
 def _registry() -> dict:
@@ -51,14 +56,13 @@ def run(name: str, transcript, protocol_version: str | None = None) -> int:
         if name != "list":
             out.write(f"unknown scenario {name!r}; the scenarios are:\n")
         width = max(len(n) for n in scenarios)
-        for key, (summary, _) in scenarios.items():
-            out.write(f"  {key.ljust(width)}  {summary}\n")
+        for key in scenarios:
+            out.write(f"  {key.ljust(width)}  {note(key)}\n")
         out.write("run one with: python -m mcp_ref demo --scenario NAME\n")
         return 0 if name == "list" else 2
-    summary, function = scenarios[name]
     show = Show(transcript, protocol_version)
     era = "the default era, 2026-07-28" if protocol_version in (None, "auto") else protocol_version
-    show.say(f"scenario {name} ({era}): {summary}")
-    function(show)
+    show.say(f"scenario {name} ({era}): {note(name)}")
+    scenarios[name](show)
     show.step("done")
     return 0

@@ -13,8 +13,6 @@ no expiry, loopback only. It is not an example of running one.
 """
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import queue
 import secrets
@@ -91,9 +89,9 @@ class _AuthServer:
         return f"{query['redirect_uri']}?" + urlencode({"code": code, "state": query["state"], "iss": self.issuer})
 
     def token(self, form: dict) -> tuple:
+        from mcp_ref.auth.pkce import challenge_for
         asked = self.codes.pop(form.get("code"), None)
-        verifier = form.get("code_verifier", "").encode()
-        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier).digest()).rstrip(b"=").decode()
+        challenge = challenge_for(form.get("code_verifier", ""))
         if asked is None or challenge != asked["code_challenge"] or form.get("resource") != asked.get("resource"):
             return 400, {"error": "invalid_grant"}
         token = secrets.token_urlsafe(24)
@@ -185,24 +183,17 @@ def auth(show) -> None:
     handle = start_http(server, ("127.0.0.1", 0), auth=authority.verify,
                         resource_metadata={"authorization_servers": [authority.issuer], "scopes_supported": ["mcp"]},
                         required_scopes={"*": ["mcp"], "tool:reset": ["admin"]})
-    show.say(f"an MCP server at {handle.url} that wants a bearer token, and an authorization server at "
-             f"{authority.issuer} (both on 127.0.0.1); the browser and the user are played in-process")
+    show.say("auth.servers", url=handle.url, issuer=authority.issuer)
     provider = Provider(redirect_uri=REDIRECT, user_agent=authority.browser, client_name="mcp_ref scenario")
     try:
-        show.step("the first request has no token: 401 with WWW-Authenticate naming the protected resource "
-                  "metadata and the scope. The client reads that metadata (the resource and its authorization "
-                  "servers), then the authorization server's (RFC 8414), registers itself (RFC 7591), sends "
-                  "the user to /authorize with a PKCE code_challenge (S256) and the resource (RFC 8707), and "
-                  "trades the code and its code_verifier for a token; then it retries the request")
+        show.step("auth.flow")
         with Client.http(handle.url, auth=provider, timeout=WAIT, protocol_version=show.version) as client:
             flush()
-            show.step("tools/call whoami: the token goes with every request")
+            show.step("auth.whoami")
             result = client.call_tool("whoami").text
             flush()
             show.say("result: " + result)
-            show.step("tools/call reset needs scope admin: 403 with error=\"insufficient_scope\" and the scope "
-                      "needed; the client asks the user again for the union of the scopes (step-up), then "
-                      "retries (Spec: basic/authorization#step-up-authorization-flow)")
+            show.step("auth.step-up")
             result = client.call_tool("reset").text
             flush()
             show.say("result: " + result)
@@ -211,7 +202,4 @@ def auth(show) -> None:
         authority.close()
 
 
-SCENARIOS = {
-    "auth": ("OAuth offline: 401, resource and server metadata, registration, PKCE, token, retry, "
-             "a 403 step-up", auth),
-}
+SCENARIOS = {"auth": auth}

@@ -46,29 +46,20 @@ def _server() -> Server:
 
 def _talk(show, server: Server, wrap=None) -> None:
     with show.connect(server, wrap, announce=False) as client:
-        show.say(f"the client chose protocol {client.protocol_version}")
-        show.step("tools/call add: " + ("_meta names the revision on the request itself" if client.modern
-                                        else "no _meta: the session's handshake set the revision"))
+        show.say("discover.chose", protocol=client.protocol_version)
+        show.step("discover.add/" + ("modern" if client.modern else "legacy"))
         client.call_tool("add", {"a": 2, "b": 3})
 
 
 def discover(show) -> None:
     if not show.modern:
-        show.say(f"asked for {show.version}, a legacy revision, the client sends no probe: initialize "
-                 "comes first, as it did before 2026-07-28 (drop --protocol-version to see the probe)")
-        show.step("initialize, then notifications/initialized")
-        _talk(show, _server())
-        return
-    show.step("a modern server: Client() probes with server/discover (its _meta names 2026-07-28); the "
-              "DiscoverResult lists supportedVersions, capabilities and serverInfo. No initialize, no "
-              "session: every later request carries its own _meta (Spec 2026-07-28: basic/versioning)")
+        show.say("discover.legacy-only")
+        show.step("discover.handshake")
+        return _talk(show, _server())
+    show.step("discover.modern-server")
     _talk(show, _server())
-    show.step("a legacy server (written before 2026-07-28): it answers server/discover -32601, Method not "
-              "found, as it answers any method it does not know before initialize")
-    show.say("the client reads that as 'a legacy server' and falls back: initialize offering "
-             "2025-11-25, notifications/initialized, then the session as before. An empty {} answer, a "
-             "malformed DiscoverResult or no answer within init_timeout also mean legacy "
-             "(Spec 2026-07-28: basic/versioning#backward-compatibility-with-initialization-based-versions)")
+    show.step("discover.legacy-server")
+    show.say("discover.fallback")
     _talk(show, _server(), _BeforeDiscover)
 
 
@@ -88,32 +79,15 @@ def listen(show) -> None:
 
     with show.connect(server, on_tools_list_changed=changed.set,
                       on_resource_updated=lambda uri: updated.set()) as client:
-        if not show.modern:
-            show.step("resources/subscribe config://app: 2025-11-25 subscribes per resource, with a request "
-                      "of its own; list changes come on the session because the server declared listChanged")
-            client.subscribe_resource("config://app")
-            show.step("tools/call touch: notifications/resources/updated and notifications/tools/list_changed "
-                      "arrive on the session; 2026-07-28 asks for them with subscriptions/listen instead")
-            client.call_tool("touch")
-        else:
-            show.say("that subscriptions/listen asked (notifications filter) for the list changes the server "
-                     "declares; the server's first message on it, notifications/subscriptions/acknowledged, "
-                     "carries the subscription id in _meta (io.modelcontextprotocol/subscriptionId)")
-            show.step("subscribe_resource config://app: 2026-07-28 has no resources/subscribe; the client opens "
-                      "a new listen whose filter adds resourceSubscriptions, waits for its acknowledgement, "
-                      "then cancels the old one (Spec 2026-07-28: basic/patterns/subscriptions)")
-            client.subscribe_resource("config://app")
-            show.step("tools/call touch: notifications/resources/updated and notifications/tools/list_changed "
-                      "come on the listen stream, each tagged in _meta with the subscription id it answers")
-            client.call_tool("touch")
+        if show.modern:
+            show.say("listen.acknowledged")
+        show.step("listen.subscribe")
+        client.subscribe_resource("config://app")
+        show.step("listen.touch")
+        client.call_tool("touch")
         wait_for(updated, "notifications/resources/updated")
         wait_for(changed, "notifications/tools/list_changed")
-        show.say("both reached the client's callbacks (on_resource_updated, on_tools_list_changed)")
+        show.say("listen.heard")
 
 
-SCENARIOS = {
-    "discover": ("the era probe: server/discover to a modern server, then to a legacy one and the "
-                 "fallback to initialize", discover),
-    "listen": ("change notifications: subscriptions/listen, its acknowledgement, notifications tagged "
-               "with the subscription id", listen),
-}
+SCENARIOS = {"discover": discover, "listen": listen}

@@ -2,7 +2,7 @@
 (the legacy HTTP+SSE transport of 2024-11-05), shown as the HTTP requests and
 responses themselves, sent with the standard library's ``http.client`` to a
 server on 127.0.0.1. Spec: basic/transports#streamable-http, #http-with-sse.
-``http`` in 2026-07-28 (``_modern``): no session, the request's metadata in
+``http`` in 2026-07-28 (``_stateless``): no session, the request's metadata in
 headers, cancellation by closing the response stream (Spec 2026-07-28:
 basic/transports/streamable-http, basic/patterns/cancellation); with a legacy
 ``--protocol-version``, the session story of 2025-11-25."""
@@ -22,7 +22,7 @@ SHOWN_HEADERS = ("content-type", "mcp-session-id", "allow")
 
 def _server() -> tuple:
     server = Server("scenario-http", version="1.0")
-    resume = threading.Event()
+    resume, stopped = threading.Event(), threading.Event()
 
     @server.tool
     def add(a: int, b: int) -> int:
@@ -38,7 +38,14 @@ def _server() -> tuple:
         ctx.report_progress(2, 2)
         return "counted to 2"
 
-    return server, resume
+    @server.tool
+    def wait(ctx: Context) -> str:
+        """Progress, then wait until cancelled (2026-07-28: by closing the stream)."""
+        ctx.report_progress(1, None, "started")
+        if ctx.cancelled.wait(WAIT):
+            stopped.set()
+        return "never sent"
+    return server, resume, stopped
 
 
 class Raw:
@@ -58,7 +65,7 @@ class Raw:
         shown = " ".join(f"{k}: {v}" for k, v in sent.items() if k != "Content-Type")
         self.show.line(f"{method} {path}  {shown}".rstrip())
         if data is not None:
-            self.show.transcript("send", _Wire(body))
+            self.show.transcript("send", body)
             sent["Content-Type"] = "application/json"
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=WAIT)
         try:
@@ -72,7 +79,7 @@ class Raw:
             raw = response.read()
             bodies = [json.loads(raw)] if raw.strip() else []
             for item in bodies:
-                self.show.transcript("receive", _Wire(item))
+                self.show.transcript("receive", item)
             return response.status, got, bodies
         finally:
             conn.close()
@@ -101,7 +108,7 @@ class Raw:
             data = event.get("data", "")
             if data.startswith("{"):
                 self.show.line(f"  event  {fields}")
-                self.show.transcript("receive", _Wire(json.loads(data)))
+                self.show.transcript("receive", json.loads(data))
             else:
                 self.show.line(f"  event  {fields}  data: {data!r}")
             done = stream_until is not None and stream_until(event)
@@ -109,25 +116,6 @@ class Raw:
             if done:
                 break
         return events
-
-
-def _reply_id(event: dict):
-    """The id of the response an SSE event carries, else None."""
-    try:
-        message = json.loads(event.get("data") or "null")
-    except ValueError:
-        return None
-    return message.get("id") if isinstance(message, dict) and "method" not in message else None
-
-
-class _Wire:
-    """A JSON body in the shape the Transcript prints."""
-
-    def __init__(self, data):
-        self.data = data
-
-    def to_dict(self):
-        return self.data
 
 
 def _initialize(raw: Raw, request_id: int) -> None:
@@ -139,24 +127,27 @@ def _initialize(raw: Raw, request_id: int) -> None:
     raw.rpc("/mcp", None, "notifications/initialized")
 
 
-def _modern(show) -> None:
+def streamable_http(show) -> None:
     from mcp_ref.transports.http.server.app import start_http
+    server, resume, stopped = _server()
+    handle = start_http(server, ("127.0.0.1", 0), retry_interval=100)
+    try:
+        raw = Raw(show, handle.port)
+        show.say("http.server", url=handle.url)
+        if show.modern:
+            _stateless(show, raw, stopped)
+        else:
+            _sessions(show, raw, resume)
+    finally:
+        handle.shutdown()
+
+
+def _stateless(show, raw: Raw, stopped: threading.Event) -> None:
+    """2026-07-28: every POST stands alone, its metadata in headers too."""
     from mcp_ref.protocol import modern
-    server, _ = _server()
-    stopped = threading.Event()
-
-    @server.tool
-    def wait(ctx: Context) -> str:
-        """Progress, then wait until cancelled."""
-        ctx.report_progress(1, None, "started")
-        if ctx.cancelled.wait(WAIT):
-            stopped.set()
-        return "never sent"
-
-    handle = start_http(server, ("127.0.0.1", 0))
     version = modern.MODERN_REVISION
-    meta = {"io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": {"name": "scenario", "version": "1.0"}}
+    meta = {modern.PROTOCOL_VERSION: version, modern.CLIENT_CAPABILITIES: {},
+            modern.CLIENT_INFO: {"name": "scenario", "version": "1.0"}}
 
     def post(request_id: int, method: str, params: dict, name=None, **options):
         headers = {"Accept": ACCEPT, "MCP-Protocol-Version": version, "Mcp-Method": method}
@@ -164,99 +155,67 @@ def _modern(show) -> None:
             headers["Mcp-Name"] = name
         return raw.rpc("/mcp", request_id, method, {**params, "_meta": {**meta, **params.get("_meta", {})}},
                        headers, **options)
-    try:
-        raw = Raw(show, handle.port)
-        show.say(f"a Streamable HTTP server at {handle.url}; in 2026-07-28 every request is one POST that "
-                 "stands alone: no initialize, no Mcp-Session-Id, no GET stream (Spec 2026-07-28: "
-                 "basic/transports/streamable-http)")
-        show.step("server/discover: MCP-Protocol-Version and Mcp-Method repeat the body's _meta and method in "
-                  "headers, so a gateway can route without reading the body; a mismatch is -32020 (400)")
-        post(1, "server/discover", {})
-        show.step("tools/call add: Mcp-Name carries the tool's name too; the answer is one JSON body")
-        post(2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}, "add")
-        show.step("tools/call wait with a progressToken: progress first, so an SSE stream (its events carry no "
-                  "ids: nothing to resume without a session). The client closes the connection after the "
-                  "first event: on HTTP that IS the cancellation, no notifications/cancelled (Spec 2026-07-28: "
-                  "basic/patterns/cancellation#transport-specific-cancellation)")
-        post(3, "tools/call", {"name": "wait", "arguments": {}, "_meta": {"progressToken": "p3"}}, "wait",
-             stream_until=lambda event: True)
-        show.say(f"the tool's ctx.cancelled was set: {stopped.wait(WAIT)}; 2025-11-25 would POST "
-                 "notifications/cancelled within the session instead (--protocol-version 2025-11-25 shows "
-                 "that era's sessions, resumption and 404)")
-    finally:
-        handle.shutdown()
+    show.step("http.discover")
+    post(1, "server/discover", {})
+    show.step("http.add")
+    post(2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}, "add")
+    show.step("http.wait")
+    post(3, "tools/call", {"name": "wait", "arguments": {}, "_meta": {"progressToken": "p3"}}, "wait",
+         stream_until=lambda event: True)
+    show.say("http.cancelled", stopped=stopped.wait(WAIT))
 
 
-def streamable_http(show) -> None:
-    if show.modern:
-        return _modern(show)
-    from mcp_ref.transports.http.server.app import start_http
-    server, resume = _server()
-    handle = start_http(server, ("127.0.0.1", 0), retry_interval=100)
-    try:
-        raw = Raw(show, handle.port)
-        show.say(f"a Streamable HTTP server at {handle.url}; every client message is one POST to /mcp")
-        show.step("initialize: the answer is one JSON body and carries the session id (Mcp-Session-Id), "
-                  "sent back on every later request with MCP-Protocol-Version; a notification gets 202")
-        _initialize(raw, 1)
-        show.step("tools/call add: nothing comes before the result, so the answer is one JSON body")
-        raw.rpc("/mcp", 2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
-        show.step("tools/call slow_count with a progressToken: progress comes first, so the answer is an SSE "
-                  "stream; it opens with a priming event (an id, retry, empty data: 2025-11-25); the tool "
-                  "then ends the connection (ctx.close_sse_stream), the stream itself lives on")
-        _, _, events = raw.rpc("/mcp", 3, "tools/call",
-                               {"name": "slow_count", "arguments": {}, "_meta": {"progressToken": "p3"}})
-        last = [e["id"] for e in events if "id" in e][-1]
-        resume.set()
-        show.step(f"GET with Last-Event-ID: {last} (after the retry delay): the server sends what followed that "
-                  "event on that stream, here the rest of the progress and the result")
-        raw.request("GET", "/mcp", headers={"Last-Event-ID": last},
-                    stream_until=lambda event: '"result"' in event.get("data", ""))
-        show.step("DELETE ends the session; from then on its id gets 404 (so does an id the server forgot)")
-        raw.request("DELETE", "/mcp")
-        raw.rpc("/mcp", 4, "ping")
-        show.step("on 404 the client starts over: a new initialize without a session id, a new session")
-        raw.headers = {}
-        _initialize(raw, 5)
-        raw.rpc("/mcp", 6, "ping")
-    finally:
-        handle.shutdown()
+def _sessions(show, raw: Raw, resume: threading.Event) -> None:
+    """2025-11-25: a session, a stream resumed with Last-Event-ID, a 404 after DELETE."""
+    show.step("http.initialize")
+    _initialize(raw, 1)
+    show.step("http.add")
+    raw.rpc("/mcp", 2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
+    show.step("http.slow")
+    _, _, events = raw.rpc("/mcp", 3, "tools/call",
+                           {"name": "slow_count", "arguments": {}, "_meta": {"progressToken": "p3"}})
+    last = [e["id"] for e in events if "id" in e][-1]
+    resume.set()
+    show.step("http.resume", last=last)
+    raw.request("GET", "/mcp", headers={"Last-Event-ID": last},
+                stream_until=lambda event: '"result"' in event.get("data", ""))
+    show.step("http.delete")
+    raw.request("DELETE", "/mcp")
+    raw.rpc("/mcp", 4, "ping")
+    show.step("http.again")
+    raw.headers = {}
+    _initialize(raw, 5)
+    raw.rpc("/mcp", 6, "ping")
 
 
 def legacy_sse(show) -> None:
     from mcp_ref.transports.http.server.app import start_http
-    server, _ = _server()
+    server = _server()[0]
     handle = start_http(server, ("127.0.0.1", 0))
     conn = http.client.HTTPConnection("127.0.0.1", handle.port, timeout=WAIT)
     try:
         raw = Raw(show, handle.port)
-        show.say(f"the HTTP+SSE transport of 2024-11-05, served beside Streamable HTTP at {handle.sse_url}")
-        show.step("GET /sse opens the one event stream; its first event, endpoint, says where to POST")
+        show.say("sse.server", url=handle.sse_url)
+        show.step("sse.get")
         show.line("GET /sse  Accept: text/event-stream")
         conn.request("GET", "/sse", headers={"Accept": "text/event-stream"})
         stream = conn.getresponse()
         show.line(f"  <- {stream.status} {stream.reason}  content-type: {stream.getheader('content-type')}")
         endpoint = raw._events(stream, stream_until=lambda event: event.get("event") == "endpoint")[-1]["data"]
 
-        def answer(request_id):         # read the GET stream up to the answer to request_id
-            raw._events(stream, stream_until=lambda event: _reply_id(event) == request_id)
-        show.step("each client message is a POST there, answered 202 with no body; the answer to a request "
-                  "comes on the GET stream, as an event named message")
+        def answer():                   # read the GET stream up to the answer to the one request sent
+            raw._events(stream, stream_until=lambda event: '"result"' in event.get("data", ""))
+        show.step("sse.post")
         raw.rpc(endpoint, 1, "initialize", {"protocolVersion": "2024-11-05", "capabilities": {},
                                             "clientInfo": {"name": "scenario", "version": "1.0"}})
-        answer(1)
+        answer()
         raw.rpc(endpoint, None, "notifications/initialized")
         raw.rpc(endpoint, 2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
-        answer(2)
-        show.say("the session lasts as long as the GET stream: closing it ends the session")
+        answer()
+        show.say("sse.end")
     finally:
         conn.close()
         handle.shutdown()
 
 
-SCENARIOS = {
-    "http": ("Streamable HTTP as HTTP: metadata headers, JSON and SSE answers, cancel by closing the stream "
-             "(2026-07-28); a session, a resume, 404 (2025-11-25)", streamable_http),
-    "sse": ("the legacy HTTP+SSE transport (2024-11-05): the endpoint event, POSTs, answers on the stream",
-            legacy_sse),
-}
+SCENARIOS = {"http": streamable_http, "sse": legacy_sse}

@@ -1,31 +1,59 @@
 """What a scenario prints with (``Show``) and how long it waits (``WAIT``, ``wait_for``);
-the rules are in __init__.py (1 to 5). Apart from the registry, so that the scenarios
+the rules are in __init__.py (1 to 6). Apart from the registry, so that the scenarios
 import this and the registry imports them, with no circle."""
 from __future__ import annotations
 
+import functools
 import threading
 from contextlib import contextmanager
+from pathlib import Path
+from string import Template
 
 from mcp_ref.protocol.lifecycle import MODERN_REVISIONS
 
 WAIT = 5.0          # seconds any step waits for the other side before giving up
+NARRATION = Path(__file__).resolve().parent.parent / "narration.txt"
+
+
+@functools.lru_cache(maxsize=None)
+def _notes() -> dict:
+    """narration.txt as ``{key: text}``: a ``[key]`` line, then its text on the lines below, joined by spaces."""
+    notes: dict = {}
+    for line in NARRATION.read_text(encoding="utf-8").splitlines():
+        if line.startswith("[") and line.endswith("]"):
+            key = line[1:-1]
+            notes[key] = []
+        elif line.strip() and not line.startswith("#"):
+            notes[key].append(line.strip())
+    return {key: " ".join(lines) for key, lines in notes.items()}
+
+
+def note(text: str, modern: bool = True, **values) -> str:
+    """Rule 6: a key of narration.txt (one word) becomes its text, the era's own (``key/modern``,
+    ``key/legacy``) when there is no common one, with ``$name`` filled in from ``values``;
+    a text with a space in it is printed as it is."""
+    if " " in text:
+        return text
+    notes = _notes()
+    return Template(notes.get(text) or notes[f"{text}/{'modern' if modern else 'legacy'}"]).substitute(values)
 
 
 class Show:
-    """What a scenario prints with: ``step`` opens a step, ``say`` adds a ``#`` line,
-    ``connect`` gives a client talking to ``server`` with the wire shown."""
+    """What a scenario prints with: ``step`` opens a step, ``say`` adds a ``#`` line (both
+    take a key of narration.txt or a text), ``connect`` gives a client talking to ``server``
+    with the wire shown."""
 
     def __init__(self, transcript, version: str | None = None):
         self.transcript = transcript
         self.version = version or "auto"        # rule 5: what Client(protocol_version=...) is given
         self.modern = self.version == "auto" or self.version in MODERN_REVISIONS
 
-    def say(self, text: str) -> None:
-        self.transcript.comment(text)
+    def say(self, text: str, **values) -> None:
+        self.transcript.comment(note(text, self.modern, **{"version": self.version, **values}))
 
-    def step(self, text: str) -> None:
+    def step(self, text: str, **values) -> None:
         self.transcript.emit("")
-        self.say(text)
+        self.say(text, **values)
 
     def line(self, text: str) -> None:
         """A line that is neither a message nor a comment (raw HTTP, for example)."""
@@ -43,13 +71,8 @@ class Show:
         session = server.serve(server_end if wrap is None else wrap(server_end))
         client_options.setdefault("timeout", WAIT)
         client_options.setdefault("protocol_version", self.version)
-        if announce and self.modern:
-            self.step("server/discover: the client asks which revisions the server speaks (2026-07-28 has no "
-                      "handshake; every request carries the revision, the client's capabilities and info in "
-                      "_meta). A client with callbacks keeps one subscriptions/listen open for changes")
-        elif announce:
-            self.step(f"initialize, then notifications/initialized: the {self.version} handshake; the "
-                      "capabilities each side declares there decide what may follow")
+        if announce:
+            self.step("connect")
         client = Client(TapTransport(client_end, self.transcript), **client_options)
         try:
             with client:
