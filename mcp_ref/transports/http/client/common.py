@@ -138,29 +138,21 @@ def content_type(response) -> str:
 
 
 def settle_request(session, request_id, exc: Exception) -> bool:
-    """Fail one pending request of ``session`` with a local exception. Uses the session's
-    ``fail_request`` when it has one, else its waiter table."""
-    fail = getattr(session, "fail_request", None)
-    if fail is not None:
-        return bool(fail(request_id, exc))
-    lock, outbound = getattr(session, "_lock", None), getattr(session, "_outbound", None)
-    if lock is None or outbound is None:
-        return False
-    with lock:
-        waiter = outbound.pop(request_id, None)
-    if waiter is None:
-        return False
-    waiter.settle(exc)
-    return True
+    """Fail one pending request of ``session`` (a ``Session``) with a local exception;
+    False when it waits for no such answer."""
+    with session._lock:
+        waiter = session._outbound.pop(request_id, None)
+    if waiter is not None:
+        waiter.settle(exc)
+    return waiter is not None
 
 
 def pending_ids(session) -> list:
-    """The ids of the requests ``session`` is waiting for (none when it cannot tell)."""
-    lock, outbound = getattr(session, "_lock", None), getattr(session, "_outbound", None)
-    if lock is None or outbound is None:
+    """The ids of the requests ``session`` is waiting for (none without a session)."""
+    if session is None:
         return []
-    with lock:
-        return list(outbound)
+    with session._lock:
+        return list(session._outbound)
 
 
 # ---------------------------------------------------------------------- the client
@@ -213,7 +205,7 @@ class HttpClient:
             self._conns.add(conn)
             if exchange is not None:
                 exchange.conns.add(conn)
-            dead = self.closed or (exchange is not None and (exchange.cut_off or exchange.expired))
+            dead = self._dead(exchange)
         if dead:
             shut(socket_of(conn))
         return conn
@@ -222,7 +214,7 @@ class HttpClient:
         exchange = getattr(conn, "_mcp_exchange", None)
         with self._lock:
             self._conns.add(conn)
-            dead = self.closed or (exchange is not None and (exchange.cut_off or exchange.expired))
+            dead = self._dead(exchange)
         if dead:
             shut(conn.sock)
             raise ConnectionAbortedError("the HTTP exchange was cut")
@@ -305,7 +297,10 @@ class HttpClient:
     def interrupted(self) -> bool:
         """True when this thread's exchange was cut or expired, or the client closed: a read
         that ended may have been cut short (a shut socket reads as the end of the body)."""
-        exchange = current_exchange(self)
+        return self._dead(current_exchange(self))
+
+    def _dead(self, exchange) -> bool:
+        """No new connection for ``exchange``: it was cut or expired, or the client closed."""
         return self.closed or (exchange is not None and (exchange.cut_off or exchange.expired))
 
     # -- reading (rule 5)

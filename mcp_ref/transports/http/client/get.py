@@ -39,13 +39,13 @@ class GetStream:
     _follow: Callable[..., None]
     _get: Callable[[Optional[str]], Any]
     _post: Callable[[Any], Any]
-    _spawn: Callable[[Callable[[], None], str], None]
+    _submit: Callable[[Callable[[], None]], None]
     _take_session_id: Callable[[Any], None]
 
     def _start_get_stream(self) -> None:
         """Rule 2: open the standalone stream and wait until its status is known."""
         known = threading.Event()
-        self._spawn(lambda: self._run_get(known), "mcp-http-get")
+        self._submit(lambda: self._run_get(known))
         known.wait(self._get_wait + 1.0)
 
     def _run_get(self, known: threading.Event) -> None:

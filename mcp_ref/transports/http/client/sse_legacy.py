@@ -125,7 +125,7 @@ class SseClientTransport:
         limit = self._http.max_message_size
         error = ResponseTooLarge(f"GET {self.url}: an SSE event is larger than the message size limit of {limit} "
                                  "bytes (max_message_size); dropped", limit=limit, size=size, url=self.url)
-        pending: list = pending_ids(self.session) if self.session is not None else []
+        pending: list = pending_ids(self.session)
         if len(pending) == 1 and settle_request(self.session, pending[0], error):
             return
         log.warning("%s", error)
@@ -165,6 +165,11 @@ class SseClientTransport:
             self._reader.join(2.0)
         self._response.close()
         self._inbox.put(CLOSED)
+
+
+def _forwarded(name: str) -> property:
+    """An attribute of ``AutoHttpTransport`` that is its current inner transport's."""
+    return property(lambda self: getattr(self.inner, name, None), lambda self, value: setattr(self.inner, name, value))
 
 
 class AutoHttpTransport:
@@ -216,34 +221,7 @@ class AutoHttpTransport:
         self._closed = True
         self.inner.close()
 
-    @property
-    def protocol_version(self):
-        return getattr(self.inner, "protocol_version", None)
-
-    @protocol_version.setter
-    def protocol_version(self, value) -> None:
-        self.inner.protocol_version = value
-
-    @property
-    def timeout(self):
-        return self.inner.timeout
-
-    @timeout.setter
-    def timeout(self, value) -> None:
-        self.inner.timeout = value
-
-    @property
-    def init_timeout(self):
-        return self.inner.init_timeout
-
-    @init_timeout.setter
-    def init_timeout(self, value) -> None:
-        self.inner.init_timeout = value
-
-    @property
-    def session(self):
-        return self.inner.session
-
-    @session.setter
-    def session(self, value) -> None:
-        self.inner.session = value
+    protocol_version = _forwarded("protocol_version")
+    timeout = _forwarded("timeout")
+    init_timeout = _forwarded("init_timeout")
+    session = _forwarded("session")

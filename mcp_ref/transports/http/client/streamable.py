@@ -13,12 +13,12 @@ Rules:
    ``timeout`` seconds, answer included. ``initialize`` too, within
    ``init_timeout``, so the handshake raises HTTP failures (and auto-detection
    can fall back); ``Client`` sets both to its own. Other requests are POSTed
-   on pool threads (``mcp-http-post-N``), since an answer may take as long as
+   on pool threads (``mcp-http-post-N``, started on demand, ended after a while idle), since an answer may take as long as
    the server's handler; the answer (one JSON body or an SSE stream) is read
    there into the inbox ``receive()`` reads. Cancelling a request cuts its
    connections (``http_common`` rule 3).
 2. Right after ``notifications/initialized``, the standalone GET stream is
-   opened (``mcp-http-get``); ``send`` returns once its status is known: 200
+   opened (on a pool thread); ``send`` returns once its status is known: 200
    is a stream, anything else (405 included) means none.
 3. Answers are read as ``http_streams`` says: one JSON body, or an SSE
    stream whose event ids are remembered (bounded), so a replay after a
@@ -65,6 +65,7 @@ from typing import Optional, cast
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import ConnectionClosed, InvalidMessage
+from mcp_ref.session.workers import WorkerPool
 from mcp_ref.jsonrpc.messages import ErrorResponse, Notification, Request, decode, encode
 from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, REQUEST_ERRORS, HttpClient,
                                                    HttpError, RedirectRefused, ResponseTooLarge, SessionExpired,
@@ -79,6 +80,7 @@ log = logging.getLogger("mcp_ref.http")
 __all__ = ["StreamableHttpTransport", "HttpError", "SessionExpired", "RedirectRefused", "ResponseTooLarge"]
 
 ACCEPT = "application/json, text/event-stream"
+MAX_THREADS = 1024        # pool threads at once: requests being answered, streams being read (rule 1)
 
 
 def _modern_refusal(message: Request, exc) -> Optional[ErrorResponse]:
@@ -132,9 +134,7 @@ class StreamableHttpTransport(AnswerReader, GetStream):
         self._inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._closed = threading.Event()
-        self._threads: set = set()
-        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self._idle = self._workers = 0
+        self._pool = WorkerPool(MAX_THREADS, name="mcp-http-post")     # rules 1 and 2
         self._seen: collections.OrderedDict = collections.OrderedDict()
         self._init: Optional[Request] = None
         self._expired: Optional[SessionExpired] = None
@@ -202,15 +202,8 @@ class StreamableHttpTransport(AnswerReader, GetStream):
             except HttpError as exc:
                 log.debug("DELETE of the HTTP session failed: %s", exc)
         self._http.close()
-        with self._lock:
-            workers = self._workers
-        for _ in range(workers):
-            self._jobs.put(None)
         self._inbox.put(CLOSED)
-        me = threading.current_thread()
-        for thread in list(self._threads):
-            if thread is not me:
-                thread.join(2.0)
+        self._pool.close()
 
     # ------------------------------------------------------------------ HTTP
     def _headers(self, extra: Optional[dict] = None) -> dict:
@@ -326,39 +319,7 @@ class StreamableHttpTransport(AnswerReader, GetStream):
 
     # ------------------------------------------------------------------ threads
     def _submit(self, job) -> None:
-        with self._lock:
-            if self._closed.is_set():
-                return                               # closing: nobody would read the answer
-            if self._idle:
-                self._idle -= 1
-                spawn = None
-            else:
-                self._workers += 1
-                spawn = self._workers
-        if spawn is not None:
-            self._spawn(self._worker, f"mcp-http-post-{spawn}")
-        self._jobs.put(job)
-
-    def _worker(self) -> None:
-        while True:
-            job = self._jobs.get()
-            if job is None:
-                return
-            try:
-                job()
-            except Exception:
-                log.exception("HTTP client job failed")
-            with self._lock:
-                self._idle += 1
-
-    def _spawn(self, target, name: str) -> None:
-        def run():
-            try:
-                target()
-            finally:
-                with self._lock:
-                    self._threads.discard(thread)
-        thread = threading.Thread(target=run, name=name, daemon=True)
-        with self._lock:
-            self._threads.add(thread)
-        thread.start()
+        try:
+            self._pool.submit(job)
+        except RuntimeError:                         # closing: nobody would read the answer
+            pass
