@@ -181,13 +181,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
     def do_POST(self):
         self._dispatch()
 
-    def do_GET(self):
-        self._dispatch()
-
-    def do_DELETE(self):
-        self._dispatch()
-
-    do_PUT = do_PATCH = do_OPTIONS = do_POST
+    do_GET = do_DELETE = do_PUT = do_PATCH = do_OPTIONS = do_POST
 
     def _dispatch(self) -> None:
         self.reading = SocketRequest(self)

@@ -123,12 +123,12 @@ def next_item(request: HttpRequest, conn, transport, stream, modern: bool, timeo
     """The connection's next item (``http_session`` rule 6); ``queue.Empty`` after ``timeout``.
     Modern (rule 3): ``CANCELLED`` once the client is seen gone, its requests cancelled."""
     if not modern:
-        return conn.queue.get(timeout=timeout) if timeout is not None else conn.queue.get()
+        return conn.get(timeout=timeout) if timeout is not None else conn.get()
     end = None if timeout is None else time.monotonic() + timeout
     while True:
         wait = MODERN_POLL if end is None else max(0.0, min(MODERN_POLL, end - time.monotonic()))
         try:
-            return conn.queue.get(timeout=wait)
+            return conn.get(timeout=wait)
         except Empty:
             if request.client_gone():
                 cancel_pending(transport, stream)
@@ -273,7 +273,7 @@ class LegacyBody(SseBody):
 
     def _step(self) -> Optional[bytes]:
         try:
-            item = self.transport.conn.queue.get(timeout=self.keepalive)
+            item = self.transport.conn.get(timeout=self.keepalive)
         except Empty:
             return self._idle()
         if not isinstance(item, tuple):
