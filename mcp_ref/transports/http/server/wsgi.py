@@ -63,7 +63,7 @@ from mcp_ref.errors import INVALID_REQUEST
 from mcp_ref.transports.http.server.core import BodyRefused, HttpRequest, handle_request
 from mcp_ref.transports.http.server.app import HttpApp
 from mcp_ref.transports.http.server.listener import ConnectionServer, ServerHandle, serve_until_stopped
-from mcp_ref.transports.http.server.types import error
+from mcp_ref.transports.http.server.types import error, read_sized, read_up_to
 
 log = logging.getLogger("mcp_ref.http")
 
@@ -71,7 +71,6 @@ __all__ = ["WsgiApp", "wsgi_app", "start_wsgi", "serve_wsgi", "WsgiServerHandle"
 
 UNKNOWN_HERE = (" (this server process does not know it: with several worker processes, route each session "
                 "to one process by its Mcp-Session-Id, or serve stateless; start a new session)")
-READ_SIZE = 64 * 1024
 
 
 class _WsgiRequest(HttpRequest):
@@ -93,16 +92,9 @@ class _WsgiRequest(HttpRequest):
         stream = self.environ["wsgi.input"]
         length = (self.environ.get("CONTENT_LENGTH") or "").strip()
         if length:
-            if not (length.isdigit() and length.isascii()):
-                raise BodyRefused(400, "Bad Request: invalid Content-Length")
-            if int(length) > limit:
-                raise BodyRefused(413, f"Payload Too Large: the limit is {limit} bytes")
-            body = _read(stream, int(length))
-            if len(body) < int(length):
-                raise BodyRefused(400, "Bad Request: the body ended before Content-Length bytes")
-            return body
+            return read_sized(stream.read, int(length) if length.isdigit() and length.isascii() else -1, limit)
         if self.environ.get("wsgi.input_terminated"):       # a chunked body the server decodes
-            body = _read(stream, limit + 1)
+            body = read_up_to(stream.read, limit + 1)
             if len(body) > limit:
                 raise BodyRefused(413, f"Payload Too Large: the limit is {limit} bytes")
             return body
@@ -117,18 +109,6 @@ class _WsgiRequest(HttpRequest):
             return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
         except (BlockingIOError, ValueError, OSError):
             return False
-
-
-def _read(stream, size: int) -> bytes:
-    """``size`` bytes, or fewer at the end of the body (``read`` may return less)."""
-    parts, left = [], size
-    while left > 0:
-        data = stream.read(min(left, READ_SIZE))
-        if not data:
-            break
-        parts.append(data)
-        left -= len(data)
-    return b"".join(parts)
 
 
 class WsgiApp:
