@@ -74,11 +74,13 @@ def take(inbox):
 # ---------------------------------------------------------------------- errors (rule 1)
 class HttpError(SessionError):
     """An HTTP failure: an error status (``.status``), an unusable answer or no answer at all
-    (``.status`` None). ``.body`` holds the start of the response body."""
+    (``.status`` None). ``.body`` holds the start of the response body; a subclass's own
+    attributes come as keywords (``location=``, ``limit=``, ``size=``)."""
 
-    def __init__(self, message: str, *, status: Optional[int] = None, body: str = "", url: str = ""):
+    def __init__(self, message: str, *, status: Optional[int] = None, body: str = "", url: str = "", **details):
         super().__init__(message)
         self.status, self.body, self.url = status, body, url
+        self.__dict__.update(details)
 
 
 # What a request can fail with: the HTTP failures, and an auth provider (mcp_ref.auth)
@@ -97,18 +99,14 @@ class RedirectRefused(HttpError):
     """A redirect we do not follow (rule 2): to another origin (``.location`` is the target's
     origin), one that would change the method, or one too many. Nothing was sent to the target."""
 
-    def __init__(self, message: str, *, status: Optional[int] = None, url: str = "", location: str = ""):
-        super().__init__(message, status=status, url=url)
-        self.location = location
+    location = ""
 
 
 class ResponseTooLarge(HttpError):
     """An answer (a body, or one SSE event) over the message size limit (``.limit`` bytes; raise
     it with ``max_message_size``). ``.size`` is how much had been read when we stopped."""
 
-    def __init__(self, message: str, *, limit: int, size: int, status: Optional[int] = None, url: str = ""):
-        super().__init__(message, status=status, url=url)
-        self.limit, self.size = limit, size
+    limit = size = 0
 
 
 def origin(url: str) -> tuple:

@@ -116,11 +116,14 @@ class AnswerReader:
 
     def _unanswered(self, state: StreamState, got: str, status: Optional[int] = None) -> None:
         """Rule 1: the answer has ended and holds no response to these requests."""
-        waiting = [request_id for request_id in state.pending if request_id != state.capture]
-        state.pending -= set(waiting)
-        for request_id in waiting:
-            self._fail([request_id], HttpError(f"POST {self.url}: the server answered {state.what or 'a request'} "
-                                               f"with {got}; no response will come", status=status, url=self.url))
+        self._fail_waiting(state, HttpError(f"POST {self.url}: the server answered {state.what or 'a request'} "
+                                            f"with {got}; no response will come", status=status, url=self.url))
+
+    def _fail_waiting(self, state: StreamState, exc: HttpError) -> None:
+        """Fail the requests this answer was for (the captured one aside) and stop waiting for them."""
+        waiting = {request_id for request_id in state.pending if request_id != state.capture}
+        state.pending -= waiting
+        self._fail(waiting, exc)
 
     def _deliver(self, decoded, state: StreamState) -> int:
         """Put the messages of one body or event in the inbox (rule 1); returns how many."""
@@ -207,8 +210,7 @@ class AnswerReader:
                     log.warning("ignored an invalid SSE event from the server: %s", getattr(bad, "message", bad))
             clean = not stop and not self._http.interrupted()
         except HttpError as exc:                 # an answer we cannot read at all (its Content-Encoding)
-            self._fail([i for i in state.pending if i != state.capture], exc)
-            state.pending.clear()
+            self._fail_waiting(state, exc)
             stop = True
         except Exception as exc:                 # requests, urllib3 and socket errors alike
             if not self._closed.is_set():
@@ -230,9 +232,7 @@ class AnswerReader:
         if state.standalone or not state.pending:
             log.warning("%s", error)
             return False
-        waiting = [request_id for request_id in state.pending if request_id != state.capture]
-        state.pending.clear()
-        self._fail(waiting, error)
+        self._fail_waiting(state, error)
         return True
 
     def _seen_before(self, event_id: str) -> bool:
