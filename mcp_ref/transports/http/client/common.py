@@ -40,6 +40,7 @@ Rules:
 import json
 import logging
 import os
+import queue
 import threading
 import weakref
 from typing import Optional
@@ -53,7 +54,7 @@ from mcp_ref.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE         # one limi
 
 log = logging.getLogger("mcp_ref.http")
 
-__all__ = ["HttpError", "SessionExpired", "RedirectRefused", "ResponseTooLarge", "HttpClient",
+__all__ = ["HttpError", "SessionExpired", "RedirectRefused", "ResponseTooLarge", "HttpClient", "HttpTransport",
            "DEFAULT_MAX_MESSAGE_SIZE", "MAX_REDIRECTS"]
 
 MAX_REDIRECTS = 5
@@ -371,3 +372,24 @@ class HttpClient:
         message = f"{what}: HTTP {response.status_code} {response.reason or ''}".rstrip()
         return cls(message + (f": {str(detail)[:500]}" if detail else ""), status=response.status_code, body=body,
                    url=str(response.url))
+
+
+class HttpTransport:
+    """What both client transports (``StreamableHttpTransport``, ``SseClientTransport``) hold:
+    their ``HttpClient`` (``options``: its keywords), the bound session, the timeouts the
+    ``Client`` sets, and the inbox their readers fill and ``receive()`` reads."""
+
+    def __init__(self, url: str, **options):
+        self.url = url
+        self.session = None                   # the bound Session (set by Client.http)
+        self.timeout, self.init_timeout = 60.0, 10.0       # seconds; Client sets its own
+        self._http = HttpClient(url, **options)
+        self._inbox: queue.SimpleQueue = queue.SimpleQueue()
+        self._closed = threading.Event()
+
+    @property
+    def max_message_size(self) -> int:
+        return self._http.max_message_size
+
+    def receive(self):
+        return take(self._inbox)

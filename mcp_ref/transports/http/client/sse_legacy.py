@@ -28,7 +28,6 @@ Rules:
    (the stream says no more about whose answer it was).
 """
 import logging
-import queue
 import threading
 import time
 from typing import Optional
@@ -37,16 +36,16 @@ from urllib.parse import urljoin
 from mcp_ref.errors import ConnectionClosed, InvalidMessage
 from mcp_ref.jsonrpc.messages import Request, decode, encode
 from mcp_ref.transports.http.client.streamable import StreamableHttpTransport
-from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, ERROR_BODY, HttpClient, HttpError,
+from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, ERROR_BODY, HttpError, HttpTransport,
                                                    ResponseTooLarge, SessionExpired, content_type, origin, origin_text,
-                                                   pending_ids, settle_request, take)
+                                                   pending_ids, settle_request)
 
 log = logging.getLogger("mcp_ref.http")
 
 __all__ = ["SseClientTransport", "AutoHttpTransport", "HttpError", "SessionExpired"]
 
 
-class SseClientTransport:
+class SseClientTransport(HttpTransport):
     """The client end of the 2024-11-05 HTTP+SSE transport (see the module rules).
 
     Options as ``StreamableHttpTransport`` (headers, auth, verify, cert,
@@ -57,15 +56,9 @@ class SseClientTransport:
     def __init__(self, url: str, *, headers: Optional[dict] = None, auth=None, verify=True, cert=None,
                  connect_timeout: float = 10.0, read_timeout: Optional[float] = None,
                  endpoint_timeout: float = 10.0, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE):
-        self.url = url
+        super().__init__(url, headers=headers, auth=auth, verify=verify, cert=cert, connect_timeout=connect_timeout,
+                         read_timeout=read_timeout, max_message_size=max_message_size)
         self.endpoint: Optional[str] = None
-        self.session = None
-        self.timeout, self.init_timeout = 60.0, 10.0       # rule 2; Client sets its own
-        self._http = HttpClient(url, headers=headers, auth=auth, verify=verify, cert=cert,
-                                connect_timeout=connect_timeout, read_timeout=read_timeout,
-                                max_message_size=max_message_size)
-        self._inbox: queue.SimpleQueue = queue.SimpleQueue()
-        self._closed = threading.Event()
         self._ready = threading.Event()
         self._problem: Optional[HttpError] = None
         self._reader: Optional[threading.Thread] = None
@@ -152,9 +145,6 @@ class SseClientTransport:
                 self._http.read_body(response, what, limit=ERROR_BODY)
             except HttpError:                    # too long, or too slow: the message was accepted all the same
                 pass
-
-    def receive(self):
-        return take(self._inbox)
 
     def close(self) -> None:
         if self._closed.is_set():

@@ -13,8 +13,8 @@ Rules:
    ``timeout`` seconds, answer included. ``initialize`` too, within
    ``init_timeout``, so the handshake raises HTTP failures (and auto-detection
    can fall back); ``Client`` sets both to its own. Other requests are POSTed
-   on pool threads (``mcp-http-post-N``, started on demand, ended after a while idle), since an answer may take as long as
-   the server's handler; the answer (one JSON body or an SSE stream) is read
+   on pool threads (``mcp-http-post-N``, started on demand, ended after a
+   while idle), since an answer may take as long as the server's handler; the answer (one JSON body or an SSE stream) is read
    there into the inbox ``receive()`` reads. Cancelling a request cuts its
    connections (``http_common`` rule 3).
 2. Right after ``notifications/initialized``, the standalone GET stream is
@@ -59,7 +59,6 @@ Rules:
 import collections
 import itertools
 import logging
-import queue
 import threading
 from typing import Optional, cast
 
@@ -67,9 +66,9 @@ from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import ConnectionClosed, InvalidMessage
 from mcp_ref.session.workers import WorkerPool
 from mcp_ref.jsonrpc.messages import ErrorResponse, Notification, Request, decode, encode
-from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, REQUEST_ERRORS, HttpClient,
+from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, REQUEST_ERRORS, HttpTransport,
                                                    HttpError, RedirectRefused, ResponseTooLarge, SessionExpired,
-                                                   content_type, take, visible_ascii)
+                                                   content_type, visible_ascii)
 from mcp_ref.transports.http.modern import request_headers
 from mcp_ref.transports.http.client.streams import AnswerReader, StreamState, about
 from mcp_ref.transports.http.client.exchange import Exchange
@@ -98,7 +97,7 @@ def _modern_refusal(message: Request, exc) -> Optional[ErrorResponse]:
     return ErrorResponse(message.id, reply.error)
 
 
-class StreamableHttpTransport(AnswerReader, GetStream):
+class StreamableHttpTransport(AnswerReader, GetStream, HttpTransport):
     """The client end of Streamable HTTP (see the module rules).
 
     ``url`` is the MCP endpoint; ``headers`` go on every request; ``auth`` is a
@@ -118,22 +117,17 @@ class StreamableHttpTransport(AnswerReader, GetStream):
                  max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE):
         if on_session_expired not in ("reinitialize", "raise"):
             raise ValueError("on_session_expired must be 'reinitialize' or 'raise'")
-        self.url = url
+        super().__init__(url, headers={"Accept": ACCEPT, **(headers or {})}, auth=auth, verify=verify, cert=cert,
+                         pool_size=64, connect_timeout=connect_timeout, read_timeout=read_timeout,
+                         max_message_size=max_message_size)
         self.session_id: Optional[str] = None
         self.protocol_version: Optional[str] = None
-        self.session = None                   # the bound Session (rule 6)
         self.get_status: Optional[int] = None  # the standalone GET's status (None: not opened)
         self.on_session_expired = on_session_expired
         self.open_get_stream = open_get_stream
         self.max_reconnects, self.default_retry = max_reconnects, default_retry
-        self.timeout, self.init_timeout = 60.0, 10.0       # rule 1; Client sets its own
-        self._http = HttpClient(url, headers={"Accept": ACCEPT, **(headers or {})}, auth=auth, verify=verify,
-                                cert=cert, pool_size=64, connect_timeout=connect_timeout,
-                                read_timeout=read_timeout, max_message_size=max_message_size)
         self._get_wait = (connect_timeout or 10.0) + 5.0  # for the GET's status (rule 2)
-        self._inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
-        self._closed = threading.Event()
         self._pool = WorkerPool(MAX_THREADS, name="mcp-http-post")     # rules 1 and 2
         self._seen: collections.OrderedDict = collections.OrderedDict()
         self._init: Optional[Request] = None
@@ -147,10 +141,6 @@ class StreamableHttpTransport(AnswerReader, GetStream):
         self._modern_ids: set = set()         # rule 10: modern requests in flight (cut to cancel)
         # rule 10: fn(tools/call params) -> the tool's Mcp-Param-* headers (set by Client.http)
         self.param_headers = None
-
-    @property
-    def max_message_size(self) -> int:
-        return self._http.max_message_size
 
     # ------------------------------------------------------------------ Transport interface
     def send(self, message, related_id=None) -> None:
@@ -181,9 +171,6 @@ class StreamableHttpTransport(AnswerReader, GetStream):
         if isinstance(message, Notification) and message.method == "notifications/initialized" \
                 and self.open_get_stream:
             self._start_get_stream()
-
-    def receive(self):
-        return take(self._inbox)
 
     def close(self) -> None:
         """Rule 7. Idempotent."""
