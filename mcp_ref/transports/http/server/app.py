@@ -140,12 +140,16 @@ class HttpApp(HostChecks):
                 transport = LegacySseTransport(session_id, on_close=self._forget)
             else:
                 transport = HttpSessionTransport(session_id, event_store=self.event_store, on_close=self._forget)
-            transport.subject, transport.auth = getattr(owner, "subject", None), owner   # handler rule 7
             self._sessions[session_id] = transport
         if evicted is not None:
             log.info("HTTP session evicted after %.0f s idle: max_sessions (%d) reached", evicted.idle_for(),
                      self.max_sessions)
             self.terminate(evicted, "session evicted (max_sessions reached)")
+        return self._serve(transport, owner)
+
+    def _serve(self, transport, owner):
+        """Start the MCP session on ``transport``, owned by ``owner`` (an ``AccessToken``: core.py rule 7)."""
+        transport.subject, transport.auth = getattr(owner, "subject", None), owner
         transport.session = self.server.serve(transport, executor=self.pool)
         return transport
 
@@ -157,12 +161,10 @@ class HttpApp(HostChecks):
     def stateless_session(self, owner=None):
         """Stateless mode: a fresh transport and session for one POST (closed by the caller)."""
         transport = HttpSessionTransport(None, on_close=self._forget)
-        transport.subject, transport.auth = getattr(owner, "subject", None), owner
         transport.task_owner = self                # 2026-07-28 tasks outlive the POST (server/tasks/extension.py rule 10)
         with self._lock:
             self._stateless.add(transport)
-        transport.session = self.server.serve(transport, executor=self.pool)
-        return transport
+        return self._serve(transport, owner)
 
     def lookup(self, session_id: str | None, legacy: bool = False):
         with self._lock:

@@ -128,12 +128,9 @@ class WsgiApp:
                 raise ValueError("wsgi_app with auth= needs resource_metadata={'resource': ...}: the URL "
                                  "clients use, which its tokens' audience names")
             guard.bind(guard.metadata["resource"])
+        self.path = path
         self._pid: Optional[int] = None
         self._lock = threading.Lock()
-
-    @property
-    def path(self) -> str:
-        return self.app.path
 
     def _start(self) -> None:
         """Rule 5: once per process, on its first request."""
