@@ -36,9 +36,9 @@ from urllib.parse import urljoin
 from mcp_ref.errors import ConnectionClosed, InvalidMessage
 from mcp_ref.jsonrpc.messages import Request, decode, encode
 from mcp_ref.transports.http.client.streamable import StreamableHttpTransport
-from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, ERROR_BODY, HttpError, HttpTransport,
-                                                   ResponseTooLarge, SessionExpired, content_type, origin, origin_text,
-                                                   pending_ids, settle_request)
+from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, ERROR_BODY, HttpError,
+                                                   HttpTransport, ResponseTooLarge, SessionExpired, content_type,
+                                                   origin, origin_text, pending_ids, settle_request)
 
 log = logging.getLogger("mcp_ref.http")
 

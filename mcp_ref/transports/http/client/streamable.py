@@ -14,8 +14,9 @@ Rules:
    ``init_timeout``, so the handshake raises HTTP failures (and auto-detection
    can fall back); ``Client`` sets both to its own. Other requests are POSTed
    on pool threads (``mcp-http-post-N``, started on demand, ended after a
-   while idle), since an answer may take as long as the server's handler; the answer (one JSON body or an SSE stream) is read
-   there into the inbox ``receive()`` reads. Cancelling a request cuts its
+   while idle), since an answer may take as long as the server's handler;
+   the answer (one JSON body or an SSE stream) is read there into the inbox
+   ``receive()`` reads. Cancelling a request cuts its
    connections (``http_common`` rule 3).
 2. Right after ``notifications/initialized``, the standalone GET stream is
    opened (on a pool thread); ``send`` returns once its status is known: 200

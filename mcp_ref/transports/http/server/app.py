@@ -3,7 +3,8 @@
 ``serve_http`` blocks until SIGINT/SIGTERM; ``start_http`` returns a running
 ``HttpServerHandle`` (tests, embedding). Four modules share the work: this
 one holds the configuration and the session table; ``listener`` the listening
-socket and its connection threads (shared with ``wsgi``'s server); ``http_core`` answers one request (carried by ``http_handler`` or ``wsgi``);
+socket and its connection threads (shared with ``wsgi``'s server);
+``http_core`` answers one request (carried by ``http_handler`` or ``wsgi``);
 ``http_session`` decides which stream carries each message. Spec: basic/transports#streamable-http
 (2025-11-25, 2025-03-26), 2024-11-05 basic/transports#http-with-sse, security_best_practices.
 
