@@ -43,7 +43,7 @@ import os
 import queue
 import threading
 import weakref
-from typing import Optional
+from typing import Any, Optional
 from urllib.parse import urljoin, urlsplit
 
 from mcp_ref.auth.exceptions import AuthorizationError
@@ -381,7 +381,7 @@ class HttpTransport:
 
     def __init__(self, url: str, **options):
         self.url = url
-        self.session = None                   # the bound Session (set by Client.http)
+        self.session: Any = None              # the bound Session (set by Client.http)
         self.timeout, self.init_timeout = 60.0, 10.0       # seconds; Client sets its own
         self._http = HttpClient(url, **options)
         self._inbox: queue.SimpleQueue = queue.SimpleQueue()

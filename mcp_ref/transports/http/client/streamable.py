@@ -67,11 +67,11 @@ from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import ConnectionClosed, InvalidMessage
 from mcp_ref.session.workers import WorkerPool
 from mcp_ref.jsonrpc.messages import ErrorResponse, Notification, Request, decode, encode
-from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, REQUEST_ERRORS, HttpTransport,
+from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, REQUEST_ERRORS,
                                                    HttpError, RedirectRefused, ResponseTooLarge, SessionExpired,
                                                    content_type, visible_ascii)
 from mcp_ref.transports.http.modern import request_headers
-from mcp_ref.transports.http.client.streams import AnswerReader, StreamState, about
+from mcp_ref.transports.http.client.streams import StreamState, about
 from mcp_ref.transports.http.client.exchange import Exchange
 from mcp_ref.transports.http.client.get import GetStream
 
@@ -98,7 +98,7 @@ def _modern_refusal(message: Request, exc) -> Optional[ErrorResponse]:
     return ErrorResponse(message.id, reply.error)
 
 
-class StreamableHttpTransport(AnswerReader, GetStream, HttpTransport):
+class StreamableHttpTransport(GetStream):
     """The client end of Streamable HTTP (see the module rules).
 
     ``url`` is the MCP endpoint; ``headers`` go on every request; ``auth`` is a

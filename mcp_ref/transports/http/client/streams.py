@@ -31,14 +31,13 @@ from __future__ import annotations
 
 import collections
 import logging
-import queue
 import threading
 from typing import Any, Callable, Optional
 
 from mcp_ref.auth.exceptions import AuthorizationError
 from mcp_ref.errors import INTERNAL_ERROR, InvalidMessage
 from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, Response, decode
-from mcp_ref.transports.http.client.common import (REQUEST_ERRORS, HttpClient, HttpError, ResponseTooLarge,
+from mcp_ref.transports.http.client.common import (REQUEST_ERRORS, HttpError, HttpTransport, ResponseTooLarge,
                                                    SessionExpired, content_type, settle_request)
 
 log = logging.getLogger("mcp_ref.http")
@@ -66,19 +65,14 @@ def about(message: Request) -> str:
     return f"{message.method} (id {message.id})"
 
 
-class AnswerReader:
+class AnswerReader(HttpTransport):
     """The answer-reading half of ``StreamableHttpTransport`` (see the module rules), which
     sets these in its ``__init__`` and defines ``_get`` and ``_submit``."""
 
-    url: str
     session_id: Optional[str]
-    session: Any
     max_reconnects: int
     default_retry: float
-    _http: HttpClient
-    _inbox: queue.SimpleQueue
     _lock: threading.Lock
-    _closed: threading.Event
     _seen: collections.OrderedDict
     _abandoned: set
     _get_state: Optional[StreamState]

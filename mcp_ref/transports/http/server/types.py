@@ -33,7 +33,7 @@ Rules:
 from __future__ import annotations
 
 import collections
-from queue import Empty, SimpleQueue
+from queue import Empty
 import time
 from typing import Callable, Optional
 
