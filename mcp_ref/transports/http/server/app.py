@@ -44,14 +44,13 @@ Rules:
 """
 from __future__ import annotations
 
-import socket
 import threading
 from secrets import token_urlsafe
 
 from mcp_ref.errors import get_logger
 from mcp_ref.session.workers import WorkerPool
 from mcp_ref.transports.http.server.handler import McpRequestHandler
-from mcp_ref.transports.http.server.origin import LOOPBACK, WILDCARD, HostChecks
+from mcp_ref.transports.http.server.origin import HostChecks
 from mcp_ref.transports.http.server.events import EventStore, InMemoryEventStore
 from mcp_ref.transports.http.server.listener import DEFAULT_BACKLOG, ConnectionServer, ServerHandle, serve_until_stopped
 from mcp_ref.transports.http.server.session import HttpSessionTransport, LegacySseTransport
@@ -96,14 +95,7 @@ class HttpApp(HostChecks):
         self.max_sessions, self.idle_timeout, self.max_body = max_sessions, idle_timeout, max_body
         self.retry_interval, self.poll_interval, self.keepalive = retry_interval, poll_interval, keepalive
         self.event_store = (event_store or InMemoryEventStore()) if resumable and not stateless else None
-        self.allowed_origins = list(allowed_origins) if allowed_origins is not None else None
-        self.allowed_hosts = list(allowed_hosts) if allowed_hosts is not None else None
-        # Rule 2: the names this server answers to (the port is set once the socket is bound).
-        bind = host.strip("[]").lower()
-        self.loopback, self.wildcard = bind in LOOPBACK, bind in WILDCARD
-        self.own_names = frozenset(name for name in (bind, socket.gethostname().lower()) if name not in WILDCARD)
-        self.port, self.scheme = 0, "http"
-        self._warned: set = set()
+        HostChecks.__init__(self, host, allowed_origins, allowed_hosts)        # rule 2
         self._sessions: dict = {}
         self._stateless: set = set()          # stateless mode: the sessions of POSTs in progress
         self._lock = threading.Lock()
