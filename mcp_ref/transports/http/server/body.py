@@ -59,7 +59,8 @@ class SocketRequest(HttpRequest):
     __slots__ = ("handler", "body_state")
 
     def __init__(self, handler):
-        super().__init__(handler.command, handler.path, handler.fields, handler._local_address)
+        super().__init__(handler.command, handler.path, handler.fields,
+                         lambda: handler.connection.getsockname()[0])     # the Host check of a wildcard bind
         self.handler = handler
         self.body_state = UNREAD
 

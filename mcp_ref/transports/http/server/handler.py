@@ -197,10 +197,6 @@ class McpRequestHandler(BaseHTTPRequestHandler):
             log.exception("HTTP %s %s failed", self.command, self.path)
             self.close_connection = True
 
-    def _local_address(self) -> str:
-        """The address this connection arrived on (the Host check of a wildcard bind)."""
-        return self.connection.getsockname()[0]
-
     def _write_response(self, response: HttpResponse) -> None:
         """Rules 1 and 6."""
         if response.close:

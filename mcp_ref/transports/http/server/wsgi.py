@@ -50,7 +50,6 @@ Rules:
    comment after its client left; one answered as JSON runs to its end (its
    answer then goes nowhere).
 """
-import logging
 import os
 import socket
 import threading
@@ -62,10 +61,9 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 from mcp_ref.errors import INVALID_REQUEST
 from mcp_ref.transports.http.server.core import BodyRefused, HttpRequest, handle_request
 from mcp_ref.transports.http.server.app import HttpApp
+from mcp_ref.transports.http.server.handler import McpRequestHandler
 from mcp_ref.transports.http.server.listener import ConnectionServer, ServerHandle, serve_until_stopped
 from mcp_ref.transports.http.server.types import error, read_sized, read_up_to
-
-log = logging.getLogger("mcp_ref.http")
 
 __all__ = ["WsgiApp", "wsgi_app", "start_wsgi", "serve_wsgi", "WsgiServerHandle"]
 
@@ -172,9 +170,7 @@ def wsgi_app(server, path: str = "/mcp", **options) -> WsgiApp:
 
 
 class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format, *args) -> None:
-        if log.isEnabledFor(logging.DEBUG):
-            log.debug("%s - %s", self.address_string(), format % args)
+    log_message = McpRequestHandler.log_message          # at debug level, as serve_http's
 
 
 class _WsgiServer(ConnectionServer, WSGIServer):
