@@ -98,29 +98,26 @@ def header_problem(header: Callable[[str], Optional[str]], request: Request,
     """Rule 3: the HeaderMismatch error for ``request`` (None when the headers agree).
     ``header(name)`` reads a request header (case-insensitively); ``version`` is the
     body's ``_meta`` protocol version."""
-    sent = header("mcp-protocol-version")
-    if sent != version:
-        return HeaderMismatchError(f"Header mismatch: MCP-Protocol-Version header {sent!r} does not match "
-                                   f"the body's protocol version {version!r}" if sent is not None else
-                                   "Header mismatch: the MCP-Protocol-Version header is required")
-    sent = header("mcp-method")
-    if sent != request.method:
-        return HeaderMismatchError(f"Header mismatch: Mcp-Method header {sent!r} does not match body value "
-                                   f"{request.method!r}" if sent is not None else
-                                   "Header mismatch: the Mcp-Method header is required")
+    problem = (_mismatch("MCP-Protocol-Version", header("mcp-protocol-version"), version)
+               or _mismatch("Mcp-Method", header("mcp-method"), request.method))
     field = NAME_PARAM.get(request.method)
-    if field is not None:
-        params = request.params if isinstance(request.params, dict) else {}
-        body = params.get(field)
-        sent = header("mcp-name")
-        if sent is None:
-            return HeaderMismatchError(f"Header mismatch: the Mcp-Name header is required for {request.method}")
-        decoded = decode_value(sent)
-        if decoded is None:
-            return HeaderMismatchError("Header mismatch: the Mcp-Name header is not valid Base64 UTF-8")
-        if decoded != body:
-            return HeaderMismatchError(f"Header mismatch: Mcp-Name header value {decoded!r} does not match "
-                                       f"body value {body!r}")
+    if problem is not None or field is None:
+        return problem
+    params = request.params if isinstance(request.params, dict) else {}
+    return _mismatch("Mcp-Name", header("mcp-name"), params.get(field), encoded=True)
+
+
+def _mismatch(name: str, sent: Optional[str], body, encoded: bool = False) -> Optional[HeaderMismatchError]:
+    """The error when header ``name`` (``sent``; rule 5's encoding when ``encoded``) is missing
+    or does not mirror ``body`` (the spec's wording: basic/transports/streamable-http)."""
+    if sent is None:
+        return HeaderMismatchError(f"Header mismatch: the {name} header is required")
+    decoded = decode_value(sent) if encoded else sent
+    if decoded is None:
+        return HeaderMismatchError(f"Header mismatch: the {name} header is not valid Base64 UTF-8")
+    if decoded != body:
+        return HeaderMismatchError(f"Header mismatch: {name} header value {decoded!r} does not match body value "
+                                   f"{body!r}")
     return None
 
 
@@ -208,20 +205,17 @@ def param_problem(header: Callable[[str], Optional[str]], annotations: dict,
         if value is _NOT_THERE:
             continue                                  # no value: no header expected
         sent = header("mcp-param-" + name.lower())
-        if sent is None:
-            return HeaderMismatchError(f"Header mismatch: the Mcp-Param-{name} header is required "
-                                       f"(argument {'.'.join(path)!r} is present)")
-        decoded = decode_value(sent)
-        if decoded is None:
-            return HeaderMismatchError(f"Header mismatch: Mcp-Param-{name} is not valid Base64 UTF-8")
-        if kind == "integer":
-            try:
-                same = float(decoded) == value and abs(value) <= _SAFE_INT
-            except (TypeError, ValueError):
-                same = False
-        else:
-            same = decoded == _text(value, kind)
-        if not same:
-            return HeaderMismatchError(f"Header mismatch: Mcp-Param-{name} header value {decoded!r} does not "
-                                       f"match body value {value!r}")
+        if kind == "integer" and sent is not None and _same_integer(decode_value(sent), value):
+            continue
+        problem = _mismatch(f"Mcp-Param-{name}", sent, value if kind == "integer" else _text(value, kind), True)
+        if problem is not None:
+            return problem
     return None
+
+
+def _same_integer(decoded: Optional[str], value) -> bool:
+    """An integer header mirrors its argument when it names the same number (``42``, ``42.0``)."""
+    try:
+        return float(decoded) == value and abs(value) <= _SAFE_INT      # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False

@@ -40,9 +40,10 @@ Rules:
 import json
 import logging
 import os
+import queue
 import threading
 import weakref
-from typing import Optional
+from typing import Any, Optional
 from urllib.parse import urljoin, urlsplit
 
 from mcp_ref.auth.exceptions import AuthorizationError
@@ -53,7 +54,7 @@ from mcp_ref.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE         # one limi
 
 log = logging.getLogger("mcp_ref.http")
 
-__all__ = ["HttpError", "SessionExpired", "RedirectRefused", "ResponseTooLarge", "HttpClient",
+__all__ = ["HttpError", "SessionExpired", "RedirectRefused", "ResponseTooLarge", "HttpClient", "HttpTransport",
            "DEFAULT_MAX_MESSAGE_SIZE", "MAX_REDIRECTS"]
 
 MAX_REDIRECTS = 5
@@ -74,11 +75,13 @@ def take(inbox):
 # ---------------------------------------------------------------------- errors (rule 1)
 class HttpError(SessionError):
     """An HTTP failure: an error status (``.status``), an unusable answer or no answer at all
-    (``.status`` None). ``.body`` holds the start of the response body."""
+    (``.status`` None). ``.body`` holds the start of the response body; a subclass's own
+    attributes come as keywords (``location=``, ``limit=``, ``size=``)."""
 
-    def __init__(self, message: str, *, status: Optional[int] = None, body: str = "", url: str = ""):
+    def __init__(self, message: str, *, status: Optional[int] = None, body: str = "", url: str = "", **details):
         super().__init__(message)
         self.status, self.body, self.url = status, body, url
+        self.__dict__.update(details)
 
 
 # What a request can fail with: the HTTP failures, and an auth provider (mcp_ref.auth)
@@ -97,18 +100,14 @@ class RedirectRefused(HttpError):
     """A redirect we do not follow (rule 2): to another origin (``.location`` is the target's
     origin), one that would change the method, or one too many. Nothing was sent to the target."""
 
-    def __init__(self, message: str, *, status: Optional[int] = None, url: str = "", location: str = ""):
-        super().__init__(message, status=status, url=url)
-        self.location = location
+    location = ""
 
 
 class ResponseTooLarge(HttpError):
     """An answer (a body, or one SSE event) over the message size limit (``.limit`` bytes; raise
     it with ``max_message_size``). ``.size`` is how much had been read when we stopped."""
 
-    def __init__(self, message: str, *, limit: int, size: int, status: Optional[int] = None, url: str = ""):
-        super().__init__(message, status=status, url=url)
-        self.limit, self.size = limit, size
+    limit = size = 0
 
 
 def origin(url: str) -> tuple:
@@ -138,29 +137,21 @@ def content_type(response) -> str:
 
 
 def settle_request(session, request_id, exc: Exception) -> bool:
-    """Fail one pending request of ``session`` with a local exception. Uses the session's
-    ``fail_request`` when it has one, else its waiter table."""
-    fail = getattr(session, "fail_request", None)
-    if fail is not None:
-        return bool(fail(request_id, exc))
-    lock, outbound = getattr(session, "_lock", None), getattr(session, "_outbound", None)
-    if lock is None or outbound is None:
-        return False
-    with lock:
-        waiter = outbound.pop(request_id, None)
-    if waiter is None:
-        return False
-    waiter.settle(exc)
-    return True
+    """Fail one pending request of ``session`` (a ``Session``) with a local exception;
+    False when it waits for no such answer."""
+    with session._lock:
+        waiter = session._outbound.pop(request_id, None)
+    if waiter is not None:
+        waiter.settle(exc)
+    return waiter is not None
 
 
 def pending_ids(session) -> list:
-    """The ids of the requests ``session`` is waiting for (none when it cannot tell)."""
-    lock, outbound = getattr(session, "_lock", None), getattr(session, "_outbound", None)
-    if lock is None or outbound is None:
+    """The ids of the requests ``session`` is waiting for (none without a session)."""
+    if session is None:
         return []
-    with lock:
-        return list(outbound)
+    with session._lock:
+        return list(session._outbound)
 
 
 # ---------------------------------------------------------------------- the client
@@ -213,7 +204,7 @@ class HttpClient:
             self._conns.add(conn)
             if exchange is not None:
                 exchange.conns.add(conn)
-            dead = self.closed or (exchange is not None and (exchange.cut_off or exchange.expired))
+            dead = self._dead(exchange)
         if dead:
             shut(socket_of(conn))
         return conn
@@ -222,7 +213,7 @@ class HttpClient:
         exchange = getattr(conn, "_mcp_exchange", None)
         with self._lock:
             self._conns.add(conn)
-            dead = self.closed or (exchange is not None and (exchange.cut_off or exchange.expired))
+            dead = self._dead(exchange)
         if dead:
             shut(conn.sock)
             raise ConnectionAbortedError("the HTTP exchange was cut")
@@ -305,7 +296,10 @@ class HttpClient:
     def interrupted(self) -> bool:
         """True when this thread's exchange was cut or expired, or the client closed: a read
         that ended may have been cut short (a shut socket reads as the end of the body)."""
-        exchange = current_exchange(self)
+        return self._dead(current_exchange(self))
+
+    def _dead(self, exchange) -> bool:
+        """No new connection for ``exchange``: it was cut or expired, or the client closed."""
         return self.closed or (exchange is not None and (exchange.cut_off or exchange.expired))
 
     # -- reading (rule 5)
@@ -378,3 +372,24 @@ class HttpClient:
         message = f"{what}: HTTP {response.status_code} {response.reason or ''}".rstrip()
         return cls(message + (f": {str(detail)[:500]}" if detail else ""), status=response.status_code, body=body,
                    url=str(response.url))
+
+
+class HttpTransport:
+    """What both client transports (``StreamableHttpTransport``, ``SseClientTransport``) hold:
+    their ``HttpClient`` (``options``: its keywords), the bound session, the timeouts the
+    ``Client`` sets, and the inbox their readers fill and ``receive()`` reads."""
+
+    def __init__(self, url: str, **options):
+        self.url = url
+        self.session: Any = None              # the bound Session (set by Client.http)
+        self.timeout, self.init_timeout = 60.0, 10.0       # seconds; Client sets its own
+        self._http = HttpClient(url, **options)
+        self._inbox: queue.SimpleQueue = queue.SimpleQueue()
+        self._closed = threading.Event()
+
+    @property
+    def max_message_size(self) -> int:
+        return self._http.max_message_size
+
+    def receive(self):
+        return take(self._inbox)

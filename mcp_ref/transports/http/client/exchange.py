@@ -85,19 +85,16 @@ class Exchange:
     def remaining(self) -> Optional[float]:
         return None if self.deadline is None else max(0.001, self.deadline - time.monotonic())
 
-    def cut(self) -> None:
-        """Shut every connection of this exchange now, and any it makes later."""
+    def cut(self, when: Optional[float] = None) -> None:
+        """Shut every connection of this exchange now, and any it makes later; with ``when``
+        (the watchdog's), expire it instead, unless it was disarmed or armed again since."""
         with self.client._lock:
-            self.cut_off = True
-            conns = list(self.conns)
-        for conn in conns:
-            shut(socket_of(conn))
-
-    def _expire(self, when: float) -> None:
-        with self.client._lock:
-            if self.deadline is None or self.deadline != when:
+            if when is None:
+                self.cut_off = True
+            elif self.deadline == when:
+                self.expired = True
+            else:
                 return                           # disarmed, or armed again since
-            self.expired = True
             conns = list(self.conns)
         for conn in conns:
             shut(socket_of(conn))
@@ -143,7 +140,7 @@ class Watchdog:
                 if self._stopped:
                     return
                 when, _, exchange = heapq.heappop(self._heap)
-            exchange._expire(when)
+            exchange.cut(when)
 
 
 def tracking_adapter(requests, client, pool_size: int):

@@ -14,38 +14,29 @@ from typing import Any, Callable, Iterator, Optional
 from mcp_ref.protocol import lifecycle
 from mcp_ref.jsonrpc.messages import Notification, Request, Response
 from mcp_ref.transports.http.client.exchange import Exchange
-from mcp_ref.transports.http.client.common import REQUEST_ERRORS, HttpClient, HttpError, SessionExpired
-from mcp_ref.transports.http.client.streams import StreamState
+from mcp_ref.transports.http.client.common import REQUEST_ERRORS, HttpError, SessionExpired
+from mcp_ref.transports.http.client.streams import AnswerReader, StreamState
 
 log = logging.getLogger("mcp_ref.http")
 
 
-class GetStream:
-    """The GET stream and re-initialization of ``StreamableHttpTransport`` (a mix-in), which
-    sets these in its ``__init__`` and defines the methods named here."""
+class GetStream(AnswerReader):
+    """The GET stream and re-initialization of ``StreamableHttpTransport`` (a mix-in over
+    ``AnswerReader``), which sets these in its ``__init__`` and defines the methods named here."""
 
-    _http: HttpClient
-    session_id: Optional[str]
     open_get_stream: bool
     _get_exchange: Optional[Exchange]
-    _lock: threading.Lock
-    _closed: threading.Event
     _init: Optional[Request]
     _get_wait: float
-    _get_state: Optional[StreamState]
     _reinit_lock: threading.Lock
     _reinit_ids: Iterator[int]
-    _consume: Callable[..., None]
-    _follow: Callable[..., None]
-    _get: Callable[[Optional[str]], Any]
     _post: Callable[[Any], Any]
-    _spawn: Callable[[Callable[[], None], str], None]
     _take_session_id: Callable[[Any], None]
 
     def _start_get_stream(self) -> None:
         """Rule 2: open the standalone stream and wait until its status is known."""
         known = threading.Event()
-        self._spawn(lambda: self._run_get(known), "mcp-http-get")
+        self._submit(lambda: self._run_get(known))
         known.wait(self._get_wait + 1.0)
 
     def _run_get(self, known: threading.Event) -> None:

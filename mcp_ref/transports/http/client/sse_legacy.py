@@ -28,7 +28,6 @@ Rules:
    (the stream says no more about whose answer it was).
 """
 import logging
-import queue
 import threading
 import time
 from typing import Optional
@@ -37,16 +36,16 @@ from urllib.parse import urljoin
 from mcp_ref.errors import ConnectionClosed, InvalidMessage
 from mcp_ref.jsonrpc.messages import Request, decode, encode
 from mcp_ref.transports.http.client.streamable import StreamableHttpTransport
-from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, ERROR_BODY, HttpClient, HttpError,
-                                                   ResponseTooLarge, SessionExpired, content_type, origin, origin_text,
-                                                   pending_ids, settle_request, take)
+from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, ERROR_BODY, HttpError,
+                                                   HttpTransport, ResponseTooLarge, SessionExpired, content_type,
+                                                   origin, origin_text, pending_ids, settle_request)
 
 log = logging.getLogger("mcp_ref.http")
 
 __all__ = ["SseClientTransport", "AutoHttpTransport", "HttpError", "SessionExpired"]
 
 
-class SseClientTransport:
+class SseClientTransport(HttpTransport):
     """The client end of the 2024-11-05 HTTP+SSE transport (see the module rules).
 
     Options as ``StreamableHttpTransport`` (headers, auth, verify, cert,
@@ -57,15 +56,9 @@ class SseClientTransport:
     def __init__(self, url: str, *, headers: Optional[dict] = None, auth=None, verify=True, cert=None,
                  connect_timeout: float = 10.0, read_timeout: Optional[float] = None,
                  endpoint_timeout: float = 10.0, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE):
-        self.url = url
+        super().__init__(url, headers=headers, auth=auth, verify=verify, cert=cert, connect_timeout=connect_timeout,
+                         read_timeout=read_timeout, max_message_size=max_message_size)
         self.endpoint: Optional[str] = None
-        self.session = None
-        self.timeout, self.init_timeout = 60.0, 10.0       # rule 2; Client sets its own
-        self._http = HttpClient(url, headers=headers, auth=auth, verify=verify, cert=cert,
-                                connect_timeout=connect_timeout, read_timeout=read_timeout,
-                                max_message_size=max_message_size)
-        self._inbox: queue.SimpleQueue = queue.SimpleQueue()
-        self._closed = threading.Event()
         self._ready = threading.Event()
         self._problem: Optional[HttpError] = None
         self._reader: Optional[threading.Thread] = None
@@ -125,7 +118,7 @@ class SseClientTransport:
         limit = self._http.max_message_size
         error = ResponseTooLarge(f"GET {self.url}: an SSE event is larger than the message size limit of {limit} "
                                  "bytes (max_message_size); dropped", limit=limit, size=size, url=self.url)
-        pending: list = pending_ids(self.session) if self.session is not None else []
+        pending: list = pending_ids(self.session)
         if len(pending) == 1 and settle_request(self.session, pending[0], error):
             return
         log.warning("%s", error)
@@ -153,9 +146,6 @@ class SseClientTransport:
             except HttpError:                    # too long, or too slow: the message was accepted all the same
                 pass
 
-    def receive(self):
-        return take(self._inbox)
-
     def close(self) -> None:
         if self._closed.is_set():
             return
@@ -165,6 +155,11 @@ class SseClientTransport:
             self._reader.join(2.0)
         self._response.close()
         self._inbox.put(CLOSED)
+
+
+def _forwarded(name: str) -> property:
+    """An attribute of ``AutoHttpTransport`` that is its current inner transport's."""
+    return property(lambda self: getattr(self.inner, name, None), lambda self, value: setattr(self.inner, name, value))
 
 
 class AutoHttpTransport:
@@ -216,34 +211,7 @@ class AutoHttpTransport:
         self._closed = True
         self.inner.close()
 
-    @property
-    def protocol_version(self):
-        return getattr(self.inner, "protocol_version", None)
-
-    @protocol_version.setter
-    def protocol_version(self, value) -> None:
-        self.inner.protocol_version = value
-
-    @property
-    def timeout(self):
-        return self.inner.timeout
-
-    @timeout.setter
-    def timeout(self, value) -> None:
-        self.inner.timeout = value
-
-    @property
-    def init_timeout(self):
-        return self.inner.init_timeout
-
-    @init_timeout.setter
-    def init_timeout(self, value) -> None:
-        self.inner.init_timeout = value
-
-    @property
-    def session(self):
-        return self.inner.session
-
-    @session.setter
-    def session(self, value) -> None:
-        self.inner.session = value
+    protocol_version = _forwarded("protocol_version")
+    timeout = _forwarded("timeout")
+    init_timeout = _forwarded("init_timeout")
+    session = _forwarded("session")

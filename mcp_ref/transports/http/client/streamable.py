@@ -13,12 +13,13 @@ Rules:
    ``timeout`` seconds, answer included. ``initialize`` too, within
    ``init_timeout``, so the handshake raises HTTP failures (and auto-detection
    can fall back); ``Client`` sets both to its own. Other requests are POSTed
-   on pool threads (``mcp-http-post-N``), since an answer may take as long as
-   the server's handler; the answer (one JSON body or an SSE stream) is read
-   there into the inbox ``receive()`` reads. Cancelling a request cuts its
+   on pool threads (``mcp-http-post-N``, started on demand, ended after a
+   while idle), since an answer may take as long as the server's handler;
+   the answer (one JSON body or an SSE stream) is read there into the inbox
+   ``receive()`` reads. Cancelling a request cuts its
    connections (``http_common`` rule 3).
 2. Right after ``notifications/initialized``, the standalone GET stream is
-   opened (``mcp-http-get``); ``send`` returns once its status is known: 200
+   opened (on a pool thread); ``send`` returns once its status is known: 200
    is a stream, anything else (405 included) means none.
 3. Answers are read as ``http_streams`` says: one JSON body, or an SSE
    stream whose event ids are remembered (bounded), so a replay after a
@@ -59,18 +60,18 @@ Rules:
 import collections
 import itertools
 import logging
-import queue
 import threading
 from typing import Optional, cast
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import ConnectionClosed, InvalidMessage
+from mcp_ref.session.workers import WorkerPool
 from mcp_ref.jsonrpc.messages import ErrorResponse, Notification, Request, decode, encode
-from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, REQUEST_ERRORS, HttpClient,
+from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, REQUEST_ERRORS,
                                                    HttpError, RedirectRefused, ResponseTooLarge, SessionExpired,
-                                                   content_type, take, visible_ascii)
+                                                   content_type, visible_ascii)
 from mcp_ref.transports.http.modern import request_headers
-from mcp_ref.transports.http.client.streams import AnswerReader, StreamState, about
+from mcp_ref.transports.http.client.streams import StreamState, about
 from mcp_ref.transports.http.client.exchange import Exchange
 from mcp_ref.transports.http.client.get import GetStream
 
@@ -79,6 +80,7 @@ log = logging.getLogger("mcp_ref.http")
 __all__ = ["StreamableHttpTransport", "HttpError", "SessionExpired", "RedirectRefused", "ResponseTooLarge"]
 
 ACCEPT = "application/json, text/event-stream"
+MAX_THREADS = 1024        # pool threads at once: requests being answered, streams being read (rule 1)
 
 
 def _modern_refusal(message: Request, exc) -> Optional[ErrorResponse]:
@@ -96,7 +98,7 @@ def _modern_refusal(message: Request, exc) -> Optional[ErrorResponse]:
     return ErrorResponse(message.id, reply.error)
 
 
-class StreamableHttpTransport(AnswerReader, GetStream):
+class StreamableHttpTransport(GetStream):
     """The client end of Streamable HTTP (see the module rules).
 
     ``url`` is the MCP endpoint; ``headers`` go on every request; ``auth`` is a
@@ -116,25 +118,18 @@ class StreamableHttpTransport(AnswerReader, GetStream):
                  max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE):
         if on_session_expired not in ("reinitialize", "raise"):
             raise ValueError("on_session_expired must be 'reinitialize' or 'raise'")
-        self.url = url
+        super().__init__(url, headers={"Accept": ACCEPT, **(headers or {})}, auth=auth, verify=verify, cert=cert,
+                         pool_size=64, connect_timeout=connect_timeout, read_timeout=read_timeout,
+                         max_message_size=max_message_size)
         self.session_id: Optional[str] = None
         self.protocol_version: Optional[str] = None
-        self.session = None                   # the bound Session (rule 6)
         self.get_status: Optional[int] = None  # the standalone GET's status (None: not opened)
         self.on_session_expired = on_session_expired
         self.open_get_stream = open_get_stream
         self.max_reconnects, self.default_retry = max_reconnects, default_retry
-        self.timeout, self.init_timeout = 60.0, 10.0       # rule 1; Client sets its own
-        self._http = HttpClient(url, headers={"Accept": ACCEPT, **(headers or {})}, auth=auth, verify=verify,
-                                cert=cert, pool_size=64, connect_timeout=connect_timeout,
-                                read_timeout=read_timeout, max_message_size=max_message_size)
         self._get_wait = (connect_timeout or 10.0) + 5.0  # for the GET's status (rule 2)
-        self._inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
-        self._closed = threading.Event()
-        self._threads: set = set()
-        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self._idle = self._workers = 0
+        self._pool = WorkerPool(MAX_THREADS, name="mcp-http-post")     # rules 1 and 2
         self._seen: collections.OrderedDict = collections.OrderedDict()
         self._init: Optional[Request] = None
         self._expired: Optional[SessionExpired] = None
@@ -147,10 +142,6 @@ class StreamableHttpTransport(AnswerReader, GetStream):
         self._modern_ids: set = set()         # rule 10: modern requests in flight (cut to cancel)
         # rule 10: fn(tools/call params) -> the tool's Mcp-Param-* headers (set by Client.http)
         self.param_headers = None
-
-    @property
-    def max_message_size(self) -> int:
-        return self._http.max_message_size
 
     # ------------------------------------------------------------------ Transport interface
     def send(self, message, related_id=None) -> None:
@@ -182,9 +173,6 @@ class StreamableHttpTransport(AnswerReader, GetStream):
                 and self.open_get_stream:
             self._start_get_stream()
 
-    def receive(self):
-        return take(self._inbox)
-
     def close(self) -> None:
         """Rule 7. Idempotent."""
         with self._lock:
@@ -202,15 +190,8 @@ class StreamableHttpTransport(AnswerReader, GetStream):
             except HttpError as exc:
                 log.debug("DELETE of the HTTP session failed: %s", exc)
         self._http.close()
-        with self._lock:
-            workers = self._workers
-        for _ in range(workers):
-            self._jobs.put(None)
         self._inbox.put(CLOSED)
-        me = threading.current_thread()
-        for thread in list(self._threads):
-            if thread is not me:
-                thread.join(2.0)
+        self._pool.close()
 
     # ------------------------------------------------------------------ HTTP
     def _headers(self, extra: Optional[dict] = None) -> dict:
@@ -326,39 +307,7 @@ class StreamableHttpTransport(AnswerReader, GetStream):
 
     # ------------------------------------------------------------------ threads
     def _submit(self, job) -> None:
-        with self._lock:
-            if self._closed.is_set():
-                return                               # closing: nobody would read the answer
-            if self._idle:
-                self._idle -= 1
-                spawn = None
-            else:
-                self._workers += 1
-                spawn = self._workers
-        if spawn is not None:
-            self._spawn(self._worker, f"mcp-http-post-{spawn}")
-        self._jobs.put(job)
-
-    def _worker(self) -> None:
-        while True:
-            job = self._jobs.get()
-            if job is None:
-                return
-            try:
-                job()
-            except Exception:
-                log.exception("HTTP client job failed")
-            with self._lock:
-                self._idle += 1
-
-    def _spawn(self, target, name: str) -> None:
-        def run():
-            try:
-                target()
-            finally:
-                with self._lock:
-                    self._threads.discard(thread)
-        thread = threading.Thread(target=run, name=name, daemon=True)
-        with self._lock:
-            self._threads.add(thread)
-        thread.start()
+        try:
+            self._pool.submit(job)
+        except RuntimeError:                         # closing: nobody would read the answer
+            pass

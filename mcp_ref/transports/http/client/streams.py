@@ -31,14 +31,13 @@ from __future__ import annotations
 
 import collections
 import logging
-import queue
 import threading
 from typing import Any, Callable, Optional
 
 from mcp_ref.auth.exceptions import AuthorizationError
 from mcp_ref.errors import INTERNAL_ERROR, InvalidMessage
 from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, Response, decode
-from mcp_ref.transports.http.client.common import (REQUEST_ERRORS, HttpClient, HttpError, ResponseTooLarge,
+from mcp_ref.transports.http.client.common import (REQUEST_ERRORS, HttpError, HttpTransport, ResponseTooLarge,
                                                    SessionExpired, content_type, settle_request)
 
 log = logging.getLogger("mcp_ref.http")
@@ -66,19 +65,14 @@ def about(message: Request) -> str:
     return f"{message.method} (id {message.id})"
 
 
-class AnswerReader:
+class AnswerReader(HttpTransport):
     """The answer-reading half of ``StreamableHttpTransport`` (see the module rules), which
     sets these in its ``__init__`` and defines ``_get`` and ``_submit``."""
 
-    url: str
     session_id: Optional[str]
-    session: Any
     max_reconnects: int
     default_retry: float
-    _http: HttpClient
-    _inbox: queue.SimpleQueue
     _lock: threading.Lock
-    _closed: threading.Event
     _seen: collections.OrderedDict
     _abandoned: set
     _get_state: Optional[StreamState]
@@ -116,11 +110,14 @@ class AnswerReader:
 
     def _unanswered(self, state: StreamState, got: str, status: Optional[int] = None) -> None:
         """Rule 1: the answer has ended and holds no response to these requests."""
-        waiting = [request_id for request_id in state.pending if request_id != state.capture]
-        state.pending -= set(waiting)
-        for request_id in waiting:
-            self._fail([request_id], HttpError(f"POST {self.url}: the server answered {state.what or 'a request'} "
-                                               f"with {got}; no response will come", status=status, url=self.url))
+        self._fail_waiting(state, HttpError(f"POST {self.url}: the server answered {state.what or 'a request'} "
+                                            f"with {got}; no response will come", status=status, url=self.url))
+
+    def _fail_waiting(self, state: StreamState, exc: HttpError) -> None:
+        """Fail the requests this answer was for (the captured one aside) and stop waiting for them."""
+        waiting = {request_id for request_id in state.pending if request_id != state.capture}
+        state.pending -= waiting
+        self._fail(waiting, exc)
 
     def _deliver(self, decoded, state: StreamState) -> int:
         """Put the messages of one body or event in the inbox (rule 1); returns how many."""
@@ -207,8 +204,7 @@ class AnswerReader:
                     log.warning("ignored an invalid SSE event from the server: %s", getattr(bad, "message", bad))
             clean = not stop and not self._http.interrupted()
         except HttpError as exc:                 # an answer we cannot read at all (its Content-Encoding)
-            self._fail([i for i in state.pending if i != state.capture], exc)
-            state.pending.clear()
+            self._fail_waiting(state, exc)
             stop = True
         except Exception as exc:                 # requests, urllib3 and socket errors alike
             if not self._closed.is_set():
@@ -230,9 +226,7 @@ class AnswerReader:
         if state.standalone or not state.pending:
             log.warning("%s", error)
             return False
-        waiting = [request_id for request_id in state.pending if request_id != state.capture]
-        state.pending.clear()
-        self._fail(waiting, error)
+        self._fail_waiting(state, error)
         return True
 
     def _seen_before(self, event_id: str) -> bool:

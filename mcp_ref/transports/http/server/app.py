@@ -1,8 +1,9 @@
 """Streamable HTTP server (and the legacy HTTP+SSE transport) on the standard library.
 
 ``serve_http`` blocks until SIGINT/SIGTERM; ``start_http`` returns a running
-``HttpServerHandle`` (tests, embedding). Three modules share the work: this
-one holds the configuration, the session table and the listening socket;
+``HttpServerHandle`` (tests, embedding). Four modules share the work: this
+one holds the configuration and the session table; ``listener`` the listening
+socket and its connection threads (shared with ``wsgi``'s server);
 ``http_core`` answers one request (carried by ``http_handler`` or ``wsgi``);
 ``http_session`` decides which stream carries each message. Spec: basic/transports#streamable-http
 (2025-11-25, 2025-03-26), 2024-11-05 basic/transports#http-with-sse, security_best_practices.
@@ -43,20 +44,15 @@ Rules:
 """
 from __future__ import annotations
 
-import itertools
-import signal
-import socket
-import socketserver
 import threading
-import time
-from http.server import ThreadingHTTPServer
+from secrets import token_urlsafe
 
 from mcp_ref.errors import get_logger
-from secrets import token_urlsafe
 from mcp_ref.session.workers import WorkerPool
 from mcp_ref.transports.http.server.handler import McpRequestHandler
-from mcp_ref.transports.http.server.origin import LOOPBACK, WILDCARD, HostChecks
+from mcp_ref.transports.http.server.origin import HostChecks
 from mcp_ref.transports.http.server.events import EventStore, InMemoryEventStore
+from mcp_ref.transports.http.server.listener import DEFAULT_BACKLOG, ConnectionServer, ServerHandle, serve_until_stopped
 from mcp_ref.transports.http.server.session import HttpSessionTransport, LegacySseTransport
 
 log = get_logger("mcp_ref.http")
@@ -67,7 +63,6 @@ DEFAULT_MAX_SESSIONS = 1000
 DEFAULT_WORKERS = 128                  # threads running requests, shared by every session (rule 3)
 DEFAULT_IDLE_TIMEOUT = 1800.0          # seconds
 DEFAULT_MAX_BODY = 4 * 1024 * 1024     # bytes
-DEFAULT_BACKLOG = max(socket.SOMAXCONN, 128)   # connections the kernel may hold before accept() (rule 5)
 
 
 def new_session_id() -> str:
@@ -100,14 +95,7 @@ class HttpApp(HostChecks):
         self.max_sessions, self.idle_timeout, self.max_body = max_sessions, idle_timeout, max_body
         self.retry_interval, self.poll_interval, self.keepalive = retry_interval, poll_interval, keepalive
         self.event_store = (event_store or InMemoryEventStore()) if resumable and not stateless else None
-        self.allowed_origins = list(allowed_origins) if allowed_origins is not None else None
-        self.allowed_hosts = list(allowed_hosts) if allowed_hosts is not None else None
-        # Rule 2: the names this server answers to (the port is set once the socket is bound).
-        bind = host.strip("[]").lower()
-        self.loopback, self.wildcard = bind in LOOPBACK, bind in WILDCARD
-        self.own_names = frozenset(name for name in (bind, socket.gethostname().lower()) if name not in WILDCARD)
-        self.port, self.scheme = 0, "http"
-        self._warned: set = set()
+        HostChecks.__init__(self, host, allowed_origins, allowed_hosts)        # rule 2
         self._sessions: dict = {}
         self._stateless: set = set()          # stateless mode: the sessions of POSTs in progress
         self._lock = threading.Lock()
@@ -145,12 +133,16 @@ class HttpApp(HostChecks):
                 transport = LegacySseTransport(session_id, on_close=self._forget)
             else:
                 transport = HttpSessionTransport(session_id, event_store=self.event_store, on_close=self._forget)
-            transport.subject, transport.auth = getattr(owner, "subject", None), owner   # handler rule 7
             self._sessions[session_id] = transport
         if evicted is not None:
             log.info("HTTP session evicted after %.0f s idle: max_sessions (%d) reached", evicted.idle_for(),
                      self.max_sessions)
             self.terminate(evicted, "session evicted (max_sessions reached)")
+        return self._serve(transport, owner)
+
+    def _serve(self, transport, owner):
+        """Start the MCP session on ``transport``, owned by ``owner`` (an ``AccessToken``: core.py rule 7)."""
+        transport.subject, transport.auth = getattr(owner, "subject", None), owner
         transport.session = self.server.serve(transport, executor=self.pool)
         return transport
 
@@ -162,12 +154,10 @@ class HttpApp(HostChecks):
     def stateless_session(self, owner=None):
         """Stateless mode: a fresh transport and session for one POST (closed by the caller)."""
         transport = HttpSessionTransport(None, on_close=self._forget)
-        transport.subject, transport.auth = getattr(owner, "subject", None), owner
         transport.task_owner = self                # 2026-07-28 tasks outlive the POST (server/tasks/extension.py rule 10)
         with self._lock:
             self._stateless.add(transport)
-        transport.session = self.server.serve(transport, executor=self.pool)
-        return transport
+        return self._serve(transport, owner)
 
     def lookup(self, session_id: str | None, legacy: bool = False):
         with self._lock:
@@ -224,116 +214,24 @@ class HttpApp(HostChecks):
         with self._lock:
             return len(self._sessions)
 
-class _HttpServer(ThreadingHTTPServer):
-    """ThreadingHTTPServer that names and tracks its connection threads (rule 3)."""
-
-    daemon_threads = True
-    allow_reuse_address = True
+class _HttpServer(ConnectionServer):
+    """``serve_http``'s server: ``McpRequestHandler`` over the ``HttpApp``."""
 
     def __init__(self, address, app: HttpApp, ssl_context=None, backlog: int = DEFAULT_BACKLOG):
         self.app = app
-        self.ssl_context = ssl_context
-        if backlog < 1:
-            raise ValueError(f"backlog must be at least 1, not {backlog!r}")
-        self.request_queue_size = backlog          # rule 5: socketserver's default is 5
-        self._connections: dict = {}
-        self._connections_lock = threading.Lock()
-        self._numbers = itertools.count(1)
-        if ":" in address[0]:
-            self.address_family = socket.AF_INET6
-        super().__init__((address[0].strip("[]"), address[1]), McpRequestHandler)
-
-    def server_bind(self) -> None:
-        socketserver.TCPServer.server_bind(self)          # no getfqdn(): it may wait on DNS
-        self.server_name, self.server_port = str(self.server_address[0]), self.server_address[1]
-
-    def get_request(self):
-        sock, client_address = self.socket.accept()
-        if self.ssl_context is not None:          # the handshake runs on the connection's thread
-            sock = self.ssl_context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
-        return sock, client_address
-
-    def process_request(self, request, client_address) -> None:
-        thread = threading.Thread(target=self._serve_connection, args=(request, client_address),
-                                  name=f"mcp-http-conn-{next(self._numbers)}", daemon=True)
-        with self._connections_lock:
-            self._connections[thread] = request
-        thread.start()
-
-    def _serve_connection(self, request, client_address) -> None:
-        try:
-            if self.ssl_context is not None:
-                request.settimeout(30.0)
-                request.do_handshake()
-            self.finish_request(request, client_address)
-        except Exception:
-            log.debug("HTTP connection from %s failed", client_address, exc_info=True)
-        finally:
-            self.shutdown_request(request)
-            with self._connections_lock:
-                self._connections.pop(threading.current_thread(), None)
-
-    def handle_error(self, request, client_address) -> None:
-        log.debug("HTTP connection from %s failed", client_address, exc_info=True)
-
-    def close_connections(self, timeout: float = 2.0) -> None:
-        """Rule 3: stop reading every connection (an idle keep-alive one ends at once; one
-        finishing a response writes its end first), then cut what is left."""
-        with self._connections_lock:
-            connections = list(self._connections.items())
-        deadline = time.monotonic() + timeout
-        for how in (socket.SHUT_RD, socket.SHUT_RDWR):
-            for _, sock in connections:
-                try:
-                    sock.shutdown(how)
-                except OSError:
-                    pass
-            for thread, _ in connections:
-                thread.join(max(0.0, deadline - time.monotonic()) / 2)
-            connections = [(t, s) for t, s in connections if t.is_alive()]
+        super().__init__(address, McpRequestHandler, ssl_context, backlog)
 
 
-class HttpServerHandle:
-    """A running HTTP server (from ``start_http``): ``url``, ``port``, ``shutdown()``."""
+class HttpServerHandle(ServerHandle):
+    """A running HTTP server (from ``start_http``): ``url``, ``sse_url``, ``port``, ``shutdown()``."""
 
     def __init__(self, httpd: _HttpServer, app: HttpApp):
-        self.httpd, self.app = httpd, app
-        self.host = str(httpd.server_address[0])          # AF_INET or AF_INET6: a str
-        self.port = httpd.server_address[1]
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        scheme = "https" if httpd.ssl_context is not None else "http"
-        self.base_url = f"{scheme}://{host}:{self.port}"
-        self.url = self.base_url + app.path
+        super().__init__(httpd, app, app.path, "mcp-http-server")
         self.sse_url = self.base_url + app.sse_path
-        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1},
-                                        name="mcp-http-server", daemon=True)
-        self._closed = False
-        self.stopping = threading.Event()        # set by shutdown() (or a signal, in serve_http)
 
     def start(self) -> "HttpServerHandle":
         self.app.start()
-        self._thread.start()
-        return self
-
-    def shutdown(self) -> None:
-        """Stop accepting, close every session and stream, end every connection thread. Idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        self.stopping.set()
-        self.httpd.shutdown()
-        self.app.close()
-        self.httpd.close_connections()
-        self._thread.join(2.0)
-        self.httpd.server_close()
-
-    close = shutdown
-
-    def __enter__(self) -> "HttpServerHandle":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.shutdown()
+        return super().start()
 
 
 def start_http(server, address=("127.0.0.1", 0), *, ssl_context=None, backlog: int = DEFAULT_BACKLOG,
@@ -380,21 +278,5 @@ def serve_http(server, address=("127.0.0.1", 8000), *, ready=None, **options) ->
     installed). A readiness line with the real URL is printed on stdout.
     """
     handle = start_http(server, address, **options)
-    previous = {}
-    if threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            previous[signum] = signal.signal(signum, lambda *_: handle.stopping.set())
-    try:
-        print(f"mcp_ref: serving MCP at {handle.url} (legacy SSE at {handle.sse_url})", flush=True)
-        log.info("serving MCP over HTTP at %s", handle.url)
-        if ready is not None:
-            ready.set() if hasattr(ready, "set") else ready(handle)
-        while not handle.stopping.wait(0.5):
-            pass
-    except KeyboardInterrupt:
-        pass
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        handle.shutdown()
-
+    log.info("serving MCP over HTTP at %s", handle.url)
+    serve_until_stopped(handle, f"mcp_ref: serving MCP at {handle.url} (legacy SSE at {handle.sse_url})", ready)

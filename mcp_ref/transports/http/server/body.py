@@ -30,7 +30,7 @@ import select
 import socket
 from typing import Optional
 
-from mcp_ref.transports.http.server.types import BodyRefused, HttpRequest
+from mcp_ref.transports.http.server.types import BodyRefused, HttpRequest, read_sized
 
 MAX_CHUNK_LINE = 4096          # bytes of one chunk-size line (with extensions) or trailer line, CRLF included
 FRAMING_MIN = 64 * 1024        # chunk framing allowed beyond the data, at least (rule 1)
@@ -59,7 +59,8 @@ class SocketRequest(HttpRequest):
     __slots__ = ("handler", "body_state")
 
     def __init__(self, handler):
-        super().__init__(handler.command, handler.path, handler.fields, handler._local_address)
+        super().__init__(handler.command, handler.path, handler.fields,
+                         lambda: handler.connection.getsockname()[0])     # the Host check of a wildcard bind
         self.handler = handler
         self.body_state = UNREAD
 
@@ -77,9 +78,9 @@ class SocketRequest(HttpRequest):
     def _read_body(self, limit: int) -> bytes:
         codings = [c.strip().lower() for value in self._header_all("transfer-encoding")
                    for c in value.split(",") if c.strip()]
-        lengths = {v.strip() for v in self._header_all("content-length")}
+        length = self._content_length()
         if codings:
-            if lengths:          # RFC 9112 §6.3: a request smuggling risk; refuse rather than guess
+            if length is not None:    # RFC 9112 §6.3: a request smuggling risk; refuse rather than guess
                 raise BodyRefused(400, "Bad Request: both Transfer-Encoding and Content-Length")
             if self.handler.request_version == "HTTP/1.0":        # RFC 9112 §6.1: faulty framing
                 raise BodyRefused(400, "Bad Request: Transfer-Encoding in an HTTP/1.0 request")
@@ -89,19 +90,19 @@ class SocketRequest(HttpRequest):
                 raise BodyRefused(501, f"Not Implemented: transfer coding {', '.join(codings[:-1])!r}; send "
                                        "the body chunked or with a Content-Length")
             return self._read_chunked(limit)
-        if not lengths:
+        if length is None:
             raise BodyRefused(411, "Length Required: send the body with a Content-Length or "
                                    "Transfer-Encoding: chunked")
+        return read_sized(self.handler.rfile.read, length, limit)
+
+    def _content_length(self) -> Optional[int]:
+        """The Content-Length (several equal ones count as one); None without one, -1 when
+        invalid (not digits, or values that differ)."""
+        lengths = {v.strip() for v in self._header_all("content-length")}
+        if not lengths:
+            return None
         length = lengths.pop() if len(lengths) == 1 else ""
-        if not (length.isdigit() and length.isascii()):
-            raise BodyRefused(400, "Bad Request: invalid Content-Length")
-        size = int(length)
-        if size > limit:
-            raise BodyRefused(413, f"Payload Too Large: the limit is {limit} bytes")
-        body = self.handler.rfile.read(size)
-        if len(body) < size:
-            raise BodyRefused(400, "Bad Request: the body ended before its Content-Length")
-        return body
+        return int(length) if length.isdigit() and length.isascii() else -1
 
     def _read_chunked(self, limit: int) -> bytes:
         """Decode a chunked body (rule 1; RFC 9112 §7.1):
@@ -149,13 +150,8 @@ class SocketRequest(HttpRequest):
             return 0 if self.body_state == READ else None
         if "transfer-encoding" in self.headers:
             return None
-        lengths = {v.strip() for v in self._header_all("content-length")}
-        if not lengths:
-            return 0                                           # no body (RFC 9112 §6.3)
-        length = lengths.pop() if len(lengths) == 1 else ""
-        if not (length.isdigit() and length.isascii()) or int(length) > limit:
-            return None
-        return int(length)
+        length = self._content_length()
+        return 0 if length is None else (length if 0 <= length <= limit else None)    # none: no body (§6.3)
 
     def drop_body(self, size: int) -> None:
         """Rule 3: read ``size`` bytes of body (``unread_length``) and drop them."""

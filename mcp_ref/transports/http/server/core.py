@@ -117,16 +117,13 @@ class _Core(Routes):
                 refused = self._authorize(path)
                 if refused is not None:
                     return refused
-            method = request.method
-            if method == "POST":
-                routes = {app.path: self._post_mcp, app.messages_path: self._post_legacy}
-            elif method == "GET":
-                routes = {app.path: self._get_mcp, app.sse_path: self._get_legacy}
-            else:
-                routes = {app.path: self._delete_mcp} if method == "DELETE" else {}
-            handler = routes.get(path)
+            routes = {("POST", app.path): self._post_mcp, ("GET", app.path): self._get_mcp,
+                      ("DELETE", app.path): self._delete_mcp}
+            if app.legacy_sse:                                          # rule 6
+                routes.update({("POST", app.messages_path): self._post_legacy, ("GET", app.sse_path): self._get_legacy})
+            handler = routes.get((request.method, path))
             if handler is None:
-                if path in (app.path, app.messages_path, app.sse_path):
+                if any(path == known for _, known in routes):
                     return error(405, INVALID_REQUEST, "Method Not Allowed", [("Allow", self._allow(path))])
                 return error(404, INVALID_REQUEST, "Not Found")
             return handler()

@@ -181,13 +181,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
     def do_POST(self):
         self._dispatch()
 
-    def do_GET(self):
-        self._dispatch()
-
-    def do_DELETE(self):
-        self._dispatch()
-
-    do_PUT = do_PATCH = do_OPTIONS = do_POST
+    do_GET = do_DELETE = do_PUT = do_PATCH = do_OPTIONS = do_POST
 
     def _dispatch(self) -> None:
         self.reading = SocketRequest(self)
@@ -202,10 +196,6 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         except Exception:                                 # a stream failed after its head was sent
             log.exception("HTTP %s %s failed", self.command, self.path)
             self.close_connection = True
-
-    def _local_address(self) -> str:
-        """The address this connection arrived on (the Host check of a wildcard bind)."""
-        return self.connection.getsockname()[0]
 
     def _write_response(self, response: HttpResponse) -> None:
         """Rules 1 and 6."""

@@ -9,6 +9,7 @@ security_best_practices.
 from __future__ import annotations
 
 from urllib.parse import urlsplit
+import socket
 import threading
 from typing import Optional
 
@@ -23,17 +24,18 @@ MAX_WARNED_HOSTS = 64                  # distinct refused Host values logged, at
 
 
 class HostChecks:
-    """The Host and Origin checks of ``HttpApp`` (a mix-in; ``HttpApp.__init__`` sets these)."""
+    """The Host and Origin checks of ``HttpApp`` (a mix-in)."""
 
-    allowed_hosts: Optional[list]
-    allowed_origins: Optional[list]
-    loopback: bool
-    wildcard: bool
-    own_names: frozenset
-    port: int
-    scheme: str
-    _warned: set
-    _lock: threading.Lock
+    def __init__(self, host: str, allowed_origins=None, allowed_hosts=None):
+        self.allowed_origins = list(allowed_origins) if allowed_origins is not None else None
+        self.allowed_hosts = list(allowed_hosts) if allowed_hosts is not None else None
+        # The names this server answers to (the port is set once the socket is bound).
+        bind = host.strip("[]").lower()
+        self.loopback, self.wildcard = bind in LOOPBACK, bind in WILDCARD
+        self.own_names = frozenset(name for name in (bind, socket.gethostname().lower()) if name not in WILDCARD)
+        self.port, self.scheme = 0, "http"
+        self._warned: set = set()
+        self._warned_lock = threading.Lock()
 
     def host_allowed(self, host: Optional[str], local_address=None) -> bool:
         """``local_address``: a callable giving the address the connection arrived on
@@ -78,7 +80,7 @@ class HostChecks:
 
     def _warn_host(self, host: str) -> None:
         """Log each refused ``Host`` once (a bounded set): a proxy or port mapping needs ``allowed_hosts``."""
-        with self._lock:
+        with self._warned_lock:
             if host in self._warned or len(self._warned) >= MAX_WARNED_HOSTS:
                 return
             self._warned.add(host)

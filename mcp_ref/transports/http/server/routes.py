@@ -174,8 +174,6 @@ class Routes:
     # ------------------------------------------------------------------ legacy HTTP+SSE (rule 6)
     def _get_legacy(self) -> HttpResponse:
         app = self.app
-        if not app.legacy_sse:
-            return error(404, INVALID_REQUEST, "Not Found")
         if not accepts(self.headers.get("accept"))[1]:
             return error(406, INVALID_REQUEST, "Not Acceptable: Accept must admit text/event-stream")
         transport = app.new_session(legacy=True, owner=self.access)
@@ -188,8 +186,6 @@ class Routes:
 
     def _post_legacy(self) -> HttpResponse:
         app = self.app
-        if not app.legacy_sse:
-            return error(404, INVALID_REQUEST, "Not Found")
         session_id = parse_qs(urlsplit(self.request.target).query).get("session_id", [None])[0]
         transport = app.lookup(session_id, legacy=True) if session_id is not None else None
         if transport is None or not self._owned(transport):

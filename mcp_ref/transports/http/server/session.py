@@ -29,10 +29,10 @@ Rules:
    under the routing lock, so nothing is lost or duplicated in between. A new
    connection on a stream replaces the old one (a client that reconnects knows
    better than a server that has not yet noticed the old one died).
-6. Connection handlers read ``_Conn.queue``, whose items are ``(event_id,
-   message, final)`` tuples, ``CLOSE`` (end this response; the stream stays
-   resumable), ``STOP`` (the session closed or the connection was replaced),
-   or ``CANCELLED``.
+6. The HTTP response writing a stream reads its queue (``stream.conn``),
+   whose items are ``(event_id, message, final)`` tuples, ``CLOSE`` (end this
+   response; the stream stays resumable), ``STOP`` (the session closed or the
+   connection was replaced), or ``CANCELLED``.
 """
 from __future__ import annotations
 
@@ -59,15 +59,6 @@ PRIMING_SINCE = "2025-11-25"  # Spec 2025-11-25: POST SSE streams start with a p
 FINISHED_KEPT = 256           # finished SSE streams kept for late resumption, per session
 
 
-class _Conn:
-    """One HTTP response writing a stream; its handler thread reads ``queue``."""
-
-    __slots__ = ("queue",)
-
-    def __init__(self):
-        self.queue = SimpleQueue()
-
-
 class _Stream:
     """A logical SSE stream (rule 3): a POST's (``request_ids``) or the standalone one."""
 
@@ -77,7 +68,7 @@ class _Stream:
         self.pending = set(request_ids)       # requests of this POST not yet answered
         self.mode = mode                      # "json", "sse" or None (auto, rule 4)
         self.sse_allowed = True               # False when the client accepts only JSON
-        self.conn: Optional[_Conn] = None
+        self.conn: Optional[SimpleQueue] = None    # the queue of the HTTP response writing it (rule 6)
         self.finished = False                 # the last response has been routed
         self.retired = False                  # finished and released (see _retire)
         self.priming_id: Optional[str] = None
@@ -89,7 +80,40 @@ class _Stream:
         return not self.request_ids
 
 
-class HttpSessionTransport:
+class _SessionTransport:
+    """What both session transports hold for the HTTP layer (app.py): the session, who
+    authorized it (core.py rule 7), and how busy it is (idle ones are reaped)."""
+
+    def __init__(self, session_id: Optional[str], on_close, active: int = 0):
+        self.session_id = session_id
+        self.session: Any = None              # the ServerSession, set by the HTTP layer (app.py) before a push
+        self.subject: Optional[str] = None    # who authorized the session, and how (set by app.py)
+        self.auth: Any = None
+        self.closed = False
+        self.last_active = time.monotonic()
+        self.active = active                  # HTTP requests of this session being served
+        self._on_close = on_close
+        self._lock = threading.Lock()
+
+    def push(self, message) -> None:
+        """A message the client POSTed, for the session (rule 1)."""
+        self.session.deliver(message)
+
+    def idle_for(self) -> float:
+        """Seconds since the last HTTP request ended (0 while one is being served)."""
+        return 0.0 if self.active else time.monotonic() - self.last_active
+
+    def enter(self) -> None:
+        with self._lock:
+            self.active += 1
+
+    def leave(self) -> None:
+        with self._lock:
+            self.active -= 1
+            self.last_active = time.monotonic()
+
+
+class HttpSessionTransport(_SessionTransport):
     """The Transport of one Streamable HTTP session, server side (see the module rules).
 
     Args:
@@ -99,16 +123,8 @@ class HttpSessionTransport:
     """
 
     def __init__(self, session_id: Optional[str], *, event_store=None, on_close=None):
-        self.session_id = session_id
+        super().__init__(session_id, on_close)
         self.event_store = event_store
-        self.session: Any = None              # the ServerSession, set by the HTTP layer (app.py) before a push
-        self.subject: Optional[str] = None    # who authorized the session, and how (set by app.py)
-        self.auth: Any = None
-        self.closed = False
-        self.last_active = time.monotonic()
-        self.active = 0                       # HTTP requests of this session being served
-        self._on_close = on_close
-        self._lock = threading.Lock()
         self._streams: dict = {}              # stream id -> _Stream (ours: rule 5)
         self._by_request: dict = {}           # request id -> the unfinished _Stream carrying its answer
         self._finished: collections.deque = collections.deque()
@@ -152,13 +168,11 @@ class HttpSessionTransport:
             self.closed = True
             for stream in self._streams.values():
                 if stream.conn is not None:
-                    stream.conn.queue.put(STOP)
+                    stream.conn.put(STOP)
                     stream.conn = None
             stream_ids = list(self._streams)
-        forget = getattr(self.event_store, "forget", None)
-        if forget is not None:
-            for stream_id in stream_ids:
-                forget(stream_id)
+        for stream_id in stream_ids:
+            self._forget(stream_id)
         if self._on_close is not None:
             self._on_close(self)
 
@@ -177,7 +191,7 @@ class HttpSessionTransport:
                     if not stream.pending:
                         stream.finished = True
                         if stream.conn is not None:
-                            stream.conn.queue.put(CANCELLED)
+                            stream.conn.put(CANCELLED)
                         else:
                             self._retire(stream)
 
@@ -194,7 +208,7 @@ class HttpSessionTransport:
                 return None
             stream = self._new_stream(request_ids, mode)
             stream.sse_allowed = sse_allowed
-            stream.conn = _Conn()
+            stream.conn = SimpleQueue()
             for rid in request_ids:
                 self._by_request[rid] = stream
             if mode == "sse":
@@ -230,7 +244,7 @@ class HttpSessionTransport:
                 stream.backlog.clear()        # every backlog item was stored, so it is replayed
             return stream, conn, items, stream.finished
 
-    def detach(self, stream: _Stream, conn: _Conn, unsent=()) -> None:
+    def detach(self, stream: _Stream, conn: SimpleQueue, unsent=()) -> None:
         """A connection ended (done, failed or replaced). The standalone stream keeps what
         the connection did not write, for the next GET."""
         with self._lock:
@@ -240,7 +254,7 @@ class HttpSessionTransport:
                 leftover = [item for item in unsent if isinstance(item, tuple)]
                 while True:
                     try:
-                        item = conn.queue.get_nowait()
+                        item = conn.get_nowait()
                     except Empty:
                         break
                     if isinstance(item, tuple):
@@ -265,22 +279,9 @@ class HttpSessionTransport:
             if stream.mode is None:
                 self._start_sse(stream)
             if stream.conn is not None:
-                stream.conn.queue.put(CLOSE)
+                stream.conn.put(CLOSE)
                 stream.conn = None
             return True
-
-    def idle_for(self) -> float:
-        """Seconds since the last HTTP request ended (0 while one is being served)."""
-        return 0.0 if self.active else time.monotonic() - self.last_active
-
-    def enter(self) -> None:
-        with self._lock:
-            self.active += 1
-
-    def leave(self) -> None:
-        with self._lock:
-            self.active -= 1
-            self.last_active = time.monotonic()
 
     # ------------------------------------------------------------------ internals (under the lock)
     def _new_stream(self, request_ids, mode) -> _Stream:
@@ -296,10 +297,10 @@ class HttpSessionTransport:
         if self.priming:
             stream.priming_id = self.event_store.store(stream.id, None)
 
-    def _attach(self, stream: _Stream) -> _Conn:
+    def _attach(self, stream: _Stream) -> SimpleQueue:
         if stream.conn is not None:
-            stream.conn.queue.put(STOP)       # rule 5: the new connection takes over
-        stream.conn = _Conn()
+            stream.conn.put(STOP)       # rule 5: the new connection takes over
+        stream.conn = SimpleQueue()
         return stream.conn
 
     def _retire(self, stream: _Stream) -> None:
@@ -318,9 +319,13 @@ class HttpSessionTransport:
         if len(self._finished) > FINISHED_KEPT:
             old = self._finished.popleft()
             self._streams.pop(old, None)
-            forget = getattr(self.event_store, "forget", None)
-            if forget is not None:
-                forget(old)
+            self._forget(old)
+
+    def _forget(self, stream_id: str) -> None:
+        """Tell the event store a stream is no longer needed (``forget`` is optional: ``EventStore``)."""
+        forget = getattr(self.event_store, "forget", None)
+        if forget is not None:
+            forget(stream_id)
 
     def _deliver(self, stream: _Stream, message) -> None:
         event_id = None
@@ -328,7 +333,7 @@ class HttpSessionTransport:
             event_id = self.event_store.store(stream.id, message)
         item = (event_id, message, stream.finished and not stream.standalone)
         if stream.conn is not None:
-            stream.conn.queue.put(item)
+            stream.conn.put(item)
         elif stream.standalone:
             stream.backlog.append(item)
         else:
@@ -338,42 +343,28 @@ class HttpSessionTransport:
                 self._retire(stream)              # answered while disconnected: kept for replay
 
 
-class LegacySseTransport:
+class LegacySseTransport(_SessionTransport):
     """The Transport of one 2024-11-05 HTTP+SSE session: every message is a ``message``
     event on the session's one GET stream; POSTs ``push()`` what the client sends to
     ``session.deliver`` (rule 1)."""
 
     def __init__(self, session_id: str, *, on_close=None):
-        self.session_id = session_id
-        self.session: Any = None
-        self.subject: Optional[str] = None
-        self.auth: Any = None
-        self.closed = False
-        self.conn = _Conn()
-        self.last_active = time.monotonic()
-        self.active = 1                        # the GET stream is open for the whole session
-        self._on_close = on_close
-        self._lock = threading.Lock()
+        super().__init__(session_id, on_close, active=1)   # the GET stream is open for the whole session
+        self.conn: SimpleQueue = SimpleQueue()
 
     def send(self, message, related_id=None) -> None:
         encode_line(message)          # as HttpSessionTransport.send
         with self._lock:
             if self.closed:
                 raise ConnectionError("the SSE session is closed")
-            self.conn.queue.put((None, message, False))
-
-    def push(self, message) -> None:
-        self.session.deliver(message)
-
-    def idle_for(self) -> float:
-        return 0.0
+            self.conn.put((None, message, False))
 
     def close(self) -> None:
         with self._lock:
             if self.closed:
                 return
             self.closed = True
-        self.conn.queue.put(STOP)
+        self.conn.put(STOP)
         if self._on_close is not None:
             self._on_close(self)
 

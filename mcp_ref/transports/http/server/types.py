@@ -33,7 +33,7 @@ Rules:
 from __future__ import annotations
 
 import collections
-from queue import Empty, SimpleQueue
+from queue import Empty
 import time
 from typing import Callable, Optional
 
@@ -49,6 +49,7 @@ __all__ = ["HttpRequest", "HttpResponse", "BodyRefused", "SseBody", "StreamBody"
 
 SESSION_HEADER = "Mcp-Session-Id"          # the headers of basic/transports
 VERSION_HEADER = "MCP-Protocol-Version"
+READ_SIZE = 64 * 1024        # bytes asked of a body at a time
 MODERN_POLL = 0.2             # seconds between looks at a 2026-07-28 client's connection (rule 3)
 
 
@@ -58,6 +59,29 @@ class BodyRefused(Exception):
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status, self.message = status, message
+
+
+def read_sized(read, length: int, limit: int) -> bytes:
+    """A body of ``length`` bytes (a Content-Length, -1 when invalid) read with ``read(n)``
+    (which may return less); raises ``BodyRefused`` for an invalid length, one over ``limit``,
+    or a body that ends early."""
+    if length < 0:
+        raise BodyRefused(400, "Bad Request: invalid Content-Length")
+    if length > limit:
+        raise BodyRefused(413, f"Payload Too Large: the limit is {limit} bytes")
+    body = read_up_to(read, length)
+    if len(body) < length:
+        raise BodyRefused(400, "Bad Request: the body ended before its Content-Length")
+    return body
+
+
+def read_up_to(read, size: int) -> bytes:
+    """``size`` bytes, or fewer at the end of the body (``read`` may return less)."""
+    parts, left = [], size
+    while left > 0 and (data := read(min(left, READ_SIZE))):
+        parts.append(data)
+        left -= len(data)
+    return b"".join(parts)
 
 
 class HttpRequest:
@@ -123,12 +147,12 @@ def next_item(request: HttpRequest, conn, transport, stream, modern: bool, timeo
     """The connection's next item (``http_session`` rule 6); ``queue.Empty`` after ``timeout``.
     Modern (rule 3): ``CANCELLED`` once the client is seen gone, its requests cancelled."""
     if not modern:
-        return conn.queue.get(timeout=timeout) if timeout is not None else conn.queue.get()
+        return conn.get(timeout=timeout) if timeout is not None else conn.get()
     end = None if timeout is None else time.monotonic() + timeout
     while True:
         wait = MODERN_POLL if end is None else max(0.0, min(MODERN_POLL, end - time.monotonic()))
         try:
-            return conn.queue.get(timeout=wait)
+            return conn.get(timeout=wait)
         except Empty:
             if request.client_gone():
                 cancel_pending(transport, stream)
@@ -273,7 +297,7 @@ class LegacyBody(SseBody):
 
     def _step(self) -> Optional[bytes]:
         try:
-            item = self.transport.conn.queue.get(timeout=self.keepalive)
+            item = self.transport.conn.get(timeout=self.keepalive)
         except Empty:
             return self._idle()
         if not isinstance(item, tuple):

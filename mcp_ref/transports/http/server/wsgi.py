@@ -50,12 +50,8 @@ Rules:
    comment after its client left; one answered as JSON runs to its end (its
    answer then goes nowhere).
 """
-import itertools
-import logging
 import os
-import signal
 import socket
-import socketserver
 import threading
 from http import HTTPStatus
 from typing import Optional
@@ -65,15 +61,14 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 from mcp_ref.errors import INVALID_REQUEST
 from mcp_ref.transports.http.server.core import BodyRefused, HttpRequest, handle_request
 from mcp_ref.transports.http.server.app import HttpApp
-from mcp_ref.transports.http.server.types import error
-
-log = logging.getLogger("mcp_ref.http")
+from mcp_ref.transports.http.server.handler import McpRequestHandler
+from mcp_ref.transports.http.server.listener import ConnectionServer, ServerHandle, serve_until_stopped
+from mcp_ref.transports.http.server.types import error, read_sized, read_up_to
 
 __all__ = ["WsgiApp", "wsgi_app", "start_wsgi", "serve_wsgi", "WsgiServerHandle"]
 
 UNKNOWN_HERE = (" (this server process does not know it: with several worker processes, route each session "
                 "to one process by its Mcp-Session-Id, or serve stateless; start a new session)")
-READ_SIZE = 64 * 1024
 
 
 class _WsgiRequest(HttpRequest):
@@ -95,16 +90,9 @@ class _WsgiRequest(HttpRequest):
         stream = self.environ["wsgi.input"]
         length = (self.environ.get("CONTENT_LENGTH") or "").strip()
         if length:
-            if not (length.isdigit() and length.isascii()):
-                raise BodyRefused(400, "Bad Request: invalid Content-Length")
-            if int(length) > limit:
-                raise BodyRefused(413, f"Payload Too Large: the limit is {limit} bytes")
-            body = _read(stream, int(length))
-            if len(body) < int(length):
-                raise BodyRefused(400, "Bad Request: the body ended before Content-Length bytes")
-            return body
+            return read_sized(stream.read, int(length) if length.isdigit() and length.isascii() else -1, limit)
         if self.environ.get("wsgi.input_terminated"):       # a chunked body the server decodes
-            body = _read(stream, limit + 1)
+            body = read_up_to(stream.read, limit + 1)
             if len(body) > limit:
                 raise BodyRefused(413, f"Payload Too Large: the limit is {limit} bytes")
             return body
@@ -119,18 +107,6 @@ class _WsgiRequest(HttpRequest):
             return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
         except (BlockingIOError, ValueError, OSError):
             return False
-
-
-def _read(stream, size: int) -> bytes:
-    """``size`` bytes, or fewer at the end of the body (``read`` may return less)."""
-    parts, left = [], size
-    while left > 0:
-        data = stream.read(min(left, READ_SIZE))
-        if not data:
-            break
-        parts.append(data)
-        left -= len(data)
-    return b"".join(parts)
 
 
 class WsgiApp:
@@ -150,12 +126,9 @@ class WsgiApp:
                 raise ValueError("wsgi_app with auth= needs resource_metadata={'resource': ...}: the URL "
                                  "clients use, which its tokens' audience names")
             guard.bind(guard.metadata["resource"])
+        self.path = path
         self._pid: Optional[int] = None
         self._lock = threading.Lock()
-
-    @property
-    def path(self) -> str:
-        return self.app.path
 
     def _start(self) -> None:
         """Rule 5: once per process, on its first request."""
@@ -197,124 +170,36 @@ def wsgi_app(server, path: str = "/mcp", **options) -> WsgiApp:
 
 
 class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format, *args) -> None:
-        if log.isEnabledFor(logging.DEBUG):
-            log.debug("%s - %s", self.address_string(), format % args)
+    log_message = McpRequestHandler.log_message          # at debug level, as serve_http's
 
 
-class _ThreadingWsgiServer(socketserver.ThreadingMixIn, WSGIServer):
-    """``wsgiref`` with a thread per connection (``mcp-wsgi-conn-N``), each one tracked so
-    that shutdown ends it."""
+class _WsgiServer(ConnectionServer, WSGIServer):
+    """``wsgiref`` with a thread per connection (``mcp-wsgi-conn-N``), tracked as ``serve_http``'s are."""
 
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = max(socket.SOMAXCONN, 128)
-
-    def __init__(self, address):
-        self._open: dict = {}                 # connection thread -> its socket
-        self._open_lock = threading.Lock()
-        self._numbers = itertools.count(1)
-        super().__init__(address, _QuietHandler)
+    thread_name = "mcp-wsgi-conn"
 
     def server_bind(self) -> None:
-        socketserver.TCPServer.server_bind(self)          # no getfqdn(): it may wait on DNS
-        host, self.server_port = self.server_address[:2]
-        self.server_name = str(host)
+        super().server_bind()
         self.setup_environ()
 
-    def process_request(self, request, client_address) -> None:
-        thread = threading.Thread(target=self.process_request_thread, args=(request, client_address),
-                                  name=f"mcp-wsgi-conn-{next(self._numbers)}", daemon=True)
-        with self._open_lock:
-            self._open[thread] = request
-        thread.start()
 
-    def process_request_thread(self, request, client_address) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            with self._open_lock:
-                self._open.pop(threading.current_thread(), None)
-
-    def close_connections(self, timeout: float = 2.0) -> None:
-        with self._open_lock:
-            connections = list(self._open.items())
-        for _, sock in connections:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        for thread, _ in connections:
-            thread.join(timeout / max(1, len(connections)))
-
-
-class WsgiServerHandle:
+class WsgiServerHandle(ServerHandle):
     """A running ``wsgiref`` server (from ``start_wsgi``): ``url``, ``port``, ``shutdown()``."""
 
-    def __init__(self, httpd: _ThreadingWsgiServer, app):
-        self.httpd, self.app = httpd, app
-        host, self.port = httpd.server_address[:2]
-        self.host = str(host)                                 # AF_INET or AF_INET6: a str
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        self.base_url = f"http://{host}:{self.port}"
-        path = getattr(app, "path", None)
-        self.url = self.base_url + (path if path else "/")
-        self.stopping = threading.Event()
-        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1},
-                                        name="mcp-wsgi-server", daemon=True)
-        self._closed = False
-
-    def shutdown(self) -> None:
-        """Stop accepting, end the application's sessions (if it has ``close``), cut what is left."""
-        if self._closed:
-            return
-        self._closed = True
-        self.stopping.set()
-        self.httpd.shutdown()
-        close = getattr(self.app, "close", None)
-        if close is not None:
-            close()
-        self.httpd.close_connections()
-        self._thread.join(2.0)
-        self.httpd.server_close()
-
-    close = shutdown
-
-    def __enter__(self) -> "WsgiServerHandle":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.shutdown()
+    def __init__(self, httpd: _WsgiServer, app):
+        super().__init__(httpd, app, getattr(app, "path", None) or "/", "mcp-wsgi-server")
 
 
 def start_wsgi(app, address=("127.0.0.1", 0)) -> WsgiServerHandle:
     """Serve the WSGI application ``app`` with ``wsgiref`` (a thread per connection) in the
     background; returns at once, listening. ``(host, 0)`` picks a free port."""
-    host, port = address
-    httpd = _ThreadingWsgiServer((host, int(port)))
+    httpd = _WsgiServer(address, _QuietHandler)
     httpd.set_app(app)
-    handle = WsgiServerHandle(httpd, app)
-    handle._thread.start()
-    return handle
+    return WsgiServerHandle(httpd, app).start()
 
 
 def serve_wsgi(app, address=("127.0.0.1", 8000), *, ready=None) -> None:
     """``start_wsgi`` until SIGINT/SIGTERM (or ``handle.shutdown()``); prints a readiness line.
     ``ready``: a callable given the handle, or an Event to set, once listening."""
     handle = start_wsgi(app, address)
-    previous = {}
-    if threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            previous[signum] = signal.signal(signum, lambda *_: handle.stopping.set())
-    try:
-        print(f"mcp_ref: serving WSGI at {handle.url}", flush=True)
-        if ready is not None:
-            ready.set() if hasattr(ready, "set") else ready(handle)
-        while not handle.stopping.wait(0.5):
-            pass
-    except KeyboardInterrupt:
-        pass
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        handle.shutdown()
+    serve_until_stopped(handle, f"mcp_ref: serving WSGI at {handle.url}", ready)
