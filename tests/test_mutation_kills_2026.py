@@ -670,3 +670,21 @@ def test_each_modern_http_request_gets_a_session_of_its_own_that_ends_with_its_r
         assert len(server.sessions) == 0
     finally:
         handle.shutdown()
+
+
+@pytest.mark.req("ELIC-7")
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+@pytest.mark.parametrize("params", [
+    {"mode": "form", "requestedSchema": {"type": "object", "properties": {}}},
+    {"mode": "form", "message": 7, "requestedSchema": {"type": "object", "properties": {}}},
+    {"mode": "url", "url": "https://example.com/x", "elicitationId": "e-1"},
+])
+def test_an_elicitation_without_its_message_is_refused_before_any_callback(params, version):
+    """Every elicitation request carries a message (a string): the client refuses one without
+    it (-32602) and asks no one."""
+    from mcp_ref.client.elicitation import answer_elicitation
+    from mcp_ref.errors import InvalidParamsError
+    asked = []
+    with pytest.raises(InvalidParamsError, match="message must be a string"):
+        answer_elicitation(None, params, form_callback=asked.append, url_callback=asked.append, version=version)
+    assert asked == []
