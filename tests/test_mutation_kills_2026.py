@@ -688,3 +688,51 @@ def test_an_elicitation_without_its_message_is_refused_before_any_callback(param
     with pytest.raises(InvalidParamsError, match="message must be a string"):
         answer_elicitation(None, params, form_callback=asked.append, url_callback=asked.append, version=version)
     assert asked == []
+
+
+# ---------------------------------------------------------------------- the merged header checks
+def _headers(**given):
+    """A request's headers as the server reads them: looked up lower-cased."""
+    lowered = {name.lower().replace("_", "-"): value for name, value in given.items()}
+    return lowered.get
+
+
+@pytest.mark.req("HTTP26-47", "HTTP26-54", "HTTP26-37")
+def test_a_boolean_or_string_argument_is_compared_with_its_header_text():
+    """A boolean argument's header is ``true``/``false`` and a string's the string itself: a
+    header that says so is accepted, one that says otherwise refused (-32020)."""
+    from mcp_ref.transports.http.modern import param_problem
+    annotations = {"Flag": (("flag",), "boolean"), "Region": (("region",), "string")}
+    arguments = {"flag": True, "region": "eu"}
+    assert param_problem(_headers(mcp_param_flag="true", mcp_param_region="eu"), annotations, arguments) is None
+    assert param_problem(_headers(mcp_param_flag="=?base64?dHJ1ZQ==?=", mcp_param_region="eu"), annotations,
+                         arguments) is None
+    refused = param_problem(_headers(mcp_param_flag="false", mcp_param_region="eu"), annotations, arguments)
+    assert refused is not None and refused.code == -32020
+
+
+@pytest.mark.req("HTTP26-60", "HTTP26-64", "HTTP26-47")
+def test_an_encoded_name_matches_and_a_method_without_a_name_needs_no_name_header():
+    from mcp_ref.jsonrpc.messages import Request
+    from mcp_ref.transports.http.modern import header_problem
+    version = "2026-07-28"
+    call = Request(1, "tools/call", {"name": "echo"})
+    assert header_problem(_headers(MCP_Protocol_Version=version, MCP_METHOD="tools/call",
+                                   mcp_name="=?base64?ZWNobw==?="), call, version) is None
+    listing = Request(2, "tools/list", {})
+    assert header_problem(_headers(mcp_protocol_version=version, mcp_method="tools/list"), listing, version) is None
+    wrong = header_problem(_headers(mcp_protocol_version="2025-11-25", mcp_method="tools/call", mcp_name="echo"),
+                           call, version)
+    assert wrong is not None and wrong.code == -32020 and "MCP-Protocol-Version" in wrong.message
+
+
+@pytest.mark.req("TRN-8")
+def test_a_wildcard_bound_server_admits_a_loopback_origin_only_over_loopback():
+    """Bound to every address, a server admits a loopback page only on a connection that
+    arrived over loopback (its own machine); the same page's request over another address
+    is refused."""
+    from mcp_ref import Server
+    from mcp_ref.transports.http.server.app import HttpApp
+    app = HttpApp(Server("origins"), host="0.0.0.0")
+    assert app.origin_allowed("http://localhost:5173", "127.0.0.1:8000", lambda: "127.0.0.1")
+    assert not app.origin_allowed("http://localhost:5173", "192.0.2.10:8000", lambda: "192.0.2.10")
