@@ -62,6 +62,10 @@ def test_a_remote_ref_is_never_fetched_and_fails_the_check(monkeypatch):
     schema = {"type": "object", "properties": {"a": {"$ref": "http://127.0.0.1:9/schema.json"}}}
     message = validate({"a": 1}, schema)
     assert message is not None and "cannot validate" in message       # refused, not permissive
+    assert "127.0.0.1:9/schema.json" in message                       # the remote reference is why
+    local = {"$defs": {"n": {"type": "integer"}}, "type": "object", "properties": {"a": {"$ref": "#/$defs/n"}}}
+    assert validate({"a": 1}, local) is None                           # a local $ref still resolves
+    assert "is not of type 'integer'" in validate({"a": "x"}, local)
 
 
 # ---------------------------------------------------------------------- x-mcp-header (server/tools, streamable-http)
