@@ -1,8 +1,9 @@
 """The public names: importable from ``mcp_ref`` (and ``mcp_ref.types``), and seen as their
-real classes by type checkers and editors. ``mcp_ref.types`` and ``mcp_ref.auth`` import
-theirs at the top; ``mcp_ref`` loads each room (server, client, HTTP client) with its first
-name (PEP 562), with a twin block of imports under ``if TYPE_CHECKING:``; these tests keep
-the two in step and run mypy on a user script."""
+real classes by type checkers and editors. ``mcp_ref.auth`` imports its names at the top;
+``mcp_ref`` loads each room (server, client, HTTP client) with its first name and
+``mcp_ref.types`` each module with its first name (PEP 562), each with a twin block of
+imports under ``if TYPE_CHECKING:``; these tests keep the two in step and run mypy on a
+user script."""
 import ast
 import configparser
 import importlib
@@ -57,15 +58,24 @@ def test_the_type_checking_imports_of_mcp_ref_match_its_rooms_table():
     assert set(mcp_ref._ROOMS) <= set(mcp_ref.__all__)
 
 
+def test_the_type_checking_imports_of_mcp_ref_types_match_its_table():
+    """``mcp_ref.types`` loads a module with the first of its names; the table and the
+    ``if TYPE_CHECKING:`` block name the same module for every name, and each name is
+    that module's own."""
+    expected = {name: "." + module for name, module in mcp_ref.types._WHERE.items()}
+    assert type_checking_imports(ROOT / "mcp_ref" / "types" / "__init__.py") == expected
+    for name, module in mcp_ref.types._WHERE.items():
+        assert getattr(mcp_ref.types, name) is getattr(importlib.import_module(f"mcp_ref.types.{module}"), name)
+
+
 def test_every_other_public_name_is_a_plain_import():
     """Besides the rooms' names, ``mcp_ref`` imports its names at the top, and
     ``mcp_ref.types`` and ``mcp_ref.auth`` all of theirs: no module ``__getattr__`` there."""
     eager = set(mcp_ref.__all__) - set(mcp_ref._ROOMS)
     assert eager <= set(vars(mcp_ref)), sorted(eager - set(vars(mcp_ref)))
-    assert set(mcp_ref.types.__all__) <= set(vars(mcp_ref.types))
     auth = importlib.import_module("mcp_ref.auth")
     assert set(auth.__all__) <= set(vars(auth))
-    assert not hasattr(mcp_ref.types, "__getattr__") and not hasattr(auth, "__getattr__")
+    assert not hasattr(auth, "__getattr__")
 
 
 ROOM_CHECK = """
