@@ -40,6 +40,7 @@ SAMPLING_TOOLS_SINCE = "2025-11-25"
 # ---------------------------------------------------------------------- sampling
 @dataclass
 class ModelHint(Model):
+    """A hint naming a model family for sampling (client/sampling#model-preferences)."""
     name: Optional[str] = None                    # a substring of a model name
 
 
@@ -63,6 +64,7 @@ def _single_block_for(out: dict, revision: Optional[str]) -> dict:
 
 @dataclass
 class SamplingMessage(Model):
+    """One message of a sampling conversation: a role and its content (client/sampling)."""
     role: str                                     # "user" / "assistant"
     content: Union[SamplingContent, list[SamplingContent]]
     meta: Optional[dict] = spec_field(since="2025-11-25")
@@ -77,12 +79,14 @@ class SamplingMessage(Model):
 
 @dataclass
 class ToolChoice(Model):
+    """How the model may use the tools a sampling request offers (client/sampling, 2025-11-25)."""
     SINCE = "2025-11-25"
     mode: Optional[str] = None                    # "auto" (default) / "required" / "none"
 
 
 @dataclass
 class CreateMessageRequestParams(Model):
+    """The params of ``sampling/createMessage`` (client/sampling#creating-messages)."""
     messages: list[SamplingMessage]
     max_tokens: int
     system_prompt: Optional[str] = None
@@ -98,6 +102,7 @@ class CreateMessageRequestParams(Model):
 
 @dataclass
 class CreateMessageResult(Model):
+    """The client's answer to ``sampling/createMessage``: the model's message (client/sampling)."""
     role: str
     content: Union[SamplingContent, list[SamplingContent]]
     model: str
@@ -170,6 +175,7 @@ def select_model(available: list, preferences: Any = None, table: Optional[dict]
 # ---------------------------------------------------------------------- roots
 @dataclass
 class Root(Model):
+    """A root the client exposes: a ``file://`` URI and an optional name (client/roots)."""
     uri: str                                      # a file:// URI
     name: Optional[str] = None
     meta: Optional[dict] = spec_field(since="2025-06-18")
@@ -177,6 +183,7 @@ class Root(Model):
 
 @dataclass
 class ListRootsResult(Model):
+    """The result of ``roots/list`` (client/roots#listing-roots)."""
     roots: list[Root]
     meta: Optional[dict] = None
 
@@ -219,6 +226,7 @@ class ElicitRequestParams(Model):
 
 @dataclass
 class ElicitResult(Model):
+    """The user's answer to ``elicitation/create``: accept (with content), decline or cancel (client/elicitation)."""
     SINCE = "2025-06-18"
     action: str                                   # "accept" / "decline" / "cancel"
     content: Optional[dict] = None                # form answers, with action "accept" only

@@ -44,6 +44,7 @@ class Implementation(Model):
 
 @dataclass
 class InitializeResult(Model):
+    """The server's answer to ``initialize`` (basic/lifecycle#initialization)."""
     protocol_version: str
     capabilities: dict
     server_info: Implementation
@@ -53,6 +54,7 @@ class InitializeResult(Model):
 
 @dataclass
 class InitializeParams(Model):
+    """The params of ``initialize``: the client's revision, capabilities and info (basic/lifecycle)."""
     protocol_version: str
     capabilities: dict
     client_info: Implementation

@@ -21,6 +21,7 @@ __all__ = ["PromptArgument", "Prompt", "PromptMessage", "GetPromptResult", "List
 
 @dataclass
 class PromptArgument(Model):
+    """One argument a prompt template takes (server/prompts#data-types)."""
     name: str
     title: Optional[str] = spec_field(since="2025-06-18")
     description: Optional[str] = None
@@ -29,6 +30,7 @@ class PromptArgument(Model):
 
 @dataclass
 class Prompt(Model):
+    """A prompt template as ``prompts/list`` shows it (server/prompts#listing-prompts)."""
     name: str
     title: Optional[str] = spec_field(since="2025-06-18")
     description: Optional[str] = None
@@ -39,6 +41,7 @@ class Prompt(Model):
 
 @dataclass
 class PromptMessage(Model):
+    """One message of a prompt: a role and its content (server/prompts#promptmessage)."""
     role: str                                     # "user" / "assistant"
     content: ContentBlock
 
@@ -50,6 +53,7 @@ class PromptMessage(Model):
 
 @dataclass
 class GetPromptResult(Model):
+    """The result of ``prompts/get`` (server/prompts#getting-a-prompt)."""
     messages: list[PromptMessage]
     description: Optional[str] = None
     meta: Optional[dict] = None
@@ -57,6 +61,7 @@ class GetPromptResult(Model):
 
 @dataclass
 class ListPromptsResult(Model):
+    """The result of ``prompts/list``: one page of prompts (server/prompts)."""
     prompts: list[Prompt]
     next_cursor: Optional[str] = None
     meta: Optional[dict] = None

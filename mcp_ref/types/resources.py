@@ -22,6 +22,7 @@ __all__ = ["Resource", "ResourceTemplate", "ReadResourceResult", "ListResourcesR
 
 @dataclass
 class Resource(Model):
+    """A resource as ``resources/list`` shows it (server/resources#resource)."""
     uri: str
     name: str
     title: Optional[str] = spec_field(since="2025-06-18")
@@ -60,6 +61,7 @@ class ReadResourceResult(Model):
 
 @dataclass
 class ListResourcesResult(Model):
+    """The result of ``resources/list``: one page of resources (server/resources)."""
     resources: list[Resource]
     next_cursor: Optional[str] = None
     meta: Optional[dict] = None
@@ -67,6 +69,7 @@ class ListResourcesResult(Model):
 
 @dataclass
 class ListResourceTemplatesResult(Model):
+    """The result of ``resources/templates/list`` (server/resources#resource-templates)."""
     resource_templates: list[ResourceTemplate]
     next_cursor: Optional[str] = None
     meta: Optional[dict] = None

@@ -92,6 +92,7 @@ class CreateTaskResult(Model):
 
 @dataclass
 class ListTasksResult(Model):
+    """The result of ``tasks/list``: one page of tasks (basic/utilities/tasks, 2025-11-25)."""
     SINCE = TASKS_SINCE
     tasks: list[Task]
     next_cursor: Optional[str] = None

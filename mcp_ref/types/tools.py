@@ -43,6 +43,7 @@ class ToolExecution(Model):
 
 @dataclass
 class Tool(Model):
+    """A tool as ``tools/list`` shows it: name, schemas, description, annotations (server/tools#tool)."""
     name: str
     # Required on the wire; a tool without parameters still says it takes an object.
     input_schema: dict = spec_field(default_factory=lambda: {"type": "object"}, required=True)
@@ -57,6 +58,7 @@ class Tool(Model):
 
 @dataclass
 class CallToolResult(Model):
+    """The result of ``tools/call``: content blocks, structured content, ``isError`` (server/tools)."""
     content: list[ContentBlock]
     # An object up to 2025-11-25; any JSON value since 2026-07-28 (SEP-2106), so read as any.
     structured_content: Optional[Any] = spec_field(since="2025-06-18")
@@ -72,6 +74,7 @@ class CallToolResult(Model):
 
 @dataclass
 class ListToolsResult(Model):
+    """The result of ``tools/list``: one page of tools (server/tools#listing-tools)."""
     tools: list[Tool]
     next_cursor: Optional[str] = None
     meta: Optional[dict] = None

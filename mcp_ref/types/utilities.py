@@ -45,12 +45,14 @@ class Completion(Model):
 
 @dataclass
 class CompleteResult(Model):
+    """The result of ``completion/complete``: the suggested values (server/utilities/completion)."""
     completion: Completion
     meta: Optional[dict] = None
 
 
 @dataclass
 class PromptReference(Model):
+    """A completion's reference to a prompt, by name (server/utilities/completion)."""
     TYPE = "ref/prompt"
     name: str
     title: Optional[str] = spec_field(since="2025-06-18")
@@ -58,12 +60,14 @@ class PromptReference(Model):
 
 @dataclass
 class ResourceTemplateReference(Model):
+    """A completion's reference to a resource template, by URI template (server/utilities/completion)."""
     TYPE = "ref/resource"
     uri: str                                      # a URI or a URI template
 
 
 @dataclass
 class ProgressNotificationParams(Model):
+    """The params of ``notifications/progress`` (basic/utilities/progress)."""
     progress_token: Union[str, int]
     progress: float
     total: Optional[float] = None
@@ -73,6 +77,7 @@ class ProgressNotificationParams(Model):
 
 @dataclass
 class LoggingMessageNotificationParams(Model):
+    """The params of ``notifications/message`` (server/utilities/logging)."""
     level: str
     # Any JSON value, null included: the member is required, so None is sent.
     data: Any = spec_field(keep_none=True, required=True)
