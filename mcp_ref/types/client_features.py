@@ -38,13 +38,13 @@ SAMPLING_TOOLS_SINCE = "2025-11-25"
 
 
 # ---------------------------------------------------------------------- sampling
-@dataclass
+@dataclass(eq=False, repr=False)
 class ModelHint(Model):
     """A hint naming a model family for sampling (client/sampling#model-preferences)."""
     name: Optional[str] = None                    # a substring of a model name
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ModelPreferences(Model):
     """Hints in order of preference, and priorities from 0 to 1."""
     hints: Optional[list[ModelHint]] = None
@@ -62,7 +62,7 @@ def _single_block_for(out: dict, revision: Optional[str]) -> dict:
     return out
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class SamplingMessage(Model):
     """One message of a sampling conversation: a role and its content (client/sampling)."""
     role: str                                     # "user" / "assistant"
@@ -77,14 +77,14 @@ class SamplingMessage(Model):
         return _single_block_for(super().to_dict(revision), revision)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ToolChoice(Model):
     """How the model may use the tools a sampling request offers (client/sampling, 2025-11-25)."""
     SINCE = "2025-11-25"
     mode: Optional[str] = None                    # "auto" (default) / "required" / "none"
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class CreateMessageRequestParams(Model):
     """The params of ``sampling/createMessage`` (client/sampling#creating-messages)."""
     messages: list[SamplingMessage]
@@ -100,7 +100,7 @@ class CreateMessageRequestParams(Model):
     meta: Optional[dict] = None
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class CreateMessageResult(Model):
     """The client's answer to ``sampling/createMessage``: the model's message (client/sampling)."""
     role: str
@@ -173,7 +173,7 @@ def select_model(available: list, preferences: Any = None, table: Optional[dict]
 
 
 # ---------------------------------------------------------------------- roots
-@dataclass
+@dataclass(eq=False, repr=False)
 class Root(Model):
     """A root the client exposes: a ``file://`` URI and an optional name (client/roots)."""
     uri: str                                      # a file:// URI
@@ -181,7 +181,7 @@ class Root(Model):
     meta: Optional[dict] = spec_field(since="2025-06-18")
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ListRootsResult(Model):
     """The result of ``roots/list`` (client/roots#listing-roots)."""
     roots: list[Root]
@@ -189,7 +189,7 @@ class ListRootsResult(Model):
 
 
 # ---------------------------------------------------------------------- elicitation
-@dataclass
+@dataclass(eq=False, repr=False)
 class ElicitRequestParams(Model):
     """Form mode (``requested_schema``) or URL mode (``mode="url"``, ``url``,
     ``elicitation_id``). ``mode`` may be left out for form mode."""
@@ -224,7 +224,7 @@ class ElicitRequestParams(Model):
                 raise InvalidParamsError(f"{path}.{key}: expected {'string' if kind is str else 'object'}")
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ElicitResult(Model):
     """The user's answer to ``elicitation/create``: accept (with content), decline or cancel (client/elicitation)."""
     SINCE = "2025-06-18"

@@ -38,7 +38,7 @@ __all__ = ["Annotations", "TextContent", "ImageContent", "AudioContent", "Resour
 META_SINCE = "2025-06-18"
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Annotations(Model):
     """Hints for the client: who the data is for, how important, when modified."""
     SINCE = "2025-03-26"
@@ -57,7 +57,7 @@ class _Block:
         return self.TYPE
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class TextContent(_Block, Model):
     """Text for the model or the user. Spec: server/tools#text-content."""
     TYPE = "text"
@@ -66,7 +66,7 @@ class TextContent(_Block, Model):
     meta: Optional[dict] = spec_field(since=META_SINCE)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ImageContent(_Block, Model):
     """``data`` is base64; see ``image()`` to build one from bytes."""
     TYPE = "image"
@@ -76,7 +76,7 @@ class ImageContent(_Block, Model):
     meta: Optional[dict] = spec_field(since=META_SINCE)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class AudioContent(_Block, Model):
     """``data`` is base64; see ``audio()`` to build one from bytes."""
     TYPE = "audio"
@@ -87,7 +87,7 @@ class AudioContent(_Block, Model):
     meta: Optional[dict] = spec_field(since=META_SINCE)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ResourceLink(_Block, Model):
     """A pointer to a resource the client may read (not its contents)."""
     TYPE = "resource_link"
@@ -103,7 +103,7 @@ class ResourceLink(_Block, Model):
     meta: Optional[dict] = None
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class TextResourceContents(Model):
     """The contents of a text resource: its URI, MIME type and text."""
     uri: str
@@ -112,7 +112,7 @@ class TextResourceContents(Model):
     meta: Optional[dict] = spec_field(since=META_SINCE)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class BlobResourceContents(Model):
     """``blob`` is base64."""
     uri: str
@@ -124,7 +124,7 @@ class BlobResourceContents(Model):
 ResourceContents = Union[TextResourceContents, BlobResourceContents]
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class EmbeddedResource(_Block, Model):
     """A resource's contents inside a result, instead of a link to it."""
     TYPE = "resource"
@@ -133,7 +133,7 @@ class EmbeddedResource(_Block, Model):
     meta: Optional[dict] = spec_field(since=META_SINCE)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ToolUseContent(_Block, Model):
     """The model asks to call a tool (sampling with tools). No ``annotations``:
     the schema gives this block none."""
@@ -145,7 +145,7 @@ class ToolUseContent(_Block, Model):
     meta: Optional[dict] = None
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class RawContent(Model):
     """A block of a ``type`` this library does not know, kept verbatim."""
     TYPE: ClassVar[Optional[str]] = None          # present (content-like) but not a tag
@@ -169,7 +169,7 @@ class RawContent(Model):
 ContentBlock = Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource, RawContent]
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ToolResultContent(_Block, Model):
     """The result of a ``tool_use``, sent back to the model (sampling with tools).
     ``content`` has the same form as ``CallToolResult.content``."""

@@ -21,7 +21,7 @@ from mcp_ref.types.base import Model, spec_field
 __all__ = ["Icon", "Implementation", "InitializeResult", "InitializeParams", "InitializeRequestParams"]
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Icon(Model):
     """An icon a UI may show. ``src`` is an http(s) URL or a ``data:`` URI."""
     SINCE = "2025-11-25"
@@ -31,7 +31,7 @@ class Icon(Model):
     theme: Optional[str] = None                   # "light" / "dark"
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Implementation(Model):
     """Name and version of an MCP client or server (``clientInfo``/``serverInfo``)."""
     name: str
@@ -42,7 +42,7 @@ class Implementation(Model):
     website_url: Optional[str] = spec_field(since="2025-11-25")
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class InitializeResult(Model):
     """The server's answer to ``initialize`` (basic/lifecycle#initialization)."""
     protocol_version: str
@@ -52,7 +52,7 @@ class InitializeResult(Model):
     meta: Optional[dict] = None
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class InitializeParams(Model):
     """The params of ``initialize``: the client's revision, capabilities and info (basic/lifecycle)."""
     protocol_version: str

@@ -19,7 +19,7 @@ from mcp_ref.types.initialize import Icon
 __all__ = ["PromptArgument", "Prompt", "PromptMessage", "GetPromptResult", "ListPromptsResult"]
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class PromptArgument(Model):
     """One argument a prompt template takes (server/prompts#data-types)."""
     name: str
@@ -28,7 +28,7 @@ class PromptArgument(Model):
     required: Optional[bool] = None
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Prompt(Model):
     """A prompt template as ``prompts/list`` shows it (server/prompts#listing-prompts)."""
     name: str
@@ -39,7 +39,7 @@ class Prompt(Model):
     meta: Optional[dict] = spec_field(since="2025-06-18")
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class PromptMessage(Model):
     """One message of a prompt: a role and its content (server/prompts#promptmessage)."""
     role: str                                     # "user" / "assistant"
@@ -51,7 +51,7 @@ class PromptMessage(Model):
         return self.content.text if isinstance(self.content, TextContent) else ""
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class GetPromptResult(Model):
     """The result of ``prompts/get`` (server/prompts#getting-a-prompt)."""
     messages: list[PromptMessage]
@@ -59,7 +59,7 @@ class GetPromptResult(Model):
     meta: Optional[dict] = None
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ListPromptsResult(Model):
     """The result of ``prompts/list``: one page of prompts (server/prompts)."""
     prompts: list[Prompt]

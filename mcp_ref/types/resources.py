@@ -20,7 +20,7 @@ __all__ = ["Resource", "ResourceTemplate", "ReadResourceResult", "ListResourcesR
            "ListResourceTemplatesResult"]
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Resource(Model):
     """A resource as ``resources/list`` shows it (server/resources#resource)."""
     uri: str
@@ -34,7 +34,7 @@ class Resource(Model):
     meta: Optional[dict] = spec_field(since="2025-06-18")
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ResourceTemplate(Model):
     """A family of resources named by an RFC 6570 URI template."""
     uri_template: str
@@ -47,7 +47,7 @@ class ResourceTemplate(Model):
     meta: Optional[dict] = spec_field(since="2025-06-18")
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ReadResourceResult(Model):
     """``contents`` holds ``TextResourceContents`` / ``BlobResourceContents``."""
     contents: list[ResourceContents]
@@ -59,7 +59,7 @@ class ReadResourceResult(Model):
         return "\n".join(item.text for item in self.contents if isinstance(item, TextResourceContents))
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ListResourcesResult(Model):
     """The result of ``resources/list``: one page of resources (server/resources)."""
     resources: list[Resource]
@@ -67,7 +67,7 @@ class ListResourcesResult(Model):
     meta: Optional[dict] = None
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ListResourceTemplatesResult(Model):
     """The result of ``resources/templates/list`` (server/resources#resource-templates)."""
     resource_templates: list[ResourceTemplate]

@@ -39,21 +39,21 @@ def related_task_meta(task_id: str) -> dict:
     return {RELATED_TASK_KEY: {"taskId": task_id}}
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class TaskMetadata(Model):
     """The ``task`` member of a task-augmented request's params."""
     SINCE = TASKS_SINCE
     ttl: Optional[int] = None                     # requested retention from creation, in ms
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class RelatedTaskMetadata(Model):
     """The value under ``_meta["io.modelcontextprotocol/related-task"]``."""
     SINCE = TASKS_SINCE
     task_id: str
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Task(Model):
     """The state of a task: what ``tasks/get``, ``tasks/cancel``, ``tasks/list`` and
     ``notifications/tasks/status`` carry. ``created_at``/``last_updated_at`` are ISO 8601
@@ -82,7 +82,7 @@ class Task(Model):
             raise InvalidParamsError(f"{path}.status: expected one of {', '.join(TASK_STATUSES)}, got {status!r}")
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class CreateTaskResult(Model):
     """The immediate answer to a task-augmented request."""
     SINCE = TASKS_SINCE
@@ -90,7 +90,7 @@ class CreateTaskResult(Model):
     meta: Optional[dict] = None
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ListTasksResult(Model):
     """The result of ``tasks/list``: one page of tasks (basic/utilities/tasks, 2025-11-25)."""
     SINCE = TASKS_SINCE

@@ -23,7 +23,7 @@ from mcp_ref.types.initialize import Icon
 __all__ = ["ToolAnnotations", "ToolExecution", "Tool", "CallToolResult", "ListToolsResult"]
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ToolAnnotations(Model):
     """Hints about a tool's behaviour. Untrusted unless the server is trusted."""
     SINCE = "2025-03-26"
@@ -34,14 +34,14 @@ class ToolAnnotations(Model):
     open_world_hint: Optional[bool] = None
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ToolExecution(Model):
     """Whether the tool supports task-augmented execution."""
     SINCE = "2025-11-25"
     task_support: Optional[str] = None            # "forbidden" (default) / "optional" / "required"
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Tool(Model):
     """A tool as ``tools/list`` shows it: name, schemas, description, annotations (server/tools#tool)."""
     name: str
@@ -56,7 +56,7 @@ class Tool(Model):
     meta: Optional[dict] = spec_field(since="2025-06-18")
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class CallToolResult(Model):
     """The result of ``tools/call``: content blocks, structured content, ``isError`` (server/tools)."""
     content: list[ContentBlock]
@@ -72,7 +72,7 @@ class CallToolResult(Model):
         return "\n".join(block.text for block in self.content if isinstance(block, TextContent))
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ListToolsResult(Model):
     """The result of ``tools/list``: one page of tools (server/tools#listing-tools)."""
     tools: list[Tool]

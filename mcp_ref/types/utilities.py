@@ -35,7 +35,7 @@ def level_at_least(level: str, threshold: str) -> bool:
     return LOGGING_LEVELS.index(level) >= LOGGING_LEVELS.index(threshold)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Completion(Model):
     """The ``completion`` member of a ``completion/complete`` result."""
     values: list[str]                             # at most 100
@@ -43,14 +43,14 @@ class Completion(Model):
     has_more: Optional[bool] = None
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class CompleteResult(Model):
     """The result of ``completion/complete``: the suggested values (server/utilities/completion)."""
     completion: Completion
     meta: Optional[dict] = None
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class PromptReference(Model):
     """A completion's reference to a prompt, by name (server/utilities/completion)."""
     TYPE = "ref/prompt"
@@ -58,14 +58,14 @@ class PromptReference(Model):
     title: Optional[str] = spec_field(since="2025-06-18")
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ResourceTemplateReference(Model):
     """A completion's reference to a resource template, by URI template (server/utilities/completion)."""
     TYPE = "ref/resource"
     uri: str                                      # a URI or a URI template
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ProgressNotificationParams(Model):
     """The params of ``notifications/progress`` (basic/utilities/progress)."""
     progress_token: Union[str, int]
@@ -75,7 +75,7 @@ class ProgressNotificationParams(Model):
     meta: Optional[dict] = None
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class LoggingMessageNotificationParams(Model):
     """The params of ``notifications/message`` (server/utilities/logging)."""
     level: str
