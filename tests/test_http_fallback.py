@@ -201,3 +201,20 @@ def test_our_legacy_endpoint_at_the_sse_url_answers_400_and_the_client_falls_bac
             assert client.call_tool("add", {"a": 20, "b": 22}).content[0].text == "42"
     finally:
         handle.shutdown()
+
+
+def test_a_legacy_sse_session_quiet_longer_than_the_endpoint_timeout_stays_open():
+    """The endpoint deadline bounds the GET and the endpoint event, not the stream after it
+    (transports/http/client/sse_legacy.py rule 1): a session that says nothing for longer
+    than ``endpoint_timeout`` still gets its answers (its stream read timed out before, and
+    the next call failed with ConnectionClosed)."""
+    import time
+    handle = start_http(http_tools_server("quiet"), ("127.0.0.1", 0))
+    try:
+        with Client.sse(handle.sse_url, endpoint_timeout=0.5, timeout=WAIT) as client:
+            time.sleep(1.2)
+            assert client.list_tools()
+            time.sleep(0.7)
+            assert client.list_tools()
+    finally:
+        handle.shutdown()

@@ -10,7 +10,9 @@ Rules:
    SSE URL and must have the same origin (scheme, host and port): a server may
    not send our messages elsewhere. Otherwise ``HttpError``, and nothing is
    sent. The GET's answer and the endpoint event together must come within
-   ``endpoint_timeout``.
+   ``endpoint_timeout``; the stream after that waits for data as ``read_timeout``
+   says (by default, as long as the connection lasts), not as the endpoint's
+   deadline: a session quiet for ``endpoint_timeout`` seconds stays open.
 2. Every message is POSTed to the endpoint on the caller's thread (2xx
    expected, else ``HttpError``), within ``timeout`` seconds, answer included
    (``init_timeout`` for ``initialize``; ``Client`` sets both to its own).
@@ -36,6 +38,7 @@ from urllib.parse import urljoin
 from mcp_ref.errors import ConnectionClosed, InvalidMessage
 from mcp_ref.jsonrpc.messages import Request, decode, encode
 from mcp_ref.transports.http.client.streamable import StreamableHttpTransport
+from mcp_ref.transports.http.client.exchange import socket_of
 from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, ERROR_BODY, HttpError,
                                                    HttpTransport, ResponseTooLarge, SessionExpired, content_type,
                                                    origin, origin_text, pending_ids, settle_request)
@@ -64,10 +67,14 @@ class SseClientTransport(HttpTransport):
         self._reader: Optional[threading.Thread] = None
         deadline = time.monotonic() + endpoint_timeout
         try:
-            with self._http.exchange(endpoint_timeout):
+            with self._http.exchange(endpoint_timeout) as exchange:
                 response = self._http.request("GET", url, headers={"Accept": "text/event-stream"})
                 if response.status_code != 200 or content_type(response) != "text/event-stream":
                     raise self._http.error(response, f"GET {url} (expected an SSE stream)")
+                for conn in list(exchange.conns):        # rule 1: the stream's reads, not the deadline's
+                    sock = socket_of(conn)
+                    if sock is not None:
+                        sock.settimeout(self._http.read_timeout)
         except HttpError:
             self._http.close()
             raise
