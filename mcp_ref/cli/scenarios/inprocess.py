@@ -90,7 +90,9 @@ def elicitation(show) -> None:
 
     @server.tool
     def connect_mail(ctx: Context) -> str:
-        """Send the user to a page (URL mode), then say it is done."""
+        """Send the user to a page (URL mode); in 2025-11-25, then say it is done."""
+        if ctx.protocol_version != "2025-11-25":               # no id, no completion notice
+            return ctx.elicit_url("Connect your mail account.", "https://example.com/connect").action
         elicitation_id = new_elicitation_id()
         reply = ctx.elicit_url("Connect your mail account.", f"https://example.com/connect?id={elicitation_id}",
                                elicitation_id)
@@ -105,11 +107,10 @@ def elicitation(show) -> None:
         show.say("elicitation.declared")
         show.step("elicitation.form")
         client.call_tool("greet")
-        if show.modern:
-            return show.say("elicitation.url")      # 2026-07-28: no URL mode of its own to show
         show.step("elicitation.url")
         client.call_tool("connect_mail")
-        wait_for(done, "notifications/elicitation/complete")
+        if not show.modern:
+            wait_for(done, "notifications/elicitation/complete")
 
 
 def roots(show) -> None:
