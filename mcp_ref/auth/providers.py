@@ -49,6 +49,7 @@ from mcp_ref.auth.exceptions import (AuthorizationDenied, AuthorizationError, In
 from mcp_ref.auth.oauth import register_client, token_request
 from mcp_ref.auth.pkce import challenge_for, new_state, new_verifier, same_secret
 from mcp_ref.auth.storage import InMemoryStorage
+from mcp_ref.errors import require
 
 __all__ = ["OAuthClientProvider"]
 
@@ -105,7 +106,7 @@ class _Provider:
 
     def _session(self):
         if self._http is None:
-            import requests
+            requests = require("requests", "requests", "the OAuth client")
             self._http = requests.Session()
             self._http.headers["User-Agent"] = "mcp_ref"
         return self._http

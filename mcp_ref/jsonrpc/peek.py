@@ -28,7 +28,7 @@ PEEK_CHARS = 4096
 _SPACE = re.compile(r"[ \t\n\r]*")
 _SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null")
 _NESTED = object()                                      # a value not needed, so not kept
-_LITERALS = {"true": True, "false": False, "null": None}
+_LITERALS: dict = {"true": True, "false": False, "null": None}
 _scanstring = json.decoder.scanstring      # type: ignore[attr-defined]  # undocumented: not in typeshed
 
 

@@ -25,11 +25,11 @@ from mcp_ref.jsonrpc.messages import is_request_id
 from mcp_ref.session.state import SessionState
 
 if TYPE_CHECKING:
-    from typing import Callable
+    from typing import Callable, Union
 
     from mcp_ref.jsonrpc.messages import Notification
     ProgressCallback = Callable[[float, "float | None", "str | None"], None]
-    RequestId = int | str
+    RequestId = Union[int, str]            # a type alias: Python 3.9's mypy reads no X | Y here
 
 log = logging.getLogger("mcp_ref.session")
 

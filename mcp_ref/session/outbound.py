@@ -49,9 +49,9 @@ from mcp_ref.session.state import SessionState
 __all__ = ["Outbound", "Pending", "CancelToken", "DEFAULT_TIMEOUT", "MAX_TOTAL_FACTOR"]
 
 if TYPE_CHECKING:
-    from typing import Callable
+    from typing import Callable, Union
     ProgressCallback = Callable[[float, "float | None", "str | None"], None]
-    RequestId = int | str
+    RequestId = Union[int, str]            # a type alias: Python 3.9's mypy reads no X | Y here
 
 log = logging.getLogger("mcp_ref.session")
 
