@@ -3,6 +3,8 @@ completion notification and -32042 with it; its changelog, item 11), 2025-11-25
 requires it. Checked against the two schemas, then over ``memory_pair()`` with our
 server, every message validated against the revision spoken
 (client/elicitation.py rule 5). Spec: client/elicitation#url-mode-elicitation-requests."""
+from __future__ import annotations
+
 import jsonschema
 import pytest
 
