@@ -123,9 +123,10 @@ class HttpApp(HostChecks):
         evicted = None
         with self._lock:
             if len(self._sessions) >= self.max_sessions:
-                evicted = self._longest_idle_locked()
-                if evicted is None:
+                idle = [t for t in self._sessions.values() if t.idle_for() > 0.0]    # not busy: no request, no stream
+                if not idle:
                     return None
+                evicted = max(idle, key=lambda t: t.idle_for())
                 del self._sessions[evicted.session_id]         # its id gets 404 from now on
             session_id = new_session_id()                     # rule 1
             transport: HttpSessionTransport | LegacySseTransport
@@ -145,11 +146,6 @@ class HttpApp(HostChecks):
         transport.subject, transport.auth = getattr(owner, "subject", None), owner
         transport.session = self.server.serve(transport, executor=self.pool)
         return transport
-
-    def _longest_idle_locked(self):
-        """The session idle the longest, or None when every one is busy (a request, a stream)."""
-        idle = [t for t in self._sessions.values() if t.idle_for() > 0.0]
-        return max(idle, key=lambda t: t.idle_for()) if idle else None
 
     def stateless_session(self, owner=None):
         """Stateless mode: a fresh transport and session for one POST (closed by the caller)."""
@@ -214,24 +210,12 @@ class HttpApp(HostChecks):
         with self._lock:
             return len(self._sessions)
 
-class _HttpServer(ConnectionServer):
-    """``serve_http``'s server: ``McpRequestHandler`` over the ``HttpApp``."""
-
-    def __init__(self, address, app: HttpApp, ssl_context=None, backlog: int = DEFAULT_BACKLOG):
-        self.app = app
-        super().__init__(address, McpRequestHandler, ssl_context, backlog)
-
-
 class HttpServerHandle(ServerHandle):
     """A running HTTP server (from ``start_http``): ``url``, ``sse_url``, ``port``, ``shutdown()``."""
 
-    def __init__(self, httpd: _HttpServer, app: HttpApp):
+    def __init__(self, httpd: ConnectionServer, app: HttpApp):
         super().__init__(httpd, app, app.path, "mcp-http-server")
         self.sse_url = self.base_url + app.sse_path
-
-    def start(self) -> "HttpServerHandle":
-        self.app.start()
-        return super().start()
 
 
 def start_http(server, address=("127.0.0.1", 0), *, ssl_context=None, backlog: int = DEFAULT_BACKLOG,
@@ -242,7 +226,8 @@ def start_http(server, address=("127.0.0.1", 0), *, ssl_context=None, backlog: i
     queue (rule 5). Options: ``serve_http``'s."""
     host, port = address
     app = HttpApp(server, host=host, **options)
-    httpd = _HttpServer((host, int(port)), app, ssl_context, backlog)
+    httpd = ConnectionServer((host, int(port)), McpRequestHandler, ssl_context, backlog)
+    httpd.app = app                                        # type: ignore[attr-defined]  # McpRequestHandler.app
     app.port, app.scheme = httpd.server_address[1], "https" if ssl_context is not None else "http"
     handle = HttpServerHandle(httpd, app)
     if app.guard is not None:
@@ -251,6 +236,7 @@ def start_http(server, address=("127.0.0.1", 0), *, ssl_context=None, backlog: i
             raise ValueError("a server bound to every address needs resource_metadata={'resource': ...}: "
                              "the URL clients use, which its tokens' audience names")
         app.guard.bind(handle.url)
+    app.start()
     return handle.start()
 
 

@@ -36,7 +36,6 @@ MAX_CHUNK_LINE = 4096          # bytes of one chunk-size line (with extensions) 
 FRAMING_MIN = 64 * 1024        # chunk framing allowed beyond the data, at least (rule 1)
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 UNREAD, BEGUN, READ = "unread", "begun", "read"   # SocketRequest.body_state (rule 3)
-DROP_SIZE = 64 * 1024          # bytes read at a time from a body that is dropped (rule 3)
 
 
 def _chunk_size(line: bytes) -> Optional[int]:
@@ -71,11 +70,6 @@ class SocketRequest(HttpRequest):
     def read_body(self, limit: int) -> bytes:
         """Rule 1."""
         self.body_state = BEGUN
-        body = self._read_body(limit)
-        self.body_state = READ
-        return body
-
-    def _read_body(self, limit: int) -> bytes:
         codings = [c.strip().lower() for value in self._header_all("transfer-encoding")
                    for c in value.split(",") if c.strip()]
         length = self._content_length()
@@ -89,11 +83,14 @@ class SocketRequest(HttpRequest):
             if len(codings) > 1:
                 raise BodyRefused(501, f"Not Implemented: transfer coding {', '.join(codings[:-1])!r}; send "
                                        "the body chunked or with a Content-Length")
-            return self._read_chunked(limit)
-        if length is None:
+            body = self._read_chunked(limit)
+        elif length is None:
             raise BodyRefused(411, "Length Required: send the body with a Content-Length or "
                                    "Transfer-Encoding: chunked")
-        return read_sized(self.handler.rfile.read, length, limit)
+        else:
+            body = read_sized(self.handler.rfile.read, length, limit)
+        self.body_state = READ
+        return body
 
     def _content_length(self) -> Optional[int]:
         """The Content-Length (several equal ones count as one); None without one, -1 when
@@ -152,25 +149,6 @@ class SocketRequest(HttpRequest):
             return None
         length = self._content_length()
         return 0 if length is None else (length if 0 <= length <= limit else None)    # none: no body (§6.3)
-
-    def drop_body(self, size: int) -> None:
-        """Rule 3: read ``size`` bytes of body (``unread_length``) and drop them."""
-        self.body_state = BEGUN
-        read = self.handler.rfile.read
-        while size > 0:
-            data = read(min(size, DROP_SIZE))
-            if not data:
-                break
-            size -= len(data)
-        self.body_state = READ
-
-    def discard_body(self, limit: int) -> bool:
-        """Rule 3 now: read a body not read yet and drop it; False when it cannot be."""
-        size = self.unread_length(limit)
-        if size is None:
-            return False
-        self.drop_body(size)
-        return True
 
     def client_gone(self) -> bool:
         """Rule 2: EOF waiting to be read. ``poll`` first, without waiting: under a socket

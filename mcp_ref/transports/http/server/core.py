@@ -48,8 +48,8 @@ Rules:
 7. Authorization (``auth.resource_server`` rules; only with ``auth=``): after the
    Host/Origin check, GET of a protected resource metadata path → the document
    (no token needed); every MCP path needs a valid Bearer token (401/400 with
-   ``WWW-Authenticate``, the POST body read and dropped so the connection stays
-   usable); a POST whose requests need scopes the token lacks → 403
+   ``WWW-Authenticate``; the unread POST body is dropped after it so the
+   connection stays usable: handler.py rule 6); a POST whose requests need scopes the token lacks → 403
    ``insufficient_scope`` before anything reaches the session; a session id
    created by another subject → 404. The token's ``AccessToken`` is the
    transport's ``auth`` (``Context.auth``).
@@ -62,14 +62,13 @@ Rules:
 from urllib.parse import urlsplit
 
 from mcp_ref.protocol import lifecycle
-from mcp_ref.errors import (INTERNAL_ERROR, INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY, InvalidMessage,
-                            McpError, get_logger)
+from mcp_ref.errors import INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, InvalidMessage, McpError, get_logger
 from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, encode
 from mcp_ref.transports.http.sse import accepts, format_event
 from mcp_ref.transports.http.modern import header_problem, is_modern_post, param_annotations, param_problem, status_for
 from mcp_ref.transports.http.server.routes import Routes, after
 from mcp_ref.transports.http.server.session import CANCELLED, STOP
-from mcp_ref.transports.http.server.types import (SESSION_HEADER, BodyRefused, HttpRequest, HttpResponse, StreamBody,
+from mcp_ref.transports.http.server.types import (SESSION_HEADER, BodyRefused, HttpRequest, HttpResponse, SseBody,
                                                   error, json_response, next_item)
 
 log = get_logger("mcp_ref.http")
@@ -95,13 +94,11 @@ def handle_request(app, request: HttpRequest) -> HttpResponse:
 class _Core(Routes):
     """The rules for one request (see the module docstring)."""
 
-    __slots__ = ("app", "request", "headers", "access", "body_read", "modern")
+    __slots__ = ("app", "request", "headers", "access", "modern")
 
     def __init__(self, app, request: HttpRequest):
-        self.app, self.request = app, request
-        self.headers = request.headers
+        self.app, self.request, self.headers = app, request, request.headers
         self.access = None
-        self.body_read = False
         self.modern = False
 
     def handle(self) -> HttpResponse:
@@ -109,9 +106,9 @@ class _Core(Routes):
         try:
             host = headers.get("host")
             if not app.host_allowed(host, request.local_address):
-                return error(403, INVALID_REQUEST, "Forbidden: Host header not allowed")
+                return error(403, "Forbidden: Host header not allowed")
             if not app.origin_allowed(headers.get("origin"), host, request.local_address):
-                return error(403, INVALID_REQUEST, "Forbidden: Origin not allowed")
+                return error(403, "Forbidden: Origin not allowed")
             path = urlsplit(request.target).path
             if app.guard is not None:                                   # rule 7
                 refused = self._authorize(path)
@@ -124,27 +121,25 @@ class _Core(Routes):
             handler = routes.get((request.method, path))
             if handler is None:
                 if any(path == known for _, known in routes):
-                    return error(405, INVALID_REQUEST, "Method Not Allowed", [("Allow", self._allow(path))])
-                return error(404, INVALID_REQUEST, "Not Found")
+                    return error(405, "Method Not Allowed", [("Allow", self._allow(path))])
+                return error(404, "Not Found")
             return handler()
         except OSError:                                   # the client went away
             raise
         except Exception:
             log.exception("HTTP %s %s failed", request.method, request.target)
-            return error(500, INTERNAL_ERROR, "Internal error", close=True)
+            return error(500, "Internal error", close=True, code=INTERNAL_ERROR)
 
     # ------------------------------------------------------------------ reading
     def _read_body(self):
         """The request body, or the ``HttpResponse`` refusing it (rule 1)."""
         ctype = self.headers.get("content-type", "")
         if ctype.split(";")[0].strip().lower() != "application/json":
-            return error(415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json",
-                         close=True)
+            return error(415, "Unsupported Media Type: Content-Type must be application/json", close=True)
         try:
             body = self.request.read_body(self.app.max_body)
         except BodyRefused as refused:
-            return error(refused.status, INVALID_REQUEST, refused.message, close=True)
-        self.body_read = True
+            return error(refused.status, refused.message, close=True)
         return body
 
     # ------------------------------------------------------------------ POST /mcp
@@ -155,8 +150,7 @@ class _Core(Routes):
         if isinstance(body, HttpResponse):
             return body
         if not (json_ok or sse_ok):
-            return error(406, INVALID_REQUEST, "Not Acceptable: Accept must admit application/json "
-                                               "or text/event-stream")
+            return error(406, "Not Acceptable: Accept must admit application/json or text/event-stream")
         message = self._message_of(body)
         if isinstance(message, HttpResponse):
             return message
@@ -168,10 +162,9 @@ class _Core(Routes):
         created = False
         if session_id is None:
             if _holds_initialize(message):
-                return error(400, INVALID_REQUEST, INITIALIZE_IN_BATCH)
+                return error(400, INITIALIZE_IN_BATCH)
             if not (isinstance(message, Request) and message.method == "initialize"):
-                return error(400, INVALID_REQUEST, f"Bad Request: the {SESSION_HEADER} header is required "
-                                                   "(send initialize first)")
+                return error(400, f"Bad Request: the {SESSION_HEADER} header is required (send initialize first)")
             refused = self._version_refused()                       # rule 3 holds for initialize too
             if refused is not None:
                 return refused
@@ -187,15 +180,20 @@ class _Core(Routes):
             if refused is not None:
                 return refused
         transport.enter()
-        response = replies = None
-        try:
-            response, replies = self._post_messages(transport, message, json_ok, sse_ok,
-                                                    [(SESSION_HEADER, transport.session_id)] if created else [])
-        finally:
-            after(response, transport.leave)
+        response, replies = self._serve_post(transport, message, json_ok, sse_ok, transport.leave,
+                                             [(SESSION_HEADER, transport.session_id)] if created else [])
         if created and replies and isinstance(replies[0], ErrorResponse):
             app.terminate(transport, "initialize failed")          # no session for a failed handshake
         return response
+
+    def _serve_post(self, transport, message, json_ok: bool, sse_ok: bool, finisher, headers=()) -> tuple:
+        """``_post_messages``, then ``finisher`` once the answer is done (``after``)."""
+        response = replies = None
+        try:
+            response, replies = self._post_messages(transport, message, json_ok, sse_ok, headers)
+        finally:
+            after(response, finisher)
+        return response, replies
 
     def _post_messages(self, transport, message, json_ok: bool, sse_ok: bool, headers) -> tuple:
         """Push one POST's messages to the session; ``(response, replies)``, the replies being
@@ -205,10 +203,10 @@ class _Core(Routes):
         if batch:
             version = getattr(transport.session, "protocol_version", None)
             if _holds_initialize(message):
-                return error(400, INVALID_REQUEST, INITIALIZE_IN_BATCH), None
+                return error(400, INITIALIZE_IN_BATCH), None
             if not lifecycle.batches_allowed(version):
-                return error(400, INVALID_REQUEST, f"Bad Request: JSON-RPC batches are not supported in "
-                                                   f"protocol revision {version or '(not negotiated)'}"), None
+                return error(400, f"Bad Request: JSON-RPC batches are not supported in protocol revision "
+                                  f"{version or '(not negotiated)'}"), None
         errors = [ErrorResponse(b.id, ErrorObject(b.code, b.message)) for b in items if isinstance(b, InvalidMessage)]
         requests = [m for m in items if isinstance(m, Request)]
         if not requests:
@@ -224,20 +222,12 @@ class _Core(Routes):
         stream = transport.open_post([r.id for r in requests], mode, sse_ok)
         if stream is None:
             if transport.closed:
-                return error(404, INVALID_REQUEST, "Not Found: the session has ended"), None
-            return error(400, INVALID_REQUEST, "Bad Request: a request with this id is already in progress"), None
+                return error(404, "Not Found: the session has ended"), None
+            return error(400, "Bad Request: a request with this id is already in progress"), None
         for item in items:
             if not isinstance(item, InvalidMessage):
                 transport.push(item)
         return self._answer(transport, stream, batch, errors, headers)
-
-    def _status(self, answer) -> int:
-        """The status of a lone JSON answer: 200, but 400 for a 2026-07-28 request the client
-        lacks a capability for (rule 8, as the spec says)."""
-        code = answer.error.code if isinstance(answer, ErrorResponse) else None
-        if self.modern and code == MISSING_REQUIRED_CLIENT_CAPABILITY:
-            return status_for(code)
-        return 200
 
     def _answer(self, transport, stream, batch: bool, errors: list, headers) -> tuple:
         """Wait for the POST's answer: one JSON body, or an SSE stream (rule 4 of http_session)."""
@@ -264,14 +254,16 @@ class _Core(Routes):
                 transport.end_post(stream)
                 if not replies:                    # every request was cancelled by the client
                     return HttpResponse(202), None
-                status = 200 if batch else self._status(replies[0])
+                # A lone answer is 200, but 400 for a 2026-07-28 request the client lacks a capability for (rule 8).
+                code = replies[0].error.code if not batch and isinstance(replies[0], ErrorResponse) else None
+                status = status_for(code) if self.modern and code == MISSING_REQUIRED_CLIENT_CAPABILITY else 200
                 return json_response(status, replies if batch else replies[0], headers), replies
         prelude = []
         if stream.priming_id is not None:
             prelude.append(format_event("", id=stream.priming_id, retry=self.app.retry_interval))
         prelude += [format_event(encode(e)) for e in errors]
-        body = StreamBody(self.request, self.app, transport, stream, conn, [first] if first is not None else [],
-                          stream.priming_id, prelude, modern=self.modern)
+        body = SseBody(self.request, self.app, transport, stream, conn, [first] if first is not None else [],
+                       stream.priming_id, prelude, modern=self.modern)
         return self._sse(body, headers), None
 
     # ------------------------------------------------------------------ modern POST (2026-07-28)
@@ -279,8 +271,7 @@ class _Core(Routes):
         """Rule 8: one request, checked (transports/http/modern.py rules 2 to 4), then served on a
         session of its own that ends with the response."""
         if isinstance(message, list):
-            return error(400, INVALID_REQUEST, "Bad Request: JSON-RPC batches are not part of protocol "
-                                               "revision 2026-07-28")
+            return error(400, "Bad Request: JSON-RPC batches are not part of protocol revision 2026-07-28")
         if isinstance(message, InvalidMessage):
             return json_response(400, ErrorResponse(message.id, ErrorObject(message.code, message.message)))
         if not isinstance(message, Request):
@@ -293,16 +284,12 @@ class _Core(Routes):
             return json_response(status_for(exc.code), refusal)
         if message.method == "subscriptions/listen":     # a stream by nature, whatever the response mode
             if not sse_ok:
-                return error(406, INVALID_REQUEST, "Not Acceptable: subscriptions/listen answers with "
-                                                   "text/event-stream")
+                return error(406, "Not Acceptable: subscriptions/listen answers with text/event-stream")
             json_ok = False
         transport = self.app.stateless_session(owner=self.access)
         self.modern = True
-        response = None
-        try:
-            response, _ = self._post_messages(transport, message, json_ok, sse_ok, [])
-        finally:
-            after(response, lambda: transport.session.close("request done"))
+        response, _ = self._serve_post(transport, message, json_ok, sse_ok,
+                                       lambda: transport.session.close("request done"))
         return response
 
     def _modern_header_problem(self, message, version: str):

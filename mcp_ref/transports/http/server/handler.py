@@ -51,16 +51,14 @@ Rules:
 """
 import io
 import re
-import socket
-import time
-from email.utils import formatdate
 from email.message import Message
 from http.server import BaseHTTPRequestHandler
-from typing import Iterable, Optional
+from typing import Optional
 
 from mcp_ref.errors import get_logger
 from mcp_ref.transports.http.server.body import SocketRequest
-from mcp_ref.transports.http.server.core import HttpResponse, handle_request
+from mcp_ref.transports.http.server.core import handle_request
+from mcp_ref.transports.http.server.types import read_up_to
 from mcp_ref.transports.http.sse import chunk
 
 log = get_logger("mcp_ref.http")
@@ -73,16 +71,6 @@ _TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
 _REQUEST_LINE = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+ [\x21-\x7e]+ HTTP/([0-9])\.[0-9]\r?\n")
 _NAME = re.compile(_TOKEN)
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
-
-_date_cache: list = [0, ""]
-
-
-def _http_date() -> str:
-    """The Date header, formatted once per second."""
-    now = int(time.time())
-    if _date_cache[0] != now:
-        _date_cache[:] = [now, formatdate(now, usegmt=True)]
-    return _date_cache[1]
 
 
 def head_problem(request_line: bytes, fields: Message, bare_cr: bool) -> Optional[tuple]:
@@ -112,10 +100,6 @@ def head_problem(request_line: bytes, fields: Message, bare_cr: bool) -> Optiona
     return None
 
 
-def _tokens(values: Optional[Iterable[str]]) -> set:
-    return {token.strip().lower() for value in values or () for token in value.split(",")}
-
-
 class LineReader(io.BufferedReader):
     """The connection's reader; notes a line with a bare CR (rule 3: the email parser
     behind ``http.server`` splits a line there, making two fields of one)."""
@@ -137,7 +121,6 @@ class McpRequestHandler(BaseHTTPRequestHandler):
     timeout = 300                      # an idle keep-alive connection is closed after this
 
     fields: dict = {}                  # the request's header values, lower-case names (rule 4)
-    reading: Optional[SocketRequest] = None       # until an answer is written (rule 6)
 
     @property
     def app(self):
@@ -157,7 +140,8 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         if problem is not None:
             self.send_error(problem[0], explain=problem[1])
             return False
-        connection = _tokens(self.headers.get_all("connection"))           # rule 3, RFC 9112 §9.3
+        connection = {token.strip().lower() for value in self.headers.get_all("connection") or ()
+                      for token in value.split(",")}                      # rule 3, RFC 9112 §9.3
         self.close_connection = "close" in connection or (
             self.request_version == "HTTP/1.0" and "keep-alive" not in connection)
         self.fields = {name.lower(): value.strip(" \t") for name, value in self.headers.items()}
@@ -173,63 +157,42 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         if log.isEnabledFor(10):                         # logging.DEBUG
             log.debug("%s - %s", self.address_string(), format % args)
 
-    def log_request(self, code="-", size="-") -> None:
-        """Every response is logged at debug level: its line is formatted only then."""
-        if log.isEnabledFor(10):
-            super().log_request(code, size)
-
-    def do_POST(self):
-        self._dispatch()
-
-    do_GET = do_DELETE = do_PUT = do_PATCH = do_OPTIONS = do_POST
-
-    def _dispatch(self) -> None:
-        self.reading = SocketRequest(self)
+    def do_POST(self) -> None:
+        """Rules 1 and 6: the core's answer, written; then a body it left unread is dropped."""
+        request = SocketRequest(self)
         try:
-            response = handle_request(self.app, self.reading)
-            if not response.sent:
-                self._write_response(response)
-            elif response.close:
+            response = handle_request(self.app, request)
+            if response.close:
                 self.close_connection = True
+            if response.sent:
+                return
+            unread = 0 if self.close_connection else request.unread_length(self.app.max_body)      # rule 6
+            if unread is None:
+                self.close_connection = True
+            if not response.streamed:
+                self._head(response.status, response.headers, response.body)
+            else:
+                try:
+                    self._head(response.status, response.headers, stream=True)
+                    for data in response.body:
+                        self.wfile.write(chunk(data))
+                    self.wfile.write(chunk(b""))
+                finally:
+                    response.body.close()
+            if unread:
+                read_up_to(self.rfile.read, unread)        # rule 6: dropped after the answer
         except OSError:                                   # the client went away
             self.close_connection = True
         except Exception:                                 # a stream failed after its head was sent
             log.exception("HTTP %s %s failed", self.command, self.path)
             self.close_connection = True
 
-    def _write_response(self, response: HttpResponse) -> None:
-        """Rules 1 and 6."""
-        if response.close:
-            self.close_connection = True
-        reading, self.reading = self.reading, None
-        unread: Optional[int] = 0
-        if reading is not None and not self.close_connection:
-            unread = reading.unread_length(self.app.max_body)             # rule 6
-            if unread is None:
-                self.close_connection = True
-        try:
-            if not response.streamed:
-                self._head(response.status, response.headers, response.body)
-            else:
-                body = response.body
-                try:
-                    self._head(response.status, response.headers, stream=True)
-                    write = self.wfile.write
-                    for data in body:
-                        write(chunk(data))
-                    write(chunk(b""))
-                finally:
-                    body.close()
-            if unread and reading is not None:
-                reading.drop_body(unread)                                 # rule 6, after the answer
-        except OSError:
-            self.close_connection = True
-            raise
+    do_GET = do_DELETE = do_PUT = do_PATCH = do_OPTIONS = do_POST
 
     def _head(self, status: int, headers=(), body: bytes = b"", *, stream: bool = False) -> None:
         """Write the status line, headers and (unless ``stream``) the whole body in one write."""
         lines = [f"HTTP/1.1 {status} {self.responses[status][0]}", "Server: mcp_ref",
-                 f"Date: {_http_date()}"]
+                 f"Date: {self.date_time_string()}"]
         lines += [f"{name}: {value}" for name, value in headers]
         lines.append("Transfer-Encoding: chunked" if stream else f"Content-Length: {len(body)}")
         if self.close_connection:

@@ -15,11 +15,11 @@ from urllib.parse import parse_qs, urlsplit
 from typing import Any, Callable, Optional
 
 from mcp_ref.protocol import lifecycle
-from mcp_ref.errors import INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage, get_logger
+from mcp_ref.errors import INTERNAL_ERROR, InvalidMessage, get_logger
 from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, decode
 from mcp_ref.transports.http.sse import accepts, format_event
-from mcp_ref.transports.http.server.types import (SESSION_HEADER, VERSION_HEADER, HttpRequest, HttpResponse,
-                                                  LegacyBody, SseBody, StreamBody, error, json_response)
+from mcp_ref.transports.http.server.types import (SESSION_HEADER, VERSION_HEADER, HttpRequest, HttpResponse, SseBody,
+                                                  error, json_response)
 
 log = get_logger("mcp_ref.http")
 
@@ -34,7 +34,7 @@ class Routes:
     request: HttpRequest
     headers: dict
     _read_body: Callable[[], bytes]
-    _post_messages: Callable[..., tuple]
+    _serve_post: Callable[..., tuple]
 
     # ------------------------------------------------------------------ authorization (rule 7)
     def _authorize(self, path: str) -> Optional[HttpResponse]:
@@ -44,25 +44,16 @@ class Routes:
         app, guard = self.app, self.app.guard
         if path in guard.metadata_paths:
             if self.request.method != "GET":
-                return error(405, INVALID_REQUEST, "Method Not Allowed", [("Allow", "GET")])
+                return error(405, "Method Not Allowed", [("Allow", "GET")])
             return HttpResponse(200, [("Content-Type", "application/json"), ("Cache-Control", "max-age=300")],
                                 json.dumps(guard.metadata).encode("utf-8"))
         if path not in (app.path, app.messages_path, app.sse_path):
             return None
         access = guard.authenticate(self.request.target, self.headers.get("authorization"))
-        if isinstance(access, Refusal):
-            return self._refuse_auth(access)
+        if isinstance(access, Refusal):             # 401/400 with its challenge
+            return error(access.status, access.message, [("WWW-Authenticate", access.challenge)])
         self.access = access                 # type: ignore[misc]  # a slot of _Core (core.py)
         return None
-
-    def _refuse_auth(self, refusal) -> HttpResponse:
-        """401/400/403 with its challenge. A POST body not read yet is read and dropped
-        (a client retries on this connection after authorizing); one too large closes it."""
-        close = False
-        if self.request.method == "POST" and not self.body_read:
-            close = not self.request.discard_body(self.app.max_body)
-        return error(refusal.status, INVALID_REQUEST, refusal.message, [("WWW-Authenticate", refusal.challenge)],
-                     close)
 
     def _message_of(self, body: bytes):
         """A POST body's message, or the answer refusing it: bad JSON → 400 with the parse
@@ -70,7 +61,7 @@ class Routes:
         try:
             message = decode(body)
         except InvalidMessage as bad:
-            return error(400, bad.code, bad.message)
+            return error(400, bad.message, code=bad.code)
         refused = self._scopes_refused(message)
         return message if refused is None else refused
 
@@ -82,8 +73,7 @@ class Routes:
         refusal = self.app.guard.check_scopes(self.access, [m for m in items if isinstance(m, Request)])
         if refusal is None:
             return None
-        self.body_read = True                # type: ignore[misc]  # a slot of _Core (core.py)
-        return self._refuse_auth(refusal)
+        return error(refusal.status, refusal.message, [("WWW-Authenticate", refusal.challenge)])
 
     def _owned(self, transport) -> bool:
         """Rule 7: a session answers only the subject that created it."""
@@ -96,7 +86,7 @@ class Routes:
 
     def _unknown_session(self) -> HttpResponse:
         """Rule 3: 404; the client starts a new session (``wsgi`` adds why it may happen)."""
-        return error(404, INVALID_REQUEST, UNKNOWN_SESSION + self.app.unknown_session_hint)
+        return error(404, UNKNOWN_SESSION + self.app.unknown_session_hint)
 
     def _allow(self, path: str) -> str:
         app = self.app
@@ -105,7 +95,7 @@ class Routes:
         return "POST" if path == app.messages_path else "GET"
 
     def _unavailable(self) -> HttpResponse:
-        return error(503, INTERNAL_ERROR, "Service Unavailable: too many sessions", [("Retry-After", "5")])
+        return error(503, "Service Unavailable: too many sessions", [("Retry-After", "5")], code=INTERNAL_ERROR)
 
     def _sse(self, body: SseBody, headers=()) -> HttpResponse:
         """Rule 5: an SSE answer; intermediaries must neither cache nor buffer it."""
@@ -116,8 +106,8 @@ class Routes:
         """Rule 3."""
         version = self.headers.get("mcp-protocol-version")
         if version is not None and not lifecycle.is_supported(version):
-            return error(400, INVALID_REQUEST, f"Bad Request: unsupported {VERSION_HEADER}: {version!r} "
-                                               f"(supported: {', '.join(lifecycle.LEGACY_REVISIONS)})")
+            return error(400, f"Bad Request: unsupported {VERSION_HEADER}: {version!r} "
+                              f"(supported: {', '.join(lifecycle.LEGACY_REVISIONS)})")
         return None
 
     # ------------------------------------------------------------------ GET /mcp, DELETE /mcp
@@ -125,7 +115,7 @@ class Routes:
         """The session's transport, or the ``HttpResponse`` refusing the request."""
         session_id = self.headers.get("mcp-session-id")
         if session_id is None:
-            return error(400, INVALID_REQUEST, f"Bad Request: the {SESSION_HEADER} header is required")
+            return error(400, f"Bad Request: the {SESSION_HEADER} header is required")
         transport = self.app.lookup(session_id)
         if transport is None or not self._owned(transport):
             return self._unknown_session()
@@ -134,10 +124,9 @@ class Routes:
     def _get_mcp(self) -> HttpResponse:
         app = self.app
         if app.stateless or not app.enable_get:
-            return error(405, INVALID_REQUEST, "Method Not Allowed: no SSE stream at this endpoint",
-                         [("Allow", self._allow(app.path))])
+            return error(405, "Method Not Allowed: no SSE stream at this endpoint", [("Allow", self._allow(app.path))])
         if not accepts(self.headers.get("accept"))[1]:
-            return error(406, INVALID_REQUEST, "Not Acceptable: Accept must admit text/event-stream")
+            return error(406, "Not Acceptable: Accept must admit text/event-stream")
         transport = self._session_for_get_or_delete()
         if isinstance(transport, HttpResponse):
             return transport
@@ -148,7 +137,7 @@ class Routes:
             if last_event_id:
                 resumed = transport.resume(last_event_id)
                 if resumed is None:
-                    response = error(400, INVALID_REQUEST, "Bad Request: unknown or expired Last-Event-ID")
+                    response = error(400, "Bad Request: unknown or expired Last-Event-ID")
                     return response
                 stream, conn, items, finished = resumed
                 priming = None
@@ -156,15 +145,15 @@ class Routes:
                 stream, conn, items, priming = transport.attach_standalone()
                 finished = False
             prelude = [format_event("", id=priming, retry=app.retry_interval)] if priming is not None else []
-            response = self._sse(StreamBody(self.request, app, transport, stream, None if finished else conn,
-                                            items, priming or last_event_id, prelude))
+            response = self._sse(SseBody(self.request, app, transport, stream, None if finished else conn,
+                                         items, priming or last_event_id, prelude))
             return response
         finally:
             after(response, transport.leave)
 
     def _delete_mcp(self) -> HttpResponse:
         if self.app.stateless:
-            return error(405, INVALID_REQUEST, "Method Not Allowed: stateless server", [("Allow", "POST")])
+            return error(405, "Method Not Allowed: stateless server", [("Allow", "POST")])
         transport = self._session_for_get_or_delete()
         if isinstance(transport, HttpResponse):
             return transport
@@ -175,12 +164,12 @@ class Routes:
     def _get_legacy(self) -> HttpResponse:
         app = self.app
         if not accepts(self.headers.get("accept"))[1]:
-            return error(406, INVALID_REQUEST, "Not Acceptable: Accept must admit text/event-stream")
+            return error(406, "Not Acceptable: Accept must admit text/event-stream")
         transport = app.new_session(legacy=True, owner=self.access)
         if transport is None:
             return self._unavailable()
         endpoint = format_event(f"{app.messages_path}?session_id={transport.session_id}", event="endpoint")
-        body = LegacyBody(self.request, app, transport, [endpoint])
+        body = SseBody(self.request, app, transport, None, transport.conn, prelude=[endpoint])
         body.on_end(lambda: app.terminate(transport, "the SSE stream ended"))
         return self._sse(body)
 
@@ -190,7 +179,7 @@ class Routes:
         transport = app.lookup(session_id, legacy=True) if session_id is not None else None
         if transport is None or not self._owned(transport):
             if session_id is None:            # rule 1: the body stays unread, so the connection ends
-                return error(400, INVALID_REQUEST, "Bad Request: session_id is required", close=True)
+                return error(400, "Bad Request: session_id is required", close=True)
             response = self._unknown_session()
             response.close = True
             return response
@@ -220,11 +209,7 @@ class Routes:
         if not (isinstance(message, Request) and message.method == "initialize"):
             session.state = lifecycle.READY
             session.protocol_version = version
-        response = None
-        try:
-            response, _ = self._post_messages(transport, message, json_ok, sse_ok, [])
-        finally:
-            after(response, lambda: session.close("stateless request done"))
+        response, _ = self._serve_post(transport, message, json_ok, sse_ok, lambda: session.close("stateless request done"))
         return response
 
 

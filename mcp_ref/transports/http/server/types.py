@@ -37,14 +37,14 @@ from queue import Empty
 import time
 from typing import Callable, Optional
 
-from mcp_ref.errors import get_logger
+from mcp_ref.errors import INVALID_REQUEST, get_logger
 from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, encode
 from mcp_ref.transports.http.sse import format_comment, format_event
 from mcp_ref.transports.http.server.session import CANCELLED, CLOSE, STOP
 
 log = get_logger("mcp_ref.http")
 
-__all__ = ["HttpRequest", "HttpResponse", "BodyRefused", "SseBody", "StreamBody", "LegacyBody", "error",
+__all__ = ["HttpRequest", "HttpResponse", "BodyRefused", "SseBody", "error",
            "json_response", "next_item", "MODERN_POLL", "SESSION_HEADER", "VERSION_HEADER"]
 
 SESSION_HEADER = "Mcp-Session-Id"          # the headers of basic/transports
@@ -101,10 +101,6 @@ class HttpRequest:
         """The body, at most ``limit`` bytes; raises ``BodyRefused``."""
         raise NotImplementedError
 
-    def discard_body(self, limit: int) -> bool:
-        """Read and drop a body not read yet; False when the connection cannot be reused."""
-        return True
-
     def client_gone(self) -> bool:
         """True when the client has certainly closed the connection (rules 2 and 3)."""
         return False
@@ -125,7 +121,7 @@ class HttpResponse:
         return not isinstance(self.body, bytes)
 
 
-def error(status: int, code: int, message: str, headers=(), close: bool = False) -> HttpResponse:
+def error(status: int, message: str, headers=(), close: bool = False, code: int = INVALID_REQUEST) -> HttpResponse:
     """``http_core`` rule 1: a JSON-RPC error without id; never a stack trace."""
     return json_response(status, ErrorResponse(None, ErrorObject(code, message)), headers, close)
 
@@ -162,14 +158,23 @@ def next_item(request: HttpRequest, conn, transport, stream, modern: bool, timeo
 
 
 class SseBody:
-    """An SSE response body (rule 2): iterating yields each event's bytes when it comes."""
+    """An SSE response body (rule 2): iterating yields ``prelude``, a replay (``items``), then
+    ``conn``'s events as they come, until the stream's last response, CLOSE, STOP or the
+    polling deadline (``conn`` None: the replay is all). ``stream`` None: the 2024-11-05
+    legacy stream, each message an ``event: message``."""
 
-    def __init__(self, request: HttpRequest, keepalive: float, prelude=()):
-        self.request, self.keepalive = request, keepalive
+    def __init__(self, request: HttpRequest, app, transport, stream, conn, items=(), resume_id=None, prelude=(),
+                 modern: bool = False):
+        self.request, self.app, self.transport, self.stream, self.conn = request, app, transport, stream, conn
+        self.items = collections.deque(items)
+        self.resume_id, self.modern = resume_id, modern
+        self.event = None if stream is not None else "message"
+        self.deadline = time.monotonic() + app.poll_interval if app.poll_interval and stream is not None else None
         self._prelude = collections.deque(prelude)
         self._finishers: list = []
         self._ending = False             # the next step ends the body
         self._done = False
+        self.finished = False            # the stream's last response was yielded, or its requests cancelled
         self._unsent = None              # the item last yielded, until the next step asks for more
 
     def open_now(self) -> None:
@@ -188,24 +193,51 @@ class SseBody:
         if self._prelude:
             return self._prelude.popleft()
         self._unsent = None
-        if not self._done and not self._ending:
-            data = self._step()
-            if data is not None:
-                return data
-        self._end(clean=True)
-        raise StopIteration
+        data = None if self._done or self._ending else self._step()
+        if data is None:
+            self._end(clean=True)
+            raise StopIteration
+        return data
 
     def close(self) -> None:
         """End the body now (the client went away, or the server stopped iterating)."""
         self._end(clean=False)
 
-    def _idle(self) -> Optional[bytes]:
-        """Rule 2: nothing to send for ``keepalive`` seconds: a comment; None (the end) when
-        the client has left."""
-        if self.request.client_gone():
-            self._end(clean=False)
+    def _step(self) -> Optional[bytes]:
+        """The next event's bytes; None ends the body."""
+        if self.items:
+            item = self.items.popleft()
+        elif self.conn is None:
             return None
-        return format_comment("keepalive")
+        else:
+            wait = self.app.keepalive
+            if self.deadline is not None:
+                wait = max(0.0, min(wait, self.deadline - time.monotonic()))
+            try:
+                item = next_item(self.request, self.conn, self.transport, self.stream, self.modern, wait)
+            except Empty:
+                if self.deadline is not None and time.monotonic() >= self.deadline:
+                    if self.resume_id is not None:      # SEP-1699 polling: the client comes back
+                        self._ending = True
+                        return format_event("", retry=self.app.retry_interval)
+                    self.deadline = None                # nothing to resume from: keep the connection
+                if self.request.client_gone():          # rule 2: an idle stream whose client has left ends
+                    self._end(clean=False)
+                    return None
+                return format_comment("keepalive")
+        if item is STOP or item is CANCELLED:
+            self.finished = item is CANCELLED
+            return None
+        if item is CLOSE:
+            self._ending = True
+            return format_event("", retry=self.app.retry_interval)
+        event_id, message, final = item
+        self._unsent = item
+        self.resume_id = event_id or self.resume_id
+        if final:
+            self.finished = True
+            self._ending = True
+        return format_event(encode(message), event=self.event, id=event_id)
 
     def _end(self, clean: bool) -> None:
         if self._done:
@@ -220,64 +252,9 @@ class SseBody:
                 except Exception:
                     log.exception("ending an SSE response failed")
 
-    def _step(self) -> Optional[bytes]:
-        raise NotImplementedError
-
     def _release(self, clean: bool) -> None:
-        pass
-
-
-class StreamBody(SseBody):
-    """A Streamable HTTP stream: a replay (``items``), then ``conn``'s events until the stream's
-    last response, CLOSE, STOP or the polling deadline. ``conn`` None: the replay is all."""
-
-    def __init__(self, request, app, transport, stream, conn, items, resume_id, prelude=(), modern=False):
-        super().__init__(request, app.keepalive, prelude)
-        self.app, self.transport, self.stream, self.conn = app, transport, stream, conn
-        self.items = collections.deque(items)
-        self.resume_id = resume_id
-        self.modern = modern
-        self.finished = False
-        self.deadline = time.monotonic() + app.poll_interval if app.poll_interval else None
-
-    def _step(self) -> Optional[bytes]:
-        app = self.app
-        while True:
-            if self.items:
-                item = self.items.popleft()
-            elif self.conn is None:
-                return None
-            else:
-                wait = self.keepalive
-                if self.deadline is not None:
-                    wait = max(0.0, min(wait, self.deadline - time.monotonic()))
-                try:
-                    item = next_item(self.request, self.conn, self.transport, self.stream, self.modern, wait)
-                except Empty:
-                    if self.deadline is not None and time.monotonic() >= self.deadline:
-                        if self.resume_id is not None:      # SEP-1699 polling: the client comes back
-                            self._ending = True
-                            return format_event("", retry=app.retry_interval)
-                        self.deadline = None                # nothing to resume from: keep the connection
-                    return self._idle()
-            if item is STOP:
-                return None
-            if item is CANCELLED:
-                self.finished = True
-                return None
-            if item is CLOSE:
-                self._ending = True
-                return format_event("", retry=app.retry_interval)
-            event_id, message, final = item
-            self._unsent = item
-            self.resume_id = event_id or self.resume_id
-            if final:
-                self.finished = True
-                self._ending = True
-            return format_event(encode(message), id=event_id)
-
-    def _release(self, clean: bool) -> None:
-        if self.conn is None:
+        """Give the connection back to the session: a finished POST stream ends, any other is detached."""
+        if self.conn is None or self.stream is None:
             return
         if self.modern and not self.finished:          # rule 3: the client left before the answer
             cancel_pending(self.transport, self.stream)
@@ -286,20 +263,3 @@ class StreamBody(SseBody):
         else:
             unsent = () if clean or self._unsent is None else [self._unsent]
             self.transport.detach(self.stream, self.conn, unsent)
-
-
-class LegacyBody(SseBody):
-    """The 2024-11-05 legacy stream, every message a ``message`` event."""
-
-    def __init__(self, request, app, transport, prelude):
-        super().__init__(request, app.keepalive, prelude)
-        self.transport = transport
-
-    def _step(self) -> Optional[bytes]:
-        try:
-            item = self.transport.conn.get(timeout=self.keepalive)
-        except Empty:
-            return self._idle()
-        if not isinstance(item, tuple):
-            return None
-        return format_event(encode(item[1]), event="message")

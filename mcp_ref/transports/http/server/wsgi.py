@@ -58,7 +58,6 @@ from typing import Optional
 from urllib.parse import quote
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
-from mcp_ref.errors import INVALID_REQUEST
 from mcp_ref.transports.http.server.core import BodyRefused, HttpRequest, handle_request
 from mcp_ref.transports.http.server.app import HttpApp
 from mcp_ref.transports.http.server.handler import McpRequestHandler
@@ -143,7 +142,7 @@ class WsgiApp:
         try:
             response = handle_request(self.app, _WsgiRequest(environ))
         except OSError:                     # the body could not be read: the client has gone
-            response = error(400, INVALID_REQUEST, "Bad Request: the body could not be read")
+            response = error(400, "Bad Request: the body could not be read")
         status = f"{response.status} {HTTPStatus(response.status).phrase}"
         headers = [(name, str(value)) for name, value in response.headers]
         if response.streamed:
