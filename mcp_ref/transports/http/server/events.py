@@ -7,31 +7,22 @@ sends ``Last-Event-ID`` and gets what it missed, on that stream only.
 basic/transports#resumability-and-redelivery.
 
 A stream's id (``new_stream_id``, the part of each event id before the colon)
-is 48 random bits from ``os.urandom``: a server's store is shared by all its
-sessions, so ids must not collide. They are drawn 64 at a time: one system call
-per POST (every POST has a stream, most never store an event) cost the server
-a few µs of its CPU per call (``bench/bench_http.py``).
+is 48 random bits from ``os.urandom`` (``secrets``): a server's store is shared
+by all its sessions, so ids must not collide.
 """
 import collections
-import os
 import threading
+from secrets import token_hex
 from typing import Protocol
 
 from mcp_ref.transports.http.sse import make_event_id, split_event_id
 
 __all__ = ["EventStore", "InMemoryEventStore", "new_stream_id"]
 
-_ids: list = []               # stream ids drawn ahead, under _ids_lock
-_ids_lock = threading.Lock()
-
 
 def new_stream_id() -> str:
     """A fresh stream id: 12 hex digits (see the module docstring)."""
-    with _ids_lock:
-        if not _ids:
-            drawn = os.urandom(6 * 64).hex()
-            _ids.extend(drawn[i:i + 12] for i in range(0, len(drawn), 12))
-        return _ids.pop()
+    return token_hex(6)
 
 
 class EventStore(Protocol):

@@ -84,9 +84,9 @@ class Routes:
         transport.auth = self.access                # the latest token of its subject (Context.auth)
         return True
 
-    def _unknown_session(self) -> HttpResponse:
+    def _unknown_session(self, close: bool = False) -> HttpResponse:
         """Rule 3: 404; the client starts a new session (``wsgi`` adds why it may happen)."""
-        return error(404, UNKNOWN_SESSION + self.app.unknown_session_hint)
+        return error(404, UNKNOWN_SESSION + self.app.unknown_session_hint, close=close)
 
     def _allow(self, path: str) -> str:
         app = self.app
@@ -134,19 +134,14 @@ class Routes:
         transport.enter()
         response = None
         try:
-            if last_event_id:
-                resumed = transport.resume(last_event_id)
-                if resumed is None:
-                    response = error(400, "Bad Request: unknown or expired Last-Event-ID")
-                    return response
-                stream, conn, items, finished = resumed
-                priming = None
-            else:
-                stream, conn, items, priming = transport.attach_standalone()
-                finished = False
+            opened = transport.resume(last_event_id) if last_event_id else transport.attach_standalone()
+            if opened is None:
+                response = error(400, "Bad Request: unknown or expired Last-Event-ID")
+                return response
+            stream, conn, items, priming = opened
             prelude = [format_event("", id=priming, retry=app.retry_interval)] if priming is not None else []
-            response = self._sse(SseBody(self.request, app, transport, stream, None if finished else conn,
-                                         items, priming or last_event_id, prelude))
+            response = self._sse(SseBody(self.request, app, transport, stream, conn, items, priming or last_event_id,
+                                         prelude))
             return response
         finally:
             after(response, transport.leave)
@@ -176,13 +171,11 @@ class Routes:
     def _post_legacy(self) -> HttpResponse:
         app = self.app
         session_id = parse_qs(urlsplit(self.request.target).query).get("session_id", [None])[0]
-        transport = app.lookup(session_id, legacy=True) if session_id is not None else None
+        if session_id is None:                # rule 1: the body stays unread, so the connection ends
+            return error(400, "Bad Request: session_id is required", close=True)
+        transport = app.lookup(session_id, legacy=True)
         if transport is None or not self._owned(transport):
-            if session_id is None:            # rule 1: the body stays unread, so the connection ends
-                return error(400, "Bad Request: session_id is required", close=True)
-            response = self._unknown_session()
-            response.close = True
-            return response
+            return self._unknown_session(close=True)
         body = self._read_body()
         if isinstance(body, HttpResponse):
             return body

@@ -37,7 +37,7 @@ Rules:
 from __future__ import annotations
 
 import collections
-from queue import Empty, SimpleQueue
+from queue import SimpleQueue
 import threading
 import time
 from typing import Any, Optional
@@ -122,7 +122,7 @@ class HttpSessionTransport(_SessionTransport):
         on_close: ``fn(transport)`` called once when the transport closes.
     """
 
-    def __init__(self, session_id: Optional[str], *, event_store=None, on_close=None):
+    def __init__(self, session_id: Optional[str], *, on_close, event_store=None):
         super().__init__(session_id, on_close)
         self.event_store = event_store
         self._streams: dict = {}              # stream id -> _Stream (ours: rule 5)
@@ -173,8 +173,7 @@ class HttpSessionTransport(_SessionTransport):
             stream_ids = list(self._streams)
         for stream_id in stream_ids:
             self._forget(stream_id)
-        if self._on_close is not None:
-            self._on_close(self)
+        self._on_close(self)
 
     # ------------------------------------------------------------------ used by the HTTP layer
     def push(self, message) -> None:
@@ -212,7 +211,7 @@ class HttpSessionTransport(_SessionTransport):
             for rid in request_ids:
                 self._by_request[rid] = stream
             if mode == "sse":
-                self._reserve_priming(stream)
+                self._start_sse(stream)
             return stream
 
     def attach_standalone(self):
@@ -229,8 +228,9 @@ class HttpSessionTransport(_SessionTransport):
             return stream, conn, items, priming
 
     def resume(self, last_event_id: str):
-        """A GET with ``Last-Event-ID`` (rule 5): ``(stream, conn, replayed items, finished)``
-        or None when the id is unknown, expired or not this session's."""
+        """A GET with ``Last-Event-ID`` (rule 5): ``(stream, conn, replayed items, None)`` as
+        ``attach_standalone`` (``conn`` None: the stream is finished, the replay is all), or
+        None when the id is unknown, expired or not this session's."""
         if self.event_store is None:
             return None
         with self._lock:
@@ -242,7 +242,7 @@ class HttpSessionTransport(_SessionTransport):
             conn = None if stream.finished else self._attach(stream)
             if stream.standalone:
                 stream.backlog.clear()        # every backlog item was stored, so it is replayed
-            return stream, conn, items, stream.finished
+            return stream, conn, items, None
 
     def detach(self, stream: _Stream, conn: SimpleQueue, unsent=()) -> None:
         """A connection ended (done, failed or replaced). The standalone stream keeps what
@@ -251,15 +251,10 @@ class HttpSessionTransport(_SessionTransport):
             if stream.conn is conn:
                 stream.conn = None
             if stream.standalone and not self.closed:
-                leftover = [item for item in unsent if isinstance(item, tuple)]
-                while True:
-                    try:
-                        item = conn.get_nowait()
-                    except Empty:
-                        break
-                    if isinstance(item, tuple):
-                        leftover.append(item)
-                stream.backlog.extendleft(reversed(leftover))
+                leftover = list(unsent)
+                while not conn.empty():          # nobody else puts to it: every put holds our lock
+                    leftover.append(conn.get_nowait())
+                stream.backlog.extendleft(reversed([item for item in leftover if isinstance(item, tuple)]))
 
     def end_post(self, stream: _Stream) -> None:
         """The POST's answer has been written in full."""
@@ -290,10 +285,8 @@ class HttpSessionTransport(_SessionTransport):
         return stream
 
     def _start_sse(self, stream: _Stream) -> None:
+        """Rule 4: the stream is SSE; its priming event id is reserved before any message is stored."""
         stream.mode = "sse"
-        self._reserve_priming(stream)
-
-    def _reserve_priming(self, stream: _Stream) -> None:
         if self.priming:
             stream.priming_id = self.event_store.store(stream.id, None)
 
@@ -348,7 +341,7 @@ class LegacySseTransport(_SessionTransport):
     event on the session's one GET stream; POSTs ``push()`` what the client sends to
     ``session.deliver`` (rule 1)."""
 
-    def __init__(self, session_id: str, *, on_close=None):
+    def __init__(self, session_id: str, *, on_close):
         super().__init__(session_id, on_close, active=1)   # the GET stream is open for the whole session
         self.conn: SimpleQueue = SimpleQueue()
 
@@ -365,6 +358,5 @@ class LegacySseTransport(_SessionTransport):
                 return
             self.closed = True
         self.conn.put(STOP)
-        if self._on_close is not None:
-            self._on_close(self)
+        self._on_close(self)
 

@@ -129,16 +129,12 @@ class WsgiApp:
         self._pid: Optional[int] = None
         self._lock = threading.Lock()
 
-    def _start(self) -> None:
-        """Rule 5: once per process, on its first request."""
-        with self._lock:
-            if self._pid != os.getpid():
-                self._pid = os.getpid()
-                self.app.start()
-
     def __call__(self, environ, start_response):
-        if self._pid != os.getpid():
-            self._start()
+        if self._pid != os.getpid():              # rule 5: once per process, on its first request
+            with self._lock:
+                if self._pid != os.getpid():
+                    self._pid = os.getpid()
+                    self.app.start()
         try:
             response = handle_request(self.app, _WsgiRequest(environ))
         except OSError:                     # the body could not be read: the client has gone
