@@ -159,26 +159,23 @@ class _Core(Routes):
             return self._post_modern(message, json_ok, sse_ok)                # rule 8
         if app.stateless:
             return self._post_stateless(message, json_ok, sse_ok)
-        created = False
-        if session_id is None:
+        created = session_id is None
+        if created:
             if _holds_initialize(message):
                 return error(400, INITIALIZE_IN_BATCH)
             if not (isinstance(message, Request) and message.method == "initialize"):
                 return error(400, f"Bad Request: the {SESSION_HEADER} header is required (send initialize first)")
-            refused = self._version_refused()                       # rule 3 holds for initialize too
-            if refused is not None:
-                return refused
-            transport = app.new_session(owner=self.access)
-            if transport is None:
-                return self._unavailable()
-            created = True
         else:
             transport = app.lookup(session_id)
             if transport is None or not self._owned(transport):
                 return self._unknown_session()
-            refused = self._version_refused()
-            if refused is not None:
-                return refused
+        refused = self._version_refused()                       # rule 3, initialize included
+        if refused is not None:
+            return refused
+        if created:
+            transport = app.new_session(owner=self.access)
+            if transport is None:
+                return self._unavailable()
         transport.enter()
         response, replies = self._serve_post(transport, message, json_ok, sse_ok, transport.leave,
                                              [(SESSION_HEADER, transport.session_id)] if created else [])
@@ -209,24 +206,22 @@ class _Core(Routes):
                                   f"{version or '(not negotiated)'}"), None
         errors = [ErrorResponse(b.id, ErrorObject(b.code, b.message)) for b in items if isinstance(b, InvalidMessage)]
         requests = [m for m in items if isinstance(m, Request)]
-        if not requests:
-            for item in items:
-                if not isinstance(item, InvalidMessage):
-                    transport.push(item)
-            return (json_response(400, errors) if errors else HttpResponse(202)), None
-        mode = {"auto": None, "json": "json", "sse": "sse"}[self.app.response_mode]
-        if not sse_ok:
-            mode = "json"
-        elif not json_ok:
-            mode = "sse"
-        stream = transport.open_post([r.id for r in requests], mode, sse_ok)
-        if stream is None:
-            if transport.closed:
-                return error(404, "Not Found: the session has ended"), None
-            return error(400, "Bad Request: a request with this id is already in progress"), None
+        if requests:                       # their stream first, so that no answer finds none
+            mode = {"auto": None, "json": "json", "sse": "sse"}[self.app.response_mode]
+            if not sse_ok:
+                mode = "json"
+            elif not json_ok:
+                mode = "sse"
+            stream = transport.open_post([r.id for r in requests], mode, sse_ok)
+            if stream is None:
+                if transport.closed:
+                    return error(404, "Not Found: the session has ended"), None
+                return error(400, "Bad Request: a request with this id is already in progress"), None
         for item in items:
             if not isinstance(item, InvalidMessage):
                 transport.push(item)
+        if not requests:
+            return (json_response(400, errors) if errors else HttpResponse(202)), None
         return self._answer(transport, stream, batch, errors, headers)
 
     def _answer(self, transport, stream, batch: bool, errors: list, headers) -> tuple:

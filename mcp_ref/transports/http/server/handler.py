@@ -3,7 +3,7 @@
 The Streamable HTTP rules live in ``http_core`` (shared with the WSGI adapter,
 ``wsgi``); this module only reads a request off the socket (transports/http/server/body.py:
 ``SocketRequest``) and writes the answer back. ``http_server`` owns
-configuration and sessions (``self.app``). Spec: basic/transports#streamable-http; RFC 9112.
+configuration and sessions (``self.server.app``). Spec: basic/transports#streamable-http; RFC 9112.
 
 Rules:
 
@@ -122,10 +122,6 @@ class McpRequestHandler(BaseHTTPRequestHandler):
 
     fields: dict = {}                  # the request's header values, lower-case names (rule 4)
 
-    @property
-    def app(self):
-        return self.server.app  # type: ignore[attr-defined]  # set by http_server's ThreadingHTTPServer
-
     def setup(self) -> None:
         """Rule 5 (Python's socket timeout) and rule 3's ``LineReader``."""
         super().setup()
@@ -161,12 +157,13 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         """Rules 1 and 6: the core's answer, written; then a body it left unread is dropped."""
         request = SocketRequest(self)
         try:
-            response = handle_request(self.app, request)
+            app = self.server.app                          # type: ignore[attr-defined]  # set by start_http
+            response = handle_request(app, request)
             if response.close:
                 self.close_connection = True
             if response.sent:
                 return
-            unread = 0 if self.close_connection else request.unread_length(self.app.max_body)      # rule 6
+            unread = 0 if self.close_connection else request.unread_length(app.max_body)           # rule 6
             if unread is None:
                 self.close_connection = True
             if not response.streamed:

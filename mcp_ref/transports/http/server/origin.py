@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 import socket
-import threading
 from typing import Optional
 
 from mcp_ref.errors import get_logger
@@ -34,8 +33,7 @@ class HostChecks:
         self.loopback, self.wildcard = bind in LOOPBACK, bind in WILDCARD
         self.own_names = frozenset(name for name in (bind, socket.gethostname().lower()) if name not in WILDCARD)
         self.port, self.scheme = 0, "http"
-        self._warned: set = set()
-        self._warned_lock = threading.Lock()
+        self._warned: set = set()             # refused Host values logged (a race at worst logs one twice)
 
     def host_allowed(self, host: Optional[str], local_address=None) -> bool:
         """``local_address``: a callable giving the address the connection arrived on
@@ -80,10 +78,9 @@ class HostChecks:
 
     def _warn_host(self, host: str) -> None:
         """Log each refused ``Host`` once (a bounded set): a proxy or port mapping needs ``allowed_hosts``."""
-        with self._warned_lock:
-            if host in self._warned or len(self._warned) >= MAX_WARNED_HOSTS:
-                return
-            self._warned.add(host)
+        if host in self._warned or len(self._warned) >= MAX_WARNED_HOSTS:
+            return
+        self._warned.add(host)
         log.warning("refused an HTTP request with Host %r: not one of this server's names (port %d); "
                     "list the names clients use in allowed_hosts", host, self.port)
 

@@ -143,7 +143,7 @@ def next_item(request: HttpRequest, conn, transport, stream, modern: bool, timeo
     """The connection's next item (``http_session`` rule 6); ``queue.Empty`` after ``timeout``.
     Modern (rule 3): ``CANCELLED`` once the client is seen gone, its requests cancelled."""
     if not modern:
-        return conn.get(timeout=timeout) if timeout is not None else conn.get()
+        return conn.get(timeout=timeout)
     end = None if timeout is None else time.monotonic() + timeout
     while True:
         wait = MODERN_POLL if end is None else max(0.0, min(MODERN_POLL, end - time.monotonic()))
