@@ -212,7 +212,7 @@ class _Core(Routes):
                 mode = "json"
             elif not json_ok:
                 mode = "sse"
-            stream = transport.open_post([r.id for r in requests], mode, sse_ok)
+            stream = transport.open_post([r.id for r in requests], mode)
             if stream is None:
                 if transport.closed:
                     return error(404, "Not Found: the session has ended"), None

@@ -62,18 +62,12 @@ class Routes:
             message = decode(body)
         except InvalidMessage as bad:
             return error(400, bad.message, code=bad.code)
-        refused = self._scopes_refused(message)
-        return message if refused is None else refused
-
-    def _scopes_refused(self, message) -> Optional[HttpResponse]:
-        """Rule 7: a 403 when the requests of ``message`` need scopes the token lacks."""
-        if self.access is None:
-            return None
-        items = message if isinstance(message, list) else [message]
-        refusal = self.app.guard.check_scopes(self.access, [m for m in items if isinstance(m, Request)])
-        if refusal is None:
-            return None
-        return error(refusal.status, refusal.message, [("WWW-Authenticate", refusal.challenge)])
+        if self.access is not None:
+            items = message if isinstance(message, list) else [message]
+            refusal = self.app.guard.check_scopes(self.access, [m for m in items if isinstance(m, Request)])
+            if refusal is not None:
+                return error(refusal.status, refusal.message, [("WWW-Authenticate", refusal.challenge)])
+        return message
 
     def _owned(self, transport) -> bool:
         """Rule 7: a session answers only the subject that created it."""
@@ -202,7 +196,8 @@ class Routes:
         if not (isinstance(message, Request) and message.method == "initialize"):
             session.state = lifecycle.READY
             session.protocol_version = version
-        response, _ = self._serve_post(transport, message, json_ok, sse_ok, lambda: session.close("stateless request done"))
+        response, _ = self._serve_post(transport, message, json_ok, sse_ok,
+                                       lambda: session.close("stateless request done"))
         return response
 
 

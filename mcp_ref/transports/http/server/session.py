@@ -66,8 +66,7 @@ class _Stream:
         self.id = stream_id
         self.request_ids = tuple(request_ids)
         self.pending = set(request_ids)       # requests of this POST not yet answered
-        self.mode = mode                      # "json", "sse" or None (auto, rule 4)
-        self.sse_allowed = True               # False when the client accepts only JSON
+        self.mode = mode                      # "json" (or the client accepts only JSON), "sse", None (auto: rule 4)
         self.conn: Optional[SimpleQueue] = None    # the queue of the HTTP response writing it (rule 6)
         self.finished = False                 # the last response has been routed
         self.retired = False                  # finished and released (see _retire)
@@ -155,7 +154,7 @@ class HttpSessionTransport(_SessionTransport):
                     self._start_sse(stream)
             else:
                 stream = self._by_request.get(related_id) if related_id is not None else None
-                if stream is None or stream.mode == "json" or not stream.sse_allowed:
+                if stream is None or stream.mode == "json":
                     stream = self.standalone
                 elif stream.mode is None:
                     self._start_sse(stream)
@@ -200,13 +199,12 @@ class HttpSessionTransport(_SessionTransport):
         version = getattr(self.session, "protocol_version", None)
         return self.event_store is not None and lifecycle.at_least(version, PRIMING_SINCE)
 
-    def open_post(self, request_ids, mode: Optional[str], sse_allowed: bool = True) -> Optional[_Stream]:
+    def open_post(self, request_ids, mode: Optional[str]) -> Optional[_Stream]:
         """The stream for one POST's requests, with its connection; None when an id is in use."""
         with self._lock:
             if self.closed or any(rid in self._by_request for rid in request_ids):
                 return None
             stream = self._new_stream(request_ids, mode)
-            stream.sse_allowed = sse_allowed
             stream.conn = SimpleQueue()
             for rid in request_ids:
                 self._by_request[rid] = stream
@@ -268,8 +266,7 @@ class HttpSessionTransport(_SessionTransport):
         False (a no-op) when that request has no resumable SSE stream."""
         with self._lock:
             stream = self._by_request.get(related_id)
-            if (stream is None or self.event_store is None or stream.mode == "json"
-                    or not stream.sse_allowed):
+            if stream is None or self.event_store is None or stream.mode == "json":
                 return False
             if stream.mode is None:
                 self._start_sse(stream)

@@ -127,9 +127,9 @@ def error(status: int, message: str, headers=(), close: bool = False, code: int 
 
 
 def json_response(status: int, payload, headers=(), close: bool = False) -> HttpResponse:
-    """A JSON body: ``payload`` a message (or a list of them), or already its UTF-8 JSON."""
-    body = payload if type(payload) is bytes else encode(payload).encode("utf-8")
-    return HttpResponse(status, [("Content-Type", "application/json")] + list(headers), body, close)
+    """A JSON body: ``payload`` a message, or a list of them."""
+    return HttpResponse(status, [("Content-Type", "application/json")] + list(headers),
+                        encode(payload).encode("utf-8"), close)
 
 
 def cancel_pending(transport, stream) -> None:

@@ -143,12 +143,10 @@ class WsgiApp:
         headers = [(name, str(value)) for name, value in response.headers]
         if response.streamed:
             response.body.open_now()
-            start_response(status, headers)
-            return response.body             # rule 2: iterated by the server, closed by it
-        if response.status != 204:
+        elif response.status != 204:
             headers.append(("Content-Length", str(len(response.body))))
         start_response(status, headers)
-        return [response.body]
+        return response.body if response.streamed else [response.body]   # rule 2: a stream is iterated, then closed
 
     @property
     def session_count(self) -> int:
