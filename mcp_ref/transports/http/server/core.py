@@ -227,32 +227,29 @@ class _Core(Routes):
     def _answer(self, transport, stream, batch: bool, errors: list, headers) -> tuple:
         """Wait for the POST's answer: one JSON body, or an SSE stream (rule 4 of http_session)."""
         conn = stream.conn
-        first = None
+        # Auto mode: the first item decides (http_session rule 4); it is then JSON or SSE for good.
+        first = None if stream.mode == "sse" else next_item(self.request, conn, transport, stream, self.modern)
+        if first is CANCELLED:                     # rule 8: the client hung up; nobody to answer
+            transport.end_post(stream)
+            return HttpResponse(202, close=True, sent=True), None
         if stream.mode != "sse":
-            first = next_item(self.request, conn, transport, stream, self.modern)
-            if first is CANCELLED:                 # rule 8: the client hung up; nobody to answer
-                transport.end_post(stream)
-                return HttpResponse(202, close=True, sent=True), None
-            if stream.mode != "sse":
-                replies = list(errors)
-                item = first
-                while isinstance(item, tuple):
-                    replies.append(item[1])
-                    if item[2]:
-                        break
-                    item = next_item(self.request, conn, transport, stream, self.modern)
-                else:
-                    if item is STOP:
-                        replies += [ErrorResponse(rid, ErrorObject(INTERNAL_ERROR, "the session closed "
-                                                                   "before answering"))
-                                    for rid in sorted(stream.pending, key=str)]
-                transport.end_post(stream)
-                if not replies:                    # every request was cancelled by the client
-                    return HttpResponse(202), None
-                # A lone answer is 200, but 400 for a 2026-07-28 request the client lacks a capability for (rule 8).
-                code = replies[0].error.code if not batch and isinstance(replies[0], ErrorResponse) else None
-                status = status_for(code) if self.modern and code == MISSING_REQUIRED_CLIENT_CAPABILITY else 200
-                return json_response(status, replies if batch else replies[0], headers), replies
+            replies, item = list(errors), first
+            while isinstance(item, tuple):
+                replies.append(item[1])
+                if item[2]:
+                    break
+                item = next_item(self.request, conn, transport, stream, self.modern)
+            else:
+                if item is STOP:
+                    replies += [ErrorResponse(rid, ErrorObject(INTERNAL_ERROR, "the session closed before answering"))
+                                for rid in sorted(stream.pending, key=str)]
+            transport.end_post(stream)
+            if not replies:                        # every request was cancelled by the client
+                return HttpResponse(202), None
+            # A lone answer is 200, but 400 for a 2026-07-28 request the client lacks a capability for (rule 8).
+            code = replies[0].error.code if not batch and isinstance(replies[0], ErrorResponse) else None
+            status = status_for(code) if self.modern and code == MISSING_REQUIRED_CLIENT_CAPABILITY else 200
+            return json_response(status, replies if batch else replies[0], headers), replies
         prelude = []
         if stream.priming_id is not None:
             prelude.append(format_event("", id=stream.priming_id, retry=self.app.retry_interval))

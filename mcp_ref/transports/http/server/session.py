@@ -220,9 +220,7 @@ class HttpSessionTransport(_SessionTransport):
             conn = self._attach(stream)
             items = list(stream.backlog)
             stream.backlog.clear()
-            priming = None
-            if not items and self.priming:
-                priming = self.event_store.store(stream.id, None)
+            priming = self.event_store.store(stream.id, None) if not items and self.priming else None
             return stream, conn, items, priming
 
     def resume(self, last_event_id: str):
