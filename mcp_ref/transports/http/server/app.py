@@ -129,11 +129,8 @@ class HttpApp(HostChecks):
                 evicted = max(idle, key=lambda t: t.idle_for())
                 del self._sessions[evicted.session_id]         # its id gets 404 from now on
             session_id = new_session_id()                     # rule 1
-            transport: HttpSessionTransport | LegacySseTransport
-            if legacy:
-                transport = LegacySseTransport(session_id, on_close=self._forget)
-            else:
-                transport = HttpSessionTransport(session_id, event_store=self.event_store, on_close=self._forget)
+            transport = (LegacySseTransport(session_id, on_close=self._forget) if legacy
+                         else HttpSessionTransport(session_id, event_store=self.event_store, on_close=self._forget))
             self._sessions[session_id] = transport
         if evicted is not None:
             log.info("HTTP session evicted after %.0f s idle: max_sessions (%d) reached", evicted.idle_for(),

@@ -38,20 +38,6 @@ _HEX = frozenset(b"0123456789abcdefABCDEF")
 UNREAD, BEGUN, READ = "unread", "begun", "read"   # SocketRequest.body_state (rule 3)
 
 
-def _chunk_size(line: bytes) -> Optional[int]:
-    """The size of a ``chunk-size [chunk-ext] CRLF`` line, None when malformed. Strict:
-    CRLF only, no bare CR, 1*HEXDIG with nothing before it (whitespace is allowed only
-    before ``;``); extensions are not interpreted."""
-    if len(line) > MAX_CHUNK_LINE or not line.endswith(b"\r\n") or b"\r" in line[:-2]:
-        return None
-    size, semicolon, _extensions = line[:-2].partition(b";")
-    if semicolon:
-        size = size.rstrip(b" \t")
-    if not size or not _HEX.issuperset(size):
-        return None
-    return int(size, 16)
-
-
 class SocketRequest(HttpRequest):
     """An ``HttpRequest`` read off a ``BaseHTTPRequestHandler`` (rules 1 to 3)."""
 
@@ -115,9 +101,14 @@ class SocketRequest(HttpRequest):
             framing_left -= len(line)
             if framing_left < 0:
                 raise BodyRefused(413, too_much_framing)
-            size = _chunk_size(line)
-            if size is None:
+            # chunk-size [chunk-ext] CRLF, strictly: CRLF only, no bare CR, 1*HEXDIG with nothing before
+            # it (whitespace only before ";"); extensions are not interpreted.
+            digits, semicolon, _extensions = line[:-2].partition(b";")
+            digits = digits.rstrip(b" \t") if semicolon else digits
+            if (len(line) > MAX_CHUNK_LINE or not line.endswith(b"\r\n") or b"\r" in line[:-2]
+                    or not digits or not _HEX.issuperset(digits)):
                 raise BodyRefused(400, f"Bad Request: malformed chunk size line {line[:40]!r}")
+            size = int(digits, 16)
             if size == 0:
                 break
             if len(body) + size > limit:

@@ -66,7 +66,7 @@ from mcp_ref.errors import INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, I
 from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, encode
 from mcp_ref.transports.http.sse import accepts, format_event
 from mcp_ref.transports.http.modern import header_problem, is_modern_post, param_annotations, param_problem, status_for
-from mcp_ref.transports.http.server.routes import Routes, after
+from mcp_ref.transports.http.server.routes import Routes
 from mcp_ref.transports.http.server.session import CANCELLED, STOP
 from mcp_ref.transports.http.server.types import (SESSION_HEADER, BodyRefused, HttpRequest, HttpResponse, SseBody,
                                                   error, json_response, next_item)
@@ -184,12 +184,15 @@ class _Core(Routes):
         return response
 
     def _serve_post(self, transport, message, json_ok: bool, sse_ok: bool, finisher, headers=()) -> tuple:
-        """``_post_messages``, then ``finisher`` once the answer is done (``after``)."""
+        """``_post_messages``, then ``finisher`` once the answer is done: at the end of an SSE body, else now."""
         response = replies = None
         try:
             response, replies = self._post_messages(transport, message, json_ok, sse_ok, headers)
         finally:
-            after(response, finisher)
+            if response is not None and isinstance(response.body, SseBody):
+                response.body.on_end(finisher)
+            else:
+                finisher()
         return response, replies
 
     def _post_messages(self, transport, message, json_ok: bool, sse_ok: bool, headers) -> tuple:

@@ -40,12 +40,11 @@ class HostChecks:
         (asked only on a wildcard bind without ``allowed_hosts``)."""
         if not host:
             return False
+        name, port = _split_host(host)
         if self.allowed_hosts is not None:
-            name = _hostname(host)
             return any(p == "*" or _matches(p, host, name) for p in self.allowed_hosts)
         if self.loopback:
-            return _hostname(host) in LOOPBACK
-        name, port = _split_host(host)
+            return name in LOOPBACK
         if (DEFAULT_PORTS[self.scheme] if port is None else port) != self.port:
             allowed = False
         elif name in self.own_names:
@@ -55,8 +54,10 @@ class HostChecks:
             allowed = name == local or (local in LOOPBACK and (name in LOOPBACK or name in WILDCARD))
         else:
             allowed = False
-        if not allowed:
-            self._warn_host(host)
+        if not allowed and host not in self._warned and len(self._warned) < MAX_WARNED_HOSTS:
+            self._warned.add(host)             # each refused Host logged once (a proxy needs allowed_hosts)
+            log.warning("refused an HTTP request with Host %r: not one of this server's names (port %d); "
+                        "list the names clients use in allowed_hosts", host, self.port)
         return allowed
 
     def origin_allowed(self, origin: Optional[str], host: Optional[str], local_address=None) -> bool:
@@ -76,28 +77,17 @@ class HostChecks:
         return (self.wildcard and self.allowed_hosts is None and local_address is not None
                 and _plain_address(local_address()) in LOOPBACK)
 
-    def _warn_host(self, host: str) -> None:
-        """Log each refused ``Host`` once (a bounded set): a proxy or port mapping needs ``allowed_hosts``."""
-        if host in self._warned or len(self._warned) >= MAX_WARNED_HOSTS:
-            return
-        self._warned.add(host)
-        log.warning("refused an HTTP request with Host %r: not one of this server's names (port %d); "
-                    "list the names clients use in allowed_hosts", host, self.port)
-
-
-def _hostname(host: str) -> str:
-    """``example.com:8000`` → ``example.com``; ``[::1]:80`` → ``::1``."""
-    host = host.strip().lower()
-    if host.startswith("["):
-        return host[1:host.find("]")] if "]" in host else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-
 
 def _split_host(host: str):
-    """``example.com:8000`` → ``("example.com", 8000)``; no port → None; a bad port → -1."""
-    name = _hostname(host)
-    host = host.strip()
-    rest = host[host.find("]") + 1:] if host.startswith("[") else (host[len(name):] if host.count(":") == 1 else "")
+    """``example.com:8000`` → ``("example.com", 8000)``, ``[::1]:80`` → ``("::1", 80)``; the name in
+    lower case; no port → None; a bad port → -1."""
+    host = host.strip().lower()
+    if host.startswith("[") and "]" in host:
+        name, _, rest = host[1:].partition("]")
+    elif host.count(":") == 1:
+        name, rest = host[:host.find(":")], host[host.find(":"):]
+    else:
+        name, rest = host, ""
     if not rest:
         return name, None
     port = rest[1:]

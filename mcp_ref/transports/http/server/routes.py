@@ -125,20 +125,15 @@ class Routes:
         if isinstance(transport, HttpResponse):
             return transport
         last_event_id = self.headers.get("last-event-id")
-        transport.enter()
-        response = None
-        try:
-            opened = transport.resume(last_event_id) if last_event_id else transport.attach_standalone()
-            if opened is None:
-                response = error(400, "Bad Request: unknown or expired Last-Event-ID")
-                return response
-            stream, conn, items, priming = opened
-            prelude = [format_event("", id=priming, retry=app.retry_interval)] if priming is not None else []
-            response = self._sse(SseBody(self.request, app, transport, stream, conn, items, priming or last_event_id,
-                                         prelude))
-            return response
-        finally:
-            after(response, transport.leave)
+        opened = transport.resume(last_event_id) if last_event_id else transport.attach_standalone()
+        if opened is None:
+            return error(400, "Bad Request: unknown or expired Last-Event-ID")
+        stream, conn, items, priming = opened
+        prelude = [format_event("", id=priming, retry=app.retry_interval)] if priming is not None else []
+        body = SseBody(self.request, app, transport, stream, conn, items, priming or last_event_id, prelude)
+        transport.enter()                        # busy (not reaped) until the stream ends
+        body.on_end(transport.leave)
+        return self._sse(body)
 
     def _delete_mcp(self) -> HttpResponse:
         if self.app.stateless:
@@ -199,11 +194,3 @@ class Routes:
         response, _ = self._serve_post(transport, message, json_ok, sse_ok,
                                        lambda: session.close("stateless request done"))
         return response
-
-
-def after(response: Optional[HttpResponse], finisher) -> None:
-    """Run ``finisher`` when ``response`` is done: at the end of a streamed body, else now."""
-    if response is not None and isinstance(response.body, SseBody):
-        response.body.on_end(finisher)
-    else:
-        finisher()
