@@ -98,8 +98,7 @@ class _Core(Routes):
 
     def __init__(self, app, request: HttpRequest):
         self.app, self.request, self.headers = app, request, request.headers
-        self.access = None
-        self.modern = False
+        self.access, self.modern = None, False
 
     def handle(self) -> HttpResponse:
         app, request, headers = self.app, self.request, self.headers

@@ -42,8 +42,7 @@ class InMemoryEventStore:
     """The default store: the last ``max_events`` events of each of the last ``max_streams`` streams."""
 
     def __init__(self, max_events: int = 1000, max_streams: int = 10000):
-        self.max_events = max_events
-        self.max_streams = max_streams
+        self.max_events, self.max_streams = max_events, max_streams
         self._lock = threading.Lock()
         self._streams: "collections.OrderedDict" = collections.OrderedDict()   # id -> [seq, deque]
 

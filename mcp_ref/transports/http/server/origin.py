@@ -63,9 +63,10 @@ class HostChecks:
     def origin_allowed(self, origin: Optional[str], host: Optional[str], local_address=None) -> bool:
         if origin is None:
             return True                                    # not a browser: nothing to check
-        if self.allowed_origins is not None:
-            return any(p == "*" or _matches(p, origin, _origin_base(origin)) for p in self.allowed_origins)
         parts = urlsplit(origin)
+        if self.allowed_origins is not None:         # "scheme://host:*" patterns match the base, any port
+            base = f"{parts.scheme}://{parts.hostname}" if parts.hostname else origin
+            return any(p == "*" or _matches(p, origin, base) for p in self.allowed_origins)
         if not parts.scheme or not parts.hostname:
             return False                                   # "null", garbage
         if host and parts.netloc.lower() == host.strip().lower():
@@ -98,12 +99,6 @@ def _plain_address(address: str) -> str:
     """A socket address as ``Host`` would name it: no IPv6 zone, IPv4 not mapped into IPv6."""
     address = address.split("%", 1)[0].lower()
     return address[7:] if address.startswith("::ffff:") and "." in address else address
-
-
-def _origin_base(origin: str) -> str:
-    """``http://localhost:3000`` → ``http://localhost`` (for ``scheme://host:*`` patterns)."""
-    parts = urlsplit(origin)
-    return f"{parts.scheme}://{parts.hostname}" if parts.hostname else origin
 
 
 def _matches(pattern: str, full: str, base: str) -> bool:

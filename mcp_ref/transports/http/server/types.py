@@ -168,7 +168,6 @@ class SseBody:
         self.request, self.app, self.transport, self.stream, self.conn = request, app, transport, stream, conn
         self.items = collections.deque(items)
         self.resume_id, self.modern = resume_id, modern
-        self.event = None if stream is not None else "message"
         self.deadline = time.monotonic() + app.poll_interval if app.poll_interval and stream is not None else None
         self._prelude = collections.deque(prelude)
         self._finishers: list = []
@@ -237,7 +236,7 @@ class SseBody:
         if final:
             self.finished = True
             self._ending = True
-        return format_event(encode(message), event=self.event, id=event_id)
+        return format_event(encode(message), event=None if self.stream is not None else "message", id=event_id)
 
     def _end(self, clean: bool) -> None:
         if self._done:
