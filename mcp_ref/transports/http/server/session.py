@@ -131,11 +131,8 @@ class HttpSessionTransport(_SessionTransport):
 
     # ------------------------------------------------------------------ Transport interface
     def send(self, message, related_id=None) -> None:
-        """Route one message (rule 2); a list is routed item by item."""
-        if isinstance(message, list):
-            for item in message:
-                self.send(item, related_id)
-            return
+        """Route one message (rule 2). Never a batch reply: the HTTP layer pushes a batch's
+        messages one by one (transports/http/server/core.py rule 2)."""
         encode_line(message)          # what cannot be written (a lone surrogate) fails here, not in a handler
         with self._lock:
             if self.closed:
@@ -153,7 +150,7 @@ class HttpSessionTransport(_SessionTransport):
                 elif stream.mode is None:
                     self._start_sse(stream)
             else:
-                stream = self._by_request.get(related_id) if related_id is not None else None
+                stream = self._by_request.get(related_id)
                 if stream is None or stream.mode == "json":
                     stream = self.standalone
                 elif stream.mode is None:
