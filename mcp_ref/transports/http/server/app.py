@@ -59,12 +59,6 @@ log = get_logger("mcp_ref.http")
 
 __all__ = ["serve_http", "start_http", "HttpServerHandle", "HttpApp", "EventStore", "InMemoryEventStore"]
 
-DEFAULT_MAX_SESSIONS = 1000
-DEFAULT_WORKERS = 128                  # threads running requests, shared by every session (rule 3)
-DEFAULT_IDLE_TIMEOUT = 1800.0          # seconds
-DEFAULT_MAX_BODY = 4 * 1024 * 1024     # bytes
-
-
 def new_session_id() -> str:
     """Rule 1: a fresh ``Mcp-Session-Id``, 192 bits from the OS's CSPRNG as URL-safe base64
     (``[A-Za-z0-9_-]``, 32 characters; tokens.py).
@@ -78,12 +72,11 @@ class HttpApp(HostChecks):
     def __init__(self, server, *, host: str = "127.0.0.1", path: str = "/mcp", stateless: bool = False,
                  json_response: bool = False, response_mode: str | None = None,
                  allowed_origins=None, allowed_hosts=None, enable_get: bool = True,
-                 max_sessions: int = DEFAULT_MAX_SESSIONS, idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
-                 max_body: int = DEFAULT_MAX_BODY, event_store=None, resumable: bool = True,
+                 max_sessions: int = 1000, idle_timeout: float = 1800.0, max_body: int = 4 * 1024 * 1024,
+                 event_store=None, resumable: bool = True,
                  retry_interval: int = 1000, poll_interval: float | None = None, keepalive: float = 15.0,
                  legacy_sse: bool = True, sse_path: str = "/sse", messages_path: str = "/messages",
-                 workers: int = DEFAULT_WORKERS, auth=None, resource_metadata: dict | None = None,
-                 required_scopes=None):
+                 workers: int = 128, auth=None, resource_metadata: dict | None = None, required_scopes=None):
         if response_mode is None:
             response_mode = "json" if json_response else "auto"
         if response_mode not in ("auto", "json", "sse"):

@@ -23,8 +23,6 @@ from mcp_ref.transports.http.server.types import (SESSION_HEADER, VERSION_HEADER
 
 log = get_logger("mcp_ref.http")
 
-UNKNOWN_SESSION = "Not Found: unknown or expired session"
-
 
 class Routes:
     """Authorization, GET and DELETE /mcp, the legacy endpoints, stateless POST (a mix-in)."""
@@ -80,7 +78,7 @@ class Routes:
 
     def _unknown_session(self, close: bool = False) -> HttpResponse:
         """Rule 3: 404; the client starts a new session (``wsgi`` adds why it may happen)."""
-        return error(404, UNKNOWN_SESSION + self.app.unknown_session_hint, close=close)
+        return error(404, "Not Found: unknown or expired session" + self.app.unknown_session_hint, close=close)
 
     def _allow(self, path: str) -> str:
         app = self.app

@@ -98,6 +98,18 @@ class _SessionTransport:
         """A message the client POSTed, for the session (rule 1)."""
         self.session.deliver(message)
 
+    def close(self) -> None:
+        """Idempotent: every stream's connection is told to stop (``STOP``), then ``on_close``."""
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            self._end_streams()
+        self._on_close(self)
+
+    def _end_streams(self) -> None:
+        raise NotImplementedError
+
     def idle_for(self) -> float:
         """Seconds since the last HTTP request ended (0 while one is being served)."""
         return 0.0 if self.active else time.monotonic() - self.last_active
@@ -157,19 +169,12 @@ class HttpSessionTransport(_SessionTransport):
                     self._start_sse(stream)
             self._deliver(stream, message)
 
-    def close(self) -> None:
-        with self._lock:
-            if self.closed:
-                return
-            self.closed = True
-            for stream in self._streams.values():
-                if stream.conn is not None:
-                    stream.conn.put(STOP)
-                    stream.conn = None
-            stream_ids = list(self._streams)
-        for stream_id in stream_ids:
-            self._forget(stream_id)
-        self._on_close(self)
+    def _end_streams(self) -> None:
+        for stream in self._streams.values():
+            if stream.conn is not None:
+                stream.conn.put(STOP)
+                stream.conn = None
+            self._forget(stream.id)
 
     # ------------------------------------------------------------------ used by the HTTP layer
     def push(self, message) -> None:
@@ -344,11 +349,6 @@ class LegacySseTransport(_SessionTransport):
                 raise ConnectionError("the SSE session is closed")
             self.conn.put((None, message, False))
 
-    def close(self) -> None:
-        with self._lock:
-            if self.closed:
-                return
-            self.closed = True
+    def _end_streams(self) -> None:
         self.conn.put(STOP)
-        self._on_close(self)
 
