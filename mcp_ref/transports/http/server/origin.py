@@ -45,15 +45,10 @@ class HostChecks:
             return any(p == "*" or _matches(p, host, name) for p in self.allowed_hosts)
         if self.loopback:
             return name in LOOPBACK
-        if (DEFAULT_PORTS[self.scheme] if port is None else port) != self.port:
-            allowed = False
-        elif name in self.own_names:
-            allowed = True
-        elif self.wildcard and local_address is not None:
-            local = _plain_address(local_address())
-            allowed = name == local or (local in LOOPBACK and (name in LOOPBACK or name in WILDCARD))
-        else:
-            allowed = False
+        # On a wildcard bind, also the address the connection arrived on (over loopback, any loopback name).
+        local = _plain_address(local_address()) if self.wildcard and local_address is not None else None
+        allowed = (DEFAULT_PORTS[self.scheme] if port is None else port) == self.port and (
+            name in self.own_names or name == local or (local in LOOPBACK and (name in LOOPBACK or name in WILDCARD)))
         if not allowed and host not in self._warned and len(self._warned) < MAX_WARNED_HOSTS:
             self._warned.add(host)             # each refused Host logged once (a proxy needs allowed_hosts)
             log.warning("refused an HTTP request with Host %r: not one of this server's names (port %d); "
