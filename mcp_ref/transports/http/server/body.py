@@ -49,14 +49,10 @@ class SocketRequest(HttpRequest):
         self.handler = handler
         self.body_state = UNREAD
 
-    def _header_all(self, name: str) -> list:
-        """Every value of a request header (lower-case name), in order."""
-        return [value.strip(" \t") for value in self.handler.headers.get_all(name) or ()]
-
     def read_body(self, limit: int) -> bytes:
         """Rule 1."""
         self.body_state = BEGUN
-        codings = [c.strip().lower() for value in self._header_all("transfer-encoding")
+        codings = [c.strip().lower() for value in self.handler.headers.get_all("transfer-encoding", ())
                    for c in value.split(",") if c.strip()]
         length = self._content_length()
         if codings:
@@ -81,7 +77,7 @@ class SocketRequest(HttpRequest):
     def _content_length(self) -> Optional[int]:
         """The Content-Length (several equal ones count as one); None without one, -1 when
         invalid (not digits, or values that differ)."""
-        lengths = {v.strip() for v in self._header_all("content-length")}
+        lengths = {v.strip() for v in self.handler.headers.get_all("content-length", ())}
         if not lengths:
             return None
         length = lengths.pop() if len(lengths) == 1 else ""

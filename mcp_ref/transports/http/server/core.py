@@ -109,10 +109,8 @@ class _Core(Routes):
             if not app.origin_allowed(headers.get("origin"), host, request.local_address):
                 return error(403, "Forbidden: Origin not allowed")
             path = urlsplit(request.target).path
-            if app.guard is not None:                                   # rule 7
-                refused = self._authorize(path)
-                if refused is not None:
-                    return refused
+            if app.guard is not None and (refused := self._authorize(path)) is not None:      # rule 7
+                return refused
             routes = {("POST", app.path): self._post_mcp, ("GET", app.path): self._get_mcp,
                       ("DELETE", app.path): self._delete_mcp}
             if app.legacy_sse:                                          # rule 6
@@ -168,8 +166,7 @@ class _Core(Routes):
             transport = app.lookup(session_id)
             if transport is None or not self._owned(transport):
                 return self._unknown_session()
-        refused = self._version_refused()                       # rule 3, initialize included
-        if refused is not None:
+        if (refused := self._version_refused()) is not None:          # rule 3, initialize included
             return refused
         if created:
             transport = app.new_session(owner=self.access)

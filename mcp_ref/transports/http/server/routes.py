@@ -175,8 +175,7 @@ class Routes:
     # ------------------------------------------------------------------ stateless POST
     def _post_stateless(self, message, json_ok: bool, sse_ok: bool) -> HttpResponse:
         """Stateless mode (rule 3): a fresh session per POST, pre-initialized unless it is the initialize."""
-        refused = self._version_refused()
-        if refused is not None:
+        if (refused := self._version_refused()) is not None:
             return refused
         version = self.headers.get("mcp-protocol-version") or lifecycle.HTTP_DEFAULT_REVISION
         items = message if isinstance(message, list) else [message]
