@@ -238,10 +238,9 @@ class _Core(Routes):
                 if item[2]:
                     break
                 item = next_item(self.request, conn, transport, stream, self.modern)
-            else:
-                if item is STOP:
-                    replies += [ErrorResponse(rid, ErrorObject(INTERNAL_ERROR, "the session closed before answering"))
-                                for rid in sorted(stream.pending, key=str)]
+            if item is STOP:
+                replies += [ErrorResponse(rid, ErrorObject(INTERNAL_ERROR, "the session closed before answering"))
+                            for rid in sorted(stream.pending, key=str)]
             transport.end_post(stream)
             if not replies:                        # every request was cancelled by the client
                 return HttpResponse(202), None
