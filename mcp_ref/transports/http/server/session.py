@@ -318,9 +318,8 @@ class HttpSessionTransport(_SessionTransport):
             forget(stream_id)
 
     def _deliver(self, stream: _Stream, message) -> None:
-        event_id = None
-        if self.event_store is not None and stream.mode == "sse":
-            event_id = self.event_store.store(stream.id, message)
+        stored = self.event_store is not None and stream.mode == "sse"      # rule 3: stored before it is queued
+        event_id = self.event_store.store(stream.id, message) if stored else None
         item = (event_id, message, stream.finished and not stream.standalone)
         if stream.conn is not None:
             stream.conn.put(item)
