@@ -35,7 +35,7 @@ the event-stream format is the WHATWG HTML "server-sent events" section):
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import NamedTuple, Optional
 
 __all__ = ["format_event", "format_comment", "make_event_id", "split_event_id", "SseEvent", "EventParser",
            "chunk", "accepts"]
@@ -84,25 +84,16 @@ def split_event_id(event_id: str) -> Optional[tuple]:
     return stream_id, int(seq)
 
 
-class SseEvent:
-    """One parsed event. A small hand-written class, not a ``@dataclass``: ``dataclasses``
-    loads ``inspect`` (and ``ast``, ``dis``, ``tokenize``), a start-up cost every HTTP
-    server would pay for a class only clients use (bench/bench_http.py, cold start)."""
+class SseEvent(NamedTuple):
+    """One parsed event. A named tuple, not a ``@dataclass``: ``dataclasses`` loads
+    ``inspect`` (and ``ast``, ``dis``, ``tokenize``), a start-up cost every HTTP server
+    would pay for a class only clients use (bench/bench_http.py, cold start)."""
 
-    __slots__ = ("data", "event", "id", "retry", "oversized")
-
-    def __init__(self, data: str = "", event: str = "message", id: Optional[str] = None,
-                 retry: Optional[int] = None, oversized: int = 0):
-        self.data, self.event, self.id, self.retry = data, event, id, retry
-        self.oversized = oversized     # rule 6: bytes held when the event outgrew the limit (0: it did not)
-
-    def __eq__(self, other):
-        if type(other) is not SseEvent:
-            return NotImplemented
-        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
-
-    def __repr__(self):
-        return "SseEvent(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__) + ")"
+    data: str = ""
+    event: str = "message"
+    id: Optional[str] = None
+    retry: Optional[int] = None
+    oversized: int = 0     # rule 6: bytes held when the event outgrew the limit (0: it did not)
 
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
@@ -130,7 +121,6 @@ class EventParser:
         self._data: list = []
         self._size = 0                       # bytes held for the current event
         self.last_event_id: Optional[str] = None
-        self.retry: Optional[int] = None
 
     def feed(self, data: bytes) -> list:
         if not data:
@@ -140,7 +130,7 @@ class EventParser:
         if self._skip_lf and data[:1] == b"\n":
             start = 1
         self._skip_lf = False
-        if not self._started and data:
+        if not self._started:
             self._started = True
             if data.startswith(b"\xef\xbb\xbf"):     # a byte order mark opening the stream is dropped
                 start = 3
@@ -212,7 +202,6 @@ class EventParser:
             self._fields["event"] = value
         elif name == "retry" and value.isdigit():
             self._fields["retry"] = int(value)
-            self.retry = int(value)
         return None
 
 

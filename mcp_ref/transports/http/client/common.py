@@ -49,7 +49,7 @@ from urllib.parse import urljoin, urlsplit
 from mcp_ref.auth.exceptions import AuthorizationError
 from mcp_ref.errors import SessionError, require
 from mcp_ref.transports.http.client.reading import CHUNK, EventStream, _Inflater
-from mcp_ref.transports.http.client.exchange import Scope, Watchdog, current_exchange, shut, socket_of, tracking_adapter
+from mcp_ref.transports.http.client.exchange import Watchdog, current_exchange, scope, shut, socket_of, tracking_adapter
 from mcp_ref.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE         # one limit for every transport (16 MiB)
 
 log = logging.getLogger("mcp_ref.http")
@@ -61,15 +61,6 @@ MAX_REDIRECTS = 5
 REDIRECTS = (301, 302, 303, 307, 308)
 ERROR_BODY = 65536
 CLOSED = object()              # inbox sentinel
-
-
-def take(inbox):
-    """The next message of a reader-fed inbox; None once closed (and for every later call)."""
-    item = inbox.get()
-    if item is CLOSED:
-        inbox.put(CLOSED)
-        return None
-    return item
 
 
 # ---------------------------------------------------------------------- errors (rule 1)
@@ -146,14 +137,6 @@ def settle_request(session, request_id, exc: Exception) -> bool:
     return waiter is not None
 
 
-def pending_ids(session) -> list:
-    """The ids of the requests ``session`` is waiting for (none without a session)."""
-    if session is None:
-        return []
-    with session._lock:
-        return list(session._outbound)
-
-
 # ---------------------------------------------------------------------- the client
 class HttpClient:
     """One transport's ``requests`` session with the rules above.
@@ -185,17 +168,14 @@ class HttpClient:
             verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
         http.auth = auth if auth is not None else requests.utils.get_netrc_auth(url)
         adapter = tracking_adapter(requests, self, pool_size)
-        http.mount("http://", adapter)
-        http.mount("https://", adapter)
-        http.headers.update({"User-Agent": "mcp_ref", "Accept-Encoding": "gzip, deflate"})
-        http.headers.update(headers or {})
+        for scheme in ("http://", "https://"):
+            http.mount(scheme, adapter)
+        http.headers.update({"User-Agent": "mcp_ref", "Accept-Encoding": "gzip, deflate", **(headers or {})})
         self._http, self._tls = http, {"verify": verify, "cert": cert}
 
-    # -- exchanges (rule 3)
-    def exchange(self, timeout: Optional[float] = None) -> Scope:
-        """``with client.exchange(timeout) as ex:`` everything this thread sends in the block
-        belongs to ``ex``; a block inside another one joins the outer exchange."""
-        return Scope(self, timeout)
+    # -- exchanges (rule 3): ``with client.exchange(timeout) as ex:`` everything this thread
+    # sends in the block belongs to ``ex``; a block inside another one joins the outer exchange.
+    exchange = scope
 
     def _taken(self, conn):
         exchange = current_exchange(self)
@@ -210,11 +190,7 @@ class HttpClient:
         return conn
 
     def _connected(self, conn) -> None:
-        exchange = getattr(conn, "_mcp_exchange", None)
-        with self._lock:
-            self._conns.add(conn)
-            dead = self._dead(exchange)
-        if dead:
+        if self._dead(getattr(conn, "_mcp_exchange", None)):      # cut since it was taken (it is tracked)
             shut(conn.sock)
             raise ConnectionAbortedError("the HTTP exchange was cut")
 
@@ -337,10 +313,7 @@ class HttpClient:
                                            "bytes (max_message_size); not read further", limit=limit, size=size,
                                            status=response.status_code, url=str(response.url))
                 parts.append(data)
-        except HttpError:
-            response.close()
-            raise
-        except Exception as exc:                 # requests, urllib3, zlib and socket errors alike
+        except Exception as exc:                 # ours, and requests, urllib3, zlib and socket errors alike
             response.close()
             raise self.failure(what, exc, url=str(response.url)) from None
         if self.interrupted():
@@ -392,4 +365,9 @@ class HttpTransport:
         return self._http.max_message_size
 
     def receive(self):
-        return take(self._inbox)
+        """The next message from the readers; None once closed (and for every later call)."""
+        item = self._inbox.get()
+        if item is CLOSED:
+            self._inbox.put(CLOSED)
+            return None
+        return item

@@ -21,13 +21,14 @@ Rules:
    connection is taken, connected and given back. Connections through a SOCKS
    proxy use urllib3's own pools: they are closed at close, not cut.
 """
+import contextlib
 import heapq
 import itertools
 import socket
 import threading
 import time
 import weakref
-from typing import Optional
+from typing import Iterator, Optional
 
 _current = threading.local()
 
@@ -181,32 +182,20 @@ def tracking_adapter(requests, client, pool_size: int):
     return Adapter(pool_connections=4, pool_maxsize=pool_size)
 
 
-class Scope:
-    """The context manager of ``HttpClient.exchange`` (rule 1). Inside another exchange of the
-    same client it joins that one, and arms it with its timeout for the block when it has none."""
-
-    def __init__(self, client, timeout: Optional[float]):
-        self.client, self.timeout = client, timeout
-        self.exchange: Optional[Exchange] = None
-        self.armed: Optional[Exchange] = None
-        self.outer = None
-
-    def __enter__(self) -> Exchange:
-        self.outer = getattr(_current, "exchange", None)
-        outer = current_exchange(self.client)              # self.outer, when it is this client's
-        if outer is not None:
-            if self.timeout is not None and outer.deadline is None:
-                outer.arm(self.timeout)
-                self.armed = outer
-            return outer
-        self.exchange = Exchange(self.client)
-        self.exchange.arm(self.timeout)
-        _current.exchange = self.exchange
-        return self.exchange
-
-    def __exit__(self, *exc_info) -> None:
-        if self.armed is not None:
-            self.armed.disarm()
-        if self.exchange is not None:
-            self.exchange.disarm()
-            _current.exchange = self.outer
+@contextlib.contextmanager
+def scope(client, timeout: Optional[float] = None) -> Iterator[Exchange]:
+    """``HttpClient.exchange`` (rule 1): this thread's exchange with ``client`` for the block,
+    a new one or, inside another exchange of the same client, that one, armed with
+    ``timeout`` for the block when it has no deadline."""
+    previous = getattr(_current, "exchange", None)
+    exchange = current_exchange(client) or Exchange(client)
+    armed = timeout is not None and exchange.deadline is None
+    if armed:
+        exchange.arm(timeout)
+    _current.exchange = exchange
+    try:
+        yield exchange
+    finally:
+        if armed:
+            exchange.disarm()
+        _current.exchange = previous

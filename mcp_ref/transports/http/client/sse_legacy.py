@@ -41,7 +41,7 @@ from mcp_ref.transports.http.client.streamable import StreamableHttpTransport
 from mcp_ref.transports.http.client.exchange import socket_of
 from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, ERROR_BODY, HttpError,
                                                    HttpTransport, ResponseTooLarge, SessionExpired, content_type,
-                                                   origin, origin_text, pending_ids, settle_request)
+                                                   origin, origin_text, settle_request)
 
 log = logging.getLogger("mcp_ref.http")
 
@@ -96,9 +96,13 @@ class SseClientTransport(HttpTransport):
                     self._set_endpoint(event.data.strip())
                 elif event.event == "message" and self.endpoint is not None and event.data:
                     try:
-                        self._deliver(decode(event.data))
+                        decoded = decode(event.data)
                     except (InvalidMessage, RecursionError) as bad:
                         log.warning("ignored an invalid SSE event from the server: %s", getattr(bad, "message", bad))
+                        continue
+                    for message in decoded if isinstance(decoded, list) else [decoded]:
+                        if not isinstance(message, InvalidMessage):
+                            self._inbox.put(message)
         except Exception as exc:                 # requests, urllib3 and socket errors alike
             if not self._closed.is_set():
                 log.debug("SSE stream from %s broke: %s", self.url, exc)
@@ -125,15 +129,13 @@ class SseClientTransport(HttpTransport):
         limit = self._http.max_message_size
         error = ResponseTooLarge(f"GET {self.url}: an SSE event is larger than the message size limit of {limit} "
                                  "bytes (max_message_size); dropped", limit=limit, size=size, url=self.url)
-        pending: list = pending_ids(self.session)
-        if len(pending) == 1 and settle_request(self.session, pending[0], error):
-            return
+        session = self.session
+        if session is not None:
+            with session._lock:
+                pending = list(session._outbound)
+            if len(pending) == 1 and settle_request(session, pending[0], error):
+                return
         log.warning("%s", error)
-
-    def _deliver(self, decoded) -> None:
-        for message in decoded if isinstance(decoded, list) else [decoded]:
-            if not isinstance(message, InvalidMessage):
-                self._inbox.put(message)
 
     def send(self, message, related_id=None) -> None:
         """Rule 2. Raises HttpError or ConnectionClosed."""

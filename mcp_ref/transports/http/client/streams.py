@@ -67,17 +67,19 @@ def about(message: Request) -> str:
 
 class AnswerReader(HttpTransport):
     """The answer-reading half of ``StreamableHttpTransport`` (see the module rules), which
-    sets these in its ``__init__`` and defines ``_get`` and ``_submit``."""
+    defines ``_get`` and ``_submit``."""
 
-    session_id: Optional[str]
-    max_reconnects: int
-    default_retry: float
-    _lock: threading.Lock
-    _seen: collections.OrderedDict
-    _abandoned: set
-    _get_state: Optional[StreamState]
     _get: Callable[[Optional[str]], Any]
     _submit: Callable[[Callable[[], None]], None]
+
+    def __init__(self, url: str, *, max_reconnects: int, default_retry: float, **options):
+        super().__init__(url, **options)
+        self.session_id: Optional[str] = None
+        self.max_reconnects, self.default_retry = max_reconnects, default_retry
+        self._lock = threading.Lock()
+        self._seen: collections.OrderedDict = collections.OrderedDict()     # rule 2
+        self._abandoned: set = set()          # requests we cancelled: their streams are not resumed
+        self._get_state: Optional[StreamState] = None    # the standalone stream's
 
     def _consume(self, response, state: StreamState, in_background: bool = False) -> None:
         """Deliver a POST's answer: a JSON body now, an SSE stream here or on a pool thread (rule 1)."""
