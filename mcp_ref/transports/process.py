@@ -48,12 +48,8 @@ SAFE_ENV_VARS = ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PA
 def default_environment() -> dict:
     """The safe variables of ``SAFE_ENV_VARS`` that are set here. A value starting with
     ``()`` (an exported shell function) is left out: a shell would run it as code."""
-    env = {}
-    for name in SAFE_ENV_VARS:
-        value = os.environ.get(name)
-        if value is not None and not value.startswith("()"):
-            env[name] = value
-    return env
+    return {name: os.environ[name] for name in SAFE_ENV_VARS
+            if name in os.environ and not os.environ[name].startswith("()")}
 
 
 def _pass_through(line: str) -> None:
@@ -80,9 +76,7 @@ class ChildProcess:
         self._late_grace_used = False
         self._closed = False
         self._close_lock = threading.Lock()
-        full_env = dict(os.environ) if inherit_env else default_environment()
-        if env:
-            full_env.update(env)
+        full_env = {**(os.environ if inherit_env else default_environment()), **(env or {})}
         self.process = subprocess.Popen(
             list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full_env,
             cwd=cwd, start_new_session=(os.name == "posix"))

@@ -199,9 +199,7 @@ class PipeWriter:
             view = view[done:]
 
     def _close_stream(self) -> None:
-        with self._ready:
-            closing = self._closing and self._owned
-        if closing:
+        if self._closing and self._owned:
             try:
                 if self._poll is not None and self._fd is not None:
                     os.set_blocking(self._fd, True)            # W1: as we found it
@@ -247,14 +245,14 @@ class StdioServerTransport:
         self.max_message_size = max_message_size
         self._stdin = stdin if stdin is not None else sys.stdin.buffer
         self._restore = None
-        self._private = False           # whether stdout is our own duplicate (rule 2), the writer's to close
+        private = False                 # whether stdout is our own duplicate (rule 2), the writer's to close
         if stdout is None:
-            stdout = self._protect_stdout() if guard_stdout else sys.stdout.buffer
-        self._stdout = stdout
-        self._writer = PipeWriter(stdout, owned=self._private)
+            stdout, private = self._protect_stdout() if guard_stdout else (sys.stdout.buffer, False)
+        self._writer = PipeWriter(stdout, owned=private)
         self.closed = False
 
-    def _protect_stdout(self):
+    def _protect_stdout(self) -> tuple:
+        """``(the stream to write the protocol to, whether it is our own duplicate)``."""
         saved_sys_stdout = sys.stdout
         try:
             sys.stdout.flush()
@@ -265,7 +263,6 @@ class StdioServerTransport:
         except (AttributeError, OSError, ValueError):   # no real descriptor (embedded, captured)
             private, saved_fd, fd = sys.stdout.buffer, None, None
         sys.stdout = sys.stderr
-        self._private = saved_fd is not None
 
         def restore():
             sys.stdout = saved_sys_stdout
@@ -273,7 +270,7 @@ class StdioServerTransport:
                 os.dup2(saved_fd, fd)
                 os.close(saved_fd)
         self._restore = restore
-        return private
+        return private, saved_fd is not None
 
     def send(self, message, related_id=None) -> None:
         self._writer.write(encode_line(message))
@@ -289,8 +286,7 @@ class StdioServerTransport:
         self.closed = True
         self._writer.close(DRAIN_STALL)     # owned: closed by the writer, or left to a blocked write
         if self._restore is not None:
-            restore, self._restore = self._restore, None
-            restore()
+            self._restore()
 
 
 class StdioClientTransport(ChildProcess):
@@ -325,7 +321,6 @@ class StdioClientTransport(ChildProcess):
         self.max_message_size = max_message_size
         self.close_timeout = close_timeout
         self.terminate_timeout = terminate_timeout
-        self._eof = False
         self._spawn(self.argv, env, cwd, inherit_env, on_stderr, stderr_lines)     # transports/process.py rule 1
         self._writer = PipeWriter(self.process.stdin, owned=True)
 
@@ -334,9 +329,6 @@ class StdioClientTransport(ChildProcess):
 
     def receive(self):
         try:
-            message = _read_message(self.process.stdout, self.max_message_size)
-        except (OSError, ValueError):
-            message = None
-        if message is None:
-            self._eof = True
-        return message
+            return _read_message(self.process.stdout, self.max_message_size)
+        except (OSError, ValueError):        # the pipe closed under the reader: the end, as at EOF
+            return None

@@ -223,10 +223,6 @@ def accepts(header: Optional[str]) -> tuple:
                     quality = 0.0
         if quality <= 0:
             continue
-        if media == "*/*":
-            json_ok = sse_ok = True
-        elif media in ("application/json", "application/*"):
-            json_ok = True
-        elif media in ("text/event-stream", "text/*"):
-            sse_ok = True
+        json_ok = json_ok or media in ("*/*", "application/json", "application/*")
+        sse_ok = sse_ok or media in ("*/*", "text/event-stream", "text/*")
     return json_ok, sse_ok

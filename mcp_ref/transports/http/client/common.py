@@ -104,12 +104,11 @@ class ResponseTooLarge(HttpError):
 def origin(url: str) -> tuple:
     """(scheme, host, port) with the scheme's default port filled in."""
     parts = urlsplit(url)
-    default = {"http": 80, "https": 443}.get(parts.scheme)
     try:
-        port = parts.port
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
     except ValueError:                       # a port that is not a number: no origin at all
         return (parts.scheme, None, None)
-    return parts.scheme, (parts.hostname or "").lower(), port or default
+    return parts.scheme, (parts.hostname or "").lower(), port
 
 
 def origin_text(url: str) -> str:
@@ -167,11 +166,12 @@ class HttpClient:
         if verify is True:
             verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
         http.auth = auth if auth is not None else requests.utils.get_netrc_auth(url)
+        http.verify, http.cert = verify, cert          # what requests would read from the environment
         adapter = tracking_adapter(requests, self, pool_size)
         for scheme in ("http://", "https://"):
             http.mount(scheme, adapter)
         http.headers.update({"User-Agent": "mcp_ref", "Accept-Encoding": "gzip, deflate", **(headers or {})})
-        self._http, self._tls = http, {"verify": verify, "cert": cert}
+        self._http = http
 
     # -- exchanges (rule 3): ``with client.exchange(timeout) as ex:`` everything this thread
     # sends in the block belongs to ``ex``; a block inside another one joins the outer exchange.
@@ -231,8 +231,7 @@ class HttpClient:
                 read = left if read is None else min(read, left)
             try:
                 response = self._http.request(method, target, headers=headers, data=data, stream=True,
-                                              allow_redirects=False, timeout=(self.connect_timeout, read),
-                                              **self._tls)
+                                              allow_redirects=False, timeout=(self.connect_timeout, read))
             except self._errors as exc:
                 raise self.failure(f"{method} {target}", exc, url=target) from None
             if response.status_code not in REDIRECTS or not response.headers.get("Location"):
@@ -288,11 +287,7 @@ class HttpClient:
         elif coding not in ("", "identity"):
             raise HttpError(f"{response.request.method} {response.url}: unsupported Content-Encoding {coding!r}",
                             status=response.status_code, url=str(response.url))
-        raw = response.raw
-        while True:
-            data = raw.read1(CHUNK, decode_content=False)
-            if not data:
-                break
+        for data in iter(lambda: response.raw.read1(CHUNK, decode_content=False), b""):
             if inflater is None:
                 yield data
             else:
@@ -324,7 +319,7 @@ class HttpClient:
     def events(self, response) -> "EventStream":
         return EventStream(self.chunks(response), self.max_message_size)
 
-    def error(self, response, what: str, cls=HttpError) -> HttpError:
+    def error(self, response, what: str, cls=HttpError, **details) -> HttpError:
         """A typed error for a response with an error status, naming the JSON-RPC error when
         there is one. Reads at most ERROR_BODY bytes of the body, then closes the response."""
         try:
@@ -344,7 +339,7 @@ class HttpClient:
             detail = body[:200].strip()
         message = f"{what}: HTTP {response.status_code} {response.reason or ''}".rstrip()
         return cls(message + (f": {str(detail)[:500]}" if detail else ""), status=response.status_code, body=body,
-                   url=str(response.url))
+                   url=str(response.url), **details)
 
 
 class HttpTransport:

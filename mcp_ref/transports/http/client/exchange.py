@@ -14,7 +14,7 @@ Rules:
    the connections the thread takes from a pool meanwhile belong to it, until
    they go back to the pool.
 2. ``cut()`` is final (a cancelled request stays cancelled); an expired
-   deadline is not: disarming forgets it, so the exchange may go on.
+   deadline is not: ``arm(None)`` forgets it, so the exchange may go on.
 3. One watchdog thread per client (``mcp-http-deadline``, started on first
    use, stopped by ``close``) expires exchanges at their deadlines.
 4. The pools are urllib3's, subclassed only to tell the client when a
@@ -69,19 +69,14 @@ class Exchange:
         self.conns: "weakref.WeakSet" = weakref.WeakSet()
 
     def arm(self, timeout: Optional[float]) -> None:
-        """A total deadline of ``timeout`` seconds from now (None: none)."""
+        """A total deadline of ``timeout`` seconds from now; None: no deadline any more, and a
+        past expiry is forgotten (the exchange may go on)."""
         with self.client._lock:
             self.expired = False
             self.timeout = timeout
             self.deadline = None if timeout is None else time.monotonic() + timeout
         if self.deadline is not None:
             self.client._watchdog.add(self.deadline, self)
-
-    def disarm(self) -> None:
-        """No deadline any more; a past expiry is forgotten (the exchange may go on)."""
-        with self.client._lock:
-            self.deadline = self.timeout = None
-            self.expired = False
 
     def remaining(self) -> Optional[float]:
         return None if self.deadline is None else max(0.001, self.deadline - time.monotonic())
@@ -197,5 +192,5 @@ def scope(client, timeout: Optional[float] = None) -> Iterator[Exchange]:
         yield exchange
     finally:
         if armed:
-            exchange.disarm()
+            exchange.arm(None)
         _current.exchange = previous

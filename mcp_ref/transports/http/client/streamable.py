@@ -60,7 +60,7 @@ Rules:
 import itertools
 import logging
 import threading
-from typing import Optional, cast
+from typing import Optional
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import ConnectionClosed, InvalidMessage
@@ -71,7 +71,6 @@ from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_S
                                                    content_type, visible_ascii)
 from mcp_ref.transports.http.modern import request_headers
 from mcp_ref.transports.http.client.streams import AnswerReader, StreamState, about
-from mcp_ref.transports.http.client.exchange import Exchange
 
 log = logging.getLogger("mcp_ref.http")
 
@@ -128,7 +127,6 @@ class StreamableHttpTransport(AnswerReader):
         self._pool = WorkerPool(MAX_THREADS, name="mcp-http-post")     # rules 1 and 2
         self._init: Optional[Request] = None
         self._expired: Optional[SessionExpired] = None
-        self._get_exchange: Optional[Exchange] = None    # the standalone stream's (cut on re-initialization)
         # request id -> (its Exchange, cut when it is cancelled; whether it is modern: rule 10)
         self._exchanges: dict = {}
         self._reinit_lock = threading.Lock()
@@ -215,17 +213,15 @@ class StreamableHttpTransport(AnswerReader):
     def _check(self, response, method: str, sent_session: Optional[str]):
         """The response when its status is usable; else close it and raise (rule 6)."""
         if response.status_code == 404 and sent_session is not None:
-            error = self._http.error(response, f"{method} {self.url}: the MCP session has expired", SessionExpired)
-            cast(SessionExpired, error).session_id = sent_session    # error() built the class it was given
-        elif response.status_code >= 300 or (method == "GET" and response.status_code != 200):
-            error = self._http.error(response, f"{method} {self.url}")
-        elif method == "GET" and content_type(response) != "text/event-stream":
-            error = HttpError(f"GET {self.url}: expected text/event-stream, got {content_type(response)!r}",
-                              status=response.status_code, url=self.url)
+            raise self._http.error(response, f"{method} {self.url}: the MCP session has expired", SessionExpired,
+                                   session_id=sent_session)
+        if response.status_code >= 300 or (method == "GET" and response.status_code != 200):
+            raise self._http.error(response, f"{method} {self.url}")
+        if method == "GET" and content_type(response) != "text/event-stream":
             response.close()
-        else:
-            return response
-        raise error
+            raise HttpError(f"GET {self.url}: expected text/event-stream, got {content_type(response)!r}",
+                            status=response.status_code, url=self.url)
+        return response
 
     def _take_session_id(self, response) -> None:
         """Rule 9."""
@@ -302,8 +298,9 @@ class StreamableHttpTransport(AnswerReader):
 
     def _run_get(self, known: threading.Event) -> None:
         with self._http.exchange() as exchange:
+            state = StreamState(self.session_id, standalone=True, exchange=exchange)
             with self._lock:
-                self._get_exchange = exchange
+                self._get_state = state
             try:
                 response = self._get(None)
             except REQUEST_ERRORS as exc:      # an auth provider may fail too
@@ -313,10 +310,6 @@ class StreamableHttpTransport(AnswerReader):
                     log.info("no standalone SSE stream: %s", exc)
                 return
             self.get_status = response.status_code
-            state = StreamState(self.session_id, standalone=True)
-            with self._lock:
-                if self._get_exchange is exchange:
-                    self._get_state = state
             known.set()
             self._follow(response, state)
 
@@ -329,9 +322,9 @@ class StreamableHttpTransport(AnswerReader):
                 return True                          # another thread already renewed the session
             log.info("the MCP session expired; starting a new one")
             with self._lock:
-                old_get, self._get_exchange, self._get_state = self._get_exchange, None, None
+                old_get, self._get_state = self._get_state, None
             if old_get is not None:
-                old_get.cut()
+                old_get.exchange.cut()
             self.session_id = None
             init = Request(f"mcp_ref-reinitialize-{next(self._reinit_ids)}", "initialize", self._init.params)
             state = StreamState(None, [init.id], capture=init.id)

@@ -49,10 +49,11 @@ MAX_BACKOFF = 5.0         # seconds: how far the wait grows for connections that
 class StreamState:
     """What a reader knows about one logical SSE stream (rule 3)."""
 
-    def __init__(self, session_id, pending=(), standalone: bool = False, capture=None, what: str = ""):
+    def __init__(self, session_id, pending=(), standalone: bool = False, capture=None, what: str = "", exchange=None):
         self.session_id = session_id          # a stream belongs to one session: never resumed in another
         self.pending = set(pending)           # our request ids still unanswered on this stream
         self.standalone = standalone
+        self.exchange = exchange              # the standalone stream's (cut when the session is renewed)
         self.capture = capture                # a request id whose answer is kept, not delivered
         self.captured: Response | ErrorResponse | None = None
         self.what = what                      # the request, for messages: "tools/call (id 3)"
