@@ -20,8 +20,8 @@ the event-stream format is the WHATWG HTML "server-sent events" section):
    the standard: a comment line starts with ``:``, a missing value is empty,
    one leading space is removed, ``\\r``, ``\\n`` and ``\\r\\n`` all end a
    line, a byte order mark opening the stream is dropped. Its work is linear in
-   the bytes fed, however they are cut (a line is searched for once, pieces are
-   joined once).
+   the bytes fed, however they are cut (a line is searched for once, each piece
+   is appended to it once).
 5. ``accepts(header)`` tells whether an ``Accept`` header admits JSON and SSE:
    no header admits both, wildcards count, ``q=0`` refuses (Spec:
    basic/transports#sending-messages-to-the-server: a server answers in a
@@ -110,8 +110,7 @@ class EventParser:
 
     def __init__(self, max_event_size: int = 0):
         self.max_event_size = max_event_size
-        self._partial: list = []             # pieces of the line not ended yet
-        self._partial_size = 0
+        self._line = bytearray()             # what is kept of the line not ended yet
         self._line_bytes = 0                 # bytes of the line not ended yet, kept or not
         self._comment = False                # the line not ended yet is a comment: nothing of it is kept
         self._skip_lf = False                # the last feed ended in \r: a \n starting the next one is its pair
@@ -126,10 +125,7 @@ class EventParser:
         if not data:
             return []
         events: list = []
-        start = 0
-        if self._skip_lf and data[:1] == b"\n":
-            start = 1
-        self._skip_lf = False
+        start = 1 if self._skip_lf and data[:1] == b"\n" else 0
         if not self._started:
             self._started = True
             if data.startswith(b"\xef\xbb\xbf"):     # a byte order mark opening the stream is dropped
@@ -140,41 +136,37 @@ class EventParser:
             if event is not None:
                 events.append(event)
             start = end.end()
-        if start < len(data):
-            self._take(data[start:])
-            if self._too_big():
-                events.append(self._overflow())
+        self._take(data[start:])
+        if self._too_big():
+            events.append(self._overflow())
         self._skip_lf = data.endswith(b"\r")
         return events
 
     def _take(self, piece: bytes) -> None:
         """Keep a piece of the current line (nothing of a comment, or of an event being skipped)."""
-        if not piece:
-            return
         if not self._line_bytes and piece[:1] == b":":
             self._comment = True
         self._line_bytes += len(piece)
         if not (self._comment or self._skipping):
-            self._partial.append(piece)
-            self._partial_size += len(piece)
+            self._line += piece
 
     def _end_line(self) -> Optional[SseEvent]:
-        line, blank, ignored = b"".join(self._partial), not self._line_bytes, self._comment or self._skipping
-        self._partial, self._partial_size, self._line_bytes, self._comment = [], 0, 0, False
+        line, blank, ignored = self._line, not self._line_bytes, self._comment or self._skipping
+        self._line, self._line_bytes, self._comment = bytearray(), 0, False
         if blank:
             return self._dispatch()
-        return None if ignored else self._line(line)
+        return None if ignored else self._field(line)
 
     def _too_big(self) -> bool:
         return bool(self.max_event_size) and not self._skipping and \
-            self._size + self._partial_size > self.max_event_size
+            self._size + len(self._line) > self.max_event_size
 
     def _overflow(self) -> SseEvent:
         """Rule 6: report the event now and drop the rest of it."""
-        size = self._size + self._partial_size
+        size = self._size + len(self._line)
         event = SseEvent(event=self._fields.get("event") or "message", id=self._fields.get("id"), oversized=size)
         self._skipping = True
-        self._partial, self._partial_size, self._data = [], 0, []
+        self._line, self._data = bytearray(), []
         return event
 
     def _dispatch(self) -> Optional[SseEvent]:
@@ -186,7 +178,7 @@ class EventParser:
         return SseEvent(data="\n".join(data), event=fields.get("event") or "message", id=fields.get("id"),
                         retry=fields.get("retry"))
 
-    def _line(self, raw: bytes) -> Optional[SseEvent]:
+    def _field(self, raw: bytearray) -> Optional[SseEvent]:
         self._size += len(raw)
         if self._too_big():
             return self._overflow()
