@@ -27,7 +27,7 @@ Rules:
    reading a body; a connection made after the cut is shut at once. Once
    closed, no new connection is made.
 4. Deadlines: an exchange may be armed with a total deadline, headers and
-   body together; a watchdog thread shuts its connections down when it
+   body together; a timer thread shuts its connections down when it
    passes, and the socket's read timeout is never longer than what is left.
 5. Bounded reading: a body, or one SSE event, holds at most
    ``max_message_size`` bytes counted after decompression. ``gzip`` and
@@ -49,7 +49,7 @@ from urllib.parse import urljoin, urlsplit
 from mcp_ref.auth.exceptions import AuthorizationError
 from mcp_ref.errors import SessionError, require
 from mcp_ref.transports.http.client.reading import CHUNK, EventStream, _Inflater
-from mcp_ref.transports.http.client.exchange import Watchdog, current_exchange, scope, shut, socket_of, tracking_adapter
+from mcp_ref.transports.http.client.exchange import current_exchange, scope, shut, socket_of, tracking_adapter
 from mcp_ref.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE         # one limit for every transport (16 MiB)
 
 log = logging.getLogger("mcp_ref.http")
@@ -159,7 +159,6 @@ class HttpClient:
         self._errors = (requests.RequestException, OSError, ValueError)
         self._lock = threading.Lock()
         self._conns: "weakref.WeakSet" = weakref.WeakSet()
-        self._watchdog = Watchdog()
         http = requests.Session()
         http.trust_env = False
         http.proxies.update(requests.utils.get_environ_proxies(url))
@@ -211,11 +210,10 @@ class HttpClient:
             shut(socket_of(conn))
 
     def close(self) -> None:
-        """No new connection from now on; every open one is shut; the watchdog stops."""
+        """No new connection from now on; every open one is shut."""
         with self._lock:
             self.closed = True
         self.cut_all()
-        self._watchdog.stop()
         self._http.close()
 
     # -- requests (rule 2)
