@@ -50,6 +50,7 @@ Rules (Spec: basic/transports#stdio, basic/lifecycle#shutdown):
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import stat
@@ -109,10 +110,8 @@ class PipeWriter:
         self._stream, self._owned, self._name, self.max_queued = stream, owned, name, max_queued
         self._fd: int | None = None
         if owned:
-            try:
+            with contextlib.suppress(AttributeError, OSError, ValueError):   # no descriptor: its own write
                 self._fd = stream.fileno()
-            except (AttributeError, OSError, ValueError):   # no descriptor: its own write
-                pass
         self._poll: select.poll | None = None      # W1's fast path: set when the descriptor is made non-blocking
         if self._fd is not None and hasattr(select, "poll") and _pipe_or_socket(self._fd):
             try:
@@ -200,12 +199,10 @@ class PipeWriter:
 
     def _close_stream(self) -> None:
         if self._closing and self._owned:
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 if self._poll is not None and self._fd is not None:
                     os.set_blocking(self._fd, True)            # W1: as we found it
                 self._stream.close()
-            except (OSError, ValueError):
-                pass
 
     def close(self, stall: float | None) -> bool:
         """Stop taking lines, let the queue drain while the peer reads (at least one
@@ -251,7 +248,7 @@ class StdioServerTransport:
         self._writer = PipeWriter(stdout, owned=private)
         self.closed = False
 
-    def _protect_stdout(self) -> tuple:
+    def _protect_stdout(self):
         """``(the stream to write the protocol to, whether it is our own duplicate)``."""
         saved_sys_stdout = sys.stdout
         try:

@@ -41,10 +41,8 @@ def current_exchange(client) -> "Optional[Exchange]":
 def shut(sock) -> None:
     """Shut a socket down: a thread blocked on it wakes (closing alone would not wake it)."""
     if sock is not None:
-        try:
+        with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
 
 def socket_of(conn):

@@ -29,6 +29,7 @@ Rules:
    and fails the one request the session waits for when there is exactly one
    (the stream says no more about whose answer it was).
 """
+import contextlib
 import logging
 import threading
 import time
@@ -64,7 +65,6 @@ class SseClientTransport(HttpTransport):
         self.endpoint: Optional[str] = None
         self._ready = threading.Event()
         self._problem: Optional[HttpError] = None
-        self._reader: Optional[threading.Thread] = None
         deadline = time.monotonic() + endpoint_timeout
         try:
             with self._http.exchange(endpoint_timeout) as exchange:
@@ -150,17 +150,17 @@ class SseClientTransport(HttpTransport):
                                           headers={"Content-Type": "application/json"})
             if response.status_code >= 300:
                 raise self._http.error(response, what)
-            try:                                 # read (and dropped) so the connection is reused
+            # Read (and dropped) so the connection is reused; too long, or too slow: the
+            # message was accepted all the same.
+            with contextlib.suppress(HttpError):
                 self._http.read_body(response, what, limit=ERROR_BODY)
-            except HttpError:                    # too long, or too slow: the message was accepted all the same
-                pass
 
     def close(self) -> None:
         if self._closed.is_set():
             return
         self._closed.set()
         self._http.close()                       # cuts the stream and any POST in flight
-        if self._reader is not None and self._reader is not threading.current_thread():
+        if self._reader is not threading.current_thread():
             self._reader.join(2.0)
         self._response.close()
         self._inbox.put(CLOSED)

@@ -57,6 +57,7 @@ Rules:
     resumed: it has no event ids). Spec 2026-07-28:
     basic/transports/streamable-http#request-metadata, #backward-compatibility.
 """
+import contextlib
 import itertools
 import logging
 import threading
@@ -347,7 +348,5 @@ class StreamableHttpTransport(AnswerReader):
 
     # ------------------------------------------------------------------ threads
     def _submit(self, job) -> None:
-        try:
+        with contextlib.suppress(RuntimeError):      # closing: nobody would read the answer
             self._pool.submit(job)
-        except RuntimeError:                         # closing: nobody would read the answer
-            pass
