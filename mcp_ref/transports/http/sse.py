@@ -105,7 +105,8 @@ class EventParser:
     Events are returned even when their data is empty, so a caller sees the
     ``id`` and ``retry`` of a priming event. ``last_event_id`` follows the
     standard: it keeps the last id seen, across events. ``max_event_size``
-    (bytes, 0 for none) bounds what one event may hold (rule 6).
+    (bytes, 0 for none) bounds what one event may hold (rule 6). ``received``
+    counts the bytes fed.
     """
 
     def __init__(self, max_event_size: int = 0):
@@ -115,7 +116,7 @@ class EventParser:
         self._comment = False                # the line not ended yet is a comment: nothing of it is kept
         self._skip_lf = False                # the last feed ended in \r: a \n starting the next one is its pair
         self._skipping = False               # rule 6: the rest of an oversized event is dropped
-        self._started = False
+        self.received = 0                    # bytes fed so far
         self._fields: dict = {}
         self._data: list = []
         self._size = 0                       # bytes held for the current event
@@ -126,10 +127,9 @@ class EventParser:
             return []
         events: list = []
         start = 1 if self._skip_lf and data[:1] == b"\n" else 0
-        if not self._started:
-            self._started = True
-            if data.startswith(b"\xef\xbb\xbf"):     # a byte order mark opening the stream is dropped
-                start = 3
+        if not self.received and data.startswith(b"\xef\xbb\xbf"):     # a byte order mark opening the stream is dropped
+            start = 3
+        self.received += len(data)
         for end in _LINE_END.finditer(data, start):
             self._take(data[start:end.start()])
             event = self._end_line()

@@ -43,13 +43,14 @@ import os
 import queue
 import threading
 import weakref
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 from urllib.parse import urljoin, urlsplit
 
 from mcp_ref.auth.exceptions import AuthorizationError
 from mcp_ref.errors import SessionError, require
-from mcp_ref.transports.http.client.reading import CHUNK, EventStream, _Inflater
+from mcp_ref.transports.http.client.reading import CHUNK, _Inflater
 from mcp_ref.transports.http.client.exchange import current_exchange, scope, shut, socket_of, tracking_adapter
+from mcp_ref.transports.http.sse import EventParser, SseEvent
 from mcp_ref.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE         # one limit for every transport (16 MiB)
 
 log = logging.getLogger("mcp_ref.http")
@@ -314,8 +315,12 @@ class HttpClient:
             raise self.failure(what, ConnectionAbortedError("cut short"), url=str(response.url))
         return b"".join(parts)
 
-    def events(self, response) -> "EventStream":
-        return EventStream(self.chunks(response), self.max_message_size)
+    def events(self, response, parser: Optional[EventParser] = None) -> Iterator[SseEvent]:
+        """The SSE events of a response, each bounded by ``max_message_size`` (rule 5), read by
+        ``parser`` (its ``received`` counts the bytes) or a new one."""
+        parser = parser or EventParser(self.max_message_size)
+        for data in self.chunks(response):
+            yield from parser.feed(data)
 
     def error(self, response, what: str, cls=HttpError, **details) -> HttpError:
         """A typed error for a response with an error status, naming the JSON-RPC error when

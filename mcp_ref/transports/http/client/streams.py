@@ -37,6 +37,7 @@ from typing import Any, Callable, Optional
 from mcp_ref.auth.exceptions import AuthorizationError
 from mcp_ref.errors import INTERNAL_ERROR, InvalidMessage
 from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, Response, decode
+from mcp_ref.transports.http.sse import EventParser
 from mcp_ref.transports.http.client.common import (REQUEST_ERRORS, HttpError, HttpTransport, ResponseTooLarge,
                                                    SessionExpired, content_type, settle_request)
 
@@ -186,10 +187,10 @@ class AnswerReader(HttpTransport):
 
     def _read_events(self, response, state: StreamState) -> tuple:
         """Deliver one connection's events (rule 2); returns (bytes read, messages delivered, stop)."""
-        stream = self._http.events(response)
+        parser = EventParser(self._http.max_message_size)
         delivered, stop, clean = 0, False, False
         try:
-            for event in stream:
+            for event in self._http.events(response, parser):
                 if event.oversized:
                     if self._oversized(event.oversized, state):
                         stop = True
@@ -217,7 +218,7 @@ class AnswerReader(HttpTransport):
                 response.raw.release_conn()      # read to the end: the connection can be reused
             else:
                 response.close()
-        return stream.received, delivered, stop
+        return parser.received, delivered, stop
 
     def _oversized(self, size: int, state: StreamState) -> bool:
         """An SSE event over the limit (rule 4): fails what this POST's stream answers (True: stop
