@@ -241,7 +241,7 @@ class StdioServerTransport:
                  guard_stdout: bool = True):
         self.max_message_size = max_message_size
         self._stdin = stdin if stdin is not None else sys.stdin.buffer
-        self._restore = None
+        self._saved: tuple | None = None           # (sys.stdout, saved descriptor, descriptor): close restores them
         private = False                 # whether stdout is our own duplicate (rule 2), the writer's to close
         if stdout is None:
             stdout, private = self._protect_stdout() if guard_stdout else (sys.stdout.buffer, False)
@@ -250,7 +250,6 @@ class StdioServerTransport:
 
     def _protect_stdout(self):
         """``(the stream to write the protocol to, whether it is our own duplicate)``."""
-        saved_sys_stdout = sys.stdout
         try:
             sys.stdout.flush()
             fd = sys.stdout.fileno()
@@ -259,14 +258,8 @@ class StdioServerTransport:
             os.dup2(sys.stderr.fileno(), fd)
         except (AttributeError, OSError, ValueError):   # no real descriptor (embedded, captured)
             private, saved_fd, fd = sys.stdout.buffer, None, None
+        self._saved = (sys.stdout, saved_fd, fd)
         sys.stdout = sys.stderr
-
-        def restore():
-            sys.stdout = saved_sys_stdout
-            if saved_fd is not None:
-                os.dup2(saved_fd, fd)
-                os.close(saved_fd)
-        self._restore = restore
         return private, saved_fd is not None
 
     def send(self, message, related_id=None) -> None:
@@ -282,8 +275,11 @@ class StdioServerTransport:
             return
         self.closed = True
         self._writer.close(DRAIN_STALL)     # owned: closed by the writer, or left to a blocked write
-        if self._restore is not None:
-            self._restore()
+        if self._saved is not None:
+            sys.stdout, saved_fd, fd = self._saved
+            if saved_fd is not None:
+                os.dup2(saved_fd, fd)
+                os.close(saved_fd)
 
 
 class StdioClientTransport(ChildProcess):

@@ -298,22 +298,20 @@ class HttpClient:
         """The whole body, at most ``limit`` bytes (default: ``max_message_size``) after
         decompression; raises ResponseTooLarge at once past it, HttpError on a broken read."""
         limit = self.max_message_size if limit is None else limit
-        parts, size = [], 0
+        body = bytearray()
         try:
             for data in self.chunks(response):
-                size += len(data)
-                if size > limit:
+                body += data
+                if len(body) > limit:
                     raise ResponseTooLarge(f"{what}: the answer is larger than the message size limit of {limit} "
-                                           "bytes (max_message_size); not read further", limit=limit, size=size,
+                                           "bytes (max_message_size); not read further", limit=limit, size=len(body),
                                            status=response.status_code, url=str(response.url))
-                parts.append(data)
+            if self.interrupted():
+                raise ConnectionAbortedError("cut short")
         except Exception as exc:                 # ours, and requests, urllib3, zlib and socket errors alike
             response.close()
             raise self.failure(what, exc, url=str(response.url)) from None
-        if self.interrupted():
-            response.close()
-            raise self.failure(what, ConnectionAbortedError("cut short"), url=str(response.url))
-        return b"".join(parts)
+        return bytes(body)
 
     def events(self, response, parser: Optional[EventParser] = None) -> Iterator[SseEvent]:
         """The SSE events of a response, each bounded by ``max_message_size`` (rule 5), read by
