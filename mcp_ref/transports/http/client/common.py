@@ -152,7 +152,6 @@ class HttpClient:
         requests = require("requests", "requests", "the HTTP client")
         if isinstance(max_message_size, bool) or not isinstance(max_message_size, int) or max_message_size <= 0:
             raise ValueError(f"max_message_size must be a positive number of bytes, not {max_message_size!r}")
-        self.url = url
         self.origin = origin(url)
         self.max_message_size = max_message_size
         self.connect_timeout, self.read_timeout = connect_timeout, read_timeout
