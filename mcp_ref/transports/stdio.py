@@ -90,15 +90,6 @@ def _read_message(stream, limit: int):
                 raise                       # a blank line is skipped, anything else reported
 
 
-def _pipe_or_socket(fd: int) -> bool:
-    """Whether ``fd`` is a pipe or a socket (not a terminal, a file, or closed)."""
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-
-
 class PeerNotReading(OSError):
     """The peer has left ``max_queued`` bytes unread: it has stopped reading (W2)."""
 
@@ -113,12 +104,14 @@ class PipeWriter:
             with contextlib.suppress(AttributeError, OSError, ValueError):   # no descriptor: its own write
                 self._fd = stream.fileno()
         self._poll: select.poll | None = None      # W1's fast path: set when the descriptor is made non-blocking
-        if self._fd is not None and hasattr(select, "poll") and _pipe_or_socket(self._fd):
+        if self._fd is not None and hasattr(select, "poll"):
             try:
-                os.set_blocking(self._fd, False)
-                self._poll = select.poll()             # how the thread waits for room
-                self._poll.register(self._fd, select.POLLOUT)
-            except OSError:                            # not here (Windows pipes): the thread writes all
+                mode = os.fstat(self._fd).st_mode
+                if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):     # a pipe or a socket, not a terminal or a file
+                    os.set_blocking(self._fd, False)
+                    self._poll = select.poll()         # how the thread waits for room
+                    self._poll.register(self._fd, select.POLLOUT)
+            except OSError:                            # closed, or not here (Windows pipes): the thread writes all
                 self._poll = None
         self.written = 0                  # bytes the peer has taken (rule 4 watches it move)
         self._queue: deque = deque()

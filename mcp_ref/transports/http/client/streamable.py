@@ -304,14 +304,14 @@ class StreamableHttpTransport(AnswerReader):
                 self._get_state = state
             try:
                 response = self._get(None)
+                self.get_status = response.status_code
             except REQUEST_ERRORS as exc:      # an auth provider may fail too
                 self.get_status = exc.status
-                known.set()
                 if exc.status != 405:
                     log.info("no standalone SSE stream: %s", exc)
                 return
-            self.get_status = response.status_code
-            known.set()
+            finally:
+                known.set()
             self._follow(response, state)
 
     def _reinitialize(self, expired: SessionExpired) -> bool:
