@@ -223,10 +223,8 @@ class HttpClient:
         exchange = current_exchange(self)
         target = url
         for _ in range(MAX_REDIRECTS + 1):
-            read = self.read_timeout
             left = exchange.remaining() if exchange is not None else None
-            if left is not None:
-                read = left if read is None else min(read, left)
+            read = min((t for t in (self.read_timeout, left) if t is not None), default=None)   # rule 4
             try:
                 response = self._http.request(method, target, headers=headers, data=data, stream=True,
                                               allow_redirects=False, timeout=(self.connect_timeout, read))

@@ -29,7 +29,6 @@ Rules:
 """
 from __future__ import annotations
 
-import collections
 import logging
 import threading
 from typing import Any, Callable, Optional
@@ -79,7 +78,7 @@ class AnswerReader(HttpTransport):
         self.session_id: Optional[str] = None
         self.max_reconnects, self.default_retry = max_reconnects, default_retry
         self._lock = threading.Lock()
-        self._seen: collections.OrderedDict = collections.OrderedDict()     # rule 2
+        self._seen: dict = {}                 # rule 2: event ids, oldest first
         self._abandoned: set = set()          # requests we cancelled: their streams are not resumed
         self._get_state: Optional[StreamState] = None    # the standalone stream's
 
@@ -239,7 +238,7 @@ class AnswerReader(HttpTransport):
                 return True
             self._seen[event_id] = None
             if len(self._seen) > 10000:
-                self._seen.popitem(last=False)
+                del self._seen[next(iter(self._seen))]
             return False
 
     def _fail(self, request_ids, exc: HttpError | AuthorizationError) -> None:
