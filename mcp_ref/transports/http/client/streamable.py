@@ -153,12 +153,11 @@ class StreamableHttpTransport(AnswerReader):
             else:
                 self._submit(lambda: self._run_request(message))
             return
-        if isinstance(message, Notification) and message.method == "notifications/cancelled" \
-                and self._abandon((message.params or {}).get("requestId")):
+        method = getattr(message, "method", None)        # a notification's (a response has none)
+        if method == "notifications/cancelled" and self._abandon((message.params or {}).get("requestId")):
             return                          # rule 10: cutting its connection was the cancellation
         self._post_and_forget(message)
-        if isinstance(message, Notification) and message.method == "notifications/initialized" \
-                and self.open_get_stream:
+        if method == "notifications/initialized" and self.open_get_stream:
             self._start_get_stream()
 
     def close(self) -> None:
