@@ -305,8 +305,7 @@ class StdioClientTransport(ChildProcess):
             raise ValueError(f"max_message_size must be a number of bytes >= 1, not {max_message_size!r}")
         self.argv = list(argv)
         self.max_message_size = max_message_size
-        self.close_timeout = close_timeout
-        self.terminate_timeout = terminate_timeout
+        self.close_timeout, self.terminate_timeout = close_timeout, terminate_timeout     # the ladder's waits
         self._spawn(self.argv, env, cwd, inherit_env, on_stderr, stderr_lines)     # transports/process.py rule 1
         self._writer = PipeWriter(self.process.stdin, owned=True)
 
