@@ -95,8 +95,7 @@ class ChildProcess:
     def close_details(self) -> dict:
         """Exit code and stderr tail for ConnectionClosed, without waiting for the child
         (rule 3): while it runs, ``late`` tells them once it has ended."""
-        details = self._ended_details()
-        return details if details is not None else \
+        return self._ended_details() or \
             {"exit_code": None, "stderr_tail": "\n".join(self.stderr_tail), "late": self._late_details}
 
     def _late_details(self) -> dict | None:
