@@ -65,9 +65,8 @@ def format_comment(text: str = "") -> bytes:
 
 
 def chunk(data: bytes) -> bytes:
-    """One HTTP/1.1 chunk of a ``Transfer-Encoding: chunked`` body (empty data: the last chunk)."""
-    if not data:
-        return b"0\r\n\r\n"
+    """One HTTP/1.1 chunk of a ``Transfer-Encoding: chunked`` body (empty data: the last chunk,
+    ``0\\r\\n\\r\\n``)."""
     return b"%x\r\n%s\r\n" % (len(data), data)
 
 
