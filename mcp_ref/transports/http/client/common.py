@@ -183,8 +183,7 @@ class HttpClient:
             self._conns.add(conn)
             if exchange is not None:
                 exchange.conns.add(conn)
-            dead = self._dead(exchange)
-        if dead:
+        if self._dead(exchange):            # a cut from now on finds the connection tracked, and shuts it
             shut(socket_of(conn))
         return conn
 
