@@ -26,6 +26,7 @@ security_best_practices):
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -48,20 +49,14 @@ SAFE_ENV_VARS = ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PA
 def default_environment() -> dict:
     """The safe variables of ``SAFE_ENV_VARS`` that are set here. A value starting with
     ``()`` (an exported shell function) is left out: a shell would run it as code."""
-    env = {}
-    for name in SAFE_ENV_VARS:
-        value = os.environ.get(name)
-        if value is not None and not value.startswith("()"):
-            env[name] = value
-    return env
+    return {name: os.environ[name] for name in SAFE_ENV_VARS
+            if name in os.environ and not os.environ[name].startswith("()")}
 
 
 def _pass_through(line: str) -> None:
-    """Default stderr sink: our own stderr, written as text (works without a descriptor, as in Jupyter)."""
-    try:
-        sys.stderr.write(line if line.endswith("\n") else line + "\n")
-    except (OSError, ValueError, AttributeError):
-        pass
+    """Default stderr sink: our own stderr, written as text (works without a descriptor, as in Jupyter;
+    the pump ignores what a sink raises)."""
+    sys.stderr.write(line + "\n")
 
 
 class ChildProcess:
@@ -80,9 +75,7 @@ class ChildProcess:
         self._late_grace_used = False
         self._closed = False
         self._close_lock = threading.Lock()
-        full_env = dict(os.environ) if inherit_env else default_environment()
-        if env:
-            full_env.update(env)
+        full_env = {**(os.environ if inherit_env else default_environment()), **(env or {})}
         self.process = subprocess.Popen(
             list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full_env,
             cwd=cwd, start_new_session=(os.name == "posix"))
@@ -92,22 +85,17 @@ class ChildProcess:
     def _drain_stderr(self) -> None:
         stream = self.process.stderr
         assert stream is not None                   # Popen(stderr=PIPE)
-        try:
+        with contextlib.suppress(OSError, ValueError):
             for raw in iter(stream.readline, b""):
                 line = raw.decode("utf-8", "replace").rstrip("\r\n")
                 self.stderr_tail.append(line)
-                try:
+                with contextlib.suppress(Exception):
                     self._on_stderr(line)
-                except Exception:
-                    pass
-        except (OSError, ValueError):
-            pass
 
     def close_details(self) -> dict:
         """Exit code and stderr tail for ConnectionClosed, without waiting for the child
         (rule 3): while it runs, ``late`` tells them once it has ended."""
-        details = self._ended_details()
-        return details if details is not None else \
+        return self._ended_details() or \
             {"exit_code": None, "stderr_tail": "\n".join(self.stderr_tail), "late": self._late_details}
 
     def _late_details(self) -> dict | None:
@@ -140,24 +128,22 @@ class ChildProcess:
         # waiting for its EOF either (transports/stdio.py rule 4).
         drained = self._writer.close(self.close_timeout)
         if not drained or not self._wait(self.close_timeout):
-            self._signal(signal.SIGTERM if os.name == "posix" else None)
+            self._signal("SIGTERM")
             if not self._wait(self.terminate_timeout):
-                self._signal(signal.SIGKILL if os.name == "posix" else "kill")
+                self._signal("SIGKILL")
                 self._wait(None)
         if os.name == "posix":
             # What is left of the group (a grandchild still holding our pipes) goes with
             # the server: no orphans, and no pipe that never reaches EOF.
-            self._signal(signal.SIGKILL)
+            self._signal("SIGKILL")
         self._pump.join(timeout=1.0)
         if not drained:                         # its write fails now that the reader is gone
             self._writer.close(1.0)
         for stream in (proc.stdout, proc.stderr):
             if stream is None or (stream is proc.stderr and self._pump.is_alive()):
                 continue                        # still read by the pump: closing it would block
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 stream.close()
-            except (OSError, ValueError):
-                pass
 
     def _wait(self, timeout) -> bool:
         try:
@@ -166,14 +152,11 @@ class ChildProcess:
         except subprocess.TimeoutExpired:
             return False
 
-    def _signal(self, sig) -> None:
-        proc = self.process
-        try:
+    def _signal(self, name: str) -> None:
+        """``SIGTERM`` or ``SIGKILL`` to the child's whole group (no orphaned grandchildren);
+        on Windows both are ``terminate()`` (``kill()`` is the same call there)."""
+        with contextlib.suppress(OSError):      # ProcessLookupError, PermissionError: gone, or not ours
             if os.name == "posix":
-                os.killpg(proc.pid, sig)        # the whole group: no orphaned grandchildren
-            elif sig == "kill":
-                proc.kill()
+                os.killpg(self.process.pid, getattr(signal, name))
             else:
-                proc.terminate()
-        except (ProcessLookupError, PermissionError, OSError):
-            pass
+                self.process.terminate()

@@ -50,6 +50,7 @@ Rules (Spec: basic/transports#stdio, basic/lifecycle#shutdown):
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import stat
@@ -89,15 +90,6 @@ def _read_message(stream, limit: int):
                 raise                       # a blank line is skipped, anything else reported
 
 
-def _pipe_or_socket(fd: int) -> bool:
-    """Whether ``fd`` is a pipe or a socket (not a terminal, a file, or closed)."""
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-
-
 class PeerNotReading(OSError):
     """The peer has left ``max_queued`` bytes unread: it has stopped reading (W2)."""
 
@@ -109,17 +101,17 @@ class PipeWriter:
         self._stream, self._owned, self._name, self.max_queued = stream, owned, name, max_queued
         self._fd: int | None = None
         if owned:
-            try:
+            with contextlib.suppress(AttributeError, OSError, ValueError):   # no descriptor: its own write
                 self._fd = stream.fileno()
-            except (AttributeError, OSError, ValueError):   # no descriptor: its own write
-                pass
         self._poll: select.poll | None = None      # W1's fast path: set when the descriptor is made non-blocking
-        if self._fd is not None and hasattr(select, "poll") and _pipe_or_socket(self._fd):
+        if self._fd is not None and hasattr(select, "poll"):
             try:
-                os.set_blocking(self._fd, False)
-                self._poll = select.poll()             # how the thread waits for room
-                self._poll.register(self._fd, select.POLLOUT)
-            except OSError:                            # not here (Windows pipes): the thread writes all
+                mode = os.fstat(self._fd).st_mode
+                if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):     # a pipe or a socket, not a terminal or a file
+                    os.set_blocking(self._fd, False)
+                    self._poll = select.poll()         # how the thread waits for room
+                    self._poll.register(self._fd, select.POLLOUT)
+            except OSError:                            # closed, or not here (Windows pipes): the thread writes all
                 self._poll = None
         self.written = 0                  # bytes the peer has taken (rule 4 watches it move)
         self._queue: deque = deque()
@@ -199,15 +191,11 @@ class PipeWriter:
             view = view[done:]
 
     def _close_stream(self) -> None:
-        with self._ready:
-            closing = self._closing and self._owned
-        if closing:
-            try:
+        if self._closing and self._owned:
+            with contextlib.suppress(OSError, ValueError):
                 if self._poll is not None and self._fd is not None:
                     os.set_blocking(self._fd, True)            # W1: as we found it
                 self._stream.close()
-            except (OSError, ValueError):
-                pass
 
     def close(self, stall: float | None) -> bool:
         """Stop taking lines, let the queue drain while the peer reads (at least one
@@ -246,16 +234,15 @@ class StdioServerTransport:
                  guard_stdout: bool = True):
         self.max_message_size = max_message_size
         self._stdin = stdin if stdin is not None else sys.stdin.buffer
-        self._restore = None
-        self._private = False           # whether stdout is our own duplicate (rule 2), the writer's to close
+        self._saved: tuple | None = None           # (sys.stdout, saved descriptor, descriptor): close restores them
+        private = False                 # whether stdout is our own duplicate (rule 2), the writer's to close
         if stdout is None:
-            stdout = self._protect_stdout() if guard_stdout else sys.stdout.buffer
-        self._stdout = stdout
-        self._writer = PipeWriter(stdout, owned=self._private)
+            stdout, private = self._protect_stdout() if guard_stdout else (sys.stdout.buffer, False)
+        self._writer = PipeWriter(stdout, owned=private)
         self.closed = False
 
     def _protect_stdout(self):
-        saved_sys_stdout = sys.stdout
+        """``(the stream to write the protocol to, whether it is our own duplicate)``."""
         try:
             sys.stdout.flush()
             fd = sys.stdout.fileno()
@@ -264,16 +251,9 @@ class StdioServerTransport:
             os.dup2(sys.stderr.fileno(), fd)
         except (AttributeError, OSError, ValueError):   # no real descriptor (embedded, captured)
             private, saved_fd, fd = sys.stdout.buffer, None, None
+        self._saved = (sys.stdout, saved_fd, fd)
         sys.stdout = sys.stderr
-        self._private = saved_fd is not None
-
-        def restore():
-            sys.stdout = saved_sys_stdout
-            if saved_fd is not None:
-                os.dup2(saved_fd, fd)
-                os.close(saved_fd)
-        self._restore = restore
-        return private
+        return private, saved_fd is not None
 
     def send(self, message, related_id=None) -> None:
         self._writer.write(encode_line(message))
@@ -288,9 +268,11 @@ class StdioServerTransport:
             return
         self.closed = True
         self._writer.close(DRAIN_STALL)     # owned: closed by the writer, or left to a blocked write
-        if self._restore is not None:
-            restore, self._restore = self._restore, None
-            restore()
+        if self._saved is not None:
+            sys.stdout, saved_fd, fd = self._saved
+            if saved_fd is not None:
+                os.dup2(saved_fd, fd)
+                os.close(saved_fd)
 
 
 class StdioClientTransport(ChildProcess):
@@ -323,9 +305,7 @@ class StdioClientTransport(ChildProcess):
             raise ValueError(f"max_message_size must be a number of bytes >= 1, not {max_message_size!r}")
         self.argv = list(argv)
         self.max_message_size = max_message_size
-        self.close_timeout = close_timeout
-        self.terminate_timeout = terminate_timeout
-        self._eof = False
+        self.close_timeout, self.terminate_timeout = close_timeout, terminate_timeout     # the ladder's waits
         self._spawn(self.argv, env, cwd, inherit_env, on_stderr, stderr_lines)     # transports/process.py rule 1
         self._writer = PipeWriter(self.process.stdin, owned=True)
 
@@ -334,9 +314,6 @@ class StdioClientTransport(ChildProcess):
 
     def receive(self):
         try:
-            message = _read_message(self.process.stdout, self.max_message_size)
-        except (OSError, ValueError):
-            message = None
-        if message is None:
-            self._eof = True
-        return message
+            return _read_message(self.process.stdout, self.max_message_size)
+        except (OSError, ValueError):        # the pipe closed under the reader: the end, as at EOF
+            return None

@@ -20,8 +20,8 @@ the event-stream format is the WHATWG HTML "server-sent events" section):
    the standard: a comment line starts with ``:``, a missing value is empty,
    one leading space is removed, ``\\r``, ``\\n`` and ``\\r\\n`` all end a
    line, a byte order mark opening the stream is dropped. Its work is linear in
-   the bytes fed, however they are cut (a line is searched for once, pieces are
-   joined once).
+   the bytes fed, however they are cut (a line is searched for once, each piece
+   is appended to it once).
 5. ``accepts(header)`` tells whether an ``Accept`` header admits JSON and SSE:
    no header admits both, wildcards count, ``q=0`` refuses (Spec:
    basic/transports#sending-messages-to-the-server: a server answers in a
@@ -35,7 +35,7 @@ the event-stream format is the WHATWG HTML "server-sent events" section):
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import NamedTuple, Optional
 
 __all__ = ["format_event", "format_comment", "make_event_id", "split_event_id", "SseEvent", "EventParser",
            "chunk", "accepts"]
@@ -65,9 +65,8 @@ def format_comment(text: str = "") -> bytes:
 
 
 def chunk(data: bytes) -> bytes:
-    """One HTTP/1.1 chunk of a ``Transfer-Encoding: chunked`` body (empty data: the last chunk)."""
-    if not data:
-        return b"0\r\n\r\n"
+    """One HTTP/1.1 chunk of a ``Transfer-Encoding: chunked`` body (empty data: the last chunk,
+    ``0\\r\\n\\r\\n``)."""
     return b"%x\r\n%s\r\n" % (len(data), data)
 
 
@@ -84,25 +83,16 @@ def split_event_id(event_id: str) -> Optional[tuple]:
     return stream_id, int(seq)
 
 
-class SseEvent:
-    """One parsed event. A small hand-written class, not a ``@dataclass``: ``dataclasses``
-    loads ``inspect`` (and ``ast``, ``dis``, ``tokenize``), a start-up cost every HTTP
-    server would pay for a class only clients use (bench/bench_http.py, cold start)."""
+class SseEvent(NamedTuple):
+    """One parsed event. A named tuple, not a ``@dataclass``: ``dataclasses`` loads
+    ``inspect`` (and ``ast``, ``dis``, ``tokenize``), a start-up cost every HTTP server
+    would pay for a class only clients use (bench/bench_http.py, cold start)."""
 
-    __slots__ = ("data", "event", "id", "retry", "oversized")
-
-    def __init__(self, data: str = "", event: str = "message", id: Optional[str] = None,
-                 retry: Optional[int] = None, oversized: int = 0):
-        self.data, self.event, self.id, self.retry = data, event, id, retry
-        self.oversized = oversized     # rule 6: bytes held when the event outgrew the limit (0: it did not)
-
-    def __eq__(self, other):
-        if type(other) is not SseEvent:
-            return NotImplemented
-        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
-
-    def __repr__(self):
-        return "SseEvent(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__) + ")"
+    data: str = ""
+    event: str = "message"
+    id: Optional[str] = None
+    retry: Optional[int] = None
+    oversized: int = 0     # rule 6: bytes held when the event outgrew the limit (0: it did not)
 
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
@@ -114,77 +104,68 @@ class EventParser:
     Events are returned even when their data is empty, so a caller sees the
     ``id`` and ``retry`` of a priming event. ``last_event_id`` follows the
     standard: it keeps the last id seen, across events. ``max_event_size``
-    (bytes, 0 for none) bounds what one event may hold (rule 6).
+    (bytes, 0 for none) bounds what one event may hold (rule 6). ``received``
+    counts the bytes fed.
     """
 
     def __init__(self, max_event_size: int = 0):
         self.max_event_size = max_event_size
-        self._partial: list = []             # pieces of the line not ended yet
-        self._partial_size = 0
+        self._line = bytearray()             # what is kept of the line not ended yet
         self._line_bytes = 0                 # bytes of the line not ended yet, kept or not
         self._comment = False                # the line not ended yet is a comment: nothing of it is kept
         self._skip_lf = False                # the last feed ended in \r: a \n starting the next one is its pair
         self._skipping = False               # rule 6: the rest of an oversized event is dropped
-        self._started = False
+        self.received = 0                    # bytes fed so far
         self._fields: dict = {}
         self._data: list = []
         self._size = 0                       # bytes held for the current event
         self.last_event_id: Optional[str] = None
-        self.retry: Optional[int] = None
 
     def feed(self, data: bytes) -> list:
         if not data:
             return []
         events: list = []
-        start = 0
-        if self._skip_lf and data[:1] == b"\n":
-            start = 1
-        self._skip_lf = False
-        if not self._started and data:
-            self._started = True
-            if data.startswith(b"\xef\xbb\xbf"):     # a byte order mark opening the stream is dropped
-                start = 3
+        start = 1 if self._skip_lf and data[:1] == b"\n" else 0
+        if not self.received and data.startswith(b"\xef\xbb\xbf"):     # a byte order mark opening the stream is dropped
+            start = 3
+        self.received += len(data)
         for end in _LINE_END.finditer(data, start):
             self._take(data[start:end.start()])
             event = self._end_line()
             if event is not None:
                 events.append(event)
             start = end.end()
-        if start < len(data):
-            self._take(data[start:])
-            if self._too_big():
-                events.append(self._overflow())
+        self._take(data[start:])
+        if self._too_big():
+            events.append(self._overflow())
         self._skip_lf = data.endswith(b"\r")
         return events
 
     def _take(self, piece: bytes) -> None:
         """Keep a piece of the current line (nothing of a comment, or of an event being skipped)."""
-        if not piece:
-            return
         if not self._line_bytes and piece[:1] == b":":
             self._comment = True
         self._line_bytes += len(piece)
         if not (self._comment or self._skipping):
-            self._partial.append(piece)
-            self._partial_size += len(piece)
+            self._line += piece
 
     def _end_line(self) -> Optional[SseEvent]:
-        line, blank, ignored = b"".join(self._partial), not self._line_bytes, self._comment or self._skipping
-        self._partial, self._partial_size, self._line_bytes, self._comment = [], 0, 0, False
+        line, blank, ignored = self._line, not self._line_bytes, self._comment or self._skipping
+        self._line, self._line_bytes, self._comment = bytearray(), 0, False
         if blank:
             return self._dispatch()
-        return None if ignored else self._line(line)
+        return None if ignored else self._field(line)
 
     def _too_big(self) -> bool:
         return bool(self.max_event_size) and not self._skipping and \
-            self._size + self._partial_size > self.max_event_size
+            self._size + len(self._line) > self.max_event_size
 
     def _overflow(self) -> SseEvent:
         """Rule 6: report the event now and drop the rest of it."""
-        size = self._size + self._partial_size
+        size = self._size + len(self._line)
         event = SseEvent(event=self._fields.get("event") or "message", id=self._fields.get("id"), oversized=size)
         self._skipping = True
-        self._partial, self._partial_size, self._data = [], 0, []
+        self._line, self._data = bytearray(), []
         return event
 
     def _dispatch(self) -> Optional[SseEvent]:
@@ -196,7 +177,7 @@ class EventParser:
         return SseEvent(data="\n".join(data), event=fields.get("event") or "message", id=fields.get("id"),
                         retry=fields.get("retry"))
 
-    def _line(self, raw: bytes) -> Optional[SseEvent]:
+    def _field(self, raw: bytearray) -> Optional[SseEvent]:
         self._size += len(raw)
         if self._too_big():
             return self._overflow()
@@ -212,7 +193,6 @@ class EventParser:
             self._fields["event"] = value
         elif name == "retry" and value.isdigit():
             self._fields["retry"] = int(value)
-            self.retry = int(value)
         return None
 
 
@@ -234,10 +214,6 @@ def accepts(header: Optional[str]) -> tuple:
                     quality = 0.0
         if quality <= 0:
             continue
-        if media == "*/*":
-            json_ok = sse_ok = True
-        elif media in ("application/json", "application/*"):
-            json_ok = True
-        elif media in ("text/event-stream", "text/*"):
-            sse_ok = True
+        json_ok = json_ok or media in ("*/*", "application/json", "application/*")
+        sse_ok = sse_ok or media in ("*/*", "text/event-stream", "text/*")
     return json_ok, sse_ok

@@ -27,7 +27,7 @@ Rules:
    reading a body; a connection made after the cut is shut at once. Once
    closed, no new connection is made.
 4. Deadlines: an exchange may be armed with a total deadline, headers and
-   body together; a watchdog thread shuts its connections down when it
+   body together; a timer thread shuts its connections down when it
    passes, and the socket's read timeout is never longer than what is left.
 5. Bounded reading: a body, or one SSE event, holds at most
    ``max_message_size`` bytes counted after decompression. ``gzip`` and
@@ -43,13 +43,14 @@ import os
 import queue
 import threading
 import weakref
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 from urllib.parse import urljoin, urlsplit
 
 from mcp_ref.auth.exceptions import AuthorizationError
 from mcp_ref.errors import SessionError, require
-from mcp_ref.transports.http.client.reading import CHUNK, EventStream, _Inflater
-from mcp_ref.transports.http.client.exchange import Scope, Watchdog, current_exchange, shut, socket_of, tracking_adapter
+from mcp_ref.transports.http.client.reading import CHUNK, _Inflater
+from mcp_ref.transports.http.client.exchange import current_exchange, scope, shut, socket_of, tracking_adapter
+from mcp_ref.transports.http.sse import EventParser, SseEvent
 from mcp_ref.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE         # one limit for every transport (16 MiB)
 
 log = logging.getLogger("mcp_ref.http")
@@ -61,15 +62,6 @@ MAX_REDIRECTS = 5
 REDIRECTS = (301, 302, 303, 307, 308)
 ERROR_BODY = 65536
 CLOSED = object()              # inbox sentinel
-
-
-def take(inbox):
-    """The next message of a reader-fed inbox; None once closed (and for every later call)."""
-    item = inbox.get()
-    if item is CLOSED:
-        inbox.put(CLOSED)
-        return None
-    return item
 
 
 # ---------------------------------------------------------------------- errors (rule 1)
@@ -113,12 +105,11 @@ class ResponseTooLarge(HttpError):
 def origin(url: str) -> tuple:
     """(scheme, host, port) with the scheme's default port filled in."""
     parts = urlsplit(url)
-    default = {"http": 80, "https": 443}.get(parts.scheme)
     try:
-        port = parts.port
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
     except ValueError:                       # a port that is not a number: no origin at all
         return (parts.scheme, None, None)
-    return parts.scheme, (parts.hostname or "").lower(), port or default
+    return parts.scheme, (parts.hostname or "").lower(), port
 
 
 def origin_text(url: str) -> str:
@@ -146,14 +137,6 @@ def settle_request(session, request_id, exc: Exception) -> bool:
     return waiter is not None
 
 
-def pending_ids(session) -> list:
-    """The ids of the requests ``session`` is waiting for (none without a session)."""
-    if session is None:
-        return []
-    with session._lock:
-        return list(session._outbound)
-
-
 # ---------------------------------------------------------------------- the client
 class HttpClient:
     """One transport's ``requests`` session with the rules above.
@@ -169,7 +152,6 @@ class HttpClient:
         requests = require("requests", "requests", "the HTTP client")
         if isinstance(max_message_size, bool) or not isinstance(max_message_size, int) or max_message_size <= 0:
             raise ValueError(f"max_message_size must be a positive number of bytes, not {max_message_size!r}")
-        self.url = url
         self.origin = origin(url)
         self.max_message_size = max_message_size
         self.connect_timeout, self.read_timeout = connect_timeout, read_timeout
@@ -177,25 +159,22 @@ class HttpClient:
         self._errors = (requests.RequestException, OSError, ValueError)
         self._lock = threading.Lock()
         self._conns: "weakref.WeakSet" = weakref.WeakSet()
-        self._watchdog = Watchdog()
         http = requests.Session()
         http.trust_env = False
         http.proxies.update(requests.utils.get_environ_proxies(url))
         if verify is True:
             verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
         http.auth = auth if auth is not None else requests.utils.get_netrc_auth(url)
+        http.verify, http.cert = verify, cert          # what requests would read from the environment
         adapter = tracking_adapter(requests, self, pool_size)
-        http.mount("http://", adapter)
-        http.mount("https://", adapter)
-        http.headers.update({"User-Agent": "mcp_ref", "Accept-Encoding": "gzip, deflate"})
-        http.headers.update(headers or {})
-        self._http, self._tls = http, {"verify": verify, "cert": cert}
+        for scheme in ("http://", "https://"):
+            http.mount(scheme, adapter)
+        http.headers.update({"User-Agent": "mcp_ref", "Accept-Encoding": "gzip, deflate", **(headers or {})})
+        self._http = http
 
-    # -- exchanges (rule 3)
-    def exchange(self, timeout: Optional[float] = None) -> Scope:
-        """``with client.exchange(timeout) as ex:`` everything this thread sends in the block
-        belongs to ``ex``; a block inside another one joins the outer exchange."""
-        return Scope(self, timeout)
+    # -- exchanges (rule 3): ``with client.exchange(timeout) as ex:`` everything this thread
+    # sends in the block belongs to ``ex``; a block inside another one joins the outer exchange.
+    exchange = scope
 
     def _taken(self, conn):
         exchange = current_exchange(self)
@@ -204,17 +183,12 @@ class HttpClient:
             self._conns.add(conn)
             if exchange is not None:
                 exchange.conns.add(conn)
-            dead = self._dead(exchange)
-        if dead:
+        if self._dead(exchange):            # a cut from now on finds the connection tracked, and shuts it
             shut(socket_of(conn))
         return conn
 
     def _connected(self, conn) -> None:
-        exchange = getattr(conn, "_mcp_exchange", None)
-        with self._lock:
-            self._conns.add(conn)
-            dead = self._dead(exchange)
-        if dead:
+        if self._dead(getattr(conn, "_mcp_exchange", None)):      # cut since it was taken (it is tracked)
             shut(conn.sock)
             raise ConnectionAbortedError("the HTTP exchange was cut")
 
@@ -235,11 +209,10 @@ class HttpClient:
             shut(socket_of(conn))
 
     def close(self) -> None:
-        """No new connection from now on; every open one is shut; the watchdog stops."""
+        """No new connection from now on; every open one is shut."""
         with self._lock:
             self.closed = True
         self.cut_all()
-        self._watchdog.stop()
         self._http.close()
 
     # -- requests (rule 2)
@@ -249,14 +222,11 @@ class HttpClient:
         exchange = current_exchange(self)
         target = url
         for _ in range(MAX_REDIRECTS + 1):
-            read = self.read_timeout
             left = exchange.remaining() if exchange is not None else None
-            if left is not None:
-                read = left if read is None else min(read, left)
+            read = min((t for t in (self.read_timeout, left) if t is not None), default=None)   # rule 4
             try:
                 response = self._http.request(method, target, headers=headers, data=data, stream=True,
-                                              allow_redirects=False, timeout=(self.connect_timeout, read),
-                                              **self._tls)
+                                              allow_redirects=False, timeout=(self.connect_timeout, read))
             except self._errors as exc:
                 raise self.failure(f"{method} {target}", exc, url=target) from None
             if response.status_code not in REDIRECTS or not response.headers.get("Location"):
@@ -312,11 +282,7 @@ class HttpClient:
         elif coding not in ("", "identity"):
             raise HttpError(f"{response.request.method} {response.url}: unsupported Content-Encoding {coding!r}",
                             status=response.status_code, url=str(response.url))
-        raw = response.raw
-        while True:
-            data = raw.read1(CHUNK, decode_content=False)
-            if not data:
-                break
+        for data in iter(lambda: response.raw.read1(CHUNK, decode_content=False), b""):
             if inflater is None:
                 yield data
             else:
@@ -328,30 +294,29 @@ class HttpClient:
         """The whole body, at most ``limit`` bytes (default: ``max_message_size``) after
         decompression; raises ResponseTooLarge at once past it, HttpError on a broken read."""
         limit = self.max_message_size if limit is None else limit
-        parts, size = [], 0
+        body = bytearray()
         try:
             for data in self.chunks(response):
-                size += len(data)
-                if size > limit:
+                body += data
+                if len(body) > limit:
                     raise ResponseTooLarge(f"{what}: the answer is larger than the message size limit of {limit} "
-                                           "bytes (max_message_size); not read further", limit=limit, size=size,
+                                           "bytes (max_message_size); not read further", limit=limit, size=len(body),
                                            status=response.status_code, url=str(response.url))
-                parts.append(data)
-        except HttpError:
-            response.close()
-            raise
-        except Exception as exc:                 # requests, urllib3, zlib and socket errors alike
+            if self.interrupted():
+                raise ConnectionAbortedError("cut short")
+        except Exception as exc:                 # ours, and requests, urllib3, zlib and socket errors alike
             response.close()
             raise self.failure(what, exc, url=str(response.url)) from None
-        if self.interrupted():
-            response.close()
-            raise self.failure(what, ConnectionAbortedError("cut short"), url=str(response.url))
-        return b"".join(parts)
+        return bytes(body)
 
-    def events(self, response) -> "EventStream":
-        return EventStream(self.chunks(response), self.max_message_size)
+    def events(self, response, parser: Optional[EventParser] = None) -> Iterator[SseEvent]:
+        """The SSE events of a response, each bounded by ``max_message_size`` (rule 5), read by
+        ``parser`` (its ``received`` counts the bytes) or a new one."""
+        parser = parser or EventParser(self.max_message_size)
+        for data in self.chunks(response):
+            yield from parser.feed(data)
 
-    def error(self, response, what: str, cls=HttpError) -> HttpError:
+    def error(self, response, what: str, cls=HttpError, **details) -> HttpError:
         """A typed error for a response with an error status, naming the JSON-RPC error when
         there is one. Reads at most ERROR_BODY bytes of the body, then closes the response."""
         try:
@@ -371,7 +336,7 @@ class HttpClient:
             detail = body[:200].strip()
         message = f"{what}: HTTP {response.status_code} {response.reason or ''}".rstrip()
         return cls(message + (f": {str(detail)[:500]}" if detail else ""), status=response.status_code, body=body,
-                   url=str(response.url))
+                   url=str(response.url), **details)
 
 
 class HttpTransport:
@@ -392,4 +357,9 @@ class HttpTransport:
         return self._http.max_message_size
 
     def receive(self):
-        return take(self._inbox)
+        """The next message from the readers; None once closed (and for every later call)."""
+        item = self._inbox.get()
+        if item is CLOSED:
+            self._inbox.put(CLOSED)
+            return None
+        return item

@@ -14,20 +14,20 @@ Rules:
    the connections the thread takes from a pool meanwhile belong to it, until
    they go back to the pool.
 2. ``cut()`` is final (a cancelled request stays cancelled); an expired
-   deadline is not: disarming forgets it, so the exchange may go on.
-3. One watchdog thread per client (``mcp-http-deadline``, started on first
-   use, stopped by ``close``) expires exchanges at their deadlines.
+   deadline is not: ``arm(None)`` forgets it, so the exchange may go on.
+3. Each armed deadline has its own timer (a daemon thread,
+   ``mcp-http-deadline``), cancelled when the exchange is disarmed; when it
+   fires, it expires the exchange.
 4. The pools are urllib3's, subclassed only to tell the client when a
    connection is taken, connected and given back. Connections through a SOCKS
    proxy use urllib3's own pools: they are closed at close, not cut.
 """
-import heapq
-import itertools
+import contextlib
 import socket
 import threading
 import time
 import weakref
-from typing import Optional
+from typing import Iterator, Optional
 
 _current = threading.local()
 
@@ -41,10 +41,8 @@ def current_exchange(client) -> "Optional[Exchange]":
 def shut(sock) -> None:
     """Shut a socket down: a thread blocked on it wakes (closing alone would not wake it)."""
     if sock is not None:
-        try:
+        with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
 
 def socket_of(conn):
@@ -66,28 +64,28 @@ class Exchange:
         self.deadline: Optional[float] = None
         self.timeout: Optional[float] = None
         self.conns: "weakref.WeakSet" = weakref.WeakSet()
+        self._timer: Optional[threading.Timer] = None      # rule 3
 
     def arm(self, timeout: Optional[float]) -> None:
-        """A total deadline of ``timeout`` seconds from now (None: none)."""
+        """A total deadline of ``timeout`` seconds from now; None: no deadline any more, and a
+        past expiry is forgotten (the exchange may go on)."""
+        if self._timer is not None:
+            self._timer.cancel()
         with self.client._lock:
             self.expired = False
             self.timeout = timeout
             self.deadline = None if timeout is None else time.monotonic() + timeout
-        if self.deadline is not None:
-            self.client._watchdog.add(self.deadline, self)
-
-    def disarm(self) -> None:
-        """No deadline any more; a past expiry is forgotten (the exchange may go on)."""
-        with self.client._lock:
-            self.deadline = self.timeout = None
-            self.expired = False
+        if timeout is not None:
+            self._timer = threading.Timer(timeout, self.cut, (self.deadline,))
+            self._timer.name, self._timer.daemon = "mcp-http-deadline", True
+            self._timer.start()
 
     def remaining(self) -> Optional[float]:
         return None if self.deadline is None else max(0.001, self.deadline - time.monotonic())
 
     def cut(self, when: Optional[float] = None) -> None:
         """Shut every connection of this exchange now, and any it makes later; with ``when``
-        (the watchdog's), expire it instead, unless it was disarmed or armed again since."""
+        (the timer's), expire it instead, unless it was disarmed or armed again since."""
         with self.client._lock:
             if when is None:
                 self.cut_off = True
@@ -98,49 +96,6 @@ class Exchange:
             conns = list(self.conns)
         for conn in conns:
             shut(socket_of(conn))
-
-
-class Watchdog:
-    """Rule 3: one thread that expires exchanges at their deadlines."""
-
-    def __init__(self):
-        self._heap: list = []
-        self._order = itertools.count()
-        self._cond = threading.Condition()
-        self._thread: Optional[threading.Thread] = None
-        self._stopped = False
-
-    def add(self, when: float, exchange: Exchange) -> None:
-        with self._cond:
-            if self._stopped:
-                return
-            if len(self._heap) > 1024:       # drop entries of exchanges disarmed since
-                self._heap = [e for e in self._heap if e[2].deadline == e[0]]
-                heapq.heapify(self._heap)
-            heapq.heappush(self._heap, (when, next(self._order), exchange))
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="mcp-http-deadline", daemon=True)
-                self._thread.start()
-            self._cond.notify()
-
-    def stop(self) -> None:
-        with self._cond:
-            self._stopped = True
-            self._heap = []
-            thread = self._thread
-            self._cond.notify()
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(2.0)
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._stopped and (not self._heap or self._heap[0][0] > time.monotonic()):
-                    self._cond.wait(self._heap[0][0] - time.monotonic() if self._heap else None)
-                if self._stopped:
-                    return
-                when, _, exchange = heapq.heappop(self._heap)
-            exchange.cut(when)
 
 
 def tracking_adapter(requests, client, pool_size: int):
@@ -181,32 +136,20 @@ def tracking_adapter(requests, client, pool_size: int):
     return Adapter(pool_connections=4, pool_maxsize=pool_size)
 
 
-class Scope:
-    """The context manager of ``HttpClient.exchange`` (rule 1). Inside another exchange of the
-    same client it joins that one, and arms it with its timeout for the block when it has none."""
-
-    def __init__(self, client, timeout: Optional[float]):
-        self.client, self.timeout = client, timeout
-        self.exchange: Optional[Exchange] = None
-        self.armed: Optional[Exchange] = None
-        self.outer = None
-
-    def __enter__(self) -> Exchange:
-        self.outer = getattr(_current, "exchange", None)
-        outer = current_exchange(self.client)              # self.outer, when it is this client's
-        if outer is not None:
-            if self.timeout is not None and outer.deadline is None:
-                outer.arm(self.timeout)
-                self.armed = outer
-            return outer
-        self.exchange = Exchange(self.client)
-        self.exchange.arm(self.timeout)
-        _current.exchange = self.exchange
-        return self.exchange
-
-    def __exit__(self, *exc_info) -> None:
-        if self.armed is not None:
-            self.armed.disarm()
-        if self.exchange is not None:
-            self.exchange.disarm()
-            _current.exchange = self.outer
+@contextlib.contextmanager
+def scope(client, timeout: Optional[float] = None) -> Iterator[Exchange]:
+    """``HttpClient.exchange`` (rule 1): this thread's exchange with ``client`` for the block,
+    a new one or, inside another exchange of the same client, that one, armed with
+    ``timeout`` for the block when it has no deadline."""
+    previous = getattr(_current, "exchange", None)
+    exchange = current_exchange(client) or Exchange(client)
+    armed = timeout is not None and exchange.deadline is None
+    if armed:
+        exchange.arm(timeout)
+    _current.exchange = exchange
+    try:
+        yield exchange
+    finally:
+        if armed:
+            exchange.arm(None)
+        _current.exchange = previous

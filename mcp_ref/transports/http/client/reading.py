@@ -1,32 +1,11 @@
-"""What the HTTP client reads from a response body: SSE events one by one
-(``EventStream``) and compressed bodies inflated under the size limit, which
+"""How the HTTP client inflates a compressed body under the size limit, which
 counts the bytes after decompression (``_Inflater``: a small compressed body
-must not become a huge one). Used by ``HttpClient`` (transports/http/client/common.py).
-Spec: basic/transports#streamable-http (text/event-stream).
+must not become a huge one). Used by ``HttpClient`` (transports/http/client/common.py,
+rule 5).
 """
 import zlib
-from typing import Iterable, Iterator
-
-from mcp_ref.transports.http.sse import EventParser, SseEvent
-
-__all__ = ["EventStream"]
 
 CHUNK = 65536                  # bytes read from the socket at a time
-
-
-class EventStream:
-    """The SSE events of a response (rule 5): bounded by ``max_message_size`` per event;
-    ``received`` counts the bytes read."""
-
-    def __init__(self, chunks: Iterable[bytes], max_message_size: int):
-        self._chunks = chunks
-        self.parser = EventParser(max_message_size)
-        self.received = 0
-
-    def __iter__(self) -> Iterator[SseEvent]:
-        for data in self._chunks:
-            self.received += len(data)
-            yield from self.parser.feed(data)
 
 
 class _Inflater:

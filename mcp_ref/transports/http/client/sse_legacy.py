@@ -29,6 +29,7 @@ Rules:
    and fails the one request the session waits for when there is exactly one
    (the stream says no more about whose answer it was).
 """
+import contextlib
 import logging
 import threading
 import time
@@ -41,7 +42,7 @@ from mcp_ref.transports.http.client.streamable import StreamableHttpTransport
 from mcp_ref.transports.http.client.exchange import socket_of
 from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, ERROR_BODY, HttpError,
                                                    HttpTransport, ResponseTooLarge, SessionExpired, content_type,
-                                                   origin, origin_text, pending_ids, settle_request)
+                                                   origin, origin_text, settle_request)
 
 log = logging.getLogger("mcp_ref.http")
 
@@ -64,7 +65,6 @@ class SseClientTransport(HttpTransport):
         self.endpoint: Optional[str] = None
         self._ready = threading.Event()
         self._problem: Optional[HttpError] = None
-        self._reader: Optional[threading.Thread] = None
         deadline = time.monotonic() + endpoint_timeout
         try:
             with self._http.exchange(endpoint_timeout) as exchange:
@@ -96,9 +96,13 @@ class SseClientTransport(HttpTransport):
                     self._set_endpoint(event.data.strip())
                 elif event.event == "message" and self.endpoint is not None and event.data:
                     try:
-                        self._deliver(decode(event.data))
+                        decoded = decode(event.data)
                     except (InvalidMessage, RecursionError) as bad:
                         log.warning("ignored an invalid SSE event from the server: %s", getattr(bad, "message", bad))
+                        continue
+                    for message in decoded if isinstance(decoded, list) else [decoded]:
+                        if not isinstance(message, InvalidMessage):
+                            self._inbox.put(message)
         except Exception as exc:                 # requests, urllib3 and socket errors alike
             if not self._closed.is_set():
                 log.debug("SSE stream from %s broke: %s", self.url, exc)
@@ -125,15 +129,13 @@ class SseClientTransport(HttpTransport):
         limit = self._http.max_message_size
         error = ResponseTooLarge(f"GET {self.url}: an SSE event is larger than the message size limit of {limit} "
                                  "bytes (max_message_size); dropped", limit=limit, size=size, url=self.url)
-        pending: list = pending_ids(self.session)
-        if len(pending) == 1 and settle_request(self.session, pending[0], error):
-            return
+        session = self.session
+        if session is not None:
+            with session._lock:
+                pending = list(session._outbound)
+            if len(pending) == 1 and settle_request(session, pending[0], error):
+                return
         log.warning("%s", error)
-
-    def _deliver(self, decoded) -> None:
-        for message in decoded if isinstance(decoded, list) else [decoded]:
-            if not isinstance(message, InvalidMessage):
-                self._inbox.put(message)
 
     def send(self, message, related_id=None) -> None:
         """Rule 2. Raises HttpError or ConnectionClosed."""
@@ -148,17 +150,17 @@ class SseClientTransport(HttpTransport):
                                           headers={"Content-Type": "application/json"})
             if response.status_code >= 300:
                 raise self._http.error(response, what)
-            try:                                 # read (and dropped) so the connection is reused
+            # Read (and dropped) so the connection is reused; too long, or too slow: the
+            # message was accepted all the same.
+            with contextlib.suppress(HttpError):
                 self._http.read_body(response, what, limit=ERROR_BODY)
-            except HttpError:                    # too long, or too slow: the message was accepted all the same
-                pass
 
     def close(self) -> None:
         if self._closed.is_set():
             return
         self._closed.set()
         self._http.close()                       # cuts the stream and any POST in flight
-        if self._reader is not None and self._reader is not threading.current_thread():
+        if self._reader is not threading.current_thread():
             self._reader.join(2.0)
         self._response.close()
         self._inbox.put(CLOSED)

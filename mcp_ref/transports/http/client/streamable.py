@@ -57,23 +57,21 @@ Rules:
     resumed: it has no event ids). Spec 2026-07-28:
     basic/transports/streamable-http#request-metadata, #backward-compatibility.
 """
-import collections
+import contextlib
 import itertools
 import logging
 import threading
-from typing import Optional, cast
+from typing import Optional
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import ConnectionClosed, InvalidMessage
 from mcp_ref.session.workers import WorkerPool
-from mcp_ref.jsonrpc.messages import ErrorResponse, Notification, Request, decode, encode
+from mcp_ref.jsonrpc.messages import ErrorResponse, Notification, Request, Response, decode, encode
 from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, REQUEST_ERRORS,
                                                    HttpError, RedirectRefused, ResponseTooLarge, SessionExpired,
                                                    content_type, visible_ascii)
 from mcp_ref.transports.http.modern import request_headers
-from mcp_ref.transports.http.client.streams import StreamState, about
-from mcp_ref.transports.http.client.exchange import Exchange
-from mcp_ref.transports.http.client.get import GetStream
+from mcp_ref.transports.http.client.streams import AnswerReader, StreamState, about
 
 log = logging.getLogger("mcp_ref.http")
 
@@ -98,7 +96,7 @@ def _modern_refusal(message: Request, exc) -> Optional[ErrorResponse]:
     return ErrorResponse(message.id, reply.error)
 
 
-class StreamableHttpTransport(GetStream):
+class StreamableHttpTransport(AnswerReader):
     """The client end of Streamable HTTP (see the module rules).
 
     ``url`` is the MCP endpoint; ``headers`` go on every request; ``auth`` is a
@@ -120,26 +118,20 @@ class StreamableHttpTransport(GetStream):
             raise ValueError("on_session_expired must be 'reinitialize' or 'raise'")
         super().__init__(url, headers={"Accept": ACCEPT, **(headers or {})}, auth=auth, verify=verify, cert=cert,
                          pool_size=64, connect_timeout=connect_timeout, read_timeout=read_timeout,
-                         max_message_size=max_message_size)
-        self.session_id: Optional[str] = None
+                         max_message_size=max_message_size, max_reconnects=max_reconnects,
+                         default_retry=default_retry)
         self.protocol_version: Optional[str] = None
         self.get_status: Optional[int] = None  # the standalone GET's status (None: not opened)
         self.on_session_expired = on_session_expired
         self.open_get_stream = open_get_stream
-        self.max_reconnects, self.default_retry = max_reconnects, default_retry
         self._get_wait = (connect_timeout or 10.0) + 5.0  # for the GET's status (rule 2)
-        self._lock = threading.Lock()
         self._pool = WorkerPool(MAX_THREADS, name="mcp-http-post")     # rules 1 and 2
-        self._seen: collections.OrderedDict = collections.OrderedDict()
         self._init: Optional[Request] = None
         self._expired: Optional[SessionExpired] = None
-        self._get_exchange: Optional[Exchange] = None    # the standalone stream's (cut on re-initialization)
-        self._get_state: Optional[StreamState] = None
-        self._exchanges: dict = {}            # request id -> its Exchange (cut when it is cancelled)
-        self._abandoned: set = set()          # requests we cancelled: their streams are not resumed
+        # request id -> (its Exchange, cut when it is cancelled; whether it is modern: rule 10)
+        self._exchanges: dict = {}
         self._reinit_lock = threading.Lock()
         self._reinit_ids = itertools.count(1)
-        self._modern_ids: set = set()         # rule 10: modern requests in flight (cut to cancel)
         # rule 10: fn(tools/call params) -> the tool's Mcp-Param-* headers (set by Client.http)
         self.param_headers = None
 
@@ -161,16 +153,11 @@ class StreamableHttpTransport(GetStream):
             else:
                 self._submit(lambda: self._run_request(message))
             return
-        if isinstance(message, Notification) and message.method == "notifications/cancelled":
-            request_id = (message.params or {}).get("requestId")
-            self._abandon(request_id)
-            with self._lock:
-                modern = request_id in self._modern_ids
-            if modern:                      # rule 10: cutting its connection was the cancellation
-                return
+        method = getattr(message, "method", None)        # a notification's (a response has none)
+        if method == "notifications/cancelled" and self._abandon((message.params or {}).get("requestId")):
+            return                          # rule 10: cutting its connection was the cancellation
         self._post_and_forget(message)
-        if isinstance(message, Notification) and message.method == "notifications/initialized" \
-                and self.open_get_stream:
+        if method == "notifications/initialized" and self.open_get_stream:
             self._start_get_stream()
 
     def close(self) -> None:
@@ -226,17 +213,15 @@ class StreamableHttpTransport(GetStream):
     def _check(self, response, method: str, sent_session: Optional[str]):
         """The response when its status is usable; else close it and raise (rule 6)."""
         if response.status_code == 404 and sent_session is not None:
-            error = self._http.error(response, f"{method} {self.url}: the MCP session has expired", SessionExpired)
-            cast(SessionExpired, error).session_id = sent_session    # error() built the class it was given
-        elif response.status_code >= 300 or (method == "GET" and response.status_code != 200):
-            error = self._http.error(response, f"{method} {self.url}")
-        elif method == "GET" and content_type(response) != "text/event-stream":
-            error = HttpError(f"GET {self.url}: expected text/event-stream, got {content_type(response)!r}",
-                              status=response.status_code, url=self.url)
+            raise self._http.error(response, f"{method} {self.url}: the MCP session has expired", SessionExpired,
+                                   session_id=sent_session)
+        if response.status_code >= 300 or (method == "GET" and response.status_code != 200):
+            raise self._http.error(response, f"{method} {self.url}")
+        if method == "GET" and content_type(response) != "text/event-stream":
             response.close()
-        else:
-            return response
-        raise error
+            raise HttpError(f"GET {self.url}: expected text/event-stream, got {content_type(response)!r}",
+                            status=response.status_code, url=self.url)
+        return response
 
     def _take_session_id(self, response) -> None:
         """Rule 9."""
@@ -262,15 +247,17 @@ class StreamableHttpTransport(GetStream):
                 return
             self._consume(response, StreamState(self.session_id), in_background=True)
 
-    def _abandon(self, request_id) -> None:
-        """A request we cancelled: its stream is not resumed, its connections are cut (rule 1)."""
+    def _abandon(self, request_id) -> bool:
+        """A request we cancelled: its stream is not resumed, its connections are cut (rule 1).
+        True when it is a modern request (rule 10: the cut was the cancellation)."""
         with self._lock:
             if len(self._abandoned) > 10000:
                 self._abandoned.clear()
             self._abandoned.add(request_id)
-            exchange = self._exchanges.get(request_id)
+            exchange, modern = self._exchanges.get(request_id, (None, False))
         if exchange is not None:
             exchange.cut()
+        return modern
 
     # ------------------------------------------------------------------ answers
     def _run_request(self, message: Request) -> None:
@@ -280,9 +267,7 @@ class StreamableHttpTransport(GetStream):
                 if message.id in self._abandoned:
                     self._abandoned.discard(message.id)
                     return
-                self._exchanges[message.id] = exchange
-                if lifecycle.is_modern_request(message.params):
-                    self._modern_ids.add(message.id)             # rule 10
+                self._exchanges[message.id] = (exchange, lifecycle.is_modern_request(message.params))
             try:
                 for attempt in (1, 2):
                     try:
@@ -303,11 +288,64 @@ class StreamableHttpTransport(GetStream):
             finally:
                 with self._lock:
                     self._exchanges.pop(message.id, None)
-                    self._modern_ids.discard(message.id)
+
+    # ------------------------------------------------------------------ the GET stream, a new session
+    def _start_get_stream(self) -> None:
+        """Rule 2: open the standalone stream and wait until its status is known."""
+        known = threading.Event()
+        self._submit(lambda: self._run_get(known))
+        known.wait(self._get_wait + 1.0)
+
+    def _run_get(self, known: threading.Event) -> None:
+        with self._http.exchange() as exchange:
+            state = StreamState(self.session_id, standalone=True, exchange=exchange)
+            with self._lock:
+                self._get_state = state
+            try:
+                response = self._get(None)
+                self.get_status = response.status_code
+            except REQUEST_ERRORS as exc:      # an auth provider may fail too
+                self.get_status = exc.status
+                if exc.status != 405:
+                    log.info("no standalone SSE stream: %s", exc)
+                return
+            finally:
+                known.set()
+            self._follow(response, state)
+
+    def _reinitialize(self, expired: SessionExpired) -> bool:
+        """Rule 5: a new session with the same initialize; True when requests may be retried."""
+        with self._reinit_lock:
+            if self._closed.is_set() or self._init is None:
+                return False
+            if self.session_id is not None and self.session_id != expired.session_id:
+                return True                          # another thread already renewed the session
+            log.info("the MCP session expired; starting a new one")
+            with self._lock:
+                old_get, self._get_state = self._get_state, None
+            if old_get is not None:
+                old_get.exchange.cut()
+            self.session_id = None
+            init = Request(f"mcp_ref-reinitialize-{next(self._reinit_ids)}", "initialize", self._init.params)
+            state = StreamState(None, [init.id], capture=init.id)
+            try:
+                response = self._post(init)
+                self._take_session_id(response)
+                self._consume(response, state)
+                if not isinstance(state.captured, Response):
+                    return False
+                version = state.captured.result.get("protocolVersion")
+                if lifecycle.is_supported(version):
+                    self.protocol_version = version
+                self._consume(self._post(Notification("notifications/initialized")), StreamState(self.session_id))
+            except HttpError as exc:
+                log.warning("re-initialization failed: %s", exc)
+                return False
+            if self.open_get_stream:
+                self._start_get_stream()
+            return True
 
     # ------------------------------------------------------------------ threads
     def _submit(self, job) -> None:
-        try:
+        with contextlib.suppress(RuntimeError):      # closing: nobody would read the answer
             self._pool.submit(job)
-        except RuntimeError:                         # closing: nobody would read the answer
-            pass

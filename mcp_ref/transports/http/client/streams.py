@@ -29,7 +29,6 @@ Rules:
 """
 from __future__ import annotations
 
-import collections
 import logging
 import threading
 from typing import Any, Callable, Optional
@@ -37,6 +36,7 @@ from typing import Any, Callable, Optional
 from mcp_ref.auth.exceptions import AuthorizationError
 from mcp_ref.errors import INTERNAL_ERROR, InvalidMessage
 from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, Response, decode
+from mcp_ref.transports.http.sse import EventParser
 from mcp_ref.transports.http.client.common import (REQUEST_ERRORS, HttpError, HttpTransport, ResponseTooLarge,
                                                    SessionExpired, content_type, settle_request)
 
@@ -49,10 +49,11 @@ MAX_BACKOFF = 5.0         # seconds: how far the wait grows for connections that
 class StreamState:
     """What a reader knows about one logical SSE stream (rule 3)."""
 
-    def __init__(self, session_id, pending=(), standalone: bool = False, capture=None, what: str = ""):
+    def __init__(self, session_id, pending=(), standalone: bool = False, capture=None, what: str = "", exchange=None):
         self.session_id = session_id          # a stream belongs to one session: never resumed in another
         self.pending = set(pending)           # our request ids still unanswered on this stream
         self.standalone = standalone
+        self.exchange = exchange              # the standalone stream's (cut when the session is renewed)
         self.capture = capture                # a request id whose answer is kept, not delivered
         self.captured: Response | ErrorResponse | None = None
         self.what = what                      # the request, for messages: "tools/call (id 3)"
@@ -67,17 +68,19 @@ def about(message: Request) -> str:
 
 class AnswerReader(HttpTransport):
     """The answer-reading half of ``StreamableHttpTransport`` (see the module rules), which
-    sets these in its ``__init__`` and defines ``_get`` and ``_submit``."""
+    defines ``_get`` and ``_submit``."""
 
-    session_id: Optional[str]
-    max_reconnects: int
-    default_retry: float
-    _lock: threading.Lock
-    _seen: collections.OrderedDict
-    _abandoned: set
-    _get_state: Optional[StreamState]
     _get: Callable[[Optional[str]], Any]
     _submit: Callable[[Callable[[], None]], None]
+
+    def __init__(self, url: str, *, max_reconnects: int, default_retry: float, **options):
+        super().__init__(url, **options)
+        self.session_id: Optional[str] = None
+        self.max_reconnects, self.default_retry = max_reconnects, default_retry
+        self._lock = threading.Lock()
+        self._seen: dict = {}                 # rule 2: event ids, oldest first
+        self._abandoned: set = set()          # requests we cancelled: their streams are not resumed
+        self._get_state: Optional[StreamState] = None    # the standalone stream's
 
     def _consume(self, response, state: StreamState, in_background: bool = False) -> None:
         """Deliver a POST's answer: a JSON body now, an SSE stream here or on a pool thread (rule 1)."""
@@ -183,10 +186,10 @@ class AnswerReader(HttpTransport):
 
     def _read_events(self, response, state: StreamState) -> tuple:
         """Deliver one connection's events (rule 2); returns (bytes read, messages delivered, stop)."""
-        stream = self._http.events(response)
+        parser = EventParser(self._http.max_message_size)
         delivered, stop, clean = 0, False, False
         try:
-            for event in stream:
+            for event in self._http.events(response, parser):
                 if event.oversized:
                     if self._oversized(event.oversized, state):
                         stop = True
@@ -214,7 +217,7 @@ class AnswerReader(HttpTransport):
                 response.raw.release_conn()      # read to the end: the connection can be reused
             else:
                 response.close()
-        return stream.received, delivered, stop
+        return parser.received, delivered, stop
 
     def _oversized(self, size: int, state: StreamState) -> bool:
         """An SSE event over the limit (rule 4): fails what this POST's stream answers (True: stop
@@ -235,7 +238,7 @@ class AnswerReader(HttpTransport):
                 return True
             self._seen[event_id] = None
             if len(self._seen) > 10000:
-                self._seen.popitem(last=False)
+                del self._seen[next(iter(self._seen))]
             return False
 
     def _fail(self, request_ids, exc: HttpError | AuthorizationError) -> None:
