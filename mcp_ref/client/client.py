@@ -50,8 +50,7 @@ import weakref
 from typing import Any, Callable
 
 from mcp_ref import types
-from mcp_ref.client.client_requests import (DEFAULT_MAX_PAGES, VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages,
-                                            page_of)
+from mcp_ref.client.client_requests import DEFAULT_MAX_PAGES, VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages
 from mcp_ref.client.modern import era as client_modern
 from mcp_ref.client.connect import Connections, _ClassOrInstance
 from mcp_ref.client.answers import ServerRequestAnswers
@@ -166,6 +165,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         self._tool_cache: dict = {}
         self._output_checks: dict = {}         # tool name -> (outputSchema, validator)
         self._input_checks: dict = {}          # tool name -> (inputSchema, validator)
+        self._task_tools, self._task_progress, self._ended = {}, {}, {}     # client/tasks/legacy.py rules 3, 5
         self.validate_output = validate_output
         self.validate_input = bool(validate_input)
         self._listeners: dict = {}             # method -> [fn(params)], see on()
@@ -336,9 +336,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
                         cancel: CancelToken | None = None) -> tuple[list[types.Tool], str | None]:
         """One page of tools: ``(tools, next_cursor)``. Spec: server/tools#listing-tools."""
         self._require("tools", "tools/list")
-        params = {"cursor": cursor} if cursor is not None else None
-        result = self._request("tools/list", params, cancel=cancel)
-        tools, cursor = page_of(result, "tools", types.Tool.from_dict)
+        tools, cursor = self._page("tools/list", cursor, cancel, "tools", types.Tool.from_dict)
         if self.modern and getattr(getattr(self.transport, "inner", self.transport), "param_headers", None):
             tools = client_modern.valid_for_http(tools)       # client/modern/era.py rule 7
         with self._lock:

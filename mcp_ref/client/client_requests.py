@@ -97,23 +97,24 @@ def page_of(result: dict, key: str, decode: Callable) -> tuple:
     return [decode(item) for item in items], cursor
 
 
-def _cursor_params(cursor: str | None) -> dict | None:
-    return {"cursor": cursor} if cursor is not None else None
-
-
 class ServerFeatureRequests(ClientState):
     """Resources, prompts, completion and logging requests; callbacks; argument and output checks.
     Needs ``_request``, ``_live_session``, ``protocol_version``, ``_require``, ``_lock``, ``max_pages``,
     ``_tool_cache``, ``_listeners``, ``_output_checks``, ``_input_checks``, ``validate_output``
     and ``validate_input`` (set by ``Client``)."""
 
+    def _page(self, method: str, cursor: str | None, cancel: CancelToken | None, key: str,
+              decode: Callable) -> tuple:
+        """One page of ``method``'s list (rule 1): ``(items, next_cursor)``."""
+        result = self._request(method, {"cursor": cursor} if cursor is not None else None, cancel=cancel)
+        return page_of(result, key, decode)
+
     # ------------------------------------------------------------------ resources
     def list_resources_page(self, cursor: str | None = None, *,
                             cancel: CancelToken | None = None) -> tuple[list[types.Resource], str | None]:
         """One page of resources: ``(resources, next_cursor)``. Spec: server/resources#listing-resources."""
         self._require("resources", "resources/list")
-        result = self._request("resources/list", _cursor_params(cursor), cancel=cancel)
-        return page_of(result, "resources", types.Resource.from_dict)
+        return self._page("resources/list", cursor, cancel, "resources", types.Resource.from_dict)
 
     def list_resources(self, *, cancel: CancelToken | None = None) -> list[types.Resource]:
         """Every resource, following ``nextCursor``."""
@@ -125,8 +126,7 @@ class ServerFeatureRequests(ClientState):
         """One page of resource templates: ``(templates, next_cursor)``.
         Spec: server/resources#resource-templates."""
         self._require("resources", "resources/templates/list")
-        result = self._request("resources/templates/list", _cursor_params(cursor), cancel=cancel)
-        return page_of(result, "resourceTemplates", types.ResourceTemplate.from_dict)
+        return self._page("resources/templates/list", cursor, cancel, "resourceTemplates", types.ResourceTemplate.from_dict)
 
     def list_resource_templates(self, *, cancel: CancelToken | None = None) -> list[types.ResourceTemplate]:
         """Every resource template, following ``nextCursor``."""
@@ -168,8 +168,7 @@ class ServerFeatureRequests(ClientState):
                           cancel: CancelToken | None = None) -> tuple[list[types.Prompt], str | None]:
         """One page of prompts: ``(prompts, next_cursor)``. Spec: server/prompts#listing-prompts."""
         self._require("prompts", "prompts/list")
-        result = self._request("prompts/list", _cursor_params(cursor), cancel=cancel)
-        return page_of(result, "prompts", types.Prompt.from_dict)
+        return self._page("prompts/list", cursor, cancel, "prompts", types.Prompt.from_dict)
 
     def list_prompts(self, *, cancel: CancelToken | None = None) -> list[types.Prompt]:
         """Every prompt, following ``nextCursor``."""
