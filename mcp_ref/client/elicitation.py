@@ -40,7 +40,7 @@ from typing import Any, Callable, Optional
 from urllib.parse import urlsplit
 
 from mcp_ref.protocol import lifecycle
-from mcp_ref.client.approval import Approval, Denied, PeerRequest, decide, rejected
+from mcp_ref.client.approval import answer_with
 from mcp_ref.client.elicitation_schema import (FORMATS, InvalidElicitationContent, InvalidElicitationSchema,
                                  check_requested_schema, content_problem, fill_defaults)
 from mcp_ref.errors import CapabilityNotSupported, InternalError, InvalidParamsError, UrlElicitationRequiredError
@@ -274,15 +274,9 @@ def answer_elicitation(ctx, params: dict, *, form_callback: Optional[Callable], 
         typed = ElicitRequestParams.from_dict(params)
     except (CapabilityNotSupported, KeyError, TypeError, ValueError) as exc:
         raise InvalidParamsError(f"elicitation/create: {exc}") from None
-    try:
-        typed = decide(approve, Approval("elicitation", "request", typed, server_info=server_info))
-        request = PeerRequest("elicitation/create", typed, ctx, server_info)
-        result = _client_result(callback(request), mode, schema, version)
-        edited = decide(approve, Approval("elicitation", "result", result, request=request, server_info=server_info))
-        if edited is not result:
-            result = _client_result(edited, mode, schema, version)
-    except Denied as denied:
-        raise rejected(denied) from None
+    result = answer_with(approve, "elicitation", "elicitation/create", typed, ctx, server_info,
+                         lambda request: _client_result(callback(request), mode, schema, version))
+    result = _client_result(result, mode, schema, version)         # the hook's edit is checked too
     if mode == "url" and result.action == "accept" and tracker is not None and "elicitationId" in params:
         tracker.expect(params["elicitationId"])
     return result.to_dict(version)

@@ -102,19 +102,9 @@ def is_modern_error(exc: BaseException) -> bool:
     return isinstance(exc, McpError) and exc.code in MODERN_ERRORS
 
 
-def pick_modern(versions) -> str | None:
-    """Our newest modern revision among ``versions``."""
-    for version in lifecycle.MODERN_REVISIONS:
-        if version in (versions or ()):
-            return version
-    return None
-
-
-def pick_legacy(versions) -> str | None:
-    for version in lifecycle.LEGACY_REVISIONS:
-        if version in (versions or ()):
-            return version
-    return None
+def newest(ours, versions) -> str | None:
+    """The newest revision of ``ours`` (newest first) among ``versions``."""
+    return next((version for version in ours if version in (versions or ())), None)
 
 
 class Discovery:
@@ -136,44 +126,36 @@ def probe(request, requested: str, meta_for) -> tuple | None:
     tried = set()
     while True:
         tried.add(version)
+        discovery = None
         try:
             result = request("server/discover", with_meta(None, meta_for(version)))
+            discovery = read_discover(result)          # a success that is no DiscoverResult raises (rule 1)
+            offered = discovery.versions
         except McpError as exc:
             if not is_modern_error(exc):
-                return _legacy(requested, None)              # a legacy server's refusal
+                return _legacy(requested)              # a legacy server's refusal, or no DiscoverResult
             data = exc.data if isinstance(exc.data, dict) else {}
-            supported = data.get("supported") if isinstance(data.get("supported"), list) else []
-            other = pick_modern(supported)
-            if other is not None and other not in tried and requested == AUTO:
-                version = other
-                continue
-            if requested == AUTO and pick_legacy(supported):
-                return None                                    # a dual-era server without our modern revision
-            raise UnsupportedProtocolVersion(version, supported) from None
+            offered = data.get("supported") if isinstance(data.get("supported"), list) else []
         except RequestTimeout:
-            return _legacy(requested, None)                    # no answer: a legacy server (rule 1)
+            return _legacy(requested)                  # no answer: a legacy server (rule 1)
         except SessionError as exc:
             if getattr(exc, "status", None) not in LEGACY_STATUSES:
-                raise                                          # no answer, or auth: not an era question
-            return _legacy(requested, None)                    # HTTP 400/404/405 without a modern error body
-        try:
-            discovery = read_discover(result)
-        except McpError:
-            return _legacy(requested, None)                    # a success that is no DiscoverResult (rule 1)
-        if version in discovery.versions:
+                raise                                  # no answer, or auth: not an era question
+            return _legacy(requested)                  # HTTP 400/404/405 without a modern error body
+        if discovery is not None and version in offered:
             return version, discovery
-        other = pick_modern(discovery.versions)
-        if other is not None and other not in tried:
-            version = other
+        other = newest(lifecycle.MODERN_REVISIONS, offered)
+        if other is not None and other not in tried and (discovery is not None or requested == AUTO):
+            version = other                            # a modern error retries only when asked for "auto"
             continue
-        if requested == AUTO and pick_legacy(discovery.versions):
-            return None
-        raise UnsupportedProtocolVersion(version, discovery.versions)
+        if requested == AUTO and newest(lifecycle.LEGACY_REVISIONS, offered):
+            return None                                # a dual-era server without our modern revision
+        raise UnsupportedProtocolVersion(version, offered)
 
 
-def _legacy(requested: str, versions):
+def _legacy(requested: str):
     if requested != AUTO:
-        raise UnsupportedProtocolVersion(requested, versions or lifecycle.LEGACY_REVISIONS)
+        raise UnsupportedProtocolVersion(requested, lifecycle.LEGACY_REVISIONS)
     return None
 
 
