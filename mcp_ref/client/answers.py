@@ -12,7 +12,7 @@ from __future__ import annotations
 from mcp_ref.client.modern import era as client_modern
 from mcp_ref import types
 from mcp_ref.protocol import lifecycle
-from mcp_ref.client.elicitation import ElicitationTracker, answer_elicitation, client_modes
+from mcp_ref.client.elicitation import answer_elicitation, client_modes
 from mcp_ref.client.roots import as_roots
 from mcp_ref.client.sampling import answer_create_message
 from mcp_ref.client.state import ClientState
@@ -86,14 +86,6 @@ class ServerRequestAnswers(ClientState):
         with self._lock:
             roots = list(self._roots or ())
         return {"roots": [root.to_dict(self.protocol_version) for root in roots]}
-
-    @property
-    def elicitations(self):
-        """The URL elicitations awaited (``elicitation.ElicitationTracker``), made on first use."""
-        with self._lock:
-            if self._elicitations is None:
-                self._elicitations = ElicitationTracker(self._on_elicitation_complete_cb)
-            return self._elicitations
 
     def _on_elicitation_complete(self, params: dict) -> None:
         """Spec: client/elicitation#completion-notifications-for-url-mode-elicitation:

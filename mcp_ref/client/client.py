@@ -55,6 +55,7 @@ from mcp_ref.client.modern import era as client_modern
 from mcp_ref.client.connect import Connections, _ClassOrInstance
 from mcp_ref.client.answers import ServerRequestAnswers
 from mcp_ref.client.approval import Approval, Denied, ToolCall, decide
+from mcp_ref.client.elicitation import ElicitationTracker
 from mcp_ref.client.roots import as_roots
 from mcp_ref.client.tasks.legacy import TASKS_SINCE, TaskRequests
 from mcp_ref.errors import ApprovalDenied, CapabilityNotSupported, ConnectionClosed, SessionError, UnsupportedProtocolVersion, get_logger
@@ -185,12 +186,9 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
             else sampling_tools
         self.elicitation = elicitation
         self.elicitation_url = elicitation_url
-        self._on_elicitation_complete_cb = on_elicitation_complete
-        self._elicitations = None
+        self.elicitations = ElicitationTracker(on_elicitation_complete)     # the URL elicitations awaited
         self.on_approve = on_approve
-        self._roots = None
-        if roots is not None:
-            self._roots = as_roots(roots)
+        self._roots = None if roots is None else as_roots(roots)
         # Rule 3: one row per method the server may ask us, with our capability it needs.
         self._request_handlers: dict = {
             "sampling/createMessage": (self._on_sampling_create_message, "sampling"),
@@ -202,18 +200,17 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
             "notifications/tools/list_changed": self._on_tools_list_changed,
             "notifications/subscriptions/acknowledged": self._listening.acknowledged,
         }
-        # Callbacks for server notifications (client_requests.py rule 3).
-        if on_log is not None:
-            self.on("notifications/message", lambda p: on_log(types.LoggingMessageNotificationParams.from_dict(p)))
-        if on_resource_updated is not None:
-            self.on("notifications/resources/updated", lambda p: on_resource_updated(p.get("uri")))
-        for method, callback in (("notifications/tools/list_changed", on_tools_list_changed),
-                                 ("notifications/resources/list_changed", on_resources_list_changed),
-                                 ("notifications/prompts/list_changed", on_prompts_list_changed)):
+        # Callbacks for server notifications (client_requests.py rule 3): what each one is given.
+        for method, callback, argument in (
+                ("notifications/message", on_log, types.LoggingMessageNotificationParams.from_dict),
+                ("notifications/resources/updated", on_resource_updated, lambda p: p.get("uri")),
+                ("notifications/tools/list_changed", on_tools_list_changed, None),
+                ("notifications/resources/list_changed", on_resources_list_changed, None),
+                ("notifications/prompts/list_changed", on_prompts_list_changed, None),
+                ("notifications/tasks/status", on_task_status, types.Task.from_dict)):
             if callback is not None:
-                self.on(method, lambda p, callback=callback: callback())
-        if on_task_status is not None:
-            self.on("notifications/tasks/status", lambda p: on_task_status(types.Task.from_dict(p)))
+                self.on(method, lambda p, callback=callback, argument=argument:
+                        callback() if argument is None else callback(argument(p)))
         _unclosed.add(self)
 
     # ------------------------------------------------------------------ construction

@@ -17,7 +17,7 @@ from mcp_ref.client.state import ClientState
 from mcp_ref.errors import UnsupportedProtocolVersion
 from mcp_ref.protocol import lifecycle
 from mcp_ref.session import Session
-from mcp_ref.transports.stdio import StdioClientTransport
+from mcp_ref.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE, StdioClientTransport
 
 # The HTTP transports load in the class methods that use them: requests and the HTTP client's
 # modules are for HTTP clients only (``import mcp_ref`` needs the standard library alone).
@@ -25,11 +25,6 @@ from mcp_ref.transports.stdio import StdioClientTransport
 _C = TypeVar("_C", bound="Connections")   # the class a constructor is called on: Client
 
 _HTTP_MAX_MESSAGE_SIZE = 16 * 1024 * 1024   # http_common.DEFAULT_MAX_MESSAGE_SIZE (not imported: requests is optional)
-
-
-def _size_option(max_message_size: int | None) -> dict:
-    """``max_message_size`` for a transport's constructor when given (None: the transport's default)."""
-    return {} if max_message_size is None else {"max_message_size": max_message_size}
 
 
 def _bind_auth(auth, url: str) -> None:
@@ -86,7 +81,8 @@ class Connections(ClientState):
             raise ValueError(f"auto_restart must be a whole number of restarts >= 0, not {auto_restart!r}")
         spawn_options = dict(env=dict(env) if env else None, cwd=cwd, on_stderr=on_stderr,
                              close_timeout=close_timeout, terminate_timeout=terminate_timeout,
-                             inherit_env=inherit_env, **_size_option(max_message_size))
+                             inherit_env=inherit_env,
+                             max_message_size=DEFAULT_MAX_MESSAGE_SIZE if max_message_size is None else max_message_size)
         transport = StdioClientTransport(argv, **spawn_options)
         try:
             client = cls(transport, **options)

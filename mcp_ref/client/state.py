@@ -40,6 +40,7 @@ class ClientState:
     elicitation: Callable | None
     elicitation_url: Callable | None
     on_approve: Callable | None
+    elicitations: Any                      # elicitation.ElicitationTracker: the URL elicitations awaited
     # Learnt by the handshake (connect.py) or the modern era's discovery (modern/era.py).
     server_info: types.Implementation | None
     server_capabilities: dict
@@ -68,8 +69,6 @@ class ClientState:
         # client.py
         @property
         def closed(self) -> bool: ...
-        @property
-        def elicitations(self) -> Any: ...
         def _request(self, method: str, params: dict | None = None, **options: Any) -> dict: ...
         def _require(self, path: str, what: str) -> None: ...
         def _live_session(self) -> Session: ...
