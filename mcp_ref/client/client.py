@@ -164,8 +164,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         self._listening = client_modern.Listening()    # the modern era's subscriptions/listen
         self._log_level: str | None = None     # the modern era's per-request log level (set_logging_level)
         self._tool_cache: dict = {}
-        self._output_checks: dict = {}         # tool name -> (outputSchema, validator)
-        self._input_checks: dict = {}          # tool name -> (inputSchema, validator)
+        self._checks: dict = {}                # (tool name, input?) -> (schema, validator)
         self._task_tools, self._task_progress, self._ended = {}, {}, {}     # client/tasks/legacy.py rules 3, 5
         self.validate_output = validate_output
         self.validate_input = bool(validate_input)

@@ -56,8 +56,7 @@ class ClientState:
     _listening: Any                        # modern/era.py Listening
     _log_level: str | None
     _tool_cache: dict
-    _output_checks: dict
-    _input_checks: dict
+    _checks: dict
     _listeners: dict
     _roots: list[types.Root] | None
     _request_handlers: dict
