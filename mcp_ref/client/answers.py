@@ -42,25 +42,28 @@ class ServerRequestAnswers(ClientState):
             caps["sampling"] = {"tools": {}} if tools else {}
         if self._roots is not None:
             caps["roots"] = {} if modern else {"listChanged": True}
-        if lifecycle.at_least(version, "2025-06-18"):
-            modes: dict = {}
-            if self.elicitation is not None:
-                modes["form"] = {}
-            if self.elicitation_url is not None and lifecycle.at_least(version, "2025-11-25"):
-                modes["url"] = {}
-            if modes:    # 2025-06-18 has no modes: {} there means form (client/elicitation#capabilities)
-                caps["elicitation"] = modes if lifecycle.at_least(version, "2025-11-25") else {}
+        modes = {mode: {} for mode, callback, since in (("form", self.elicitation, "2025-06-18"),
+                                                         ("url", self.elicitation_url, "2025-11-25"))
+                 if callback is not None and lifecycle.at_least(version, since)}
+        if modes:        # 2025-06-18 has no modes: {} there means form (client/elicitation#capabilities)
+            caps["elicitation"] = modes if lifecycle.at_least(version, "2025-11-25") else {}
         if modern:                # client/tasks/extension.py rule 1: a task is followed to its end
             caps["extensions"] = {TASKS_EXTENSION: {}}
         return caps
 
     def _handle_request(self, ctx, method: str, params: dict) -> dict:
+        return answer_related_task(params, self._answer_input(method, params, ctx))    # client/tasks/legacy.py rule 6
+
+    def _answer_input(self, method: str, params: dict, ctx=None) -> dict:
+        """A server's request, or one input request of a modern multi round-trip answer
+        (client/modern/era.py rule 5, no ``ctx``): the same callbacks, capability checks
+        and approval hook in both eras."""
         entry = self._request_handlers.get(method)
         if entry is None:
             raise MethodNotFoundError(f"Method not found: {method}")
         handler, capability = entry
         lifecycle.require_own_capability(self.capabilities(), capability, method)
-        return answer_related_task(params, handler(ctx, params))     # client/tasks/legacy.py rule 6
+        return handler(ctx, params)
 
     # -- client features: the bodies live in sampling.py, elicitation.py, roots.py
     def _on_sampling_create_message(self, ctx, params: dict) -> dict:

@@ -73,11 +73,11 @@ import threading
 from mcp_ref import types
 from mcp_ref.protocol import lifecycle, modern
 from mcp_ref.errors import (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
-                            InvalidParamsError, McpError, MethodNotFoundError, RequestTimeout, SessionError,
+                            InvalidParamsError, McpError, RequestTimeout, SessionError,
                             UnsupportedProtocolVersion, get_logger)
 from mcp_ref.client.modern.requesting import ModernRequests, check_result_type, with_meta
 from mcp_ref.session.outbound import Pending
-from mcp_ref.transports.http.modern import param_annotations, param_headers as headers_for
+from mcp_ref.transports.http.modern import param_annotations, param_headers
 
 AUTO = "auto"
 MODERN_ERRORS = (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
@@ -136,12 +136,10 @@ def probe(request, requested: str, meta_for) -> tuple | None:
                 return _legacy(requested)              # a legacy server's refusal, or no DiscoverResult
             data = exc.data if isinstance(exc.data, dict) else {}
             offered = data.get("supported") if isinstance(data.get("supported"), list) else []
-        except RequestTimeout:
-            return _legacy(requested)                  # no answer: a legacy server (rule 1)
         except SessionError as exc:
-            if getattr(exc, "status", None) not in LEGACY_STATUSES:
-                raise                                  # no answer, or auth: not an era question
-            return _legacy(requested)                  # HTTP 400/404/405 without a modern error body
+            if not isinstance(exc, RequestTimeout) and getattr(exc, "status", None) not in LEGACY_STATUSES:
+                raise                                  # no connection, or auth: not an era question
+            return _legacy(requested)                  # no answer in time, or HTTP 400/404/405 (no modern error)
         if discovery is not None and version in offered:
             return version, discovery
         other = newest(lifecycle.MODERN_REVISIONS, offered)
@@ -249,15 +247,6 @@ class Listening:
 
 
 # ---------------------------------------------------------------- x-mcp-header (rule 7)
-def param_headers(tool, arguments) -> dict:
-    if tool is None or not isinstance(arguments, dict):
-        return {}
-    try:
-        return headers_for(param_annotations(tool.input_schema), arguments)
-    except ValueError:
-        return {}
-
-
 def valid_for_http(tools: list) -> list:
     kept = []
     for tool in tools:
@@ -275,7 +264,7 @@ class ModernEra(ModernRequests):
     """The ``Client`` methods of rules 3 to 7 (a mixin, as client_requests.py's).
     Needs the Client's ``session``, ``protocol_version``, ``capabilities()``,
     ``client_info``, ``_log_level``, ``_listeners``, ``on_notification``, ``_asking``,
-    ``_listening``, ``_restarter``, ``_request_handlers``, ``_tool_cache``, ``_lock``,
+    ``_listening``, ``_restarter``, ``_answer_input()``, ``_tool_cache``, ``_lock``,
     ``server_capabilities``, ``init_timeout`` and ``_live_session()``."""
 
     def _relisten(self, session=None) -> None:
@@ -288,18 +277,15 @@ class ModernEra(ModernRequests):
                 params, self._modern_meta(version)))
         self._listening.reopen(start, self.server_capabilities, self.init_timeout)
 
-    def _answer_input(self, method: str, params: dict) -> dict:
-        """One input request of a multi round-trip answer (rule 5): the same
-        callbacks, capability checks and approval hook as a legacy server request."""
-        entry = self._request_handlers.get(method)
-        if entry is None:
-            raise MethodNotFoundError(f"Method not found: {method}")
-        handler, capability = entry
-        lifecycle.require_own_capability(self.capabilities(), capability, method)
-        return handler(None, params)
-
     def _param_headers(self, params: dict) -> dict:
-        """The ``Mcp-Param-*`` headers of a ``tools/call`` (the tool as last listed)."""
+        """The ``Mcp-Param-*`` headers of a ``tools/call`` (the tool as last listed; none for a
+        tool not listed, or whose annotations break the rules)."""
         with self._lock:
             tool = self._tool_cache.get(params.get("name"))
-        return param_headers(tool, params.get("arguments"))
+        arguments = params.get("arguments")
+        if tool is None or not isinstance(arguments, dict):
+            return {}
+        try:
+            return param_headers(param_annotations(tool.input_schema), arguments)
+        except ValueError:
+            return {}
