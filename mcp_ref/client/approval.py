@@ -36,7 +36,7 @@ from mcp_ref.errors import McpError, UserRejectedError
 
 log = logging.getLogger("mcp_ref.approval")
 
-__all__ = ["Approval", "Deny", "Denied", "ToolCall", "PeerRequest", "decide", "answer_with"]
+__all__ = ["Approval", "Deny", "Denied", "ToolCall", "PeerRequest", "decide", "answer_with", "rejected"]
 
 
 @dataclass
@@ -130,7 +130,12 @@ def answer_with(hook: Optional[Callable], kind: str, method: str, params: Any, c
         request = PeerRequest(method, params, ctx, server_info)
         return decide(hook, Approval(kind, "result", answer(request), request=request, server_info=server_info))
     except Denied as denied:
-        raise UserRejectedError(f"User rejected {kind} request: {denied.reason}") from None
+        raise rejected(denied) from None
+
+
+def rejected(denied: Denied) -> UserRejectedError:
+    """The wire error a denied sampling or elicitation request is answered with (rule 3)."""
+    return UserRejectedError(f"User rejected {denied.approval.kind} request: {denied.reason}")
 
 
 class PeerRequest:

@@ -219,11 +219,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> "Client":
-        try:
-            self.connect()
-        except BaseException:
-            self.close()
-            raise
+        self._ready()
         return self
 
     def __exit__(self, *exc) -> None:

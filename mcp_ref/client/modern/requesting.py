@@ -52,16 +52,11 @@ def strip(result: dict) -> dict:
     """era.py rule 4: what the public methods parse, the same in both eras."""
     meta = result.get("_meta")
     info = isinstance(meta, dict) and _SERVER_INFO in meta
-    meta = meta if isinstance(meta, dict) else {}
     if not info and result.keys().isdisjoint(_STRIPPED):
         return result
-    result = {k: v for k, v in result.items() if k not in _STRIPPED}
-    if info:
-        meta = {k: v for k, v in meta.items() if k != _SERVER_INFO}
-        if meta:
-            result["_meta"] = meta
-        else:
-            del result["_meta"]
+    result = {k: v for k, v in result.items() if k not in _STRIPPED and (k != "_meta" or not info)}
+    if info and len(meta) > 1:
+        result["_meta"] = {k: v for k, v in meta.items() if k != _SERVER_INFO}
     return result
 
 

@@ -33,7 +33,6 @@ Rules:
 """
 from __future__ import annotations
 
-import threading
 import time
 
 from mcp_ref.errors import InvalidParamsError, McpError, RequestCancelled, RequestTimeout, SessionError
@@ -71,7 +70,6 @@ def follow_task(client, method: str, created: dict, options: dict) -> dict:
     timeout = client.timeout if timeout is None else timeout
     deadline = time.monotonic() + timeout
     answered: set = set()
-    pause_only = threading.Event()          # never set: waiting on it is a pause
     try:
         while True:
             status = task["status"]
@@ -94,10 +92,10 @@ def follow_task(client, method: str, created: dict, options: dict) -> dict:
             if remaining <= 0:
                 raise RequestTimeout(method, timeout)
             pause = min(_interval(task), remaining)
-            if cancel is not None and cancel.wait(pause):
-                raise cancel.error(method)
             if cancel is None:
-                pause_only.wait(pause)
+                time.sleep(pause)
+            elif cancel.wait(pause):
+                raise cancel.error(method)
             task = read_task(client._modern_request("tasks/get", {"taskId": task_id},
                                                     {"timeout": max(deadline - time.monotonic(), MIN_POLL)}))
     except (RequestTimeout, RequestCancelled) as stop:

@@ -77,7 +77,6 @@ __all__ = ["TaskRequests", "TASKS_SINCE", "answer_related_task"]
 TASKS_SINCE = "2025-11-25"
 _REMEMBERED = 1024          # task id -> tool name, for output checks (the oldest are forgotten)
 _TERMINAL = ("completed", "failed", "cancelled")
-_UNLISTED = object()        # _listed_task_support: the listing does not name the tool
 RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"   # as types.tasks.RELATED_TASK_KEY
 
 
@@ -161,23 +160,10 @@ class TaskRequests(ClientState):
         return task
 
     def _check_task_support(self, name: str, as_task: bool) -> None:
-        """Rule 1: refuse locally a call the tool's ``execution.taskSupport`` forbids
+        """Rule 1: refuse locally a call the tool's listed ``execution.taskSupport`` forbids
         (``call_tool`` and ``call_tool_as_task`` call this before sending, when the server
-        offers tasks: elsewhere every tool is an ordinary one)."""
-        support = self._listed_task_support(name)
-        if support is _UNLISTED:
-            return
-        if as_task and support not in ("optional", "required"):
-            raise CapabilityNotSupported(f"tool {name!r} does not support task-augmented execution "
-                                         f"(execution.taskSupport is {support or 'absent'!r}); use call_tool; "
-                                         f"nothing was sent")
-        if not as_task and support == "required":
-            raise CapabilityNotSupported(f"tool {name!r} must be called as a task (execution.taskSupport is "
-                                         f"'required'); use call_tool_as_task; nothing was sent")
-
-    def _listed_task_support(self, name: str):
-        """The tool's listed ``execution.taskSupport`` (None when it lists none), or
-        ``_UNLISTED``; the tools are listed first when none is cached (rule 1)."""
+        offers tasks: elsewhere every tool is an ordinary one). The tools are listed first
+        when none is cached; a tool the listing does not name is not checked."""
         with self._lock:
             tool = self._tool_cache.get(name)
             empty = not self._tool_cache
@@ -186,12 +172,19 @@ class TaskRequests(ClientState):
                 self.list_tools()
             except McpError as exc:             # a server that cannot list: it answers the call itself
                 log.debug("tools/list before calling %r failed: %s", name, exc)
-                return _UNLISTED
+                return
             with self._lock:
                 tool = self._tool_cache.get(name)
         if tool is None:
-            return _UNLISTED
-        return tool.execution.task_support if tool.execution is not None else None
+            return
+        support = tool.execution.task_support if tool.execution is not None else None
+        if as_task and support not in ("optional", "required"):
+            raise CapabilityNotSupported(f"tool {name!r} does not support task-augmented execution "
+                                         f"(execution.taskSupport is {support or 'absent'!r}); use call_tool; "
+                                         f"nothing was sent")
+        if not as_task and support == "required":
+            raise CapabilityNotSupported(f"tool {name!r} must be called as a task (execution.taskSupport is "
+                                         f"'required'); use call_tool_as_task; nothing was sent")
 
     def _progress_created(self, task_id, session=None, token=None, status=None) -> bool:
         """Keep ``task_id``'s progress listener (rule 5); False when the task already ended."""
