@@ -115,14 +115,12 @@ def url_elicitation_required(elicitations: list, message: str = "This request re
     """
     if capabilities is not None or revision is not None:
         check_mode_allowed("url", revision, capabilities)
-    items = []
-    for item in elicitations:
-        item = dict(item)
+    items = [dict(item) for item in elicitations]
+    for item in items:
         if item.get("mode") != "url" or not isinstance(item.get("elicitationId"), str):
             raise ValueError("a URL-elicitation-required error carries only URL mode elicitations with an "
                              "elicitationId (client/elicitation#url-elicitation-required-error)")
         check_url(item.get("url"))
-        items.append(item)
     if not items:
         raise ValueError("a URL-elicitation-required error needs at least one elicitation")
     return UrlElicitationRequiredError(message, {"elicitations": items})
@@ -181,6 +179,16 @@ def _action(data: Any) -> str:
     return action
 
 
+def _filled(schema: dict, content: Any, error: type, whose: str) -> dict:
+    """``content`` with the missing defaults filled in, when it then matches ``schema`` (rule 4);
+    else ``error`` saying ``whose`` answer does not match."""
+    content = fill_defaults(schema, content)
+    problem = content_problem(schema, content)
+    if problem:
+        raise error(f"{whose} answer does not match the requested schema: {problem}")
+    return content
+
+
 def elicit_form(peer, message: str, requested_schema: dict, *, timeout: Optional[float] = None) -> ElicitResult:
     """Send a form mode ``elicitation/create`` through ``peer`` (a server ``Context``
     or session); see ``Context.elicit``.
@@ -201,14 +209,9 @@ def elicit_form(peer, message: str, requested_schema: dict, *, timeout: Optional
         params = {"mode": "form", **params}
     data = peer.request("elicitation/create", params, timeout=timeout)
     if _action(data) == "accept":
-        content = fill_defaults(requested_schema, data.get("content"))
-        problem = content_problem(requested_schema, content)
-        if problem:
-            raise InvalidElicitationContent(f"the client's answer does not match the requested schema: {problem}")
-        data = dict(data, content=content)
-    else:
-        data = {k: v for k, v in data.items() if k != "content"}
-    return ElicitResult.from_dict(data)
+        content = _filled(requested_schema, data.get("content"), InvalidElicitationContent, "the client's")
+        return ElicitResult.from_dict(dict(data, content=content))
+    return ElicitResult.from_dict({k: v for k, v in data.items() if k != "content"})
 
 
 def elicit_url(peer, message: str, url: str, elicitation_id: Optional[str] = None, *,
@@ -292,8 +295,5 @@ def _client_result(answer: Any, mode: str, schema: Optional[dict], version: Opti
     if action != "accept" or mode == "url":
         return ElicitResult.from_dict({"action": action})
     assert schema is not None               # form mode: requestedSchema was checked on arrival
-    content = fill_defaults(schema, data.get("content"))
-    problem = content_problem(schema, content)
-    if problem:
-        raise InternalError(f"the user's answer does not match the requested schema: {problem}")
+    content = _filled(schema, data.get("content"), InternalError, "the user's")
     return ElicitResult.from_dict({**data, "content": content})
