@@ -111,8 +111,8 @@ class ServerFeatureRequests(ClientState):
     def _page(self, method: str, cursor: str | None, cancel: CancelToken | None, key: str,
               decode: Callable) -> tuple:
         """One page of ``method``'s list (rule 1): ``(items, next_cursor)``."""
-        result = self._request(method, {"cursor": cursor} if cursor is not None else None, cancel=cancel)
-        return page_of(result, key, decode)
+        return page_of(self._request(method, {"cursor": cursor} if cursor is not None else None, cancel=cancel),
+                       key, decode)
 
     # ------------------------------------------------------------------ resources
     def list_resources_page(self, cursor: str | None = None, *,
@@ -268,11 +268,8 @@ class ServerFeatureRequests(ClientState):
             tool = self._tool_cache.get(name)
         if tool is None or tool.output_schema is None:
             return
-        problem: str | None
-        if result.structured_content is None:
-            problem = "the result has no structuredContent"
-        else:
-            problem = self._validator(tool, tool.output_schema)(result.structured_content)
+        problem = "the result has no structuredContent" if result.structured_content is None \
+            else self._validator(tool, tool.output_schema)(result.structured_content)
         if problem is None:
             return
         message = f"tool {name!r} returned structured output that does not match its outputSchema: {problem}"

@@ -27,14 +27,12 @@ class ClientState:
 
     # Set by Client.__init__ from its arguments.
     client_info: types.Implementation
-    transport: Any
     timeout: float
     init_timeout: float
     requested_version: str                 # "auto" or one revision
     on_notification: Callable | None
     max_pages: int
     validate_output: str
-    validate_input: bool
     sampling: Callable | None
     sampling_tools: bool
     elicitation: Callable | None

@@ -109,13 +109,9 @@ def _answer(client, task: dict, answered: set) -> None:
     requests = task.get("inputRequests")
     if not isinstance(requests, dict):
         raise InvalidParamsError(f"task {task['taskId']} is input_required without inputRequests")
-    responses = {}
-    for key, request in requests.items():
-        if key in answered:
-            continue
-        input_method, input_params = read_input_request(request)
-        responses[key] = client._answer_input(input_method, input_params)
-        answered.add(key)
+    responses = {key: client._answer_input(*read_input_request(request))
+                 for key, request in requests.items() if key not in answered}
+    answered.update(responses)
     if responses:
         client._modern_request("tasks/update", {"taskId": task["taskId"], "inputResponses": responses}, {})
 
