@@ -321,6 +321,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
     def ping(self, timeout: float | None = None, *, cancel: CancelToken | None = None) -> None:
         """Spec: basic/utilities/ping. The modern era has no ping: there an answered
         ``server/discover`` proves the server alive (rule 8)."""
+        self._ready()                           # connects first: the era decides the method
         self._request("server/discover" if self.modern else "ping", timeout=timeout, cancel=cancel)
 
     def list_tools_page(self, cursor: str | None = None, *,
