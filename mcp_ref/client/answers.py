@@ -76,10 +76,10 @@ class ServerRequestAnswers(ClientState):
                                      approve=self.on_approve, server_info=self.server_info,
                                      version=self.protocol_version)
 
-    def _on_elicitation_create(self, ctx, params: dict) -> dict:
-        """Spec: client/elicitation#elicitation-requests."""
+    def _on_elicitation_create(self, ctx, params: dict, form: bool = True) -> dict:
+        """Spec: client/elicitation#elicitation-requests (``form=False``: URL mode only, for a -32042 error)."""
         modes = client_modes(self.capabilities())
-        return answer_elicitation(ctx, params, form_callback=self.elicitation if "form" in modes else None,
+        return answer_elicitation(ctx, params, form_callback=self.elicitation if form and "form" in modes else None,
                                   url_callback=self.elicitation_url if "url" in modes else None,
                                   approve=self.on_approve, server_info=self.server_info,
                                   version=self.protocol_version, tracker=self.elicitations)
@@ -123,13 +123,10 @@ class ServerRequestAnswers(ClientState):
         ``ElicitResult`` list. Accepted ids are awaited: ``wait_elicitation(id)``
         returns once the server reports them complete, then retry the request.
         Spec: client/elicitation#url-elicitation-required-error."""
-        url_callback = self.elicitation_url if "url" in client_modes(self.capabilities()) else None
-        if url_callback is None:
+        if self.elicitation_url is None or "url" not in client_modes(self.capabilities()):
             raise CapabilityNotSupported("URL mode elicitation needs an elicitation_url callback (and 2025-11-25)")
-        return [types.ElicitResult.from_dict(answer_elicitation(
-            None, params, form_callback=None, url_callback=url_callback, approve=self.on_approve,
-            server_info=self.server_info, version=self.protocol_version, tracker=self.elicitations))
-            for params in error.elicitations]
+        return [types.ElicitResult.from_dict(self._on_elicitation_create(None, params, form=False))
+                for params in error.elicitations]
 
     def wait_elicitation(self, elicitation_id: str, timeout: float | None = None) -> bool:
         """Block until the server reports ``elicitation_id`` complete; False on timeout."""
