@@ -238,13 +238,6 @@ class Listening:
             return False
         return meta[modern.SUBSCRIPTION_ID] != self.active
 
-    def close(self) -> None:
-        with self._lock:
-            old, self.current = self.current, None
-            self._acks.clear()
-        if old is not None:
-            old.cancel("client closed")
-
 
 # ---------------------------------------------------------------- x-mcp-header (rule 7)
 def valid_for_http(tools: list) -> list:
