@@ -44,14 +44,14 @@ __all__ = ["create_message", "answer_create_message", "tool_message_problem", "c
 TOOLS_SINCE = "2025-11-25"
 
 
+# Each content block type of sampling messages, and the revision it appeared in (rule 1).
+_CONTENT_SINCE = {"text": None, "image": None, "audio": "2025-03-26", "tool_use": TOOLS_SINCE,
+                  "tool_result": TOOLS_SINCE}
+
+
 def content_types_for(version: Optional[str]) -> set:
     """The content block types a revision allows in sampling messages (rule 1)."""
-    types = {"text", "image"}
-    if lifecycle.at_least(version, "2025-03-26"):
-        types.add("audio")
-    if lifecycle.at_least(version, TOOLS_SINCE):
-        types |= {"tool_use", "tool_result"}
-    return types
+    return {kind for kind, since in _CONTENT_SINCE.items() if since is None or lifecycle.at_least(version, since)}
 
 
 def _blocks(message: dict) -> list:
