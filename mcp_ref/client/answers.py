@@ -86,9 +86,7 @@ class ServerRequestAnswers(ClientState):
 
     def _on_roots_list(self, ctx, params: dict) -> dict:
         """Spec: client/roots#listing-roots."""
-        with self._lock:
-            roots = list(self._roots or ())
-        return {"roots": [root.to_dict(self.protocol_version) for root in roots]}
+        return {"roots": [root.to_dict(self.protocol_version) for root in self.roots or ()]}
 
     def _on_elicitation_complete(self, params: dict) -> None:
         """Spec: client/elicitation#completion-notifications-for-url-mode-elicitation:

@@ -227,8 +227,7 @@ def elicit_url(peer, message: str, url: str, elicitation_id: Optional[str] = Non
     """
     version = peer.protocol_version
     check_mode_allowed("url", version, peer.client_capabilities)
-    modern = version in lifecycle.MODERN_REVISIONS
-    if not modern and (not isinstance(elicitation_id, str) or not elicitation_id):
+    if version not in lifecycle.MODERN_REVISIONS and not (isinstance(elicitation_id, str) and elicitation_id):
         raise ValueError("a URL mode elicitation needs an elicitation_id (see new_elicitation_id())")
     # In 2026-07-28 the id (given, or a fresh one) is left out by server/modern/mrtr.py's ask.
     data = peer.request("elicitation/create", url_elicitation(message, url, elicitation_id), timeout=timeout)
