@@ -1,4 +1,5 @@
-"""What a client answers: the requests and notifications a server sends it.
+"""What a client answers: the requests a server sends it, and the notifications only the
+client itself handles (the server's notifications reach the callbacks in client_requests.py).
 
 ``ServerRequestAnswers`` is a mix-in of ``Client`` (client.py). A request from
 the server (``sampling/createMessage``, ``elicitation/create``, ``roots/list``)
@@ -129,13 +130,3 @@ class ServerRequestAnswers(ClientState):
     def wait_elicitation(self, elicitation_id: str, timeout: float | None = None) -> bool:
         """Block until the server reports ``elicitation_id`` complete; False on timeout."""
         return self.elicitations.wait(elicitation_id, timeout)
-
-    def _handle_notification(self, method: str, params: dict) -> None:
-        if self.modern and method != "notifications/subscriptions/acknowledged" and self._listening.stale(params):
-            return                              # client/modern/era.py rule 6: a replaced listen's
-        handler = self._notification_handlers.get(method)
-        if handler is not None:
-            handler(params)
-        self._call_listeners(method, params)
-        if self.on_notification is not None:
-            self.on_notification(method, params)

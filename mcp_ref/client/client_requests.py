@@ -1,5 +1,5 @@
-"""The client's requests for server features other than tools, its notification
-callbacks, and the checks of tools' arguments and structured output.
+"""The client's requests for server features other than tools, the server's notifications
+and their callbacks, and the checks of tools' arguments and structured output.
 
 ``Client`` inherits ``ServerFeatureRequests``; ``client.py``'s rules hold here
 too: each public method sends exactly one wire method, written literally in
@@ -105,8 +105,8 @@ def page_of(result: dict, key: str, decode: Callable) -> tuple:
 class ServerFeatureRequests(ClientState):
     """Resources, prompts, completion and logging requests; callbacks; argument and output checks.
     Needs ``_request``, ``_live_session``, ``protocol_version``, ``_require``, ``_lock``, ``max_pages``,
-    ``_tool_cache``, ``_listeners``, ``_checks``, ``validate_output``
-    and ``validate_input`` (set by ``Client``)."""
+    ``_tool_cache``, ``_listeners``, ``_checks``, ``_notification_handlers``, ``_listening``, ``modern``,
+    ``on_notification``, ``validate_output`` and ``validate_input`` (set by ``Client``)."""
 
     def _page(self, method: str, cursor: str | None, cancel: CancelToken | None, key: str,
               decode: Callable) -> tuple:
@@ -234,7 +234,14 @@ class ServerFeatureRequests(ClientState):
             self._listeners.setdefault(method, []).append(callback)
         return callback
 
-    def _call_listeners(self, method: str, params: dict) -> None:
+    def _handle_notification(self, method: str, params: dict) -> None:
+        """A server notification: the client's own handler of it (``_notification_handlers``),
+        then the callbacks of ``on()`` and ``on_notification``."""
+        if self.modern and method != "notifications/subscriptions/acknowledged" and self._listening.stale(params):
+            return                              # client/modern/era.py rule 6: a replaced listen's
+        handler = self._notification_handlers.get(method)
+        if handler is not None:
+            handler(params)
         with self._lock:
             listeners = list(self._listeners.get(method, ()))
         for callback in listeners:
@@ -242,6 +249,8 @@ class ServerFeatureRequests(ClientState):
                 callback(params)
             except Exception:
                 log.exception("callback %r for %s failed", callback, method)
+        if self.on_notification is not None:
+            self.on_notification(method, params)
 
     def _on_tools_list_changed(self, params: dict) -> None:
         """The cached tools (and their argument and output checks) are stale."""
