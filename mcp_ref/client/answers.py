@@ -43,9 +43,9 @@ class ServerRequestAnswers(ClientState):
             caps["sampling"] = {"tools": {}} if tools else {}
         if self._roots is not None:
             caps["roots"] = {} if modern else {"listChanged": True}
-        modes = {mode: {} for mode, callback, since in (("form", self.elicitation, "2025-06-18"),
-                                                         ("url", self.elicitation_url, "2025-11-25"))
-                 if callback is not None and lifecycle.at_least(version, since)}
+        modes: dict = {mode: {} for mode, callback, since in (("form", self.elicitation, "2025-06-18"),
+                                                               ("url", self.elicitation_url, "2025-11-25"))
+                       if callback is not None and lifecycle.at_least(version, since)}
         if modes:        # 2025-06-18 has no modes: {} there means form (client/elicitation#capabilities)
             caps["elicitation"] = modes if lifecycle.at_least(version, "2025-11-25") else {}
         if modern:                # client/tasks/extension.py rule 1: a task is followed to its end

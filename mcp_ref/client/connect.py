@@ -9,7 +9,7 @@ basic/authorization (an ``mcp_ref.auth`` provider is bound to the server's URL).
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Callable, Sequence, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar, overload
 
 from mcp_ref import types
 from mcp_ref.client.client_restart import Restarter
@@ -80,7 +80,7 @@ class Connections(ClientState):
         since the last answered request)."""
         if isinstance(auto_restart, bool) or not isinstance(auto_restart, int) or auto_restart < 0:
             raise ValueError(f"auto_restart must be a whole number of restarts >= 0, not {auto_restart!r}")
-        spawn_options = dict(env=dict(env) if env else None, cwd=cwd, on_stderr=on_stderr,
+        spawn_options: dict[str, Any] = dict(env=dict(env) if env else None, cwd=cwd, on_stderr=on_stderr,
                              close_timeout=close_timeout, terminate_timeout=terminate_timeout, inherit_env=inherit_env,
                              max_message_size=DEFAULT_MAX_MESSAGE_SIZE if max_message_size is None
                              else max_message_size)

@@ -69,6 +69,7 @@ Client's methods of this era, send through its session).
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from mcp_ref import types
 from mcp_ref.protocol import lifecycle, modern
@@ -134,7 +135,7 @@ def probe(request, requested: str, meta_for) -> tuple | None:
         except McpError as exc:
             if not is_modern_error(exc):
                 return _legacy(requested)              # a legacy server's refusal, or no DiscoverResult
-            data = exc.data if isinstance(exc.data, dict) else {}
+            data: Any = exc.data if isinstance(exc.data, dict) else {}
             offered = data.get("supported") if isinstance(data.get("supported"), list) else []
         except SessionError as exc:
             if not isinstance(exc, RequestTimeout) and getattr(exc, "status", None) not in LEGACY_STATUSES:

@@ -12,8 +12,8 @@ from mcp_ref.protocol import modern
 from mcp_ref.errors import InternalError, InvalidParamsError
 
 # The methods an input request may name, and the type its params are read by (roots/list has none).
-INPUT_METHODS = {"sampling/createMessage": types.CreateMessageRequestParams,
-                 "elicitation/create": types.ElicitRequestParams, "roots/list": None}
+INPUT_METHODS: dict = {"sampling/createMessage": types.CreateMessageRequestParams,
+                        "elicitation/create": types.ElicitRequestParams, "roots/list": None}
 
 
 # ---------------------------------------------------------------- multi round-trip (rule 5)

@@ -148,15 +148,13 @@ class TaskRequests(ClientState):
                                     f"task (CreateTaskResult expected)", {"result": result})
             task = types.CreateTaskResult.from_dict(result).task
         except BaseException:
-            if session is not None and token is not None:
-                session.stop_listening(token)
-                self._progress_created(None)
+            if session is not None:
+                self._progress_created(session, token)
             raise
         with self._lock:
             _remember(self._task_tools, task.task_id, name)
-        if session is not None and token is not None and \
-                not self._progress_created(task.task_id, session, token, task.status):
-            session.stop_listening(token)
+        if session is not None:
+            self._progress_created(session, token, task.task_id, task.status)
         return task
 
     def _check_task_support(self, name: str, as_task: bool) -> None:
@@ -186,9 +184,9 @@ class TaskRequests(ClientState):
             raise CapabilityNotSupported(f"tool {name!r} must be called as a task (execution.taskSupport is "
                                          f"'required'); use call_tool_as_task; nothing was sent")
 
-    def _progress_created(self, task_id, session=None, token=None, status=None) -> bool:
-        """Keep ``task_id``'s progress listener (rule 5); False when the task already ended."""
-        dropped = None
+    def _progress_created(self, session: Session, token, task_id=None, status=None) -> None:
+        """After a creation: keep ``task_id``'s progress listener (rule 5), or stop it when the
+        creation failed (no ``task_id``) or the task already ended."""
         with self._lock:
             self._creating -= 1
             keep = task_id is not None and status not in _TERMINAL and self._ended.pop(task_id, None) is None
@@ -198,10 +196,9 @@ class TaskRequests(ClientState):
                 if session is not self._progress_session:      # a respawned server's: the old tokens are gone
                     self._task_progress.clear()
                     self._progress_session = session
-                dropped = _remember(self._task_progress, task_id, token)
-        if dropped is not None:
-            session.stop_listening(dropped)
-        return keep
+                token = _remember(self._task_progress, task_id, token)     # the oldest listener forgotten, if any
+        if token is not None:
+            session.stop_listening(token)
 
     def _task_ended(self, task_id) -> None:
         """The task is terminal (or gone): drop its progress listener (rule 5)."""
@@ -221,7 +218,7 @@ class TaskRequests(ClientState):
         if isinstance(task_id, str) and params.get("status") in _TERMINAL:
             self._task_ended(task_id)
 
-    def _task_request(self, method: str, task_id: str, gone: type, **options) -> dict:
+    def _task_request(self, method: str, task_id: str, gone: type[McpError], **options) -> dict:
         """``method`` about ``task_id``; a ``gone`` error (unknown, expired, terminal or failed)
         means the task is over: its progress listener is dropped (rule 5)."""
         try:
