@@ -332,8 +332,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         if self.modern and getattr(getattr(self.transport, "inner", self.transport), "param_headers", None):
             tools = client_modern.valid_for_http(tools)       # client/modern/era.py rule 7
         with self._lock:
-            for tool in tools:
-                self._tool_cache[tool.name] = tool
+            self._tool_cache.update((tool.name, tool) for tool in tools)
         return tools, cursor
 
     def list_tools(self, *, cancel: CancelToken | None = None) -> list[types.Tool]:

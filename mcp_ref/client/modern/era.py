@@ -209,13 +209,11 @@ class Listening:
         acknowledgment (up to ``timeout``), then cancel the one it replaces."""
         with self._lock:
             wanted = self.wanted(capabilities)
-            old = self.current
-            self.current = None
-            pending = None
+            old, self.current = self.current, None
             if wanted:
-                pending = start({"notifications": wanted})
-                self._acks[pending.id] = threading.Event()
-                self.current = pending
+                self.current = start({"notifications": wanted})
+                self._acks[self.current.id] = threading.Event()
+            pending = self.current
         if pending is not None:
             self._acks[pending.id].wait(timeout)
         if old is not None:
