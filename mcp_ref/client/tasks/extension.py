@@ -33,6 +33,7 @@ Rules:
 """
 from __future__ import annotations
 
+import contextlib
 import time
 
 from mcp_ref.errors import InvalidParamsError, McpError, RequestCancelled, RequestTimeout, SessionError
@@ -66,8 +67,7 @@ def follow_task(client, method: str, created: dict, options: dict) -> dict:
     task = read_task(created)
     task_id = task["taskId"]
     cancel = options.get("cancel")
-    timeout = options.get("timeout")
-    timeout = client.timeout if timeout is None else timeout
+    timeout = client.timeout if options.get("timeout") is None else options["timeout"]
     deadline = time.monotonic() + timeout
     answered: set = set()
     try:
@@ -118,7 +118,5 @@ def _answer(client, task: dict, answered: set) -> None:
 
 def _cancel(client, task_id: str) -> None:
     """Rule 5: tell the server we stopped waiting; nothing to do when it cannot hear."""
-    try:
+    with contextlib.suppress(SessionError, McpError):
         client._modern_request("tasks/cancel", {"taskId": task_id}, {"timeout": 5.0})
-    except (SessionError, McpError):
-        pass
