@@ -61,7 +61,7 @@ from mcp_ref.client.tasks.legacy import TASKS_SINCE, TaskRequests
 from mcp_ref.errors import ApprovalDenied, CapabilityNotSupported, ConnectionClosed, SessionError, UnsupportedProtocolVersion, get_logger
 from mcp_ref.session.outbound import CancelToken
 from mcp_ref.session import Session
-from mcp_ref.types import CallToolResult, Implementation
+from mcp_ref.types import CallToolResult
 
 log = get_logger("mcp_ref.client")
 
@@ -155,14 +155,8 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         self.requested_version = protocol_version
         self.on_notification = on_notification
         self.max_pages = max_pages
-        self.server_info: Implementation | None = None
-        self.server_capabilities: dict = {}
-        self.protocol_version: str | None = None
-        self.instructions: str | None = None
-        self.modern = False                    # rule 8: the modern era was chosen (set by the handshake)
-        self._asking: str | None = None        # the revision a handshake request is sent in
+        self.server_capabilities: dict = {}    # server_info, protocol_version, modern...: state.py, until learnt
         self._listening = client_modern.Listening()    # the modern era's subscriptions/listen
-        self._log_level: str | None = None     # the modern era's per-request log level (set_logging_level)
         self._tool_cache: dict = {}
         self._checks: dict = {}                # (tool name, input?) -> (schema, validator)
         self._task_tools, self._task_progress, self._ended = {}, {}, {}     # client/tasks/legacy.py rules 3, 5
@@ -175,8 +169,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         self._pid = os.getpid()                # rule 6
         self._max_workers, self._ping_interval = max_workers, ping_interval
         self.session = self._new_session(transport)
-        # Rule 5: set by Client.stdio(auto_restart=N); _closing and _starting guard close().
-        self._restarter = None
+        # Rule 5: _restarter (state.py) is set by Client.stdio(auto_restart=N); these guard close().
         self._closing = False
         self._starting = None                  # a respawned server's session during its handshake
         # Client features: sampling.py, elicitation.py, roots.py, approval.py.

@@ -6,9 +6,10 @@ Rules:
    tasks/legacy.py (tasks) and modern/era.py (the 2026-07-28 era). Each room inherits
    ``ClientState``, so a name one room uses and another sets is declared here once, with its
    type, and a type checker reads every room as part of one client.
-2. Declarations only: the attributes are set in ``Client.__init__`` (or by the handshake),
-   and each method is defined in the room named beside it; the method declarations exist
-   for type checkers alone and never run.
+2. Declarations: the attributes are set in ``Client.__init__`` (or by the handshake), except
+   those whose starting value is a constant (None, False), given here; each method is
+   defined in the room named beside it; the method declarations exist for type checkers
+   alone and never run.
 """
 from __future__ import annotations
 
@@ -40,19 +41,19 @@ class ClientState:
     on_approve: Callable | None
     elicitations: Any                      # elicitation.ElicitationTracker: the URL elicitations awaited
     # Learnt by the handshake (connect.py) or the modern era's discovery (modern/era.py).
-    server_info: types.Implementation | None
+    server_info: types.Implementation | None = None
     server_capabilities: dict
-    protocol_version: str | None
-    instructions: str | None
-    modern: bool
-    _asking: str | None
+    protocol_version: str | None = None
+    instructions: str | None = None
+    modern: bool = False                   # client.py rule 8: the modern era was chosen
+    _asking: str | None = None             # the revision a handshake request is sent in
     # The session and what guards it.
     session: Session
     _lock: threading.Lock
-    _restarter: Any                        # client_restart.Restarter, with auto_restart
+    _restarter: Any = None                 # client_restart.Restarter, set by Client.stdio(auto_restart=N)
     # Caches and tables of the rooms.
     _listening: Any                        # modern/era.py Listening
-    _log_level: str | None
+    _log_level: str | None = None          # the modern era's per-request log level (set_logging_level)
     _tool_cache: dict
     _checks: dict
     _listeners: dict
