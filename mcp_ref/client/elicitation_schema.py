@@ -217,8 +217,7 @@ def _format_ok(fmt: str, value: str) -> bool:
             return match is not None and bool(datetime.date.fromisoformat(match.group(1))) and \
                 bool(datetime.time.fromisoformat(match.group(2)))
         if fmt == "uri":
-            parts = urlsplit(value)
-            return bool(_SCHEME.fullmatch(parts.scheme)) and not any(c.isspace() for c in value)
+            return bool(_SCHEME.fullmatch(urlsplit(value).scheme)) and not any(c.isspace() for c in value)
     except ValueError:
         return False
     return True
