@@ -148,11 +148,10 @@ def create_message(peer, messages: list, *, max_tokens: int, system_prompt: Opti
         problem = tool_message_problem(wire_messages)
         if problem:
             raise ValueError(problem)
-    if include_context is not None:
-        if include_context not in ("none", "thisServer", "allServers"):
-            raise ValueError(f"include_context is 'none', 'thisServer' or 'allServers', not {include_context!r}")
-        if include_context != "none" and lifecycle.at_least(version, TOOLS_SINCE):
-            lifecycle.require_peer_capability(capabilities, "sampling.context", f"includeContext={include_context}")
+    if include_context not in (None, "none", "thisServer", "allServers"):
+        raise ValueError(f"include_context is 'none', 'thisServer' or 'allServers', not {include_context!r}")
+    if include_context not in (None, "none") and lifecycle.at_least(version, TOOLS_SINCE):
+        lifecycle.require_peer_capability(capabilities, "sampling.context", f"includeContext={include_context}")
     optional = {"systemPrompt": system_prompt, "modelPreferences": _wire(model_preferences, version),
                 "includeContext": include_context, "temperature": temperature,
                 "stopSequences": None if stop_sequences is None else list(stop_sequences),
