@@ -80,7 +80,7 @@ SERVER_SIDE = ["mcp_ref/server", "mcp_ref/session", "mcp_ref/client/sampling.py"
                "mcp_ref/client/elicitation.py", "mcp_ref/client/roots.py"]
 CLIENT_SIDE = ["mcp_ref/client", "mcp_ref/session"]
 HANDLER_PATTERNS = (r'^\s*"{m}":\s', r'\.method == "{m}"', r'\.on\("{m}"', r'\("{m}", on_', r'setdefault\("{m}"')
-SENDER_PATTERNS = (r'request\("{m}"', r'notify\("{m}"', r'send\("{m}"', r'_list_changed\("{m}"',
+SENDER_PATTERNS = (r'request\("{m}"', r'_page\("{m}"', r'notify\("{m}"', r'send\("{m}"', r'_list_changed\("{m}"',
                    r'CHANGED, ITEM = .*"{m}"', r'^\s*"{m}": "\w+"')
 TEST_HINTS = {"completion": "completion", "logging": "logging", "message": "logging", "initialize": "lifecycle",
               "initialized": "lifecycle", "ping": "session", "cancelled": "cancel", "progress": "progress",

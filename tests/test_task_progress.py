@@ -284,7 +284,7 @@ def test_a_terminal_status_read_before_the_create_task_result_is_handled_still_d
         client.call_tool_as_task("anything", on_progress=lambda *a: None)
         assert statuses.wait_for(1)[0].status == "failed"
         assert client.session._listening == {}
-        assert client._creating == 0 and client._ended is None and not client._task_progress
+        assert client._creating == 0 and not client._ended and not client._task_progress
     thread.join(WAIT)
     check_wire(recorder.records, "2025-11-25", wire_validator)
 

@@ -1,4 +1,5 @@
-"""What a client answers: the requests and notifications a server sends it.
+"""What a client answers: the requests a server sends it, and the notifications only the
+client itself handles (the server's notifications reach the callbacks in client_requests.py).
 
 ``ServerRequestAnswers`` is a mix-in of ``Client`` (client.py). A request from
 the server (``sampling/createMessage``, ``elicitation/create``, ``roots/list``)
@@ -12,7 +13,7 @@ from __future__ import annotations
 from mcp_ref.client.modern import era as client_modern
 from mcp_ref import types
 from mcp_ref.protocol import lifecycle
-from mcp_ref.client.elicitation import ElicitationTracker, answer_elicitation, client_modes
+from mcp_ref.client.elicitation import answer_elicitation, client_modes
 from mcp_ref.client.roots import as_roots
 from mcp_ref.client.sampling import answer_create_message
 from mcp_ref.client.state import ClientState
@@ -42,25 +43,28 @@ class ServerRequestAnswers(ClientState):
             caps["sampling"] = {"tools": {}} if tools else {}
         if self._roots is not None:
             caps["roots"] = {} if modern else {"listChanged": True}
-        if lifecycle.at_least(version, "2025-06-18"):
-            modes: dict = {}
-            if self.elicitation is not None:
-                modes["form"] = {}
-            if self.elicitation_url is not None and lifecycle.at_least(version, "2025-11-25"):
-                modes["url"] = {}
-            if modes:    # 2025-06-18 has no modes: {} there means form (client/elicitation#capabilities)
-                caps["elicitation"] = modes if lifecycle.at_least(version, "2025-11-25") else {}
+        modes: dict = {mode: {} for mode, callback, since in (("form", self.elicitation, "2025-06-18"),
+                                                               ("url", self.elicitation_url, "2025-11-25"))
+                       if callback is not None and lifecycle.at_least(version, since)}
+        if modes:        # 2025-06-18 has no modes: {} there means form (client/elicitation#capabilities)
+            caps["elicitation"] = modes if lifecycle.at_least(version, "2025-11-25") else {}
         if modern:                # client/tasks/extension.py rule 1: a task is followed to its end
             caps["extensions"] = {TASKS_EXTENSION: {}}
         return caps
 
     def _handle_request(self, ctx, method: str, params: dict) -> dict:
+        return answer_related_task(params, self._answer_input(method, params, ctx))    # client/tasks/legacy.py rule 6
+
+    def _answer_input(self, method: str, params: dict, ctx=None) -> dict:
+        """A server's request, or one input request of a modern multi round-trip answer
+        (client/modern/era.py rule 5, no ``ctx``): the same callbacks, capability checks
+        and approval hook in both eras."""
         entry = self._request_handlers.get(method)
         if entry is None:
             raise MethodNotFoundError(f"Method not found: {method}")
         handler, capability = entry
         lifecycle.require_own_capability(self.capabilities(), capability, method)
-        return answer_related_task(params, handler(ctx, params))     # client/tasks/legacy.py rule 6
+        return handler(ctx, params)
 
     # -- client features: the bodies live in sampling.py, elicitation.py, roots.py
     def _on_sampling_create_message(self, ctx, params: dict) -> dict:
@@ -73,27 +77,17 @@ class ServerRequestAnswers(ClientState):
                                      approve=self.on_approve, server_info=self.server_info,
                                      version=self.protocol_version)
 
-    def _on_elicitation_create(self, ctx, params: dict) -> dict:
-        """Spec: client/elicitation#elicitation-requests."""
+    def _on_elicitation_create(self, ctx, params: dict, form: bool = True) -> dict:
+        """Spec: client/elicitation#elicitation-requests (``form=False``: URL mode only, for a -32042 error)."""
         modes = client_modes(self.capabilities())
-        return answer_elicitation(ctx, params, form_callback=self.elicitation if "form" in modes else None,
+        return answer_elicitation(ctx, params, form_callback=self.elicitation if form and "form" in modes else None,
                                   url_callback=self.elicitation_url if "url" in modes else None,
                                   approve=self.on_approve, server_info=self.server_info,
                                   version=self.protocol_version, tracker=self.elicitations)
 
     def _on_roots_list(self, ctx, params: dict) -> dict:
         """Spec: client/roots#listing-roots."""
-        with self._lock:
-            roots = list(self._roots or ())
-        return {"roots": [root.to_dict(self.protocol_version) for root in roots]}
-
-    @property
-    def elicitations(self):
-        """The URL elicitations awaited (``elicitation.ElicitationTracker``), made on first use."""
-        with self._lock:
-            if self._elicitations is None:
-                self._elicitations = ElicitationTracker(self._on_elicitation_complete_cb)
-            return self._elicitations
+        return {"roots": [root.to_dict(self.protocol_version) for root in self.roots or ()]}
 
     def _on_elicitation_complete(self, params: dict) -> None:
         """Spec: client/elicitation#completion-notifications-for-url-mode-elicitation:
@@ -128,24 +122,11 @@ class ServerRequestAnswers(ClientState):
         ``ElicitResult`` list. Accepted ids are awaited: ``wait_elicitation(id)``
         returns once the server reports them complete, then retry the request.
         Spec: client/elicitation#url-elicitation-required-error."""
-        url_callback = self.elicitation_url if "url" in client_modes(self.capabilities()) else None
-        if url_callback is None:
+        if self.elicitation_url is None or "url" not in client_modes(self.capabilities()):
             raise CapabilityNotSupported("URL mode elicitation needs an elicitation_url callback (and 2025-11-25)")
-        return [types.ElicitResult.from_dict(answer_elicitation(
-            None, params, form_callback=None, url_callback=url_callback, approve=self.on_approve,
-            server_info=self.server_info, version=self.protocol_version, tracker=self.elicitations))
-            for params in error.elicitations]
+        return [types.ElicitResult.from_dict(self._on_elicitation_create(None, params, form=False))
+                for params in error.elicitations]
 
     def wait_elicitation(self, elicitation_id: str, timeout: float | None = None) -> bool:
         """Block until the server reports ``elicitation_id`` complete; False on timeout."""
         return self.elicitations.wait(elicitation_id, timeout)
-
-    def _handle_notification(self, method: str, params: dict) -> None:
-        if self.modern and method != "notifications/subscriptions/acknowledged" and self._listening.stale(params):
-            return                              # client/modern/era.py rule 6: a replaced listen's
-        handler = self._notification_handlers.get(method)
-        if handler is not None:
-            handler(params)
-        self._call_listeners(method, params)
-        if self.on_notification is not None:
-            self.on_notification(method, params)

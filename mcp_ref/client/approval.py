@@ -36,7 +36,7 @@ from mcp_ref.errors import McpError, UserRejectedError
 
 log = logging.getLogger("mcp_ref.approval")
 
-__all__ = ["Approval", "Deny", "Denied", "ToolCall", "PeerRequest", "decide"]
+__all__ = ["Approval", "Deny", "Denied", "ToolCall", "PeerRequest", "decide", "answer_with", "rejected"]
 
 
 @dataclass
@@ -120,10 +120,22 @@ def decide(hook: Optional[Callable], approval: Approval) -> Any:
     raise Denied(approval, f"the approval hook returned {type(answer).__name__}, not an approval")
 
 
+def answer_with(hook: Optional[Callable], kind: str, method: str, params: Any, ctx, server_info,
+                answer: Callable) -> Any:
+    """A server's sampling or elicitation request answered under the hook (rules 1 and 3): the
+    hook sees the typed ``params``, ``answer(PeerRequest)`` gives the result, the hook sees
+    that; returns it (edited or not). A denial raises ``UserRejectedError`` (-1)."""
+    try:
+        params = decide(hook, Approval(kind, "request", params, server_info=server_info))
+        request = PeerRequest(method, params, ctx, server_info)
+        return decide(hook, Approval(kind, "result", answer(request), request=request, server_info=server_info))
+    except Denied as denied:
+        raise rejected(denied) from None
+
+
 def rejected(denied: Denied) -> UserRejectedError:
     """The wire error a denied sampling or elicitation request is answered with (rule 3)."""
-    what = "sampling" if denied.approval.kind == "sampling" else "elicitation"
-    return UserRejectedError(f"User rejected {what} request: {denied.reason}")
+    return UserRejectedError(f"User rejected {denied.approval.kind} request: {denied.reason}")
 
 
 class PeerRequest:

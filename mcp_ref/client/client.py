@@ -50,18 +50,18 @@ import weakref
 from typing import Any, Callable
 
 from mcp_ref import types
-from mcp_ref.client.client_requests import (DEFAULT_MAX_PAGES, VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages,
-                                            page_of)
+from mcp_ref.client.client_requests import DEFAULT_MAX_PAGES, VALIDATE_OUTPUT_MODES, ServerFeatureRequests, all_pages
 from mcp_ref.client.modern import era as client_modern
 from mcp_ref.client.connect import Connections, _ClassOrInstance
 from mcp_ref.client.answers import ServerRequestAnswers
 from mcp_ref.client.approval import Approval, Denied, ToolCall, decide
+from mcp_ref.client.elicitation import ElicitationTracker
 from mcp_ref.client.roots import as_roots
 from mcp_ref.client.tasks.legacy import TASKS_SINCE, TaskRequests
 from mcp_ref.errors import ApprovalDenied, CapabilityNotSupported, ConnectionClosed, SessionError, UnsupportedProtocolVersion, get_logger
 from mcp_ref.session.outbound import CancelToken
 from mcp_ref.session import Session
-from mcp_ref.types import CallToolResult, Implementation
+from mcp_ref.types import CallToolResult
 
 log = get_logger("mcp_ref.client")
 
@@ -155,17 +155,11 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         self.requested_version = protocol_version
         self.on_notification = on_notification
         self.max_pages = max_pages
-        self.server_info: Implementation | None = None
-        self.server_capabilities: dict = {}
-        self.protocol_version: str | None = None
-        self.instructions: str | None = None
-        self.modern = False                    # rule 8: the modern era was chosen (set by the handshake)
-        self._asking: str | None = None        # the revision a handshake request is sent in
+        self.server_capabilities: dict = {}    # server_info, protocol_version, modern...: state.py, until learnt
         self._listening = client_modern.Listening()    # the modern era's subscriptions/listen
-        self._log_level: str | None = None     # the modern era's per-request log level (set_logging_level)
         self._tool_cache: dict = {}
-        self._output_checks: dict = {}         # tool name -> (outputSchema, validator)
-        self._input_checks: dict = {}          # tool name -> (inputSchema, validator)
+        self._checks: dict = {}                # (tool name, input?) -> (schema, validator)
+        self._task_tools, self._task_progress, self._ended = {}, {}, {}     # client/tasks/legacy.py rules 3, 5
         self.validate_output = validate_output
         self.validate_input = bool(validate_input)
         self._listeners: dict = {}             # method -> [fn(params)], see on()
@@ -175,8 +169,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
         self._pid = os.getpid()                # rule 6
         self._max_workers, self._ping_interval = max_workers, ping_interval
         self.session = self._new_session(transport)
-        # Rule 5: set by Client.stdio(auto_restart=N); _closing and _starting guard close().
-        self._restarter = None
+        # Rule 5: _restarter (state.py) is set by Client.stdio(auto_restart=N); these guard close().
         self._closing = False
         self._starting = None                  # a respawned server's session during its handshake
         # Client features: sampling.py, elicitation.py, roots.py, approval.py.
@@ -185,12 +178,9 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
             else sampling_tools
         self.elicitation = elicitation
         self.elicitation_url = elicitation_url
-        self._on_elicitation_complete_cb = on_elicitation_complete
-        self._elicitations = None
+        self.elicitations = ElicitationTracker(on_elicitation_complete)     # the URL elicitations awaited
         self.on_approve = on_approve
-        self._roots = None
-        if roots is not None:
-            self._roots = as_roots(roots)
+        self._roots = None if roots is None else as_roots(roots)
         # Rule 3: one row per method the server may ask us, with our capability it needs.
         self._request_handlers: dict = {
             "sampling/createMessage": (self._on_sampling_create_message, "sampling"),
@@ -202,18 +192,17 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
             "notifications/tools/list_changed": self._on_tools_list_changed,
             "notifications/subscriptions/acknowledged": self._listening.acknowledged,
         }
-        # Callbacks for server notifications (client_requests.py rule 3).
-        if on_log is not None:
-            self.on("notifications/message", lambda p: on_log(types.LoggingMessageNotificationParams.from_dict(p)))
-        if on_resource_updated is not None:
-            self.on("notifications/resources/updated", lambda p: on_resource_updated(p.get("uri")))
-        for method, callback in (("notifications/tools/list_changed", on_tools_list_changed),
-                                 ("notifications/resources/list_changed", on_resources_list_changed),
-                                 ("notifications/prompts/list_changed", on_prompts_list_changed)):
+        # Callbacks for server notifications (client_requests.py rule 3): what each one is given.
+        for method, callback, argument in (
+                ("notifications/message", on_log, types.LoggingMessageNotificationParams.from_dict),
+                ("notifications/resources/updated", on_resource_updated, lambda p: p.get("uri")),
+                ("notifications/tools/list_changed", on_tools_list_changed, None),
+                ("notifications/resources/list_changed", on_resources_list_changed, None),
+                ("notifications/prompts/list_changed", on_prompts_list_changed, None),
+                ("notifications/tasks/status", on_task_status, types.Task.from_dict)):
             if callback is not None:
-                self.on(method, lambda p, callback=callback: callback())
-        if on_task_status is not None:
-            self.on("notifications/tasks/status", lambda p: on_task_status(types.Task.from_dict(p)))
+                self.on(method, lambda p, callback=callback, argument=argument:
+                        callback() if argument is None else callback(argument(p)))
         _unclosed.add(self)
 
     # ------------------------------------------------------------------ construction
@@ -223,11 +212,7 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> "Client":
-        try:
-            self.connect()
-        except BaseException:
-            self.close()
-            raise
+        self._ready()
         return self
 
     def __exit__(self, *exc) -> None:
@@ -329,21 +314,18 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
     def ping(self, timeout: float | None = None, *, cancel: CancelToken | None = None) -> None:
         """Spec: basic/utilities/ping. The modern era has no ping: there an answered
         ``server/discover`` proves the server alive (rule 8)."""
-        self._ready()
+        self._ready()                           # connects first: the era decides the method
         self._request("server/discover" if self.modern else "ping", timeout=timeout, cancel=cancel)
 
     def list_tools_page(self, cursor: str | None = None, *,
                         cancel: CancelToken | None = None) -> tuple[list[types.Tool], str | None]:
         """One page of tools: ``(tools, next_cursor)``. Spec: server/tools#listing-tools."""
         self._require("tools", "tools/list")
-        params = {"cursor": cursor} if cursor is not None else None
-        result = self._request("tools/list", params, cancel=cancel)
-        tools, cursor = page_of(result, "tools", types.Tool.from_dict)
+        tools, cursor = self._page("tools/list", cursor, cancel, "tools", types.Tool.from_dict)
         if self.modern and getattr(getattr(self.transport, "inner", self.transport), "param_headers", None):
             tools = client_modern.valid_for_http(tools)       # client/modern/era.py rule 7
         with self._lock:
-            for tool in tools:
-                self._tool_cache[tool.name] = tool
+            self._tool_cache.update((tool.name, tool) for tool in tools)
         return tools, cursor
 
     def list_tools(self, *, cancel: CancelToken | None = None) -> list[types.Tool]:

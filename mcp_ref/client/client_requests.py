@@ -1,5 +1,5 @@
-"""The client's requests for server features other than tools, its notification
-callbacks, and the checks of tools' arguments and structured output.
+"""The client's requests for server features other than tools, the server's notifications
+and their callbacks, and the checks of tools' arguments and structured output.
 
 ``Client`` inherits ``ServerFeatureRequests``; ``client.py``'s rules hold here
 too: each public method sends exactly one wire method, written literally in
@@ -45,6 +45,7 @@ Rules:
 from __future__ import annotations
 
 import warnings
+from functools import partial
 from typing import Callable
 
 from mcp_ref import types
@@ -85,6 +86,10 @@ def all_pages(fetch_page: Callable, limit: int = DEFAULT_MAX_PAGES, method: str 
     raise TooManyPages(method, limit, items)
 
 
+def _unchecked(value) -> None:
+    """The output check without jsonschema: nothing is found wrong (rule 4)."""
+
+
 def page_of(result: dict, key: str, decode: Callable) -> tuple:
     """``(items, next_cursor)`` of one list page, each item decoded; a page whose list
     is not a list, or whose ``nextCursor`` is not a string, is malformed
@@ -97,40 +102,39 @@ def page_of(result: dict, key: str, decode: Callable) -> tuple:
     return [decode(item) for item in items], cursor
 
 
-def _cursor_params(cursor: str | None) -> dict | None:
-    return {"cursor": cursor} if cursor is not None else None
-
-
 class ServerFeatureRequests(ClientState):
     """Resources, prompts, completion and logging requests; callbacks; argument and output checks.
     Needs ``_request``, ``_live_session``, ``protocol_version``, ``_require``, ``_lock``, ``max_pages``,
-    ``_tool_cache``, ``_listeners``, ``_output_checks``, ``_input_checks``, ``validate_output``
-    and ``validate_input`` (set by ``Client``)."""
+    ``_tool_cache``, ``_listeners``, ``_checks``, ``_notification_handlers``, ``_listening``, ``modern``,
+    ``on_notification``, ``validate_output`` and ``validate_input`` (set by ``Client``)."""
+
+    def _page(self, method: str, cursor: str | None, cancel: CancelToken | None, key: str,
+              decode: Callable) -> tuple:
+        """One page of ``method``'s list (rule 1): ``(items, next_cursor)``."""
+        return page_of(self._request(method, {"cursor": cursor} if cursor is not None else None, cancel=cancel),
+                       key, decode)
 
     # ------------------------------------------------------------------ resources
     def list_resources_page(self, cursor: str | None = None, *,
                             cancel: CancelToken | None = None) -> tuple[list[types.Resource], str | None]:
         """One page of resources: ``(resources, next_cursor)``. Spec: server/resources#listing-resources."""
         self._require("resources", "resources/list")
-        result = self._request("resources/list", _cursor_params(cursor), cancel=cancel)
-        return page_of(result, "resources", types.Resource.from_dict)
+        return self._page("resources/list", cursor, cancel, "resources", types.Resource.from_dict)
 
     def list_resources(self, *, cancel: CancelToken | None = None) -> list[types.Resource]:
         """Every resource, following ``nextCursor``."""
-        return all_pages(lambda cursor: self.list_resources_page(cursor, cancel=cancel), self.max_pages,
-                         "resources/list")
+        return all_pages(partial(self.list_resources_page, cancel=cancel), self.max_pages, "resources/list")
 
     def list_resource_templates_page(self, cursor: str | None = None, *, cancel: CancelToken | None = None
                                      ) -> tuple[list[types.ResourceTemplate], str | None]:
         """One page of resource templates: ``(templates, next_cursor)``.
         Spec: server/resources#resource-templates."""
         self._require("resources", "resources/templates/list")
-        result = self._request("resources/templates/list", _cursor_params(cursor), cancel=cancel)
-        return page_of(result, "resourceTemplates", types.ResourceTemplate.from_dict)
+        return self._page("resources/templates/list", cursor, cancel, "resourceTemplates", types.ResourceTemplate.from_dict)
 
     def list_resource_templates(self, *, cancel: CancelToken | None = None) -> list[types.ResourceTemplate]:
         """Every resource template, following ``nextCursor``."""
-        return all_pages(lambda cursor: self.list_resource_templates_page(cursor, cancel=cancel), self.max_pages,
+        return all_pages(partial(self.list_resource_templates_page, cancel=cancel), self.max_pages,
                          "resources/templates/list")
 
     def read_resource(self, uri: str, *, timeout: float | None = None,
@@ -168,13 +172,11 @@ class ServerFeatureRequests(ClientState):
                           cancel: CancelToken | None = None) -> tuple[list[types.Prompt], str | None]:
         """One page of prompts: ``(prompts, next_cursor)``. Spec: server/prompts#listing-prompts."""
         self._require("prompts", "prompts/list")
-        result = self._request("prompts/list", _cursor_params(cursor), cancel=cancel)
-        return page_of(result, "prompts", types.Prompt.from_dict)
+        return self._page("prompts/list", cursor, cancel, "prompts", types.Prompt.from_dict)
 
     def list_prompts(self, *, cancel: CancelToken | None = None) -> list[types.Prompt]:
         """Every prompt, following ``nextCursor``."""
-        return all_pages(lambda cursor: self.list_prompts_page(cursor, cancel=cancel), self.max_pages,
-                         "prompts/list")
+        return all_pages(partial(self.list_prompts_page, cancel=cancel), self.max_pages, "prompts/list")
 
     def get_prompt(self, name: str, arguments: dict | None = None, *,
                    cancel: CancelToken | None = None) -> GetPromptResult:
@@ -232,7 +234,14 @@ class ServerFeatureRequests(ClientState):
             self._listeners.setdefault(method, []).append(callback)
         return callback
 
-    def _call_listeners(self, method: str, params: dict) -> None:
+    def _handle_notification(self, method: str, params: dict) -> None:
+        """A server notification: the client's own handler of it (``_notification_handlers``),
+        then the callbacks of ``on()`` and ``on_notification``."""
+        if self.modern and method != "notifications/subscriptions/acknowledged" and self._listening.stale(params):
+            return                              # client/modern/era.py rule 6: a replaced listen's
+        handler = self._notification_handlers.get(method)
+        if handler is not None:
+            handler(params)
         with self._lock:
             listeners = list(self._listeners.get(method, ()))
         for callback in listeners:
@@ -240,32 +249,22 @@ class ServerFeatureRequests(ClientState):
                 callback(params)
             except Exception:
                 log.exception("callback %r for %s failed", callback, method)
+        if self.on_notification is not None:
+            self.on_notification(method, params)
 
     def _on_tools_list_changed(self, params: dict) -> None:
         """The cached tools (and their argument and output checks) are stale."""
         with self._lock:
             self._tool_cache.clear()
-            self._output_checks.clear()
-            self._input_checks.clear()
+            self._checks.clear()
 
     # ------------------------------------------------------------------ arguments (rule 5)
     def _check_input(self, name: str, arguments: dict) -> None:
         with self._lock:
             tool = self._tool_cache.get(name)
-            cached = self._input_checks.get(name)
         if tool is None:
             return
-        if cached is not None and cached[0] is tool.input_schema:
-            check = cached[1]
-        else:
-            try:
-                check = compile_validator(tool.input_schema)
-            except MissingDependency:
-                raise MissingDependency("jsonschema", "validate_input=True (client-side checks of tool arguments "
-                                                      "against a non-flat inputSchema)") from None
-            with self._lock:
-                self._input_checks[name] = (tool.input_schema, check)
-        problem = check(arguments)
+        problem = self._validator(tool, tool.input_schema)(arguments)
         if problem is not None:
             raise ToolInputError(name, arguments, problem)
 
@@ -278,12 +277,8 @@ class ServerFeatureRequests(ClientState):
             tool = self._tool_cache.get(name)
         if tool is None or tool.output_schema is None:
             return
-        problem: str | None
-        if result.structured_content is None:
-            problem = "the result has no structuredContent"
-        else:
-            check = self._output_check(tool)
-            problem = check(result.structured_content) if check is not None else None
+        problem = "the result has no structuredContent" if result.structured_content is None \
+            else self._validator(tool, tool.output_schema)(result.structured_content)
         if problem is None:
             return
         message = f"tool {name!r} returned structured output that does not match its outputSchema: {problem}"
@@ -292,17 +287,23 @@ class ServerFeatureRequests(ClientState):
             return
         raise StructuredOutputError(message, result, name)
 
-    def _output_check(self, tool) -> Callable | None:
-        """A validator per tool, built once (None without jsonschema)."""
+    def _validator(self, tool, schema: dict) -> Callable:
+        """The check of ``tool``'s input or output ``schema``, built once per schema (rules 4, 5).
+        Without jsonschema, a schema beyond the flat shape fails an input check
+        (``MissingDependency``) and passes every output check (with one warning)."""
+        key = (tool.name, schema is tool.input_schema)
         with self._lock:
-            cached = self._output_checks.get(tool.name)
-        if cached is not None and cached[0] is tool.output_schema:
+            cached = self._checks.get(key)
+        if cached is not None and cached[0] is schema:
             return cached[1]
         try:
-            check = compile_validator(tool.output_schema)
+            check = compile_validator(schema)
         except MissingDependency:
+            if schema is tool.input_schema:
+                raise MissingDependency("jsonschema", "validate_input=True (client-side checks of tool arguments "
+                                                      "against a non-flat inputSchema)") from None
             log.warning("jsonschema is not installed: structured tool output is not validated")
-            check = None
+            check = _unchecked
         with self._lock:
-            self._output_checks[tool.name] = (tool.output_schema, check)
+            self._checks[key] = (schema, check)
         return check

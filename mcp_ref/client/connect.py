@@ -8,7 +8,8 @@ basic/authorization (an ``mcp_ref.auth`` provider is bound to the server's URL).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Sequence, TypeVar, overload
+from functools import partial
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar, overload
 
 from mcp_ref import types
 from mcp_ref.client.client_restart import Restarter
@@ -17,7 +18,7 @@ from mcp_ref.client.state import ClientState
 from mcp_ref.errors import UnsupportedProtocolVersion
 from mcp_ref.protocol import lifecycle
 from mcp_ref.session import Session
-from mcp_ref.transports.stdio import StdioClientTransport
+from mcp_ref.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE, StdioClientTransport
 
 # The HTTP transports load in the class methods that use them: requests and the HTTP client's
 # modules are for HTTP clients only (``import mcp_ref`` needs the standard library alone).
@@ -25,11 +26,6 @@ from mcp_ref.transports.stdio import StdioClientTransport
 _C = TypeVar("_C", bound="Connections")   # the class a constructor is called on: Client
 
 _HTTP_MAX_MESSAGE_SIZE = 16 * 1024 * 1024   # http_common.DEFAULT_MAX_MESSAGE_SIZE (not imported: requests is optional)
-
-
-def _size_option(max_message_size: int | None) -> dict:
-    """``max_message_size`` for a transport's constructor when given (None: the transport's default)."""
-    return {} if max_message_size is None else {"max_message_size": max_message_size}
 
 
 def _bind_auth(auth, url: str) -> None:
@@ -84,21 +80,19 @@ class Connections(ClientState):
         since the last answered request)."""
         if isinstance(auto_restart, bool) or not isinstance(auto_restart, int) or auto_restart < 0:
             raise ValueError(f"auto_restart must be a whole number of restarts >= 0, not {auto_restart!r}")
-        spawn_options = dict(env=dict(env) if env else None, cwd=cwd, on_stderr=on_stderr,
-                             close_timeout=close_timeout, terminate_timeout=terminate_timeout,
-                             inherit_env=inherit_env, **_size_option(max_message_size))
+        spawn_options: dict[str, Any] = dict(env=dict(env) if env else None, cwd=cwd, on_stderr=on_stderr,
+                             close_timeout=close_timeout, terminate_timeout=terminate_timeout, inherit_env=inherit_env,
+                             max_message_size=DEFAULT_MAX_MESSAGE_SIZE if max_message_size is None
+                             else max_message_size)
         transport = StdioClientTransport(argv, **spawn_options)
         try:
             client = cls(transport, **options)
         except BaseException:                   # e.g. an unknown option: do not leave the server running
             transport.close()
             raise
-        if auto_restart:
-            argv = transport.argv
-
-            def spawn():                        # the same command line and options as the first
-                return StdioClientTransport(argv, **spawn_options)
-            client._restarter = Restarter(auto_restart, spawn, on_restart)
+        if auto_restart:                        # a respawn: the same command line and options as the first
+            client._restarter = Restarter(auto_restart, partial(StdioClientTransport, transport.argv, **spawn_options),
+                                          on_restart)
         return client
 
     @classmethod
@@ -185,16 +179,13 @@ class Connections(ClientState):
         self.modern = False
         self._asking = None
         if requested == client_modern.AUTO or requested in lifecycle.MODERN_REVISIONS:
-            chosen = client_modern.probe(lambda method, params: session.request(method, params,
-                                                                                timeout=self.init_timeout),
-                                         requested, self._modern_meta)
+            chosen = client_modern.probe(partial(session.request, timeout=self.init_timeout), requested,
+                                         self._modern_meta)
             if chosen is not None:
                 version, discovery = chosen
                 self.modern = True
-                self._speak(session, version)
-                self.server_capabilities = discovery.capabilities
-                self.server_info = discovery.server_info or types.Implementation(name="", version="")
-                self.instructions = discovery.instructions
+                self._speak(session, version, discovery.capabilities,
+                            discovery.server_info or types.Implementation(name="", version=""), discovery.instructions)
                 self._relisten(session)
                 return
             requested = lifecycle.LATEST_LEGACY_REVISION
@@ -207,14 +198,15 @@ class Connections(ClientState):
         version = result.get("protocolVersion")
         if not isinstance(version, str) or not lifecycle.is_supported(version):
             raise UnsupportedProtocolVersion(version, lifecycle.LEGACY_REVISIONS)
-        self._speak(session, version)
-        self.server_capabilities = result.get("capabilities") or {}
-        self.server_info = types.Implementation.from_dict(result.get("serverInfo") or {"name": "", "version": ""})
-        self.instructions = result.get("instructions")
+        self._speak(session, version, result.get("capabilities") or {},
+                    types.Implementation.from_dict(result.get("serverInfo") or {"name": "", "version": ""}),
+                    result.get("instructions"))
         session.notify("notifications/initialized")
 
-    def _speak(self, session: Session, version: str) -> None:
-        self.protocol_version = version
-        session.protocol_version = version
+    def _speak(self, session: Session, version: str, capabilities: dict, server_info: types.Implementation,
+               instructions: str | None) -> None:
+        """Keep what the handshake learnt: the revision (the session and its transport speak it too)."""
+        self.protocol_version = session.protocol_version = version
         if hasattr(session.transport, "protocol_version"):
             session.transport.protocol_version = version
+        self.server_capabilities, self.server_info, self.instructions = capabilities, server_info, instructions

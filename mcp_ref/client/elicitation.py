@@ -40,7 +40,7 @@ from typing import Any, Callable, Optional
 from urllib.parse import urlsplit
 
 from mcp_ref.protocol import lifecycle
-from mcp_ref.client.approval import Approval, Denied, PeerRequest, decide, rejected
+from mcp_ref.client.approval import answer_with
 from mcp_ref.client.elicitation_schema import (FORMATS, InvalidElicitationContent, InvalidElicitationSchema,
                                  check_requested_schema, content_problem, fill_defaults)
 from mcp_ref.errors import CapabilityNotSupported, InternalError, InvalidParamsError, UrlElicitationRequiredError
@@ -115,14 +115,12 @@ def url_elicitation_required(elicitations: list, message: str = "This request re
     """
     if capabilities is not None or revision is not None:
         check_mode_allowed("url", revision, capabilities)
-    items = []
-    for item in elicitations:
-        item = dict(item)
+    items = [dict(item) for item in elicitations]
+    for item in items:
         if item.get("mode") != "url" or not isinstance(item.get("elicitationId"), str):
             raise ValueError("a URL-elicitation-required error carries only URL mode elicitations with an "
                              "elicitationId (client/elicitation#url-elicitation-required-error)")
         check_url(item.get("url"))
-        items.append(item)
     if not items:
         raise ValueError("a URL-elicitation-required error needs at least one elicitation")
     return UrlElicitationRequiredError(message, {"elicitations": items})
@@ -181,6 +179,16 @@ def _action(data: Any) -> str:
     return action
 
 
+def _filled(schema: dict, content: Any, error: type, whose: str) -> dict:
+    """``content`` with the missing defaults filled in, when it then matches ``schema`` (rule 4);
+    else ``error`` saying ``whose`` answer does not match."""
+    content = fill_defaults(schema, content)
+    problem = content_problem(schema, content)
+    if problem:
+        raise error(f"{whose} answer does not match the requested schema: {problem}")
+    return content
+
+
 def elicit_form(peer, message: str, requested_schema: dict, *, timeout: Optional[float] = None) -> ElicitResult:
     """Send a form mode ``elicitation/create`` through ``peer`` (a server ``Context``
     or session); see ``Context.elicit``.
@@ -201,14 +209,9 @@ def elicit_form(peer, message: str, requested_schema: dict, *, timeout: Optional
         params = {"mode": "form", **params}
     data = peer.request("elicitation/create", params, timeout=timeout)
     if _action(data) == "accept":
-        content = fill_defaults(requested_schema, data.get("content"))
-        problem = content_problem(requested_schema, content)
-        if problem:
-            raise InvalidElicitationContent(f"the client's answer does not match the requested schema: {problem}")
-        data = dict(data, content=content)
-    else:
-        data = {k: v for k, v in data.items() if k != "content"}
-    return ElicitResult.from_dict(data)
+        content = _filled(requested_schema, data.get("content"), InvalidElicitationContent, "the client's")
+        return ElicitResult.from_dict(dict(data, content=content))
+    return ElicitResult.from_dict({k: v for k, v in data.items() if k != "content"})
 
 
 def elicit_url(peer, message: str, url: str, elicitation_id: Optional[str] = None, *,
@@ -224,8 +227,7 @@ def elicit_url(peer, message: str, url: str, elicitation_id: Optional[str] = Non
     """
     version = peer.protocol_version
     check_mode_allowed("url", version, peer.client_capabilities)
-    modern = version in lifecycle.MODERN_REVISIONS
-    if not modern and (not isinstance(elicitation_id, str) or not elicitation_id):
+    if version not in lifecycle.MODERN_REVISIONS and not (isinstance(elicitation_id, str) and elicitation_id):
         raise ValueError("a URL mode elicitation needs an elicitation_id (see new_elicitation_id())")
     # In 2026-07-28 the id (given, or a fresh one) is left out by server/modern/mrtr.py's ask.
     data = peer.request("elicitation/create", url_elicitation(message, url, elicitation_id), timeout=timeout)
@@ -274,15 +276,9 @@ def answer_elicitation(ctx, params: dict, *, form_callback: Optional[Callable], 
         typed = ElicitRequestParams.from_dict(params)
     except (CapabilityNotSupported, KeyError, TypeError, ValueError) as exc:
         raise InvalidParamsError(f"elicitation/create: {exc}") from None
-    try:
-        typed = decide(approve, Approval("elicitation", "request", typed, server_info=server_info))
-        request = PeerRequest("elicitation/create", typed, ctx, server_info)
-        result = _client_result(callback(request), mode, schema, version)
-        edited = decide(approve, Approval("elicitation", "result", result, request=request, server_info=server_info))
-        if edited is not result:
-            result = _client_result(edited, mode, schema, version)
-    except Denied as denied:
-        raise rejected(denied) from None
+    result = answer_with(approve, "elicitation", "elicitation/create", typed, ctx, server_info,
+                         lambda request: _client_result(callback(request), mode, schema, version))
+    result = _client_result(result, mode, schema, version)         # the hook's edit is checked too
     if mode == "url" and result.action == "accept" and tracker is not None and "elicitationId" in params:
         tracker.expect(params["elicitationId"])
     return result.to_dict(version)
@@ -298,8 +294,5 @@ def _client_result(answer: Any, mode: str, schema: Optional[dict], version: Opti
     if action != "accept" or mode == "url":
         return ElicitResult.from_dict({"action": action})
     assert schema is not None               # form mode: requestedSchema was checked on arrival
-    content = fill_defaults(schema, data.get("content"))
-    problem = content_problem(schema, content)
-    if problem:
-        raise InternalError(f"the user's answer does not match the requested schema: {problem}")
+    content = _filled(schema, data.get("content"), InternalError, "the user's")
     return ElicitResult.from_dict({**data, "content": content})

@@ -40,7 +40,7 @@ __all__ = ["FORMATS", "InvalidElicitationSchema", "InvalidElicitationContent", "
 TITLED_SINCE = "2025-11-25"
 FORMATS = ("email", "uri", "date", "date-time")
 _COMMON = {"type", "title", "description", "default"}
-# Keys each kind of property may carry (rule 2).
+# Keys each kind of property may carry (rule 1).
 _ALLOWED = {
     "string": _COMMON | {"minLength", "maxLength", "pattern", "format"},
     "number": _COMMON | {"minimum", "maximum"},
@@ -49,70 +49,83 @@ _ALLOWED = {
     "titled_enum": _COMMON | {"oneOf"},
     "multi_enum": _COMMON | {"items", "minItems", "maxItems"},
 }
+_KINDS = {"number": "number", "integer": "number", "boolean": "boolean", "array": "multi_enum"}
 
 
 class InvalidElicitationSchema(ValueError):
-    """A ``requestedSchema`` outside the subset of rule 2."""
+    """A ``requestedSchema`` outside the subset of rule 1."""
 
 
 class InvalidElicitationContent(ValueError):
-    """Accepted content that does not match the ``requestedSchema`` (rule 4)."""
+    """Accepted content that does not match the ``requestedSchema`` (rule 3)."""
 
 
-# ---------------------------------------------------------------------- the schema subset (rule 2)
+# ---------------------------------------------------------------------- the schema subset (rule 1)
 def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _options(items, where: str) -> list:
-    """``[{const, title}, ...]`` → the consts; raises on any other shape."""
-    if not isinstance(items, list) or not items:
-        raise InvalidElicitationSchema(f"{where} must be a non-empty list of {{const, title}} objects")
-    values = []
-    for option in items:
-        if not (isinstance(option, dict) and set(option) <= {"const", "title"} and
-                isinstance(option.get("const"), str) and isinstance(option.get("title"), str)):
-            raise InvalidElicitationSchema(f"{where}: each option is {{\"const\": str, \"title\": str}}, "
-                                           f"not {option!r}")
-        values.append(option["const"])
-    return values
+def _is_count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _strings(values, where: str) -> list:
-    if not isinstance(values, list) or not values or not all(isinstance(v, str) for v in values):
-        raise InvalidElicitationSchema(f"{where} must be a non-empty list of strings")
-    return values
+def _is_regex(value) -> bool:
+    try:
+        re.compile(value)
+    except (re.error, TypeError):
+        return False
+    return True
+
+
+def _is_strings(values) -> bool:
+    return isinstance(values, list) and bool(values) and all(isinstance(v, str) for v in values)
+
+
+def _is_options(values) -> bool:
+    """``[{const, title}, ...]``, both strings."""
+    return isinstance(values, list) and bool(values) and all(
+        isinstance(o, dict) and set(o) <= {"const", "title"} and isinstance(o.get("const"), str)
+        and isinstance(o.get("title"), str) for o in values)
+
+
+_OPTIONS = (_is_options, 'a non-empty list of {"const": str, "title": str} objects')
+# What each keyword's value must be: (test, what it must be, for the error).
+_KEYWORDS = {
+    "title": (lambda v: isinstance(v, str), "a string"),
+    "description": (lambda v: isinstance(v, str), "a string"),
+    "minLength": (_is_count, "a non-negative integer"),
+    "maxLength": (_is_count, "a non-negative integer"),
+    "minItems": (_is_count, "a non-negative integer"),
+    "maxItems": (_is_count, "a non-negative integer"),
+    "minimum": (_is_number, "a number"),
+    "maximum": (_is_number, "a number"),
+    "format": (FORMATS.__contains__, f"one of {list(FORMATS)}"),
+    "pattern": (_is_regex, "a regular expression"),
+    "enum": (_is_strings, "a non-empty list of strings"),
+    "enumNames": (_is_strings, "a non-empty list of strings"),
+    "oneOf": _OPTIONS,
+    "anyOf": _OPTIONS,
+}
+
+
+def _check_keywords(schema: dict, keys, where: str) -> None:
+    for key in sorted(set(keys) & set(schema) & set(_KEYWORDS)):
+        test, what = _KEYWORDS[key]
+        if not test(schema[key]):
+            raise InvalidElicitationSchema(f"{where}: {key} {schema[key]!r} is not allowed: {key} must be {what}")
 
 
 def property_kind(prop: dict) -> str:
-    """Which kind of rule 2 a property schema is; raises ``InvalidElicitationSchema``."""
+    """Which kind of rule 1 a property schema is; raises ``InvalidElicitationSchema``."""
     if not isinstance(prop, dict):
         raise InvalidElicitationSchema(f"a property schema is an object, not {prop!r}")
     kind = prop.get("type")
     if kind == "string":
-        if "oneOf" in prop:
-            return "titled_enum"
-        return "enum" if "enum" in prop else "string"
-    if kind in ("number", "integer"):
-        return "number"
-    if kind == "boolean":
-        return "boolean"
-    if kind == "array":
-        return "multi_enum"
+        return "titled_enum" if "oneOf" in prop else "enum" if "enum" in prop else "string"
+    if kind in _KINDS:
+        return _KINDS[kind]
     raise InvalidElicitationSchema(f"property type {kind!r} is not allowed: use string, number, integer, "
                                    "boolean, or an array of enum strings (client/elicitation#requested-schema)")
-
-
-def _allowed_values(prop: dict, kind: str) -> Optional[list]:
-    """The enum values of an enum property, ``None`` for other kinds."""
-    if kind == "enum":
-        return prop["enum"]
-    if kind == "titled_enum":
-        return [o["const"] for o in prop["oneOf"]]
-    if kind == "multi_enum":
-        items = prop["items"]
-        return items["enum"] if "enum" in items else [o["const"] for o in items["anyOf"]]
-    return None
 
 
 def _check_property(name: str, prop: dict, revision: str, strict: bool) -> None:
@@ -122,45 +135,17 @@ def _check_property(name: str, prop: dict, revision: str, strict: bool) -> None:
         extra = sorted(set(prop) - _ALLOWED[kind])
         if extra:
             raise InvalidElicitationSchema(f"{where}: keywords {extra} are outside the elicitation subset")
-    for key in ("title", "description"):
-        if key in prop and not isinstance(prop[key], str):
-            raise InvalidElicitationSchema(f"{where}: {key} must be a string")
-    if kind == "string":
-        for key in ("minLength", "maxLength"):
-            if key in prop and not (isinstance(prop[key], int) and not isinstance(prop[key], bool)
-                                    and prop[key] >= 0):
-                raise InvalidElicitationSchema(f"{where}: {key} must be a non-negative integer")
-        if "format" in prop and prop["format"] not in FORMATS:
-            raise InvalidElicitationSchema(f"{where}: format {prop['format']!r} is not one of {list(FORMATS)}")
-        if "pattern" in prop:
-            try:
-                re.compile(prop["pattern"])
-            except (re.error, TypeError) as exc:
-                raise InvalidElicitationSchema(f"{where}: pattern is not a regular expression: {exc}") from None
-    elif kind == "number":
-        for key in ("minimum", "maximum"):
-            if key in prop and not _is_number(prop[key]):
-                raise InvalidElicitationSchema(f"{where}: {key} must be a number")
-    elif kind == "enum":
-        _strings(prop["enum"], f"{where}: enum")
-        if "enumNames" in prop and len(_strings(prop["enumNames"], f"{where}: enumNames")) != len(prop["enum"]):
-            raise InvalidElicitationSchema(f"{where}: enumNames must name every enum value, in order")
-    elif kind == "titled_enum":
-        _options(prop["oneOf"], f"{where}: oneOf")
-    elif kind == "multi_enum":
+    _check_keywords(prop, _ALLOWED[kind], where)
+    if kind == "enum" and len(prop.get("enumNames", prop["enum"])) != len(prop["enum"]):
+        raise InvalidElicitationSchema(f"{where}: enumNames must name every enum value, in order")
+    if kind == "multi_enum":
         items = prop.get("items")
-        if isinstance(items, dict) and items.get("type", "string") == "string" and "enum" in items \
-                and set(items) <= {"type", "enum"}:
-            _strings(items["enum"], f"{where}: items.enum")
-        elif isinstance(items, dict) and set(items) <= {"anyOf", "type"} and "anyOf" in items:
-            _options(items["anyOf"], f"{where}: items.anyOf")
-        else:
+        if not (isinstance(items, dict) and ("enum" in items and items.get("type", "string") == "string"
+                                             and set(items) <= {"type", "enum"}
+                                             or "anyOf" in items and set(items) <= {"anyOf", "type"})):
             raise InvalidElicitationSchema(f"{where}: an array must be a multi-select enum, with items "
                                            "{\"type\": \"string\", \"enum\": [...]} or {\"anyOf\": [{const, title}]}")
-        for key in ("minItems", "maxItems"):
-            if key in prop and not (isinstance(prop[key], int) and not isinstance(prop[key], bool)
-                                    and prop[key] >= 0):
-                raise InvalidElicitationSchema(f"{where}: {key} must be a non-negative integer")
+        _check_keywords(items, ("enum", "anyOf"), f"{where} items")
     if kind in ("titled_enum", "multi_enum") and not lifecycle.at_least(revision, TITLED_SINCE):
         raise CapabilityNotSupported(f"{where}: titled and multi-select enums need protocol revision "
                                      f"{TITLED_SINCE}; this session speaks {revision}")
@@ -171,7 +156,7 @@ def _check_property(name: str, prop: dict, revision: str, strict: bool) -> None:
 
 
 def check_requested_schema(schema: Any, revision: Optional[str] = None, *, strict: bool = True) -> dict:
-    """Return ``schema`` when it is inside the form subset (rule 2) for ``revision``.
+    """Return ``schema`` when it is inside the form subset (rule 1) for ``revision``.
 
     ``strict`` (the server, before sending) refuses keywords outside the
     subset; the client checks with ``strict=False`` and tolerates extra
@@ -179,7 +164,7 @@ def check_requested_schema(schema: Any, revision: Optional[str] = None, *, stric
 
     Raises:
         InvalidElicitationSchema: the schema is outside the subset.
-        CapabilityNotSupported: it uses a shape ``revision`` does not know (rule 1).
+        CapabilityNotSupported: it uses a shape ``revision`` does not know (rule 2).
     """
     revision = revision or lifecycle.LATEST_REVISION
     if not isinstance(schema, dict) or schema.get("type") != "object":
@@ -203,7 +188,7 @@ def check_requested_schema(schema: Any, revision: Optional[str] = None, *, stric
     return schema
 
 
-# ---------------------------------------------------------------------- answers (rule 4)
+# ---------------------------------------------------------------------- answers (rule 3)
 def fill_defaults(schema: dict, content: Optional[dict]) -> dict:
     """A copy of ``content`` with every missing property that has a ``default`` filled in (SEP-1034)."""
     filled = dict(content or {})
@@ -221,7 +206,7 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
 
 
 def _format_ok(fmt: str, value: str) -> bool:
-    """The four formats of rule 2, checked with the standard library (RFC 3339 dates)."""
+    """The four formats of rule 1, checked with the standard library (RFC 3339 dates)."""
     try:
         if fmt == "email":
             return bool(_EMAIL.fullmatch(value))
@@ -232,44 +217,44 @@ def _format_ok(fmt: str, value: str) -> bool:
             return match is not None and bool(datetime.date.fromisoformat(match.group(1))) and \
                 bool(datetime.time.fromisoformat(match.group(2)))
         if fmt == "uri":
-            parts = urlsplit(value)
-            return bool(_SCHEME.fullmatch(parts.scheme)) and not any(c.isspace() for c in value)
+            return bool(_SCHEME.fullmatch(urlsplit(value).scheme)) and not any(c.isspace() for c in value)
     except ValueError:
         return False
     return True
 
 
+def _outside(size, prop: dict, low: str, high: str) -> bool:
+    return size < prop.get(low, -math.inf) or size > prop.get(high, math.inf)
+
+
 def _value_problem(value: Any, prop: dict, kind: str) -> Optional[str]:
     """Why ``value`` does not match one property (the stdlib check); ``None`` when it does."""
-    allowed = _allowed_values(prop, kind)
-    if kind in ("string", "enum", "titled_enum"):
-        if not isinstance(value, str):
-            return "is not a string"
-        if allowed is not None and value not in allowed:
-            return f"is not one of {allowed}"
-        if len(value) < prop.get("minLength", 0) or len(value) > prop.get("maxLength", math.inf):
-            return "has the wrong length"
-        if "pattern" in prop and not re.search(prop["pattern"], value):
-            return f"does not match the pattern {prop['pattern']!r}"
-        if "format" in prop and not _format_ok(prop["format"], value):
-            return f"is not a valid {prop['format']}"
-        return None
+    if kind == "boolean":
+        return None if isinstance(value, bool) else "is not a boolean"
     if kind == "number":
         if not _is_number(value) or (prop["type"] == "integer" and not float(value).is_integer()):
             return f"is not {'an integer' if prop['type'] == 'integer' else 'a number'}"
-        if value < prop.get("minimum", -math.inf) or value > prop.get("maximum", math.inf):
-            return "is out of range"
-        return None
-    if kind == "boolean":
-        return None if isinstance(value, bool) else "is not a boolean"
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        return "is not a list of strings"
-    assert allowed is not None              # what is left is multi_enum: its items' values
-    outside = [v for v in value if v not in allowed]
-    if outside:
-        return f"has values {outside} that are not among {allowed}"
-    if len(value) < prop.get("minItems", 0) or len(value) > prop.get("maxItems", math.inf):
-        return "has the wrong number of items"
+        return "is out of range" if _outside(value, prop, "minimum", "maximum") else None
+    if kind == "multi_enum":
+        items = prop["items"]
+        allowed = items["enum"] if "enum" in items else [o["const"] for o in items["anyOf"]]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            return "is not a list of strings"
+        outside = [v for v in value if v not in allowed]
+        if outside:
+            return f"has values {outside} that are not among {allowed}"
+        return "has the wrong number of items" if _outside(len(value), prop, "minItems", "maxItems") else None
+    if not isinstance(value, str):
+        return "is not a string"
+    allowed = prop["enum"] if kind == "enum" else [o["const"] for o in prop.get("oneOf", ())]
+    if kind != "string" and value not in allowed:
+        return f"is not one of {allowed}"
+    if _outside(len(value), prop, "minLength", "maxLength"):
+        return "has the wrong length"
+    if "pattern" in prop and not re.search(prop["pattern"], value):
+        return f"does not match the pattern {prop['pattern']!r}"
+    if "format" in prop and not _format_ok(prop["format"], value):
+        return f"is not a valid {prop['format']}"
     return None
 
 
@@ -289,7 +274,7 @@ def _jsonschema_problem(schema: dict, content: dict) -> Optional[str]:
 
 
 def content_problem(schema: dict, content: Any) -> Optional[str]:
-    """Why ``content`` does not match ``schema`` (rule 4), or ``None`` when it does.
+    """Why ``content`` does not match ``schema`` (rule 3), or ``None`` when it does.
 
     The stdlib subset check always runs (it also knows ``enumNames`` and the
     titled shapes); ``jsonschema``, when installed, adds formats and anything

@@ -76,8 +76,7 @@ def validate_root_uri(uri) -> str:
         raise ValueError(f"a root URI has no query or fragment: {uri!r}")
     if not parts.path.startswith("/"):
         raise ValueError(f"a root URI needs an absolute path: {uri!r}")
-    segments = unquote(parts.path).replace("\\", "/").split("/")
-    if any(segment in (".", "..") for segment in segments):
+    if {".", ".."} & set(unquote(parts.path).replace("\\", "/").split("/")):
         raise ValueError(f"a root URI must not contain '.' or '..' segments: {uri!r}")
     if "\x00" in unquote(parts.path):
         raise ValueError(f"a root URI must not contain NUL: {uri!r}")

@@ -35,7 +35,7 @@ This module does no I/O itself: the server side sends through the ``ctx``
 from typing import Any, Callable, Optional
 
 from mcp_ref.protocol import lifecycle
-from mcp_ref.client.approval import Approval, Denied, PeerRequest, decide, rejected
+from mcp_ref.client.approval import PeerRequest, answer_with
 from mcp_ref.errors import CapabilityNotSupported, InvalidParamsError
 from mcp_ref.types import CreateMessageRequestParams, CreateMessageResult
 
@@ -44,14 +44,14 @@ __all__ = ["create_message", "answer_create_message", "tool_message_problem", "c
 TOOLS_SINCE = "2025-11-25"
 
 
+# Each content block type of sampling messages, and the revision it appeared in (rule 1).
+_CONTENT_SINCE = {"text": None, "image": None, "audio": "2025-03-26", "tool_use": TOOLS_SINCE,
+                  "tool_result": TOOLS_SINCE}
+
+
 def content_types_for(version: Optional[str]) -> set:
     """The content block types a revision allows in sampling messages (rule 1)."""
-    types = {"text", "image"}
-    if lifecycle.at_least(version, "2025-03-26"):
-        types.add("audio")
-    if lifecycle.at_least(version, TOOLS_SINCE):
-        types |= {"tool_use", "tool_result"}
-    return types
+    return {kind for kind, since in _CONTENT_SINCE.items() if since is None or lifecycle.at_least(version, since)}
 
 
 def _blocks(message: dict) -> list:
@@ -148,29 +148,19 @@ def create_message(peer, messages: list, *, max_tokens: int, system_prompt: Opti
         problem = tool_message_problem(wire_messages)
         if problem:
             raise ValueError(problem)
-    params: dict = {"messages": wire_messages, "maxTokens": max_tokens}
-    if system_prompt is not None:
-        params["systemPrompt"] = system_prompt
-    if model_preferences is not None:
-        params["modelPreferences"] = _wire(model_preferences, version)
-    if include_context is not None:
-        if include_context not in ("none", "thisServer", "allServers"):
-            raise ValueError(f"include_context is 'none', 'thisServer' or 'allServers', not {include_context!r}")
-        if include_context != "none" and lifecycle.at_least(version, TOOLS_SINCE):
-            lifecycle.require_peer_capability(capabilities, "sampling.context", f"includeContext={include_context}")
-        params["includeContext"] = include_context
-    if temperature is not None:
-        params["temperature"] = temperature
-    if stop_sequences is not None:
-        params["stopSequences"] = list(stop_sequences)
-    if metadata is not None:
-        params["metadata"] = dict(metadata)
-    if tools is not None:
-        params["tools"] = [_wire(t, version) for t in tools]
-    if tool_choice is not None:
-        params["toolChoice"] = {"mode": tool_choice} if isinstance(tool_choice, str) else _wire(tool_choice, version)
-    if meta:
-        params["_meta"] = dict(meta)
+    if include_context not in (None, "none", "thisServer", "allServers"):
+        raise ValueError(f"include_context is 'none', 'thisServer' or 'allServers', not {include_context!r}")
+    if include_context not in (None, "none") and lifecycle.at_least(version, TOOLS_SINCE):
+        lifecycle.require_peer_capability(capabilities, "sampling.context", f"includeContext={include_context}")
+    optional = {"systemPrompt": system_prompt, "modelPreferences": _wire(model_preferences, version),
+                "includeContext": include_context, "temperature": temperature,
+                "stopSequences": None if stop_sequences is None else list(stop_sequences),
+                "metadata": None if metadata is None else dict(metadata),
+                "tools": None if tools is None else [_wire(t, version) for t in tools],
+                "toolChoice": {"mode": tool_choice} if isinstance(tool_choice, str) else _wire(tool_choice, version),
+                "_meta": dict(meta) if meta else None}
+    params = {"messages": wire_messages, "maxTokens": max_tokens,
+              **{key: value for key, value in optional.items() if value is not None}}
     result = peer.request("sampling/createMessage", params, timeout=timeout)
     return _result(result)
 
@@ -208,14 +198,9 @@ def answer_create_message(ctx, params: dict, *, callback: Callable, tools_declar
     problem = tool_message_problem([m for m in messages if isinstance(m, dict)])
     if problem:
         raise InvalidParamsError(problem)
-    try:
-        typed = decide(approve, Approval("sampling", "request", typed, server_info=server_info))
-        request = PeerRequest("sampling/createMessage", typed, ctx, server_info)
-        answer = callback(request)
-        result = answer if isinstance(answer, CreateMessageResult) else _result(_wire(answer, version))
-        result = decide(approve, Approval("sampling", "result", result, request=request, server_info=server_info))
-    except Denied as denied:
-        raise rejected(denied) from None
-    wire = result.to_dict(version)
+    def answer(request: PeerRequest) -> CreateMessageResult:
+        result = callback(request)
+        return result if isinstance(result, CreateMessageResult) else _result(_wire(result, version))
+    wire = answer_with(approve, "sampling", "sampling/createMessage", typed, ctx, server_info, answer).to_dict(version)
     _result(wire)
     return wire

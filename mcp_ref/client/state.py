@@ -6,9 +6,10 @@ Rules:
    tasks/legacy.py (tasks) and modern/era.py (the 2026-07-28 era). Each room inherits
    ``ClientState``, so a name one room uses and another sets is declared here once, with its
    type, and a type checker reads every room as part of one client.
-2. Declarations only: the attributes are set in ``Client.__init__`` (or by the handshake),
-   and each method is defined in the room named beside it; the method declarations exist
-   for type checkers alone and never run.
+2. Declarations: the attributes are set in ``Client.__init__`` (or by the handshake), except
+   those whose starting value is a constant (None, False), given here; each method is
+   defined in the room named beside it; the method declarations exist for type checkers
+   alone and never run.
 """
 from __future__ import annotations
 
@@ -27,36 +28,34 @@ class ClientState:
 
     # Set by Client.__init__ from its arguments.
     client_info: types.Implementation
-    transport: Any
     timeout: float
     init_timeout: float
     requested_version: str                 # "auto" or one revision
     on_notification: Callable | None
     max_pages: int
     validate_output: str
-    validate_input: bool
     sampling: Callable | None
     sampling_tools: bool
     elicitation: Callable | None
     elicitation_url: Callable | None
     on_approve: Callable | None
+    elicitations: Any                      # elicitation.ElicitationTracker: the URL elicitations awaited
     # Learnt by the handshake (connect.py) or the modern era's discovery (modern/era.py).
-    server_info: types.Implementation | None
+    server_info: types.Implementation | None = None
     server_capabilities: dict
-    protocol_version: str | None
-    instructions: str | None
-    modern: bool
-    _asking: str | None
+    protocol_version: str | None = None
+    instructions: str | None = None
+    modern: bool = False                   # client.py rule 8: the modern era was chosen
+    _asking: str | None = None             # the revision a handshake request is sent in
     # The session and what guards it.
     session: Session
     _lock: threading.Lock
-    _restarter: Any                        # client_restart.Restarter, with auto_restart
+    _restarter: Any = None                 # client_restart.Restarter, set by Client.stdio(auto_restart=N)
     # Caches and tables of the rooms.
     _listening: Any                        # modern/era.py Listening
-    _log_level: str | None
+    _log_level: str | None = None          # the modern era's per-request log level (set_logging_level)
     _tool_cache: dict
-    _output_checks: dict
-    _input_checks: dict
+    _checks: dict
     _listeners: dict
     _roots: list[types.Root] | None
     _request_handlers: dict
@@ -68,8 +67,6 @@ class ClientState:
         # client.py
         @property
         def closed(self) -> bool: ...
-        @property
-        def elicitations(self) -> Any: ...
         def _request(self, method: str, params: dict | None = None, **options: Any) -> dict: ...
         def _require(self, path: str, what: str) -> None: ...
         def _live_session(self) -> Session: ...
@@ -79,15 +76,16 @@ class ClientState:
 
         # answers.py
         def capabilities(self) -> dict: ...
+        def _answer_input(self, method: str, params: dict, ctx: Any = None) -> dict: ...
 
         # client_requests.py
         def _check_output(self, name: str, result: types.CallToolResult) -> None: ...
-        def _call_listeners(self, method: str, params: dict) -> None: ...
+        def _page(self, method: str, cursor: str | None, cancel: CancelToken | None, key: str,
+                  decode: Callable) -> tuple: ...
 
         # modern/era.py
         def _relisten(self, session: Session | None = None) -> None: ...
         def _param_headers(self, params: dict) -> dict: ...
-        def _answer_input(self, method: str, params: dict) -> dict: ...
 
         # modern/request.py
         def _modern_meta(self, version: str) -> dict: ...

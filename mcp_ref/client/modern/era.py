@@ -69,15 +69,16 @@ Client's methods of this era, send through its session).
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from mcp_ref import types
 from mcp_ref.protocol import lifecycle, modern
 from mcp_ref.errors import (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
-                            InvalidParamsError, McpError, MethodNotFoundError, RequestTimeout, SessionError,
+                            InvalidParamsError, McpError, RequestTimeout, SessionError,
                             UnsupportedProtocolVersion, get_logger)
 from mcp_ref.client.modern.requesting import ModernRequests, check_result_type, with_meta
 from mcp_ref.session.outbound import Pending
-from mcp_ref.transports.http.modern import param_annotations, param_headers as headers_for
+from mcp_ref.transports.http.modern import param_annotations, param_headers
 
 AUTO = "auto"
 MODERN_ERRORS = (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
@@ -102,19 +103,9 @@ def is_modern_error(exc: BaseException) -> bool:
     return isinstance(exc, McpError) and exc.code in MODERN_ERRORS
 
 
-def pick_modern(versions) -> str | None:
-    """Our newest modern revision among ``versions``."""
-    for version in lifecycle.MODERN_REVISIONS:
-        if version in (versions or ()):
-            return version
-    return None
-
-
-def pick_legacy(versions) -> str | None:
-    for version in lifecycle.LEGACY_REVISIONS:
-        if version in (versions or ()):
-            return version
-    return None
+def newest(ours, versions) -> str | None:
+    """The newest revision of ``ours`` (newest first) among ``versions``."""
+    return next((version for version in ours if version in (versions or ())), None)
 
 
 class Discovery:
@@ -136,44 +127,34 @@ def probe(request, requested: str, meta_for) -> tuple | None:
     tried = set()
     while True:
         tried.add(version)
+        discovery = None
         try:
             result = request("server/discover", with_meta(None, meta_for(version)))
+            discovery = read_discover(result)          # a success that is no DiscoverResult raises (rule 1)
+            offered = discovery.versions
         except McpError as exc:
             if not is_modern_error(exc):
-                return _legacy(requested, None)              # a legacy server's refusal
-            data = exc.data if isinstance(exc.data, dict) else {}
-            supported = data.get("supported") if isinstance(data.get("supported"), list) else []
-            other = pick_modern(supported)
-            if other is not None and other not in tried and requested == AUTO:
-                version = other
-                continue
-            if requested == AUTO and pick_legacy(supported):
-                return None                                    # a dual-era server without our modern revision
-            raise UnsupportedProtocolVersion(version, supported) from None
-        except RequestTimeout:
-            return _legacy(requested, None)                    # no answer: a legacy server (rule 1)
+                return _legacy(requested)              # a legacy server's refusal, or no DiscoverResult
+            data: Any = exc.data if isinstance(exc.data, dict) else {}
+            offered = data.get("supported") if isinstance(data.get("supported"), list) else []
         except SessionError as exc:
-            if getattr(exc, "status", None) not in LEGACY_STATUSES:
-                raise                                          # no answer, or auth: not an era question
-            return _legacy(requested, None)                    # HTTP 400/404/405 without a modern error body
-        try:
-            discovery = read_discover(result)
-        except McpError:
-            return _legacy(requested, None)                    # a success that is no DiscoverResult (rule 1)
-        if version in discovery.versions:
+            if not isinstance(exc, RequestTimeout) and getattr(exc, "status", None) not in LEGACY_STATUSES:
+                raise                                  # no connection, or auth: not an era question
+            return _legacy(requested)                  # no answer in time, or HTTP 400/404/405 (no modern error)
+        if discovery is not None and version in offered:
             return version, discovery
-        other = pick_modern(discovery.versions)
-        if other is not None and other not in tried:
-            version = other
+        other = newest(lifecycle.MODERN_REVISIONS, offered)
+        if other is not None and other not in tried and (discovery is not None or requested == AUTO):
+            version = other                            # a modern error retries only when asked for "auto"
             continue
-        if requested == AUTO and pick_legacy(discovery.versions):
-            return None
-        raise UnsupportedProtocolVersion(version, discovery.versions)
+        if requested == AUTO and newest(lifecycle.LEGACY_REVISIONS, offered):
+            return None                                # a dual-era server without our modern revision
+        raise UnsupportedProtocolVersion(version, offered)
 
 
-def _legacy(requested: str, versions):
+def _legacy(requested: str):
     if requested != AUTO:
-        raise UnsupportedProtocolVersion(requested, versions or lifecycle.LEGACY_REVISIONS)
+        raise UnsupportedProtocolVersion(requested, lifecycle.LEGACY_REVISIONS)
     return None
 
 
@@ -228,13 +209,11 @@ class Listening:
         acknowledgment (up to ``timeout``), then cancel the one it replaces."""
         with self._lock:
             wanted = self.wanted(capabilities)
-            old = self.current
-            self.current = None
-            pending = None
+            old, self.current = self.current, None
             if wanted:
-                pending = start({"notifications": wanted})
-                self._acks[pending.id] = threading.Event()
-                self.current = pending
+                self.current = start({"notifications": wanted})
+                self._acks[self.current.id] = threading.Event()
+            pending = self.current
         if pending is not None:
             self._acks[pending.id].wait(timeout)
         if old is not None:
@@ -258,24 +237,8 @@ class Listening:
             return False
         return meta[modern.SUBSCRIPTION_ID] != self.active
 
-    def close(self) -> None:
-        with self._lock:
-            old, self.current = self.current, None
-            self._acks.clear()
-        if old is not None:
-            old.cancel("client closed")
-
 
 # ---------------------------------------------------------------- x-mcp-header (rule 7)
-def param_headers(tool, arguments) -> dict:
-    if tool is None or not isinstance(arguments, dict):
-        return {}
-    try:
-        return headers_for(param_annotations(tool.input_schema), arguments)
-    except ValueError:
-        return {}
-
-
 def valid_for_http(tools: list) -> list:
     kept = []
     for tool in tools:
@@ -293,7 +256,7 @@ class ModernEra(ModernRequests):
     """The ``Client`` methods of rules 3 to 7 (a mixin, as client_requests.py's).
     Needs the Client's ``session``, ``protocol_version``, ``capabilities()``,
     ``client_info``, ``_log_level``, ``_listeners``, ``on_notification``, ``_asking``,
-    ``_listening``, ``_restarter``, ``_request_handlers``, ``_tool_cache``, ``_lock``,
+    ``_listening``, ``_restarter``, ``_answer_input()``, ``_tool_cache``, ``_lock``,
     ``server_capabilities``, ``init_timeout`` and ``_live_session()``."""
 
     def _relisten(self, session=None) -> None:
@@ -306,18 +269,15 @@ class ModernEra(ModernRequests):
                 params, self._modern_meta(version)))
         self._listening.reopen(start, self.server_capabilities, self.init_timeout)
 
-    def _answer_input(self, method: str, params: dict) -> dict:
-        """One input request of a multi round-trip answer (rule 5): the same
-        callbacks, capability checks and approval hook as a legacy server request."""
-        entry = self._request_handlers.get(method)
-        if entry is None:
-            raise MethodNotFoundError(f"Method not found: {method}")
-        handler, capability = entry
-        lifecycle.require_own_capability(self.capabilities(), capability, method)
-        return handler(None, params)
-
     def _param_headers(self, params: dict) -> dict:
-        """The ``Mcp-Param-*`` headers of a ``tools/call`` (the tool as last listed)."""
+        """The ``Mcp-Param-*`` headers of a ``tools/call`` (the tool as last listed; none for a
+        tool not listed, or whose annotations break the rules)."""
         with self._lock:
             tool = self._tool_cache.get(params.get("name"))
-        return param_headers(tool, params.get("arguments"))
+        arguments = params.get("arguments")
+        if tool is None or not isinstance(arguments, dict):
+            return {}
+        try:
+            return param_headers(param_annotations(tool.input_schema), arguments)
+        except ValueError:
+            return {}

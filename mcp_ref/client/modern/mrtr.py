@@ -11,7 +11,9 @@ from mcp_ref import types
 from mcp_ref.protocol import modern
 from mcp_ref.errors import InternalError, InvalidParamsError
 
-INPUT_METHODS = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
+# The methods an input request may name, and the type its params are read by (roots/list has none).
+INPUT_METHODS: dict = {"sampling/createMessage": types.CreateMessageRequestParams,
+                        "elicitation/create": types.ElicitRequestParams, "roots/list": None}
 
 
 # ---------------------------------------------------------------- multi round-trip (rule 5)
@@ -32,6 +34,8 @@ def retry_params(base: dict, method: str, result: dict, answer) -> dict:
     if state is not None:
         params["requestState"] = state
     return params
+
+
 def read_input_request(data) -> tuple:
     """One ``InputRequest``: ``(method, params)`` with the params read by our types
     (Spec 2026-07-28: basic/patterns/mrtr#inputrequests)."""
@@ -41,10 +45,8 @@ def read_input_request(data) -> tuple:
     method, params = data["method"], data.get("params")
     if params is not None and not isinstance(params, dict):
         raise InvalidParamsError(f"{method}: params must be an object")
-    if method == "sampling/createMessage":
-        types.CreateMessageRequestParams.from_dict(params or {})
-    elif method == "elicitation/create":
-        types.ElicitRequestParams.from_dict(params or {})
+    if INPUT_METHODS[method] is not None:
+        INPUT_METHODS[method].from_dict(params or {})
     return method, params or {}
 
 

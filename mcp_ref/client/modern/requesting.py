@@ -12,6 +12,8 @@ basic/patterns/mrtr.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from mcp_ref.protocol import modern
 from mcp_ref.errors import InternalError, InvalidParamsError, SessionError
 from mcp_ref.client.modern.mrtr import MAX_INPUT_ROUNDS, retry_params
@@ -50,18 +52,13 @@ def check_result_type(result, method: str | None = None) -> str:
 
 def strip(result: dict) -> dict:
     """era.py rule 4: what the public methods parse, the same in both eras."""
-    meta = result.get("_meta")
+    meta: Any = result.get("_meta")
     info = isinstance(meta, dict) and _SERVER_INFO in meta
-    meta = meta if isinstance(meta, dict) else {}
     if not info and result.keys().isdisjoint(_STRIPPED):
         return result
-    result = {k: v for k, v in result.items() if k not in _STRIPPED}
-    if info:
-        meta = {k: v for k, v in meta.items() if k != _SERVER_INFO}
-        if meta:
-            result["_meta"] = meta
-        else:
-            del result["_meta"]
+    result = {k: v for k, v in result.items() if k not in _STRIPPED and (k != "_meta" or not info)}
+    if info and len(meta) > 1:
+        result["_meta"] = {k: v for k, v in meta.items() if k != _SERVER_INFO}
     return result
 
 

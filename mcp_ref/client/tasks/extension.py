@@ -33,7 +33,7 @@ Rules:
 """
 from __future__ import annotations
 
-import threading
+import contextlib
 import time
 
 from mcp_ref.errors import InvalidParamsError, McpError, RequestCancelled, RequestTimeout, SessionError
@@ -67,11 +67,9 @@ def follow_task(client, method: str, created: dict, options: dict) -> dict:
     task = read_task(created)
     task_id = task["taskId"]
     cancel = options.get("cancel")
-    timeout = options.get("timeout")
-    timeout = client.timeout if timeout is None else timeout
+    timeout = client.timeout if options.get("timeout") is None else options["timeout"]
     deadline = time.monotonic() + timeout
     answered: set = set()
-    pause_only = threading.Event()          # never set: waiting on it is a pause
     try:
         while True:
             status = task["status"]
@@ -94,10 +92,10 @@ def follow_task(client, method: str, created: dict, options: dict) -> dict:
             if remaining <= 0:
                 raise RequestTimeout(method, timeout)
             pause = min(_interval(task), remaining)
-            if cancel is not None and cancel.wait(pause):
-                raise cancel.error(method)
             if cancel is None:
-                pause_only.wait(pause)
+                time.sleep(pause)
+            elif cancel.wait(pause):
+                raise cancel.error(method)
             task = read_task(client._modern_request("tasks/get", {"taskId": task_id},
                                                     {"timeout": max(deadline - time.monotonic(), MIN_POLL)}))
     except (RequestTimeout, RequestCancelled) as stop:
@@ -111,20 +109,14 @@ def _answer(client, task: dict, answered: set) -> None:
     requests = task.get("inputRequests")
     if not isinstance(requests, dict):
         raise InvalidParamsError(f"task {task['taskId']} is input_required without inputRequests")
-    responses = {}
-    for key, request in requests.items():
-        if key in answered:
-            continue
-        input_method, input_params = read_input_request(request)
-        responses[key] = client._answer_input(input_method, input_params)
-        answered.add(key)
+    responses = {key: client._answer_input(*read_input_request(request))
+                 for key, request in requests.items() if key not in answered}
+    answered.update(responses)
     if responses:
         client._modern_request("tasks/update", {"taskId": task["taskId"], "inputResponses": responses}, {})
 
 
 def _cancel(client, task_id: str) -> None:
     """Rule 5: tell the server we stopped waiting; nothing to do when it cannot hear."""
-    try:
+    with contextlib.suppress(SessionError, McpError):
         client._modern_request("tasks/cancel", {"taskId": task_id}, {"timeout": 5.0})
-    except (SessionError, McpError):
-        pass

@@ -63,7 +63,7 @@ from typing import Callable
 
 from mcp_ref import types
 from mcp_ref.protocol import lifecycle
-from mcp_ref.client.client_requests import all_pages, page_of
+from mcp_ref.client.client_requests import all_pages
 from mcp_ref.client.state import ClientState
 from mcp_ref.errors import CapabilityNotSupported, InternalError, InvalidParamsError, McpError, get_logger
 from mcp_ref.session import Session
@@ -77,7 +77,6 @@ __all__ = ["TaskRequests", "TASKS_SINCE", "answer_related_task"]
 TASKS_SINCE = "2025-11-25"
 _REMEMBERED = 1024          # task id -> tool name, for output checks (the oldest are forgotten)
 _TERMINAL = ("completed", "failed", "cancelled")
-_UNLISTED = object()        # _listed_task_support: the listing does not name the tool
 RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"   # as types.tasks.RELATED_TASK_KEY
 
 
@@ -93,17 +92,24 @@ def answer_related_task(params: dict | None, result):
                                 RELATED_TASK_KEY: {"taskId": related["taskId"]}}}
 
 
+def _remember(table: dict, key, value):
+    """``table[key] = value``, forgetting the oldest entry past ``_REMEMBERED``; returns
+    the value forgotten (None when none was)."""
+    table[key] = value
+    return table.pop(next(iter(table))) if len(table) > _REMEMBERED else None
+
+
 class TaskRequests(ClientState):
     """Task requests. Needs ``_request``, ``_require``, ``_live_session``, ``_lock``,
     ``_tool_cache``, ``list_tools``, ``_check_output``, ``_notification_handlers``,
-    ``on_approve``, ``server_info``, ``server_capabilities`` and ``protocol_version``
-    (set by ``Client``)."""
+    ``on_approve``, ``server_info``, ``server_capabilities``, ``protocol_version``
+    and the tables below (set by ``Client``)."""
 
-    _task_tools: dict | None = None           # task id -> tool name (rule 3), made on first use
-    _task_progress: dict | None = None        # task id -> progress token (rule 5), of _progress_session
+    _task_tools: dict                         # task id -> tool name (rule 3)
+    _task_progress: dict                      # task id -> progress token (rule 5), of _progress_session
+    _ended: dict                              # task ids seen terminal while creations are in flight (rule 5)
     _progress_session: Session | None = None
     _creating = 0                             # call_tool_as_task(on_progress=) awaiting CreateTaskResult
-    _ended: dict | None = None                # task ids seen terminal meanwhile (rule 5)
 
     def _require_tasks(self, path: str, what: str) -> None:
         if not lifecycle.at_least(self.protocol_version, TASKS_SINCE):
@@ -142,40 +148,20 @@ class TaskRequests(ClientState):
                                     f"task (CreateTaskResult expected)", {"result": result})
             task = types.CreateTaskResult.from_dict(result).task
         except BaseException:
-            if session is not None and token is not None:
-                session.stop_listening(token)
-                self._progress_created(None)
+            if session is not None:
+                self._progress_created(session, token)
             raise
         with self._lock:
-            remembered = self._task_tools
-            if remembered is None:
-                remembered = self._task_tools = {}
-            remembered[task.task_id] = name
-            if len(remembered) > _REMEMBERED:
-                del remembered[next(iter(remembered))]
-        if session is not None and token is not None and \
-                not self._progress_created(task.task_id, session, token, task.status):
-            session.stop_listening(token)
+            _remember(self._task_tools, task.task_id, name)
+        if session is not None:
+            self._progress_created(session, token, task.task_id, task.status)
         return task
 
     def _check_task_support(self, name: str, as_task: bool) -> None:
-        """Rule 1: refuse locally a call the tool's ``execution.taskSupport`` forbids
+        """Rule 1: refuse locally a call the tool's listed ``execution.taskSupport`` forbids
         (``call_tool`` and ``call_tool_as_task`` call this before sending, when the server
-        offers tasks: elsewhere every tool is an ordinary one)."""
-        support = self._listed_task_support(name)
-        if support is _UNLISTED:
-            return
-        if as_task and support not in ("optional", "required"):
-            raise CapabilityNotSupported(f"tool {name!r} does not support task-augmented execution "
-                                         f"(execution.taskSupport is {support or 'absent'!r}); use call_tool; "
-                                         f"nothing was sent")
-        if not as_task and support == "required":
-            raise CapabilityNotSupported(f"tool {name!r} must be called as a task (execution.taskSupport is "
-                                         f"'required'); use call_tool_as_task; nothing was sent")
-
-    def _listed_task_support(self, name: str):
-        """The tool's listed ``execution.taskSupport`` (None when it lists none), or
-        ``_UNLISTED``; the tools are listed first when none is cached (rule 1)."""
+        offers tasks: elsewhere every tool is an ordinary one). The tools are listed first
+        when none is cached; a tool the listing does not name is not checked."""
         with self._lock:
             tool = self._tool_cache.get(name)
             empty = not self._tool_cache
@@ -184,46 +170,45 @@ class TaskRequests(ClientState):
                 self.list_tools()
             except McpError as exc:             # a server that cannot list: it answers the call itself
                 log.debug("tools/list before calling %r failed: %s", name, exc)
-                return _UNLISTED
+                return
             with self._lock:
                 tool = self._tool_cache.get(name)
         if tool is None:
-            return _UNLISTED
-        return tool.execution.task_support if tool.execution is not None else None
+            return
+        support = tool.execution.task_support if tool.execution is not None else None
+        if as_task and support not in ("optional", "required"):
+            raise CapabilityNotSupported(f"tool {name!r} does not support task-augmented execution "
+                                         f"(execution.taskSupport is {support or 'absent'!r}); use call_tool; "
+                                         f"nothing was sent")
+        if not as_task and support == "required":
+            raise CapabilityNotSupported(f"tool {name!r} must be called as a task (execution.taskSupport is "
+                                         f"'required'); use call_tool_as_task; nothing was sent")
 
-    def _progress_created(self, task_id, session=None, token=None, status=None) -> bool:
-        """Keep ``task_id``'s progress listener (rule 5); False when the task already ended."""
-        dropped = []
+    def _progress_created(self, session: Session, token, task_id=None, status=None) -> None:
+        """After a creation: keep ``task_id``'s progress listener (rule 5), or stop it when the
+        creation failed (no ``task_id``) or the task already ended."""
         with self._lock:
             self._creating -= 1
-            ended = self._ended or {}
-            keep = task_id is not None and status not in _TERMINAL and ended.pop(task_id, None) is None
+            keep = task_id is not None and status not in _TERMINAL and self._ended.pop(task_id, None) is None
             if not self._creating:
-                self._ended = None
+                self._ended.clear()
             if keep:
-                table = self._task_progress
-                if table is None or session is not self._progress_session:   # a respawned server's
-                    table = self._task_progress = {}
+                if session is not self._progress_session:      # a respawned server's: the old tokens are gone
+                    self._task_progress.clear()
                     self._progress_session = session
-                table[task_id] = token
-                if len(table) > _REMEMBERED:
-                    dropped.append(table.pop(next(iter(table))))
-        for old in dropped:
-            session.stop_listening(old)
-        return keep
+                token = _remember(self._task_progress, task_id, token)     # the oldest listener forgotten, if any
+        if token is not None:
+            session.stop_listening(token)
 
     def _task_ended(self, task_id) -> None:
         """The task is terminal (or gone): drop its progress listener (rule 5)."""
+        if not (self._task_progress or self._creating):
+            return                              # nothing is watched
         with self._lock:
-            token = self._task_progress.pop(task_id, None) if self._task_progress else None
+            token = self._task_progress.pop(task_id, None)
             session = self._progress_session
             if token is None and self._creating:
-                ended = self._ended
-                if ended is None:
-                    ended = self._ended = {}
-                ended[task_id] = True
-                if len(ended) > _REMEMBERED:
-                    del ended[next(iter(ended))]
+                _remember(self._ended, task_id, True)
         if token is not None and session is not None:
             session.stop_listening(token)
 
@@ -233,21 +218,22 @@ class TaskRequests(ClientState):
         if isinstance(task_id, str) and params.get("status") in _TERMINAL:
             self._task_ended(task_id)
 
-    def _watching(self) -> bool:
-        return bool(self._task_progress) or self._creating > 0
+    def _task_request(self, method: str, task_id: str, gone: type[McpError], **options) -> dict:
+        """``method`` about ``task_id``; a ``gone`` error (unknown, expired, terminal or failed)
+        means the task is over: its progress listener is dropped (rule 5)."""
+        try:
+            return self._request(method, {"taskId": task_id}, **options)
+        except gone:
+            self._task_ended(task_id)
+            raise
 
     def get_task(self, task_id: str, *, timeout: float | None = None, cancel: CancelToken | None = None) -> Task:
         """The task's current state (``tasks/get``); an unknown or expired id raises
         ``InvalidParamsError``. Spec: basic/utilities/tasks#getting-tasks."""
         self._require_tasks("tasks", "tasks/get")
-        try:
-            task = types.Task.from_dict(self._request("tasks/get", {"taskId": task_id}, timeout=timeout,
+        task = types.Task.from_dict(self._task_request("tasks/get", task_id, InvalidParamsError, timeout=timeout,
                                                        cancel=cancel))
-        except InvalidParamsError:
-            if self._watching():
-                self._task_ended(task_id)          # unknown or expired: gone for good
-            raise
-        if task.status in _TERMINAL and self._watching():
+        if task.status in _TERMINAL:
             self._task_ended(task_id)
         return task
 
@@ -258,17 +244,11 @@ class TaskRequests(ClientState):
         a task that failed with a JSON-RPC error raise ``McpError``.
         Spec: basic/utilities/tasks#retrieving-task-results."""
         self._require_tasks("tasks", "tasks/result")
-        try:
-            result = types.CallToolResult.from_dict(self._request("tasks/result", {"taskId": task_id},
-                                                                  timeout=timeout, cancel=cancel))
-        except McpError:                         # the task's own error, cancelled, or gone
-            if self._watching():
-                self._task_ended(task_id)
-            raise
-        if self._watching():
-            self._task_ended(task_id)
+        result = types.CallToolResult.from_dict(self._task_request("tasks/result", task_id, McpError,
+                                                                   timeout=timeout, cancel=cancel))
+        self._task_ended(task_id)
         with self._lock:
-            name = (self._task_tools or {}).get(task_id)
+            name = self._task_tools.get(task_id)
         if name is not None:
             self._check_output(name, result)     # client_requests.py rule 4
         return result
@@ -278,9 +258,7 @@ class TaskRequests(ClientState):
         """One page of this session's tasks: ``(tasks, next_cursor)``.
         Spec: basic/utilities/tasks#listing-tasks."""
         self._require_tasks("tasks.list", "tasks/list")
-        params = {"cursor": cursor} if cursor is not None else None
-        result = self._request("tasks/list", params, cancel=cancel)
-        return page_of(result, "tasks", types.Task.from_dict)
+        return self._page("tasks/list", cursor, cancel, "tasks", types.Task.from_dict)
 
     def list_tasks(self, *, cancel: CancelToken | None = None) -> list[types.Task]:
         """Every task of this session, following ``nextCursor`` to the last page."""
@@ -290,12 +268,6 @@ class TaskRequests(ClientState):
         """Cancel a task (``tasks/cancel``); returns it, ``cancelled``. A task already
         terminal raises ``InvalidParamsError``. Spec: basic/utilities/tasks#cancelling-tasks."""
         self._require_tasks("tasks.cancel", "tasks/cancel")
-        try:
-            task = types.Task.from_dict(self._request("tasks/cancel", {"taskId": task_id}, cancel=cancel))
-        except InvalidParamsError:               # already terminal, or unknown
-            if self._watching():
-                self._task_ended(task_id)
-            raise
-        if self._watching():
-            self._task_ended(task_id)
+        task = types.Task.from_dict(self._task_request("tasks/cancel", task_id, InvalidParamsError, cancel=cancel))
+        self._task_ended(task_id)
         return task
