@@ -15,14 +15,13 @@ task whose TTL elapsed is expired first, so it is terminal too).
 """
 from __future__ import annotations
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only
-    from typing import Any
+from typing import Any
 
-__all__ = ["TaskContextMixin", "task_context_class", "TaskRequest", "with_related_task", "RELATED_TASK_KEY"]
+from mcp_ref.server.tasks.common import TERMINAL, mixed_class
+
+__all__ = ["TaskContextMixin", "task_context_class", "with_related_task", "RELATED_TASK_KEY"]
 
 RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"   # as types.tasks.RELATED_TASK_KEY
-_TERMINAL = frozenset(("completed", "failed", "cancelled"))   # as tasks.TERMINAL
 
 
 def with_related_task(params: dict | None, task_id: str) -> dict:
@@ -67,7 +66,7 @@ class TaskContextMixin:
         task = self._task
         self._registry._expire_due(task)       # a TTL that elapsed unnoticed ends the task now
         with task.sending:
-            if task.status in _TERMINAL:
+            if task.status in TERMINAL:
                 return
             self.session.notify(method, params, related_id=self.request_id)
 
@@ -94,18 +93,4 @@ _context_classes: dict = {}
 
 def task_context_class(base: type) -> type:
     """``TaskContext``: ``TaskContextMixin`` over the session's context class ``base``."""
-    cls = _context_classes.get(base)
-    if cls is None:
-        cls = _context_classes[base] = type("TaskContext", (TaskContextMixin, base), {
-            "__doc__": TaskContextMixin.__doc__, "__module__": __name__})
-    return cls
-
-
-class TaskRequest:
-    """What ``RequestContext`` reads from a request (id, method, params), for the
-    context of a task: the original ``tools/call``'s, ``task`` left out."""
-    __slots__ = ("id", "method", "params")
-
-    def __init__(self, ctx):
-        self.id, self.method = ctx.request_id, ctx.method
-        self.params = {key: value for key, value in ctx.params.items() if key != "task"}
+    return mixed_class("TaskContext", TaskContextMixin, base, _context_classes)

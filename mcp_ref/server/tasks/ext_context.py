@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from mcp_ref.errors import CapabilityNotSupported
 from mcp_ref.server.modern.mrtr import KINDS, InputRequired
+from mcp_ref.server.tasks.common import mixed_class
 
 __all__ = ["ExtTaskContextMixin", "ext_context_class"]
 
@@ -71,8 +72,4 @@ _classes: dict = {}
 
 def ext_context_class(base: type) -> type:
     """``ExtTaskContext``: ``ExtTaskContextMixin`` over the request's context class ``base``."""
-    cls = _classes.get(base)
-    if cls is None:
-        cls = _classes[base] = type("ExtTaskContext", (ExtTaskContextMixin, base),
-                                    {"__doc__": ExtTaskContextMixin.__doc__, "__module__": __name__})
-    return cls
+    return mixed_class("ExtTaskContext", ExtTaskContextMixin, base, _classes)

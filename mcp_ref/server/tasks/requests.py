@@ -1,44 +1,33 @@
-"""Tasks, continued: the bounds on what a session keeps (rule 8 of tasks.py) and
-the requests about tasks (rules 5 to 7): ``tasks/get``, ``tasks/result``,
-``tasks/list``, ``tasks/cancel``.
+"""Tasks, continued: the bounds on what a session keeps (rule 8 of legacy.py), the
+status notices (rule 4) and the requests about tasks (rules 5 to 7): ``tasks/get``,
+``tasks/result``, ``tasks/list``, ``tasks/cancel``.
 
-``TaskRequests`` is a mix-in of ``Tasks`` (tasks.py), whose table and lock it
-uses; tasks.py creates and runs tasks, this module answers about them.
+``TaskRequests`` is the base of ``Tasks`` (legacy.py), whose table it uses;
+legacy.py creates and runs tasks, this module answers about them.
 Spec: basic/utilities/tasks#getting-tasks, #retrieving-task-results,
 #listing-tasks, #cancelling-tasks, #task-expiration.
 """
 from __future__ import annotations
 
-import threading
-from typing import Any, Callable
+from typing import Any
 
-from mcp_ref.errors import InvalidParamsError, McpError, RequestCancelled, get_logger
+from mcp_ref.errors import InvalidParamsError, McpError, RequestCancelled, SessionError
 from mcp_ref.server.pagination import Listing
-from mcp_ref.server.tasks.common import TERMINAL, _SessionTasks, _Task
-from mcp_ref.server.tasks.context import RELATED_TASK_KEY
+from mcp_ref.server.tasks.common import TERMINAL, Registry, _SessionTasks, _Task
+from mcp_ref.server.tasks.context import with_related_task
 from mcp_ref.server.tasks.extension import ExtTasks
 
-log = get_logger("mcp_ref.server")
-
-EXPIRED_MEMORY = 256           # ids of expired tasks remembered per session, for the better message
 RESULT_POLL = 0.1              # s: how often a waiting tasks/result looks for cancellation and expiry
 
 
-class TaskRequests:
-    """The bounds and the task requests of ``Tasks`` (a mix-in). A 2026-07-28 request
-    (``ctx.era``) goes to ``ext``, the tasks extension's registry (server/tasks/extension.py)."""
+class TaskRequests(Registry):
+    """The bounds, the status notices and the task requests of ``Tasks`` (its base). A
+    2026-07-28 request (``ctx.era``) goes to ``ext``, the tasks extension's registry
+    (server/tasks/extension.py)."""
 
     _ext: ExtTasks | None = None
-    # Made by Tasks (legacy.py): the state and the helpers these methods use.
-    owner: Any
-    clock: Callable[[], float]
-    poll_interval: int | None
-    _lock: threading.Lock
+    owner: Any                                   # made by Tasks (legacy.py), as is _sessions
     _sessions: dict
-    _cancel: Callable[..., bool]
-    _cancel_locked: Callable[[_Task, str], None]
-    _stop: Callable[[_Task], None]
-    _send_status: Callable[[list], None]
 
     @property
     def ext(self) -> ExtTasks:
@@ -50,30 +39,11 @@ class TaskRequests:
         return self._ext
 
     # ------------------------------------------------------------------ bounds (rule 8)
-    def _expire_locked(self, store: _SessionTasks) -> list:
+    def _expire_store_locked(self, store: _SessionTasks) -> list:
         """Remove the tasks whose TTL elapsed; a working one is moved to ``cancelled``.
         Returns ``(task, wire)`` of those, for ``_expired`` to stop and tell outside the lock."""
-        now = self.clock()
-        changed = []
-        for task in [t for t in store.tasks.values() if t.expires <= now]:
-            del store.tasks[task.id]
-            store.expired[task.id] = True
-            if len(store.expired) > EXPIRED_MEMORY:
-                store.expired.popitem(last=False)
-            task.expired = True
-            if task.status not in TERMINAL:
-                self._cancel_locked(task, f"The task expired: its ttl of {task.ttl} ms elapsed.")
-                changed.append((task, task.wire(self.poll_interval)))
-            task.done.set()
-        return changed
-
-    def _make_room_locked(self, store: _SessionTasks) -> bool:
-        """Drop the oldest terminal task; False when every task is still working."""
-        for task in store.tasks.values():
-            if task.status in TERMINAL:
-                del store.tasks[task.id]
-                return True
-        return False
+        cancelled = self._expire_locked(store.tasks, store.expired, "The task expired: its ttl of {ttl} ms elapsed.")
+        return [(task, task.wire(self.poll_interval)) for task in cancelled]
 
     def _expired(self, changed: list) -> None:
         """Stop the code of working tasks that expired, and tell the client they are cancelled
@@ -94,9 +64,43 @@ class TaskRequests:
         """The session's tasks, after expiry."""
         with self._lock:
             store = self._sessions.get(session)
-            changed = self._expire_locked(store) if store is not None else []
+            changed = self._expire_store_locked(store) if store is not None else []
         self._expired(changed)
         return store
+
+    # ------------------------------------------------------------------ status changes (rule 4)
+    def _cancel(self, task: _Task, message: str) -> bool:
+        """Move a non-terminal task to ``cancelled`` (first), then stop its code: set its
+        ``cancelled`` and settle its requests to the client. False when already terminal."""
+        with task.sending, self._lock:          # after any progress being sent (rule 4)
+            if not self._set_locked(task, "cancelled", message):
+                return False
+            changed = self._changed_locked(task)
+        self._stop(task)
+        self._send_status(changed)
+        return True
+
+    @staticmethod
+    def _stop(task: _Task) -> None:
+        ctx = task.ctx
+        if ctx is not None:
+            ctx._cancel()
+            ctx._abandon_nested()
+
+    def _changed_locked(self, task: _Task) -> list:
+        """``[(task, wire)]`` to tell the client of, when the session still holds the task."""
+        store = self._sessions.get(task.session)
+        held = store is not None and store.tasks.get(task.id) is task
+        return [(task, task.wire(self.poll_interval))] if held else []
+
+    def _send_status(self, changed: list) -> None:
+        """``notifications/tasks/status`` for each ``(task, wire)``; outside the lock.
+        Spec: basic/utilities/tasks#task-status-notification (no related-task ``_meta``)."""
+        for task, wire in changed:
+            try:
+                task.session.notify("notifications/tasks/status", wire)
+            except SessionError:
+                pass                              # the session closed: nobody to tell
 
     # ------------------------------------------------------------------ handlers (rules 5 to 7)
     def _find(self, session, params: dict, method: str) -> _Task:
@@ -141,9 +145,7 @@ class TaskRequests:
         if status == "cancelled" or result is None:
             raise InvalidParamsError(f"Task {task.id} was cancelled: it has no result "
                                      f"({task.message or 'cancelled'})", {"taskId": task.id, "status": status})
-        meta = result.get("_meta")
-        return {**result, "_meta": {**(meta if isinstance(meta, dict) else {}),
-                                    RELATED_TASK_KEY: {"taskId": task.id}}}
+        return with_related_task(result, task.id)
 
     def handle_list(self, ctx, params: dict) -> dict:
         """``tasks/list``: this session's tasks, paginated like the other lists (an invalid
