@@ -14,6 +14,7 @@ server/utilities/logging, client/sampling, client/elicitation, client/roots.
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_ref.protocol import lifecycle
@@ -114,13 +115,11 @@ class Context(RequestContext):
 
     @property
     def client_capabilities(self) -> dict:
-        era = self.era
-        return era.capabilities if era is not None else self.session.client_capabilities
+        return self.era.capabilities if self.era is not None else self.session.client_capabilities
 
     @property
     def protocol_version(self) -> str | None:
-        era = self.era
-        return era.version if era is not None else self.session.protocol_version
+        return self.era.version if self.era is not None else self.session.protocol_version
 
     @property
     def client_info(self) -> Implementation | None:
@@ -148,20 +147,17 @@ class Context(RequestContext):
     # -- input requests: their keys, and several in one round (server/modern/mrtr.py rules 2 and 3)
     _ask_key = None         # the key the next ask takes: key= of elicit/sample/list_roots, or gather's
     _input_keys: set | None = None      # the keys this run (a task: its whole life) has used
-    _input_counts: dict | None = None   # kind -> unnamed keys made so far
+    _input_counts: dict                 # kind -> unnamed keys made so far (made with _input_keys)
     _gathering = False      # inside gather: an unanswered ask ends the entry, not the run
 
     def _input_key(self, method: str) -> str:
         """The key of this ask: the one named (``key=``, ``gather``), else ``<kind>-<n>``
         skipping names taken; ``DuplicateInputKey`` for a name this run has used."""
         key, self._ask_key = self._ask_key, None
-        used = self._input_keys
-        if used is None:
-            used = self._input_keys = set()
+        if self._input_keys is None:
+            self._input_keys, self._input_counts = set(), {}
+        used, counts = self._input_keys, self._input_counts
         if key is None:
-            counts = self._input_counts
-            if counts is None:
-                counts = self._input_counts = {}
             kind = INPUT_KINDS[method]
             while key is None or key in used:
                 counts[kind] = counts.get(kind, 0) + 1
@@ -171,12 +167,18 @@ class Context(RequestContext):
         used.add(key)
         return key
 
+    @contextmanager
     def _keyed(self, key: str | None):
         """``with self._keyed(key):`` the ask inside takes ``key`` (None: as named before,
-        or ``<kind>-<n>``)."""
+        or ``<kind>-<n>``), forgotten after it (asked or not)."""
         if key is not None and (not isinstance(key, str) or not key):
             raise TypeError(f"an input request key is a non-empty string, not {key!r}")
-        return _Keyed(self, key)
+        if key is not None:
+            self._ask_key = key
+        try:
+            yield
+        finally:
+            self._ask_key = None
 
     def gather(self, asks: dict) -> dict:
         """Ask the client several things at once; returns ``{key: answer}`` in the order of ``asks``.
@@ -336,20 +338,3 @@ class Context(RequestContext):
 # (server/modern/mrtr.py rule 2).
 INPUT_KINDS = {"elicitation/create": "elicit", "sampling/createMessage": "sample", "roots/list": "roots"}
 
-
-class _Keyed:
-    """``Context._keyed``: the key of the ask inside, forgotten after it (asked or not)."""
-
-    __slots__ = ("ctx", "key")
-
-    def __init__(self, ctx: Context, key: str | None):
-        self.ctx, self.key = ctx, key
-
-    def __enter__(self):
-        if self.key is not None:
-            self.ctx._ask_key = self.key
-        return self
-
-    def __exit__(self, *exc):
-        self.ctx._ask_key = None
-        return False

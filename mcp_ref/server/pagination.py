@@ -158,7 +158,4 @@ class NamedRegistry:
             if listing is None:
                 listing = self._listing = Listing([(entry.serial, entry) for entry in self._entries.values()])
         page, cursor = listing.wire(params, self.owner.page_size, self.KIND, ctx.protocol_version, self._wire)
-        result = {self.KIND: page}
-        if cursor is not None:
-            result["nextCursor"] = cursor
-        return result
+        return {self.KIND: page, "nextCursor": cursor} if cursor is not None else {self.KIND: page}

@@ -174,31 +174,25 @@ class Resources:
             entry = self._templates.get(uri_template)
         return entry.item if entry is not None else None
 
-    def _page(self, table: dict, params: dict, list_name: str, version: str | None) -> tuple:
-        """The wire dicts of a page of ``table``'s items, cut from its Listing (made once
+    def _page(self, table: dict, ctx, params: dict, list_name: str, key: str) -> dict:
+        """The list result ``{key: page}`` of ``table``'s items, cut from its Listing (made once
         per change, each item's dict made once per revision: pagination.py rules 4, 5)."""
         with self._lock:
             listing = self._listings.get(id(table))
             if listing is None:
                 listing = self._listings[id(table)] = Listing([(e.serial, e) for e in table.values()])
-        return listing.wire(params, self.owner.page_size, list_name, version, _wire)
+        page, cursor = listing.wire(params, self.owner.page_size, list_name, ctx.protocol_version,
+                                    lambda entry, version: entry.item.to_dict(version))
+        return {key: page, "nextCursor": cursor} if cursor is not None else {key: page}
 
     # -- handlers
     def handle_list(self, ctx, params: dict) -> dict:
         """Spec: server/resources#listing-resources."""
-        page, cursor = self._page(self._static, params, "resources", ctx.protocol_version)
-        result = {"resources": page}
-        if cursor is not None:
-            result["nextCursor"] = cursor
-        return result
+        return self._page(self._static, ctx, params, "resources", "resources")
 
     def handle_templates_list(self, ctx, params: dict) -> dict:
         """Spec: server/resources#resource-templates."""
-        page, cursor = self._page(self._templates, params, "resources/templates", ctx.protocol_version)
-        result = {"resourceTemplates": page}
-        if cursor is not None:
-            result["nextCursor"] = cursor
-        return result
+        return self._page(self._templates, ctx, params, "resources/templates", "resourceTemplates")
 
     def handle_read(self, ctx, params: dict) -> dict:
         """Spec: server/resources#reading-resources; rules 2 and 3."""
@@ -245,10 +239,6 @@ class Resources:
         return sent
 
 
-def _wire(entry: _Entry, version: str | None) -> dict:
-    return entry.item.to_dict(version)
-
-
 def _check_template_function(fn: Callable, uri: str, variables: tuple, params: dict) -> None:
     """Each variable is a parameter (or ``fn`` takes ``**kwargs``); every other parameter
     has a default. Raises ValueError naming the mismatch (``params``: ``fn``'s inputSchema)."""
@@ -256,14 +246,9 @@ def _check_template_function(fn: Callable, uri: str, variables: tuple, params: d
         takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         takes_any = False
-    required = params.get("required", ())
-    names = set(variables)
-    if (takes_any or names <= params["properties"].keys()) and names.issuperset(required):
-        return                                      # (the lists below are for the message)
-    unknown = [v for v in variables if v not in params["properties"] and not takes_any]
-    unfilled = [p for p in required if p not in names]
-    if unknown or unfilled:
-        raise ValueError(f"resource template {uri!r}: "
-                         + "; ".join(([f"variables without a parameter: {', '.join(unknown)}"] if unknown else [])
-                                     + ([f"required parameters not in the template: {', '.join(unfilled)}"]
-                                        if unfilled else [])))
+    unknown = [] if takes_any else [v for v in variables if v not in params["properties"]]
+    unfilled = [p for p in params.get("required", ()) if p not in variables]
+    problems = ([f"variables without a parameter: {', '.join(unknown)}"] if unknown else []) + \
+        ([f"required parameters not in the template: {', '.join(unfilled)}"] if unfilled else [])
+    if problems:
+        raise ValueError(f"resource template {uri!r}: " + "; ".join(problems))

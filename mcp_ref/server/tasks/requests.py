@@ -155,10 +155,7 @@ class TaskRequests(Registry):
             numbered = [(task.serial, task.wire(self.poll_interval))
                          for task in (store.tasks.values() if store is not None else ())]
         page, cursor = Listing(numbered).page(params, self.owner.page_size, "tasks")
-        result = {"tasks": page}
-        if cursor is not None:
-            result["nextCursor"] = cursor
-        return result
+        return {"tasks": page, "nextCursor": cursor} if cursor is not None else {"tasks": page}
 
     def handle_cancel(self, ctx, params: dict) -> dict:
         """``tasks/cancel``: the task is ``cancelled`` before we answer (rule 4); a terminal
