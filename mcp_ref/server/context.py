@@ -318,9 +318,7 @@ class Context(RequestContext):
         eight RFC 5424 levels (ValueError otherwise); ``data`` is any JSON value."""
         from mcp_ref.server.utilities import check_level
         check_level(level)
-        if self.era is not None:        # 2026-07-28: the level is the request's, none means no messages
-            return self.server._logs.send_for_request(self, level, data, logger)
-        return self.server._logs.send(self.session, level, data, logger, related_id=self.request_id)
+        return self.server._logs.send(self.session, level, data, logger, related_id=self.request_id, era=self.era)
 
     # -- Streamable HTTP (Spec: basic/transports#sending-messages-to-the-server, 2025-11-25)
     def close_sse_stream(self) -> bool:

@@ -85,9 +85,6 @@ class Prompts(NamedRegistry):
         entry = self._entries.get(name)
         return entry.prompt if entry is not None else None
 
-    def _item(self, entry: _Entry) -> Prompt:
-        return entry.prompt
-
     def add(self, fn: Callable, *, name: str | None = None, title: str | None = None,
             description: str | None = None, icons: list | None = None, meta: dict | None = None) -> Prompt:
         """See ``Server.add_prompt``: the ``Prompt`` registered (rule 5)."""

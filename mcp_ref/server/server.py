@@ -132,8 +132,9 @@ class Server(Registration):
         # Rule 1: one row per method, a literal each, with the capability it needs.
         self._request_handlers = {
             "initialize": (self._on_initialize, None),
-            "server/discover": (self._on_discover, None),
-            "subscriptions/listen": (self._on_listen, None),
+            # Spec 2026-07-28: server/discover, basic/patterns/subscriptions (served only in that era, rule 8).
+            "server/discover": (lambda ctx, params: _modern().discover(self, ctx), None),
+            "subscriptions/listen": (lambda ctx, params: _modern().listen(self, ctx, params), None),
             "tools/list": (lambda ctx, params: self.tools.handle_list(ctx, params), "tools"),
             "tools/call": (lambda ctx, params: self.tools.handle_call(ctx, params), "tools"),
             "resources/list": (lambda ctx, params: self.resources.handle_list(ctx, params), "resources"),
@@ -303,14 +304,6 @@ class Server(Registration):
         (server/modern/serve.py rule 4); ``check_headers(version)`` returns a transport's
         header error, if any (the HTTP handler's)."""
         _modern().preflight(self, method, params, check_headers)
-
-    def _on_listen(self, ctx: Context, params: dict) -> dict:
-        """Spec 2026-07-28: basic/patterns/subscriptions (rule 8)."""
-        return _modern().listen(self, ctx, params)
-
-    def _on_discover(self, ctx: Context, params: dict) -> dict:
-        """Spec 2026-07-28: server/discover (served only in the modern era, rule 8)."""
-        return _modern().discover(self, ctx)
 
     @property
     def tasks(self):

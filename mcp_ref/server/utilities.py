@@ -141,31 +141,25 @@ class Logs:
         return {}
 
     def send(self, session, level: str, data: Any, logger: Optional[str] = None, related_id=None,
-             meta: Optional[dict] = None) -> bool:
+             meta: Optional[dict] = None, era=None) -> bool:
         """Send one message to ``session`` unless its level filters it out (rule 4);
-        True when sent. ``meta``: the params' ``_meta`` (a task's related-task entry)."""
-        declared = getattr(session, "declared_capabilities", None) or self.owner.capabilities()
+        True when sent. ``meta``: the params' ``_meta`` (a task's related-task entry).
+        ``era``: a 2026-07-28 request's metadata, whose ``_meta`` log level is the threshold,
+        and without one nothing is sent (Spec 2026-07-28: server/utilities/logging)."""
+        if era is None:
+            declared = getattr(session, "declared_capabilities", None) or self.owner.capabilities()
+            threshold, version = session.log_level or self.owner.log_level, session.protocol_version
+        elif era.log_level is None:
+            return False
+        else:
+            declared, threshold, version = self.owner.capabilities(), era.log_level, era.version
         if "logging" not in declared:
             return False
-        threshold = session.log_level or self.owner.log_level
         if threshold is not None and LOGGING_LEVELS.index(level) < LOGGING_LEVELS.index(threshold):
             return False
         params = LoggingMessageNotificationParams(level=level, data=jsonable.to_jsonable(data), logger=logger,
                                                   meta=meta)
-        session.notify("notifications/message", params.to_dict(session.protocol_version), related_id=related_id)
-        return True
-
-    def send_for_request(self, ctx, level: str, data: Any, logger: Optional[str] = None) -> bool:
-        """A 2026-07-28 request's message: its ``_meta`` log level is the threshold, and
-        without one nothing is sent (Spec 2026-07-28: server/utilities/logging); on the
-        request's own stream. True when sent."""
-        threshold = ctx.era.log_level
-        if threshold is None or "logging" not in self.owner.capabilities():
-            return False
-        if LOGGING_LEVELS.index(level) < LOGGING_LEVELS.index(threshold):
-            return False
-        params = LoggingMessageNotificationParams(level=level, data=jsonable.to_jsonable(data), logger=logger)
-        ctx.session.notify("notifications/message", params.to_dict(ctx.protocol_version), related_id=ctx.request_id)
+        session.notify("notifications/message", params.to_dict(version), related_id=related_id)
         return True
 
     def broadcast(self, level: str, data: Any, logger: Optional[str] = None) -> int:

@@ -49,9 +49,9 @@ class _Task:
                  "updated", "ttl", "expires", "result", "error", "done", "ctx", "thread", "waiting", "expired",
                  "sending", "asks", "answers")
 
-    def __init__(self, tool: str, now: float, wall: float, ttl: int, *, session: Any = None, subject: Any = None,
-                 owner: Any = None):
-        self.id, self.tool = new_task_id(), tool
+    def __init__(self, task_id: str, tool: str, now: float, wall: float, ttl: int, *, session: Any = None,
+                 subject: Any = None, owner: Any = None):
+        self.id, self.tool = task_id, tool
         self.session, self.subject, self.owner = session, subject, owner
         self.serial = next_serial()
         self.status: str = "working"
@@ -60,7 +60,7 @@ class _Task:
         self.ttl = ttl
         self.expires = now + ttl / 1000.0
         self.result: dict | None = None          # the tools/call result dict
-        self.error: Any = None                   # 2025-11-25: (code, message, data); extension: the error dict
+        self.error: dict | None = None           # the JSON-RPC error object (McpError.to_error)
         self.done = threading.Event()
         self.ctx: Any = None                     # the task's Context (tasks/context.py, ext_context.py)
         self.thread: threading.Thread | None = None

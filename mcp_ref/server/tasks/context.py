@@ -47,10 +47,6 @@ class TaskContextMixin:
     request_id: Any
     server: Any
 
-    @property
-    def task_id(self) -> str | None:
-        return self._task.id if self._task is not None else None
-
     def notify(self, method: str, params: dict | None = None) -> None:
         """Spec: basic/utilities/tasks#associating-task-related-messages.
 

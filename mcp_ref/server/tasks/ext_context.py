@@ -31,10 +31,6 @@ class ExtTaskContextMixin:
     _replay = None              # gather's answers, key -> answer, while its asks run again
     json_rpc_errors_pass = True  # server/tasks/extension.py rule 7: an McpError the tool raises fails the task
 
-    @property
-    def task_id(self) -> str | None:
-        return self._task.id if self._task is not None else None
-
     def request(self, method: str, params: dict | None = None, **options) -> dict:
         if method not in KINDS:
             raise CapabilityNotSupported(f"{method}: a task asks the client only for {', '.join(KINDS)}")

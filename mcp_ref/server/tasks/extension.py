@@ -82,7 +82,8 @@ from mcp_ref.errors import (InternalError, InvalidParamsError, McpError,
                       MissingRequiredClientCapabilityError,
                       RequestCancelled, get_logger)
 from mcp_ref.server.modern.mrtr import MissingCapability
-from mcp_ref.server.tasks.common import TASK_THREAD_NAME, TERMINAL, Registry, TaskRequest, _Task, join_threads
+from mcp_ref.server.tasks.common import (TASK_THREAD_NAME, TERMINAL, Registry, TaskRequest, _Task, join_threads,
+                                         new_task_id)
 
 log = get_logger("mcp_ref.server")
 
@@ -137,10 +138,11 @@ class ExtTasks(Registry):
                 raise missing_extension(f"tool {entry.name!r} runs only as a task: it")
             return tools.handle_call(ctx, params, routed=True)
         owner = getattr(ctx.session.transport, "task_owner", None) or ctx.session     # rule 10
-        task = _Task(entry.name, self.clock(), self.wall(), self.ttl_ms, subject=ctx.subject, owner=owner)
+        task = _Task(new_task_id(), entry.name, self.clock(), self.wall(), self.ttl_ms, subject=ctx.subject,
+                     owner=owner)
         from mcp_ref.server.tasks.ext_context import ext_context_class
         task_ctx = ext_context_class(type(ctx))(ctx.session, TaskRequest(ctx))
-        task_ctx.era, task_ctx._task, task_ctx._registry = ctx.era, task, self
+        task_ctx.era, task_ctx._task, task_ctx._registry, task_ctx.task_id = ctx.era, task, self, task.id
         task.ctx = task_ctx
         call = {key: value for key, value in params.items() if key not in ("_meta", "task")}
         with self._lock:
@@ -163,12 +165,9 @@ class ExtTasks(Registry):
         except RequestCancelled:
             pass
         except MissingCapability as missing:       # an ask the request's capabilities do not allow
-            exc = missing.error()
-            error = {"code": exc.code, "message": exc.message, "data": exc.data}
+            error = missing.error().to_error()
         except McpError as exc:
-            error = {"code": exc.code, "message": exc.message}
-            if exc.data is not None:
-                error["data"] = exc.data
+            error = exc.to_error()
         except Exception:                          # handle_call turns tool errors into results
             if task.status not in TERMINAL:
                 log.exception("task %s failed", task.id)

@@ -75,7 +75,8 @@ from mcp_ref.errors import (INTERNAL_ERROR, InternalError, InvalidParamsError, M
                       RequestCancelled, SessionError, get_logger)
 from mcp_ref.protocol.lifecycle import has_capability
 from mcp_ref.jsonrpc.messages import Response
-from mcp_ref.server.tasks.common import TASK_THREAD_NAME, TERMINAL, TaskRequest, _SessionTasks, _Task, join_threads
+from mcp_ref.server.tasks.common import (TASK_THREAD_NAME, TERMINAL, TaskRequest, _SessionTasks, _Task, join_threads,
+                                         new_task_id)
 from mcp_ref.server.tasks.requests import TaskRequests
 from mcp_ref.server.tasks.context import RELATED_TASK_KEY, TaskContextMixin, task_context_class
 
@@ -97,8 +98,7 @@ def route_tool_call(registry: Tasks, tools, ctx, params: dict, entry) -> dict:
     """Rules 1 and 2, for ``Tools.handle_call``: a ``tools/call`` whose params carry
     ``task`` or whose tool declared ``task_support``. Runs the call as an ordinary
     one, starts a task, or raises -32601."""
-    session = ctx.session
-    declared = has_capability(getattr(session, "declared_capabilities", None), TASK_CAPABILITY)
+    declared = has_capability(getattr(ctx.session, "declared_capabilities", None), TASK_CAPABILITY)
     task = params.get("task")
     if not declared:
         return tools.handle_call(ctx, params, routed=True)
@@ -143,9 +143,9 @@ class Tasks(TaskRequests):
         """Create a task for this ``tools/call``, answer ``CreateTaskResult``, start the tool."""
         ttl = self._ttl(params.get("task"))
         session = ctx.session
-        task = _Task(entry.name, self.clock(), self.wall(), ttl, session=session)
+        task = _Task(new_task_id(), entry.name, self.clock(), self.wall(), ttl, session=session)
         task_ctx = task_context_class(type(ctx))(session, TaskRequest(ctx))
-        task_ctx._task, task_ctx._registry = task, self
+        task_ctx._task, task_ctx._registry, task_ctx.task_id = task, self, task.id
         task.ctx = task_ctx
         with self._lock:
             if session.closed:
@@ -202,25 +202,25 @@ class Tasks(TaskRequests):
         except RequestCancelled:
             pass
         except McpError as exc:
-            error = (exc.code, exc.message, exc.data)
+            error = exc.to_error()
         except SessionError:
             pass                                  # the session closed under the tool
         except Exception:
             if not ctx.is_cancelled():            # a cancelled tool may stop by raising
                 log.exception("task %s (tool %s) failed", task.id, task.tool)
-                error = (INTERNAL_ERROR, "Internal error", None)
+                error = {"code": INTERNAL_ERROR, "message": "Internal error"}
         finally:
             ctx.finished = True
         self._finish(task, result, error)
 
-    def _finish(self, task: _Task, result: dict | None, error: tuple | None) -> None:
+    def _finish(self, task: _Task, result: dict | None, error: dict | None) -> None:
         """Rule 4: completed or failed, unless the task is terminal already (cancelled)."""
         with task.sending, self._lock:          # after any progress being sent (rule 4)
             if task.status in TERMINAL:
                 return
             task.result, task.error = result, error
             if error is not None:
-                self._set_locked(task, "failed", f"Tool execution failed: {error[1]} ({error[0]})")
+                self._set_locked(task, "failed", f"Tool execution failed: {error['message']} ({error['code']})")
             elif result is None:                  # cancelled under us without a status change
                 self._set_locked(task, "cancelled", "The task was cancelled.")
             elif result.get("isError"):

@@ -141,7 +141,7 @@ class TaskRequests(Registry):
         if expired:
             raise InvalidParamsError("Failed to retrieve task: Task has expired", {"taskId": task.id})
         if error is not None:
-            raise McpError.from_error({"code": error[0], "message": error[1], "data": error[2]})
+            raise McpError.from_error(error)
         if status == "cancelled" or result is None:
             raise InvalidParamsError(f"Task {task.id} was cancelled: it has no result "
                                      f"({task.message or 'cancelled'})", {"taskId": task.id, "status": status})
