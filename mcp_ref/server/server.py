@@ -294,7 +294,7 @@ class Server(Registration):
             # so it stays served (declared_capabilities) but is not named on the wire.
             offered = {key: value for key, value in offered.items() if key != "completions"}
         result = {"protocolVersion": version, "capabilities": offered,
-                  "serverInfo": self._server_info(version)}
+                  "serverInfo": self.info.to_dict(version)}
         if self.instructions:
             result["instructions"] = self.instructions
         return result
@@ -334,9 +334,6 @@ class Server(Registration):
             with self._lock:
                 self._prompts = self._prompts or Prompts(self, Context)
         return self._prompts
-
-    def _server_info(self, version: str) -> dict:
-        return self.info.to_dict(version)
 
     def _on_initialized(self, session: ServerSession, params: dict) -> None:
         """Spec: basic/lifecycle#initialization: the client is ready for normal operation."""

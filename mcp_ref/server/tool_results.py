@@ -17,11 +17,11 @@ from mcp_ref.types import (BlobResourceContents, CallToolResult, ContentBlock, E
 
 __all__ = ["tool_result", "error_result", "to_content", "is_content"]
 
-# Magic numbers of the binary formats a bare ``bytes`` return may be (else use image()/audio()).
-_MAGIC = ((b"\x89PNG\r\n\x1a\n", "image", "image/png"), (b"\xff\xd8\xff", "image", "image/jpeg"),
-          (b"GIF87a", "image", "image/gif"), (b"GIF89a", "image", "image/gif"),
-          (b"RIFF", "riff", None), (b"ID3", "audio", "audio/mpeg"), (b"OggS", "audio", "audio/ogg"),
-          (b"fLaC", "audio", "audio/flac"))
+# Magic numbers of the binary formats a bare ``bytes`` return may be (else use image()/audio()),
+# and the RIFF forms, told apart by the four bytes after the chunk size.
+_MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF87a", "image/gif"),
+          (b"GIF89a", "image/gif"), (b"ID3", "audio/mpeg"), (b"OggS", "audio/ogg"), (b"fLaC", "audio/flac"))
+_RIFF = {b"WAVE": "audio/wav", b"WEBP": "image/webp"}
 # json.dumps(value, ensure_ascii=False), without building an encoder per call.
 _json_text = json.JSONEncoder(ensure_ascii=False).encode
 
@@ -33,19 +33,14 @@ def is_content(value: Any) -> bool:
 
 
 def _bytes_block(data: bytes) -> ContentBlock:
-    kind: str | None
-    mime: str | None
-    for magic, kind, mime in _MAGIC:
-        if data.startswith(magic):
-            if kind == "riff":                      # RIFF: WAVE audio or WEBP image
-                kind, mime = ("audio", "audio/wav") if data[8:12] == b"WAVE" else \
-                    ("image", "image/webp") if data[8:12] == b"WEBP" else (None, None)
-            if kind == "image" and mime is not None:
-                return image(data, mime)
-            if kind == "audio" and mime is not None:
-                return audio(data, mime)
-    raise TypeError("a tool returned bytes of an unknown format: return "
-                    "mcp_ref.types.image(data, mime_type) or audio(data, mime_type)")
+    if data.startswith(b"RIFF"):
+        mime = _RIFF.get(data[8:12])
+    else:
+        mime = next((mime for magic, mime in _MAGIC if data.startswith(magic)), None)
+    if mime is None:
+        raise TypeError("a tool returned bytes of an unknown format: return "
+                        "mcp_ref.types.image(data, mime_type) or audio(data, mime_type)")
+    return image(data, mime) if mime.startswith("image/") else audio(data, mime)
 
 
 def to_content(value: Any) -> list:

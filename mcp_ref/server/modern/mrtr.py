@@ -145,33 +145,28 @@ def _verify(secret: bytes, token, target: list) -> dict:
     return payload
 
 
-def load(ctx) -> None:
-    """Rule 4: check a retry's ``requestState`` before the function runs (its refusal is
-    the request's error, not the function's)."""
-    if ctx.method in ASKING_METHODS and isinstance(ctx.params, dict) and (
-            "requestState" in ctx.params or "inputResponses" in ctx.params):
-        ctx._mrtr = _load(ctx)
-
-
-def _load(ctx) -> dict:
-    """The run's state from the retry's ``requestState`` and ``inputResponses`` (rules 4, 5)."""
+def load(ctx) -> dict:
+    """Rules 4 and 5: the run's answers, from a retry's ``requestState`` and
+    ``inputResponses``, kept as ``ctx._mrtr``. serve.py calls it before the function runs
+    when the request carries a state (its refusal is the request's error, not the
+    function's); ``ask`` on the first ask otherwise."""
     params = ctx.params if isinstance(ctx.params, dict) else {}
     token = params.get("requestState")
-    if token is None:
-        return {}
-    payload = _verify(ctx.server.mrtr_secret, token, _target(ctx))
-    answers = payload.get("a")
-    answers = answers if isinstance(answers, dict) else {}
-    responses = params.get("inputResponses")
-    if responses is not None and not isinstance(responses, dict):
-        raise InvalidParamsError("Invalid params: inputResponses must be an object")
-    pending = payload.get("p")
-    pending = pending if isinstance(pending, dict) else {}
-    for key, digest in pending.items():
-        if responses and key in responses:
-            if not isinstance(responses[key], dict):
-                raise InvalidParamsError(f"Invalid params: inputResponses[{key!r}] must be an object")
-            answers[key] = [digest, responses[key]]
+    answers: dict = {}
+    if token is not None:
+        payload = _verify(ctx.server.mrtr_secret, token, _target(ctx))
+        if isinstance(payload.get("a"), dict):
+            answers = payload["a"]
+        responses = params.get("inputResponses")
+        if responses is not None and not isinstance(responses, dict):
+            raise InvalidParamsError("Invalid params: inputResponses must be an object")
+        pending = payload.get("p")
+        for key, digest in (pending.items() if isinstance(pending, dict) else ()):
+            if responses and key in responses:
+                if not isinstance(responses[key], dict):
+                    raise InvalidParamsError(f"Invalid params: inputResponses[{key!r}] must be an object")
+                answers[key] = [digest, responses[key]]
+    ctx._mrtr = answers
     return answers
 
 
@@ -181,9 +176,7 @@ def ask(ctx, method: str, params, key: str) -> dict:
     if ctx.method not in ASKING_METHODS:
         raise SessionError(f"{method}: a {ctx.era.version} server may ask the client only during "
                                      f"{', '.join(ASKING_METHODS)} (Spec 2026-07-28: basic/patterns/mrtr)")
-    state = ctx._mrtr
-    if state is None:
-        state = ctx._mrtr = _load(ctx)
+    state = ctx._mrtr if ctx._mrtr is not None else load(ctx)
     if method == "elicitation/create" and isinstance(params, dict):
         params = {k: v for k, v in params.items() if k != "elicitationId"}   # 2026-07-28 has none
     digest = _digest(method, params)

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 from mcp_ref.protocol import lifecycle, modern
 from mcp_ref.errors import McpError, MethodNotFoundError, UnsupportedProtocolVersionError
-from mcp_ref.server.modern.mrtr import InputRequired, MissingCapability, input_required_result, load
+from mcp_ref.server.modern.mrtr import ASKING_METHODS, InputRequired, MissingCapability, input_required_result, load
 
 __all__ = ["serve", "preflight", "discover", "told_capabilities"]
 
@@ -108,10 +108,10 @@ def serve(server, ctx, method: str, params: dict) -> dict:
         ctx.era, info = known[2], known[3]          # rule 7: as the last request of this method
     else:
         ctx.era = preflight(server, method, params)
-        info = server._server_info(ctx.era.version)
+        info = server.info.to_dict(ctx.era.version)
         server._modern_known[method] = (dict(meta or {}), stamp, ctx.era, info)
     handler = server._request_handlers[method][0]
-    if "requestState" in params or "inputResponses" in params:
+    if "requestState" in params and method in ASKING_METHODS:
         load(ctx)                                   # a retry's requestState, checked first (rule 5)
     try:
         result = server._run_handler(handler, ctx, params)
