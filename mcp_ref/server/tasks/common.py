@@ -14,8 +14,9 @@ from collections import OrderedDict
 from typing import Any
 
 from secrets import token_urlsafe
-from mcp_ref.errors import get_logger
+from mcp_ref.errors import INTERNAL_ERROR, McpError, SessionError, get_logger
 from mcp_ref.server.features import next_serial
+from mcp_ref.server.modern.mrtr import MissingCapability
 
 log = get_logger("mcp_ref.server")
 
@@ -165,14 +166,42 @@ def join_threads(tasks: list, closed: str) -> None:
                         task.id, task.tool, closed)
 
 
-def mixed_class(name: str, mixin: type, base: type, classes: dict) -> type:
-    """``name``: ``mixin`` over the request's context class ``base`` (made once per base,
-    kept in ``classes``): the session's context class is the server's ``Context``, which
+_mixed: dict = {}                # (mixin, base) -> the class mixed (task_context)
+
+
+def task_context(mixin: type, ctx, task: _Task, registry) -> Any:
+    """The context ``task``'s code runs with, kept as ``task.ctx``: ``mixin`` (e.g.
+    ``TaskContextMixin`` makes a ``TaskContext``) over the class of the request's context
+    ``ctx``, made once per class. That class is the server's ``Context``, which
     ``features/`` may not import, so the task's context is mixed over whatever it is."""
-    cls = classes.get(base)
+    cls = _mixed.get((mixin, type(ctx)))
     if cls is None:
-        cls = classes[base] = type(name, (mixin, base), {"__doc__": mixin.__doc__, "__module__": mixin.__module__})
-    return cls
+        cls = _mixed[mixin, type(ctx)] = type(mixin.__name__[:-len("Mixin")], (mixin, type(ctx)),
+                                              {"__doc__": mixin.__doc__, "__module__": mixin.__module__})
+    task.ctx = cls(ctx.session, TaskRequest(ctx))
+    task.ctx._task, task.ctx._registry, task.ctx.task_id = task, registry, task.id
+    return task.ctx
+
+
+def run_tool(task: _Task, tools, call: dict) -> tuple:
+    """On the task's thread: run its tool as ``tools/call`` would. ``(result, error)``: the
+    tools/call result, or the JSON-RPC error object (McpError.to_error); both None when the
+    tool was cancelled or its session closed under it."""
+    ctx = task.ctx
+    try:
+        return tools.handle_call(ctx, call, routed=True), None
+    except SessionError:                       # RequestCancelled included
+        return None, None
+    except MissingCapability as missing:       # an ask the request's capabilities do not allow (extension)
+        return None, missing.error().to_error()
+    except McpError as exc:
+        return None, exc.to_error()
+    except Exception:                          # handle_call turns tool errors into results
+        if not ctx.is_cancelled():             # a cancelled tool may stop by raising
+            log.exception("task %s (tool %s) failed", task.id, task.tool)
+        return None, {"code": INTERNAL_ERROR, "message": "Internal error"}
+    finally:
+        ctx.finished = True
 
 
 class TaskRequest:

@@ -3,7 +3,7 @@ its task. ``server/tasks/legacy.py`` (rule 3) makes one per task.
 
 Why a subclass made at run time: the session's context class is the server's
 ``Context`` (sampling, elicitation, roots, logging), which ``features/`` may not
-import; ``task_context_class`` mixes ``TaskContextMixin`` over whatever class the
+import; ``common.task_context`` mixes ``TaskContextMixin`` over whatever class the
 request's own context has.
 
 Spec: basic/utilities/tasks#associating-task-related-messages (every message of a
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_ref.server.tasks.common import TERMINAL, mixed_class
+from mcp_ref.server.tasks.common import TERMINAL
 
-__all__ = ["TaskContextMixin", "task_context_class", "with_related_task", "RELATED_TASK_KEY"]
+__all__ = ["TaskContextMixin", "with_related_task", "RELATED_TASK_KEY"]
 
 RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"   # as types.tasks.RELATED_TASK_KEY
 
@@ -42,7 +42,7 @@ class TaskContextMixin:
 
     _task: Any = None                         # the task's record (tasks._Task)
     _registry: Any = None                     # the Tasks registry
-    # What the context class it is mixed over gives it (task_context_class).
+    # What the context class it is mixed over gives it (common.task_context).
     session: Any
     request_id: Any
     server: Any
@@ -83,10 +83,3 @@ class TaskContextMixin:
         return self.server._logs.send(self.session, level, data, logger, related_id=self.request_id,
                                       meta={RELATED_TASK_KEY: {"taskId": self._task.id}})
 
-
-_context_classes: dict = {}
-
-
-def task_context_class(base: type) -> type:
-    """``TaskContext``: ``TaskContextMixin`` over the session's context class ``base``."""
-    return mixed_class("TaskContext", TaskContextMixin, base, _context_classes)

@@ -3,8 +3,8 @@ rules 5 and 7): its asks wait for ``tasks/update`` instead of ending the call, a
 ``gather``'s asks are the task's ``inputRequests`` together, progress and log
 messages are not sent, and a JSON-RPC error the tool raises fails the task.
 
-As server/tasks/context.py does for 2025-11-25, ``ext_context_class`` mixes
-``ExtTaskContextMixin`` over the class of the request's own context.
+As for 2025-11-25, ``common.task_context`` mixes ``ExtTaskContextMixin`` over the
+class of the request's own context.
 Spec: the extension's specification, revision 2026-07-28, page ``tasks``
 (``io.modelcontextprotocol/tasks``); 2026-07-28 basic/patterns/mrtr#inputrequests.
 """
@@ -14,9 +14,8 @@ from typing import Any, Callable
 
 from mcp_ref.errors import CapabilityNotSupported
 from mcp_ref.server.modern.mrtr import KINDS, InputRequired
-from mcp_ref.server.tasks.common import mixed_class
 
-__all__ = ["ExtTaskContextMixin", "ext_context_class"]
+__all__ = ["ExtTaskContextMixin"]
 
 
 class ExtTaskContextMixin:
@@ -24,7 +23,7 @@ class ExtTaskContextMixin:
     ``tasks/update``; progress and log messages are not sent."""
     _task: Any = None
     _registry: Any = None       # the server's ExtTasks
-    # What the context class it is mixed over gives it (ext_context_class).
+    # What the context class it is mixed over gives it (common.task_context).
     _gathering: bool
     _input_key: Callable[[str], str]
     _keyed: Callable[[str], Any]
@@ -62,10 +61,3 @@ class ExtTaskContextMixin:
     def log(self, level, data, logger=None) -> bool:
         return False
 
-
-_classes: dict = {}
-
-
-def ext_context_class(base: type) -> type:
-    """``ExtTaskContext``: ``ExtTaskContextMixin`` over the request's context class ``base``."""
-    return mixed_class("ExtTaskContext", ExtTaskContextMixin, base, _classes)

@@ -78,14 +78,9 @@ import threading
 from collections import OrderedDict
 
 from mcp_ref.protocol import modern
-from mcp_ref.errors import (InternalError, InvalidParamsError, McpError,
-                      MissingRequiredClientCapabilityError,
-                      RequestCancelled, get_logger)
-from mcp_ref.server.modern.mrtr import MissingCapability
-from mcp_ref.server.tasks.common import (TASK_THREAD_NAME, TERMINAL, Registry, TaskRequest, _Task, join_threads,
-                                         new_task_id)
-
-log = get_logger("mcp_ref.server")
+from mcp_ref.errors import InternalError, InvalidParamsError, MissingRequiredClientCapabilityError, RequestCancelled
+from mcp_ref.server.tasks.common import (TASK_THREAD_NAME, TERMINAL, Registry, _Task, join_threads, new_task_id,
+                                         run_tool, task_context)
 
 __all__ = ["ExtTasks", "declares", "missing_extension", "EXTENSION", "TASK_METHODS"]
 
@@ -140,10 +135,8 @@ class ExtTasks(Registry):
         owner = getattr(ctx.session.transport, "task_owner", None) or ctx.session     # rule 10
         task = _Task(new_task_id(), entry.name, self.clock(), self.wall(), self.ttl_ms, subject=ctx.subject,
                      owner=owner)
-        from mcp_ref.server.tasks.ext_context import ext_context_class
-        task_ctx = ext_context_class(type(ctx))(ctx.session, TaskRequest(ctx))
-        task_ctx.era, task_ctx._task, task_ctx._registry, task_ctx.task_id = ctx.era, task, self, task.id
-        task.ctx = task_ctx
+        from mcp_ref.server.tasks.ext_context import ExtTaskContextMixin
+        task_context(ExtTaskContextMixin, ctx, task, self).era = ctx.era
         call = {key: value for key, value in params.items() if key not in ("_meta", "task")}
         with self._lock:
             self._forget_expired_locked()
@@ -159,21 +152,7 @@ class ExtTasks(Registry):
 
     def _run(self, task: _Task, tools, call: dict) -> None:
         """The task's thread: the tool, then its outcome (rule 7)."""
-        result = error = None
-        try:
-            result = tools.handle_call(task.ctx, call, routed=True)
-        except RequestCancelled:
-            pass
-        except MissingCapability as missing:       # an ask the request's capabilities do not allow
-            error = missing.error().to_error()
-        except McpError as exc:
-            error = exc.to_error()
-        except Exception:                          # handle_call turns tool errors into results
-            if task.status not in TERMINAL:
-                log.exception("task %s failed", task.id)
-            error = {"code": -32603, "message": "Internal error"}
-        finally:
-            task.ctx.finished = True
+        result, error = run_tool(task, tools, call)
         with self._lock:
             if task.status in TERMINAL:            # cancelled or expired meanwhile (rule 7)
                 return

@@ -71,14 +71,14 @@ from __future__ import annotations
 
 import threading
 
-from mcp_ref.errors import (INTERNAL_ERROR, InternalError, InvalidParamsError, McpError, MethodNotFoundError,
-                      RequestCancelled, SessionError, get_logger)
+from mcp_ref.errors import (InternalError, InvalidParamsError, MethodNotFoundError, RequestCancelled, SessionError,
+                            get_logger)
 from mcp_ref.protocol.lifecycle import has_capability
 from mcp_ref.jsonrpc.messages import Response
-from mcp_ref.server.tasks.common import (TASK_THREAD_NAME, TERMINAL, TaskRequest, _SessionTasks, _Task, join_threads,
-                                         new_task_id)
+from mcp_ref.server.tasks.common import (TASK_THREAD_NAME, TERMINAL, _SessionTasks, _Task, join_threads, new_task_id,
+                                         run_tool, task_context)
 from mcp_ref.server.tasks.requests import TaskRequests
-from mcp_ref.server.tasks.context import RELATED_TASK_KEY, TaskContextMixin, task_context_class
+from mcp_ref.server.tasks.context import RELATED_TASK_KEY, TaskContextMixin
 
 log = get_logger("mcp_ref.server")
 
@@ -144,9 +144,7 @@ class Tasks(TaskRequests):
         ttl = self._ttl(params.get("task"))
         session = ctx.session
         task = _Task(new_task_id(), entry.name, self.clock(), self.wall(), ttl, session=session)
-        task_ctx = task_context_class(type(ctx))(session, TaskRequest(ctx))
-        task_ctx._task, task_ctx._registry, task_ctx.task_id = task, self, task.id
-        task.ctx = task_ctx
+        task_context(TaskContextMixin, ctx, task, self)
         with self._lock:
             if session.closed:
                 raise RequestCancelled("the session closed before the task started")
@@ -195,22 +193,7 @@ class Tasks(TaskRequests):
 
     def _run(self, task: _Task, tools) -> None:
         """Thread ``mcp-server-task``: run the tool as ``tools/call`` would, keep what it answers."""
-        ctx = task.ctx
-        result = error = None
-        try:
-            result = tools.handle_call(ctx, ctx.params, routed=True)
-        except RequestCancelled:
-            pass
-        except McpError as exc:
-            error = exc.to_error()
-        except SessionError:
-            pass                                  # the session closed under the tool
-        except Exception:
-            if not ctx.is_cancelled():            # a cancelled tool may stop by raising
-                log.exception("task %s (tool %s) failed", task.id, task.tool)
-                error = {"code": INTERNAL_ERROR, "message": "Internal error"}
-        finally:
-            ctx.finished = True
+        result, error = run_tool(task, tools, task.ctx.params)
         self._finish(task, result, error)
 
     def _finish(self, task: _Task, result: dict | None, error: dict | None) -> None:
