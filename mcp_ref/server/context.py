@@ -206,13 +206,7 @@ class Context(RequestContext):
         for key, ask in asks.items():
             if not isinstance(key, str) or not key or not callable(ask):
                 raise TypeError(f"gather: {key!r} must be a non-empty string mapped to a function that asks")
-        if self.era is None:
-            answers = {}
-            for key, ask in asks.items():      # legacy: one server-to-client request after another
-                with self._keyed(key):
-                    answers[key] = ask()
-            return answers
-        from mcp_ref.server.modern.mrtr import InputRequired
+        from mcp_ref.server.modern.mrtr import InputRequired       # never raised in the legacy era
         answers, pending, state = {}, {}, None
         self._gathering = True
         try:

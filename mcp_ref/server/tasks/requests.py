@@ -34,8 +34,7 @@ class TaskRequests(Registry):
         """The 2026-07-28 tasks (server/tasks/extension.py), made on first use."""
         if self._ext is None:
             with self._lock:
-                if self._ext is None:
-                    self._ext = ExtTasks(self.owner)
+                self._ext = self._ext or ExtTasks(self.owner)
         return self._ext
 
     # ------------------------------------------------------------------ bounds (rule 8)
