@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import CapabilityNotSupported, DuplicateInputKey
@@ -25,27 +25,10 @@ if TYPE_CHECKING:
     from mcp_ref.types import CreateMessageResult, Implementation
 
 
-class Server(Protocol):
-    """What a session and a request's context use of their server: server/server.py's
-    ``Server``, named here by what is used so that this module does not import that one
-    (which imports this one)."""
-
-    mrtr_secret: bytes
-
-    @property
-    def _logs(self) -> Any: ...
-
-    def _handle_request(self, ctx: Any, method: str, params: Any) -> Any: ...
-
-    def _handle_notification(self, session: ServerSession, method: str, params: Any) -> None: ...
-
-    def log(self, level: str, data: Any, logger: str | None = None) -> int: ...
-
-
 class ServerSession(Session):
     """A Session plus what the server knows about this one client."""
 
-    def __init__(self, server: Server, transport: Any, **options: Any):
+    def __init__(self, server: Any, transport: Any, **options: Any):
         super().__init__(transport, server._handle_request,
                          lambda method, params: server._handle_notification(self, method, params),
                          context_class=Context, name="mcp-server", **options)
@@ -110,7 +93,8 @@ class Context(RequestContext):
     json_rpc_errors_pass = False
 
     @property
-    def server(self) -> Server:
+    def server(self) -> Any:
+        """The ``Server`` (server/server.py, which imports this module)."""
         return self.session.server
 
     @property
@@ -239,14 +223,12 @@ class Context(RequestContext):
     @property
     def subject(self) -> str | None:
         """Who the access token speaks for (``auth.subject``), or None."""
-        access = self.auth
-        return access.subject if access is not None else None
+        return getattr(self.auth, "subject", None)
 
     @property
     def scopes(self) -> tuple:
         """The scopes the access token grants (empty without one)."""
-        access = self.auth
-        return tuple(access.scopes) if access is not None else ()
+        return tuple(getattr(self.auth, "scopes", ()))
 
     # -- client features: sampling, elicitation, roots (sampling.py, elicitation.py, roots.py).
     # Each raises CapabilityNotSupported locally, before sending, when the client did not

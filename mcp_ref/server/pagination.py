@@ -49,13 +49,11 @@ def _read_cursor(list_name: str, cursor) -> int:
     import base64
     import binascii
     try:
-        if not isinstance(cursor, str):
-            raise ValueError("not a string")
-        data = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))
+        data = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))     # AttributeError: not a str
         serial = data["n"]
         if data["l"] != list_name or not isinstance(serial, int) or isinstance(serial, bool) or serial < 0:
             raise ValueError("not a cursor of this list")
-    except (ValueError, KeyError, TypeError, binascii.Error, UnicodeError):
+    except (ValueError, KeyError, TypeError, AttributeError, binascii.Error, UnicodeError):
         raise InvalidParamsError(f"Invalid cursor for {list_name}", {"cursor": cursor}) from None
     return serial
 

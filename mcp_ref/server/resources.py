@@ -149,10 +149,7 @@ class Resources:
         """Unregister the resource with this URI, or the template with this URI template;
         KeyError when there is none."""
         with self._lock:
-            if uri in self._static:
-                del self._static[uri]
-            else:
-                del self._templates[uri]
+            del (self._static if uri in self._static else self._templates)[uri]
             self._listings.clear()
         self.owner._list_changed("notifications/resources/list_changed")
 
@@ -201,9 +198,7 @@ class Resources:
         if found is None:
             raise ResourceNotFoundError("Resource not found", {"uri": uri})
         entry, variables = found
-        kwargs = dict(variables)
-        for name in entry.inject:
-            kwargs[name] = ctx
+        kwargs = {**variables, **dict.fromkeys(entry.inject, ctx)}
         value = entry.fn(**kwargs)
         contents = to_contents(value, uri, entry.item.mime_type)
         return ReadResourceResult(contents=contents).to_dict(ctx.protocol_version)

@@ -107,9 +107,7 @@ class Server(Registration):
         self.max_workers = max_workers
         self.page_size = page_size
         self.eof_grace = eof_grace
-        if log_level is not None:
-            log_level = check_level(log_level)
-        self.log_level = log_level
+        self.log_level = check_level(log_level) if log_level is not None else None
         self._logging_capability = logging_capability
         self._changes = 0                       # registry changes (server/modern/serve.py rule 7)
         self._capability_override = capabilities

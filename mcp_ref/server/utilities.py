@@ -58,12 +58,10 @@ def _capped(values) -> dict:
     """Rule 1: the ``completion`` object for what a completer returned."""
     if isinstance(values, CompleteResult):
         values = values.completion
-    if values is None:
-        values = []
     total = has_more = None
     if isinstance(values, Completion):
         total, has_more, values = values.total, values.has_more, values.values
-    values = [str(value) for value in values]
+    values = [str(value) for value in values or ()]
     if total is None:
         total = len(values)
     if has_more is None:

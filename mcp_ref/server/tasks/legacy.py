@@ -148,9 +148,7 @@ class Tasks(TaskRequests):
         with self._lock:
             if session.closed:
                 raise RequestCancelled("the session closed before the task started")
-            store = self._sessions.get(session)
-            if store is None:
-                store = self._sessions[session] = _SessionTasks()
+            store = self._sessions.setdefault(session, _SessionTasks())
             changed = self._expire_store_locked(store)
             added = self._add_locked(store.tasks, task)
             answer = {"task": task.wire(self.poll_interval)}
