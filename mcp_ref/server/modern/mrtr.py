@@ -66,7 +66,6 @@ from mcp_ref.errors import (CapabilityNotSupported, InvalidParamsError, MissingR
 __all__ = ["InputRequired", "MissingCapability", "needs", "ask", "input_required_result", "STATE_TTL"]
 
 STATE_TTL = 600.0           # seconds a requestState is accepted (rule 4)
-KINDS = {"elicitation/create": "elicit", "sampling/createMessage": "sample", "roots/list": "roots"}
 ASKING_METHODS = ("tools/call", "prompts/get", "resources/read")     # Spec: mrtr#supported-requests
 
 

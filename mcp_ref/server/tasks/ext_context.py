@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from mcp_ref.errors import CapabilityNotSupported
-from mcp_ref.server.modern.mrtr import KINDS, InputRequired
+from mcp_ref.server.context import INPUT_KINDS as KINDS
+from mcp_ref.server.modern.mrtr import InputRequired
 
 __all__ = ["ExtTaskContextMixin"]
 

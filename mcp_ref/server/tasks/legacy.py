@@ -145,14 +145,13 @@ class Tasks(TaskRequests):
         session = ctx.session
         task = _Task(new_task_id(), entry.name, self.clock(), self.wall(), ttl, session=session)
         task_context(TaskContextMixin, ctx, task, self)
+        self._store(session)                    # expiry first: it may make room (rule 8)
         with self._lock:
             if session.closed:
                 raise RequestCancelled("the session closed before the task started")
             store = self._sessions.setdefault(session, _SessionTasks())
-            changed = self._expire_store_locked(store)
             added = self._add_locked(store.tasks, task)
             answer = {"task": task.wire(self.poll_interval)}
-        self._expired(changed)
         if not added:
             raise InternalError(f"Too many tasks: this session already has {self.max_tasks} tasks working (the "
                                 f"limit); wait for one to finish or cancel one with tasks/cancel",

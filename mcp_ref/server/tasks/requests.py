@@ -38,21 +38,6 @@ class TaskRequests(Registry):
         return self._ext
 
     # ------------------------------------------------------------------ bounds (rule 8)
-    def _expire_store_locked(self, store: _SessionTasks) -> list:
-        """Remove the tasks whose TTL elapsed; a working one is moved to ``cancelled``.
-        Returns ``(task, wire)`` of those, for ``_expired`` to stop and tell outside the lock."""
-        cancelled = self._expire_locked(store.tasks, store.expired, "The task expired: its ttl of {ttl} ms elapsed.")
-        return [(task, task.wire(self.poll_interval)) for task in cancelled]
-
-    def _expired(self, changed: list) -> None:
-        """Stop the code of working tasks that expired, and tell the client they are cancelled
-        (after any progress being sent: rule 4)."""
-        for task, _ in changed:
-            self._stop(task)
-            with task.sending:
-                pass
-        self._send_status(changed)
-
     def _expire_due(self, task: _Task) -> None:
         """Expire ``task`` now when its TTL has elapsed and nobody noticed yet (rule 8):
         its code is about to send progress, which must not outlive it (rule 4)."""
@@ -60,11 +45,19 @@ class TaskRequests(Registry):
             self._store(task.session)
 
     def _store(self, session) -> _SessionTasks | None:
-        """The session's tasks, after expiry."""
+        """The session's tasks, after expiry: those whose TTL elapsed are removed, a working
+        one moved to ``cancelled``, its code stopped and the client told (after any progress
+        being sent: rule 4)."""
         with self._lock:
             store = self._sessions.get(session)
-            changed = self._expire_store_locked(store) if store is not None else []
-        self._expired(changed)
+            expired = [] if store is None else self._expire_locked(store.tasks, store.expired,
+                                                                   "The task expired: its ttl of {ttl} ms elapsed.")
+            changed = [(task, task.wire(self.poll_interval)) for task in expired]
+        for task in expired:
+            self._stop(task)
+            with task.sending:
+                pass
+        self._send_status(changed)
         return store
 
     # ------------------------------------------------------------------ status changes (rule 4)
