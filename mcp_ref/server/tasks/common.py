@@ -136,7 +136,6 @@ class Registry:
             task.expired = True
             if self._set_locked(task, "cancelled", message.format(ttl=task.ttl)):
                 cancelled.append(task)
-            task.done.set()
         return cancelled
 
     def _add_locked(self, tasks: dict, task: _Task) -> bool:

@@ -37,7 +37,7 @@ Rules:
    Progress stops at a terminal status (Spec: basic/utilities/progress: MUST):
    the tool's ``notifications/progress`` are dropped from then on
    (server/tasks/context.py). A task's progress is sent holding its ``sending`` lock,
-   which the change to a terminal status takes too (``_finish``, ``_cancel``;
+   which the change to a terminal status takes too (``_run``, ``_cancel``;
    expiry passes through it before telling the client): no progress of a task
    follows its terminal status on the wire.
 5. ``tasks/result`` blocks until the task is terminal, then answers exactly
@@ -189,12 +189,9 @@ class Tasks(TaskRequests):
         return min(ttl, self.max_ttl)
 
     def _run(self, task: _Task, tools) -> None:
-        """Thread ``mcp-server-task``: run the tool as ``tools/call`` would, keep what it answers."""
+        """Thread ``mcp-server-task``: run the tool as ``tools/call`` would, keep what it answers:
+        completed or failed (rule 4), unless the task is terminal already (cancelled)."""
         result, error = run_tool(task, tools, task.ctx.params)
-        self._finish(task, result, error)
-
-    def _finish(self, task: _Task, result: dict | None, error: dict | None) -> None:
-        """Rule 4: completed or failed, unless the task is terminal already (cancelled)."""
         with task.sending, self._lock:          # after any progress being sent (rule 4)
             if task.status in TERMINAL:
                 return
@@ -237,7 +234,6 @@ class Tasks(TaskRequests):
             tasks = list(store.tasks.values())
             for task in tasks:
                 self._set_locked(task, "cancelled", "The session closed.")
-                task.done.set()
         for task in tasks:
             self._stop(task)
         join_threads(tasks, "session")
