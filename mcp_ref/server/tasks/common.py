@@ -15,6 +15,7 @@ from typing import Any
 
 from secrets import token_urlsafe
 from mcp_ref.errors import INTERNAL_ERROR, McpError, SessionError, get_logger
+from mcp_ref.jsonrpc.messages import Request
 from mcp_ref.server.features import next_serial
 from mcp_ref.server.modern.mrtr import MissingCapability
 
@@ -177,7 +178,8 @@ def task_context(mixin: type, ctx, task: _Task, registry) -> Any:
     if cls is None:
         cls = _mixed[mixin, type(ctx)] = type(mixin.__name__[:-len("Mixin")], (mixin, type(ctx)),
                                               {"__doc__": mixin.__doc__, "__module__": mixin.__module__})
-    task.ctx = cls(ctx.session, TaskRequest(ctx))
+    params = {key: value for key, value in ctx.params.items() if key != "task"}
+    task.ctx = cls(ctx.session, Request(ctx.request_id, ctx.method, params))     # the tools/call, ``task`` left out
     task.ctx._task, task.ctx._registry, task.ctx.task_id = task, registry, task.id
     return task.ctx
 
@@ -202,12 +204,3 @@ def run_tool(task: _Task, tools, call: dict) -> tuple:
     finally:
         ctx.finished = True
 
-
-class TaskRequest:
-    """What ``RequestContext`` reads from a request (id, method, params), for the
-    context of a task: the original ``tools/call``'s, ``task`` left out."""
-    __slots__ = ("id", "method", "params")
-
-    def __init__(self, ctx):
-        self.id, self.method = ctx.request_id, ctx.method
-        self.params = {key: value for key, value in ctx.params.items() if key != "task"}
