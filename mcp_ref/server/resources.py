@@ -106,10 +106,6 @@ class Resources:
         with self._lock:
             return [entry.item for entry in self._static.values()]
 
-    def templates(self) -> list:
-        with self._lock:
-            return [entry.item for entry in self._templates.values()]
-
     # -- registration
     def add(self, fn: Any, uri: str, *, name: str | None = None, title: str | None = None,
             description: str | None = None, mime_type: str | None = None, size: int | None = None,

@@ -108,27 +108,22 @@ class SameThread:
         cv, jobs = self._cv, self._jobs
         while True:
             with cv:
-                while True:
-                    if jobs:
-                        job = jobs.popleft()
-                        if job.ctx.is_cancelled():      # cancelled while queued
-                            job.state = _SKIPPED
-                            job.done.set()
-                            continue
-                        job.state = _RUNNING
-                        break
+                while not jobs:
                     if not self._keep():
                         self.thread = None              # under the lock: the next call starts another
                         return
                     cv.wait()
-            current.ctx = job.ctx                       # for the logging bridge (server._run_handler)
-            try:
-                job.value = job.fn(**job.kwargs)
-            except BaseException as exc:                # handed to the handler, as if raised there
-                job.error = exc
-            finally:
-                current.ctx = None
-                job.kwargs = None
-                job.state = _DONE
-                job.done.set()
+                job = jobs.popleft()
+                job.state = _SKIPPED if job.ctx.is_cancelled() else _RUNNING     # skipped: cancelled while queued
+            if job.state == _RUNNING:
+                current.ctx = job.ctx                   # for the logging bridge (server._run_handler)
+                try:
+                    job.value = job.fn(**job.kwargs)
+                except BaseException as exc:            # handed to the handler, as if raised there
+                    job.error = exc
+                finally:
+                    current.ctx = None
+                    job.kwargs = None
+                    job.state = _DONE
+            job.done.set()
             job = None
