@@ -99,11 +99,10 @@ def route_tool_call(registry: Tasks, tools, ctx, params: dict, entry) -> dict:
     ``task`` or whose tool declared ``task_support``. Runs the call as an ordinary
     one, starts a task, or raises -32601."""
     declared = has_capability(getattr(ctx.session, "declared_capabilities", None), TASK_CAPABILITY)
-    task = params.get("task")
     if not declared:
         return tools.handle_call(ctx, params, routed=True)
     support = entry.task_support or "forbidden"
-    if task is not None:
+    if params.get("task") is not None:
         if support == "forbidden":
             raise MethodNotFoundError(
                 f"Tool {entry.name} does not support task-augmented execution (its execution.taskSupport "

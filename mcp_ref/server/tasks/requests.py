@@ -123,11 +123,10 @@ class TaskRequests(Registry):
         """``tasks/result`` (rule 5). Spec: basic/utilities/tasks#retrieving-task-results,
         #result-retrieval."""
         task = self._find(ctx.session, params, "tasks/result")
-        if not task.done.is_set():
-            while not task.done.wait(RESULT_POLL):
-                if ctx.is_cancelled():
-                    raise RequestCancelled(f"tasks/result for task {task.id} was cancelled")
-                self._store(ctx.session)          # the TTL may elapse while we wait (rule 8)
+        while not task.done.wait(RESULT_POLL):
+            if ctx.is_cancelled():
+                raise RequestCancelled(f"tasks/result for task {task.id} was cancelled")
+            self._store(ctx.session)              # the TTL may elapse while we wait (rule 8)
         with self._lock:
             status, result, error, expired = task.status, task.result, task.error, task.expired
         if expired:
