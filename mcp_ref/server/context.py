@@ -131,7 +131,6 @@ class Context(RequestContext):
     # -- input requests: their keys, and several in one round (server/modern/mrtr.py rules 2 and 3)
     _ask_key = None         # the key the next ask takes: key= of elicit/sample/list_roots, or gather's
     _input_keys: set | None = None      # the keys this run (a task: its whole life) has used
-    _input_counts: dict                 # kind -> unnamed keys made so far (made with _input_keys)
     _gathering = False      # inside gather: an unanswered ask ends the entry, not the run
 
     def _input_key(self, method: str) -> str:
@@ -139,13 +138,13 @@ class Context(RequestContext):
         skipping names taken; ``DuplicateInputKey`` for a name this run has used."""
         key, self._ask_key = self._ask_key, None
         if self._input_keys is None:
-            self._input_keys, self._input_counts = set(), {}
-        used, counts = self._input_keys, self._input_counts
-        if key is None:
-            kind = INPUT_KINDS[method]
-            while key is None or key in used:
-                counts[kind] = counts.get(kind, 0) + 1
-                key = f"{kind}-{counts[kind]}"
+            self._input_keys = set()
+        used = self._input_keys
+        if key is None:                         # the first <kind>-<n> not used: the n-th unnamed ask, names skipped
+            kind, n = INPUT_KINDS[method], 1
+            while f"{kind}-{n}" in used:
+                n += 1
+            key = f"{kind}-{n}"
         elif key in used:
             raise DuplicateInputKey(key)
         used.add(key)
