@@ -154,10 +154,8 @@ class TaskRequests(Registry):
         if getattr(ctx, "era", None) is not None:    # 2026-07-28: the tasks extension
             return self.ext.handle_cancel(ctx, params)
         task = self._find(ctx.session, params, "tasks/cancel")
-        if not self._cancel(task, "The task was cancelled by request."):
-            with self._lock:
-                status = task.status
-            raise InvalidParamsError(f"Cannot cancel task: already in terminal status '{status}'",
-                                     {"taskId": task.id, "status": status})
+        if not self._cancel(task, "The task was cancelled by request."):     # terminal: its status never changes
+            raise InvalidParamsError(f"Cannot cancel task: already in terminal status '{task.status}'",
+                                     {"taskId": task.id, "status": task.status})
         with self._lock:
             return task.wire(self.poll_interval)
