@@ -49,7 +49,7 @@ import threading
 from typing import Callable
 
 from mcp_ref.protocol import lifecycle
-from mcp_ref.errors import InvalidParamsError, MethodNotFoundError, get_logger
+from mcp_ref.errors import InvalidParamsError, MethodNotFoundError
 from mcp_ref.server.context import Context, ServerSession
 from mcp_ref.server.registration import Registration
 from mcp_ref.server.tools import Tools
@@ -58,8 +58,6 @@ from mcp_ref.server.utilities import Completions, Logs, check_level, current
 from mcp_ref.transports.stdio import StdioServerTransport
 from mcp_ref.types import Implementation
 
-
-log = get_logger("mcp_ref.server")
 
 def _modern():
     """The 2026-07-28 serving room (server/modern/), loaded on the first modern request:

@@ -31,7 +31,7 @@ import threading
 from typing import Any, Callable, NamedTuple, Optional
 
 from mcp_ref.schema import jsonable
-from mcp_ref.errors import InvalidParamsError, SessionError
+from mcp_ref.errors import InvalidParamsError
 from mcp_ref.types import (LOGGING_LEVELS, CompleteResult, Completion, LoggingMessageNotificationParams,
                      PromptReference, ResourceTemplateReference)
 from mcp_ref.schema.uritemplate import UriTemplate

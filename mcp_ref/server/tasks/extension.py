@@ -156,11 +156,10 @@ class ExtTasks(Registry):
         with self._lock:
             if task.status in TERMINAL:            # cancelled or expired meanwhile (rule 7)
                 return
+            task.result, task.error = result, error
             if error is not None:
                 self._set_locked(task, "failed", f"Tool execution failed: {error['message']}")
-                task.error = error
             elif result is not None:
-                task.result = result
                 self._set_locked(task, "completed", None)
             else:
                 self._set_locked(task, "cancelled", "The task was cancelled.")
