@@ -68,10 +68,10 @@ def to_messages(value: Any) -> list:
 class _Entry:
     """A registered prompt: its ``Prompt`` and what ``prompts/get`` needs (rule 5)."""
 
-    __slots__ = ("name", "fn", "prompt", "bind", "serial")
+    __slots__ = ("fn", "prompt", "bind", "serial")
 
     def __init__(self, read: signature.Reading, prompt: Prompt):
-        self.name, self.fn, self.prompt = prompt.name, read.fn, prompt
+        self.fn, self.prompt = read.fn, prompt
         self.bind = Binder(read, tuple(read.context))
         self.serial = next_serial()
 

@@ -72,11 +72,10 @@ class _Entry:
     """A registered resource or template (``template`` None for a fixed URI): its model,
     its function and the names of the function's context parameters (rule 5)."""
 
-    __slots__ = ("uri", "fn", "item", "template", "inject", "serial")
+    __slots__ = ("fn", "item", "template", "inject", "serial")
 
-    def __init__(self, uri: str, fn: Callable, item: Resource | ResourceTemplate, template: UriTemplate | None,
-                 inject: list):
-        self.uri, self.fn, self.item, self.template, self.inject = uri, fn, item, template, inject
+    def __init__(self, fn: Callable, item: Resource | ResourceTemplate, template: UriTemplate | None, inject: list):
+        self.fn, self.item, self.template, self.inject = fn, item, template, inject
         self.serial = next_serial()
 
 
@@ -130,7 +129,7 @@ class Resources:
                             icons=as_icons(icons), meta=meta)
         item = ResourceTemplate(uri_template=uri, **common) if template is not None else \
             Resource(uri=uri, size=size, **common)
-        entry = _Entry(uri, fn, item, template, read.context)
+        entry = _Entry(fn, item, template, read.context)
         table = self._templates if template is not None else self._static
         with self._lock:
             if uri in table:
