@@ -1,6 +1,7 @@
 """What the tasks of both eras share: the task record and its status changes, a
 session's tasks, expiry and the bound on how many are held, task ids and
-timestamps, the thread name, and joining the threads of closed tasks
+timestamps, the thread name, the context a task's tool gets (``task_context``),
+running that tool (``run_tool``) and joining the threads of closed tasks
 (server/tasks/legacy.py, requests.py and extension.py use them; none of those
 imports another for these).
 
