@@ -118,10 +118,9 @@ class Prompts(NamedRegistry):
         if not isinstance(value, GetPromptResult):
             value = GetPromptResult(messages=to_messages(value), description=entry.prompt.description)
         version = ctx.protocol_version
-        result = GetPromptResult(messages=[m for m in value.messages if _known(m, version)],
-                                 description=value.description, meta=value.meta,
-                                 extra=value.extra)  # type: ignore[call-arg]  # every model takes extra= (types/base.py)
-        return result.to_dict(version)
+        return GetPromptResult(messages=[m for m in value.messages if _known(m, version)],
+                               description=value.description, meta=value.meta,
+                               extra=value.extra).to_dict(version)  # type: ignore[call-arg]  # every model takes extra=
 
 
 def _known(message: PromptMessage, version: str | None) -> bool:

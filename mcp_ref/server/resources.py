@@ -194,8 +194,7 @@ class Resources:
             raise ResourceNotFoundError("Resource not found", {"uri": uri})
         entry, variables = found
         kwargs = {**variables, **dict.fromkeys(entry.inject, ctx)}
-        value = entry.fn(**kwargs)
-        contents = to_contents(value, uri, entry.item.mime_type)
+        contents = to_contents(entry.fn(**kwargs), uri, entry.item.mime_type)
         return ReadResourceResult(contents=contents).to_dict(ctx.protocol_version)
 
     def handle_subscribe(self, ctx, params: dict) -> dict:

@@ -95,8 +95,7 @@ class Completions:
         fn = self.fn
         if fn is None:      # the table answers completion/complete only when a completer is set
             raise InvalidParamsError("completion/complete: this server has no completer")
-        values = fn(ref, CompletionArgument(argument["name"], argument["value"]), context)
-        return {"completion": _capped(values)}
+        return {"completion": _capped(fn(ref, CompletionArgument(argument["name"], argument["value"]), context))}
 
     def _reference(self, ref) -> tuple:
         """``(reference object, names of its arguments)``; -32602 when we have no such thing."""
