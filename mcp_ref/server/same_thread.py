@@ -81,8 +81,7 @@ class SameThread:
             if self.thread is None:
                 self.thread = threading.Thread(target=self._run, name=SAME_THREAD_NAME, daemon=True)
                 self.thread.start()
-            else:
-                self._cv.notify()
+            self._cv.notify()                        # an idle thread takes it
         done = job.done
         if not done.is_set():
             ctx.on_cancel(done.set)                 # the call ended, or the request was cancelled

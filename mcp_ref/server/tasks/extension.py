@@ -186,8 +186,7 @@ class ExtTasks(Registry):
                 task.answers[key] = responses[key]
                 del task.asks[key]                  # answered: no longer in inputRequests
             changed = bool(taken) and not task.asks and self._set_locked(task, "working", None)
-            if taken:
-                self._lock.notify_all()
+            self._lock.notify_all()                 # the tool's thread waits for its answers (ask)
         if changed:
             self._tell(task)
         return {}
