@@ -14,7 +14,8 @@ server/utilities/logging, client/sampling, client/elicitation, client/roots.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Protocol
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import CapabilityNotSupported, DuplicateInputKey
@@ -24,27 +25,10 @@ if TYPE_CHECKING:
     from mcp_ref.types import CreateMessageResult, Implementation
 
 
-class Server(Protocol):
-    """What a session and a request's context use of their server: server/server.py's
-    ``Server``, named here by what is used so that this module does not import that one
-    (which imports this one)."""
-
-    mrtr_secret: bytes
-
-    @property
-    def _logs(self) -> Any: ...
-
-    def _handle_request(self, ctx: Any, method: str, params: Any) -> Any: ...
-
-    def _handle_notification(self, session: ServerSession, method: str, params: Any) -> None: ...
-
-    def log(self, level: str, data: Any, logger: str | None = None) -> int: ...
-
-
 class ServerSession(Session):
     """A Session plus what the server knows about this one client."""
 
-    def __init__(self, server: Server, transport: Any, **options: Any):
+    def __init__(self, server: Any, transport: Any, **options: Any):
         super().__init__(transport, server._handle_request,
                          lambda method, params: server._handle_notification(self, method, params),
                          context_class=Context, name="mcp-server", **options)
@@ -109,18 +93,17 @@ class Context(RequestContext):
     json_rpc_errors_pass = False
 
     @property
-    def server(self) -> Server:
+    def server(self) -> Any:
+        """The ``Server`` (server/server.py, which imports this module)."""
         return self.session.server
 
     @property
     def client_capabilities(self) -> dict:
-        era = self.era
-        return era.capabilities if era is not None else self.session.client_capabilities
+        return self.era.capabilities if self.era is not None else self.session.client_capabilities
 
     @property
     def protocol_version(self) -> str | None:
-        era = self.era
-        return era.version if era is not None else self.session.protocol_version
+        return self.era.version if self.era is not None else self.session.protocol_version
 
     @property
     def client_info(self) -> Implementation | None:
@@ -148,35 +131,37 @@ class Context(RequestContext):
     # -- input requests: their keys, and several in one round (server/modern/mrtr.py rules 2 and 3)
     _ask_key = None         # the key the next ask takes: key= of elicit/sample/list_roots, or gather's
     _input_keys: set | None = None      # the keys this run (a task: its whole life) has used
-    _input_counts: dict | None = None   # kind -> unnamed keys made so far
     _gathering = False      # inside gather: an unanswered ask ends the entry, not the run
 
     def _input_key(self, method: str) -> str:
         """The key of this ask: the one named (``key=``, ``gather``), else ``<kind>-<n>``
         skipping names taken; ``DuplicateInputKey`` for a name this run has used."""
         key, self._ask_key = self._ask_key, None
+        if self._input_keys is None:
+            self._input_keys = set()
         used = self._input_keys
-        if used is None:
-            used = self._input_keys = set()
-        if key is None:
-            counts = self._input_counts
-            if counts is None:
-                counts = self._input_counts = {}
-            kind = INPUT_KINDS[method]
-            while key is None or key in used:
-                counts[kind] = counts.get(kind, 0) + 1
-                key = f"{kind}-{counts[kind]}"
+        if key is None:                         # the first <kind>-<n> not used: the n-th unnamed ask, names skipped
+            kind, n = INPUT_KINDS[method], 1
+            while f"{kind}-{n}" in used:
+                n += 1
+            key = f"{kind}-{n}"
         elif key in used:
             raise DuplicateInputKey(key)
         used.add(key)
         return key
 
+    @contextmanager
     def _keyed(self, key: str | None):
         """``with self._keyed(key):`` the ask inside takes ``key`` (None: as named before,
-        or ``<kind>-<n>``)."""
+        or ``<kind>-<n>``), forgotten after it (asked or not)."""
         if key is not None and (not isinstance(key, str) or not key):
             raise TypeError(f"an input request key is a non-empty string, not {key!r}")
-        return _Keyed(self, key)
+        if key is not None:
+            self._ask_key = key
+        try:
+            yield
+        finally:
+            self._ask_key = None
 
     def gather(self, asks: dict) -> dict:
         """Ask the client several things at once; returns ``{key: answer}`` in the order of ``asks``.
@@ -204,13 +189,7 @@ class Context(RequestContext):
         for key, ask in asks.items():
             if not isinstance(key, str) or not key or not callable(ask):
                 raise TypeError(f"gather: {key!r} must be a non-empty string mapped to a function that asks")
-        if self.era is None:
-            answers = {}
-            for key, ask in asks.items():      # legacy: one server-to-client request after another
-                with self._keyed(key):
-                    answers[key] = ask()
-            return answers
-        from mcp_ref.server.modern.mrtr import InputRequired
+        from mcp_ref.server.modern.mrtr import InputRequired       # never raised in the legacy era
         answers, pending, state = {}, {}, None
         self._gathering = True
         try:
@@ -243,14 +222,12 @@ class Context(RequestContext):
     @property
     def subject(self) -> str | None:
         """Who the access token speaks for (``auth.subject``), or None."""
-        access = self.auth
-        return access.subject if access is not None else None
+        return getattr(self.auth, "subject", None)
 
     @property
     def scopes(self) -> tuple:
         """The scopes the access token grants (empty without one)."""
-        access = self.auth
-        return tuple(access.scopes) if access is not None else ()
+        return tuple(getattr(self.auth, "scopes", ()))
 
     # -- client features: sampling, elicitation, roots (sampling.py, elicitation.py, roots.py).
     # Each raises CapabilityNotSupported locally, before sending, when the client did not
@@ -316,9 +293,7 @@ class Context(RequestContext):
         eight RFC 5424 levels (ValueError otherwise); ``data`` is any JSON value."""
         from mcp_ref.server.utilities import check_level
         check_level(level)
-        if self.era is not None:        # 2026-07-28: the level is the request's, none means no messages
-            return self.server._logs.send_for_request(self, level, data, logger)
-        return self.server._logs.send(self.session, level, data, logger, related_id=self.request_id)
+        return self.server._logs.send(self.session, level, data, logger, related_id=self.request_id, era=self.era)
 
     # -- Streamable HTTP (Spec: basic/transports#sending-messages-to-the-server, 2025-11-25)
     def close_sse_stream(self) -> bool:
@@ -336,20 +311,3 @@ class Context(RequestContext):
 # (server/modern/mrtr.py rule 2).
 INPUT_KINDS = {"elicitation/create": "elicit", "sampling/createMessage": "sample", "roots/list": "roots"}
 
-
-class _Keyed:
-    """``Context._keyed``: the key of the ask inside, forgotten after it (asked or not)."""
-
-    __slots__ = ("ctx", "key")
-
-    def __init__(self, ctx: Context, key: str | None):
-        self.ctx, self.key = ctx, key
-
-    def __enter__(self):
-        if self.key is not None:
-            self.ctx._ask_key = self.key
-        return self
-
-    def __exit__(self, *exc):
-        self.ctx._ask_key = None
-        return False

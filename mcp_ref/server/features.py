@@ -48,6 +48,4 @@ def as_model(cls: Any, value: Any) -> Any:
 
 def as_icons(icons: list | None) -> list | None:
     """A list of ``Icon`` from icons given as objects or dicts."""
-    if icons is None:
-        return None
-    return [as_model(Icon, icon) for icon in icons]
+    return None if icons is None else [as_model(Icon, icon) for icon in icons]

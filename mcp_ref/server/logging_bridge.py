@@ -71,8 +71,6 @@ class LoggingBridge(logging.Handler):
 
 def _without_traceback(record: logging.LogRecord) -> logging.LogRecord:
     """A copy of ``record`` a formatter turns into its message alone (rule 2)."""
-    if record.exc_info is None and record.exc_text is None and record.stack_info is None:
-        return record
     bare = copy.copy(record)
     bare.exc_info = bare.exc_text = bare.stack_info = None
     return bare

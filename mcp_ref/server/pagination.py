@@ -49,13 +49,11 @@ def _read_cursor(list_name: str, cursor) -> int:
     import base64
     import binascii
     try:
-        if not isinstance(cursor, str):
-            raise ValueError("not a string")
-        data = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))
+        data = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))     # AttributeError: not a str
         serial = data["n"]
         if data["l"] != list_name or not isinstance(serial, int) or isinstance(serial, bool) or serial < 0:
             raise ValueError("not a cursor of this list")
-    except (ValueError, KeyError, TypeError, binascii.Error, UnicodeError):
+    except (ValueError, KeyError, TypeError, AttributeError, binascii.Error, UnicodeError):
         raise InvalidParamsError(f"Invalid cursor for {list_name}", {"cursor": cursor}) from None
     return serial
 
@@ -126,15 +124,7 @@ class NamedRegistry:
         """The registered objects, in registration order."""
         with self._lock:
             entries = list(self._entries.values())
-        return [self._item(entry) for entry in entries]
-
-    def _item(self, entry):
-        """The listed object of an entry (its ``ITEM`` attribute: the model)."""
-        return getattr(entry, self.ITEM)
-
-    def _wire(self, entry, version: str | None) -> dict:
-        """An entry's wire dict in a listing for ``version``: its model's ``to_dict``."""
-        return self._item(entry).to_dict(version)
+        return [getattr(entry, self.ITEM) for entry in entries]
 
     def _register(self, name: str, entry) -> None:
         with self._lock:
@@ -157,8 +147,6 @@ class NamedRegistry:
             listing = self._listing
             if listing is None:
                 listing = self._listing = Listing([(entry.serial, entry) for entry in self._entries.values()])
-        page, cursor = listing.wire(params, self.owner.page_size, self.KIND, ctx.protocol_version, self._wire)
-        result = {self.KIND: page}
-        if cursor is not None:
-            result["nextCursor"] = cursor
-        return result
+        page, cursor = listing.wire(params, self.owner.page_size, self.KIND, ctx.protocol_version,
+                                    lambda entry, version: getattr(entry, self.ITEM).to_dict(version))
+        return {self.KIND: page, "nextCursor": cursor} if cursor is not None else {self.KIND: page}

@@ -68,10 +68,10 @@ def to_messages(value: Any) -> list:
 class _Entry:
     """A registered prompt: its ``Prompt`` and what ``prompts/get`` needs (rule 5)."""
 
-    __slots__ = ("name", "fn", "prompt", "bind", "serial")
+    __slots__ = ("fn", "prompt", "bind", "serial")
 
     def __init__(self, read: signature.Reading, prompt: Prompt):
-        self.name, self.fn, self.prompt = prompt.name, read.fn, prompt
+        self.fn, self.prompt = read.fn, prompt
         self.bind = Binder(read, tuple(read.context))
         self.serial = next_serial()
 
@@ -84,9 +84,6 @@ class Prompts(NamedRegistry):
     def get(self, name: str) -> Prompt | None:
         entry = self._entries.get(name)
         return entry.prompt if entry is not None else None
-
-    def _item(self, entry: _Entry) -> Prompt:
-        return entry.prompt
 
     def add(self, fn: Callable, *, name: str | None = None, title: str | None = None,
             description: str | None = None, icons: list | None = None, meta: dict | None = None) -> Prompt:
@@ -121,10 +118,9 @@ class Prompts(NamedRegistry):
         if not isinstance(value, GetPromptResult):
             value = GetPromptResult(messages=to_messages(value), description=entry.prompt.description)
         version = ctx.protocol_version
-        result = GetPromptResult(messages=[m for m in value.messages if _known(m, version)],
-                                 description=value.description, meta=value.meta,
-                                 extra=value.extra)  # type: ignore[call-arg]  # every model takes extra= (types/base.py)
-        return result.to_dict(version)
+        return GetPromptResult(messages=[m for m in value.messages if _known(m, version)],
+                               description=value.description, meta=value.meta,
+                               extra=value.extra).to_dict(version)  # type: ignore[call-arg]  # every model takes extra=
 
 
 def _known(message: PromptMessage, version: str | None) -> bool:

@@ -72,11 +72,10 @@ class _Entry:
     """A registered resource or template (``template`` None for a fixed URI): its model,
     its function and the names of the function's context parameters (rule 5)."""
 
-    __slots__ = ("uri", "fn", "item", "template", "inject", "serial")
+    __slots__ = ("fn", "item", "template", "inject", "serial")
 
-    def __init__(self, uri: str, fn: Callable, item: Resource | ResourceTemplate, template: UriTemplate | None,
-                 inject: list):
-        self.uri, self.fn, self.item, self.template, self.inject = uri, fn, item, template, inject
+    def __init__(self, fn: Callable, item: Resource | ResourceTemplate, template: UriTemplate | None, inject: list):
+        self.fn, self.item, self.template, self.inject = fn, item, template, inject
         self.serial = next_serial()
 
 
@@ -106,10 +105,6 @@ class Resources:
         with self._lock:
             return [entry.item for entry in self._static.values()]
 
-    def templates(self) -> list:
-        with self._lock:
-            return [entry.item for entry in self._templates.values()]
-
     # -- registration
     def add(self, fn: Any, uri: str, *, name: str | None = None, title: str | None = None,
             description: str | None = None, mime_type: str | None = None, size: int | None = None,
@@ -134,7 +129,7 @@ class Resources:
                             icons=as_icons(icons), meta=meta)
         item = ResourceTemplate(uri_template=uri, **common) if template is not None else \
             Resource(uri=uri, size=size, **common)
-        entry = _Entry(uri, fn, item, template, read.context)
+        entry = _Entry(fn, item, template, read.context)
         table = self._templates if template is not None else self._static
         with self._lock:
             if uri in table:
@@ -149,10 +144,7 @@ class Resources:
         """Unregister the resource with this URI, or the template with this URI template;
         KeyError when there is none."""
         with self._lock:
-            if uri in self._static:
-                del self._static[uri]
-            else:
-                del self._templates[uri]
+            del (self._static if uri in self._static else self._templates)[uri]
             self._listings.clear()
         self.owner._list_changed("notifications/resources/list_changed")
 
@@ -174,31 +166,25 @@ class Resources:
             entry = self._templates.get(uri_template)
         return entry.item if entry is not None else None
 
-    def _page(self, table: dict, params: dict, list_name: str, version: str | None) -> tuple:
-        """The wire dicts of a page of ``table``'s items, cut from its Listing (made once
+    def _page(self, table: dict, ctx, params: dict, list_name: str, key: str) -> dict:
+        """The list result ``{key: page}`` of ``table``'s items, cut from its Listing (made once
         per change, each item's dict made once per revision: pagination.py rules 4, 5)."""
         with self._lock:
             listing = self._listings.get(id(table))
             if listing is None:
                 listing = self._listings[id(table)] = Listing([(e.serial, e) for e in table.values()])
-        return listing.wire(params, self.owner.page_size, list_name, version, _wire)
+        page, cursor = listing.wire(params, self.owner.page_size, list_name, ctx.protocol_version,
+                                    lambda entry, version: entry.item.to_dict(version))
+        return {key: page, "nextCursor": cursor} if cursor is not None else {key: page}
 
     # -- handlers
     def handle_list(self, ctx, params: dict) -> dict:
         """Spec: server/resources#listing-resources."""
-        page, cursor = self._page(self._static, params, "resources", ctx.protocol_version)
-        result = {"resources": page}
-        if cursor is not None:
-            result["nextCursor"] = cursor
-        return result
+        return self._page(self._static, ctx, params, "resources", "resources")
 
     def handle_templates_list(self, ctx, params: dict) -> dict:
         """Spec: server/resources#resource-templates."""
-        page, cursor = self._page(self._templates, params, "resources/templates", ctx.protocol_version)
-        result = {"resourceTemplates": page}
-        if cursor is not None:
-            result["nextCursor"] = cursor
-        return result
+        return self._page(self._templates, ctx, params, "resources/templates", "resourceTemplates")
 
     def handle_read(self, ctx, params: dict) -> dict:
         """Spec: server/resources#reading-resources; rules 2 and 3."""
@@ -207,11 +193,8 @@ class Resources:
         if found is None:
             raise ResourceNotFoundError("Resource not found", {"uri": uri})
         entry, variables = found
-        kwargs = dict(variables)
-        for name in entry.inject:
-            kwargs[name] = ctx
-        value = entry.fn(**kwargs)
-        contents = to_contents(value, uri, entry.item.mime_type)
+        kwargs = {**variables, **dict.fromkeys(entry.inject, ctx)}
+        contents = to_contents(entry.fn(**kwargs), uri, entry.item.mime_type)
         return ReadResourceResult(contents=contents).to_dict(ctx.protocol_version)
 
     def handle_subscribe(self, ctx, params: dict) -> dict:
@@ -245,10 +228,6 @@ class Resources:
         return sent
 
 
-def _wire(entry: _Entry, version: str | None) -> dict:
-    return entry.item.to_dict(version)
-
-
 def _check_template_function(fn: Callable, uri: str, variables: tuple, params: dict) -> None:
     """Each variable is a parameter (or ``fn`` takes ``**kwargs``); every other parameter
     has a default. Raises ValueError naming the mismatch (``params``: ``fn``'s inputSchema)."""
@@ -256,14 +235,9 @@ def _check_template_function(fn: Callable, uri: str, variables: tuple, params: d
         takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         takes_any = False
-    required = params.get("required", ())
-    names = set(variables)
-    if (takes_any or names <= params["properties"].keys()) and names.issuperset(required):
-        return                                      # (the lists below are for the message)
-    unknown = [v for v in variables if v not in params["properties"] and not takes_any]
-    unfilled = [p for p in required if p not in names]
-    if unknown or unfilled:
-        raise ValueError(f"resource template {uri!r}: "
-                         + "; ".join(([f"variables without a parameter: {', '.join(unknown)}"] if unknown else [])
-                                     + ([f"required parameters not in the template: {', '.join(unfilled)}"]
-                                        if unfilled else [])))
+    unknown = [] if takes_any else [v for v in variables if v not in params["properties"]]
+    unfilled = [p for p in params.get("required", ()) if p not in variables]
+    problems = ([f"variables without a parameter: {', '.join(unknown)}"] if unknown else []) + \
+        ([f"required parameters not in the template: {', '.join(unfilled)}"] if unfilled else [])
+    if problems:
+        raise ValueError(f"resource template {uri!r}: " + "; ".join(problems))

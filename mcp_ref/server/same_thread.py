@@ -6,25 +6,17 @@ after the last session that used it closes.
 """
 from __future__ import annotations
 
-import sys
 import threading
 from collections import deque
+from typing import Any, Callable
 
-from mcp_ref.errors import RequestCancelled, get_logger
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only
-    from typing import Any, Callable
-
-
-log = get_logger("mcp_ref.server")
+from mcp_ref.errors import RequestCancelled
+from mcp_ref.server.utilities import current
 
 __all__ = ["SameThread", "SAME_THREAD_NAME"]
 
 # Rule 6: the thread that runs every same_thread tool of a server.
 SAME_THREAD_NAME = "mcp-server-same-thread"
-# The logging bridge finds the request it logs for in utilities.current (a thread-local).
-_UTILITIES = __package__ + ".utilities"
 
 
 # ---------------------------------------------------------------------- the same thread (rule 6)
@@ -68,7 +60,7 @@ class SameThread:
         self._keep = keep
         self._cv = threading.Condition(threading.Lock())
         self._jobs: deque = deque()
-        self._thread: threading.Thread | None = None
+        self.thread: threading.Thread | None = None      # the running thread, or None
 
     def call(self, fn: Callable, kwargs: dict, ctx) -> Any:
         """Run ``fn(**kwargs)`` on the thread and return what it returned (or raise
@@ -86,11 +78,10 @@ class SameThread:
         job = _Job(fn, kwargs, ctx)
         with self._cv:
             self._jobs.append(job)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name=SAME_THREAD_NAME, daemon=True)
-                self._thread.start()
-            else:
-                self._cv.notify()
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name=SAME_THREAD_NAME, daemon=True)
+                self.thread.start()
+            self._cv.notify()                        # an idle thread takes it
         done = job.done
         if not done.is_set():
             ctx.on_cancel(done.set)                 # the call ended, or the request was cancelled
@@ -112,39 +103,26 @@ class SameThread:
         with self._cv:
             self._cv.notify()
 
-    @property
-    def thread(self) -> threading.Thread | None:
-        """The running thread, or None."""
-        return self._thread
-
     def _run(self) -> None:
         cv, jobs = self._cv, self._jobs
         while True:
             with cv:
-                while True:
-                    if jobs:
-                        job = jobs.popleft()
-                        if job.ctx.is_cancelled():      # cancelled while queued
-                            job.state = _SKIPPED
-                            job.done.set()
-                            continue
-                        job.state = _RUNNING
-                        break
+                while not jobs:
                     if not self._keep():
-                        self._thread = None             # under the lock: the next call starts another
+                        self.thread = None              # under the lock: the next call starts another
                         return
                     cv.wait()
-            utilities = sys.modules.get(_UTILITIES)
-            if utilities is not None:                   # the logging bridge (server._handle_request)
-                utilities.current.ctx = job.ctx
-            try:
-                job.value = job.fn(**job.kwargs)
-            except BaseException as exc:                # handed to the handler, as if raised there
-                job.error = exc
-            finally:
-                if utilities is not None:
-                    utilities.current.ctx = None
-                job.kwargs = None
-                job.state = _DONE
-                job.done.set()
+                job = jobs.popleft()
+                job.state = _SKIPPED if job.ctx.is_cancelled() else _RUNNING     # skipped: cancelled while queued
+            if job.state == _RUNNING:
+                current.ctx = job.ctx                   # for the logging bridge (server._run_handler)
+                try:
+                    job.value = job.fn(**job.kwargs)
+                except BaseException as exc:            # handed to the handler, as if raised there
+                    job.error = exc
+                finally:
+                    current.ctx = None
+                    job.kwargs = None
+                    job.state = _DONE
+            job.done.set()
             job = None

@@ -49,7 +49,7 @@ import threading
 from typing import Callable
 
 from mcp_ref.protocol import lifecycle
-from mcp_ref.errors import InvalidParamsError, MethodNotFoundError, get_logger
+from mcp_ref.errors import InvalidParamsError, MethodNotFoundError
 from mcp_ref.server.context import Context, ServerSession
 from mcp_ref.server.registration import Registration
 from mcp_ref.server.tools import Tools
@@ -58,8 +58,6 @@ from mcp_ref.server.utilities import Completions, Logs, check_level, current
 from mcp_ref.transports.stdio import StdioServerTransport
 from mcp_ref.types import Implementation
 
-
-log = get_logger("mcp_ref.server")
 
 def _modern():
     """The 2026-07-28 serving room (server/modern/), loaded on the first modern request:
@@ -107,9 +105,7 @@ class Server(Registration):
         self.max_workers = max_workers
         self.page_size = page_size
         self.eof_grace = eof_grace
-        if log_level is not None:
-            log_level = check_level(log_level)
-        self.log_level = log_level
+        self.log_level = check_level(log_level) if log_level is not None else None
         self._logging_capability = logging_capability
         self._changes = 0                       # registry changes (server/modern/serve.py rule 7)
         self._capability_override = capabilities
@@ -132,8 +128,9 @@ class Server(Registration):
         # Rule 1: one row per method, a literal each, with the capability it needs.
         self._request_handlers = {
             "initialize": (self._on_initialize, None),
-            "server/discover": (self._on_discover, None),
-            "subscriptions/listen": (self._on_listen, None),
+            # Spec 2026-07-28: server/discover, basic/patterns/subscriptions (served only in that era, rule 8).
+            "server/discover": (lambda ctx, params: _modern().discover(self, ctx), None),
+            "subscriptions/listen": (lambda ctx, params: _modern().listen(self, ctx, params), None),
             "tools/list": (lambda ctx, params: self.tools.handle_list(ctx, params), "tools"),
             "tools/call": (lambda ctx, params: self.tools.handle_call(ctx, params), "tools"),
             "resources/list": (lambda ctx, params: self.resources.handle_list(ctx, params), "resources"),
@@ -293,7 +290,7 @@ class Server(Registration):
             # so it stays served (declared_capabilities) but is not named on the wire.
             offered = {key: value for key, value in offered.items() if key != "completions"}
         result = {"protocolVersion": version, "capabilities": offered,
-                  "serverInfo": self._server_info(version)}
+                  "serverInfo": self.info.to_dict(version)}
         if self.instructions:
             result["instructions"] = self.instructions
         return result
@@ -303,14 +300,6 @@ class Server(Registration):
         (server/modern/serve.py rule 4); ``check_headers(version)`` returns a transport's
         header error, if any (the HTTP handler's)."""
         _modern().preflight(self, method, params, check_headers)
-
-    def _on_listen(self, ctx: Context, params: dict) -> dict:
-        """Spec 2026-07-28: basic/patterns/subscriptions (rule 8)."""
-        return _modern().listen(self, ctx, params)
-
-    def _on_discover(self, ctx: Context, params: dict) -> dict:
-        """Spec 2026-07-28: server/discover (served only in the modern era, rule 8)."""
-        return _modern().discover(self, ctx)
 
     @property
     def tasks(self):
@@ -341,9 +330,6 @@ class Server(Registration):
             with self._lock:
                 self._prompts = self._prompts or Prompts(self, Context)
         return self._prompts
-
-    def _server_info(self, version: str) -> dict:
-        return self.info.to_dict(version)
 
     def _on_initialized(self, session: ServerSession, params: dict) -> None:
         """Spec: basic/lifecycle#initialization: the client is ready for normal operation."""

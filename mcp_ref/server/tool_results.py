@@ -17,11 +17,11 @@ from mcp_ref.types import (BlobResourceContents, CallToolResult, ContentBlock, E
 
 __all__ = ["tool_result", "error_result", "to_content", "is_content"]
 
-# Magic numbers of the binary formats a bare ``bytes`` return may be (else use image()/audio()).
-_MAGIC = ((b"\x89PNG\r\n\x1a\n", "image", "image/png"), (b"\xff\xd8\xff", "image", "image/jpeg"),
-          (b"GIF87a", "image", "image/gif"), (b"GIF89a", "image", "image/gif"),
-          (b"RIFF", "riff", None), (b"ID3", "audio", "audio/mpeg"), (b"OggS", "audio", "audio/ogg"),
-          (b"fLaC", "audio", "audio/flac"))
+# Magic numbers of the binary formats a bare ``bytes`` return may be (else use image()/audio()),
+# and the RIFF forms, told apart by the four bytes after the chunk size.
+_MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF87a", "image/gif"),
+          (b"GIF89a", "image/gif"), (b"ID3", "audio/mpeg"), (b"OggS", "audio/ogg"), (b"fLaC", "audio/flac"))
+_RIFF = {b"WAVE": "audio/wav", b"WEBP": "image/webp"}
 # json.dumps(value, ensure_ascii=False), without building an encoder per call.
 _json_text = json.JSONEncoder(ensure_ascii=False).encode
 
@@ -33,19 +33,14 @@ def is_content(value: Any) -> bool:
 
 
 def _bytes_block(data: bytes) -> ContentBlock:
-    kind: str | None
-    mime: str | None
-    for magic, kind, mime in _MAGIC:
-        if data.startswith(magic):
-            if kind == "riff":                      # RIFF: WAVE audio or WEBP image
-                kind, mime = ("audio", "audio/wav") if data[8:12] == b"WAVE" else \
-                    ("image", "image/webp") if data[8:12] == b"WEBP" else (None, None)
-            if kind == "image" and mime is not None:
-                return image(data, mime)
-            if kind == "audio" and mime is not None:
-                return audio(data, mime)
-    raise TypeError("a tool returned bytes of an unknown format: return "
-                    "mcp_ref.types.image(data, mime_type) or audio(data, mime_type)")
+    if data.startswith(b"RIFF"):
+        mime = _RIFF.get(data[8:12])
+    else:
+        mime = next((mime for magic, mime in _MAGIC if data.startswith(magic)), None)
+    if mime is None:
+        raise TypeError("a tool returned bytes of an unknown format: return "
+                        "mcp_ref.types.image(data, mime_type) or audio(data, mime_type)")
+    return image(data, mime) if mime.startswith("image/") else audio(data, mime)
 
 
 def to_content(value: Any) -> list:
@@ -82,46 +77,31 @@ def tool_result(value: Any, version: str | None, *, name: str, wrap: bool,
     ValueError (the caller answers them as an ``isError`` result) when the value cannot be
     content or breaks the outputSchema."""
     if isinstance(value, CallToolResult):
-        _check_result(name, value, check_output)
+        # Rule 4 for a result the tool built: with an outputSchema, one without ``isError`` must
+        # carry conforming ``structuredContent`` (Spec: server/tools#output-schema: MUST).
+        structured = value.structured_content
+        if check_output is not None and not value.is_error:
+            if structured is None:
+                raise ValueError(f"tool {name} has an outputSchema but returned a CallToolResult "
+                                 f"without structuredContent")
+            _conforming(name, structured, check_output, "its structuredContent is", structured)
         return value.to_dict(version)
     if check_output is None or is_content(value) or (not wrap and isinstance(value, (str, list, tuple))):
         return CallToolResult(content=to_content(value)).to_dict(version)
-    structured = _structured(name, value, wrap, check_output)      # rule 4
+    structured = jsonable.to_jsonable(value)      # rule 4: the value as structuredContent
+    if wrap:
+        structured = {"result": structured}
+    _conforming(name, structured, check_output, "returned", value)
     return CallToolResult(content=[TextContent(text=_json_text(structured))],
                           structured_content=structured).to_dict(version)
 
 
-def _structured(name: str, value: Any, wrap: bool, check_output: Callable[[Any], str | None]) -> dict:
-    """Rule 4: the value as ``structuredContent``; ValueError when it breaks the outputSchema."""
-    structured = jsonable.to_jsonable(value)
-    if wrap:
-        structured = {"result": structured}
+def _conforming(name: str, structured: Any, check_output: Callable[[Any], str | None], gave: str, of: Any) -> None:
+    """Rule 4: ValueError unless ``structured`` is an object that matches the outputSchema
+    (``gave`` and ``of``: what the tool gave, for the message)."""
     if not isinstance(structured, dict):
-        raise ValueError(f"tool {name} has an outputSchema but returned "
-                         f"{type(value).__name__}, not an object")
-    _check_structured(name, structured, check_output)
-    return structured
-
-
-def _check_structured(name: str, structured: dict, check_output: Callable[[Any], str | None]) -> None:
-    """ValueError when ``structured`` breaks the tool's outputSchema (rule 4)."""
+        raise ValueError(f"tool {name} has an outputSchema but {gave} {type(of).__name__}, not an object")
     problem = check_output(structured)
     if problem:
         raise ValueError(f"tool {name} returned output that does not match its "
                          f"outputSchema: {problem}")
-
-
-def _check_result(name: str, result: CallToolResult, check_output: Callable[[Any], str | None] | None) -> None:
-    """Rule 4 for a ``CallToolResult`` the tool built: with an outputSchema, a result
-    without ``isError`` must carry conforming ``structuredContent`` (Spec:
-    server/tools#output-schema: servers MUST provide structured results that conform)."""
-    if check_output is None or result.is_error:
-        return
-    structured = result.structured_content
-    if structured is None:
-        raise ValueError(f"tool {name} has an outputSchema but returned a CallToolResult "
-                         f"without structuredContent")
-    if not isinstance(structured, dict):
-        raise ValueError(f"tool {name} has an outputSchema but its structuredContent is "
-                         f"{type(structured).__name__}, not an object")
-    _check_structured(name, structured, check_output)

@@ -31,7 +31,7 @@ import threading
 from typing import Any, Callable, NamedTuple, Optional
 
 from mcp_ref.schema import jsonable
-from mcp_ref.errors import InvalidParamsError, SessionError
+from mcp_ref.errors import InvalidParamsError
 from mcp_ref.types import (LOGGING_LEVELS, CompleteResult, Completion, LoggingMessageNotificationParams,
                      PromptReference, ResourceTemplateReference)
 from mcp_ref.schema.uritemplate import UriTemplate
@@ -58,12 +58,10 @@ def _capped(values) -> dict:
     """Rule 1: the ``completion`` object for what a completer returned."""
     if isinstance(values, CompleteResult):
         values = values.completion
-    if values is None:
-        values = []
     total = has_more = None
     if isinstance(values, Completion):
         total, has_more, values = values.total, values.has_more, values.values
-    values = [str(value) for value in values]
+    values = [str(value) for value in values or ()]
     if total is None:
         total = len(values)
     if has_more is None:
@@ -97,8 +95,7 @@ class Completions:
         fn = self.fn
         if fn is None:      # the table answers completion/complete only when a completer is set
             raise InvalidParamsError("completion/complete: this server has no completer")
-        values = fn(ref, CompletionArgument(argument["name"], argument["value"]), context)
-        return {"completion": _capped(values)}
+        return {"completion": _capped(fn(ref, CompletionArgument(argument["name"], argument["value"]), context))}
 
     def _reference(self, ref) -> tuple:
         """``(reference object, names of its arguments)``; -32602 when we have no such thing."""
@@ -141,31 +138,25 @@ class Logs:
         return {}
 
     def send(self, session, level: str, data: Any, logger: Optional[str] = None, related_id=None,
-             meta: Optional[dict] = None) -> bool:
+             meta: Optional[dict] = None, era=None) -> bool:
         """Send one message to ``session`` unless its level filters it out (rule 4);
-        True when sent. ``meta``: the params' ``_meta`` (a task's related-task entry)."""
-        declared = getattr(session, "declared_capabilities", None) or self.owner.capabilities()
+        True when sent. ``meta``: the params' ``_meta`` (a task's related-task entry).
+        ``era``: a 2026-07-28 request's metadata, whose ``_meta`` log level is the threshold,
+        and without one nothing is sent (Spec 2026-07-28: server/utilities/logging)."""
+        if era is None:
+            declared = getattr(session, "declared_capabilities", None) or self.owner.capabilities()
+            threshold, version = session.log_level or self.owner.log_level, session.protocol_version
+        elif era.log_level is None:
+            return False
+        else:
+            declared, threshold, version = self.owner.capabilities(), era.log_level, era.version
         if "logging" not in declared:
             return False
-        threshold = session.log_level or self.owner.log_level
         if threshold is not None and LOGGING_LEVELS.index(level) < LOGGING_LEVELS.index(threshold):
             return False
         params = LoggingMessageNotificationParams(level=level, data=jsonable.to_jsonable(data), logger=logger,
                                                   meta=meta)
-        session.notify("notifications/message", params.to_dict(session.protocol_version), related_id=related_id)
-        return True
-
-    def send_for_request(self, ctx, level: str, data: Any, logger: Optional[str] = None) -> bool:
-        """A 2026-07-28 request's message: its ``_meta`` log level is the threshold, and
-        without one nothing is sent (Spec 2026-07-28: server/utilities/logging); on the
-        request's own stream. True when sent."""
-        threshold = ctx.era.log_level
-        if threshold is None or "logging" not in self.owner.capabilities():
-            return False
-        if LOGGING_LEVELS.index(level) < LOGGING_LEVELS.index(threshold):
-            return False
-        params = LoggingMessageNotificationParams(level=level, data=jsonable.to_jsonable(data), logger=logger)
-        ctx.session.notify("notifications/message", params.to_dict(ctx.protocol_version), related_id=ctx.request_id)
+        session.notify("notifications/message", params.to_dict(version), related_id=related_id)
         return True
 
     def broadcast(self, level: str, data: Any, logger: Optional[str] = None) -> int:

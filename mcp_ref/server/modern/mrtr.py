@@ -58,6 +58,7 @@ import hashlib
 import hmac
 import json
 import time
+from contextlib import contextmanager
 
 from mcp_ref.errors import (CapabilityNotSupported, InvalidParamsError, MissingRequiredClientCapabilityError,
                             SessionError)
@@ -65,15 +66,15 @@ from mcp_ref.errors import (CapabilityNotSupported, InvalidParamsError, MissingR
 __all__ = ["InputRequired", "MissingCapability", "needs", "ask", "input_required_result", "STATE_TTL"]
 
 STATE_TTL = 600.0           # seconds a requestState is accepted (rule 4)
-KINDS = {"elicitation/create": "elicit", "sampling/createMessage": "sample", "roots/list": "roots"}
 ASKING_METHODS = ("tools/call", "prompts/get", "resources/read")     # Spec: mrtr#supported-requests
 
 
 class InputRequired(BaseException):
     """Rule 3: the run ends here; the server answers an ``InputRequiredResult``.
-    ``asks``: key -> (method, params) of each unanswered ask (one, or a gather's)."""
+    ``asks``: key -> (method, params) of each unanswered ask (one, or a gather's); ``state``:
+    the run's verified answers so far, key -> [digest, answer] (None: not read)."""
 
-    def __init__(self, asks: dict, state: "_State | None"):
+    def __init__(self, asks: dict, state: dict | None):
         super().__init__("input required: " + ", ".join(f"{method} ({key})" for key, (method, _) in asks.items()))
         self.asks, self.state = asks, state
 
@@ -90,27 +91,16 @@ class MissingCapability(BaseException):
                                                     {"requiredCapabilities": self.required})
 
 
-class needs:
+@contextmanager
+def needs(required: dict, active: bool = True):
     """Rule 6: ``with needs({"sampling": {}}, active=...):`` turns the capability refusal
     of the code inside into ``MissingCapability`` (when ``active``: a modern request)."""
-
-    def __init__(self, required: dict, active: bool = True):
-        self.required, self.active = required, active
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, exc, tb):
-        if self.active and kind is not None and issubclass(kind, CapabilityNotSupported):
-            raise MissingCapability(self.required, str(exc)) from None
-        return False
-
-
-class _State:
-    """What one run knows: the answers so far (verified), and how many asks it made."""
-
-    def __init__(self, answers: dict):
-        self.answers = answers          # key -> [digest, answer]
+    try:
+        yield
+    except CapabilityNotSupported as exc:
+        if not active:
+            raise
+        raise MissingCapability(required, str(exc)) from None
 
 
 def _b64(data: bytes) -> str:
@@ -154,34 +144,29 @@ def _verify(secret: bytes, token, target: list) -> dict:
     return payload
 
 
-def load(ctx) -> None:
-    """Rule 4: check a retry's ``requestState`` before the function runs (its refusal is
-    the request's error, not the function's)."""
-    if ctx.method in ASKING_METHODS and isinstance(ctx.params, dict) and (
-            "requestState" in ctx.params or "inputResponses" in ctx.params):
-        ctx._mrtr = _load(ctx)
-
-
-def _load(ctx) -> _State:
-    """The run's state from the retry's ``requestState`` and ``inputResponses`` (rules 4, 5)."""
+def load(ctx) -> dict:
+    """Rules 4 and 5: the run's answers, from a retry's ``requestState`` and
+    ``inputResponses``, kept as ``ctx._mrtr``. serve.py calls it before the function runs
+    when the request carries a state (its refusal is the request's error, not the
+    function's); ``ask`` on the first ask otherwise."""
     params = ctx.params if isinstance(ctx.params, dict) else {}
     token = params.get("requestState")
-    if token is None:
-        return _State({})
-    payload = _verify(ctx.server.mrtr_secret, token, _target(ctx))
-    answers = payload.get("a")
-    answers = answers if isinstance(answers, dict) else {}
-    responses = params.get("inputResponses")
-    if responses is not None and not isinstance(responses, dict):
-        raise InvalidParamsError("Invalid params: inputResponses must be an object")
-    pending = payload.get("p")
-    pending = pending if isinstance(pending, dict) else {}
-    for key, digest in pending.items():
-        if responses and key in responses:
-            if not isinstance(responses[key], dict):
-                raise InvalidParamsError(f"Invalid params: inputResponses[{key!r}] must be an object")
-            answers[key] = [digest, responses[key]]
-    return _State(answers)
+    answers: dict = {}
+    if token is not None:
+        payload = _verify(ctx.server.mrtr_secret, token, _target(ctx))
+        if isinstance(payload.get("a"), dict):
+            answers = payload["a"]
+        responses = params.get("inputResponses")
+        if responses is not None and not isinstance(responses, dict):
+            raise InvalidParamsError("Invalid params: inputResponses must be an object")
+        pending = payload.get("p")
+        for key, digest in (pending.items() if isinstance(pending, dict) else ()):
+            if responses and key in responses:
+                if not isinstance(responses[key], dict):
+                    raise InvalidParamsError(f"Invalid params: inputResponses[{key!r}] must be an object")
+                answers[key] = [digest, responses[key]]
+    ctx._mrtr = answers
+    return answers
 
 
 def ask(ctx, method: str, params, key: str) -> dict:
@@ -190,13 +175,11 @@ def ask(ctx, method: str, params, key: str) -> dict:
     if ctx.method not in ASKING_METHODS:
         raise SessionError(f"{method}: a {ctx.era.version} server may ask the client only during "
                                      f"{', '.join(ASKING_METHODS)} (Spec 2026-07-28: basic/patterns/mrtr)")
-    state = ctx._mrtr
-    if state is None:
-        state = ctx._mrtr = _load(ctx)
+    state = ctx._mrtr if ctx._mrtr is not None else load(ctx)
     if method == "elicitation/create" and isinstance(params, dict):
         params = {k: v for k, v in params.items() if k != "elicitationId"}   # 2026-07-28 has none
     digest = _digest(method, params)
-    entry = state.answers.get(key)
+    entry = state.get(key)
     if isinstance(entry, list) and len(entry) == 2 and entry[0] == digest:
         return entry[1]
     raise InputRequired({key: (method, params)}, state)
@@ -208,8 +191,7 @@ def input_required_result(ctx, stop: InputRequired) -> dict:
     for key, (method, params) in stop.asks.items():
         requests[key] = {"method": method} if params is None else {"method": method, "params": params}
     payload = {"t": _target(ctx), "e": time.time() + STATE_TTL,
-               "a": {k: v for k, v in (stop.state.answers if stop.state is not None else {}).items()
-                     if k not in stop.asks},
+               "a": {k: v for k, v in (stop.state or {}).items() if k not in stop.asks},
                "p": {key: _digest(method, params) for key, (method, params) in stop.asks.items()}}
     return {"resultType": "input_required", "inputRequests": requests,
             "requestState": _sign(ctx.server.mrtr_secret, payload)}

@@ -50,9 +50,12 @@ Spec 2026-07-28: basic/versioning, basic/index#meta, server/discover.
 """
 from __future__ import annotations
 
+import threading
+
 from mcp_ref.protocol import lifecycle, modern
-from mcp_ref.errors import McpError, MethodNotFoundError, UnsupportedProtocolVersionError
-from mcp_ref.server.modern.mrtr import InputRequired, MissingCapability, input_required_result, load
+from mcp_ref.errors import (InvalidParamsError, McpError, MethodNotFoundError, RequestCancelled,
+                            UnsupportedProtocolVersionError)
+from mcp_ref.server.modern.mrtr import ASKING_METHODS, InputRequired, MissingCapability, input_required_result, load
 
 __all__ = ["serve", "preflight", "discover", "told_capabilities"]
 
@@ -108,10 +111,10 @@ def serve(server, ctx, method: str, params: dict) -> dict:
         ctx.era, info = known[2], known[3]          # rule 7: as the last request of this method
     else:
         ctx.era = preflight(server, method, params)
-        info = server._server_info(ctx.era.version)
+        info = server.info.to_dict(ctx.era.version)
         server._modern_known[method] = (dict(meta or {}), stamp, ctx.era, info)
     handler = server._request_handlers[method][0]
-    if "requestState" in params or "inputResponses" in params:
+    if "requestState" in params and method in ASKING_METHODS:
         load(ctx)                                   # a retry's requestState, checked first (rule 5)
     try:
         result = server._run_handler(handler, ctx, params)
@@ -148,7 +151,6 @@ class Listener:
     """One open ``subscriptions/listen`` request: what it agreed to, where it goes."""
 
     def __init__(self, ctx, agreed: dict):
-        import threading
         self.ctx, self.agreed = ctx, agreed
         self.sending = threading.RLock()            # held by listen() until the acknowledgment is sent
         self.uris = set(agreed.get("resourceSubscriptions") or ())
@@ -174,7 +176,6 @@ class Listener:
 
 def agreed_filter(server, requested, ctx=None) -> dict:
     """The part of the client's filter we honour (Spec 2026-07-28: basic/patterns/subscriptions#acknowledgment)."""
-    from mcp_ref.errors import InvalidParamsError
     if not isinstance(requested, dict):
         raise InvalidParamsError("Invalid params: subscriptions/listen needs a notifications filter (an object)")
     told = told_capabilities(server)
@@ -206,9 +207,6 @@ def listen(server, ctx, params: dict) -> dict:
     """Rule 6: acknowledge, then deliver the agreed notifications until the client cancels
     (stdio: ``notifications/cancelled``; HTTP: it closes the stream) or the session closes.
     Spec 2026-07-28: basic/patterns/subscriptions."""
-    import threading
-
-    from mcp_ref.errors import RequestCancelled
     listener = Listener(ctx, agreed_filter(server, params.get("notifications"), ctx))
     ended = threading.Event()
     ctx.ends_with_input = True                      # at stdin EOF it ends at once (session/__init__.py rule 5)

@@ -3,7 +3,7 @@ its task. ``server/tasks/legacy.py`` (rule 3) makes one per task.
 
 Why a subclass made at run time: the session's context class is the server's
 ``Context`` (sampling, elicitation, roots, logging), which ``features/`` may not
-import; ``task_context_class`` mixes ``TaskContextMixin`` over whatever class the
+import; ``common.task_context`` mixes ``TaskContextMixin`` over whatever class the
 request's own context has.
 
 Spec: basic/utilities/tasks#associating-task-related-messages (every message of a
@@ -15,14 +15,13 @@ task whose TTL elapsed is expired first, so it is terminal too).
 """
 from __future__ import annotations
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:          # names for annotations only
-    from typing import Any
+from typing import Any
 
-__all__ = ["TaskContextMixin", "task_context_class", "TaskRequest", "with_related_task", "RELATED_TASK_KEY"]
+from mcp_ref.server.tasks.common import TERMINAL
+
+__all__ = ["TaskContextMixin", "with_related_task", "RELATED_TASK_KEY"]
 
 RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"   # as types.tasks.RELATED_TASK_KEY
-_TERMINAL = frozenset(("completed", "failed", "cancelled"))   # as tasks.TERMINAL
 
 
 def with_related_task(params: dict | None, task_id: str) -> dict:
@@ -43,14 +42,10 @@ class TaskContextMixin:
 
     _task: Any = None                         # the task's record (tasks._Task)
     _registry: Any = None                     # the Tasks registry
-    # What the context class it is mixed over gives it (task_context_class).
+    # What the context class it is mixed over gives it (common.task_context).
     session: Any
     request_id: Any
     server: Any
-
-    @property
-    def task_id(self) -> str | None:
-        return self._task.id if self._task is not None else None
 
     def notify(self, method: str, params: dict | None = None) -> None:
         """Spec: basic/utilities/tasks#associating-task-related-messages.
@@ -67,7 +62,7 @@ class TaskContextMixin:
         task = self._task
         self._registry._expire_due(task)       # a TTL that elapsed unnoticed ends the task now
         with task.sending:
-            if task.status in _TERMINAL:
+            if task.status in TERMINAL:
                 return
             self.session.notify(method, params, related_id=self.request_id)
 
@@ -88,24 +83,3 @@ class TaskContextMixin:
         return self.server._logs.send(self.session, level, data, logger, related_id=self.request_id,
                                       meta={RELATED_TASK_KEY: {"taskId": self._task.id}})
 
-
-_context_classes: dict = {}
-
-
-def task_context_class(base: type) -> type:
-    """``TaskContext``: ``TaskContextMixin`` over the session's context class ``base``."""
-    cls = _context_classes.get(base)
-    if cls is None:
-        cls = _context_classes[base] = type("TaskContext", (TaskContextMixin, base), {
-            "__doc__": TaskContextMixin.__doc__, "__module__": __name__})
-    return cls
-
-
-class TaskRequest:
-    """What ``RequestContext`` reads from a request (id, method, params), for the
-    context of a task: the original ``tools/call``'s, ``task`` left out."""
-    __slots__ = ("id", "method", "params")
-
-    def __init__(self, ctx):
-        self.id, self.method = ctx.request_id, ctx.method
-        self.params = {key: value for key, value in ctx.params.items() if key != "task"}

@@ -3,8 +3,8 @@ rules 5 and 7): its asks wait for ``tasks/update`` instead of ending the call, a
 ``gather``'s asks are the task's ``inputRequests`` together, progress and log
 messages are not sent, and a JSON-RPC error the tool raises fails the task.
 
-As server/tasks/context.py does for 2025-11-25, ``ext_context_class`` mixes
-``ExtTaskContextMixin`` over the class of the request's own context.
+As for 2025-11-25, ``common.task_context`` mixes ``ExtTaskContextMixin`` over the
+class of the request's own context.
 Spec: the extension's specification, revision 2026-07-28, page ``tasks``
 (``io.modelcontextprotocol/tasks``); 2026-07-28 basic/patterns/mrtr#inputrequests.
 """
@@ -13,9 +13,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from mcp_ref.errors import CapabilityNotSupported
-from mcp_ref.server.modern.mrtr import KINDS, InputRequired
+from mcp_ref.server.context import INPUT_KINDS as KINDS
+from mcp_ref.server.modern.mrtr import InputRequired
 
-__all__ = ["ExtTaskContextMixin", "ext_context_class"]
+__all__ = ["ExtTaskContextMixin"]
 
 
 class ExtTaskContextMixin:
@@ -23,16 +24,12 @@ class ExtTaskContextMixin:
     ``tasks/update``; progress and log messages are not sent."""
     _task: Any = None
     _registry: Any = None       # the server's ExtTasks
-    # What the context class it is mixed over gives it (ext_context_class).
+    # What the context class it is mixed over gives it (common.task_context).
     _gathering: bool
     _input_key: Callable[[str], str]
     _keyed: Callable[[str], Any]
     _replay = None              # gather's answers, key -> answer, while its asks run again
     json_rpc_errors_pass = True  # server/tasks/extension.py rule 7: an McpError the tool raises fails the task
-
-    @property
-    def task_id(self) -> str | None:
-        return self._task.id if self._task is not None else None
 
     def request(self, method: str, params: dict | None = None, **options) -> dict:
         if method not in KINDS:
@@ -65,14 +62,3 @@ class ExtTaskContextMixin:
     def log(self, level, data, logger=None) -> bool:
         return False
 
-
-_classes: dict = {}
-
-
-def ext_context_class(base: type) -> type:
-    """``ExtTaskContext``: ``ExtTaskContextMixin`` over the request's context class ``base``."""
-    cls = _classes.get(base)
-    if cls is None:
-        cls = _classes[base] = type("ExtTaskContext", (ExtTaskContextMixin, base),
-                                    {"__doc__": ExtTaskContextMixin.__doc__, "__module__": __name__})
-    return cls

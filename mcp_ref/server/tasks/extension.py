@@ -75,29 +75,20 @@ code and no I/O runs under it.
 from __future__ import annotations
 
 import threading
-from typing import Any
-import time
 from collections import OrderedDict
 
 from mcp_ref.protocol import modern
-from mcp_ref.errors import (InternalError, InvalidParamsError, McpError,
-                      MissingRequiredClientCapabilityError,
-                      RequestCancelled, get_logger)
-from mcp_ref.server.modern.mrtr import MissingCapability
-from mcp_ref.server.tasks.common import TASK_THREAD_NAME, iso_time, new_task_id
-
-log = get_logger("mcp_ref.server")
+from mcp_ref.errors import InternalError, InvalidParamsError, MissingRequiredClientCapabilityError, RequestCancelled
+from mcp_ref.server.tasks.common import (TASK_THREAD_NAME, TERMINAL, Registry, _Task, join_threads, new_task_id,
+                                         run_tool, task_context)
 
 __all__ = ["ExtTasks", "declares", "missing_extension", "EXTENSION", "TASK_METHODS"]
 
 EXTENSION = modern.TASKS_EXTENSION
 TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
-TERMINAL = ("completed", "failed", "cancelled")
 DEFAULT_TTL_MS = 3_600_000        # rule 9: an hour
 POLL_INTERVAL_MS = 500            # what we suggest clients wait between polls
 MAX_TASKS = 1000
-REMEMBER_EXPIRED = 256            # expired ids still answered "Task has expired"
-JOIN_TIMEOUT = 2.0                # s: how long closing waits for task threads, in all (rule 10)
 
 
 def declares(ctx) -> bool:
@@ -114,43 +105,7 @@ def missing_extension(what: str) -> MissingRequiredClientCapabilityError:
         {"requiredCapabilities": {"extensions": {EXTENSION: {}}}})
 
 
-class _Task:
-    """One task's record; fields change under ``ExtTasks._lock``."""
-    __slots__ = ("id", "subject", "owner", "status", "message", "created", "updated", "ttl", "expires", "result",
-                 "error", "ctx", "thread", "asks", "answers")
-
-    def __init__(self, task_id: str, subject, owner, now: float, wall: float, ttl: int):
-        self.id, self.subject, self.owner = task_id, subject, owner
-        self.thread: threading.Thread | None = None
-        self.status = "working"
-        self.message: str | None = None
-        self.created = self.updated = iso_time(wall)
-        self.ttl, self.expires = ttl, now + ttl / 1000.0
-        self.result: dict | None = None
-        self.error: dict | None = None
-        self.ctx: Any = None                    # the task's context (ext_context.py), set when it starts
-        self.asks: dict = {}                    # outstanding key -> {"method", "params"} (rule 5)
-        self.answers: dict = {}                 # key -> the client's answer, until the tool takes it
-
-    def wire(self, poll_interval: int | None, detailed: bool = True) -> dict:
-        """The ``Task`` (rule 2) or ``DetailedTask`` (rule 4); call under the lock."""
-        task = {"taskId": self.id, "status": self.status, "createdAt": self.created,
-                "lastUpdatedAt": self.updated, "ttlMs": self.ttl}
-        if self.message is not None:
-            task["statusMessage"] = self.message
-        if poll_interval is not None:
-            task["pollIntervalMs"] = poll_interval
-        if detailed:
-            if self.status == "input_required":
-                task["inputRequests"] = {key: dict(request) for key, request in self.asks.items()}
-            elif self.status == "completed":
-                task["result"] = self.result
-            elif self.status == "failed":
-                task["error"] = self.error
-        return task
-
-
-class ExtTasks:
+class ExtTasks(Registry):
     """The extension's tasks of one server. Limits are attributes read at each use:
     ``ttl_ms``, ``max_tasks``, ``poll_interval`` (ms, None to suggest none); ``clock``
     and ``wall`` may be replaced by tests."""
@@ -158,14 +113,11 @@ class ExtTasks:
     declares, missing_extension = staticmethod(declares), staticmethod(missing_extension)
 
     def __init__(self, server):
+        super().__init__(MAX_TASKS, POLL_INTERVAL_MS)
         self.server = server
         self.ttl_ms = DEFAULT_TTL_MS
-        self.max_tasks = MAX_TASKS
-        self.poll_interval: int | None = POLL_INTERVAL_MS
-        self.clock, self.wall = time.monotonic, time.time
-        self._lock = threading.Condition()
-        self._tasks: OrderedDict = OrderedDict()
-        self._expired: OrderedDict = OrderedDict()
+        self._tasks: dict = {}
+        self._expired: OrderedDict = OrderedDict()       # expired ids still answered "Task has expired"
 
     def __len__(self) -> int:
         with self._lock:
@@ -181,20 +133,17 @@ class ExtTasks:
                 raise missing_extension(f"tool {entry.name!r} runs only as a task: it")
             return tools.handle_call(ctx, params, routed=True)
         owner = getattr(ctx.session.transport, "task_owner", None) or ctx.session     # rule 10
-        task = _Task(new_task_id(), ctx.subject, owner, self.clock(), self.wall(), self.ttl_ms)
-        from mcp_ref.server.tasks.context import TaskRequest
-        from mcp_ref.server.tasks.ext_context import ext_context_class
-        task_ctx = ext_context_class(type(ctx))(ctx.session, TaskRequest(ctx))
-        task_ctx.era, task_ctx._task, task_ctx._registry = ctx.era, task, self
-        task.ctx = task_ctx
+        task = _Task(new_task_id(), entry.name, self.clock(), self.wall(), self.ttl_ms, subject=ctx.subject,
+                     owner=owner)
+        from mcp_ref.server.tasks.ext_context import ExtTaskContextMixin
+        task_context(ExtTaskContextMixin, ctx, task, self).era = ctx.era
         call = {key: value for key, value in params.items() if key not in ("_meta", "task")}
         with self._lock:
-            self._expire_locked()
-            if len(self._tasks) >= self.max_tasks and not self._make_room_locked():
+            self._forget_expired_locked()
+            if not self._add_locked(self._tasks, task):
                 raise InternalError(f"Too many tasks: {self.max_tasks} are working (the limit); try again later",
                                     {"maxTasks": self.max_tasks})
-            self._tasks[task.id] = task
-            answer = task.wire(self.poll_interval, detailed=False)
+            answer = task.wire(self.poll_interval, ext=True)
         thread = task.thread = threading.Thread(target=self._run, args=(task, tools, call),
                                                 name=TASK_THREAD_NAME, daemon=True)
         thread.start()
@@ -203,32 +152,14 @@ class ExtTasks:
 
     def _run(self, task: _Task, tools, call: dict) -> None:
         """The task's thread: the tool, then its outcome (rule 7)."""
-        result = error = None
-        try:
-            result = tools.handle_call(task.ctx, call, routed=True)
-        except RequestCancelled:
-            pass
-        except MissingCapability as missing:       # an ask the request's capabilities do not allow
-            exc = missing.error()
-            error = {"code": exc.code, "message": exc.message, "data": exc.data}
-        except McpError as exc:
-            error = {"code": exc.code, "message": exc.message}
-            if exc.data is not None:
-                error["data"] = exc.data
-        except Exception:                          # handle_call turns tool errors into results
-            if task.status not in TERMINAL:
-                log.exception("task %s failed", task.id)
-            error = {"code": -32603, "message": "Internal error"}
-        finally:
-            task.ctx.finished = True
+        result, error = run_tool(task, tools, call)
         with self._lock:
             if task.status in TERMINAL:            # cancelled or expired meanwhile (rule 7)
                 return
+            task.result, task.error = result, error
             if error is not None:
                 self._set_locked(task, "failed", f"Tool execution failed: {error['message']}")
-                task.error = error
             elif result is not None:
-                task.result = result
                 self._set_locked(task, "completed", None)
             else:
                 self._set_locked(task, "cancelled", "The task was cancelled.")
@@ -239,7 +170,7 @@ class ExtTasks:
     def handle_get(self, ctx, params: dict) -> dict:
         task = self._find(ctx, params, "tasks/get")
         with self._lock:
-            return task.wire(self.poll_interval)
+            return task.wire(self.poll_interval, ext=True, detailed=True)
 
     def handle_update(self, ctx, params: dict) -> dict:
         task = self._find(ctx, params, "tasks/update")
@@ -255,8 +186,7 @@ class ExtTasks:
                 task.answers[key] = responses[key]
                 del task.asks[key]                  # answered: no longer in inputRequests
             changed = bool(taken) and not task.asks and self._set_locked(task, "working", None)
-            if taken:
-                self._lock.notify_all()
+            self._lock.notify_all()                 # the tool's thread waits for its answers (ask)
         if changed:
             self._tell(task)
         return {}
@@ -273,7 +203,7 @@ class ExtTasks:
         if not isinstance(task_id, str):
             raise InvalidParamsError(f"Invalid params: {method} needs taskId (a string)")
         with self._lock:
-            self._expire_locked()
+            self._forget_expired_locked()
             task = self._tasks.get(task_id)
             if task is not None and task.subject == ctx.subject:
                 return task
@@ -297,7 +227,7 @@ class ExtTasks:
             while (any(key not in task.answers for key in asks) and task.status not in TERMINAL
                    and task.id in self._tasks):
                 self._lock.wait(min(1.0, max(task.expires - self.clock(), 0.01)))
-                self._expire_locked()
+                self._forget_expired_locked()
             answers = {key: task.answers.pop(key) for key in asks if key in task.answers}
             for key in asks:
                 task.asks.pop(key, None)
@@ -306,12 +236,6 @@ class ExtTasks:
         return answers
 
     # ------------------------------------------------------------------ status, expiry, notices
-    def _set_locked(self, task: _Task, status: str, message: str | None) -> bool:
-        if task.status in TERMINAL or task.status == status:
-            return False
-        task.status, task.message, task.updated = status, message, iso_time(self.wall())
-        return True
-
     def _cancel(self, task: _Task, message: str) -> None:
         with self._lock:
             changed = self._set_locked(task, "cancelled", message)
@@ -320,35 +244,24 @@ class ExtTasks:
             task.ctx._cancel()                       # the tool sees ctx.cancelled (rule 6)
             self._tell(task)
 
-    def _expire_locked(self) -> None:
-        now = self.clock()
-        for task in [t for t in self._tasks.values() if t.expires <= now]:
-            del self._tasks[task.id]
-            self._expired[task.id] = None
-            if task.status not in TERMINAL:
-                self._set_locked(task, "cancelled", "The task expired.")
-                task.ctx._cancel()
+    def _forget_expired_locked(self) -> None:
+        """Rule 9: expired tasks are forgotten, a working one cancelled and its tool told."""
+        cancelled = self._expire_locked(self._tasks, self._expired, "The task expired.")
+        for task in cancelled:
+            task.ctx._cancel()
+        if cancelled:
             self._lock.notify_all()
-        while len(self._expired) > REMEMBER_EXPIRED:
-            self._expired.popitem(last=False)
-
-    def _make_room_locked(self) -> bool:
-        for task_id, task in self._tasks.items():
-            if task.status in TERMINAL:
-                del self._tasks[task_id]
-                return True
-        return False
 
     def _tell(self, task: _Task) -> None:
         """Rule 8: the new state to the listen streams that asked for this task."""
         from mcp_ref.server.modern.serve import broadcast
         with self._lock:
-            params = task.wire(self.poll_interval)
+            params = task.wire(self.poll_interval, ext=True, detailed=True)
         broadcast(self.server, "notifications/tasks", params)
 
     def closed(self, owner) -> None:
         """Rule 10: cancel and forget the tasks of ``owner`` (a session, or an HTTP server
-        shutting down); wait for their threads, at most ``JOIN_TIMEOUT`` in all."""
+        shutting down); wait for their threads (bounded: common.join_threads)."""
         with self._lock:
             tasks = [task for task in self._tasks.values() if task.owner is owner]
             for task in tasks:
@@ -356,13 +269,7 @@ class ExtTasks:
                 if self._set_locked(task, "cancelled", "The connection closed."):
                     task.ctx._cancel()
             self._lock.notify_all()
-        deadline = time.monotonic() + JOIN_TIMEOUT
-        for task in tasks:
-            if task.thread is not None and task.thread is not threading.current_thread():
-                task.thread.join(max(0.0, deadline - time.monotonic()))
-                if task.thread.is_alive():
-                    log.warning("task %s did not stop when its connection closed (the tool ignores "
-                                "ctx.cancelled)", task.id)
+        join_threads(tasks, "connection")
 
     def visible(self, ctx, task_ids) -> list:
         """Rule 8: the ids among ``task_ids`` the caller may hear of."""

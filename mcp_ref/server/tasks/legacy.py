@@ -37,7 +37,7 @@ Rules:
    Progress stops at a terminal status (Spec: basic/utilities/progress: MUST):
    the tool's ``notifications/progress`` are dropped from then on
    (server/tasks/context.py). A task's progress is sent holding its ``sending`` lock,
-   which the change to a terminal status takes too (``_finish``, ``_cancel``;
+   which the change to a terminal status takes too (``_run``, ``_cancel``;
    expiry passes through it before telling the client): no progress of a task
    follows its terminal status on the wire.
 5. ``tasks/result`` blocks until the task is terminal, then answers exactly
@@ -70,15 +70,15 @@ code and no I/O runs under it (features/ rule 1).
 from __future__ import annotations
 
 import threading
-import time
 
-from mcp_ref.errors import (INTERNAL_ERROR, InternalError, InvalidParamsError, McpError, MethodNotFoundError,
-                      RequestCancelled, SessionError, get_logger)
+from mcp_ref.errors import (InternalError, InvalidParamsError, MethodNotFoundError, RequestCancelled, SessionError,
+                            get_logger)
 from mcp_ref.protocol.lifecycle import has_capability
 from mcp_ref.jsonrpc.messages import Response
-from mcp_ref.server.tasks.common import TASK_THREAD_NAME, TERMINAL, _SessionTasks, _Task, iso_time, new_task_id
+from mcp_ref.server.tasks.common import (TASK_THREAD_NAME, TERMINAL, _SessionTasks, _Task, join_threads, new_task_id,
+                                         run_tool, task_context)
 from mcp_ref.server.tasks.requests import TaskRequests
-from mcp_ref.server.tasks.context import RELATED_TASK_KEY, TaskContextMixin, TaskRequest, task_context_class
+from mcp_ref.server.tasks.context import RELATED_TASK_KEY, TaskContextMixin
 
 log = get_logger("mcp_ref.server")
 
@@ -92,20 +92,17 @@ DEFAULT_TTL = 3_600_000        # ms a task is kept when the request names no ttl
 MAX_TTL = 86_400_000           # the most we keep a task, whatever was asked (one day)
 MAX_TASKS = 100                # tasks one session may hold at once
 POLL_INTERVAL = 1_000          # ms: the pollInterval we suggest
-JOIN_TIMEOUT = 2.0             # s: how long closing a session waits for its task threads, in all
 
 
 def route_tool_call(registry: Tasks, tools, ctx, params: dict, entry) -> dict:
     """Rules 1 and 2, for ``Tools.handle_call``: a ``tools/call`` whose params carry
     ``task`` or whose tool declared ``task_support``. Runs the call as an ordinary
     one, starts a task, or raises -32601."""
-    session = ctx.session
-    declared = has_capability(getattr(session, "declared_capabilities", None), TASK_CAPABILITY)
-    task = params.get("task")
+    declared = has_capability(getattr(ctx.session, "declared_capabilities", None), TASK_CAPABILITY)
     if not declared:
         return tools.handle_call(ctx, params, routed=True)
     support = entry.task_support or "forbidden"
-    if task is not None:
+    if params.get("task") is not None:
         if support == "forbidden":
             raise MethodNotFoundError(
                 f"Tool {entry.name} does not support task-augmented execution (its execution.taskSupport "
@@ -125,19 +122,14 @@ class Tasks(TaskRequests):
     ``owner`` is the server (its ``page_size`` paginates ``tasks/list``). The
     limits are attributes, read at each use: ``default_ttl``, ``max_ttl``
     (milliseconds), ``max_tasks`` (per session) and ``poll_interval`` (ms,
-    None to suggest none). ``clock`` (monotonic seconds, for expiry) and
-    ``wall`` (epoch seconds, for timestamps) may be replaced, e.g. by tests.
+    None to suggest none); ``clock`` and ``wall`` as in ``Registry`` (common.py).
     """
 
     def __init__(self, owner):
+        super().__init__(MAX_TASKS, POLL_INTERVAL)
         self.owner = owner
         self.default_ttl = DEFAULT_TTL
         self.max_ttl = MAX_TTL
-        self.max_tasks = MAX_TASKS
-        self.poll_interval: int | None = POLL_INTERVAL
-        self.clock = time.monotonic
-        self.wall = time.time
-        self._lock = threading.Lock()
         self._sessions: dict = {}                # session -> _SessionTasks
 
     def __len__(self) -> int:
@@ -150,27 +142,19 @@ class Tasks(TaskRequests):
         """Create a task for this ``tools/call``, answer ``CreateTaskResult``, start the tool."""
         ttl = self._ttl(params.get("task"))
         session = ctx.session
-        task = _Task(new_task_id(), session, entry.name, self.clock(), self.wall(), ttl)
-        task_ctx = task_context_class(type(ctx))(session, TaskRequest(ctx))
-        task_ctx._task, task_ctx._registry = task, self
-        task.ctx = task_ctx
+        task = _Task(new_task_id(), entry.name, self.clock(), self.wall(), ttl, session=session)
+        task_context(TaskContextMixin, ctx, task, self)
+        self._store(session)                    # expiry first: it may make room (rule 8)
         with self._lock:
             if session.closed:
                 raise RequestCancelled("the session closed before the task started")
-            store = self._sessions.get(session)
-            if store is None:
-                store = self._sessions[session] = _SessionTasks()
-            changed = self._expire_locked(store)
-            if len(store.tasks) >= self.max_tasks and not self._make_room_locked(store):
-                limit = self.max_tasks
-                store = None
-            else:
-                store.tasks[task.id] = task
-                answer = {"task": task.wire(self.poll_interval)}
-        self._expired(changed)
-        if store is None:
-            raise InternalError(f"Too many tasks: this session already has {limit} tasks working (the limit); "
-                                f"wait for one to finish or cancel one with tasks/cancel", {"maxTasks": limit})
+            store = self._sessions.setdefault(session, _SessionTasks())
+            added = self._add_locked(store.tasks, task)
+            answer = {"task": task.wire(self.poll_interval)}
+        if not added:
+            raise InternalError(f"Too many tasks: this session already has {self.max_tasks} tasks working (the "
+                                f"limit); wait for one to finish or cancel one with tasks/cancel",
+                                {"maxTasks": self.max_tasks})
         log.debug("task %s created for tool %s (ttl %d ms)", task.id, entry.name, ttl)
         thread = threading.Thread(target=self._run, args=(task, tools), name=TASK_THREAD_NAME, daemon=True)
         task.thread = thread
@@ -184,11 +168,9 @@ class Tasks(TaskRequests):
             self._cancel(task, "The session closed before the task started.")
             raise RequestCancelled("the session closed before the task started") from None
         with self._lock:
-            if task.status == "working":         # not cancelled meanwhile (session closed, expired)
+            started = task.status == "working"      # not cancelled meanwhile (session closed, expired)
+            if started:
                 thread.start()
-                started = True
-            else:
-                started = False
         if not started:
             task.ctx.finished = True
         raise RequestCancelled(f"tools/call {ctx.request_id!r} was answered with task {task.id}")
@@ -206,44 +188,22 @@ class Tasks(TaskRequests):
         return min(ttl, self.max_ttl)
 
     def _run(self, task: _Task, tools) -> None:
-        """Thread ``mcp-server-task``: run the tool as ``tools/call`` would, keep what it answers."""
-        ctx = task.ctx
-        result = error = None
-        try:
-            result = tools.handle_call(ctx, ctx.params, routed=True)
-        except RequestCancelled:
-            pass
-        except McpError as exc:
-            error = (exc.code, exc.message, exc.data)
-        except SessionError:
-            pass                                  # the session closed under the tool
-        except Exception:
-            if not ctx.is_cancelled():            # a cancelled tool may stop by raising
-                log.exception("task %s (tool %s) failed", task.id, task.tool)
-                error = (INTERNAL_ERROR, "Internal error", None)
-        finally:
-            ctx.finished = True
-        self._finish(task, result, error)
-
-    def _finish(self, task: _Task, result: dict | None, error: tuple | None) -> None:
-        """Rule 4: completed or failed, unless the task is terminal already (cancelled)."""
+        """Thread ``mcp-server-task``: run the tool as ``tools/call`` would, keep what it answers:
+        completed or failed (rule 4), unless the task is terminal already (cancelled)."""
+        result, error = run_tool(task, tools, task.ctx.params)
         with task.sending, self._lock:          # after any progress being sent (rule 4)
             if task.status in TERMINAL:
                 return
+            task.result, task.error = result, error
             if error is not None:
-                task.status, task.error = "failed", error
-                task.message = f"Tool execution failed: {error[1]} ({error[0]})"
+                self._set_locked(task, "failed", f"Tool execution failed: {error['message']} ({error['code']})")
             elif result is None:                  # cancelled under us without a status change
-                task.status, task.message = "cancelled", "The task was cancelled."
+                self._set_locked(task, "cancelled", "The task was cancelled.")
+            elif result.get("isError"):
+                self._set_locked(task, "failed", _failure_message(result))
             else:
-                task.result = result
-                if result.get("isError"):
-                    task.status, task.message = "failed", _failure_message(result)
-                else:
-                    task.status, task.message = "completed", None
-            task.updated = iso_time(self.wall())
-            task.done.set()
-            changed = [(task, task.wire(self.poll_interval))] if self._holds_locked(task) else []
+                self._set_locked(task, "completed", None)
+            changed = self._changed_locked(task)
         log.debug("task %s %s", task.id, task.status)
         self._send_status(changed)
 
@@ -252,54 +212,14 @@ class Tasks(TaskRequests):
         """A request to the client starts (+1) or ends (-1): ``input_required`` while any is open."""
         with self._lock:
             task.waiting += delta
-            changed = []
             if task.status == "working" and task.waiting > 0:
-                task.status, task.message = "input_required", f"Waiting for the client to answer {method}."
+                self._set_locked(task, "input_required", f"Waiting for the client to answer {method}.")
             elif task.status == "input_required" and task.waiting == 0:
-                task.status, task.message = "working", None
+                self._set_locked(task, "working", None)
             else:
                 return
-            task.updated = iso_time(self.wall())
-            if self._holds_locked(task):
-                changed.append((task, task.wire(self.poll_interval)))
+            changed = self._changed_locked(task)
         self._send_status(changed)
-
-    def _cancel(self, task: _Task, message: str, *, notify: bool = True) -> bool:
-        """Move a non-terminal task to ``cancelled`` (first), then stop its code: set its
-        ``cancelled`` and settle its requests to the client. False when already terminal."""
-        with task.sending, self._lock:          # after any progress being sent (rule 4)
-            if task.status in TERMINAL:
-                return False
-            self._cancel_locked(task, message)
-            changed = [(task, task.wire(self.poll_interval))] if notify and self._holds_locked(task) else []
-        self._stop(task)
-        self._send_status(changed)
-        return True
-
-    def _cancel_locked(self, task: _Task, message: str) -> None:
-        task.status, task.message = "cancelled", message
-        task.updated = iso_time(self.wall())
-        task.done.set()
-
-    @staticmethod
-    def _stop(task: _Task) -> None:
-        ctx = task.ctx
-        if ctx is not None:
-            ctx._cancel()
-            ctx._abandon_nested()
-
-    def _holds_locked(self, task: _Task) -> bool:
-        store = self._sessions.get(task.session)
-        return store is not None and store.tasks.get(task.id) is task
-
-    def _send_status(self, changed: list) -> None:
-        """``notifications/tasks/status`` for each ``(task, wire)``; outside the lock.
-        Spec: basic/utilities/tasks#task-status-notification (no related-task ``_meta``)."""
-        for task, wire in changed:
-            try:
-                task.session.notify("notifications/tasks/status", wire)
-            except SessionError:
-                pass                              # the session closed: nobody to tell
 
     # ------------------------------------------------------------------ closing (rule 9)
     def session_closed(self, session) -> None:
@@ -312,21 +232,10 @@ class Tasks(TaskRequests):
                 return
             tasks = list(store.tasks.values())
             for task in tasks:
-                if task.status not in TERMINAL:
-                    self._cancel_locked(task, "The session closed.")
-                task.done.set()
+                self._set_locked(task, "cancelled", "The session closed.")
         for task in tasks:
             self._stop(task)
-        deadline = time.monotonic() + JOIN_TIMEOUT
-        me = threading.current_thread()
-        for task in tasks:
-            thread = task.thread
-            if thread is None or thread is me or thread.ident is None:
-                continue
-            thread.join(max(0.0, deadline - time.monotonic()))
-            if thread.is_alive():
-                log.warning("task %s (tool %s) did not stop when its session closed (the tool ignores "
-                            "ctx.cancelled)", task.id, task.tool)
+        join_threads(tasks, "session")
 
 
 def _failure_message(result: dict) -> str:
