@@ -67,14 +67,8 @@ class McpError(Exception):
     @classmethod
     def from_error(cls, error: dict) -> "McpError":
         """Build the matching subclass from a wire error object."""
-        code = error.get("code", INTERNAL_ERROR)
-        message = error.get("message", "")
-        if not isinstance(message, str):
-            message = str(message)
-        klass = McpError._by_code.get(code)
-        if klass is None:
-            return McpError(message, error.get("data"), code=code)
-        return klass(message, error.get("data"))
+        code, message = error.get("code", INTERNAL_ERROR), error.get("message", "")
+        return McpError._by_code.get(code, McpError)(str(message), error.get("data"), code=code)
 
     def __str__(self) -> str:
         return f"{self.message} (code {self.code})"

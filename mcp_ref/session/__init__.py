@@ -96,9 +96,8 @@ from typing import Callable
 from mcp_ref.session.batches import Batches
 from mcp_ref.session.inbound import RequestContext
 from mcp_ref.session.closing import Closing
-from mcp_ref.errors import ConnectionClosed, InvalidMessage
+from mcp_ref.errors import ConnectionClosed
 from mcp_ref.session.inbound import Inbound
-from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse
 from mcp_ref.session.notices import Notices
 from mcp_ref.session.outbound import DEFAULT_TIMEOUT, MAX_TOTAL_FACTOR, Outbound, Pending
 from mcp_ref.session.pool import Pool
@@ -205,13 +204,7 @@ class Session(Outbound, Inbound, Notices, Batches, Closing):
             raise RuntimeError("deliver() is for a session made with executor=; this one reads its transport")
         if self.closed:
             return
-        if isinstance(message, InvalidMessage):
-            if message.is_response:
-                self._on_bad_response(message)
-                return
-            job = self._reply_job(ErrorResponse(message.id, ErrorObject(message.code, message.message)))
-        else:
-            job = self._route(message)
+        job = self._route(message)
         if job is None:
             return
         if getattr(job, "control", False):

@@ -14,7 +14,7 @@ import threading
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import INVALID_REQUEST, InvalidMessage
-from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, Response
+from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, Response, error_response
 from mcp_ref.session.state import SessionState
 
 
@@ -41,8 +41,7 @@ class Batches(SessionState):
             return self._reply_job(ErrorResponse(None, ErrorObject(
                 INVALID_REQUEST, f"Invalid Request: JSON-RPC batches are not supported in protocol revision "
                                  f"{self.protocol_version or '(not negotiated)'}")))
-        replies = [ErrorResponse(b.id, ErrorObject(b.code, b.message)) for b in items
-                   if isinstance(b, InvalidMessage)]
+        replies = [error_response(b) for b in items if isinstance(b, InvalidMessage)]
         requests = [m for m in items if isinstance(m, Request)]
         batch = _Batch(len(requests), replies)
         for message in items:

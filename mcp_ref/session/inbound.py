@@ -42,8 +42,8 @@ from typing import TYPE_CHECKING
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage, McpError, RequestCancelled, SessionError
-from mcp_ref.jsonrpc.messages import (EncodeError, ErrorObject, ErrorResponse, Request, Response, is_request_id,
-                                     replace_unencodable)
+from mcp_ref.jsonrpc.messages import (EncodeError, ErrorObject, ErrorResponse, Request, Response, error_response,
+                                     is_request_id, replace_unencodable)
 from mcp_ref.session.state import SessionState
 
 if TYPE_CHECKING:
@@ -68,19 +68,15 @@ class Inbound(SessionState):
         while True:
             try:
                 message = self.transport.receive()
-            except InvalidMessage as bad:
-                if bad.is_response:                # never answer a response (rule 5 of messages)
-                    self._on_bad_response(bad)
-                    continue
-                job = self._reply_job(ErrorResponse(bad.id, ErrorObject(bad.code, bad.message)))
+            except InvalidMessage as bad:          # a bad frame is routed too: answered, or a bad reply
+                message = bad
             except Exception as exc:              # the transport broke
                 reason = f"transport failed: {exc}"
                 break
-            else:
-                if message is None:
-                    self._let_finish(reason)
-                    break
-                job = self._route(message)
+            if message is None:
+                self._let_finish(reason)
+                break
+            job = self._route(message)
             if job is None:
                 continue
             if getattr(job, "control", False):
@@ -120,7 +116,8 @@ class Inbound(SessionState):
 
     # ------------------------------------------------------------------ routing (reader only)
     def _route(self, message):
-        """Route one message; return a job when it needs a thread, else None."""
+        """Route one message (or a frame that failed to decode); return a job when it
+        needs a thread, else None."""
         if type(message) is Request:
             return self._on_request(message)
         if isinstance(message, list):
@@ -128,6 +125,11 @@ class Inbound(SessionState):
         if isinstance(message, (Response, ErrorResponse)):
             self._on_response(message)
             return None
+        if isinstance(message, InvalidMessage):
+            if message.is_response:                # never answer a response (rule 5 of messages)
+                self._on_bad_response(message)
+                return None
+            return self._reply_job(error_response(message))
         if message.method == "notifications/cancelled":
             self._on_cancelled(message.params or {})
         elif message.method == "notifications/progress":
