@@ -28,10 +28,8 @@ class Batches(SessionState):
         requests run as one job whose answers go back as one array (``_Batch``)."""
         rest = []
         for item in items:
-            if isinstance(item, (Response, ErrorResponse)):
-                self._on_response(item)
-            elif isinstance(item, InvalidMessage) and item.is_response:
-                self._on_bad_response(item)
+            if isinstance(item, (Response, ErrorResponse)) or (isinstance(item, InvalidMessage) and item.is_response):
+                self._route(item)                  # a reply: settled, a bad one never answered
             else:
                 rest.append(item)
         if not rest:
@@ -49,8 +47,7 @@ class Batches(SessionState):
                 self._route(message)
         if not requests:
             return self._reply_job(replies) if replies else None
-        jobs = [self._on_request(request, batch) for request in requests]
-        jobs = [job for job in jobs if job is not None]
+        jobs = [job for job in (self._on_request(request, batch) for request in requests) if job is not None]
         if not jobs:
             return None
 

@@ -237,13 +237,10 @@ class RequestContext:
         self.method = request.method
         self.params = params = request.params or {}
         meta = params.get("_meta")
-        if isinstance(meta, dict):
-            self.meta = meta
-            # Spec: a token is a string or an integer; echoed exactly as received.
-            token = meta.get("progressToken")
-            self.progress_token = token if is_request_id(token) else None
-        else:
-            self.meta, self.progress_token = {}, None
+        self.meta = meta if isinstance(meta, dict) else {}
+        # Spec: a token is a string or an integer; echoed exactly as received.
+        token = self.meta.get("progressToken")
+        self.progress_token = token if is_request_id(token) else None
         self._cancelled: threading.Event | None = None     # the Event, made on first use (see ``cancelled``)
         # A request that ends only when the peer cancels it (2026-07-28 subscriptions/listen):
         # cancelled at once when the peer's input ends, not awaited (session/__init__.py rule 5).
