@@ -158,8 +158,6 @@ class ErrorResponse(_Value):
         return _with_extra(data, self.extra)
 
 
-Message = (Request, Notification, Response, ErrorResponse)    # for isinstance checks
-RequestId = (int, str)
 _KNOWN = frozenset(("jsonrpc", "id", "method", "params", "result", "error"))
 
 

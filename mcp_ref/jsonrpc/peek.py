@@ -5,7 +5,7 @@ A reply too large to read, or one that is not valid JSON, still fails the
 request it answers at once instead of leaving it to time out, when its first
 characters show ``"id"`` (and no ``"method"``). ``peek`` reads only the
 top-level members that fit in the first ``PEEK_CHARS`` characters, in order,
-with the JSON decoder's own readers (a key, a value), and never raises. Spec:
+with the JSON decoder's own reader, and never raises. Spec:
 basic/index#responses. This module does no I/O.
 """
 from __future__ import annotations
@@ -16,10 +16,6 @@ import re
 __all__ = ["peek", "PEEK_CHARS"]
 
 
-def _is_id(value: object) -> bool:
-    """messages.is_request_id (rule 1 there), repeated so this module stays below messages."""
-    return isinstance(value, (int, str)) and not isinstance(value, bool)
-
 # Reading the head of a frame that did not decode (rule 6). Only the top-level members
 # that fit in the first PEEK_CHARS characters are read, in order, until one does not
 # end there (the value nested too deeply, the part of a line too long to keep). A
@@ -27,7 +23,6 @@ def _is_id(value: object) -> bool:
 PEEK_CHARS = 4096
 _SPACE = re.compile(r"[ \t\n\r]*")
 _NESTED = object()                                      # a member seen whose value never ends
-_scanstring = json.decoder.scanstring      # type: ignore[attr-defined]  # undocumented: not in typeshed
 _value = json.JSONDecoder().raw_decode     # one JSON value at an index: (value, the index after it)
 
 
@@ -42,8 +37,8 @@ def peek(data: str | bytes) -> tuple:
         _members(data[:PEEK_CHARS], keys)
     except (ValueError, IndexError, RecursionError):
         pass                                            # the head ends (or breaks) here
-    raw_id = keys.get("id")
-    request_id = raw_id if _is_id(raw_id) else None
+    raw_id = keys.get("id")             # an id as messages.is_request_id reads one (this module stays below it)
+    request_id = raw_id if isinstance(raw_id, (int, str)) and not isinstance(raw_id, bool) else None
     is_response = ("result" in keys or "error" in keys) and "method" not in keys
     return request_id, is_response
 
@@ -61,7 +56,7 @@ def _members(text: str, keys: dict) -> None:
         return
     i = _after_space(text, i + 1)
     while text[i] == '"':
-        key, i = _scanstring(text, i + 1)
+        key, i = _value(text, i)                        # a string: it starts with a quote
         i = _after_space(text, i)
         if text[i] != ":":
             return

@@ -156,7 +156,6 @@ def _union_decoder(members: list):
     for model in models:
         if getattr(model, "TYPE", None) is not None:
             by_tag.setdefault(model.TYPE, model._from_wire)      # the first member of a tag wins
-    tagged = any(getattr(m, "TYPE", None) for m in models)
     kinds = [(_BASIC.get(m, _BASIC[dict])[1], decoder(m)) for m in members
              if m in _BASIC or get_origin(m) is dict]
     names = ", ".join(m.__name__ for m in models)
@@ -166,7 +165,7 @@ def _union_decoder(members: list):
         if as_list is not None and isinstance(value, list):
             return as_list(value, path)
         if models and isinstance(value, dict):
-            if tagged:
+            if by_tag:                                     # tagged models (content blocks)
                 return decode_tagged(value, by_tag, path)
             # Untagged alternatives (e.g. text or blob resource contents): the first
             # whose required members are all present.
