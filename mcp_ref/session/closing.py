@@ -49,19 +49,17 @@ class Closing(SessionState):
         with self._lock:
             if self.closed:
                 return
-            details: dict = {}
-            getter = getattr(self.transport, "close_details", None)
             self.closed = True
             self._closing_thread = threading.current_thread()
             outbound, self._outbound = self._outbound, {}
             self._listening = {}
             inbound = list(self._inbound.values())
             helper_queues = (self._notices, self._control)
-        if getter is not None:
-            try:
-                details = getter() or {}
-            except Exception:
-                details = {}
+        details: dict = {}
+        try:                                       # the exit code and stderr of a stdio server
+            details = self.transport.close_details() or {}
+        except Exception:                          # a transport without them, or failing to tell
+            pass
         self.close_error = ConnectionClosed(reason, exit_code=details.get("exit_code"),
                                             stderr_tail=details.get("stderr_tail", ""),
                                             late_details=details.get("late"))

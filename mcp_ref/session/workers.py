@@ -63,12 +63,9 @@ class WorkerPool:
         with self._cv:
             if self._closed:
                 raise RuntimeError("the worker pool is closed")
-            if self._idle > len(self._jobs):              # an idle thread will take it
-                self._jobs.append(job)
+            if self._idle > len(self._jobs) or len(self._threads) >= self.max_threads:
+                self._jobs.append(job)                    # an idle thread takes it, or the first to finish
                 self._cv.notify()
-                return
-            if len(self._threads) >= self.max_threads:
-                self._jobs.append(job)
                 return
             thread = threading.Thread(target=self._work, args=(job,), daemon=True,
                                       name=f"{self.name}-{next(self._numbers)}")

@@ -207,12 +207,10 @@ def resource_contents_from_dict(data: Any) -> Model:
 
 def image(data: bytes, mime_type: str, annotations: Optional[Annotations] = None) -> ImageContent:
     """An image block from raw bytes (base64-encoded here)."""
-    return ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type,
-                        annotations=annotations)
+    return ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type, annotations=annotations)
 
 
 def audio(data: bytes, mime_type: str, annotations: Optional[Annotations] = None) -> AudioContent:
     """An audio block from raw bytes (base64-encoded here)."""
-    return AudioContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type,
-                        annotations=annotations)
+    return AudioContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type, annotations=annotations)
 
