@@ -1005,8 +1005,8 @@ def test_requests_read_after_close_are_not_served():
 def test_a_waiter_keeps_the_first_settlement_and_stays_open():
     """session/outbound.py: the first settle wins (a reply racing a close or a cancel), and once
     settled every wait returns at once."""
-    from mcp_ref.session.outbound import _Waiter
-    waiter = _Waiter("tools/call")
+    from mcp_ref.session.outbound import Pending
+    waiter = Pending(None, 1, "tools/call")
     assert not waiter.settled and waiter.wait(0.01) is False
     settlers = [threading.Thread(target=waiter.settle, args=(i,)) for i in range(8)]
     for thread in settlers:

@@ -147,7 +147,7 @@ class Session(Outbound, Inbound, Notices, Batches, Closing):
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._send_lock = threading.Lock()     # rule 6
-        self._outbound: dict = {}              # id -> _Waiter (requests we sent)
+        self._outbound: dict = {}              # id -> Pending (requests we sent)
         self._inbound: dict = {}               # id -> RequestContext (requests we serve)
         self._replying = 0                     # served requests whose answer is being sent
         self._eof_grace = eof_grace

@@ -13,7 +13,7 @@ The way in, for one request: the reading thread runs ``_read`` (receive a
 frame) ``-> _route -> _on_request`` (a job); while another worker could take
 reading over (``pool.here``, session/pool.py P3) the same thread then runs the job:
 ``_serve`` (the handler) ``-> _reply -> _send``; else a worker does. For one reply:
-``_read -> _route -> _on_response`` (session/outbound.py) ``-> waiter.settle`` (the caller
+``_read -> _route -> _on_response`` (session/outbound.py) ``-> Pending.settle`` (the caller
 waiting in ``Pending.result`` wakes). What this module hands aside, each read by its
 name: notifications (session/notices.py, rule 4), batches (session/batches.py, rule 7) and
 answers that need no handler (the control thread, rule 8).
@@ -355,5 +355,5 @@ class RequestContext:
         with _EVENT_LOCK:
             nested = list(self._nested or ())
         for pending in nested:
-            pending._waiter.settle(RequestCancelled(f"{pending._waiter.method} (id {pending.id}) cancelled: "
-                                                    f"the {self.method} request it serves was cancelled"))
+            pending.settle(RequestCancelled(f"{pending.method} (id {pending.id}) cancelled: "
+                                            f"the {self.method} request it serves was cancelled"))

@@ -48,7 +48,7 @@ class SessionState:
     _lock: threading.Lock
     _send_lock: threading.Lock
     _ids: Iterator[int]
-    _outbound: dict                        # id -> outbound._Waiter (requests we sent)
+    _outbound: dict                        # id -> outbound.Pending (requests we sent)
     _inbound: dict                         # id -> RequestContext (requests we serve)
     _replying: int                         # served requests whose answer is being sent
     _listening: dict                       # progress token -> fn (listen_progress)
