@@ -130,12 +130,13 @@ class Inbound(SessionState):
                 self._on_bad_response(message)
                 return None
             return self._reply_job(error_response(message))
+        handle = self._handle_notification
         if message.method == "notifications/cancelled":
             self._on_cancelled(message.params or {})
         elif message.method == "notifications/progress":
             self._on_progress(message.params or {})
-        else:
-            self._notice(self._call_notification_handler, message)
+        elif handle is not None:                   # user code: on the notify thread (rule 4)
+            self._notice(lambda: handle(message.method, message.params or {}))
         return None
 
     def _on_request(self, request: Request, batch: _Batch | None = None):

@@ -184,7 +184,7 @@ class Outbound(SessionState):
         if waiter.ordered and (self._notices is not None or self._serial is not None):
             # Settle after the progress callbacks already queued, so the caller
             # has seen every progress notification by the time it has the result.
-            self._notice(lambda w: w.settle(message), waiter)
+            self._notice(lambda: waiter.settle(message))
         else:
             waiter.settle(message)
 
