@@ -730,16 +730,7 @@ def test_the_standby_takes_reading_from_a_slow_job_and_remembers_its_key():
     ran fast on a worker, the key runs here again."""
     from mcp_ref.session.pool import Pool
     handed = threading.Event()
-    pool = None
-
-    def work():                                               # as session/inbound.py ``_work``
-        job = pool.next_job()
-        while job is not None:
-            began = time.monotonic()
-            job()
-            job = pool.next_job(job, time.monotonic() - began)
-
-    pool = Pool("mcp-test-standby", 4, work)
+    pool = Pool("mcp-test-standby", 4)
     slow = lambda: handed.wait(WAIT)                          # noqa: E731
     slow.key = ("tools/call", "slow")
     again = lambda: None                                      # noqa: E731

@@ -165,7 +165,7 @@ class Session(Outbound, Inbound, Notices, Batches, Closing):
         if executor is not None:
             self._jobs, self._serial = Lane(executor, max_workers), Lane(executor, 1)
         else:
-            self._pool = Pool(name, max_workers + 1, self._work)   # rule 3: the handlers and the one reading
+            self._pool = Pool(name, max_workers + 1)   # rule 3: the handlers and the one reading
 
     # ------------------------------------------------------------------ public API
     def start(self) -> "Session":

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from typing import TYPE_CHECKING
 
 from mcp_ref.protocol import lifecycle
@@ -86,17 +85,6 @@ class Inbound(SessionState):
                 if not pool.done(job):
                     return                         # a worker reads on: this thread is a worker again
         self._on_close(reason)
-
-    def _work(self) -> None:
-        """A thread of the pool (rule 3): run jobs, the reading loop among them, until the
-        pool stops; how long each took tells the pool which keys are slow (session/pool.py P3)."""
-        pool = self._pool
-        assert pool is not None                    # the pool's own threads run this
-        job = pool.next_job()
-        while job is not None:
-            began = time.monotonic()
-            job()
-            job = pool.next_job(job, time.monotonic() - began)
 
     def _reply_job(self, reply, batch: _Batch | None = None):
         """A job that only writes ``reply``: marked ``control`` so it runs on the control
