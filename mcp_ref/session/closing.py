@@ -10,6 +10,7 @@ within ``eof_grace``. Spec: basic/lifecycle#shutdown, basic/utilities/ping.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -56,10 +57,9 @@ class Closing(SessionState):
             inbound = list(self._inbound.values())
             helper_queues = (self._notices, self._control)
         details: dict = {}
-        try:                                       # the exit code and stderr of a stdio server
+        # The exit code and stderr of a stdio server; a transport may not have them, or fail to tell.
+        with contextlib.suppress(Exception):
             details = self.transport.close_details() or {}
-        except Exception:                          # a transport without them, or failing to tell
-            pass
         self.close_error = ConnectionClosed(reason, exit_code=details.get("exit_code"),
                                             stderr_tail=details.get("stderr_tail", ""),
                                             late_details=details.get("late"))

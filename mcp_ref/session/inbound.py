@@ -35,6 +35,7 @@ A ``RequestContext`` uses only the public methods of the session it is handed
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from typing import TYPE_CHECKING
@@ -329,11 +330,9 @@ class RequestContext:
             return pending.result()
         except RequestCancelled:
             if self.cancelled.is_set():
-                try:
+                with contextlib.suppress(SessionError):
                     self.session.notify("notifications/cancelled", {
                         "requestId": pending.id, "reason": f"the {self.method} request it serves was cancelled"})
-                except SessionError:
-                    pass
             raise
         finally:
             with _EVENT_LOCK:

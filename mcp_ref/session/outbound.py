@@ -35,6 +35,7 @@ loop (session/inbound.py ``_route``).
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -273,10 +274,8 @@ class Pending:
             params: dict = {"requestId": self.id}
             if reason:
                 params["reason"] = reason
-            try:
+            with contextlib.suppress(SessionError):       # closed meanwhile: nothing to tell
                 self._session.notify("notifications/cancelled", params)
-            except SessionError:
-                pass
 
 
 class CancelToken:
