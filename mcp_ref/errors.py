@@ -48,8 +48,7 @@ class McpError(Exception):
 
     def __init__(self, message: str, data: object = None, *, code: int | None = None):
         super().__init__(message)
-        self.message = message
-        self.data = data
+        self.message, self.data = message, data
         if code is not None:
             self.code = code
 
@@ -67,14 +66,8 @@ class McpError(Exception):
     @classmethod
     def from_error(cls, error: dict) -> "McpError":
         """Build the matching subclass from a wire error object."""
-        code = error.get("code", INTERNAL_ERROR)
-        message = error.get("message", "")
-        if not isinstance(message, str):
-            message = str(message)
-        klass = McpError._by_code.get(code)
-        if klass is None:
-            return McpError(message, error.get("data"), code=code)
-        return klass(message, error.get("data"))
+        code, message = error.get("code", INTERNAL_ERROR), error.get("message", "")
+        return McpError._by_code.get(code, McpError)(str(message), error.get("data"), code=code)
 
     def __str__(self) -> str:
         return f"{self.message} (code {self.code})"
@@ -165,9 +158,7 @@ class ConnectionClosed(SessionError):
     def __init__(self, reason: str = "connection closed", *, exit_code: int | None = None,
                  stderr_tail: str = "", late_details=None):
         super().__init__(reason)
-        self.reason = reason
-        self._exit_code = exit_code
-        self._stderr_tail = stderr_tail
+        self.reason, self._exit_code, self._stderr_tail = reason, exit_code, stderr_tail
         self._late = late_details if exit_code is None else None
 
     def _refresh(self) -> None:
@@ -211,8 +202,7 @@ class MessageTooLarge(InvalidRequestError):
 
     def __init__(self, message: str, data: object = None, *, size: int | None = None, limit: int | None = None):
         super().__init__(message, data)
-        self.size = size
-        self.limit = limit
+        self.size, self.limit = size, limit
 
 
 class RequestTimeout(SessionError):
@@ -220,8 +210,7 @@ class RequestTimeout(SessionError):
 
     def __init__(self, method: str, timeout: float):
         super().__init__(f"{method} timed out after {timeout:g} s")
-        self.method = method
-        self.timeout = timeout
+        self.method, self.timeout = method, timeout
 
 
 class RequestCancelled(SessionError):
@@ -256,8 +245,7 @@ class StructuredOutputError(SessionError):
 
     def __init__(self, message: str, result: object, tool: str):
         super().__init__(message)
-        self.result = result
-        self.tool = tool
+        self.result, self.tool = result, tool
 
 
 class ToolInputError(SessionError):
@@ -268,9 +256,7 @@ class ToolInputError(SessionError):
 
     def __init__(self, tool: str, arguments: object, problem: str):
         super().__init__(f"arguments for tool {tool!r} do not match its inputSchema: {problem} (not sent)")
-        self.tool = tool
-        self.arguments = arguments
-        self.problem = problem
+        self.tool, self.arguments, self.problem = tool, arguments, problem
 
 
 class TooManyPages(SessionError):
@@ -283,9 +269,7 @@ class TooManyPages(SessionError):
     def __init__(self, method: str, pages: int, items: list):
         super().__init__(f"{method}: still more pages after {pages} pages ({len(items)} items); "
                          f"stopped (max_pages={pages})")
-        self.method = method
-        self.pages = pages
-        self.items = items
+        self.method, self.pages, self.items = method, pages, items
 
 
 class UnsupportedProtocolVersion(SessionError):
@@ -310,8 +294,7 @@ class MissingDependency(SessionError, ImportError):
     def __init__(self, package: str, feature: str):
         super().__init__(f"{feature} needs the package {package!r}, which is not installed (a dependency of "
                          f"mcp_ref, missing from a vendored copy or a --no-deps install): pip install {package}")
-        self.package = package
-        self.feature = feature
+        self.package, self.feature = package, feature
 
 
 class InvalidMessage(Exception):
@@ -324,9 +307,7 @@ class InvalidMessage(Exception):
 
     def __init__(self, code: int, message: str, id: int | str | None = None):
         super().__init__(message)
-        self.code = code
-        self.message = message
-        self.id = id
+        self.code, self.message, self.id = code, message, id
         # A malformed *response* is never answered: the peer would match an error
         # carrying that id to its own request of the same id.
         self.is_response = False

@@ -730,16 +730,7 @@ def test_the_standby_takes_reading_from_a_slow_job_and_remembers_its_key():
     ran fast on a worker, the key runs here again."""
     from mcp_ref.session.pool import Pool
     handed = threading.Event()
-    pool = None
-
-    def work():                                               # as session/inbound.py ``_work``
-        job = pool.next_job()
-        while job is not None:
-            began = time.monotonic()
-            job()
-            job = pool.next_job(job, time.monotonic() - began)
-
-    pool = Pool("mcp-test-standby", 4, work)
+    pool = Pool("mcp-test-standby", 4)
     slow = lambda: handed.wait(WAIT)                          # noqa: E731
     slow.key = ("tools/call", "slow")
     again = lambda: None                                      # noqa: E731
@@ -1005,8 +996,8 @@ def test_requests_read_after_close_are_not_served():
 def test_a_waiter_keeps_the_first_settlement_and_stays_open():
     """session/outbound.py: the first settle wins (a reply racing a close or a cancel), and once
     settled every wait returns at once."""
-    from mcp_ref.session.outbound import _Waiter
-    waiter = _Waiter("tools/call")
+    from mcp_ref.session.outbound import Pending
+    waiter = Pending(None, 1, "tools/call")
     assert not waiter.settled and waiter.wait(0.01) is False
     settlers = [threading.Thread(target=waiter.settle, args=(i,)) for i in range(8)]
     for thread in settlers:

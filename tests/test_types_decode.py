@@ -28,10 +28,40 @@ import pytest
 
 import mcp_ref.types as t
 from mcp_ref.types import base
+from mcp_ref.schema.typehints import get_type_hints
 from mcp_ref.types.base import Model, spec_field
 from mcp_ref.types.client_features import _single_block_for
 
 REVISIONS = (None, "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+
+
+# ---------------------------------------------------------------------- field facts
+@dataclass(frozen=True)
+class FieldFacts:
+    """What the reference encoder and the corpus read about one field, found here from
+    the dataclass fields and hints (the package keeps them in its per-class plan)."""
+    name: str
+    wire: str
+    tp: Any
+    required: bool
+    since: Optional[str]
+    keep_none: bool
+    omit_default: bool
+    default: Any
+
+
+def field_facts(cls) -> list:
+    hints = get_type_hints(cls)
+    return [FieldFacts(f.name, base.wire_name(f), hints.get(f.name, Any),
+                       (f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+                       or bool(f.metadata.get("required")), f.metadata.get("since"),
+                       bool(f.metadata.get("keep_none")), bool(f.metadata.get("omit_default")),
+                       None if f.default is dataclasses.MISSING else f.default)
+            for f in dataclasses.fields(cls) if f.name != "extra"]
+
+
+def older(revision: Optional[str], since: Optional[str]) -> bool:
+    return revision is not None and since is not None and revision < since
 
 
 # ---------------------------------------------------------------------- local classes
@@ -192,7 +222,7 @@ def model_samples(cls, depth: int = 0) -> list:
         return [{"type": "hologram", "frames": 3}]
     tag = getattr(cls, "TYPE", None)
     head = {"type": tag} if tag else {}
-    specs = base._specs(cls)
+    specs = field_facts(cls)
     options = {}
     for spec in specs:
         values = OVERRIDES.get((cls.__name__, spec.wire))
@@ -297,13 +327,13 @@ def reference_to_dict(obj: Model, revision: Optional[str]) -> dict:
     tag = getattr(type(obj), "TYPE", None)
     if tag is not None:
         out["type"] = tag
-    for spec in base._specs(type(obj)):
+    for spec in field_facts(type(obj)):
         value = getattr(obj, spec.name)
         if value is None and not spec.keep_none:
             continue
         if spec.omit_default and value == spec.default:
             continue
-        if base._older(revision, spec.since):
+        if older(revision, spec.since):
             continue
         out[spec.wire] = reference_encode(value, revision)
     for key, value in obj.extra.items():
@@ -319,7 +349,7 @@ def reference_encode(value: Any, revision: Optional[str]) -> Any:
         return reference_to_dict(value, revision)
     if isinstance(value, (list, tuple)):
         return [reference_encode(item, revision) for item in value
-                if not (isinstance(item, Model) and base._older(revision, type(item).SINCE))]
+                if not (isinstance(item, Model) and older(revision, type(item).SINCE))]
     if isinstance(value, dict):
         return {key: reference_encode(item, revision) for key, item in value.items()}
     return value

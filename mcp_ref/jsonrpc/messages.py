@@ -158,8 +158,6 @@ class ErrorResponse(_Value):
         return _with_extra(data, self.extra)
 
 
-Message = (Request, Notification, Response, ErrorResponse)    # for isinstance checks
-RequestId = (int, str)
 _KNOWN = frozenset(("jsonrpc", "id", "method", "params", "result", "error"))
 
 
@@ -208,11 +206,12 @@ def decode(data: str | bytes):
     return from_dict(obj)
 
 
-def _undecodable(data: str | bytes, message: str) -> InvalidMessage:
-    """A -32700 for a frame that did not parse; its head may still name the response
-    it was (rule 6), so the request it answers fails at once."""
-    bad = InvalidMessage(PARSE_ERROR, message)
-    request_id, is_response = peek(data)
+def _undecodable(head: str | bytes, message: str, code: int = PARSE_ERROR) -> InvalidMessage:
+    """The error for a frame that was not read (a -32700 unless ``code`` says otherwise);
+    its ``head`` may still name the response it was (rule 6), so the request it answers
+    fails at once."""
+    bad = InvalidMessage(code, message)
+    request_id, is_response = peek(head)
     if is_response and request_id is not None:         # rule 6
         bad.id, bad.is_response = request_id, True
     return bad
@@ -221,12 +220,9 @@ def _undecodable(data: str | bytes, message: str) -> InvalidMessage:
 def oversized(head: str | bytes, size: int, limit: int) -> InvalidMessage:
     """The error for a frame of ``size`` bytes over ``limit``, skipped unread; ``head``
     is its beginning, read for a response's id as for an undecodable frame (rule 6)."""
-    bad = InvalidMessage(INVALID_REQUEST, f"Invalid Request: message of {size} bytes exceeds the limit "
-                                          f"of {limit} bytes")
+    bad = _undecodable(head, f"Invalid Request: message of {size} bytes exceeds the limit of {limit} bytes",
+                       INVALID_REQUEST)
     bad.size, bad.limit = size, limit
-    request_id, is_response = peek(head)
-    if is_response and request_id is not None:
-        bad.id, bad.is_response = request_id, True
     return bad
 
 
@@ -297,23 +293,17 @@ class EncodeError(ValueError):
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 
-def _dumps(obj) -> str:
-    """Compact JSON text of ``obj``; NaN and infinities are refused (they are not JSON)."""
-    try:
-        return _encode(obj)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise EncodeError(f"cannot encode the message as JSON: {exc}") from None
-
-
 def encode(message) -> str:
-    """One line of compact JSON, no trailing newline (a list encodes a batch).
+    """One line of compact JSON, no trailing newline (a list encodes a batch);
+    NaN and infinities are refused (they are not JSON).
 
     Raises:
         EncodeError: the message holds a value JSON cannot carry.
     """
-    if isinstance(message, list):
-        return _dumps([m.to_dict() for m in message])
-    return _dumps(message.to_dict())
+    try:
+        return _encode([m.to_dict() for m in message] if isinstance(message, list) else message.to_dict())
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise EncodeError(f"cannot encode the message as JSON: {exc}") from None
 
 
 def encode_line(message) -> bytes:

@@ -5,7 +5,7 @@ A reply too large to read, or one that is not valid JSON, still fails the
 request it answers at once instead of leaving it to time out, when its first
 characters show ``"id"`` (and no ``"method"``). ``peek`` reads only the
 top-level members that fit in the first ``PEEK_CHARS`` characters, in order,
-with the JSON scanner's own string reader, and never raises. Spec:
+with the JSON decoder's own reader, and never raises. Spec:
 basic/index#responses. This module does no I/O.
 """
 from __future__ import annotations
@@ -16,20 +16,14 @@ import re
 __all__ = ["peek", "PEEK_CHARS"]
 
 
-def _is_id(value: object) -> bool:
-    """messages.is_request_id (rule 1 there), repeated so this module stays below messages."""
-    return isinstance(value, (int, str)) and not isinstance(value, bool)
-
 # Reading the head of a frame that did not decode (rule 6). Only the top-level members
 # that fit in the first PEEK_CHARS characters are read, in order, until one does not
 # end there (the value nested too deeply, the part of a line too long to keep). A
 # response written by mcp_ref or the official SDKs starts with "jsonrpc" and "id".
 PEEK_CHARS = 4096
 _SPACE = re.compile(r"[ \t\n\r]*")
-_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null")
-_NESTED = object()                                      # a value not needed, so not kept
-_LITERALS: dict = {"true": True, "false": False, "null": None}
-_scanstring = json.decoder.scanstring      # type: ignore[attr-defined]  # undocumented: not in typeshed
+_NESTED = object()                                      # a member seen whose value never ends
+_value = json.JSONDecoder().raw_decode     # one JSON value at an index: (value, the index after it)
 
 
 def peek(data: str | bytes) -> tuple:
@@ -41,10 +35,10 @@ def peek(data: str | bytes) -> tuple:
     keys: dict = {}
     try:
         _members(data[:PEEK_CHARS], keys)
-    except (ValueError, IndexError):
+    except (ValueError, IndexError, RecursionError):
         pass                                            # the head ends (or breaks) here
-    raw_id = keys.get("id")
-    request_id = raw_id if _is_id(raw_id) else None
+    raw_id = keys.get("id")             # an id as messages.is_request_id reads one (this module stays below it)
+    request_id = raw_id if isinstance(raw_id, (int, str)) and not isinstance(raw_id, bool) else None
     is_response = ("result" in keys or "error" in keys) and "method" not in keys
     return request_id, is_response
 
@@ -62,40 +56,13 @@ def _members(text: str, keys: dict) -> None:
         return
     i = _after_space(text, i + 1)
     while text[i] == '"':
-        key, i = _scanstring(text, i + 1)
+        key, i = _value(text, i)                        # a string: it starts with a quote
         i = _after_space(text, i)
         if text[i] != ":":
             return
-        i = _after_space(text, i + 1)
         keys[key] = _NESTED                             # seen, even when its value never ends
-        if text[i] == '"':
-            keys[key], i = _scanstring(text, i + 1)
-        elif text[i] in "{[":
-            i = _skip_container(text, i)
-        else:
-            match = _SCALAR.match(text, i)
-            if match is None:
-                return
-            token, i = match.group(), match.end()
-            keys[key] = int(token) if token.lstrip("-").isdigit() else _LITERALS.get(token, _NESTED)
+        keys[key], i = _value(text, _after_space(text, i + 1))
         i = _after_space(text, i)
         if text[i] != ",":
             return
         i = _after_space(text, i + 1)
-
-
-def _skip_container(text: str, i: int) -> int:
-    """The index after the object or array starting at ``i`` (IndexError when it does not end in ``text``)."""
-    depth = 0
-    while True:
-        char = text[i]
-        if char == '"':
-            i = _scanstring(text, i + 1)[1]
-            continue
-        if char in "{[":
-            depth += 1
-        elif char in "}]":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1

@@ -96,13 +96,9 @@ def check_inbound(state: str, method: str) -> None:
         InvalidRequestError: a request other than ping/initialize before
             initialization, or a second initialize.
     """
-    if method == "ping":
-        return
-    if method == "initialize":
-        if state != NEW:
-            raise InvalidRequestError("Invalid Request: the session is already initialized")
-        return
-    if state == NEW:
+    if method == "initialize" and state != NEW:
+        raise InvalidRequestError("Invalid Request: the session is already initialized")
+    if state == NEW and method not in ("ping", "initialize"):
         raise InvalidRequestError(f"Invalid Request: {method!r} received before initialization "
                                   "(send initialize first)")
 

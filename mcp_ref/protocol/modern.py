@@ -168,7 +168,5 @@ def capabilities(declared: dict, *, listen: bool = False, tasks: bool = False) -
             value = {k: v for k, v in value.items() if k not in ("listChanged", "subscribe")}
         told[key] = value
     if tasks and "tasks" in declared:
-        extensions = dict(told.get("extensions") or {})
-        extensions[TASKS_EXTENSION] = {}
-        told["extensions"] = extensions
+        told["extensions"] = {**(told.get("extensions") or {}), TASKS_EXTENSION: {}}
     return told

@@ -96,9 +96,8 @@ from typing import Callable
 from mcp_ref.session.batches import Batches
 from mcp_ref.session.inbound import RequestContext
 from mcp_ref.session.closing import Closing
-from mcp_ref.errors import ConnectionClosed, InvalidMessage
+from mcp_ref.errors import ConnectionClosed
 from mcp_ref.session.inbound import Inbound
-from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse
 from mcp_ref.session.notices import Notices
 from mcp_ref.session.outbound import DEFAULT_TIMEOUT, MAX_TOTAL_FACTOR, Outbound, Pending
 from mcp_ref.session.pool import Pool
@@ -148,7 +147,7 @@ class Session(Outbound, Inbound, Notices, Batches, Closing):
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._send_lock = threading.Lock()     # rule 6
-        self._outbound: dict = {}              # id -> _Waiter (requests we sent)
+        self._outbound: dict = {}              # id -> Pending (requests we sent)
         self._inbound: dict = {}               # id -> RequestContext (requests we serve)
         self._replying = 0                     # served requests whose answer is being sent
         self._eof_grace = eof_grace
@@ -166,7 +165,7 @@ class Session(Outbound, Inbound, Notices, Batches, Closing):
         if executor is not None:
             self._jobs, self._serial = Lane(executor, max_workers), Lane(executor, 1)
         else:
-            self._pool = Pool(name, max_workers + 1, self._work)   # rule 3: the handlers and the one reading
+            self._pool = Pool(name, max_workers + 1)   # rule 3: the handlers and the one reading
 
     # ------------------------------------------------------------------ public API
     def start(self) -> "Session":
@@ -205,13 +204,7 @@ class Session(Outbound, Inbound, Notices, Batches, Closing):
             raise RuntimeError("deliver() is for a session made with executor=; this one reads its transport")
         if self.closed:
             return
-        if isinstance(message, InvalidMessage):
-            if message.is_response:
-                self._on_bad_response(message)
-                return
-            job = self._reply_job(ErrorResponse(message.id, ErrorObject(message.code, message.message)))
-        else:
-            job = self._route(message)
+        job = self._route(message)
         if job is None:
             return
         if getattr(job, "control", False):

@@ -14,7 +14,7 @@ import threading
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import INVALID_REQUEST, InvalidMessage
-from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, Response
+from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Notification, Request, Response, error_response
 from mcp_ref.session.state import SessionState
 
 
@@ -22,43 +22,35 @@ class Batches(SessionState):
     """The batch half of ``Session`` (a mix-in)."""
 
     def _route_batch(self, items: list):
-        # Rule 7: replies are routed whatever the revision; a batch reply to a single
-        # request still answers it. Malformed replies are never answered.
-        """A JSON array (2025-03-26 only, rule 7): replies are settled one by one; the
-        requests run as one job whose answers go back as one array (``_Batch``)."""
+        """A JSON array (rule 7): replies are settled one by one whatever the revision (a bad
+        one never answered); in 2025-03-26 the notifications are routed and the requests run as
+        one job whose answers go back as one array (``_Batch``), else the rest is refused."""
         rest = []
         for item in items:
-            if isinstance(item, (Response, ErrorResponse)):
-                self._on_response(item)
-            elif isinstance(item, InvalidMessage) and item.is_response:
-                self._on_bad_response(item)
+            if isinstance(item, (Response, ErrorResponse)) or getattr(item, "is_response", False):
+                self._route(item)
             else:
                 rest.append(item)
         if not rest:
             return None
-        items = rest
         if not lifecycle.batches_allowed(self.protocol_version):
             return self._reply_job(ErrorResponse(None, ErrorObject(
                 INVALID_REQUEST, f"Invalid Request: JSON-RPC batches are not supported in protocol revision "
                                  f"{self.protocol_version or '(not negotiated)'}")))
-        replies = [ErrorResponse(b.id, ErrorObject(b.code, b.message)) for b in items
-                   if isinstance(b, InvalidMessage)]
-        requests = [m for m in items if isinstance(m, Request)]
-        batch = _Batch(len(requests), replies)
-        for message in items:
-            if not isinstance(message, (Request, InvalidMessage)):
+        replies = [error_response(b) for b in rest if isinstance(b, InvalidMessage)]
+        requests = [m for m in rest if isinstance(m, Request)]
+        for message in rest:
+            if isinstance(message, Notification):
                 self._route(message)
         if not requests:
             return self._reply_job(replies) if replies else None
-        jobs = [self._on_request(request, batch) for request in requests]
-        jobs = [job for job in jobs if job is not None]
-        if not jobs:
-            return None
+        batch = _Batch(len(requests), replies)
+        jobs = [job for job in (self._on_request(request, batch) for request in requests) if job is not None]
 
         def run_all():
             for job in jobs:
                 job()
-        return run_all
+        return run_all if jobs else None
 
 
 class _Batch:

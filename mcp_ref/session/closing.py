@@ -10,6 +10,7 @@ within ``eof_grace``. Spec: basic/lifecycle#shutdown, basic/utilities/ping.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -49,19 +50,16 @@ class Closing(SessionState):
         with self._lock:
             if self.closed:
                 return
-            details: dict = {}
-            getter = getattr(self.transport, "close_details", None)
             self.closed = True
             self._closing_thread = threading.current_thread()
             outbound, self._outbound = self._outbound, {}
             self._listening = {}
             inbound = list(self._inbound.values())
             helper_queues = (self._notices, self._control)
-        if getter is not None:
-            try:
-                details = getter() or {}
-            except Exception:
-                details = {}
+        details: dict = {}
+        # The exit code and stderr of a stdio server; a transport may not have them, or fail to tell.
+        with contextlib.suppress(Exception):
+            details = self.transport.close_details() or {}
         self.close_error = ConnectionClosed(reason, exit_code=details.get("exit_code"),
                                             stderr_tail=details.get("stderr_tail", ""),
                                             late_details=details.get("late"))

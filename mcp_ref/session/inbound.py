@@ -13,7 +13,7 @@ The way in, for one request: the reading thread runs ``_read`` (receive a
 frame) ``-> _route -> _on_request`` (a job); while another worker could take
 reading over (``pool.here``, session/pool.py P3) the same thread then runs the job:
 ``_serve`` (the handler) ``-> _reply -> _send``; else a worker does. For one reply:
-``_read -> _route -> _on_response`` (session/outbound.py) ``-> waiter.settle`` (the caller
+``_read -> _route -> _on_response`` (session/outbound.py) ``-> Pending.settle`` (the caller
 waiting in ``Pending.result`` wakes). What this module hands aside, each read by its
 name: notifications (session/notices.py, rule 4), batches (session/batches.py, rule 7) and
 answers that need no handler (the control thread, rule 8).
@@ -35,15 +35,15 @@ A ``RequestContext`` uses only the public methods of the session it is handed
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-import time
 from typing import TYPE_CHECKING
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import INTERNAL_ERROR, INVALID_REQUEST, InvalidMessage, McpError, RequestCancelled, SessionError
-from mcp_ref.jsonrpc.messages import (EncodeError, ErrorObject, ErrorResponse, Request, Response, is_request_id,
-                                     replace_unencodable)
+from mcp_ref.jsonrpc.messages import (EncodeError, ErrorObject, ErrorResponse, Request, Response, error_response,
+                                     is_request_id, replace_unencodable)
 from mcp_ref.session.state import SessionState
 
 if TYPE_CHECKING:
@@ -68,19 +68,15 @@ class Inbound(SessionState):
         while True:
             try:
                 message = self.transport.receive()
-            except InvalidMessage as bad:
-                if bad.is_response:                # never answer a response (rule 5 of messages)
-                    self._on_bad_response(bad)
-                    continue
-                job = self._reply_job(ErrorResponse(bad.id, ErrorObject(bad.code, bad.message)))
+            except InvalidMessage as bad:          # a bad frame is routed too: answered, or a bad reply
+                message = bad
             except Exception as exc:              # the transport broke
                 reason = f"transport failed: {exc}"
                 break
-            else:
-                if message is None:
-                    self._let_finish(reason)
-                    break
-                job = self._route(message)
+            if message is None:
+                self._let_finish(reason)
+                break
+            job = self._route(message)
             if job is None:
                 continue
             if getattr(job, "control", False):
@@ -90,17 +86,6 @@ class Inbound(SessionState):
                 if not pool.done(job):
                     return                         # a worker reads on: this thread is a worker again
         self._on_close(reason)
-
-    def _work(self) -> None:
-        """A thread of the pool (rule 3): run jobs, the reading loop among them, until the
-        pool stops; how long each took tells the pool which keys are slow (session/pool.py P3)."""
-        pool = self._pool
-        assert pool is not None                    # the pool's own threads run this
-        job = pool.next_job()
-        while job is not None:
-            began = time.monotonic()
-            job()
-            job = pool.next_job(job, time.monotonic() - began)
 
     def _reply_job(self, reply, batch: _Batch | None = None):
         """A job that only writes ``reply``: marked ``control`` so it runs on the control
@@ -120,7 +105,8 @@ class Inbound(SessionState):
 
     # ------------------------------------------------------------------ routing (reader only)
     def _route(self, message):
-        """Route one message; return a job when it needs a thread, else None."""
+        """Route one message (or a frame that failed to decode); return a job when it
+        needs a thread, else None."""
         if type(message) is Request:
             return self._on_request(message)
         if isinstance(message, list):
@@ -128,12 +114,18 @@ class Inbound(SessionState):
         if isinstance(message, (Response, ErrorResponse)):
             self._on_response(message)
             return None
+        if isinstance(message, InvalidMessage):
+            if message.is_response:                # never answer a response (rule 5 of messages)
+                self._on_bad_response(message)
+                return None
+            return self._reply_job(error_response(message))
+        handle = self._handle_notification
         if message.method == "notifications/cancelled":
             self._on_cancelled(message.params or {})
         elif message.method == "notifications/progress":
             self._on_progress(message.params or {})
-        else:
-            self._notice(self._call_notification_handler, message)
+        elif handle is not None:                   # user code: on the notify thread (rule 4)
+            self._notice(lambda: handle(message.method, message.params or {}))
         return None
 
     def _on_request(self, request: Request, batch: _Batch | None = None):
@@ -235,13 +227,10 @@ class RequestContext:
         self.method = request.method
         self.params = params = request.params or {}
         meta = params.get("_meta")
-        if isinstance(meta, dict):
-            self.meta = meta
-            # Spec: a token is a string or an integer; echoed exactly as received.
-            token = meta.get("progressToken")
-            self.progress_token = token if is_request_id(token) else None
-        else:
-            self.meta, self.progress_token = {}, None
+        self.meta = meta if isinstance(meta, dict) else {}
+        # Spec: a token is a string or an integer; echoed exactly as received.
+        token = self.meta.get("progressToken")
+        self.progress_token = token if is_request_id(token) else None
         self._cancelled: threading.Event | None = None     # the Event, made on first use (see ``cancelled``)
         # A request that ends only when the peer cancels it (2026-07-28 subscriptions/listen):
         # cancelled at once when the peer's input ends, not awaited (session/__init__.py rule 5).
@@ -341,11 +330,9 @@ class RequestContext:
             return pending.result()
         except RequestCancelled:
             if self.cancelled.is_set():
-                try:
+                with contextlib.suppress(SessionError):
                     self.session.notify("notifications/cancelled", {
                         "requestId": pending.id, "reason": f"the {self.method} request it serves was cancelled"})
-                except SessionError:
-                    pass
             raise
         finally:
             with _EVENT_LOCK:
@@ -356,5 +343,5 @@ class RequestContext:
         with _EVENT_LOCK:
             nested = list(self._nested or ())
         for pending in nested:
-            pending._waiter.settle(RequestCancelled(f"{pending._waiter.method} (id {pending.id}) cancelled: "
-                                                    f"the {self.method} request it serves was cancelled"))
+            pending.settle(RequestCancelled(f"{pending.method} (id {pending.id}) cancelled: "
+                                            f"the {self.method} request it serves was cancelled"))

@@ -26,8 +26,6 @@ from mcp_ref.session.state import SessionState
 
 if TYPE_CHECKING:
     from typing import Callable, Union
-
-    from mcp_ref.jsonrpc.messages import Notification
     ProgressCallback = Callable[[float, "float | None", "str | None"], None]
     RequestId = Union[int, str]            # a type alias: Python 3.9's mypy reads no X | Y here
 
@@ -97,32 +95,27 @@ class Notices(SessionState):
             listener = self._listening.get(token) if waiter is None else None
         if waiter is None:
             if listener is not None:
-                self._notice(lambda p: listener(p.get("progress"), p.get("total"), p.get("message")), params)
+                self._notice(lambda: listener(params.get("progress"), params.get("total"), params.get("message")))
             return
         waiter.heard_at = time.monotonic()
         if waiter.on_progress is not None:
-            self._notice(_call_progress, (waiter, params))
+            self._notice(lambda: _call_progress(waiter, params))
 
-    def _notice(self, run, item) -> None:
+    def _notice(self, job) -> None:
         """Queue user code (a progress callback, a notification handler) to run in wire
         order on the one notify thread, or on the shared pool's serial lane (rule 9)."""
         if self._serial is not None:                # rule 9: in order, on the shared pool
-            self._serial.submit(lambda: self._run_notice(run, item))
+            self._serial.submit(lambda: self._run_notice(job))
             return
-        self._helper_queue("_notices", "notify", lambda it: it[0](it[1])).put((run, item))
+        self._helper_queue("_notices", "notify").put(job)
 
-    def _run_notice(self, run, item) -> None:
+    def _run_notice(self, job) -> None:
         """Run one queued callback on the serial lane, remembering the thread (rule 4)."""
         self._noticing = threading.current_thread()
         try:
-            run(item)
+            job()
         finally:
             self._noticing = None
-
-    def _call_notification_handler(self, message: Notification) -> None:
-        """Hand a notification to the handler the session was given (on the notify thread)."""
-        if self._handle_notification is not None:
-            self._handle_notification(message.method, message.params or {})
 
     # ------------------------------------------------------------------ helper threads
     def _start_helper(self, role: str, target) -> None:
@@ -134,9 +127,9 @@ class Notices(SessionState):
     def _control_put(self, job) -> None:
         """Rule 8: an answer that needs no handler (``ping``, an error for a bad frame)
         is written on the control thread, whatever the workers are doing."""
-        self._helper_queue("_control", "control", lambda j: j()).put(job)
+        self._helper_queue("_control", "control").put(job)
 
-    def _helper_queue(self, attr: str, role: str, run) -> queue.Queue:
+    def _helper_queue(self, attr: str, role: str) -> queue.Queue:
         """The queue of a helper thread, started on first use. Under the lock, so a
         helper started while the session closes still gets its stop marker."""
         with self._lock:
@@ -144,28 +137,24 @@ class Notices(SessionState):
             if q is None:
                 q = queue.Queue()
                 setattr(self, attr, q)
-                self._start_helper(role, lambda: self._drain(q, run))
+                self._start_helper(role, lambda: self._drain(q))
                 if self.closed:
                     q.put(_STOP)
             return q
 
-    def _drain(self, q: queue.Queue, run) -> None:
+    def _drain(self, q: queue.Queue) -> None:
         """A helper thread: run what the queue holds, in order, until the stop marker.
         A failing callback is logged and does not stop the others (rule 4)."""
-        while True:
-            item = q.get()
-            if item is _STOP:
-                return
+        for job in iter(q.get, _STOP):
             try:
-                run(item)
+                job()
             except Exception:
                 log.exception("%s: callback failed", self._name)
 
 
-def _call_progress(item) -> None:
+def _call_progress(waiter, params: dict) -> None:
     """Run a caller's progress callback (on the notify thread, session rule 4),
     unless the request was abandoned meanwhile."""
-    waiter, params = item
     if waiter.settled:
         return                                     # abandoned (timeout, cancel, close)
     waiter.on_progress(params.get("progress"), params.get("total"), params.get("message"))

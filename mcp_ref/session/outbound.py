@@ -10,9 +10,9 @@ basic/utilities/cancellation, basic/utilities/progress, basic/utilities/ping.
 Rules:
 
 1. Every request gets a fresh integer id (never reused) and a timeout, and
-   its waiter is filed under that id in ``_outbound`` before it is sent, so
-   a reply read at once finds it (the reader settles it: ``_on_response``).
-2. A caller's ``Pending.result()`` waits on its own waiter, so the waiting
+   its ``Pending`` (the waiter) is filed under that id in ``_outbound`` before it is
+   sent, so a reply read at once finds it (the reader settles it: ``_on_response``).
+2. A caller's ``Pending.result()`` waits on its own lock, so the waiting
    thread is its own timer: on timeout it raises ``RequestTimeout`` and sends
    ``notifications/cancelled`` (never for ``initialize``). With
    ``reset_on_progress`` each progress notification restarts the timeout,
@@ -29,12 +29,13 @@ Rules:
    with ``ConnectionClosed``.
 
 The way out, for one request: ``request -> start_request`` (file the
-waiter, ``_send``) ``-> transport.send``, then ``Pending.result`` waits until
-the reader settles the waiter: ``_on_response`` here, called from the reading
+``Pending``, ``_send``) ``-> transport.send``, then ``Pending.result`` waits until
+the reader settles it: ``_on_response`` here, called from the reading
 loop (session/inbound.py ``_route``).
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -93,28 +94,28 @@ class Outbound(SessionState):
                       related_id: RequestId | None = None) -> Pending:
         """Send a request and return a ``Pending`` handle without waiting."""
         request_id = next(self._ids)                   # rule 1
-        waiter = _Waiter(method, on_progress)
+        timeout = self.default_timeout if timeout is None else timeout
+        if reset_timeout_on_progress and max_total_timeout is None:
+            # Spec: basic/lifecycle#timeouts: always enforce a maximum, even with progress.
+            max_total_timeout = timeout * MAX_TOTAL_FACTOR
+        pending = Pending(self, request_id, method, on_progress, timeout, reset_timeout_on_progress,
+                          max_total_timeout)
         # From a callback on the notify thread (or lane), ordering would wait on ourselves.
         me = threading.current_thread()
-        waiter.ordered = on_progress is not None and me.name != f"{self._name}-notify" and me is not self._noticing
+        pending.ordered = on_progress is not None and me.name != f"{self._name}-notify" and me is not self._noticing
         if on_progress is not None or reset_timeout_on_progress:
             params = dict(params or {})
             params["_meta"] = {**(params.get("_meta") or {}), "progressToken": request_id}
         with self._lock:
             if self.closed:
                 raise self._closed_error()
-            self._outbound[request_id] = waiter
+            self._outbound[request_id] = pending
         try:
             self._send(Request(request_id, method, params), related_id)
         except BaseException:
             self._forget(request_id)
             raise
-        timeout = self.default_timeout if timeout is None else timeout
-        if reset_timeout_on_progress and max_total_timeout is None:
-            # Spec: basic/lifecycle#timeouts: always enforce a maximum, even with progress.
-            max_total_timeout = timeout * MAX_TOTAL_FACTOR
-        return Pending(request_id, waiter, timeout, reset_timeout_on_progress, max_total_timeout,
-                       notify=self.notify, forget=self._forget)
+        return pending
 
     def notify(self, method: str, params: dict | None = None, *, related_id: RequestId | None = None) -> None:
         """Send a notification. Raises ConnectionClosed when closed."""
@@ -154,7 +155,8 @@ class Outbound(SessionState):
     # ------------------------------------------------------------------ answers (the reader settles them)
     def _on_response(self, message) -> None:
         """Settle the waiter of the request this reply answers (rule 7 for a null id);
-        a reply to a request we stopped waiting for is dropped (session/outbound.py rule 3)."""
+        a reply to a request we stopped waiting for is dropped (session/outbound.py rule 3).
+        A reply that did not decode (an ``InvalidMessage``) fails its request with what was wrong."""
         request_id = message.id
         if isinstance(request_id, str) and request_id.isdigit():
             request_id = int(request_id)           # a peer that echoes our ids as strings
@@ -173,10 +175,17 @@ class Outbound(SessionState):
             else:
                 log.debug("%s: dropped a reply to unknown or abandoned id %r", self._name, message.id)
             return
+        if isinstance(message, InvalidMessage) and message.size is None:
+            message = ErrorResponse(message.id, ErrorObject(message.code,
+                                                            f"the peer sent a malformed response: {message.message}"))
+        elif isinstance(message, InvalidMessage):
+            message = MessageTooLarge(f"the reply to {waiter.method} (id {message.id!r}) is {message.size} bytes, over "
+                                      f"the limit of {message.limit} bytes (max_message_size); it was skipped unread",
+                                      size=message.size, limit=message.limit)
         if waiter.ordered and (self._notices is not None or self._serial is not None):
             # Settle after the progress callbacks already queued, so the caller
             # has seen every progress notification by the time it has the result.
-            self._notice(lambda w: w.settle(message), waiter)
+            self._notice(lambda: waiter.settle(message))
         else:
             waiter.settle(message)
 
@@ -184,38 +193,31 @@ class Outbound(SessionState):
         """A malformed, undecodable or oversized reply: fail the request it names (if any)
         instead of letting it time out (rule 7)."""
         log.warning("%s: malformed response from the peer (id %r): %s", self._name, bad.id, bad.message)
-        if bad.id is None:
-            return
-        if bad.size is None:
-            self._on_response(ErrorResponse(bad.id, ErrorObject(
-                bad.code, f"the peer sent a malformed response: {bad.message}")))
-            return
-        request_id = int(bad.id) if isinstance(bad.id, str) and bad.id.isdigit() else bad.id
-        with self._lock:
-            waiter = self._outbound.pop(request_id, None)
-        if waiter is not None:
-            waiter.settle(MessageTooLarge(
-                f"the reply to {waiter.method} (id {bad.id!r}) is {bad.size} bytes, over the limit of {bad.limit} "
-                f"bytes (max_message_size); it was skipped unread", size=bad.size, limit=bad.limit))
+        if bad.id is not None:
+            self._on_response(bad)
 
 
-class _Waiter:
-    """A request we sent. The reader settles it with the reply; so do cancel and close.
-    ``ordered``: settle after queued progress callbacks (see _on_response).
+class Pending:
+    """An outgoing request in flight: ``result()`` waits, ``cancel()`` abandons it. The
+    reader settles it with the reply (``settle``); so do cancel and close. ``ordered``:
+    settle after queued progress callbacks (see _on_response).
 
     ``_done`` is a lock held from the start: the first ``settle`` to take ``_once``
     releases it, and the caller's ``wait`` is a timed acquire of it (an Event would
     build a Condition and a lock per wait for the same thing)."""
-    __slots__ = ("method", "on_progress", "_done", "_once", "settled", "reply", "heard_at", "ordered")
+    __slots__ = ("_session", "id", "method", "on_progress", "_timeout", "_reset", "_max_total", "_done", "_once",
+                 "settled", "reply", "heard_at", "_start", "ordered")
 
-    def __init__(self, method: str, on_progress=None):
-        self.method, self.on_progress = method, on_progress
+    def __init__(self, session, request_id: int, method: str, on_progress=None, timeout: float = DEFAULT_TIMEOUT,
+                 reset_on_progress: bool = False, max_total: float | None = None):
+        self._session, self.id, self.method, self.on_progress = session, request_id, method, on_progress
+        self._timeout, self._reset, self._max_total = timeout, reset_on_progress, max_total
         self._done = threading.Lock()
         self._done.acquire()
         self._once = threading.Lock()
         self.settled = False                 # True once ``reply`` is final
         self.reply: Response | ErrorResponse | Exception | None = None
-        self.heard_at = time.monotonic()
+        self.heard_at = self._start = time.monotonic()
         self.ordered = False
 
     def settle(self, reply) -> None:
@@ -232,27 +234,11 @@ class _Waiter:
             self._done.release()             # settled for good: a later wait passes too
         return self.settled
 
-
-class Pending:
-    """An outgoing request in flight: ``result()`` waits, ``cancel()`` abandons it.
-
-    The session hands in what it needs of the session: ``notify`` (to send
-    ``notifications/cancelled``) and ``forget`` (drop the waiter, rule 3).
-    """
-
-    def __init__(self, request_id: int, waiter: _Waiter, timeout: float, reset_on_progress: bool,
-                 max_total: float | None, *, notify, forget):
-        self.id, self._waiter = request_id, waiter
-        self._notify, self._forget = notify, forget
-        self._timeout, self._reset, self._max_total = timeout, reset_on_progress, max_total
-        self._start = time.monotonic()
-
     def result(self) -> dict:
         """Block until the reply. Raises McpError, RequestTimeout, RequestCancelled, ConnectionClosed."""
-        waiter = self._waiter
         try:
-            while not waiter.settled:
-                since = waiter.heard_at if self._reset else self._start
+            while not self.settled:
+                since = self.heard_at if self._reset else self._start
                 deadline = since + self._timeout
                 if self._max_total is not None:
                     deadline = min(deadline, self._start + self._max_total)
@@ -260,15 +246,15 @@ class Pending:
                 if remaining <= 0:
                     elapsed = time.monotonic() - self._start
                     self.cancel(f"timed out after {elapsed:.3g} s")
-                    raise RequestTimeout(waiter.method, self._timeout)
-                waiter.wait(remaining)
+                    raise RequestTimeout(self.method, self._timeout)
+                self.wait(remaining)
         except BaseException:
-            if not waiter.settled:               # Ctrl-C in a script, for example
+            if not self.settled:                 # Ctrl-C in a script, for example
                 self.cancel("the caller stopped waiting")
             raise
         finally:
-            self._forget(self.id)
-        reply = waiter.reply
+            self._session._forget(self.id)
+        reply = self.reply
         if isinstance(reply, Response):
             return reply.result
         if isinstance(reply, ErrorResponse):
@@ -278,22 +264,18 @@ class Pending:
         raise reply                               # a SessionError settled locally
 
     def cancel(self, reason: str | None = None) -> None:
-        """Abandon the request: the waiter fails with RequestCancelled and the peer
-        is sent ``notifications/cancelled`` (never for ``initialize``)."""
-        waiter = self._waiter
-        if waiter.settled:
+        """Abandon the request: it fails with RequestCancelled and the peer is sent
+        ``notifications/cancelled`` (never for ``initialize``)."""
+        if self.settled:
             return
-        waiter.settle(RequestCancelled(f"{waiter.method} (id {self.id}) cancelled"
-                                       + (f": {reason}" if reason else "")))
-        self._forget(self.id)
-        if waiter.method != "initialize":
+        self.settle(RequestCancelled(f"{self.method} (id {self.id}) cancelled" + (f": {reason}" if reason else "")))
+        self._session._forget(self.id)
+        if self.method != "initialize":
             params: dict = {"requestId": self.id}
             if reason:
                 params["reason"] = reason
-            try:
-                self._notify("notifications/cancelled", params)
-            except SessionError:
-                pass
+            with contextlib.suppress(SessionError):       # closed meanwhile: nothing to tell
+                self._session.notify("notifications/cancelled", params)
 
 
 class CancelToken:

@@ -3,9 +3,9 @@
 The session's reading loop (session/inbound.py ``_read``) is itself a job here: it
 reads a message, routes it, and asks ``here`` whether it runs the job a
 request needs itself or the job is queued for a free worker (P3). Each
-thread's loop is the session's (session/inbound.py ``_work``: ``next_job``, run it).
-The pool knows nothing of MCP: a job is a callable. Spec: basic/index
-(requests may be in flight both ways at once).
+thread runs ``_work``: the next job, then the next. The pool knows nothing of
+MCP: a job is a callable. Spec: basic/index (requests may be in flight both
+ways at once).
 
 Rules (session/__init__.py rule 3 is kept here):
 
@@ -31,6 +31,7 @@ P3. Fast path; it holds seq. latency <= 2x and server CPU per small call <= 3x t
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 
 __all__ = ["Pool", "TAKEOVER"]
@@ -43,8 +44,8 @@ MAX_SLOW_KEYS = 1024  # P3: most keys remembered as slow (then the memory starts
 class Pool:
     """The worker threads of one session (named ``<name>-worker-N``)."""
 
-    def __init__(self, name: str, max_workers: int, work):
-        self._name, self._work = name, work    # work: every worker's loop (session/inbound.py ``_work``)
+    def __init__(self, name: str, max_workers: int):
+        self._name = name
         self._max_workers = max(1, max_workers)
         lock = threading.RLock()
         self._cv = threading.Condition(lock)           # workers wait here
@@ -130,6 +131,15 @@ class Pool:
     def threads(self) -> list:
         """The worker threads (and the standby) started so far (for close to join)."""
         return self._threads + ([self._standby] if self._standby is not None else [])
+
+    def _work(self) -> None:
+        """A worker thread: run jobs, the session's reading loop among them, until the pool
+        stops; how long each took tells the pool which keys are slow (P3)."""
+        job = self.next_job()
+        while job is not None:
+            began = time.monotonic()
+            job()
+            job = self.next_job(job, time.monotonic() - began)
 
     def next_job(self, ran=None, took: float = 0.0):
         """For a worker: the next queued job, waiting for one; None once the pool has

@@ -29,6 +29,7 @@ Rules:
    ``close()`` finds not yet started ends without running its job (rule 3).
 """
 import itertools
+import logging
 import threading
 from collections import deque
 
@@ -37,11 +38,7 @@ __all__ = ["WorkerPool", "Lane", "IDLE_EXIT"]
 IDLE_EXIT = 2.0        # seconds a worker waits for a job before it ends
 
 
-def _log():
-    """The module's logger, loaded on first use: only a failing job or a stuck thread logs,
-    and ``logging`` costs an HTTP server's start-up (bench/bench_http.py, cold start)."""
-    import logging
-    return logging.getLogger("mcp_ref.session.workers")
+log = logging.getLogger("mcp_ref.session.workers")
 
 
 class WorkerPool:
@@ -63,12 +60,9 @@ class WorkerPool:
         with self._cv:
             if self._closed:
                 raise RuntimeError("the worker pool is closed")
-            if self._idle > len(self._jobs):              # an idle thread will take it
-                self._jobs.append(job)
+            if self._idle > len(self._jobs) or len(self._threads) >= self.max_threads:
+                self._jobs.append(job)                    # an idle thread takes it, or the first to finish
                 self._cv.notify()
-                return
-            if len(self._threads) >= self.max_threads:
-                self._jobs.append(job)
                 return
             thread = threading.Thread(target=self._work, args=(job,), daemon=True,
                                       name=f"{self.name}-{next(self._numbers)}")
@@ -92,7 +86,7 @@ class WorkerPool:
             if thread is not me and thread.ident is not None:     # rule 4: one not started yet ends at once
                 thread.join(timeout)
                 if thread.is_alive():
-                    _log().warning("worker %s did not stop (a handler ignores cancellation)", thread.name)
+                    log.warning("worker %s did not stop (a handler ignores cancellation)", thread.name)
 
     def _work(self, job) -> None:
         me = threading.current_thread()
@@ -104,7 +98,7 @@ class WorkerPool:
             try:
                 job()
             except Exception:
-                _log().exception("%s: job failed", me.name)
+                log.exception("%s: job failed", me.name)
             job = None
             with self._cv:
                 while not self._jobs:
@@ -161,7 +155,7 @@ class Lane:
             try:
                 job()
             except Exception:
-                _log().exception("job failed")
+                log.exception("job failed")
             with self._lock:
                 if not self._waiting:
                     self._running -= 1

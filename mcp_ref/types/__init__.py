@@ -22,36 +22,27 @@ Spec: schema.json of each revision (2024-11-05 .. 2026-07-28).
 import importlib
 from typing import TYPE_CHECKING
 
-# Every public name and the module it lives in.
-_WHERE = {
-    "Model": "base", "spec_field": "base", "wire_name": "base", "register_content": "base",
-    "CONTENT_TYPES": "base",
-    "Annotations": "content", "TextContent": "content", "ImageContent": "content", "AudioContent": "content",
-    "ResourceLink": "content", "EmbeddedResource": "content", "TextResourceContents": "content",
-    "BlobResourceContents": "content", "ResourceContents": "content", "ToolUseContent": "content",
-    "ToolResultContent": "content", "RawContent": "content", "ContentBlock": "content",
-    "SamplingContent": "content", "content_from_dict": "content", "resource_contents_from_dict": "content",
-    "image": "content", "audio": "content",
-    "Icon": "initialize", "Implementation": "initialize", "InitializeResult": "initialize",
-    "InitializeParams": "initialize", "InitializeRequestParams": "initialize",
-    "ToolAnnotations": "tools", "ToolExecution": "tools", "Tool": "tools", "CallToolResult": "tools",
-    "ListToolsResult": "tools",
-    "Resource": "resources", "ResourceTemplate": "resources", "ReadResourceResult": "resources",
-    "ListResourcesResult": "resources", "ListResourceTemplatesResult": "resources",
-    "PromptArgument": "prompts", "Prompt": "prompts", "PromptMessage": "prompts", "GetPromptResult": "prompts",
-    "ListPromptsResult": "prompts",
-    "ModelHint": "client_features", "ModelPreferences": "client_features",
-    "SamplingMessage": "client_features", "ToolChoice": "client_features",
-    "CreateMessageRequestParams": "client_features", "CreateMessageResult": "client_features",
-    "select_model": "client_features", "Root": "client_features", "ListRootsResult": "client_features",
-    "ElicitRequestParams": "client_features", "ElicitResult": "client_features",
-    "LOGGING_LEVELS": "utilities", "level_at_least": "utilities", "Completion": "utilities",
-    "CompleteResult": "utilities", "PromptReference": "utilities", "ResourceTemplateReference": "utilities",
-    "ProgressNotificationParams": "utilities", "LoggingMessageNotificationParams": "utilities",
-    "TASK_STATUSES": "tasks", "TERMINAL_STATUSES": "tasks", "RELATED_TASK_KEY": "tasks",
-    "TaskMetadata": "tasks", "RelatedTaskMetadata": "tasks", "Task": "tasks", "CreateTaskResult": "tasks",
-    "ListTasksResult": "tasks", "related_task_meta": "tasks",
+# Every public name, by the module it lives in.
+_NAMES = {
+    "base": ("Model", "spec_field", "wire_name", "register_content", "CONTENT_TYPES"),
+    "content": ("Annotations", "TextContent", "ImageContent", "AudioContent", "ResourceLink", "EmbeddedResource",
+                "TextResourceContents", "BlobResourceContents", "ResourceContents", "ToolUseContent",
+                "ToolResultContent", "RawContent", "ContentBlock", "SamplingContent", "content_from_dict",
+                "resource_contents_from_dict", "image", "audio"),
+    "initialize": ("Icon", "Implementation", "InitializeResult", "InitializeParams", "InitializeRequestParams"),
+    "tools": ("ToolAnnotations", "ToolExecution", "Tool", "CallToolResult", "ListToolsResult"),
+    "resources": ("Resource", "ResourceTemplate", "ReadResourceResult", "ListResourcesResult",
+                  "ListResourceTemplatesResult"),
+    "prompts": ("PromptArgument", "Prompt", "PromptMessage", "GetPromptResult", "ListPromptsResult"),
+    "client_features": ("ModelHint", "ModelPreferences", "SamplingMessage", "ToolChoice",
+                        "CreateMessageRequestParams", "CreateMessageResult", "select_model", "Root",
+                        "ListRootsResult", "ElicitRequestParams", "ElicitResult"),
+    "utilities": ("LOGGING_LEVELS", "level_at_least", "Completion", "CompleteResult", "PromptReference",
+                  "ResourceTemplateReference", "ProgressNotificationParams", "LoggingMessageNotificationParams"),
+    "tasks": ("TASK_STATUSES", "TERMINAL_STATUSES", "RELATED_TASK_KEY", "TaskMetadata", "RelatedTaskMetadata",
+              "Task", "CreateTaskResult", "ListTasksResult", "related_task_meta"),
 }
+_WHERE = {name: module for module, names in _NAMES.items() for name in names}
 __all__ = list(_WHERE)
 
 if TYPE_CHECKING:

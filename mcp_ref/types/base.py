@@ -19,17 +19,18 @@ Its wire form is derived from the attribute names, so no class repeats its field
   ``"Tool.inputSchema: expected object"``.
 
 Content blocks form a tagged union on ``"type"``; the registry that maps a
-tag to its class is filled here (``register_content``, by ``content.py``) and
-read by the decoder (decoding.py).
+tag to its class (``CONTENT_TYPES``) is filled by ``content.py`` (and by
+``register_content``, for a block of one's own) and read by the decoder
+(decoding.py).
 
 Revisions are ``YYYY-MM-DD`` strings, so they compare correctly as strings.
 
-One decoder, one encoder, each reading facts made once per class. ``from_dict``
-reads the class's plan (``_decode_plan``: per member its wire name, whether it
-is required, and the decoder its hint was read into once, decoding.py rule 1)
-and carries the path of every member, so an error names where it is.
-``to_dict`` reads a per-class tuple of field facts and passes JSON scalars
-through without a call. A plan is a cache of the class's hints, not a second
+One decoder, one encoder, each reading the class's plan (``_plan``), made once
+per class. ``from_dict`` reads per member its wire name, whether it is
+required, and the decoder its hint was read into once (decoding.py rule 1), and
+carries the path of every member, so an error names where it is. ``to_dict``
+reads per field its wire name and revision and passes JSON scalars through
+without a call. A plan is a cache of the class's hints, not a second
 definition: what a hint accepts is written once, in decoding.py. (The walk of
 the hints on every member cost a client about half of its CPU above the
 session per ``call_tool``: ``bench/README.md``, issue 17, target 6.)
@@ -42,10 +43,9 @@ from typing import Any, ClassVar, Optional
 
 from mcp_ref.errors import InvalidParamsError
 from mcp_ref.schema.typehints import get_type_hints
-from mcp_ref.types.decoding import CONTENT_TYPES, as_is, decode_tagged, decoder, exact_type, raw_content
+from mcp_ref.types.decoding import CONTENT_TYPES, as_is, decode_tagged, decoder, exact_type
 
-__all__ = ["Model", "spec_field", "wire_name", "register_content", "register_raw_content",
-           "decode_content", "CONTENT_TYPES"]
+__all__ = ["Model", "spec_field", "wire_name", "register_content", "decode_content", "CONTENT_TYPES"]
 
 
 def spec_field(default: Any = None, *, since: Optional[str] = None, wire: Optional[str] = None,
@@ -76,57 +76,33 @@ def wire_name(f: dataclasses.Field) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-@dataclass(frozen=True)
-class _Spec:
-    """What to_dict/from_dict need to know about one field."""
-    name: str
-    wire: str
-    tp: Any
-    required: bool
-    since: Optional[str]
-    keep_none: bool
-    omit_default: bool
-    default: Any
+_plans: dict = {}        # class -> its plan (``_plan``)
 
 
-_specs_cache: dict = {}
-
-
-def _specs(cls) -> list:
-    """The per-class tuple of field facts ``to_dict`` and ``_from_wire`` read, made
-    once per class: the attribute, the wire name, the hint, the revision it
-    arrived in, whether it is required and whether None is written."""
-    specs = _specs_cache.get(cls)
-    if specs is None:
-        hints = get_type_hints(cls)
-        specs = []
-        for f in dataclasses.fields(cls):
-            if f.name == "extra":
-                continue
-            no_default = f.default is MISSING and f.default_factory is MISSING
-            specs.append(_Spec(f.name, wire_name(f), hints.get(f.name, Any),
-                               no_default or bool(f.metadata.get("required")), f.metadata.get("since"),
-                               bool(f.metadata.get("keep_none")), bool(f.metadata.get("omit_default")),
-                               None if f.default is MISSING else f.default))
-        _specs_cache[cls] = specs
-    return specs
-
-
-_encode_plans: dict = {}
-
-
-def _encode_plan(cls) -> tuple:
-    """What ``to_dict`` reads: the class's tag (``getattr`` with a default is
-    slow when the attribute is missing) and each field's facts as a tuple."""
-    plan = (getattr(cls, "TYPE", None),
-            tuple((s.name, s.wire, s.keep_none, s.omit_default, s.default, s.since) for s in _specs(cls)))
-    _encode_plans[cls] = plan
+def _plan(cls) -> tuple:
+    """What ``to_dict`` and ``_from_wire`` read, made once per class from its fields and
+    hints: ``(tag, _check_wire hook or None, known wire names, encode, decode)``, where
+    ``encode`` holds per field ``(attribute, wire, keep_none, omit_default, default,
+    since)`` and ``decode`` ``(wire, attribute, required, keep_none, exact basic type,
+    decoder or None)``. The tag is read here because ``getattr`` with a default is slow
+    when the attribute is missing."""
+    hints = get_type_hints(cls)
+    tag = getattr(cls, "TYPE", None)
+    hook = None if getattr(cls._check_wire, "__func__", None) is getattr(Model._check_wire, "__func__") \
+        else cls._check_wire
+    encode, decode = [], []
+    for f in dataclasses.fields(cls):
+        if f.name == "extra":
+            continue
+        wire, tp, keep_none = wire_name(f), hints.get(f.name, Any), bool(f.metadata.get("keep_none"))
+        required = (f.default is MISSING and f.default_factory is MISSING) or bool(f.metadata.get("required"))
+        encode.append((f.name, wire, keep_none, bool(f.metadata.get("omit_default")),
+                       None if f.default is MISSING else f.default, f.metadata.get("since")))
+        read = decoder(tp)
+        decode.append((wire, f.name, required, keep_none, exact_type(tp), None if read is as_is else read))
+    known = frozenset([member[0] for member in decode] + (["type"] if tag is not None else []))
+    plan = _plans[cls] = (tag, hook, known, tuple(encode), tuple(decode))
     return plan
-
-
-def _older(revision: Optional[str], since: Optional[str]) -> bool:
-    """True when ``revision`` predates ``since`` (no revision means the newest)."""
-    return revision is not None and since is not None and revision < since
 
 
 class _TakesExtra(type):
@@ -185,11 +161,11 @@ class Model(metaclass=_TakesExtra):
     @classmethod
     def wire_fields(cls) -> dict:
         """``{attribute name: wire name}`` of the modelled fields."""
-        return {s.name: s.wire for s in _specs(cls)}
+        return {member[0]: member[1] for member in (_plans.get(cls) or _plan(cls))[3]}
 
     def to_dict(self, revision: Optional[str] = None) -> dict:
         """The wire object, for ``revision`` when given (see the module docstring)."""
-        tag, fields = _encode_plans.get(type(self)) or _encode_plan(type(self))
+        tag, _, _, fields, _ = _plans.get(type(self)) or _plan(type(self))
         out: dict = {} if tag is None else {"type": tag}
         for name, wire, keep_none, omit_default, default, since in fields:
             value = getattr(self, name)
@@ -222,7 +198,7 @@ class Model(metaclass=_TakesExtra):
         once), keep the unknown members in ``extra``."""
         if not isinstance(data, dict):
             raise InvalidParamsError(f"{path}: expected object")
-        tag, hook, known, fields = _decode_plans.get(cls) or _decode_plan(cls)
+        tag, hook, known, _, fields = _plans.get(cls) or _plan(cls)
         # A missing tag is tolerated (the caller chose the class); a wrong one is not.
         if tag is not None and "type" in data and data["type"] != tag:
             raise InvalidParamsError(f"{path}.type: expected {tag!r}, got {data['type']!r}")
@@ -245,7 +221,7 @@ class Model(metaclass=_TakesExtra):
     @classmethod
     def _has_required(cls, data: dict) -> bool:
         """Whether ``data`` has every required member (to pick among untagged unions)."""
-        return all(s.wire in data for s in _specs(cls) if s.required)
+        return all(member[0] in data for member in (_plans.get(cls) or _plan(cls))[4] if member[2])
 
 
 # ---------------------------------------------------------------------- encoding
@@ -265,43 +241,16 @@ def _encode(value: Any, revision: Optional[str]) -> Any:
         if revision is None:               # nothing is too new for the newest revision
             return [_encode(item, None) for item in value]
         return [_encode(item, revision) for item in value
-                if not (isinstance(item, Model) and _older(revision, type(item).SINCE))]
+                if not (isinstance(item, Model) and item.SINCE is not None and revision < item.SINCE)]
     if isinstance(value, dict):
         return {key: _encode(item, revision) for key, item in value.items()}
     return value
-
-
-# ---------------------------------------------------------------------- decoding
-_decode_plans: dict = {}        # class -> (tag, _check_wire hook or None, known wire names, members)
-
-
-def _decode_plan(cls) -> tuple:
-    """What ``_from_wire`` reads, made once per class: the tag, the ``_check_wire``
-    hook when the class has one, the wire names it models, and per member
-    ``(wire, attribute, required, keep_none, exact basic type, decoder or None)``."""
-    tag = getattr(cls, "TYPE", None)
-    hook = None if getattr(cls._check_wire, "__func__", None) is getattr(Model._check_wire, "__func__") \
-        else cls._check_wire
-    fields = []
-    for spec in _specs(cls):
-        decode = decoder(spec.tp)
-        fields.append((spec.wire, spec.name, spec.required, spec.keep_none, exact_type(spec.tp),
-                       None if decode is as_is else decode))
-    known = frozenset([spec.wire for spec in _specs(cls)] + (["type"] if tag is not None else []))
-    plan = _decode_plans[cls] = (tag, hook, known, tuple(fields))
-    return plan
 
 
 # ---------------------------------------------------------------------- content registry
 def register_content(cls):
     """Class decorator: decode wire blocks whose ``type`` is ``cls.TYPE`` as ``cls``."""
     CONTENT_TYPES[cls.TYPE] = cls
-    return cls
-
-
-def register_raw_content(cls):
-    """Class decorator: the holder of blocks of an unregistered ``type``."""
-    raw_content[:] = [cls]
     return cls
 
 

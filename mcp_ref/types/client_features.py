@@ -208,20 +208,16 @@ class ElicitRequestParams(Model):
     @classmethod
     def _check_wire(cls, data: dict, path: str) -> None:
         mode = data.get("mode", "form")
-        needed: dict[str, type]
-        if mode == "url":       # elicitationId: 2025-11-25 only, checked by client/elicitation.py rule 5
-            needed = {"url": str}
-            if "elicitationId" in data and not isinstance(data["elicitationId"], str):
-                raise InvalidParamsError(f"{path}.elicitationId: expected string")
-        elif mode == "form":
-            needed = {"requestedSchema": dict}
-        else:
+        if mode not in ("form", "url"):
             raise InvalidParamsError(f"{path}.mode: expected 'form' or 'url', got {mode!r}")
-        for key, kind in needed.items():
-            if key not in data:
-                raise InvalidParamsError(f"{path}.{key}: required field missing ({mode} mode)")
-            if not isinstance(data[key], kind):
-                raise InvalidParamsError(f"{path}.{key}: expected {'string' if kind is str else 'object'}")
+        # elicitationId: 2025-11-25 only, required by client/elicitation.py rule 5
+        if mode == "url" and "elicitationId" in data and not isinstance(data["elicitationId"], str):
+            raise InvalidParamsError(f"{path}.elicitationId: expected string")
+        key, kind, label = ("url", str, "string") if mode == "url" else ("requestedSchema", dict, "object")
+        if key not in data:
+            raise InvalidParamsError(f"{path}.{key}: required field missing ({mode} mode)")
+        if not isinstance(data[key], kind):
+            raise InvalidParamsError(f"{path}.{key}: expected {label}")
 
 
 @dataclass(eq=False, repr=False)

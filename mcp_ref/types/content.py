@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Optional, Union
 
 from mcp_ref.errors import InvalidParamsError
-from mcp_ref.types.base import CONTENT_TYPES, Model, _encode, decode_content, register_content, \
-    register_raw_content, spec_field
+from mcp_ref.types.base import CONTENT_TYPES, Model, _encode, decode_content, spec_field
+from mcp_ref.types.decoding import raw_content
 from mcp_ref.types.initialize import Icon
 
 __all__ = ["Annotations", "TextContent", "ImageContent", "AudioContent", "ResourceLink", "EmbeddedResource",
@@ -185,10 +185,9 @@ class ToolResultContent(_Block, Model):
 # What a sampling message holds (one block, or a list of them from 2025-11-25).
 SamplingContent = Union[TextContent, ImageContent, AudioContent, ToolUseContent, ToolResultContent, RawContent]
 
-for _cls in (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource,
-             ToolUseContent, ToolResultContent):
-    register_content(_cls)
-register_raw_content(RawContent)
+CONTENT_TYPES.update((cls.TYPE, cls) for cls in (TextContent, ImageContent, AudioContent, ResourceLink,
+                                                 EmbeddedResource, ToolUseContent, ToolResultContent))
+raw_content.append(RawContent)              # the holder of blocks of an unregistered type
 
 
 def content_from_dict(data: Any) -> Model:
@@ -208,12 +207,10 @@ def resource_contents_from_dict(data: Any) -> Model:
 
 def image(data: bytes, mime_type: str, annotations: Optional[Annotations] = None) -> ImageContent:
     """An image block from raw bytes (base64-encoded here)."""
-    return ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type,
-                        annotations=annotations)
+    return ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type, annotations=annotations)
 
 
 def audio(data: bytes, mime_type: str, annotations: Optional[Annotations] = None) -> AudioContent:
     """An audio block from raw bytes (base64-encoded here)."""
-    return AudioContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type,
-                        annotations=annotations)
+    return AudioContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type, annotations=annotations)
 

@@ -28,8 +28,8 @@ Rules:
    they are.
 
 Content blocks form a tagged union on ``"type"``; the registry that maps a
-tag to its class (``CONTENT_TYPES``, filled by content.py through
-``base.register_content``) lives here because decoding needs it.
+tag to its class (``CONTENT_TYPES``, filled by content.py) lives here because
+decoding needs it.
 
 Pure: no I/O, no threads. Spec: each revision's schema.json.
 """
@@ -64,23 +64,14 @@ _BASIC = {
 
 def _type_label(tp: Any) -> str:
     """The words an error uses for the type a member should have ("string", "object")."""
-    if tp in _BASIC:
-        return _BASIC[tp][0]
-    if get_origin(tp) is list:
-        return "array"
-    if get_origin(tp) is dict:
-        return "object"
-    return getattr(tp, "__name__", str(tp))
+    basic = _BASIC.get(tp) or _BASIC.get(get_origin(tp))      # list[X] is an array, dict[K, V] an object
+    return basic[0] if basic else getattr(tp, "__name__", str(tp))
 
 
 def _is_model(tp: Any) -> bool:
     """A ``Model`` subclass (a hint to decode as an object), not an instance: a class that
     decodes itself (base.py imports this module, so the test reads no name from it)."""
     return isinstance(tp, type) and callable(getattr(tp, "_from_wire", None))
-
-
-def _is_dict(value: Any) -> bool:
-    return isinstance(value, dict)
 
 
 def as_is(value: Any, path: str) -> Any:
@@ -165,8 +156,7 @@ def _union_decoder(members: list):
     for model in models:
         if getattr(model, "TYPE", None) is not None:
             by_tag.setdefault(model.TYPE, model._from_wire)      # the first member of a tag wins
-    tagged = any(getattr(m, "TYPE", None) for m in models)
-    kinds = [(_BASIC[m][1] if m in _BASIC else _is_dict, decoder(m)) for m in members
+    kinds = [(_BASIC.get(m, _BASIC[dict])[1], decoder(m)) for m in members
              if m in _BASIC or get_origin(m) is dict]
     names = ", ".join(m.__name__ for m in models)
     labels = " or ".join(_type_label(m) for m in members)
@@ -175,7 +165,7 @@ def _union_decoder(members: list):
         if as_list is not None and isinstance(value, list):
             return as_list(value, path)
         if models and isinstance(value, dict):
-            if tagged:
+            if by_tag:                                     # tagged models (content blocks)
                 return decode_tagged(value, by_tag, path)
             # Untagged alternatives (e.g. text or blob resource contents): the first
             # whose required members are all present.
