@@ -3,8 +3,8 @@
 ``parse_docstring`` reads Google-style sections (``Args:``, ``Returns:``,
 ``Raises:`` ...) from a docstring cleaned by ``inspect.cleandoc``.
 ``schema/signature.py`` uses it for descriptions and parameter descriptions. No I/O.
-A docstring of one printable line is read without the section loop: the start-up of
-10,000 tools (bench/bench_growth.py, catalog; every tool is read at registration).
+A docstring of one printable line is read without the section loop: the first listing
+of 10,000 tools (bench/bench_growth.py, catalog; a decorated tool is read then).
 """
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def parse_docstring(doc: str | None) -> tuple:
     """Google style: ``(text without Args/Returns/Raises sections or None, {name: description})``."""
     if not doc:
         return None, {}
-    if doc.isprintable():       # one line, no tab: nothing to clean, no section (start-up of 10,000 tools)
+    if doc.isprintable():       # one line, no tab: nothing to clean, no section (10,000 tools)
         text = doc.strip()
         return (text if text and _section(text) not in _DROPPED_SECTIONS else None), {}
     body, params, section, indent, current = [], {}, None, None, None

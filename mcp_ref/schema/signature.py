@@ -7,8 +7,8 @@ Rules:
 
 1. Schemas come from type hints (``typing.get_type_hints``, through
    schema/typehints.py), defaults (``inspect.signature``) and Google-style
-   docstrings (schema/docstrings.py). A function is read once, when it is
-   registered (server/tools.py, prompts.py, resources.py), in one ``Reading``.
+   docstrings (schema/docstrings.py). A function is read once, in one
+   ``Reading`` (when: server/tools.py rule 8, prompts.py, resources.py).
 2. A parameter without a default is required; a default that is JSON data is
    listed as ``default``; one that is not is left out of the schema.
 3. Recursive dataclasses/TypedDicts go to ``$defs`` (``{"$ref":
@@ -19,8 +19,8 @@ Rules:
    is a TypeError (arguments go by name).
 5. Functions of one shape share one reading of their parameters (``_shape``):
    a plain ``def`` whose parameter layout, annotation objects and default
-   objects are the very ones of the last function read of that layout (and,
-   for string annotations, of the same module) gets that reading, and with it
+   objects are the very ones of a function read before (and, for string
+   annotations, of the same module; the first 1,024 shapes are kept) gets that reading, and with it
    what was made from it (``Reading.made``: schemas, a binder, checks), so
    such a schema is read-only. Only the docstring is read per function. Why:
    reading every signature made the first listing of 10,000 tools 9.4x the
@@ -35,7 +35,6 @@ import functools
 import inspect
 import re
 import typing
-from operator import is_
 from types import FunctionType
 from typing import Any, get_args, get_origin
 
@@ -66,13 +65,19 @@ def _target(fn):
     return fn if inspect.isroutine(fn) or inspect.isclass(fn) else getattr(fn, "__call__", fn)
 
 
+def plain(fn) -> bool:
+    """A plain ``def`` whose signature is its own (not another object's through
+    ``__wrapped__`` or ``__signature__``): read from its code object (``_parameters``)."""
+    return type(fn) is FunctionType and _ELSEWHERE.isdisjoint(fn.__dict__)
+
+
 def _parameters(fn) -> list:
     """``[(name, kind, default)]`` in ``inspect.signature``'s order; default ``NO_DEFAULT``
     when none. A plain function is read from its code object, which is what inspect
     reads, without making its objects: first listing of 10,000 tools, 27 of a tool's
     41 us of reading (bench/README.md, "Schema and server"). Other callables (partials,
     methods, callable objects, a ``__wrapped__`` or ``__signature__``) go to inspect."""
-    if type(fn) is not FunctionType or not _ELSEWHERE.isdisjoint(fn.__dict__):
+    if not plain(fn):
         empty = inspect.Parameter.empty
         return [(name, p.kind, NO_DEFAULT if p.default is empty else p.default)
                 for name, p in inspect.signature(fn).parameters.items()]
@@ -116,73 +121,45 @@ _SKIPPED_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWOR
 class _Shape:
     """What a reading says about a function's parameters (rule 5): its parameters, type
     hints and context names, and ``made``, what callers make from them (schemas, a
-    binder, checks), shared by every function of the same shape. Read-only."""
+    binder, checks), shared by every function of the same shape. Read-only. ``held``:
+    the objects whose ids are in its ``_SHAPES`` key, kept alive with it."""
 
-    __slots__ = ("names", "values", "defaults", "kwdefaults", "globals", "skip", "params", "hints", "context",
-                 "made")
+    __slots__ = ("params", "hints", "context", "made", "held")
 
-    def __init__(self, fn: Any, skip: tuple, annotations: dict | None):
-        target = _target(fn)
-        self.params, self.hints = _parameters(fn), typehints.get_type_hints(target)
+    def __init__(self, fn: Any, skip: tuple, held: tuple = ()):
+        self.params, self.hints = _parameters(fn), typehints.get_type_hints(_target(fn))
         self.context = [name for name, kind, _ in self.params
                         if kind not in _SKIPPED_KINDS and _is_context(self.hints.get(name, Any), skip)]
         self.made: dict = {}
-        self.skip, self.defaults, self.kwdefaults = skip, getattr(fn, "__defaults__", None), None
-        self.names: tuple = ()
-        self.values: tuple = ()
-        self.globals = None
-        if annotations is not None:                 # a plain function: kept for others of its shape
-            self.names, self.values = tuple(annotations), tuple(annotations.values())
-            self.kwdefaults = dict(fn.__kwdefaults__) if fn.__kwdefaults__ else None
-            if str in map(type, self.values):       # strings resolve in the module: same module only
-                self.globals = fn.__globals__
-
-    def fits(self, fn: Any, annotations: dict, skip: tuple) -> bool:
-        """Whether ``fn`` would be read as this shape was: the very same annotation and
-        default objects (``is``: ``1 == True``), the same module for string annotations."""
-        defaults, kwdefaults = fn.__defaults__, fn.__kwdefaults__
-        return (tuple(annotations) == self.names and all(map(is_, annotations.values(), self.values))
-                and (defaults is self.defaults or _same(defaults, self.defaults))
-                and _same(kwdefaults, self.kwdefaults)
-                and (self.globals is None or self.globals is fn.__globals__) and self.skip == skip)
+        self.held = held
 
 
-def _same(mine: Any, theirs: Any) -> bool:
-    """Two tuples or dicts (or None) of the very same objects."""
-    if not mine or not theirs:
-        return not mine and not theirs
-    if len(mine) != len(theirs):
-        return False
-    if type(mine) is dict:
-        return all(theirs.get(key, NO_DEFAULT) is value for key, value in mine.items())
-    return all(map(is_, mine, theirs))
-
-
-_SHAPES: dict = {}                      # a plain function's parameter layout -> the last _Shape of it
-_SHAPES_MAX = 1024
+_SHAPES: dict = {}                      # a plain function's shape (_shape) -> its _Shape; the first 1,024
 _SHAREABLE = (str, int, float, bool, _NONE)     # defaults a shape may hold (never changed in place)
 
 
 def _shape(fn: Any, skip: tuple) -> _Shape:
-    """Rule 5: the reading of ``fn``'s parameters, the one made for the last function of
-    its shape when ``fn`` fits it."""
-    if type(fn) is not FunctionType or not _ELSEWHERE.isdisjoint(fn.__dict__):
-        return _Shape(fn, skip, None)
+    """Rule 5: the reading of ``fn``'s parameters, shared with the functions of its shape:
+    parameter layout, the very same annotation and default objects (by ``id``: ``1 ==
+    True``), the same module for string annotations."""
+    if not plain(fn):
+        return _Shape(fn, skip)
     try:
         annotations = fn.__annotations__
     except Exception:                               # 3.14: a forward reference that does not resolve
-        return _Shape(fn, skip, None)
-    code = fn.__code__
+        return _Shape(fn, skip)
+    code, kwdefaults = fn.__code__, fn.__kwdefaults__ or {}
+    defaults = (fn.__defaults__ or ()) + tuple(kwdefaults.values())
+    held = (*annotations.values(), *defaults, fn.__globals__ if str in map(type, annotations.values()) else None)
     count = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS) + \
         bool(code.co_flags & inspect.CO_VARKEYWORDS)
-    key = (code.co_varnames[:count], code.co_argcount, code.co_posonlyargcount, code.co_flags & _VARIADIC)
+    key = (code.co_varnames[:count], code.co_argcount, code.co_posonlyargcount, code.co_flags & _VARIADIC,
+           tuple(annotations), tuple(kwdefaults), skip, *map(id, held))
     shape = _SHAPES.get(key)
-    if shape is not None and shape.fits(fn, annotations, skip):
-        return shape
-    shape = _Shape(fn, skip, annotations)
-    defaults = (fn.__defaults__ or ()) + tuple((fn.__kwdefaults__ or {}).values())
-    if all(type(d) in _SHAREABLE for d in defaults) and (key in _SHAPES or len(_SHAPES) < _SHAPES_MAX):
-        _SHAPES[key] = shape
+    if shape is None:
+        shape = _Shape(fn, skip, held)
+        if all(type(d) in _SHAREABLE for d in defaults) and len(_SHAPES) < 1024:
+            _SHAPES[key] = shape
     return shape
 
 

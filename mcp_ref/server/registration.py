@@ -64,7 +64,7 @@ class Registration:
 
         Keyword arguments are those of ``add_tool``; the function is returned as it is.
         """
-        return _decorator(self.tools.add, fn, kwargs)
+        return _decorator(self.tools.add, fn, {**kwargs, "read": False})
 
     def add_tool(self, fn: Callable, *, name: str | None = None, title: str | None = None,
                  description: str | None = None, input_schema: dict | None = None,
