@@ -2,7 +2,6 @@
 schemas, argument binding, to_jsonable and validation.
 Spec: server/tools#tool, server/tools#structured-content."""
 import enum
-import inspect
 import sys
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Dict, List, Literal, NewType, Optional, Sequence, Tuple, TypedDict, Union
@@ -664,25 +663,3 @@ def test_the_fast_path_is_only_for_flat_primitive_schemas():
     assert _flat_checker({"type": "object", "properties": {"a": {"type": ["string", "null"]}}}) is None
     assert _flat_checker({"type": "object", "additionalProperties": False}) is None
     assert _flat_checker({"type": "object", "properties": {"a": {"type": "integer", "minimum": 0}}}) is None
-
-
-def _kinds_of_every_sort(x, y=1, /, z: int = 2, *rest, k, m=4, **more):
-    return x
-
-
-def test_parameters_read_from_the_code_match_inspect():
-    import functools
-
-    @functools.wraps(_kinds_of_every_sort)
-    def wrapped(*a, **k):
-        return None
-
-    def keyword_only(*, k=1):
-        return k
-
-    empty = inspect.Parameter.empty
-    for fn in (_kinds_of_every_sort, wrapped, keyword_only, lambda p, q=2: p, add, search, optional_context,
-               functools.partial(_kinds_of_every_sort, 1)):
-        expected = [(name, p.kind, NO_DEFAULT if p.default is empty else p.default)
-                    for name, p in inspect.signature(fn).parameters.items()]
-        assert signature._parameters(fn) == expected, fn

@@ -73,29 +73,10 @@ def plain(fn) -> bool:
 
 def _parameters(fn) -> list:
     """``[(name, kind, default)]`` in ``inspect.signature``'s order; default ``NO_DEFAULT``
-    when none. A plain function is read from its code object, which is what inspect
-    reads, without making its objects: first listing of 10,000 tools, 27 of a tool's
-    41 us of reading (bench/README.md, "Schema and server"). Other callables (partials,
-    methods, callable objects, a ``__wrapped__`` or ``__signature__``) go to inspect."""
-    if not plain(fn):
-        empty = inspect.Parameter.empty
-        return [(name, p.kind, NO_DEFAULT if p.default is empty else p.default)
-                for name, p in inspect.signature(fn).parameters.items()]
-    code, kinds = fn.__code__, inspect.Parameter
-    positional, names, flags = code.co_argcount, code.co_varnames, code.co_flags
-    defaults, keyword_defaults = fn.__defaults__ or (), fn.__kwdefaults__ or {}
-    first = positional - len(defaults)
-    params: list = [(names[i], kinds.POSITIONAL_ONLY if i < code.co_posonlyargcount else kinds.POSITIONAL_OR_KEYWORD,
-               defaults[i - first] if i >= first else NO_DEFAULT) for i in range(positional)]
-    keyword_only = names[positional:positional + code.co_kwonlyargcount]
-    rest = positional + len(keyword_only)           # then *args, then **kwargs
-    if flags & inspect.CO_VARARGS:
-        params.append((names[rest], kinds.VAR_POSITIONAL, NO_DEFAULT))
-        rest += 1
-    params += [(name, kinds.KEYWORD_ONLY, keyword_defaults.get(name, NO_DEFAULT)) for name in keyword_only]
-    if flags & inspect.CO_VARKEYWORDS:
-        params.append((names[rest], kinds.VAR_KEYWORD, NO_DEFAULT))
-    return params
+    when none. Read once per shape (rule 5)."""
+    empty = inspect.Parameter.empty
+    return [(name, p.kind, NO_DEFAULT if p.default is empty else p.default)
+            for name, p in inspect.signature(fn).parameters.items()]
 
 
 def _is_context(tp, skip: tuple) -> bool:
