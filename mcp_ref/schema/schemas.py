@@ -13,7 +13,7 @@ from typing import Any, Literal, get_args, get_origin
 from mcp_ref.schema import typehints
 from mcp_ref.schema.docstrings import parse_docstring
 from mcp_ref.schema.jsonable import to_jsonable
-from mcp_ref.schema.typehints import (_LISTS, _MAPPINGS, _SETS, _is_class, _is_record, _is_union, _is_unknown,
+from mcp_ref.schema.typehints import (_LISTS, _MAPPINGS, _SETS, _is_class, _is_record, is_union, _is_unknown,
                                       _split_annotated)
 
 __all__ = ["Field", "NO_DEFAULT", "schema_for_type"]
@@ -23,17 +23,7 @@ _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", 
 _JSON_SCALARS = (str, int, bool, _NONE)
 
 
-class _Marker:
-    """A named sentinel."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __repr__(self) -> str:
-        return self.name
-
-
-NO_DEFAULT: Any = _Marker("NO_DEFAULT")      # a parameter or field without a default
+NO_DEFAULT: Any = dataclasses.MISSING       # a parameter or field without a default (dataclasses' sentinel)
 
 
 def _default_of(default: Any) -> Any:
@@ -73,10 +63,9 @@ def _record_fields(cls: type) -> tuple:
     fields = []
     for f in dataclasses.fields(cls):
         if f.init:
-            default = NO_DEFAULT if f.default is dataclasses.MISSING else f.default
-            required = default is NO_DEFAULT and f.default_factory is dataclasses.MISSING
+            required = f.default is NO_DEFAULT and f.default_factory is NO_DEFAULT
             description = f.metadata.get("description") or docs.get(f.name)
-            fields.append((f.name, hints.get(f.name, Any), required, default, description))
+            fields.append((f.name, hints.get(f.name, Any), required, f.default, description))
     return text, fields
 
 
@@ -140,7 +129,7 @@ class _SchemaBuilder:
         origin, args = get_origin(tp), get_args(tp)
         if origin is Literal:
             return _enum_schema(list(args))
-        if _is_union(tp):
+        if is_union(tp):
             return {"anyOf": [self.schema(arg) for arg in args]}
         if _is_record(tp):
             return self._record(tp)

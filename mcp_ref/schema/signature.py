@@ -39,7 +39,7 @@ from types import FunctionType
 from typing import Any, get_args, get_origin
 
 from mcp_ref.schema import typehints
-from mcp_ref.schema.typehints import _LISTS, _MAPPINGS, _is_class, _is_record, _is_union, _split_annotated
+from mcp_ref.schema.typehints import _LISTS, _MAPPINGS, _is_class, _is_record, is_union, _split_annotated
 from mcp_ref.schema.docstrings import parse_docstring
 from mcp_ref.schema.schemas import (NO_DEFAULT, Field, _object_schema, _SchemaBuilder, _with_metadata,  # noqa: F401
                                     schema_for_type)
@@ -67,7 +67,7 @@ def _target(fn):
 
 def plain(fn) -> bool:
     """A plain ``def`` whose signature is its own (not another object's through
-    ``__wrapped__`` or ``__signature__``): read from its code object (``_parameters``)."""
+    ``__wrapped__`` or ``__signature__``): its code object tells its shape (rule 5)."""
     return type(fn) is FunctionType and _ELSEWHERE.isdisjoint(fn.__dict__)
 
 
@@ -84,7 +84,7 @@ def _is_context(tp, skip: tuple) -> bool:
     tp, _ = _split_annotated(tp)
     if type(tp) is type:
         return issubclass(tp, skip)
-    if _is_union(tp):
+    if is_union(tp):
         members = [arg for arg in get_args(tp) if arg is not _NONE]
         return len(members) == 1 and _is_context(members[0], skip)
     if isinstance(tp, typing.ForwardRef):
@@ -196,7 +196,7 @@ def input_schema(fn, *, skip: tuple = ()) -> dict:
 
 def _is_content_type(tp, extra: tuple) -> bool:
     tp, _ = _split_annotated(tp)
-    if _is_union(tp) or get_origin(tp) is tuple or get_origin(tp) in _LISTS:
+    if is_union(tp) or get_origin(tp) is tuple or get_origin(tp) in _LISTS:
         return any(_is_content_type(arg, extra) for arg in get_args(tp) if arg not in (_NONE, Ellipsis))
     return _is_class(tp) and (issubclass(tp, extra) or hasattr(tp, "TYPE") or tp.__name__ in _CONTENT_NAMES)
 

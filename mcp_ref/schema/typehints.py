@@ -199,10 +199,6 @@ def _is_class(tp) -> bool:
     return isinstance(tp, type) and not isinstance(tp, GenericAlias)
 
 
-def _is_union(tp) -> bool:
-    return get_origin(tp) in UNION_ORIGINS
-
-
 def _is_record(tp) -> bool:
     """A dataclass or TypedDict class: a JSON object with known properties."""
     return _is_class(tp) and (dataclasses.is_dataclass(tp) or is_typeddict(tp))
