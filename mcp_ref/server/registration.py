@@ -33,14 +33,10 @@ log = get_logger("mcp_ref.server")
 
 def _decorator(register: Callable, fn, kwargs):
     """Let a decorator work bare (``@server.tool``) and called (``@server.tool(...)``)."""
-    if fn is not None:
-        register(fn, **kwargs)
-        return fn
-
     def wrap(f):
         register(f, **kwargs)
         return f
-    return wrap
+    return wrap(fn) if fn is not None else wrap
 
 
 class Registration:

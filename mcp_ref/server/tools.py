@@ -99,15 +99,12 @@ class ToolNameWarning(UserWarning):
 
 def tool_name_problem(name: str) -> str | None:
     """The naming rule ``name`` breaks, or None. Spec 2025-11-25: server/tools#tool-names."""
-    if 1 <= len(name) <= 128 and _NAME_CHARS.issuperset(name):
-        return None                                 # the common case, without building sets
     if not 1 <= len(name) <= 128:
         return f"tool names SHOULD be between 1 and 128 characters (this one has {len(name)})"
-    bad = sorted(set(name) - _NAME_CHARS)
-    if bad:
-        return ("tool names SHOULD contain only A-Z, a-z, 0-9, underscore, hyphen and dot "
-                f"(not {', '.join(repr(c) for c in bad)})")
-    return None
+    if _NAME_CHARS.issuperset(name):
+        return None
+    return ("tool names SHOULD contain only A-Z, a-z, 0-9, underscore, hyphen and dot "
+            f"(not {', '.join(repr(c) for c in sorted(set(name) - _NAME_CHARS))})")
 
 
 class Binder:
