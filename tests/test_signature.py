@@ -12,7 +12,7 @@ from mcp_ref.errors import InvalidParamsError, MissingDependency
 from mcp_ref.schema import signature
 from mcp_ref.server.tools import Binder
 from mcp_ref.schema.jsonable import to_jsonable
-from mcp_ref.schema.signature import (NO_DEFAULT, Field, context_params, description_of, input_schema, output_schema,
+from mcp_ref.schema.signature import (NO_DEFAULT, Field, Reading, input_schema, output_schema,
                                schema_for_type)
 from mcp_ref.schema.validation import validate
 
@@ -258,10 +258,10 @@ def test_input_schemas_are_valid_json_schema(fn):
 
 
 def test_context_params():
-    assert context_params(search, skip=(Context,)) == ["ctx"]
-    assert context_params(optional_context, skip=(Context,)) == ["ctx"]
-    assert context_params(add, skip=(Context,)) == []
-    assert context_params(search) == []
+    assert Reading(search, (Context,)).context == ["ctx"]
+    assert Reading(optional_context, (Context,)).context == ["ctx"]
+    assert Reading(add, (Context,)).context == []
+    assert Reading(search).context == []
     # Without skip the context is an ordinary (unknown-class) parameter.
     assert input_schema(search)["properties"]["ctx"] == {}
 
@@ -275,7 +275,7 @@ def test_context_annotation_that_does_not_resolve():
     def tool(n: "int", ctx: "Optional[ServerContext]" = None) -> "int":
         return n
 
-    assert context_params(tool, skip=(ServerContext,)) == ["ctx"]
+    assert Reading(tool, (ServerContext,)).context == ["ctx"]
     assert input_schema(tool, skip=(ServerContext,)) == {
         "type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 
@@ -302,7 +302,7 @@ def test_callable_object_and_method():
     assert input_schema(tools.method) == {"type": "object", "properties": {"a": {"type": "integer"}},
                                           "required": ["a"]}
     assert input_schema(tools) == {"type": "object", "properties": {"b": {"type": "string"}}, "required": ["b"]}
-    assert description_of(tools) == "Call doc."
+    assert Reading(tools).description == "Call doc."
     assert bind_arguments(tools.method, {"a": 1}) == {"a": 1}
 
 
@@ -338,7 +338,7 @@ DESCRIPTIONS = [
 
 @pytest.mark.parametrize("fn, expected", DESCRIPTIONS)
 def test_description_of(fn, expected):
-    assert description_of(fn) == expected
+    assert Reading(fn).description == expected
 
 
 def test_docstring_argument_forms():

@@ -53,12 +53,6 @@ _CONTENT_NAMES = {"TextContent", "ImageContent", "AudioContent", "EmbeddedResour
 
 
 
-def description_of(fn) -> str | None:
-    """The docstring without its Args/Returns/Raises sections, or None."""
-    target = fn if type(fn) is FunctionType else _target(fn)
-    return parse_docstring(getattr(target, "__doc__", None))[0]
-
-
 def _target(fn):
     """What holds ``fn``'s annotations and docstring (a callable object's ``__call__``)."""
     fn = fn.func if isinstance(fn, functools.partial) else fn
@@ -162,12 +156,6 @@ class Reading:
 
 def _reading(fn, skip: tuple) -> Reading:
     return fn if isinstance(fn, Reading) else Reading(fn, skip)
-
-
-def context_params(fn, skip: tuple = ()) -> list:
-    """Names of the parameters typed as one of ``skip`` (the server's Context
-    class, also ``Optional[Context]``): not in the schema, injected by the caller."""
-    return _reading(fn, skip).context
 
 
 def input_schema(fn, *, skip: tuple = ()) -> dict:
