@@ -20,7 +20,6 @@ __all__ = ["Field", "NO_DEFAULT", "schema_for_type"]
 
 _NONE = type(None)
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", _NONE: "null"}
-_JSON_SCALARS = (str, int, bool, _NONE)
 
 
 NO_DEFAULT: Any = dataclasses.MISSING       # a parameter or field without a default (dataclasses' sentinel)
@@ -28,8 +27,6 @@ NO_DEFAULT: Any = dataclasses.MISSING       # a parameter or field without a def
 
 def _default_of(default: Any) -> Any:
     """A default as listed in a schema (JSON data), or NO_DEFAULT when it is not JSON (rule 2)."""
-    if type(default) in _JSON_SCALARS:
-        return default                              # JSON as it is (no float: NaN is not JSON)
     try:
         return json.loads(json.dumps(to_jsonable(default), allow_nan=False))
     except (TypeError, ValueError):

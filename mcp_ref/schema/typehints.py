@@ -90,11 +90,9 @@ def evaluate(annotation, globalns: dict, localns=None):
         return annotation
     try:
         return eval(annotation, globalns, localns)
-    except TypeError:
-        if "|" not in annotation:
+    except Exception as exc:
+        if not isinstance(exc, TypeError) or "|" not in annotation:
             return annotation
-    except Exception:
-        return annotation
     try:
         return _eval_with_bars(annotation, globalns, localns)
     except Exception:

@@ -195,14 +195,11 @@ class _Entry:
             if shared:
                 made = read.made.setdefault("tool", made)           # schema/signature.py rule 5
         inputs, outputs, self.wrap, self.bind, self.check_input, self.flat, self.check_output = made
-        description = options["description"]
-        if description is None:
-            description = read.description
+        description = read.description if options["description"] is None else options["description"]
         self.made = read.made if shared and description is not None and all(options[o] is None for o in _OWN) \
             else None                                               # Tools._wire
         self.tool = Tool(name=self.name, title=options["title"], input_schema=inputs, output_schema=outputs,
-                         description=description,
-                         annotations=options["annotations"], icons=options["icons"],
+                         description=description, annotations=options["annotations"], icons=options["icons"],
                          execution=ToolExecution(task_support=support) if support is not None else None,
                          meta=options["meta"])
 
@@ -245,13 +242,10 @@ class Tools(NamedRegistry):
     @property
     def same_thread(self) -> SameThread:
         """The thread of ``same_thread`` tools (rule 6), made on first use."""
-        runner = self._same_thread
-        if runner is None:
-            with self._lock:
-                runner = self._same_thread
-                if runner is None:
-                    runner = self._same_thread = SameThread(self._has_open_session)
-        return runner
+        with self._lock:
+            if self._same_thread is None:
+                self._same_thread = SameThread(self._has_open_session)
+            return self._same_thread
 
     def _has_open_session(self) -> bool:
         return any(not session.closed for session in list(getattr(self.owner, "sessions", ())))
