@@ -268,9 +268,7 @@ class Tools(NamedRegistry):
         tool, made = entry.tool, entry.made
         if made is None:
             return tool.to_dict(version)
-        first = made.get(version)
-        if first is None:
-            first = made.setdefault(version, tool.to_dict(version))
+        first = made.get(version) or made.setdefault(version, tool.to_dict(version))
         return {**first, "name": tool.name, "description": tool.description}
 
     def get(self, name: str) -> Tool | None:
