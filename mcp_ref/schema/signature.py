@@ -93,63 +93,54 @@ def _is_context(tp, skip: tuple) -> bool:
 _SKIPPED_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 
 
-class _Shape:
-    """What a reading says about a function's parameters (rule 5): its parameters, type
-    hints and context names, and ``made``, what callers make from them (schemas, a
-    binder, checks), shared by every function of the same shape. Read-only. ``held``:
-    the objects whose ids are in its ``_SHAPES`` key, kept alive with it."""
-
-    __slots__ = ("params", "hints", "context", "made", "held")
-
-    def __init__(self, fn: Any, skip: tuple, held: tuple = ()):
-        self.params, self.hints = _parameters(fn), typehints.get_type_hints(_target(fn))
-        self.context = [name for name, kind, _ in self.params
-                        if kind not in _SKIPPED_KINDS and _is_context(self.hints.get(name, Any), skip)]
-        self.made: dict = {}
-        self.held = held
-
-
-_SHAPES: dict = {}                      # a plain function's shape (_shape) -> its _Shape; the first 1,024
+_SHAPES: dict = {}      # a plain function's shape (_shape) -> (params, hints, context, made, held); the first 1,024
 _SHAREABLE = (str, int, float, bool, _NONE)     # defaults a shape may hold (never changed in place)
 
 
-def _shape(fn: Any, skip: tuple) -> _Shape:
-    """Rule 5: the reading of ``fn``'s parameters, shared with the functions of its shape:
-    parameter layout, the very same annotation and default objects (by ``id``: ``1 ==
-    True``), the same module for string annotations."""
+def _shape(fn: Any, skip: tuple) -> tuple:
+    """Rule 5: ``(key, held)``: what the reading of a plain function's parameters is shared
+    by (its parameter layout, the very same annotation and default objects, by ``id``: ``1
+    == True``; the same module for string annotations), and ``held``, those objects, kept
+    alive with the shared reading. ``(None, ())`` for a function whose reading is its own."""
     if not plain(fn):
-        return _Shape(fn, skip)
+        return None, ()
     try:
         annotations = fn.__annotations__
     except Exception:                               # 3.14: a forward reference that does not resolve
-        return _Shape(fn, skip)
+        return None, ()
     code, kwdefaults = fn.__code__, fn.__kwdefaults__ or {}
     defaults = (fn.__defaults__ or ()) + tuple(kwdefaults.values())
+    if not all(type(d) in _SHAREABLE for d in defaults):
+        return None, ()
     held = (*annotations.values(), *defaults, fn.__globals__ if str in map(type, annotations.values()) else None)
     count = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS) + \
         bool(code.co_flags & inspect.CO_VARKEYWORDS)
-    key = (code.co_varnames[:count], code.co_argcount, code.co_posonlyargcount, code.co_flags & _VARIADIC,
-           tuple(annotations), tuple(kwdefaults), skip, *map(id, held))
-    shape = _SHAPES.get(key)
-    if shape is None:
-        shape = _Shape(fn, skip, held)
-        if all(type(d) in _SHAREABLE for d in defaults) and len(_SHAPES) < 1024:
-            _SHAPES[key] = shape
-    return shape
+    return (code.co_varnames[:count], code.co_argcount, code.co_posonlyargcount, code.co_flags & _VARIADIC,
+            tuple(annotations), tuple(kwdefaults), skip, *map(id, held)), held
 
 
 class Reading:
     """One reading of ``fn`` (rule 1): its parameters ``[(name, kind, default)]``, type
     hints, docstring (``description``, parameter ``docs``), the names typed as one of
-    ``skip`` (``context``) and ``made`` (rule 5). The schemas below and
-    schema/binding.py's ``Binder`` are all made from one reading."""
+    ``skip`` (``context``) and ``made``, what callers make from them (schemas, a binder,
+    checks). All but the docstring are shared by the functions of one shape (rule 5):
+    read-only. The schemas below and server/tools.py's ``Binder`` are all made from one
+    reading."""
 
     __slots__ = ("fn", "params", "hints", "description", "docs", "context", "made")
 
     def __init__(self, fn: Any, skip: tuple = ()):
-        shape = _shape(fn, skip)
-        self.fn, self.params, self.hints, self.context, self.made = fn, shape.params, shape.hints, shape.context, \
-            shape.made
+        key, held = _shape(fn, skip)
+        shared = _SHAPES.get(key)
+        if shared is None:
+            params, hints = _parameters(fn), typehints.get_type_hints(_target(fn))
+            context = [name for name, kind, _ in params
+                       if kind not in _SKIPPED_KINDS and _is_context(hints.get(name, Any), skip)]
+            shared = params, hints, context, {}, held
+            if key is not None and len(_SHAPES) < 1024:
+                _SHAPES[key] = shared
+        self.params, self.hints, self.context, self.made, _ = shared
+        self.fn = fn
         doc = fn.__doc__ if type(fn) is FunctionType else getattr(_target(fn), "__doc__", None)
         self.description, self.docs = parse_docstring(doc)
 
