@@ -76,8 +76,6 @@ def _parameters(fn) -> list:
 def _is_context(tp, skip: tuple) -> bool:
     """Is ``tp`` one of ``skip`` (a subclass, ``Optional`` of one, or a string naming one)?"""
     tp, _ = _split_annotated(tp)
-    if type(tp) is type:
-        return issubclass(tp, skip)
     if is_union(tp):
         members = [arg for arg in get_args(tp) if arg is not _NONE]
         return len(members) == 1 and _is_context(members[0], skip)

@@ -58,7 +58,8 @@ class Registration:
     def tool(self, fn: Callable | None = None, **kwargs):
         """Register a tool: ``@server.tool`` or ``@server.tool(name=..., title=..., ...)``.
 
-        Keyword arguments are those of ``add_tool``; the function is returned as it is.
+        Keyword arguments are those of ``add_tool``; the function is returned as it is,
+        and read on the tool's first listing, get or call (server/tools.py rule 8).
         """
         return _decorator(self.tools.add, fn, {**kwargs, "read": False})
 
