@@ -129,7 +129,7 @@ class Reading:
 
     def __init__(self, fn: Any, skip: tuple = ()):
         key, held = _shape(fn, skip)
-        shared = _SHAPES.get(key)
+        shared: Any = _SHAPES.get(key)
         if shared is None:
             params, hints = _parameters(fn), typehints.get_type_hints(_target(fn))
             context = [name for name, kind, _ in params

@@ -98,7 +98,7 @@ class Registration:
         return self.tools.add(fn, name=name, title=title, description=description, input_schema=input_schema,
                               output_schema=output_schema, annotations=annotations, icons=icons, meta=meta,
                               structured_output=structured_output, same_thread=same_thread,
-                              task_support=task_support)
+                              task_support=task_support).tool
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool; KeyError when there is none of that name."""

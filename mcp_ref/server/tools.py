@@ -281,8 +281,9 @@ class Tools(NamedRegistry):
             description: str | None = None, input_schema: dict | None = None,
             output_schema: dict | None = None, annotations: Any = None, icons: list | None = None,
             meta: dict | None = None, structured_output: bool | None = None, same_thread: bool = False,
-            task_support: str | None = None, read: bool = True) -> Tool | None:
-        """See ``Server.add_tool``: the ``Tool`` registered (rule 8); None with ``read=False``."""
+            task_support: str | None = None, read: bool = True) -> _Entry:
+        """See ``Server.add_tool``: the entry registered, its ``tool`` read at once unless
+        ``read=False`` (rule 8)."""
         tool_name = name if name is not None else fn.__name__
         if not isinstance(tool_name, str):
             raise TypeError(f"a tool name is a string, not {type(tool_name).__name__}")
@@ -306,7 +307,7 @@ class Tools(NamedRegistry):
         if read or not signature.plain(fn) or fn.__code__.co_posonlyargcount:
             entry.read()                        # rule 8: what may fail is refused here
         self._register(tool_name, entry)
-        return entry.tool if read else None
+        return entry
 
     def handle_call(self, ctx, params: dict, routed: bool = False) -> dict:
         """Spec: server/tools#calling-tools; rules 3 to 7. ``routed``: server/tasks/legacy.py
