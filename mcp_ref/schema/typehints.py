@@ -163,10 +163,8 @@ def get_type_hints(obj, localns=None) -> dict:
     resolved = {}
     for annotations, globalns in _owners(obj):
         for name, annotation in annotations.items():
-            if hints is not None and name in hints:
-                resolved[name] = _resolve_nested(hints[name], globalns, localns)
-            else:
-                resolved[name] = _resolve_nested(evaluate(annotation, globalns, localns), globalns, localns)
+            hint = hints[name] if hints is not None and name in hints else evaluate(annotation, globalns, localns)
+            resolved[name] = _resolve_nested(hint, globalns, localns)
     return resolved
 
 
