@@ -57,13 +57,8 @@ def _record_fields(cls: type) -> tuple:
         required = cls.__required_keys__  # type: ignore[attr-defined]  # every TypedDict class has it
         return text, [(name, hint, name in required, NO_DEFAULT, docs.get(name))
                       for name, hint in hints.items()]
-    fields = []
-    for f in dataclasses.fields(cls):
-        if f.init:
-            required = f.default is NO_DEFAULT and f.default_factory is NO_DEFAULT
-            description = f.metadata.get("description") or docs.get(f.name)
-            fields.append((f.name, hints.get(f.name, Any), required, f.default, description))
-    return text, fields
+    return text, [(f.name, hints.get(f.name, Any), f.default is f.default_factory is NO_DEFAULT, f.default,
+                   f.metadata.get("description") or docs.get(f.name)) for f in dataclasses.fields(cls) if f.init]
 
 
 def _with_metadata(schema: dict, metadata: list) -> dict:
