@@ -111,11 +111,7 @@ class Registration:
         those of ``add_resource``."""
         if not isinstance(uri, str):
             raise TypeError("@server.resource needs the URI: @server.resource('scheme://path')")
-
-        def wrap(fn):
-            self.resources.add(fn, uri, **kwargs)
-            return fn
-        return wrap
+        return _decorator(self.resources.add, None, {**kwargs, "uri": uri})
 
     def add_resource(self, fn, uri: str, *, name: str | None = None, title: str | None = None,
                      description: str | None = None, mime_type: str | None = None,
