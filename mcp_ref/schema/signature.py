@@ -143,10 +143,6 @@ class Reading:
         self.description, self.docs = parse_docstring(doc)
 
 
-def _reading(fn, skip: tuple) -> Reading:
-    return fn if isinstance(fn, Reading) else Reading(fn, skip)
-
-
 def input_schema(fn, *, skip: tuple = ()) -> dict:
     """The ``inputSchema`` of ``fn`` (or of its ``Reading``): an object with a property
     per parameter.
@@ -155,7 +151,7 @@ def input_schema(fn, *, skip: tuple = ()) -> dict:
     ``default``; descriptions from ``Annotated``, else the docstring's ``Args:``.
     ``*args``, ``**kwargs`` and parameters typed as one of ``skip`` are left
     out; a positional-only parameter raises TypeError (arguments go by name)."""
-    read = _reading(fn, skip)
+    read = fn if isinstance(fn, Reading) else Reading(fn, skip)
     hints, docs, context = read.hints, read.docs, read.context
     builder = _SchemaBuilder()
     properties, required = {}, []
