@@ -154,13 +154,10 @@ class _SchemaBuilder:
         if cls in self.stack or self.names.get(cls) in self.defs:
             self.recursive.add(cls)
             return self._ref(cls)
-        self.stack.append(cls)
-        try:
-            text, fields = _record_fields(cls)
-            properties = {name: self.property(hint, default, description)
-                          for name, hint, _, default, description in fields}
-        finally:
-            self.stack.pop()
+        self.stack.append(cls)                      # (a builder that raised is dropped: no finally)
+        text, fields = _record_fields(cls)
+        properties = {name: self.property(hint, default, description) for name, hint, _, default, description in fields}
+        self.stack.pop()
         schema = _object_schema(properties, [f[0] for f in fields if f[2]], text)
         if cls not in self.recursive:
             return schema
