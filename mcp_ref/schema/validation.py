@@ -71,8 +71,6 @@ def compile_validator(schema: dict) -> Callable[[Any], str | None]:
             error = best_match(validator.iter_errors(instance))
         except Exception as exc:                    # an unresolvable $ref, a broken schema
             return f"cannot validate against the schema: {exc}"
-        if error is None:
-            return None
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
         return f"{where}: {error.message}" if where else error.message
     return check
