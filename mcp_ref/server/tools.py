@@ -52,11 +52,11 @@ Rules:
    ``add_tool`` reads at once; ``@server.tool`` reads a plain ``def`` without
    positional-only parameters on the tool's first listing, get or call (what
    can fail, a positional-only parameter or another callable's signature, is
-   read at once and refused at registration). Figure: 10,000 tools start up
-   in 1.7-2.9x the floor, 5.0-5.6x read at once (bench/bench_growth.py,
-   catalog; target 3x). A listing is each ``Tool``'s ``to_dict``
-   for the session's revision; tools of one shape that own only a name and a
-   description copy the first one's (``Tools._wire``).
+   read at once and refused at registration). Why: 10,000 tools start up in
+   2.6x the floor, 3.9x read at once (medians; target 3x; bench_growth.py, catalog).
+   A listing is each ``Tool``'s ``to_dict`` for the session's revision; tools
+   of one shape that own only a name and a description copy the first one's
+   (``Tools._wire``).
 9. A warm call stays in this file: arguments that surely meet a flat schema
    (``_fits``) skip the checker, the ``Binder`` passes JSON values that are
    already their Python type as they are, and a ``str``, ``int``, ``float`` or
