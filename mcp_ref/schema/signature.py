@@ -20,11 +20,12 @@ Rules:
 5. Functions of one shape share one reading of their parameters (``_shape``):
    a plain ``def`` whose parameter layout, annotation objects and default
    objects are the very ones of a function read before (and, for string
-   annotations, of the same module; the first 1,024 shapes are kept) gets that reading, and with it
-   what was made from it (``Reading.made``: schemas, a binder, checks), so
-   such a schema is read-only. Only the docstring is read per function. Why:
-   reading every signature made the first listing of 10,000 tools 9.4x the
-   floor against a 3x target (bench/bench_growth.py, catalog).
+   annotations, of the same module; the first 1,024 shapes are kept) gets
+   that reading, and with it what was made from it (``Reading.made``:
+   schemas, a binder, checks), so such a schema is read-only. Only the
+   docstring is read per function. Why: reading every signature made the
+   first listing of 10,000 tools 9.4x the floor against a 3x target
+   (bench/bench_growth.py, catalog).
 
 The way back, from JSON arguments to Python values, is schema/binding.py's;
 from Python results to JSON, schema/jsonable.py's. No I/O.
