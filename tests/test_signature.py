@@ -2,7 +2,6 @@
 schemas, argument binding, to_jsonable and validation.
 Spec: server/tools#tool, server/tools#structured-content."""
 import enum
-import inspect
 import sys
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Dict, List, Literal, NewType, Optional, Sequence, Tuple, TypedDict, Union
@@ -13,7 +12,7 @@ from mcp_ref.errors import InvalidParamsError, MissingDependency
 from mcp_ref.schema import signature
 from mcp_ref.server.tools import Binder
 from mcp_ref.schema.jsonable import to_jsonable
-from mcp_ref.schema.signature import (NO_DEFAULT, Field, context_params, description_of, input_schema, output_schema,
+from mcp_ref.schema.signature import (NO_DEFAULT, Field, Reading, input_schema, output_schema,
                                schema_for_type)
 from mcp_ref.schema.validation import validate
 
@@ -259,10 +258,10 @@ def test_input_schemas_are_valid_json_schema(fn):
 
 
 def test_context_params():
-    assert context_params(search, skip=(Context,)) == ["ctx"]
-    assert context_params(optional_context, skip=(Context,)) == ["ctx"]
-    assert context_params(add, skip=(Context,)) == []
-    assert context_params(search) == []
+    assert Reading(search, (Context,)).context == ["ctx"]
+    assert Reading(optional_context, (Context,)).context == ["ctx"]
+    assert Reading(add, (Context,)).context == []
+    assert Reading(search).context == []
     # Without skip the context is an ordinary (unknown-class) parameter.
     assert input_schema(search)["properties"]["ctx"] == {}
 
@@ -276,7 +275,7 @@ def test_context_annotation_that_does_not_resolve():
     def tool(n: "int", ctx: "Optional[ServerContext]" = None) -> "int":
         return n
 
-    assert context_params(tool, skip=(ServerContext,)) == ["ctx"]
+    assert Reading(tool, (ServerContext,)).context == ["ctx"]
     assert input_schema(tool, skip=(ServerContext,)) == {
         "type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 
@@ -303,7 +302,7 @@ def test_callable_object_and_method():
     assert input_schema(tools.method) == {"type": "object", "properties": {"a": {"type": "integer"}},
                                           "required": ["a"]}
     assert input_schema(tools) == {"type": "object", "properties": {"b": {"type": "string"}}, "required": ["b"]}
-    assert description_of(tools) == "Call doc."
+    assert Reading(tools).description == "Call doc."
     assert bind_arguments(tools.method, {"a": 1}) == {"a": 1}
 
 
@@ -339,7 +338,7 @@ DESCRIPTIONS = [
 
 @pytest.mark.parametrize("fn, expected", DESCRIPTIONS)
 def test_description_of(fn, expected):
-    assert description_of(fn) == expected
+    assert Reading(fn).description == expected
 
 
 def test_docstring_argument_forms():
@@ -664,25 +663,3 @@ def test_the_fast_path_is_only_for_flat_primitive_schemas():
     assert _flat_checker({"type": "object", "properties": {"a": {"type": ["string", "null"]}}}) is None
     assert _flat_checker({"type": "object", "additionalProperties": False}) is None
     assert _flat_checker({"type": "object", "properties": {"a": {"type": "integer", "minimum": 0}}}) is None
-
-
-def _kinds_of_every_sort(x, y=1, /, z: int = 2, *rest, k, m=4, **more):
-    return x
-
-
-def test_parameters_read_from_the_code_match_inspect():
-    import functools
-
-    @functools.wraps(_kinds_of_every_sort)
-    def wrapped(*a, **k):
-        return None
-
-    def keyword_only(*, k=1):
-        return k
-
-    empty = inspect.Parameter.empty
-    for fn in (_kinds_of_every_sort, wrapped, keyword_only, lambda p, q=2: p, add, search, optional_context,
-               functools.partial(_kinds_of_every_sort, 1)):
-        expected = [(name, p.kind, NO_DEFAULT if p.default is empty else p.default)
-                    for name, p in inspect.signature(fn).parameters.items()]
-        assert signature._parameters(fn) == expected, fn

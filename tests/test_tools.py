@@ -272,13 +272,14 @@ def test_validators_are_built_once_per_tool(monkeypatch):
     def add(a: int, b: int) -> dict:
         return {"sum": a + b}
 
-    at_registration = len(built)                 # rule 8: read at registration, input and output
-    assert at_registration in (0, 2)             # 0: a tool of its shape was read before (signature.py rule 5)
+    assert server.tools.get("add") is not None   # rule 8: a decorated tool is read on its first listing, get or call
+    at_reading = len(built)                      # input and output
+    assert at_reading in (0, 2)                  # 0: a tool of its shape was read before (signature.py rule 5)
     with connected(server) as (client, _, _):
         client.list_tools()                      # so that the client checks the output too
         for i in range(5):
             assert client.call_tool("add", {"a": i, "b": 1}).structured_content == {"sum": i + 1}
-    assert len(built) == at_registration + 1     # plus the client's output check: once
+    assert len(built) == at_reading + 1          # plus the client's output check: once
 
 
 # ---------------------------------------------------------------------- results
@@ -387,6 +388,7 @@ def unchecked(server: Server) -> Server:
     that breaks the outputSchema MUST, for the client's checks to meet."""
     for name in ("sneaky", "forgetful"):
         entry = server.tools._entries[name]
+        entry.read()                                # rule 8: a decorated tool is read on first use
         entry.check_output = None
     return server
 
@@ -505,11 +507,16 @@ def test_a_positional_only_parameter_is_still_refused_at_registration():
         return a
     with pytest.raises(TypeError, match="positional-only parameter 'a'"):
         server.add_tool(positional)
+    with pytest.raises(TypeError, match="positional-only parameter 'a'"):     # rule 8: read at once
+        server.tool(positional)
+    with pytest.raises(TypeError, match="expected ToolAnnotations or a dict, not int"):
+        server.tool(annotations=5, name="t")(lambda: "")
 
 
-def test_a_tool_is_read_at_registration_and_tools_of_one_shape_share_the_reading():
-    """server/tools.py rule 8: a tool is read when registered (its ``Tool`` is there at
-    once); schema/signature.py rule 5: tools of one shape share their schemas and binder."""
+def test_a_decorated_tool_is_read_on_first_use_and_tools_of_one_shape_share_the_reading():
+    """server/tools.py rule 8: a decorated tool is read on its first listing, get or call,
+    ``add_tool`` reads at once (its ``Tool`` is there); schema/signature.py rule 5: tools
+    of one shape share their schemas and binder."""
     server = Server("t")
 
     @server.tool
@@ -523,13 +530,16 @@ def test_a_tool_is_read_at_registration_and_tools_of_one_shape_share_the_reading
         return text.upper()
 
     entry, other = server.tools._entries["echo"], server.tools._entries["shout"]
+    with pytest.raises(AttributeError):
+        object.__getattribute__(entry, "tool")      # not read yet
     assert entry.tool is not None and entry.tool.description == "Echo." and other.tool.description == "Shout."
     assert entry.tool.input_schema is other.tool.input_schema and entry.bind is other.bind
     with connected(server) as (client, _, _):
         assert client.call_tool("echo", {"text": 1}).is_error
         assert client.list_tools()[0].to_dict() == entry.tool.to_dict()
+        assert [t.to_dict() for t in client.list_tools()] == [entry.tool.to_dict(), other.tool.to_dict()]
         assert server.tools.get("echo") is entry.tool
-    assert server.add_tool(lambda a: a, name="now") is server.tools._entries["now"].tool is not None
+    assert server.add_tool(lambda a: a, name="now") is object.__getattribute__(server.tools._entries["now"], "tool")
 
 
 @pytest.mark.parametrize("value, text", [("hi", "hi"), (3, "3"), (2.5, "2.5"), (True, "true"), ("", "")])

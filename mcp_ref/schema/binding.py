@@ -14,7 +14,7 @@ from mcp_ref.errors import InvalidParamsError
 from mcp_ref.schema import typehints
 from mcp_ref.schema.schemas import _NONE, _record_fields
 from mcp_ref.schema.typehints import (_LISTS, _MAPPINGS, _SETS, _is_class, _is_record,
-                                      _is_union, _is_unknown, _split_annotated)
+                                      is_union, _is_unknown, _split_annotated)
 
 __all__ = ["convert", "as_is"]
 
@@ -44,7 +44,7 @@ def convert(value, tp, path: str):
     base64 bytes, int to float, recursively through lists, dicts and unions."""
     tp, _ = _split_annotated(tp)
     origin, args = get_origin(tp), get_args(tp)
-    if _is_union(tp):                               # the first member the JSON value fits
+    if is_union(tp):                                # the first member the JSON value fits
         members = [arg for arg in args if arg is not _NONE and _fits(value, arg)]
         return convert(value, members[0], path) if members and value is not None else value
     if value is None or _is_unknown(tp):

@@ -3,54 +3,34 @@
 ``parse_docstring`` reads Google-style sections (``Args:``, ``Returns:``,
 ``Raises:`` ...) from a docstring cleaned by ``inspect.cleandoc``.
 ``schema/signature.py`` uses it for descriptions and parameter descriptions. No I/O.
-A docstring of one printable line is read without the section loop: the start-up of
-10,000 tools (bench/bench_growth.py, catalog; every tool is read at registration).
+A docstring of one printable line is read without the section loop: the first listing
+of 10,000 tools (bench/bench_growth.py, catalog; a decorated tool is read then).
 """
 from __future__ import annotations
 
+import re
 from inspect import cleandoc
 
 __all__ = ["cleandoc", "parse_docstring"]
 
-_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
-_HEADER_CHARS = _LETTERS | {" "}
 _PARAM_SECTIONS = {"args", "arguments", "parameters", "params", "keyword args", "keyword arguments",
                    "other parameters", "attributes"}
 _DROPPED_SECTIONS = _PARAM_SECTIONS | {"returns", "return", "yields", "yield", "raises", "raise"}
+_HEADER = re.compile(r"([A-Za-z][A-Za-z ]*):\s*")            # ``Args:``: ASCII letters and spaces, a colon
+_ENTRY = re.compile(r"\*{0,2}(\w+)\s*(?:\([^)]*\)\s*)?:(.*)")   # ``[*[*]]name [(type)]: description``
 
 
 def _section(line: str) -> str | None:
-    """The lower-cased name of a section header (``Args:``: ASCII letters and spaces
-    starting with a letter, a colon, then only whitespace), else None."""
-    head, colon, rest = line.partition(":")
-    if colon and head and head[0] in _LETTERS and _HEADER_CHARS.issuperset(head) and (not rest or rest.isspace()):
-        return head.strip().lower()
-    return None
-
-
-def _param_entry(text: str) -> tuple | None:
-    """``(name, description)`` of an entry ``[*[*]]name [(type)]: description`` (text
-    stripped), else None."""
-    i = 2 if text.startswith("**") else 1 if text.startswith("*") else 0
-    start = i
-    while i < len(text) and (text[i].isalnum() or text[i] == "_"):
-        i += 1
-    if i == start:
-        return None
-    rest = text[i:].lstrip()
-    if rest.startswith("("):
-        close = rest.find(")")
-        if close < 0:
-            return None
-        rest = rest[close + 1:].lstrip()
-    return (text[start:i], rest[1:].strip()) if rest.startswith(":") else None
+    """The lower-cased name of a section header (``_HEADER``), else None."""
+    header = _HEADER.fullmatch(line)
+    return header.group(1).strip().lower() if header else None
 
 
 def parse_docstring(doc: str | None) -> tuple:
     """Google style: ``(text without Args/Returns/Raises sections or None, {name: description})``."""
     if not doc:
         return None, {}
-    if doc.isprintable():       # one line, no tab: nothing to clean, no section (start-up of 10,000 tools)
+    if doc.isprintable():       # one line, no tab: nothing to clean, no section (10,000 tools)
         text = doc.strip()
         return (text if text and _section(text) not in _DROPPED_SECTIONS else None), {}
     body, params, section, indent, current = [], {}, None, None, None
@@ -65,13 +45,11 @@ def parse_docstring(doc: str | None) -> tuple:
             body.append(line)
         elif section in _PARAM_SECTIONS and line.strip():
             depth = len(line) - len(line.lstrip())
-            entry = _param_entry(line.strip())
+            entry = _ENTRY.fullmatch(line.strip())
             if entry and (indent is None or depth <= indent):
-                indent, current = depth, entry[0]
-                params[current] = entry[1]
+                indent, current = depth, entry.group(1)
+                params[current] = entry.group(2).strip()
             elif current is not None:               # a continuation line
                 params[current] = (params[current] + " " + line.strip()).strip()
-    text = "\n".join(body).strip()
-    while "\n\n\n" in text:                         # at most one blank line in a row
-        text = text.replace("\n\n\n", "\n\n")
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(body).strip())     # at most one blank line in a row
     return text or None, {name: about for name, about in params.items() if about}

@@ -13,33 +13,20 @@ from typing import Any, Literal, get_args, get_origin
 from mcp_ref.schema import typehints
 from mcp_ref.schema.docstrings import parse_docstring
 from mcp_ref.schema.jsonable import to_jsonable
-from mcp_ref.schema.typehints import (_LISTS, _MAPPINGS, _SETS, _is_class, _is_record, _is_union, _is_unknown,
+from mcp_ref.schema.typehints import (_LISTS, _MAPPINGS, _SETS, _is_class, _is_record, is_union, _is_unknown,
                                       _split_annotated)
 
 __all__ = ["Field", "NO_DEFAULT", "schema_for_type"]
 
 _NONE = type(None)
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", _NONE: "null"}
-_JSON_SCALARS = (str, int, bool, _NONE)
 
 
-class _Marker:
-    """A named sentinel."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __repr__(self) -> str:
-        return self.name
-
-
-NO_DEFAULT: Any = _Marker("NO_DEFAULT")      # a parameter or field without a default
+NO_DEFAULT: Any = dataclasses.MISSING       # a parameter or field without a default (dataclasses' sentinel)
 
 
 def _default_of(default: Any) -> Any:
     """A default as listed in a schema (JSON data), or NO_DEFAULT when it is not JSON (rule 2)."""
-    if type(default) in _JSON_SCALARS:
-        return default                              # JSON as it is (no float: NaN is not JSON)
     try:
         return json.loads(json.dumps(to_jsonable(default), allow_nan=False))
     except (TypeError, ValueError):
@@ -70,14 +57,8 @@ def _record_fields(cls: type) -> tuple:
         required = cls.__required_keys__  # type: ignore[attr-defined]  # every TypedDict class has it
         return text, [(name, hint, name in required, NO_DEFAULT, docs.get(name))
                       for name, hint in hints.items()]
-    fields = []
-    for f in dataclasses.fields(cls):
-        if f.init:
-            default = NO_DEFAULT if f.default is dataclasses.MISSING else f.default
-            required = default is NO_DEFAULT and f.default_factory is dataclasses.MISSING
-            description = f.metadata.get("description") or docs.get(f.name)
-            fields.append((f.name, hints.get(f.name, Any), required, default, description))
-    return text, fields
+    return text, [(f.name, hints.get(f.name, Any), f.default is f.default_factory is NO_DEFAULT, f.default,
+                   f.metadata.get("description") or docs.get(f.name)) for f in dataclasses.fields(cls) if f.init]
 
 
 def _with_metadata(schema: dict, metadata: list) -> dict:
@@ -140,7 +121,7 @@ class _SchemaBuilder:
         origin, args = get_origin(tp), get_args(tp)
         if origin is Literal:
             return _enum_schema(list(args))
-        if _is_union(tp):
+        if is_union(tp):
             return {"anyOf": [self.schema(arg) for arg in args]}
         if _is_record(tp):
             return self._record(tp)
@@ -173,13 +154,10 @@ class _SchemaBuilder:
         if cls in self.stack or self.names.get(cls) in self.defs:
             self.recursive.add(cls)
             return self._ref(cls)
-        self.stack.append(cls)
-        try:
-            text, fields = _record_fields(cls)
-            properties = {name: self.property(hint, default, description)
-                          for name, hint, _, default, description in fields}
-        finally:
-            self.stack.pop()
+        self.stack.append(cls)                      # (a builder that raised is dropped: no finally)
+        text, fields = _record_fields(cls)
+        properties = {name: self.property(hint, default, description) for name, hint, _, default, description in fields}
+        self.stack.pop()
         schema = _object_schema(properties, [f[0] for f in fields if f[2]], text)
         if cls not in self.recursive:
             return schema

@@ -7,8 +7,8 @@ Rules:
 
 1. Schemas come from type hints (``typing.get_type_hints``, through
    schema/typehints.py), defaults (``inspect.signature``) and Google-style
-   docstrings (schema/docstrings.py). A function is read once, when it is
-   registered (server/tools.py, prompts.py, resources.py), in one ``Reading``.
+   docstrings (schema/docstrings.py). A function is read once, in one
+   ``Reading`` (when: server/tools.py rule 8, prompts.py, resources.py).
 2. A parameter without a default is required; a default that is JSON data is
    listed as ``default``; one that is not is left out of the schema.
 3. Recursive dataclasses/TypedDicts go to ``$defs`` (``{"$ref":
@@ -19,12 +19,13 @@ Rules:
    is a TypeError (arguments go by name).
 5. Functions of one shape share one reading of their parameters (``_shape``):
    a plain ``def`` whose parameter layout, annotation objects and default
-   objects are the very ones of the last function read of that layout (and,
-   for string annotations, of the same module) gets that reading, and with it
-   what was made from it (``Reading.made``: schemas, a binder, checks), so
-   such a schema is read-only. Only the docstring is read per function. Why:
-   reading every signature made the first listing of 10,000 tools 9.4x the
-   floor against a 3x target (bench/bench_growth.py, catalog).
+   objects are the very ones of a function read before (and, for string
+   annotations, of the same module; the first 1,024 shapes are kept) gets
+   that reading, and with it what was made from it (``Reading.made``:
+   schemas, a binder, checks), so such a schema is read-only. Only the
+   docstring is read per function. Why: reading every signature made the
+   first listing of 10,000 tools 9.4x the floor against a 3x target
+   (bench/bench_growth.py, catalog).
 
 The way back, from JSON arguments to Python values, is schema/binding.py's;
 from Python results to JSON, schema/jsonable.py's. No I/O.
@@ -35,12 +36,11 @@ import functools
 import inspect
 import re
 import typing
-from operator import is_
 from types import FunctionType
 from typing import Any, get_args, get_origin
 
 from mcp_ref.schema import typehints
-from mcp_ref.schema.typehints import _LISTS, _MAPPINGS, _is_class, _is_record, _is_union, _split_annotated
+from mcp_ref.schema.typehints import _LISTS, _MAPPINGS, _is_class, _is_record, is_union, _split_annotated
 from mcp_ref.schema.docstrings import parse_docstring
 from mcp_ref.schema.schemas import (NO_DEFAULT, Field, _object_schema, _SchemaBuilder, _with_metadata,  # noqa: F401
                                     schema_for_type)
@@ -54,51 +54,30 @@ _CONTENT_NAMES = {"TextContent", "ImageContent", "AudioContent", "EmbeddedResour
 
 
 
-def description_of(fn) -> str | None:
-    """The docstring without its Args/Returns/Raises sections, or None."""
-    target = fn if type(fn) is FunctionType else _target(fn)
-    return parse_docstring(getattr(target, "__doc__", None))[0]
-
-
 def _target(fn):
     """What holds ``fn``'s annotations and docstring (a callable object's ``__call__``)."""
     fn = fn.func if isinstance(fn, functools.partial) else fn
     return fn if inspect.isroutine(fn) or inspect.isclass(fn) else getattr(fn, "__call__", fn)
 
 
+def plain(fn) -> bool:
+    """A plain ``def`` whose signature is its own (not another object's through
+    ``__wrapped__`` or ``__signature__``): its code object tells its shape (rule 5)."""
+    return type(fn) is FunctionType and _ELSEWHERE.isdisjoint(fn.__dict__)
+
+
 def _parameters(fn) -> list:
     """``[(name, kind, default)]`` in ``inspect.signature``'s order; default ``NO_DEFAULT``
-    when none. A plain function is read from its code object, which is what inspect
-    reads, without making its objects: first listing of 10,000 tools, 27 of a tool's
-    41 us of reading (bench/README.md, "Schema and server"). Other callables (partials,
-    methods, callable objects, a ``__wrapped__`` or ``__signature__``) go to inspect."""
-    if type(fn) is not FunctionType or not _ELSEWHERE.isdisjoint(fn.__dict__):
-        empty = inspect.Parameter.empty
-        return [(name, p.kind, NO_DEFAULT if p.default is empty else p.default)
-                for name, p in inspect.signature(fn).parameters.items()]
-    code, kinds = fn.__code__, inspect.Parameter
-    positional, names, flags = code.co_argcount, code.co_varnames, code.co_flags
-    defaults, keyword_defaults = fn.__defaults__ or (), fn.__kwdefaults__ or {}
-    first = positional - len(defaults)
-    params: list = [(names[i], kinds.POSITIONAL_ONLY if i < code.co_posonlyargcount else kinds.POSITIONAL_OR_KEYWORD,
-               defaults[i - first] if i >= first else NO_DEFAULT) for i in range(positional)]
-    keyword_only = names[positional:positional + code.co_kwonlyargcount]
-    rest = positional + len(keyword_only)           # then *args, then **kwargs
-    if flags & inspect.CO_VARARGS:
-        params.append((names[rest], kinds.VAR_POSITIONAL, NO_DEFAULT))
-        rest += 1
-    params += [(name, kinds.KEYWORD_ONLY, keyword_defaults.get(name, NO_DEFAULT)) for name in keyword_only]
-    if flags & inspect.CO_VARKEYWORDS:
-        params.append((names[rest], kinds.VAR_KEYWORD, NO_DEFAULT))
-    return params
+    when none. Read once per shape (rule 5)."""
+    empty = inspect.Parameter.empty
+    return [(name, p.kind, NO_DEFAULT if p.default is empty else p.default)
+            for name, p in inspect.signature(fn).parameters.items()]
 
 
 def _is_context(tp, skip: tuple) -> bool:
     """Is ``tp`` one of ``skip`` (a subclass, ``Optional`` of one, or a string naming one)?"""
     tp, _ = _split_annotated(tp)
-    if type(tp) is type:
-        return issubclass(tp, skip)
-    if _is_union(tp):
+    if is_union(tp):
         members = [arg for arg in get_args(tp) if arg is not _NONE]
         return len(members) == 1 and _is_context(members[0], skip)
     if isinstance(tp, typing.ForwardRef):
@@ -113,103 +92,56 @@ def _is_context(tp, skip: tuple) -> bool:
 _SKIPPED_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 
 
-class _Shape:
-    """What a reading says about a function's parameters (rule 5): its parameters, type
-    hints and context names, and ``made``, what callers make from them (schemas, a
-    binder, checks), shared by every function of the same shape. Read-only."""
-
-    __slots__ = ("names", "values", "defaults", "kwdefaults", "globals", "skip", "params", "hints", "context",
-                 "made")
-
-    def __init__(self, fn: Any, skip: tuple, annotations: dict | None):
-        target = _target(fn)
-        self.params, self.hints = _parameters(fn), typehints.get_type_hints(target)
-        self.context = [name for name, kind, _ in self.params
-                        if kind not in _SKIPPED_KINDS and _is_context(self.hints.get(name, Any), skip)]
-        self.made: dict = {}
-        self.skip, self.defaults, self.kwdefaults = skip, getattr(fn, "__defaults__", None), None
-        self.names: tuple = ()
-        self.values: tuple = ()
-        self.globals = None
-        if annotations is not None:                 # a plain function: kept for others of its shape
-            self.names, self.values = tuple(annotations), tuple(annotations.values())
-            self.kwdefaults = dict(fn.__kwdefaults__) if fn.__kwdefaults__ else None
-            if str in map(type, self.values):       # strings resolve in the module: same module only
-                self.globals = fn.__globals__
-
-    def fits(self, fn: Any, annotations: dict, skip: tuple) -> bool:
-        """Whether ``fn`` would be read as this shape was: the very same annotation and
-        default objects (``is``: ``1 == True``), the same module for string annotations."""
-        defaults, kwdefaults = fn.__defaults__, fn.__kwdefaults__
-        return (tuple(annotations) == self.names and all(map(is_, annotations.values(), self.values))
-                and (defaults is self.defaults or _same(defaults, self.defaults))
-                and _same(kwdefaults, self.kwdefaults)
-                and (self.globals is None or self.globals is fn.__globals__) and self.skip == skip)
-
-
-def _same(mine: Any, theirs: Any) -> bool:
-    """Two tuples or dicts (or None) of the very same objects."""
-    if not mine or not theirs:
-        return not mine and not theirs
-    if len(mine) != len(theirs):
-        return False
-    if type(mine) is dict:
-        return all(theirs.get(key, NO_DEFAULT) is value for key, value in mine.items())
-    return all(map(is_, mine, theirs))
-
-
-_SHAPES: dict = {}                      # a plain function's parameter layout -> the last _Shape of it
-_SHAPES_MAX = 1024
+_SHAPES: dict = {}      # a plain function's shape (_shape) -> (params, hints, context, made, held); the first 1,024
 _SHAREABLE = (str, int, float, bool, _NONE)     # defaults a shape may hold (never changed in place)
 
 
-def _shape(fn: Any, skip: tuple) -> _Shape:
-    """Rule 5: the reading of ``fn``'s parameters, the one made for the last function of
-    its shape when ``fn`` fits it."""
-    if type(fn) is not FunctionType or not _ELSEWHERE.isdisjoint(fn.__dict__):
-        return _Shape(fn, skip, None)
+def _shape(fn: Any, skip: tuple) -> tuple:
+    """Rule 5: ``(key, held)``: what the reading of a plain function's parameters is shared
+    by (its parameter layout, the very same annotation and default objects, by ``id``: ``1
+    == True``; the same module for string annotations), and ``held``, those objects, kept
+    alive with the shared reading. ``(None, ())`` for a function whose reading is its own."""
+    if not plain(fn):
+        return None, ()
     try:
         annotations = fn.__annotations__
     except Exception:                               # 3.14: a forward reference that does not resolve
-        return _Shape(fn, skip, None)
-    code = fn.__code__
+        return None, ()
+    code, kwdefaults = fn.__code__, fn.__kwdefaults__ or {}
+    defaults = (fn.__defaults__ or ()) + tuple(kwdefaults.values())
+    if not all(type(d) in _SHAREABLE for d in defaults):
+        return None, ()
+    held = (*annotations.values(), *defaults, fn.__globals__ if str in map(type, annotations.values()) else None)
     count = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS) + \
         bool(code.co_flags & inspect.CO_VARKEYWORDS)
-    key = (code.co_varnames[:count], code.co_argcount, code.co_posonlyargcount, code.co_flags & _VARIADIC)
-    shape = _SHAPES.get(key)
-    if shape is not None and shape.fits(fn, annotations, skip):
-        return shape
-    shape = _Shape(fn, skip, annotations)
-    defaults = (fn.__defaults__ or ()) + tuple((fn.__kwdefaults__ or {}).values())
-    if all(type(d) in _SHAREABLE for d in defaults) and (key in _SHAPES or len(_SHAPES) < _SHAPES_MAX):
-        _SHAPES[key] = shape
-    return shape
+    return (code.co_varnames[:count], code.co_argcount, code.co_posonlyargcount, code.co_flags & _VARIADIC,
+            tuple(annotations), tuple(kwdefaults), skip, *map(id, held)), held
 
 
 class Reading:
     """One reading of ``fn`` (rule 1): its parameters ``[(name, kind, default)]``, type
     hints, docstring (``description``, parameter ``docs``), the names typed as one of
-    ``skip`` (``context``) and ``made`` (rule 5). The schemas below and
-    schema/binding.py's ``Binder`` are all made from one reading."""
+    ``skip`` (``context``) and ``made``, what callers make from them (schemas, a binder,
+    checks). All but the docstring are shared by the functions of one shape (rule 5):
+    read-only. The schemas below and server/tools.py's ``Binder`` are all made from one
+    reading."""
 
     __slots__ = ("fn", "params", "hints", "description", "docs", "context", "made")
 
     def __init__(self, fn: Any, skip: tuple = ()):
-        shape = _shape(fn, skip)
-        self.fn, self.params, self.hints, self.context, self.made = fn, shape.params, shape.hints, shape.context, \
-            shape.made
+        key, held = _shape(fn, skip)
+        shared: Any = _SHAPES.get(key)
+        if shared is None:
+            params, hints = _parameters(fn), typehints.get_type_hints(_target(fn))
+            context = [name for name, kind, _ in params
+                       if kind not in _SKIPPED_KINDS and _is_context(hints.get(name, Any), skip)]
+            shared = params, hints, context, {}, held
+            if key is not None and len(_SHAPES) < 1024:
+                _SHAPES[key] = shared
+        self.params, self.hints, self.context, self.made, _ = shared
+        self.fn = fn
         doc = fn.__doc__ if type(fn) is FunctionType else getattr(_target(fn), "__doc__", None)
         self.description, self.docs = parse_docstring(doc)
-
-
-def _reading(fn, skip: tuple) -> Reading:
-    return fn if isinstance(fn, Reading) else Reading(fn, skip)
-
-
-def context_params(fn, skip: tuple = ()) -> list:
-    """Names of the parameters typed as one of ``skip`` (the server's Context
-    class, also ``Optional[Context]``): not in the schema, injected by the caller."""
-    return _reading(fn, skip).context
 
 
 def input_schema(fn, *, skip: tuple = ()) -> dict:
@@ -220,7 +152,7 @@ def input_schema(fn, *, skip: tuple = ()) -> dict:
     ``default``; descriptions from ``Annotated``, else the docstring's ``Args:``.
     ``*args``, ``**kwargs`` and parameters typed as one of ``skip`` are left
     out; a positional-only parameter raises TypeError (arguments go by name)."""
-    read = _reading(fn, skip)
+    read = fn if isinstance(fn, Reading) else Reading(fn, skip)
     hints, docs, context = read.hints, read.docs, read.context
     builder = _SchemaBuilder()
     properties, required = {}, []
@@ -238,7 +170,7 @@ def input_schema(fn, *, skip: tuple = ()) -> dict:
 
 def _is_content_type(tp, extra: tuple) -> bool:
     tp, _ = _split_annotated(tp)
-    if _is_union(tp) or get_origin(tp) is tuple or get_origin(tp) in _LISTS:
+    if is_union(tp) or get_origin(tp) is tuple or get_origin(tp) in _LISTS:
         return any(_is_content_type(arg, extra) for arg in get_args(tp) if arg not in (_NONE, Ellipsis))
     return _is_class(tp) and (issubclass(tp, extra) or hasattr(tp, "TYPE") or tp.__name__ in _CONTENT_NAMES)
 

@@ -55,8 +55,8 @@ def is_typeddict(tp) -> bool:
     already carry ``__required_keys__``)."""
     if hasattr(typing, "is_typeddict"):
         return typing.is_typeddict(tp)
-    return (isinstance(tp, type) and not isinstance(tp, types.GenericAlias) and issubclass(tp, dict) and hasattr(tp, "__required_keys__")
-            and hasattr(tp, "__total__"))
+    return (isinstance(tp, type) and not isinstance(tp, types.GenericAlias) and issubclass(tp, dict)
+            and hasattr(tp, "__required_keys__") and hasattr(tp, "__total__"))
 
 
 class _BarsToUnion(ast.NodeTransformer):
@@ -90,33 +90,33 @@ def evaluate(annotation, globalns: dict, localns=None):
         return annotation
     try:
         return eval(annotation, globalns, localns)
-    except TypeError:
-        if "|" not in annotation:
+    except Exception as exc:
+        if not isinstance(exc, TypeError) or "|" not in annotation:
             return annotation
-    except Exception:
-        return annotation
     try:
         return _eval_with_bars(annotation, globalns, localns)
     except Exception:
         return annotation
 
 
+def _namespace(module_name) -> dict:
+    """The globals of the module of that name, or {} when it is not loaded."""
+    module = sys.modules.get(module_name or "")
+    return vars(module) if module else {}
+
+
 def _owners(obj) -> list:
     """``[(annotations, globals)]`` of ``obj``: a class's own and its bases' (oldest
     first, as typing does), else the object's."""
     if isinstance(obj, type):
-        owners = []
-        for base in reversed(obj.__mro__):
-            module = sys.modules.get(base.__module__)
-            owners.append((base.__dict__.get("__annotations__", {}), vars(module) if module else {}))
-        return owners
+        return [(base.__dict__.get("__annotations__", {}), _namespace(base.__module__))
+                for base in reversed(obj.__mro__)]
     target = obj
     while hasattr(target, "__wrapped__"):
         target = target.__wrapped__
     globalns = getattr(target, "__globals__", None)
     if globalns is None:
-        module = sys.modules.get(getattr(obj, "__module__", None) or "")
-        globalns = vars(module) if module else {}
+        globalns = _namespace(getattr(obj, "__module__", None))
     try:
         annotations = getattr(obj, "__annotations__", None) or {}
     except Exception:
@@ -163,10 +163,8 @@ def get_type_hints(obj, localns=None) -> dict:
     resolved = {}
     for annotations, globalns in _owners(obj):
         for name, annotation in annotations.items():
-            if hints is not None and name in hints:
-                resolved[name] = _resolve_nested(hints[name], globalns, localns)
-            else:
-                resolved[name] = _resolve_nested(evaluate(annotation, globalns, localns), globalns, localns)
+            hint = hints[name] if hints is not None and name in hints else evaluate(annotation, globalns, localns)
+            resolved[name] = _resolve_nested(hint, globalns, localns)
     return resolved
 
 
@@ -197,10 +195,6 @@ def _split_annotated(tp) -> tuple:
 def _is_class(tp) -> bool:
     """A class, not a parametrized ``list[int]`` (which 3.9 and 3.10 report as a ``type``)."""
     return isinstance(tp, type) and not isinstance(tp, GenericAlias)
-
-
-def _is_union(tp) -> bool:
-    return get_origin(tp) in UNION_ORIGINS
 
 
 def _is_record(tp) -> bool:

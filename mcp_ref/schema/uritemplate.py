@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 from collections import namedtuple
+from itertools import accumulate
 
 _RESERVED = ":/?#[]@!$&'()*+,;="
 _PCT = re.compile(r"%[0-9A-Fa-f]{2}")
@@ -279,11 +280,9 @@ class _Matcher:
     def _next_stop(self, stops: str) -> list:
         """``[p]``: the first position at or after p holding one of ``stops`` (or n)."""
         if stops not in self._stops:
-            table, nearest = [self.n] * (self.n + 1), self.n
+            table = [self.n] * (self.n + 1)
             for p in range(self.n - 1, -1, -1):
-                if self.uri[p] in stops:
-                    nearest = p
-                table[p] = nearest
+                table[p] = p if self.uri[p] in stops else table[p + 1]
             self._stops[stops] = table
         return self._stops[stops]
 
@@ -303,9 +302,7 @@ class _Matcher:
         able = [[False] * (n + 1) for _ in range(len(parts))] + [[False] * n + [True]]
         for i in range(len(parts) - 1, -1, -1):
             after, here = able[i + 1], able[i]
-            count = [0] * (n + 2)             # count[x]: positions below x where the rest matches
-            for x in range(n + 1):
-                count[x + 1] = count[x] + after[x]
+            count = [0, *accumulate(after)]   # count[x]: positions below x where the rest matches
             optional = not isinstance(parts[i], str) and parts[i].optional
             for p in range(n + 1):
                 ends = self._ends(parts[i], p)

@@ -71,8 +71,6 @@ def compile_validator(schema: dict) -> Callable[[Any], str | None]:
             error = best_match(validator.iter_errors(instance))
         except Exception as exc:                    # an unresolvable $ref, a broken schema
             return f"cannot validate against the schema: {exc}"
-        if error is None:
-            return None
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
         return f"{where}: {error.message}" if where else error.message
     return check
@@ -100,20 +98,17 @@ def argument_checker(schema: dict) -> Callable[[Any], str | None]:
 # are one JSON type each, or anything), checked in plain Python without jsonschema.
 _FLAT_OBJECT_KEYS = frozenset(("type", "properties", "required", "title", "description"))
 _FLAT_PROPERTY_KEYS = frozenset(("type", "title", "description", "default"))
-_TYPE_CHECKS = {
-    "string": lambda v: isinstance(v, str),
-    "boolean": lambda v: isinstance(v, bool),
-    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
-    or (isinstance(v, float) and v.is_integer()),
-    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-    "array": lambda v: isinstance(v, list),
-    "object": lambda v: isinstance(v, dict),
-    "null": lambda v: v is None,
-}
-
-
 _JSON_TYPES = {"string": (str,), "boolean": (bool,), "integer": (int,), "number": (int, float),
                "array": (list,), "object": (dict,), "null": (type(None),)}
+
+
+def _is_of(kind: str, value: Any) -> bool:
+    """Whether ``value`` is of JSON type ``kind``, as jsonschema says: a bool is no number,
+    and a float without a fraction is an integer."""
+    if isinstance(value, bool):
+        return kind == "boolean"
+    return isinstance(value, _JSON_TYPES[kind]) or (kind == "integer" and isinstance(value, float)
+                                                    and value.is_integer())
 
 
 def _flat(schema: Any) -> tuple | None:
@@ -131,7 +126,7 @@ def _flat(schema: Any) -> tuple | None:
         kind = prop.get("type")
         if kind is None:
             continue                                # {}: any value
-        if not isinstance(kind, str) or kind not in _TYPE_CHECKS:
+        if not isinstance(kind, str) or kind not in _JSON_TYPES:
             return None
         kinds[name] = kind
     return tuple(required), kinds
@@ -152,8 +147,7 @@ def _flat_checker(schema: dict) -> Callable[[Any], str | None] | None:
     flat = _flat(schema)
     if flat is None:
         return None
-    required = flat[0]
-    checks = {name: (kind, _TYPE_CHECKS[kind]) for name, kind in flat[1].items()}
+    required, kinds = flat
 
     def check(instance) -> str | None:
         if not isinstance(instance, dict):
@@ -162,8 +156,8 @@ def _flat_checker(schema: dict) -> Callable[[Any], str | None] | None:
             if key not in instance:
                 return f"{key!r} is a required property"
         for key, value in instance.items():
-            entry = checks.get(key)
-            if entry is not None and not entry[1](value):
-                return f"{key}: {value!r} is not of type {entry[0]!r}"
+            kind = kinds.get(key)
+            if kind is not None and not _is_of(kind, value):
+                return f"{key}: {value!r} is not of type {kind!r}"
         return None
     return check

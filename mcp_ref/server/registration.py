@@ -33,14 +33,10 @@ log = get_logger("mcp_ref.server")
 
 def _decorator(register: Callable, fn, kwargs):
     """Let a decorator work bare (``@server.tool``) and called (``@server.tool(...)``)."""
-    if fn is not None:
-        register(fn, **kwargs)
-        return fn
-
     def wrap(f):
         register(f, **kwargs)
         return f
-    return wrap
+    return wrap(fn) if fn is not None else wrap
 
 
 class Registration:
@@ -62,9 +58,10 @@ class Registration:
     def tool(self, fn: Callable | None = None, **kwargs):
         """Register a tool: ``@server.tool`` or ``@server.tool(name=..., title=..., ...)``.
 
-        Keyword arguments are those of ``add_tool``; the function is returned as it is.
+        Keyword arguments are those of ``add_tool``; the function is returned as it is,
+        and read on the tool's first listing, get or call (server/tools.py rule 8).
         """
-        return _decorator(self.tools.add, fn, kwargs)
+        return _decorator(self.tools.add, fn, {**kwargs, "read": False})
 
     def add_tool(self, fn: Callable, *, name: str | None = None, title: str | None = None,
                  description: str | None = None, input_schema: dict | None = None,
@@ -101,7 +98,7 @@ class Registration:
         return self.tools.add(fn, name=name, title=title, description=description, input_schema=input_schema,
                               output_schema=output_schema, annotations=annotations, icons=icons, meta=meta,
                               structured_output=structured_output, same_thread=same_thread,
-                              task_support=task_support)
+                              task_support=task_support).tool
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool; KeyError when there is none of that name."""
@@ -114,11 +111,7 @@ class Registration:
         those of ``add_resource``."""
         if not isinstance(uri, str):
             raise TypeError("@server.resource needs the URI: @server.resource('scheme://path')")
-
-        def wrap(fn):
-            self.resources.add(fn, uri, **kwargs)
-            return fn
-        return wrap
+        return _decorator(self.resources.add, None, {**kwargs, "uri": uri})
 
     def add_resource(self, fn, uri: str, *, name: str | None = None, title: str | None = None,
                      description: str | None = None, mime_type: str | None = None,
