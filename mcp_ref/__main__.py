@@ -37,7 +37,6 @@ from mcp_ref.client.client import Client
 from mcp_ref.cli.commands import describe_error, summary
 from mcp_ref.cli.scenarios.show import Show, note
 from mcp_ref.cli.wire import Transcript, child_env
-from mcp_ref.errors import ConnectionClosed
 from mcp_ref.protocol.lifecycle import SUPPORTED_REVISIONS
 from mcp_ref.transports import TapTransport
 from mcp_ref.transports.stdio import StdioClientTransport
@@ -130,18 +129,6 @@ def _server_command(server: str) -> list:
     return [sys.executable, "-m", server]
 
 
-def _start(client: Client, shown: str) -> None:
-    """Connect, or raise one line saying the server did not start and why."""
-    try:
-        client.connect()
-    except Exception as exc:
-        client.close()
-        hint = ""
-        if isinstance(exc, ConnectionClosed) and exc.exit_code == 0:
-            hint = " (does it run its server when started this way?)"
-        raise RuntimeError(f"the server `{shown}` did not start: {describe_error(exc)}{hint}") from None
-
-
 def demo(module: str = "mcp_ref.examples.everything", full: bool = False,
          protocol_version: str | None = None, transcript=None) -> int:
     """Walk through the example server (a module name or a .py file), printing the wire transcript;
@@ -156,7 +143,12 @@ def demo(module: str = "mcp_ref.examples.everything", full: bool = False,
     walk = Demo(client, transcript, updated, protocol_version)
     walk.say("demo.intro", shown=shown, more="" if full else " " + note("demo.elided"))
     walk.step("demo.start")
-    _start(client, shown)
+    try:
+        client.connect()
+    except Exception as exc:                    # one line: the server did not start, and why
+        client.close()
+        hint = " (does it run its server when started this way?)" if getattr(exc, "exit_code", None) == 0 else ""
+        raise RuntimeError(f"the server `{shown}` did not start: {describe_error(exc)}{hint}") from None
     with client:
         caps, info = client.server_capabilities, client.server_info
         assert info is not None                  # connected
@@ -206,25 +198,24 @@ def main(argv=None) -> int:
                                   "click an arrow for its JSON (cli/sequence.py)")
     add_commands(sub)                       # serve, shell and the inspector commands (mcp_ref.cli)
     args = parse(parser, argv)
-    if args.command == "demo" and args.scenario:
-        from mcp_ref.cli import scenarios
-        return guarded(lambda args: _drawn(args, lambda transcript: scenarios.run(
-            args.scenario, transcript, args.protocol_version)), args)
-    if args.command == "demo" and args.host and args.html:
-        parser.error("--html draws the demo and the scenarios; it does not go with --host")
-    if args.command == "demo" and args.host:
+    if args.command != "demo":
+        return guarded(args.run, args)
+    if args.host and not args.scenario:
+        if args.html:
+            parser.error("--html draws the demo and the scenarios; it does not go with --host")
         from mcp_ref.cli.host_demo import demo_host
         return guarded(lambda args: demo_host(full=args.full, protocol_version=args.protocol_version), args)
-    if args.command == "demo":
-        return guarded(lambda args: _drawn(args, lambda transcript: demo(
-            args.server, args.full, args.protocol_version, transcript)), args)
-    return guarded(args.run, args)
+    return guarded(_drawn, args)
 
 
-def _drawn(args, run) -> int:
-    """``run(transcript)``; with ``--html FILE``, what the transcript kept is then drawn there."""
+def _drawn(args) -> int:
+    """The demo or a scenario; with ``--html FILE``, what the transcript kept is then drawn there."""
     transcript = Transcript(args.full)
-    status = run(transcript)
+    if args.scenario:
+        from mcp_ref.cli import scenarios
+        status = scenarios.run(args.scenario, transcript, args.protocol_version)
+    else:
+        status = demo(args.server, args.full, args.protocol_version, transcript)
     if args.html and status == 0 and transcript.messages():
         from mcp_ref.cli.sequence import write
         title = f"mcp_ref demo --scenario {args.scenario}" if args.scenario else f"mcp_ref demo ({args.server})"

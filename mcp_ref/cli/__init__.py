@@ -135,7 +135,7 @@ def _print_log(params) -> None:
     logger = f" {params.logger}" if params.logger else ""
     data = params.data.get("message", params.data) if isinstance(params.data, dict) else params.data
     from mcp_ref.cli.wire import ProgressBar
-    ProgressBar.interrupt(sys.stderr)
+    ProgressBar.interrupt()
     sys.stderr.write(f"[log {params.level}{logger}] {data}\n")
 
 

@@ -68,20 +68,14 @@ def load_server(target: str):
         if "" not in sys.path and os.getcwd() not in sys.path:
             sys.path.insert(0, os.getcwd())
         module = importlib.import_module(module_name)
-    if attr:
-        if not hasattr(module, attr):
-            raise LookupError(f"{module_name} has no attribute {attr!r}")
-        found = getattr(module, attr)
-    else:
-        found = next((getattr(module, name) for name in _NAMES if isinstance(getattr(module, name, None), Server)),
-                     None)
-        if found is None:
-            servers = [name for name, value in vars(module).items() if isinstance(value, Server)]
-            if len(servers) != 1:
-                raise LookupError(f"{module_name} holds {'no' if not servers else 'several'} mcp_ref Server "
-                                  f"objects{': ' + ', '.join(servers) if servers else ''}; name one as "
-                                  f"{module_name}:ATTR")
-            found = getattr(module, servers[0])
+    if attr and not hasattr(module, attr):
+        raise LookupError(f"{module_name} has no attribute {attr!r}")
+    servers = [name for name, value in vars(module).items() if isinstance(value, Server)]
+    named = [name for name in _NAMES if name in servers]
+    if not attr and not named and len(servers) != 1:
+        raise LookupError(f"{module_name} holds {'no' if not servers else 'several'} mcp_ref Server "
+                          f"objects{': ' + ', '.join(servers) if servers else ''}; name one as {module_name}:ATTR")
+    found = getattr(module, attr or (named or servers)[0])
     if not isinstance(found, Server):
         raise TypeError(f"{target} is a {type(found).__name__}, not an mcp_ref Server")
     return found

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import cmd
+import contextlib
 import json
 import os
 import shlex
@@ -29,7 +30,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
-from mcp_ref.cli.commands import COMMANDS, CommandError, add_arguments, describe_error, parse
+from mcp_ref.cli.commands import COMMANDS, add_arguments, describe_error, parse
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -106,9 +107,7 @@ class Shell(cmd.Cmd):
         except _Usage as usage:
             if str(usage):
                 self.stdout.write(f"{usage}\n")
-        except ValueError as exc:            # shlex: no closing quotation
-            self.stdout.write(f"error: {exc}\n")
-        except (CommandError, Exception) as exc:      # noqa: BLE001 -- shown, the shell goes on
+        except Exception as exc:      # noqa: BLE001 -- a CommandError, shlex's ValueError...: shown, the shell goes on
             self.stdout.write(f"error: {describe_error(exc)}\n")
 
     def do_unsubscribe(self, line: str) -> None:
@@ -116,7 +115,7 @@ class Shell(cmd.Cmd):
         try:
             self.client.unsubscribe_resource(line.strip())
         except Exception as exc:              # noqa: BLE001
-            self.stdout.write(f"error: {exc}\n")
+            self.stdout.write(f"error: {describe_error(exc)}\n")
 
     def do_quit(self, line: str) -> bool:
         """quit: leave the shell"""
@@ -169,15 +168,13 @@ def run_shell(args) -> int:
     host, client = connect(args)
     try:
         readline: ModuleType | None = None
+        shell = Shell(client)
         if sys.stdin.isatty():
-            try:
+            with contextlib.suppress(ImportError, OSError):
                 import readline as line_editing
                 readline = line_editing               # set first: no history file yet still saves one
                 readline.read_history_file(HISTORY)
-            except (ImportError, OSError):
-                pass
-        shell = Shell(client)
-        if not sys.stdin.isatty():           # commands from a pipe: no prompts in the output
+        else:                                # commands from a pipe: no prompts in the output
             shell.prompt = ""
         while True:
             try:
@@ -187,10 +184,8 @@ def run_shell(args) -> int:
                 shell.stdout.write("^C: the request in flight was cancelled\n")
                 shell.intro = ""
         if readline is not None:
-            try:
+            with contextlib.suppress(OSError):
                 readline.write_history_file(HISTORY)
-            except OSError:
-                pass
         return 0
     finally:
         host.close()

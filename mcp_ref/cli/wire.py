@@ -37,7 +37,7 @@ import time
 from mcp_ref.host import ConfigError, Host, ServerConfig, load_config
 
 __all__ = ["Tracer", "ProgressBar", "Transcript", "connect", "target_config", "terminal_width", "fit", "wrap",
-           "child_env", "as_data", "pairs", "host_trace"]
+           "child_env", "as_data", "pairs"]
 
 FALLBACK_WIDTH = 100    # columns when the output is not a terminal (rule 4)
 MIN_WIDTH = 60          # narrower terminals still get this much of each line
@@ -129,40 +129,31 @@ class Transcript:
                   ("message", sender, receiver, data))
 
     def __call__(self, direction: str, message) -> None:
-        sender, receiver = ("client", "server") if direction == "send" else ("server", "client")
-        self.relay(sender, receiver, message)
+        self.relay(*(("client", "server") if direction == "send" else ("server", "client")), message)
+
+    def host(self, server: str, direction: str, message, session_id=None) -> None:
+        """``Host(trace=...)`` printing ``host -> server  {json}`` and ``server -> host  {json}``."""
+        self.relay(*(("host", server) if direction == "send" else (server, "host")), message)
 
     def messages(self) -> list:
         return [entry for entry in self.entries if entry[0] == "message"]
 
 
-def host_trace(transcript):
-    """``Host(trace=...)`` printing through ``transcript``:
-    ``host -> server  {json}`` and ``server -> host  {json}``."""
-    def trace(server: str, direction: str, message, session_id=None) -> None:
-        sender, receiver = ("host", server) if direction == "send" else (server, "host")
-        transcript.relay(sender, receiver, message)
-    return trace
-
-
 class Tracer:
-    """``trace(server, direction, message, session_id)`` for ``Host`` (rule 2)."""
+    """``trace(server, direction, message, session_id)`` for ``Host``, on stderr (rule 2)."""
 
-    def __init__(self, out=None):
-        self.out = out
+    def __init__(self):
         self.lock = threading.Lock()
 
     def __call__(self, server: str, direction: str, message, session_id=None) -> None:
         now = time.time()
         stamp = time.strftime("%H:%M:%S", time.localtime(now)) + f".{int(now % 1 * 1000):03d}"
-        data = as_data(message)
         where = server + (f" session={session_id}" if session_id else "")
         arrow = "->" if direction == "send" else "<-"
         with self.lock:
-            out = self.out or sys.stderr
-            ProgressBar.interrupt(out)
-            out.write(f"{stamp} [{where}] {arrow} {json.dumps(data, ensure_ascii=False)}\n")
-            out.flush()
+            ProgressBar.interrupt()
+            sys.stderr.write(f"{stamp} [{where}] {arrow} {json.dumps(as_data(message), ensure_ascii=False)}\n")
+            sys.stderr.flush()
 
 
 class ProgressBar:
@@ -172,34 +163,31 @@ class ProgressBar:
     _drawn: ProgressBar | None = None           # the bar whose line is unfinished on stderr
 
     @classmethod
-    def interrupt(cls, out) -> None:
-        """End a bar's unfinished line before another stderr line (the trace) is written."""
-        if cls._drawn is not None and (cls._drawn.out or sys.stderr) is out:
-            out.write("\n")
+    def interrupt(cls) -> None:
+        """End a bar's unfinished line before another stderr line (the trace, a log) is written."""
+        if cls._drawn is not None:
+            sys.stderr.write("\n")
             cls._drawn.shown = 0
             cls._drawn = None
 
-    def __init__(self, out=None):
-        self.out = out
+    def __init__(self):
         self.shown = 0
 
     def __call__(self, progress, total=None, message=None) -> None:
-        out = self.out or sys.stderr
         if total:
             filled = int(self.WIDTH * max(0.0, min(1.0, progress / total)))
             line = f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {progress:g}/{total:g}"
         else:
             line = f"[progress {progress:g}]"
         line += f" {message}" if message else ""
-        out.write("\r" + line + " " * max(0, self.shown - len(line)))     # spaces cover a longer line
-        out.flush()
+        sys.stderr.write("\r" + line + " " * max(0, self.shown - len(line)))     # spaces cover a longer line
+        sys.stderr.flush()
         self.shown = len(line)
         ProgressBar._drawn = self
 
     def done(self) -> None:
         if ProgressBar._drawn is self:
-            (self.out or sys.stderr).write("\n")
-            ProgressBar._drawn = None
+            ProgressBar.interrupt()
 
 
 def pairs(items, what: str) -> dict:
@@ -215,7 +203,7 @@ def pairs(items, what: str) -> dict:
 
 def target_config(args) -> ServerConfig:
     """The one server the command talks to (rule 1); ``ConfigError`` when the target is unclear."""
-    given = [name for name in ("stdio", "url", "config") if getattr(args, name, None)]
+    given = [name for name in ("stdio", "url", "config") if getattr(args, name)]
     if len(given) != 1:
         raise ConfigError("give one target: --stdio \"command args\", --url URL, or --config FILE --server NAME"
                           + (f" (got {', '.join('--' + g for g in given)})" if given else ""))
@@ -239,13 +227,13 @@ def target_config(args) -> ServerConfig:
 def connect(args, **client_options):
     """``(host, client)`` connected to the target; the caller closes the host."""
     config = target_config(args)
-    if getattr(args, "protocol_version", None):
+    if args.protocol_version:
         client_options["protocol_version"] = args.protocol_version
-    if getattr(args, "timeout", None):
+    if args.timeout:
         client_options["timeout"] = args.timeout
-    if getattr(args, "root", None):
+    if args.root:
         config.roots = list(args.root)
-    host = Host({config.name: config}, trace=Tracer() if getattr(args, "trace", False) else None,
+    host = Host({config.name: config}, trace=Tracer() if args.trace else None,
                 client_info={"name": "mcp-ref", "version": "0.1.0"}, **client_options)
     try:
         host.start(strict=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from mcp_ref.server.server import Context, Server
 from mcp_ref.cli.scenarios.show import WAIT
-from mcp_ref.cli.wire import host_trace
 
 
 def _server(name: str) -> Server:
@@ -40,7 +39,7 @@ def host(show) -> None:
     show.step("host.start")
     try:
         with Host(config, consent=consent, elicitation=lambda request: {"action": "accept", "content": {"ok": True}},
-                  trace=host_trace(show.transcript), timeout=WAIT, protocol_version=show.version) as the_host:
+                  trace=show.transcript.host, timeout=WAIT, protocol_version=show.version) as the_host:
             show.step("host.catalogue")
             show.say("tools: " + ", ".join(tool.name for tool in the_host.tools()))
             show.step("host.granted")

@@ -31,11 +31,8 @@ def cancel(show) -> None:
     with show.connect(server) as client:
         show.step("cancel.button")
         token = CancelToken()
-
-        def stop_button():
-            if started.wait(WAIT):
-                token.cancel("the user pressed Stop")
-        button = threading.Thread(target=stop_button, name="stop-button", daemon=True)
+        button = threading.Thread(target=lambda: started.wait(WAIT) and token.cancel("the user pressed Stop"),
+                                  name="stop-button", daemon=True)
         button.start()
         try:
             client.call_tool("wait_for_stop", cancel=token)
@@ -66,10 +63,8 @@ def sampling(show) -> None:
         """Ask the client's LLM."""
         return ctx.sample([f"What is the capital of {country}? One word."], max_tokens=10).text
 
-    def llm(request):
-        return CreateMessageResult(role="assistant", content=TextContent(text="Paris"), model="pretend-llm")
-
-    with show.connect(server, sampling=llm) as client:
+    with show.connect(server, sampling=lambda request: CreateMessageResult(
+            role="assistant", content=TextContent(text="Paris"), model="pretend-llm")) as client:
         show.say("sampling.declared")
         show.step("sampling.call")
         show.say("sampling.after")
