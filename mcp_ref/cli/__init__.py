@@ -102,12 +102,6 @@ def add_commands(sub) -> None:
             run=_inspect, inspector=name)
 
 
-def _fail(message: str) -> int:
-    message = "; ".join(line.strip() for line in message.splitlines() if line.strip())
-    sys.stderr.write(f"mcp-ref: error: {message}\n")
-    return 1
-
-
 def guarded(run, args) -> int:
     """Run ``run(args)`` under rule 1 and rule 2."""
     try:
@@ -117,18 +111,16 @@ def guarded(run, args) -> int:
         return 130
     except Exception as exc:          # noqa: BLE001 -- rule 1: a clear line, no traceback
         from mcp_ref.cli.commands import describe_error
-        return _fail(describe_error(exc))
+        lines = (line.strip() for line in describe_error(exc).splitlines())
+        sys.stderr.write(f"mcp-ref: error: {'; '.join(line for line in lines if line)}\n")
+        return 1
 
 
 def _inspect(args) -> int:
     from mcp_ref.cli.commands import COMMANDS
     from mcp_ref.cli.wire import connect
-    run = COMMANDS[args.inspector][2]
-    host, client = connect(args, on_log=_print_log)
-    try:
-        return run(client, args, sys.stdout)
-    finally:
-        host.close()
+    with connect(args, on_log=_print_log) as client:
+        return COMMANDS[args.inspector][2](client, args, sys.stdout)
 
 
 def _print_log(params) -> None:
@@ -144,8 +136,5 @@ def _shell(args) -> int:
     if args.target:
         if args.stdio or args.url or args.config:
             raise ValueError("give the target once: a positional TARGET or --stdio/--url/--config")
-        if args.target.startswith(("http://", "https://")):
-            args.url = args.target
-        else:
-            args.stdio = args.target
+        setattr(args, "url" if args.target.startswith(("http://", "https://")) else "stdio", args.target)
     return run_shell(args)

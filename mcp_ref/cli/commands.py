@@ -263,8 +263,7 @@ def subscribe(client, args, out) -> int:
     updates: queue.Queue = queue.Queue()
     client.on("notifications/resources/updated", lambda params: updates.put(params.get("uri")))
     client.subscribe_resource(args.uri)
-    sys.stderr.write(f"subscribed to {args.uri}; waiting for updates (Ctrl-C to stop)\n")
-    sys.stderr.flush()
+    sys.stderr.write(f"subscribed to {args.uri}; waiting for updates (Ctrl-C to stop)\n")     # line-buffered
     seen = 0
     try:
         while args.count is None or seen < args.count:

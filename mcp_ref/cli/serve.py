@@ -18,6 +18,7 @@ Rules:
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import os
@@ -93,9 +94,7 @@ def serve_command(args) -> int:
         from mcp_ref.transports import TapTransport
         from mcp_ref.transports.stdio import StdioServerTransport
         from mcp_ref.cli.wire import Tracer
-        tracer = Tracer()
-        transport = TapTransport(StdioServerTransport(), lambda direction, message: tracer(
-            server.info.name, direction, message))
+        transport = TapTransport(StdioServerTransport(), functools.partial(Tracer(), server.info.name))
         session = server.serve(transport, eof_grace=server.eof_grace)
         try:
             session.wait_closed()

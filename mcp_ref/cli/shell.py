@@ -137,12 +137,6 @@ class Shell(cmd.Cmd):
             self._names[kind] = found
         return self._names[kind]
 
-    def _complete(self, kind: str, text: str, line: str) -> list:
-        words = len(line.split())
-        if words > 2 or (words == 2 and not text):      # only the word after the command
-            return []
-        return [name for name in self.names(kind) if name.startswith(text)]
-
 
 def _make(name: str):
     def do(self, line):
@@ -152,7 +146,12 @@ def _make(name: str):
 
 
 def _completer(kind: str):
-    return lambda self, text, line, begidx, endidx: self._complete(kind, text, line)
+    def complete(self, text: str, line: str, begidx: int, endidx: int) -> list:
+        words = len(line.split())
+        if words > 2 or (words == 2 and not text):      # only the word after the command
+            return []
+        return [name for name in self.names(kind) if name.startswith(text)]
+    return complete
 
 
 for _name in COMMANDS:
@@ -165,8 +164,7 @@ for _name, _kind in (("call", "tools"), ("prompt", "prompts"), ("read", "resourc
 def run_shell(args) -> int:
     """Connect to the target and run the shell until Ctrl-D (rule 4)."""
     from mcp_ref.cli.wire import connect
-    host, client = connect(args)
-    try:
+    with connect(args) as client:
         readline: ModuleType | None = None
         shell = Shell(client)
         if sys.stdin.isatty():
@@ -187,5 +185,3 @@ def run_shell(args) -> int:
             with contextlib.suppress(OSError):
                 readline.write_history_file(HISTORY)
         return 0
-    finally:
-        host.close()

@@ -33,6 +33,7 @@ import sys
 import textwrap
 import threading
 import time
+from contextlib import contextmanager
 
 from mcp_ref.host import ConfigError, Host, ServerConfig, load_config
 
@@ -224,8 +225,9 @@ def target_config(args) -> ServerConfig:
     return servers[args.server]
 
 
+@contextmanager
 def connect(args, **client_options):
-    """``(host, client)`` connected to the target; the caller closes the host."""
+    """The client connected to the target, closed (its server stopped) on exit."""
     config = target_config(args)
     if args.protocol_version:
         client_options["protocol_version"] = args.protocol_version
@@ -236,8 +238,6 @@ def connect(args, **client_options):
     host = Host({config.name: config}, trace=Tracer() if args.trace else None,
                 client_info={"name": "mcp-ref", "version": "0.1.0"}, **client_options)
     try:
-        host.start(strict=True)
-    except BaseException:
+        yield host.start(strict=True).client(config.name)
+    finally:
         host.close()
-        raise
-    return host, host.client(config.name)

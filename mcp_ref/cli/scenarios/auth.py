@@ -32,9 +32,8 @@ class _AuthServer:
     """Metadata (RFC 8414), registration (RFC 7591), authorize and token (OAuth 2.1 with
     PKCE S256 required), on 127.0.0.1; ``verify(token, resource)`` for the MCP server."""
 
-    def __init__(self):
-        self.codes, self.tokens, self.clients = {}, {}, set()
-        self.note = lambda line: None
+    def __init__(self, note):
+        self.codes, self.tokens, self.clients, self.note = {}, {}, set(), note
 
         routes = {("GET", "/.well-known/oauth-authorization-server"): lambda body: (200, self.metadata()),
                   ("POST", "/register"): self.register,
@@ -166,14 +165,11 @@ def auth(show) -> None:
                 _shown(note, final)
             return final
 
-    authority = _AuthServer()
-    authority.note = note
-    handle = start_http(server, ("127.0.0.1", 0), auth=authority.verify,
-                        resource_metadata={"authorization_servers": [authority.issuer], "scopes_supported": ["mcp"]},
-                        required_scopes={"*": ["mcp"], "tool:reset": ["admin"]})
-    show.say("auth.servers", url=handle.url, issuer=authority.issuer)
-    provider = Provider(redirect_uri=REDIRECT, user_agent=authority.browser, client_name="mcp_ref scenario")
-    try:
+    with contextlib.closing(_AuthServer(note)) as authority, start_http(
+            server, auth=authority.verify, required_scopes={"*": ["mcp"], "tool:reset": ["admin"]},
+            resource_metadata={"authorization_servers": [authority.issuer], "scopes_supported": ["mcp"]}) as handle:
+        show.say("auth.servers", url=handle.url, issuer=authority.issuer)
+        provider = Provider(redirect_uri=REDIRECT, user_agent=authority.browser, client_name="mcp_ref scenario")
         show.step("auth.flow")
         with Client.http(handle.url, auth=provider, timeout=WAIT, protocol_version=show.version) as client:
             flush()
@@ -185,9 +181,6 @@ def auth(show) -> None:
             result = client.call_tool("reset").text
             flush()
             show.say("result: " + result)
-    finally:
-        handle.shutdown()
-        authority.close()
 
 
 SCENARIOS = {"auth": auth}

@@ -26,7 +26,6 @@ def _server(name: str) -> Server:
 def host(show) -> None:
     from mcp_ref.host import Consent, Host
     from mcp_ref.transports.http.server.app import start_http
-    handles = {name: start_http(_server(name), ("127.0.0.1", 0)) for name in ("files", "mail")}
 
     def consent(request: Consent):
         granted = request.kind != "elicitation" or request.server == "files"
@@ -35,9 +34,10 @@ def host(show) -> None:
                      + ("granted" if granted else "refused"))
         return granted
 
-    config = {"mcpServers": {name: {"url": handle.url, "transport": "http"} for name, handle in handles.items()}}
-    show.step("host.start")
-    try:
+    with start_http(_server("files")) as files, start_http(_server("mail")) as mail:
+        config = {"mcpServers": {"files": {"url": files.url, "transport": "http"},
+                                 "mail": {"url": mail.url, "transport": "http"}}}
+        show.step("host.start")
         with Host(config, consent=consent, elicitation=lambda request: {"action": "accept", "content": {"ok": True}},
                   trace=show.transcript.host, timeout=WAIT, protocol_version=show.version) as the_host:
             show.step("host.catalogue")
@@ -47,9 +47,6 @@ def host(show) -> None:
             show.step("host.refused")
             result = the_host.call_tool("mail__proceed")
             show.say("result: " + result.content[0].text + (" (an error result)" if result.is_error else ""))
-    finally:
-        for handle in handles.values():
-            handle.shutdown()
 
 
 SCENARIOS = {"host": host}

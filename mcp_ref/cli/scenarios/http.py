@@ -128,16 +128,12 @@ def _initialize(raw: Raw, request_id: int) -> None:
 def streamable_http(show) -> None:
     from mcp_ref.transports.http.server.app import start_http
     server, resume, stopped = _server()
-    handle = start_http(server, ("127.0.0.1", 0), retry_interval=100)
-    try:
-        raw = Raw(show, handle.port)
+    with start_http(server, retry_interval=100) as handle:
         show.say("http.server", url=handle.url)
         if show.modern:
-            _stateless(show, raw, stopped)
+            _stateless(show, Raw(show, handle.port), stopped)
         else:
-            _sessions(show, raw, resume)
-    finally:
-        handle.shutdown()
+            _sessions(show, Raw(show, handle.port), resume)
 
 
 def _stateless(show, raw: Raw, stopped: threading.Event) -> None:
@@ -187,9 +183,8 @@ def _sessions(show, raw: Raw, resume: threading.Event) -> None:
 
 def legacy_sse(show) -> None:
     from mcp_ref.transports.http.server.app import start_http
-    handle = start_http(_server()[0], ("127.0.0.1", 0))
-    raw = Raw(show, handle.port)
-    try:
+    with start_http(_server()[0]) as handle:
+        raw = Raw(show, handle.port)
         show.say("sse.server", url=handle.sse_url)
         show.step("sse.get")
         conn, stream = raw.open("GET", "/sse", headers={"Accept": "text/event-stream"})
@@ -206,8 +201,6 @@ def legacy_sse(show) -> None:
         answer()
         show.say("sse.end")
         conn.close()
-    finally:
-        handle.shutdown()
 
 
 SCENARIOS = {"http": streamable_http, "sse": legacy_sse}

@@ -31,8 +31,11 @@ def cancel(show) -> None:
     with show.connect(server) as client:
         show.step("cancel.button")
         token = CancelToken()
-        button = threading.Thread(target=lambda: started.wait(WAIT) and token.cancel("the user pressed Stop"),
-                                  name="stop-button", daemon=True)
+
+        def stop_button():
+            if started.wait(WAIT):
+                token.cancel("the user pressed Stop")
+        button = threading.Thread(target=stop_button, name="stop-button", daemon=True)
         button.start()
         try:
             client.call_tool("wait_for_stop", cancel=token)
