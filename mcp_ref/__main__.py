@@ -129,19 +129,19 @@ def _server_command(server: str) -> list:
     return [sys.executable, "-m", server]
 
 
-def demo(module: str = "mcp_ref.examples.everything", full: bool = False,
-         protocol_version: str | None = None, transcript=None) -> int:
-    """Walk through the example server (a module name or a .py file), printing the wire transcript;
-    in the era a default ``Client`` agrees on, or in ``protocol_version``."""
+def demo(module: str = "mcp_ref.examples.everything", protocol_version: str | None = None,
+         transcript=None) -> int:
+    """Walk through the example server (a module name or a .py file), printing the wire ``transcript``
+    (default: the terminal's, shortened); in the era a default ``Client`` agrees on, or in ``protocol_version``."""
     command = _server_command(module)
     shown = " ".join(["python"] + command[1:] if command[1] == "-m" else ["python", module])
-    transcript = Transcript(full) if transcript is None else transcript
+    transcript = transcript or Transcript()
     transport = TapTransport(StdioClientTransport(command, env=child_env()), transcript)
     updated = threading.Event()
     client = Client(transport, timeout=30, on_resource_updated=lambda uri: updated.set(),
                     protocol_version=protocol_version or "auto")
     walk = Demo(client, transcript, updated, protocol_version)
-    walk.say("demo.intro", shown=shown, more="" if full else " " + note("demo.elided"))
+    walk.say("demo.intro", shown=shown, more="" if transcript.full else " " + note("demo.elided"))
     walk.step("demo.start")
     try:
         client.connect()
@@ -215,7 +215,7 @@ def _drawn(args) -> int:
         from mcp_ref.cli import scenarios
         status = scenarios.run(args.scenario, transcript, args.protocol_version)
     else:
-        status = demo(args.server, args.full, args.protocol_version, transcript)
+        status = demo(args.server, args.protocol_version, transcript)
     if args.html and status == 0 and transcript.messages():
         from mcp_ref.cli.sequence import write
         title = f"mcp_ref demo --scenario {args.scenario}" if args.scenario else f"mcp_ref demo ({args.server})"

@@ -31,6 +31,7 @@ import queue
 import sys
 
 from mcp_ref.cli.wire import ProgressBar, pairs
+from mcp_ref.types import LOGGING_LEVELS
 
 __all__ = ["COMMANDS", "add_arguments", "parse_arguments", "CommandError"]
 
@@ -180,8 +181,9 @@ def _parameters(schema) -> str:
                            for name, value in properties.items()) + ")"
 
 
-def _kind(mime_type) -> str:
-    return f" ({mime_type})" if mime_type else ""
+def _name_and_type(item) -> str:
+    """A resource's or template's name, and its MIME type when it has one."""
+    return (item.name or "") + (f" ({item.mime_type})" if item.mime_type else "")
 
 
 def tools(client, args, out) -> int:
@@ -190,13 +192,11 @@ def tools(client, args, out) -> int:
 
 
 def resources(client, args, out) -> int:
-    return _listing(client.list_resources(), lambda r: r.uri, lambda r: f"{r.name or ''}{_kind(r.mime_type)}",
-                    out, args)
+    return _listing(client.list_resources(), lambda r: r.uri, _name_and_type, out, args)
 
 
 def templates(client, args, out) -> int:
-    return _listing(client.list_resource_templates(), lambda t: t.uri_template,
-                    lambda t: f"{t.name or ''}{_kind(t.mime_type)}", out, args)
+    return _listing(client.list_resource_templates(), lambda t: t.uri_template, _name_and_type, out, args)
 
 
 def prompts(client, args, out) -> int:
@@ -294,7 +294,6 @@ def log_level(client, args, out) -> int:
 
 
 # ---------------------------------------------------------------------- arguments
-LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _KEY_VALUES = [("arguments", {"nargs": "*", "metavar": "key=value", "help": "arguments; values are JSON when they parse"}),
                ("--args-json", {"metavar": "'{...}'", "help": "the arguments as one JSON object instead"})]
 _URI: list = [("uri", {})]
@@ -319,7 +318,7 @@ COMMANDS = {
     "subscribe": ("print a resource's updates until Ctrl-C",
                   _URI + [("--count", {"type": int, "help": "stop after this many updates"})], subscribe),
     "ping": ("check the server answers", [], ping),
-    "log-level": ("set the server's log level", [("level", {"choices": LEVELS})], log_level),
+    "log-level": ("set the server's log level", [("level", {"choices": LOGGING_LEVELS})], log_level),
 }
 
 

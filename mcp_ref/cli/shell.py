@@ -61,10 +61,8 @@ class _Parser(argparse.ArgumentParser):
 class Shell(cmd.Cmd):
     prompt = "mcp> "
 
-    def __init__(self, client, out=None, stdin=None):
-        super().__init__(stdin=stdin, stdout=out or sys.stdout)
-        if stdin is not None:
-            self.use_rawinput = False
+    def __init__(self, client, out=None):
+        super().__init__(stdout=out or sys.stdout)
         self.client = client
         self.lock = threading.Lock()
         self._names: dict = {}                  # kind -> names for completion, None when stale

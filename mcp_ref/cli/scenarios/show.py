@@ -69,13 +69,11 @@ class Show:
         from mcp_ref.transports import TapTransport, memory_pair
         client_end, server_end = memory_pair()
         session = server.serve(server_end if wrap is None else wrap(server_end))
-        client_options.setdefault("timeout", WAIT)
-        client_options.setdefault("protocol_version", self.version)
         if announce:
             self.step("connect")
-        client = Client(TapTransport(client_end, self.transcript), **client_options)
+        options = {"timeout": WAIT, "protocol_version": self.version, **client_options}
         try:
-            with client:
+            with Client(TapTransport(client_end, self.transcript), **options) as client:
                 yield client
         finally:
             session.close()
