@@ -95,16 +95,9 @@ def parse_arguments(pairs, raw=None) -> dict:
     return arguments
 
 
-def _json(out, data) -> None:
-    out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-
-
 def _answer(out, args, data, lines) -> int:
     """Rule 1: ``data`` as JSON with ``--json``, else ``lines`` for a person; exit status 0."""
-    if args.json:
-        _json(out, data)
-        return 0
-    for line in lines:
+    for line in [json.dumps(data, indent=2, ensure_ascii=False)] if args.json else lines:
         out.write(line + ("" if line.endswith("\n") else "\n"))
     return 0
 
@@ -129,9 +122,8 @@ def _block(block) -> str:
 
 
 def _contents(contents) -> str:
-    text = getattr(contents, "text", None)
-    if text is not None:
-        return text
+    if getattr(contents, "text", None) is not None:
+        return contents.text
     return f"[blob {contents.mime_type or 'no MIME type'}, {len(contents.blob) * 3 // 4} bytes base64-decoded]"
 
 
@@ -224,14 +216,10 @@ def call(client, args, out) -> int:
         result = client.call_tool(args.tool, arguments, on_progress=bar)
     finally:
         bar.done()
-    if args.json:
-        _json(out, result.to_dict())
-    else:
-        for block in result.content:
-            out.write(_block(block) + "\n")
-        structured = result.structured_content
-        if structured is not None and not any(_mirrors(block, structured) for block in result.content):
-            out.write("structured: " + json.dumps(structured, ensure_ascii=False) + "\n")
+    lines, structured = [_block(block) for block in result.content], result.structured_content
+    if structured is not None and not any(_mirrors(block, structured) for block in result.content):
+        lines.append("structured: " + json.dumps(structured, ensure_ascii=False))
+    _answer(out, args, result.to_dict(), lines)
     if result.is_error:
         raise CommandError(f"tool {args.tool!r} reported an error (isError)")
     return 0
@@ -249,10 +237,8 @@ def prompt(client, args, out) -> int:
 
 
 def complete(client, args, out) -> int:
-    if "://" in args.ref or "{" in args.ref:
-        ref = {"type": "ref/resource", "uri": args.ref}
-    else:
-        ref = {"type": "ref/prompt", "name": args.ref}
+    resource = "://" in args.ref or "{" in args.ref
+    ref = {"type": "ref/resource", "uri": args.ref} if resource else {"type": "ref/prompt", "name": args.ref}
     context = pairs(args.context, "--context")               # completion context values are strings
     completion = client.complete(ref, (args.argument, args.value), {"arguments": context} if context else None)
     return _answer(out, args, completion.to_dict(), completion.values)

@@ -93,8 +93,8 @@ def serve_command(args) -> int:
             return 0
         from mcp_ref.transports import TapTransport
         from mcp_ref.transports.stdio import StdioServerTransport
-        from mcp_ref.cli.wire import Tracer
-        transport = TapTransport(StdioServerTransport(), functools.partial(Tracer(), server.info.name))
+        from mcp_ref.cli.wire import trace
+        transport = TapTransport(StdioServerTransport(), functools.partial(trace, server.info.name))
         session = server.serve(transport, eof_grace=server.eof_grace)
         try:
             session.wait_closed()

@@ -37,7 +37,7 @@ from contextlib import contextmanager
 
 from mcp_ref.host import ConfigError, Host, ServerConfig, load_config
 
-__all__ = ["Tracer", "ProgressBar", "Transcript", "connect", "target_config", "terminal_width", "fit", "wrap",
+__all__ = ["trace", "ProgressBar", "Transcript", "connect", "target_config", "terminal_width", "fit", "wrap",
            "child_env", "as_data", "pairs"]
 
 FALLBACK_WIDTH = 100    # columns when the output is not a terminal (rule 4)
@@ -140,21 +140,19 @@ class Transcript:
         return [entry for entry in self.entries if entry[0] == "message"]
 
 
-class Tracer:
-    """``trace(server, direction, message, session_id)`` for ``Host``, on stderr (rule 2)."""
+_TRACE_LOCK = threading.Lock()
 
-    def __init__(self):
-        self.lock = threading.Lock()
 
-    def __call__(self, server: str, direction: str, message, session_id=None) -> None:
-        now = time.time()
-        stamp = time.strftime("%H:%M:%S", time.localtime(now)) + f".{int(now % 1 * 1000):03d}"
-        where = server + (f" session={session_id}" if session_id else "")
-        arrow = "->" if direction == "send" else "<-"
-        with self.lock:
-            ProgressBar.interrupt()
-            sys.stderr.write(f"{stamp} [{where}] {arrow} {json.dumps(as_data(message), ensure_ascii=False)}\n")
-            sys.stderr.flush()
+def trace(server: str, direction: str, message, session_id=None) -> None:
+    """``Host(trace=...)`` on stderr (rule 2), one line a message, from any thread."""
+    now = time.time()
+    stamp = time.strftime("%H:%M:%S", time.localtime(now)) + f".{int(now % 1 * 1000):03d}"
+    where = server + (f" session={session_id}" if session_id else "")
+    arrow = "->" if direction == "send" else "<-"
+    with _TRACE_LOCK:
+        ProgressBar.interrupt()
+        sys.stderr.write(f"{stamp} [{where}] {arrow} {json.dumps(as_data(message), ensure_ascii=False)}\n")
+        sys.stderr.flush()
 
 
 class ProgressBar:
@@ -235,7 +233,7 @@ def connect(args, **client_options):
         client_options["timeout"] = args.timeout
     if args.root:
         config.roots = list(args.root)
-    host = Host({config.name: config}, trace=Tracer() if args.trace else None,
+    host = Host({config.name: config}, trace=trace if args.trace else None,
                 client_info={"name": "mcp-ref", "version": "0.1.0"}, **client_options)
     try:
         yield host.start(strict=True).client(config.name)

@@ -163,9 +163,20 @@ def tasks(show) -> None:
         release.wait(WAIT)
         return "report ready"
 
-    if show.modern:
-        return _tasks_extension(show, server, release, running)
     with show.connect(server) as client:
+        if show.modern:
+            show.say("tasks.extension")
+            show.step("tasks.poll")
+            threading.Timer(0.1, release.set).start()
+            client.call_tool("report")
+            release.clear()
+            running.clear()
+            show.step("tasks.timeout")
+            try:
+                client.call_tool("report", timeout=1.0)
+            except RequestTimeout as exc:
+                show.say(f"the caller raised RequestTimeout: {exc}")
+            return
         show.say("tasks.declared")
         show.step("tasks.call")
         task = client.call_tool_as_task("report")
@@ -183,21 +194,6 @@ def tasks(show) -> None:
         task = client.call_tool_as_task("report")
         wait_for(running, "the task's tool starting")
         client.cancel_task(task.task_id)
-
-
-def _tasks_extension(show, server, release, running) -> None:
-    with show.connect(server) as client:
-        show.say("tasks.extension")
-        show.step("tasks.poll")
-        threading.Timer(0.1, release.set).start()
-        client.call_tool("report")
-        release.clear()
-        running.clear()
-        show.step("tasks.timeout")
-        try:
-            client.call_tool("report", timeout=1.0)
-        except RequestTimeout as exc:
-            show.say(f"the caller raised RequestTimeout: {exc}")
 
 
 SCENARIOS = {"cancel": cancel, "sampling": sampling, "elicitation": elicitation, "roots": roots,
