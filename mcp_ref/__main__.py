@@ -196,20 +196,19 @@ def main(argv=None) -> int:
     demo_parser.add_argument("--html", metavar="FILE",
                              help="also write the exchange as a sequence diagram: one HTML page, "
                                   "click an arrow for its JSON (cli/sequence.py)")
+    demo_parser.set_defaults(run=_demo)
     add_commands(sub)                       # serve, shell and the inspector commands (mcp_ref.cli)
     args = parse(parser, argv)
-    if args.command != "demo":
-        return guarded(args.run, args)
+    if args.command == "demo" and args.host and args.html and not args.scenario:
+        parser.error("--html draws the demo and the scenarios; it does not go with --host")
+    return guarded(args.run, args)
+
+
+def _demo(args) -> int:
+    """The demo, a scenario or the host demo; with ``--html FILE``, what the transcript kept is then drawn there."""
     if args.host and not args.scenario:
-        if args.html:
-            parser.error("--html draws the demo and the scenarios; it does not go with --host")
         from mcp_ref.cli.host_demo import demo_host
-        return guarded(lambda args: demo_host(full=args.full, protocol_version=args.protocol_version), args)
-    return guarded(_drawn, args)
-
-
-def _drawn(args) -> int:
-    """The demo or a scenario; with ``--html FILE``, what the transcript kept is then drawn there."""
+        return demo_host(full=args.full, protocol_version=args.protocol_version)
     transcript = Transcript(args.full)
     if args.scenario:
         from mcp_ref.cli import scenarios

@@ -77,12 +77,12 @@ def _target_options() -> argparse.ArgumentParser:
     options.add_argument("--root", action="append", metavar="PATH", help="offer this root (file path or URI)")
     options.add_argument("--trace", action="store_true", help="print every JSON-RPC message on stderr")
     options.add_argument("--protocol-version", choices=("auto",) + tuple(lifecycle.SUPPORTED_REVISIONS),
-                         metavar="REVISION",
+                         default="auto", metavar="REVISION",
                          help=f"speak this protocol revision: {', '.join(lifecycle.SUPPORTED_REVISIONS)} "
                               f"(default 'auto', as the host: server/discover for {lifecycle.LATEST_REVISION}, "
                               "then initialize with a server that does not answer it)")
-    options.add_argument("--timeout", type=float, metavar="SECONDS",
-                         help="seconds to wait for each answer (default 60)")
+    options.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                         help="seconds to wait for each answer (default %(default)g)")
     return common
 
 

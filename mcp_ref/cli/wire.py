@@ -227,14 +227,10 @@ def target_config(args) -> ServerConfig:
 def connect(args, **client_options):
     """The client connected to the target, closed (its server stopped) on exit."""
     config = target_config(args)
-    if args.protocol_version:
-        client_options["protocol_version"] = args.protocol_version
-    if args.timeout:
-        client_options["timeout"] = args.timeout
     if args.root:
         config.roots = list(args.root)
-    host = Host({config.name: config}, trace=trace if args.trace else None,
-                client_info={"name": "mcp-ref", "version": "0.1.0"}, **client_options)
+    host = Host({config.name: config}, trace=trace if args.trace else None, protocol_version=args.protocol_version,
+                timeout=args.timeout, client_info={"name": "mcp-ref", "version": "0.1.0"}, **client_options)
     try:
         yield host.start(strict=True).client(config.name)
     finally:

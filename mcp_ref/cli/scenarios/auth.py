@@ -181,6 +181,3 @@ def auth(show) -> None:
             result = client.call_tool("reset").text
             flush()
             show.say("result: " + result)
-
-
-SCENARIOS = {"auth": auth}

@@ -83,6 +83,3 @@ def listen(show) -> None:
         wait_for(updated, "notifications/resources/updated")
         wait_for(changed, "notifications/tools/list_changed")
         show.say("listen.heard")
-
-
-SCENARIOS = {"discover": discover, "listen": listen}

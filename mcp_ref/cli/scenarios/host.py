@@ -47,6 +47,3 @@ def host(show) -> None:
             show.step("host.refused")
             result = the_host.call_tool("mail__proceed")
             show.say("result: " + result.content[0].text + (" (an error result)" if result.is_error else ""))
-
-
-SCENARIOS = {"host": host}

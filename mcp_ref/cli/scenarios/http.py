@@ -201,6 +201,3 @@ def legacy_sse(show) -> None:
         answer()
         show.say("sse.end")
         conn.close()
-
-
-SCENARIOS = {"http": streamable_http, "sse": legacy_sse}

@@ -194,7 +194,3 @@ def tasks(show) -> None:
         task = client.call_tool_as_task("report")
         wait_for(running, "the task's tool starting")
         client.cancel_task(task.task_id)
-
-
-SCENARIOS = {"cancel": cancel, "sampling": sampling, "elicitation": elicitation, "roots": roots,
-             "pagination": pagination, "tasks": tasks}
