@@ -55,8 +55,7 @@ CHAR = 6.4          # px a character of a note takes, roughly (13 px sans-serif)
 
 def write(path: str, transcript, title: str) -> None:
     """The page of what ``transcript`` printed (its ``entries``), written to ``path``."""
-    with open(path, "w", encoding="utf-8") as out:
-        out.write(page(transcript.entries, title))
+    Path(path).write_text(page(transcript.entries, title), encoding="utf-8")
 
 
 def label(data) -> str:

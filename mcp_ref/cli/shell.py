@@ -60,6 +60,7 @@ class _Parser(argparse.ArgumentParser):
 
 class Shell(cmd.Cmd):
     prompt = "mcp> "
+    identchars = cmd.Cmd.identchars + "-"           # log-level is a command name
 
     def __init__(self, client, out=None):
         super().__init__(stdout=out or sys.stdout)
@@ -84,10 +85,6 @@ class Shell(cmd.Cmd):
             self.stdout.flush()
 
     # -- rule 1
-    def precmd(self, line: str) -> str:
-        word, _, rest = line.strip().partition(" ")
-        return word.replace("-", "_") + (" " + rest if rest else "")
-
     def default(self, line: str) -> None:
         self.stdout.write(f"unknown command {line.split()[0]!r}; 'help' lists the commands\n")
 
@@ -153,7 +150,7 @@ def _completer(kind: str):
 
 
 for _name in COMMANDS:
-    setattr(Shell, "do_" + _name.replace("-", "_"), _make(_name))
+    setattr(Shell, "do_" + _name, _make(_name))
 for _name, _kind in (("call", "tools"), ("prompt", "prompts"), ("read", "resources"), ("subscribe", "resources"),
                      ("unsubscribe", "resources")):
     setattr(Shell, "complete_" + _name, _completer(_kind))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from string import Template
 
@@ -72,11 +72,8 @@ class Show:
         if announce:
             self.step("connect")
         options = {"timeout": WAIT, "protocol_version": self.version, **client_options}
-        try:
-            with Client(TapTransport(client_end, self.transcript), **options) as client:
-                yield client
-        finally:
-            session.close()
+        with closing(session), Client(TapTransport(client_end, self.transcript), **options) as client:
+            yield client
 
 
 def wait_for(event: threading.Event, what: str) -> bool:
