@@ -211,11 +211,10 @@ def _mirrors(block, structured) -> bool:
 
 def call(client, args, out) -> int:
     arguments = parse_arguments(args.arguments, args.args_json)
-    bar = ProgressBar()
     try:
-        result = client.call_tool(args.tool, arguments, on_progress=bar)
+        result = client.call_tool(args.tool, arguments, on_progress=ProgressBar())
     finally:
-        bar.done()
+        ProgressBar.interrupt()
     lines, structured = [_block(block) for block in result.content], result.structured_content
     if structured is not None and not any(_mirrors(block, structured) for block in result.content):
         lines.append("structured: " + json.dumps(structured, ensure_ascii=False))

@@ -156,21 +156,17 @@ def trace(server: str, direction: str, message, session_id=None) -> None:
 
 
 class ProgressBar:
-    """``on_progress(progress, total, message)`` drawing on stderr (rule 3)."""
+    """``on_progress(progress, total, message)`` drawing on stderr (rule 3); one bar at a time."""
 
     WIDTH = 30
-    _drawn: ProgressBar | None = None           # the bar whose line is unfinished on stderr
+    shown = 0                   # the length of the bar's unfinished line on stderr; 0: none
 
     @classmethod
     def interrupt(cls) -> None:
-        """End a bar's unfinished line before another stderr line (the trace, a log) is written."""
-        if cls._drawn is not None:
+        """End the bar's unfinished line before another stderr line (the trace, a log) is written."""
+        if cls.shown:
             sys.stderr.write("\n")
-            cls._drawn.shown = 0
-            cls._drawn = None
-
-    def __init__(self):
-        self.shown = 0
+            cls.shown = 0
 
     def __call__(self, progress, total=None, message=None) -> None:
         if total:
@@ -179,14 +175,9 @@ class ProgressBar:
         else:
             line = f"[progress {progress:g}]"
         line += f" {message}" if message else ""
-        sys.stderr.write("\r" + line + " " * max(0, self.shown - len(line)))     # spaces cover a longer line
+        sys.stderr.write("\r" + line + " " * max(0, ProgressBar.shown - len(line)))    # spaces cover a longer line
         sys.stderr.flush()
-        self.shown = len(line)
-        ProgressBar._drawn = self
-
-    def done(self) -> None:
-        if ProgressBar._drawn is self:
-            ProgressBar.interrupt()
+        ProgressBar.shown = len(line)
 
 
 def pairs(items, what: str) -> dict:
