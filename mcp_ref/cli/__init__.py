@@ -64,8 +64,12 @@ def top_parser():
     return parser, sub
 
 
-def _target_options() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+def add_commands(sub) -> None:
+    """Add serve, shell and the inspector commands to ``sub`` (argparse subparsers): each sets ``run``."""
+    from mcp_ref.cli.commands import COMMANDS, add_arguments
+    from mcp_ref.cli.serve import add_serve_arguments
+    add_serve_arguments(sub.add_parser("serve", help="run a server object over stdio or HTTP: serve MODULE[:ATTR]"))
+    common = argparse.ArgumentParser(add_help=False)            # what the shell and the inspector take (rule 3)
     target = common.add_argument_group("target (one of)")
     target.add_argument("--stdio", metavar="COMMAND", help='spawn this command line: --stdio "python server.py"')
     target.add_argument("--url", help="a Streamable HTTP (or legacy HTTP+SSE) endpoint")
@@ -83,17 +87,6 @@ def _target_options() -> argparse.ArgumentParser:
                               "then initialize with a server that does not answer it)")
     options.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
                          help="seconds to wait for each answer (default %(default)g)")
-    return common
-
-
-def add_commands(sub) -> None:
-    """Add serve, shell and the inspector commands to ``sub`` (argparse subparsers): each sets ``run``."""
-    from mcp_ref.cli.commands import COMMANDS, add_arguments
-    from mcp_ref.cli.serve import add_serve_arguments, serve_command
-    serve = sub.add_parser("serve", help="run a server object over stdio or HTTP: serve MODULE[:ATTR]")
-    add_serve_arguments(serve)
-    serve.set_defaults(run=serve_command)
-    common = _target_options()
     shell = sub.add_parser("shell", parents=[common], help="an interactive inspector")
     shell.add_argument("target", nargs="?", help="a URL or a command line (instead of --url/--stdio)")
     shell.set_defaults(run=_shell)

@@ -39,6 +39,7 @@ def address(text: str) -> tuple:
 
 
 def add_serve_arguments(parser) -> None:
+    """``serve``'s arguments, and ``serve_command`` as what it runs."""
     parser.add_argument("target", metavar="MODULE[:ATTR]", help="a module or .py file, and the Server in it")
     parser.add_argument("--http", metavar="HOST:PORT", type=address,
                         help="serve Streamable HTTP (and legacy HTTP+SSE) instead of stdio; port 0 picks one")
@@ -49,6 +50,7 @@ def add_serve_arguments(parser) -> None:
     parser.add_argument("--allowed-origin", action="append", metavar="ORIGIN",
                         help="(HTTP) an Origin browsers may call from (repeatable)")
     parser.add_argument("--trace", action="store_true", help="(stdio) print every JSON-RPC message on stderr")
+    parser.set_defaults(run=serve_command)
 
 
 def load_server(target: str):

@@ -13,11 +13,12 @@ Rules:
    command's output only, so ``--json`` output stays parseable.
 3. Progress goes to stderr as a bar redrawn in place (``\\r``), plain text,
    ended by a newline before anything else is printed.
-4. The demos' lines fit the terminal (``terminal_width``: its columns, or
+4. The demos' lines fit the terminal (a ``Transcript``'s ``width``: its columns,
+   ``COLUMNS`` overriding as for any terminal program, or
    ``FALLBACK_WIDTH`` when the output is not a terminal, never under
    ``MIN_WIDTH``). ``fit`` cuts a longer message where a visible
-   ``…[+N chars]`` says how much is left out; ``wrap`` breaks a long ``#``
-   comment into ``#`` lines. (``--full`` prints messages whole: no ``fit``.)
+   ``…[+N chars]`` says how much is left out; ``Transcript.comment`` breaks a
+   long ``#`` comment into ``#`` lines. (``--full`` prints messages whole: no ``fit``.)
 5. The demos print through one ``Transcript``: ``sender -> receiver  {json}``
    per message, base64 data elided (``<N chars of base64>``) unless ``full``,
    and ``# ...`` comments; the demo, the scenarios and ``demo --host`` alike.
@@ -37,18 +38,12 @@ from contextlib import contextmanager
 
 from mcp_ref.host import ConfigError, Host, ServerConfig, load_config
 
-__all__ = ["trace", "ProgressBar", "Transcript", "connect", "target_config", "terminal_width", "fit", "wrap",
-           "child_env", "as_data", "pairs"]
+__all__ = ["trace", "ProgressBar", "Transcript", "connect", "target_config", "fit", "child_env", "as_data", "pairs"]
 
 FALLBACK_WIDTH = 100    # columns when the output is not a terminal (rule 4)
 MIN_WIDTH = 60          # narrower terminals still get this much of each line
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
 _DATA_URI = re.compile(r"(data:[^,;]*;base64,)(.{40,})", re.S)
-
-
-def terminal_width() -> int:
-    """The columns a demo line may take (rule 4); ``COLUMNS`` overrides, as for any terminal program."""
-    return max(MIN_WIDTH, shutil.get_terminal_size((FALLBACK_WIDTH, 24)).columns)
 
 
 def fit(prefix: str, body: str, width: int) -> str:
@@ -59,12 +54,6 @@ def fit(prefix: str, body: str, width: int) -> str:
         return prefix + body
     keep = max(0, room - len(f" …[+{len(body)} chars]"))      # N has at most as many digits
     return f"{prefix}{body[:keep]} …[+{len(body) - keep} chars]"
-
-
-def wrap(text: str, width: int, prefix: str = "# ") -> list:
-    """A comment as lines of at most ``width`` characters, each starting with ``prefix`` (rule 4)."""
-    return textwrap.wrap(text, width, initial_indent=prefix, subsequent_indent=prefix,
-                         break_long_words=False, break_on_hyphens=False) or [prefix.rstrip()]
 
 
 def as_data(message):
@@ -107,7 +96,7 @@ class Transcript:
 
     def __init__(self, full: bool = False, out=None, width: int | None = None):
         self.full, self.out = full, out or sys.stdout
-        self.width = width or terminal_width()
+        self.width = width or max(MIN_WIDTH, shutil.get_terminal_size((FALLBACK_WIDTH, 24)).columns)   # rule 4
         self.lock = threading.Lock()
         self.entries: list = []
 
@@ -119,8 +108,10 @@ class Transcript:
             self.out.flush()
 
     def comment(self, text: str, prefix: str = "# ") -> None:
-        """A ``# text`` line, wrapped to the width."""
-        self.emit("\n".join(wrap(text, self.width, prefix)), ("note", text))
+        """A ``# text`` line, wrapped into lines of at most the width, each starting with ``prefix`` (rule 4)."""
+        lines = textwrap.wrap(text, self.width, initial_indent=prefix, subsequent_indent=prefix,
+                              break_long_words=False, break_on_hyphens=False)
+        self.emit("\n".join(lines or [prefix.rstrip()]), ("note", text))
 
     def relay(self, sender: str, receiver: str, message) -> None:
         """One message between two named participants (client and server, a host and its servers)."""

@@ -37,19 +37,13 @@ def cancel(show) -> None:
                 token.cancel("the user pressed Stop")
         button = threading.Thread(target=stop_button, name="stop-button", daemon=True)
         button.start()
-        try:
-            client.call_tool("wait_for_stop", cancel=token)
-        except RequestCancelled as exc:
-            show.say(f"the caller raised RequestCancelled: {exc}")
+        show.failing(RequestCancelled, client.call_tool, "wait_for_stop", cancel=token)
         button.join(WAIT)
         wait_for(saw_cancel, "the tool's cancellation")
         show.say("cancel.stopped")
         show.step("cancel.timeout")
         started.clear()
-        try:
-            client.call_tool("wait_for_stop", timeout=0.3)
-        except RequestTimeout as exc:
-            show.say(f"the caller raised RequestTimeout: {exc}")
+        show.failing(RequestTimeout, client.call_tool, "wait_for_stop", timeout=0.3)
         wait_for(saw_cancel, "the tool's cancellation")
         if show.modern:
             show.say("cancel.http")
@@ -145,10 +139,7 @@ def pagination(show) -> None:
         tools = client.list_tools()
         show.say(f"{len(tools)} tools in 3 pages; the cursor is opaque: the client only hands it back")
         show.step("pagination.bad")
-        try:
-            client.list_tools_page("not-a-cursor")
-        except InvalidParamsError as exc:
-            show.say(f"the caller raised InvalidParamsError: {exc}")
+        show.failing(InvalidParamsError, client.list_tools_page, "not-a-cursor")
 
 
 def tasks(show) -> None:
@@ -172,10 +163,7 @@ def tasks(show) -> None:
             release.clear()
             running.clear()
             show.step("tasks.timeout")
-            try:
-                client.call_tool("report", timeout=1.0)
-            except RequestTimeout as exc:
-                show.say(f"the caller raised RequestTimeout: {exc}")
+            show.failing(RequestTimeout, client.call_tool, "report", timeout=1.0)
             return
         show.say("tasks.declared")
         show.step("tasks.call")

@@ -55,6 +55,13 @@ class Show:
         self.transcript.emit("")
         self.say(text, **values)
 
+    def failing(self, error: type[Exception], call, *args, **kwargs) -> None:
+        """``call(*args, **kwargs)``, which is to raise ``error``: says what the caller got."""
+        try:
+            call(*args, **kwargs)
+        except error as exc:
+            self.say(f"the caller raised {error.__name__}: {exc}")
+
     def line(self, text: str) -> None:
         """A line that is neither a message nor a comment (raw HTTP, for example)."""
         self.transcript.emit(text)
