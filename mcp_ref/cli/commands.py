@@ -130,7 +130,7 @@ def _contents(contents) -> str:
 # ---------------------------------------------------------------------- the commands
 def info(client, args, out) -> int:
     server = client.server_info
-    title = f" ({server.title})" if getattr(server, "title", None) else ""
+    title = f" ({server.title})" if server.title else ""
     return _answer(out, args, {"serverInfo": server.to_dict(), "protocolVersion": client.protocol_version,
                                "capabilities": client.server_capabilities, "instructions": client.instructions},
                    [f"server: {server.name} {server.version}{title}", f"protocol: {client.protocol_version}",

@@ -86,10 +86,7 @@ def _kind(data) -> str:
 
 def participants(entries) -> list:
     """The lifelines, client and server first, then any other in order of first appearance (rule 3)."""
-    names: list = []
-    for entry in entries:
-        if entry[0] == "message":
-            names += [name for name in entry[1:3] if name not in names]
+    names = list(dict.fromkeys(name for entry in entries if entry[0] == "message" for name in entry[1:3]))
     return sorted(names, key=lambda name: ({"client": 0, "server": 1}.get(name, 2), names.index(name)))
 
 

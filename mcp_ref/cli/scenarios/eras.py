@@ -29,16 +29,6 @@ class _BeforeDiscover(TapTransport):
             self.inner.send(ErrorResponse(message.id, ErrorObject(-32601, "Method not found: server/discover")))
 
 
-def _server() -> Server:
-    server = Server("scenario-discover", version="1.0")
-
-    @server.tool
-    def add(a: int, b: int) -> int:
-        """Add two numbers."""
-        return a + b
-    return server
-
-
 def _talk(show, server: Server, wrap=None) -> None:
     with show.connect(server, wrap, announce=False) as client:
         show.say("discover.chose", protocol=client.protocol_version)
@@ -47,15 +37,16 @@ def _talk(show, server: Server, wrap=None) -> None:
 
 
 def discover(show) -> None:
+    from mcp_ref.examples.demo_server import server         # the README's server: add, count, divide
     if not show.modern:
         show.say("discover.legacy-only")
         show.step("discover.handshake")
-        return _talk(show, _server())
+        return _talk(show, server)
     show.step("discover.modern-server")
-    _talk(show, _server())
+    _talk(show, server)
     show.step("discover.legacy-server")
     show.say("discover.fallback")
-    _talk(show, _server(), _BeforeDiscover)
+    _talk(show, server, _BeforeDiscover)
 
 
 def listen(show) -> None:
