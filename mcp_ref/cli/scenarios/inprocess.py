@@ -69,9 +69,9 @@ def sampling(show) -> None:
 
 
 def elicitation(show) -> None:
-    from mcp_ref.client.elicitation import new_elicitation_id
+    from mcp_ref.examples.client_features import build_server
     from mcp_ref.types import ElicitResult
-    server = Server("scenario-elicitation", version="1.0")
+    server = build_server()                     # its connect_account: URL mode, completed in 2025-11-25
 
     @server.tool
     def greet(ctx: Context) -> str:
@@ -79,18 +79,6 @@ def elicitation(show) -> None:
         reply = ctx.elicit("Your name?", {"type": "object", "properties": {"name": {"type": "string"}},
                                           "required": ["name"]})
         return f"Hello, {reply.content['name']}!" if reply.action == "accept" else reply.action
-
-    @server.tool
-    def connect_mail(ctx: Context) -> str:
-        """Send the user to a page (URL mode); in 2025-11-25, then say it is done."""
-        if ctx.protocol_version != "2025-11-25":               # no id, no completion notice
-            return ctx.elicit_url("Connect your mail account.", "https://example.com/connect").action
-        elicitation_id = new_elicitation_id()
-        reply = ctx.elicit_url("Connect your mail account.", f"https://example.com/connect?id={elicitation_id}",
-                               elicitation_id)
-        if reply.action == "accept":
-            ctx.session.complete_elicitation(elicitation_id)   # the page was visited (pretended)
-        return reply.action
 
     done = threading.Event()
     with show.connect(server, elicitation=lambda request: ElicitResult(action="accept", content={"name": "Ada"}),
@@ -100,7 +88,7 @@ def elicitation(show) -> None:
         show.step("elicitation.form")
         client.call_tool("greet")
         show.step("elicitation.url")
-        client.call_tool("connect_mail")
+        client.call_tool("connect_account", {"service": "mail"})
         if not show.modern:
             wait_for(done, "notifications/elicitation/complete")
 
