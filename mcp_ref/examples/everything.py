@@ -297,11 +297,6 @@ def complete(ref, argument, context):
     return [value for value in choices if value.startswith(argument.value)]
 
 
-def main(argv=None) -> int:
-    """``mcp-ref serve`` of this server: stdio, or ``--http HOST:PORT`` (and the other serve options)."""
-    from mcp_ref.__main__ import main as command_line
-    return command_line(["serve", "mcp_ref.examples.everything:server", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":         # `mcp-ref serve` of this server: stdio, or --http HOST:PORT, and the other options
+    from mcp_ref.__main__ import main
+    sys.exit(main(["serve", "mcp_ref.examples.everything:server", *sys.argv[1:]]))
