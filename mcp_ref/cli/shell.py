@@ -28,12 +28,9 @@ import os
 import shlex
 import sys
 import threading
-from typing import TYPE_CHECKING
+from types import ModuleType
 
 from mcp_ref.cli.commands import COMMANDS, add_arguments, describe_error, parse
-
-if TYPE_CHECKING:
-    from types import ModuleType
 
 __all__ = ["Shell", "run_shell"]
 
