@@ -123,10 +123,9 @@ class Shell(cmd.Cmd):
         if kind not in self._names:
             method, field = _LISTS[kind]
             try:
-                found = [getattr(item, field) for item in getattr(self.client, method)()]
+                self._names[kind] = [getattr(item, field) for item in getattr(self.client, method)()]
             except Exception:                 # noqa: BLE001 -- nothing to complete
-                found = []
-            self._names[kind] = found
+                self._names[kind] = []
         return self._names[kind]
 
 

@@ -173,11 +173,8 @@ def auth(show) -> None:
         show.step("auth.flow")
         with Client.http(handle.url, auth=provider, timeout=WAIT, protocol_version=show.version) as client:
             flush()
-            show.step("auth.whoami")
-            result = client.call_tool("whoami").text
-            flush()
-            show.say("result: " + result)
-            show.step("auth.step-up")
-            result = client.call_tool("reset").text
-            flush()
-            show.say("result: " + result)
+            for step, tool in (("auth.whoami", "whoami"), ("auth.step-up", "reset")):
+                show.step(step)
+                result = client.call_tool(tool).text
+                flush()
+                show.say("result: " + result)
