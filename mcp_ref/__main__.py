@@ -37,7 +37,6 @@ from mcp_ref.client.client import Client
 from mcp_ref.cli.commands import describe_error, summary
 from mcp_ref.cli.scenarios.show import Show, note
 from mcp_ref.cli.wire import Transcript, child_env
-from mcp_ref.errors import ConnectionClosed
 from mcp_ref.protocol.lifecycle import SUPPORTED_REVISIONS
 from mcp_ref.transports import TapTransport
 from mcp_ref.transports.stdio import StdioClientTransport
@@ -47,78 +46,74 @@ WAIT = 5.0      # seconds to wait for a notification the demo asked for
 _OWN_STEP = ("long_operation", "count", "divide", "touch_counter", "toggle_extra_tool")
 
 
-class Demo(Show):
-    """The walk through one server; ``step`` and ``say`` print its ``#`` lines (as a scenario's ``Show``,
-    from narration.txt)."""
+def _tools(walk: Show, client: Client) -> None:
+    """Every tool called once (with arguments where the demo knows them), progress, a tool error, a list change."""
+    walk.step("demo.tools")
+    tools = client.list_tools()
+    walk.say(f"{len(tools)} tools: " + ", ".join(tool.name for tool in tools))
+    for tool in tools:
+        arguments = {"a": 2, "b": 3} if tool.name == "add" else {}
+        if tool.name in _OWN_STEP or (tool.input_schema.get("required") and not arguments):
+            continue
+        walk.step(f"tools/call {tool.name}: {summary(tool.description) or 'no description'}")
+        client.call_tool(tool.name, arguments)
+    names = {tool.name for tool in tools}
+    for name, arguments in (("long_operation", {"steps": 3}), ("count", {"n": 3})):
+        if name in names:
+            walk.step("demo.progress", name=name)
+            heard = []
+            client.call_tool(name, arguments, on_progress=lambda *progress: heard.append(progress))
+            walk.say("demo.progress-heard", count=len(heard))
+    if "divide" in names:
+        walk.step("demo.divide")
+        client.call_tool("divide", {"a": 1, "b": 0})
+    if "toggle_extra_tool" in names:
+        walk.step("demo.toggle")
+        client.call_tool("toggle_extra_tool")
+        walk.step("demo.tools-again")
+        walk.say("tools now: " + ", ".join(tool.name for tool in client.list_tools()))
 
-    def __init__(self, client: Client, transcript: Transcript, updated: threading.Event, version=None):
-        super().__init__(transcript, version)
-        self.client, self.updated = client, updated
 
-    def tools(self) -> None:
-        client = self.client
-        self.step("demo.tools")
-        tools = client.list_tools()
-        self.say(f"{len(tools)} tools: " + ", ".join(tool.name for tool in tools))
-        for tool in tools:
-            arguments = {"a": 2, "b": 3} if tool.name == "add" else {}
-            if tool.name in _OWN_STEP or (tool.input_schema.get("required") and not arguments):
-                continue
-            self.step(f"tools/call {tool.name}: {summary(tool.description) or 'no description'}")
-            client.call_tool(tool.name, arguments)
-        names = {tool.name for tool in tools}
-        for name, arguments in (("long_operation", {"steps": 3}), ("count", {"n": 3})):
-            if name in names:
-                self.step("demo.progress", name=name)
-                heard = []
-                client.call_tool(name, arguments, on_progress=lambda *progress: heard.append(progress))
-                self.say("demo.progress-heard", count=len(heard))
-        if "divide" in names:
-            self.step("demo.divide")
-            client.call_tool("divide", {"a": 1, "b": 0})
-        if "toggle_extra_tool" in names:
-            self.step("demo.toggle")
-            client.call_tool("toggle_extra_tool")
-            self.step("demo.tools-again")
-            self.say("tools now: " + ", ".join(tool.name for tool in client.list_tools()))
+def _resources(walk: Show, client: Client, updated: threading.Event) -> None:
+    """Every resource read, a template read, a subscription and its update."""
+    walk.step("demo.resources")
+    resources = client.list_resources()
+    walk.say(f"{len(resources)} resources: " + ", ".join(r.uri for r in resources))
+    for resource in resources:
+        binary = not (resource.mime_type or "").startswith("text")
+        walk.step(f"resources/read {resource.uri} ({resource.mime_type or 'no MIME type'}): "
+                  + ("binary contents come base64 in 'blob'" if binary else "text contents"))
+        client.read_resource(resource.uri)
+    walk.step("demo.templates")
+    if "everything://greeting/{name}" in [t.uri_template for t in client.list_resource_templates()]:
+        walk.step("demo.template-read")
+        client.read_resource("everything://greeting/demo")
+    subscribe = client.server_capabilities.get("resources", {}).get("subscribe")
+    if subscribe and any(r.uri == "everything://counter" for r in resources):
+        walk.step("demo.subscribe")
+        client.subscribe_resource("everything://counter")
+        walk.step("demo.touch")
+        client.call_tool("touch_counter")
+        walk.say("demo.updated", heard=updated.wait(WAIT))
+        walk.step("demo.counter")
+        client.read_resource("everything://counter")
+        walk.step("demo.unsubscribe")
+        client.unsubscribe_resource("everything://counter")
 
-    def resources(self) -> None:
-        client = self.client
-        self.step("demo.resources")
-        resources = client.list_resources()
-        self.say(f"{len(resources)} resources: " + ", ".join(r.uri for r in resources))
-        for resource in resources:
-            binary = not (resource.mime_type or "").startswith("text")
-            self.step(f"resources/read {resource.uri} ({resource.mime_type or 'no MIME type'}): "
-                      + ("binary contents come base64 in 'blob'" if binary else "text contents"))
-            client.read_resource(resource.uri)
-        self.step("demo.templates")
-        if "everything://greeting/{name}" in [t.uri_template for t in client.list_resource_templates()]:
-            self.step("demo.template-read")
-            client.read_resource("everything://greeting/demo")
-        subscribe = client.server_capabilities.get("resources", {}).get("subscribe")
-        if subscribe and any(r.uri == "everything://counter" for r in resources):
-            self.step("demo.subscribe")
-            client.subscribe_resource("everything://counter")
-            self.step("demo.touch")
-            client.call_tool("touch_counter")
-            self.say("demo.updated", heard=self.updated.wait(WAIT))
-            self.step("demo.counter")
-            client.read_resource("everything://counter")
-            self.step("demo.unsubscribe")
-            client.unsubscribe_resource("everything://counter")
 
-    def prompts(self) -> list:
-        client = self.client
-        self.step("demo.prompts")
-        prompts = client.list_prompts()
-        self.say(f"{len(prompts)} prompts: " + ", ".join(p.name for p in prompts))
-        for prompt in prompts:
-            arguments = {a.name: ("everything://readme" if "uri" in a.name.lower() else "print('hi')")
-                         for a in prompt.arguments or () if a.required}
-            self.step(f"prompts/get {prompt.name}: {summary(prompt.description) or 'no description'}")
-            client.get_prompt(prompt.name, arguments)
-        return prompts
+def _prompts(walk: Show, client: Client) -> None:
+    """Every prompt got (required arguments filled in), then a completion."""
+    walk.step("demo.prompts")
+    prompts = client.list_prompts()
+    walk.say(f"{len(prompts)} prompts: " + ", ".join(p.name for p in prompts))
+    for prompt in prompts:
+        arguments = {a.name: ("everything://readme" if "uri" in a.name.lower() else "print('hi')")
+                     for a in prompt.arguments or () if a.required}
+        walk.step(f"prompts/get {prompt.name}: {summary(prompt.description) or 'no description'}")
+        client.get_prompt(prompt.name, arguments)
+    if "completions" in client.server_capabilities and any(p.name == "code_review" for p in prompts):
+        walk.step("demo.complete")
+        client.complete({"type": "ref/prompt", "name": "code_review"}, ("language", "py"))
 
 
 def _server_command(server: str) -> list:
@@ -130,33 +125,26 @@ def _server_command(server: str) -> list:
     return [sys.executable, "-m", server]
 
 
-def _start(client: Client, shown: str) -> None:
-    """Connect, or raise one line saying the server did not start and why."""
-    try:
-        client.connect()
-    except Exception as exc:
-        client.close()
-        hint = ""
-        if isinstance(exc, ConnectionClosed) and exc.exit_code == 0:
-            hint = " (does it run its server when started this way?)"
-        raise RuntimeError(f"the server `{shown}` did not start: {describe_error(exc)}{hint}") from None
-
-
-def demo(module: str = "mcp_ref.examples.everything", full: bool = False,
-         protocol_version: str | None = None, transcript=None) -> int:
-    """Walk through the example server (a module name or a .py file), printing the wire transcript;
-    in the era a default ``Client`` agrees on, or in ``protocol_version``."""
+def demo(module: str = "mcp_ref.examples.everything", protocol_version: str | None = None,
+         transcript=None) -> int:
+    """Walk through the example server (a module name or a .py file), printing the wire ``transcript``
+    (default: the terminal's, shortened); in the era a default ``Client`` agrees on, or in ``protocol_version``."""
     command = _server_command(module)
     shown = " ".join(["python"] + command[1:] if command[1] == "-m" else ["python", module])
-    transcript = Transcript(full) if transcript is None else transcript
+    transcript = transcript or Transcript()
     transport = TapTransport(StdioClientTransport(command, env=child_env()), transcript)
     updated = threading.Event()
     client = Client(transport, timeout=30, on_resource_updated=lambda uri: updated.set(),
                     protocol_version=protocol_version or "auto")
-    walk = Demo(client, transcript, updated, protocol_version)
-    walk.say("demo.intro", shown=shown, more="" if full else " " + note("demo.elided"))
+    walk = Show(transcript, protocol_version)           # the # lines, as a scenario's, from narration.txt
+    walk.say("demo.intro", shown=shown, more="" if transcript.full else " " + note("demo.elided"))
     walk.step("demo.start")
-    _start(client, shown)
+    try:
+        client.connect()
+    except Exception as exc:                    # one line: the server did not start, and why
+        client.close()
+        hint = " (does it run its server when started this way?)" if getattr(exc, "exit_code", None) == 0 else ""
+        raise RuntimeError(f"the server `{shown}` did not start: {describe_error(exc)}{hint}") from None
     with client:
         caps, info = client.server_capabilities, client.server_info
         assert info is not None                  # connected
@@ -167,13 +155,11 @@ def demo(module: str = "mcp_ref.examples.everything", full: bool = False,
             walk.step("demo.log-level")
             client.set_logging_level("warning")
         if "tools" in caps:
-            walk.tools()
+            _tools(walk, client)
         if "resources" in caps:
-            walk.resources()
-        prompts = walk.prompts() if "prompts" in caps else []
-        if "completions" in caps and any(p.name == "code_review" for p in prompts):
-            walk.step("demo.complete")
-            client.complete({"type": "ref/prompt", "name": "code_review"}, ("language", "py"))
+            _resources(walk, client, updated)
+        if "prompts" in caps:
+            _prompts(walk, client)
         walk.step("demo.ping")
         client.ping()
         walk.step("demo.close")
@@ -204,27 +190,25 @@ def main(argv=None) -> int:
     demo_parser.add_argument("--html", metavar="FILE",
                              help="also write the exchange as a sequence diagram: one HTML page, "
                                   "click an arrow for its JSON (cli/sequence.py)")
+    demo_parser.set_defaults(run=_demo)
     add_commands(sub)                       # serve, shell and the inspector commands (mcp_ref.cli)
     args = parse(parser, argv)
-    if args.command == "demo" and args.scenario:
-        from mcp_ref.cli import scenarios
-        return guarded(lambda args: _drawn(args, lambda transcript: scenarios.run(
-            args.scenario, transcript, args.protocol_version)), args)
-    if args.command == "demo" and args.host and args.html:
+    if args.command == "demo" and args.host and args.html and not args.scenario:
         parser.error("--html draws the demo and the scenarios; it does not go with --host")
-    if args.command == "demo" and args.host:
-        from mcp_ref.cli.host_demo import demo_host
-        return guarded(lambda args: demo_host(full=args.full, protocol_version=args.protocol_version), args)
-    if args.command == "demo":
-        return guarded(lambda args: _drawn(args, lambda transcript: demo(
-            args.server, args.full, args.protocol_version, transcript)), args)
     return guarded(args.run, args)
 
 
-def _drawn(args, run) -> int:
-    """``run(transcript)``; with ``--html FILE``, what the transcript kept is then drawn there."""
+def _demo(args) -> int:
+    """The demo, a scenario or the host demo; with ``--html FILE``, what the transcript kept is then drawn there."""
+    if args.host and not args.scenario:
+        from mcp_ref.cli.host_demo import demo_host
+        return demo_host(full=args.full, protocol_version=args.protocol_version)
     transcript = Transcript(args.full)
-    status = run(transcript)
+    if args.scenario:
+        from mcp_ref.cli import scenarios
+        status = scenarios.run(args.scenario, transcript, args.protocol_version)
+    else:
+        status = demo(args.server, args.protocol_version, transcript)
     if args.html and status == 0 and transcript.messages():
         from mcp_ref.cli.sequence import write
         title = f"mcp_ref demo --scenario {args.scenario}" if args.scenario else f"mcp_ref demo ({args.server})"

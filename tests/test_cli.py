@@ -294,7 +294,7 @@ def test_shell_through_onecmd(http_url):
         shell.onecmd(shell.precmd("frobnicate"))
         assert "unknown command 'frobnicate'" in out.getvalue()
         shell.onecmd("help")
-        assert "log_level" in out.getvalue() and "subscribe" in out.getvalue()
+        assert "log-level" in out.getvalue() and "subscribe" in out.getvalue()
         assert shell.onecmd("quit") is True
 
 

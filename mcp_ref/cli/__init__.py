@@ -64,8 +64,12 @@ def top_parser():
     return parser, sub
 
 
-def _target_options() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+def add_commands(sub) -> None:
+    """Add serve, shell and the inspector commands to ``sub`` (argparse subparsers): each sets ``run``."""
+    from mcp_ref.cli.commands import COMMANDS, add_arguments
+    from mcp_ref.cli.serve import add_serve_arguments
+    add_serve_arguments(sub.add_parser("serve", help="run a server object over stdio or HTTP: serve MODULE[:ATTR]"))
+    common = argparse.ArgumentParser(add_help=False)            # what the shell and the inspector take (rule 3)
     target = common.add_argument_group("target (one of)")
     target.add_argument("--stdio", metavar="COMMAND", help='spawn this command line: --stdio "python server.py"')
     target.add_argument("--url", help="a Streamable HTTP (or legacy HTTP+SSE) endpoint")
@@ -77,35 +81,18 @@ def _target_options() -> argparse.ArgumentParser:
     options.add_argument("--root", action="append", metavar="PATH", help="offer this root (file path or URI)")
     options.add_argument("--trace", action="store_true", help="print every JSON-RPC message on stderr")
     options.add_argument("--protocol-version", choices=("auto",) + tuple(lifecycle.SUPPORTED_REVISIONS),
-                         metavar="REVISION",
+                         default="auto", metavar="REVISION",
                          help=f"speak this protocol revision: {', '.join(lifecycle.SUPPORTED_REVISIONS)} "
                               f"(default 'auto', as the host: server/discover for {lifecycle.LATEST_REVISION}, "
                               "then initialize with a server that does not answer it)")
-    options.add_argument("--timeout", type=float, metavar="SECONDS",
-                         help="seconds to wait for each answer (default 60)")
-    return common
-
-
-def add_commands(sub) -> None:
-    """Add serve, shell and the inspector commands to ``sub`` (argparse subparsers): each sets ``run``."""
-    from mcp_ref.cli.commands import COMMANDS, add_arguments
-    from mcp_ref.cli.serve import add_serve_arguments, serve_command
-    serve = sub.add_parser("serve", help="run a server object over stdio or HTTP: serve MODULE[:ATTR]")
-    add_serve_arguments(serve)
-    serve.set_defaults(run=serve_command)
-    common = _target_options()
+    options.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                         help="seconds to wait for each answer (default %(default)g)")
     shell = sub.add_parser("shell", parents=[common], help="an interactive inspector")
     shell.add_argument("target", nargs="?", help="a URL or a command line (instead of --url/--stdio)")
     shell.set_defaults(run=_shell)
     for name, (text, _, _) in COMMANDS.items():
         add_arguments(sub.add_parser(name, parents=[common], help=text, description=text), name).set_defaults(
             run=_inspect, inspector=name)
-
-
-def _fail(message: str) -> int:
-    message = "; ".join(line.strip() for line in message.splitlines() if line.strip())
-    sys.stderr.write(f"mcp-ref: error: {message}\n")
-    return 1
 
 
 def guarded(run, args) -> int:
@@ -117,25 +104,23 @@ def guarded(run, args) -> int:
         return 130
     except Exception as exc:          # noqa: BLE001 -- rule 1: a clear line, no traceback
         from mcp_ref.cli.commands import describe_error
-        return _fail(describe_error(exc))
+        lines = (line.strip() for line in describe_error(exc).splitlines())
+        sys.stderr.write(f"mcp-ref: error: {'; '.join(line for line in lines if line)}\n")
+        return 1
 
 
 def _inspect(args) -> int:
     from mcp_ref.cli.commands import COMMANDS
     from mcp_ref.cli.wire import connect
-    run = COMMANDS[args.inspector][2]
-    host, client = connect(args, on_log=_print_log)
-    try:
-        return run(client, args, sys.stdout)
-    finally:
-        host.close()
+    with connect(args, on_log=_print_log) as client:
+        return COMMANDS[args.inspector][2](client, args, sys.stdout)
 
 
 def _print_log(params) -> None:
     logger = f" {params.logger}" if params.logger else ""
     data = params.data.get("message", params.data) if isinstance(params.data, dict) else params.data
     from mcp_ref.cli.wire import ProgressBar
-    ProgressBar.interrupt(sys.stderr)
+    ProgressBar.interrupt()
     sys.stderr.write(f"[log {params.level}{logger}] {data}\n")
 
 
@@ -144,8 +129,5 @@ def _shell(args) -> int:
     if args.target:
         if args.stdio or args.url or args.config:
             raise ValueError("give the target once: a positional TARGET or --stdio/--url/--config")
-        if args.target.startswith(("http://", "https://")):
-            args.url = args.target
-        else:
-            args.stdio = args.target
+        setattr(args, "url" if args.target.startswith(("http://", "https://")) else "stdio", args.target)
     return run_shell(args)

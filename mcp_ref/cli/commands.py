@@ -31,6 +31,7 @@ import queue
 import sys
 
 from mcp_ref.cli.wire import ProgressBar, pairs
+from mcp_ref.types import LOGGING_LEVELS
 
 __all__ = ["COMMANDS", "add_arguments", "parse_arguments", "CommandError"]
 
@@ -94,16 +95,9 @@ def parse_arguments(pairs, raw=None) -> dict:
     return arguments
 
 
-def _json(out, data) -> None:
-    out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-
-
 def _answer(out, args, data, lines) -> int:
     """Rule 1: ``data`` as JSON with ``--json``, else ``lines`` for a person; exit status 0."""
-    if args.json:
-        _json(out, data)
-        return 0
-    for line in lines:
+    for line in [json.dumps(data, indent=2, ensure_ascii=False)] if args.json else lines:
         out.write(line + ("" if line.endswith("\n") else "\n"))
     return 0
 
@@ -128,16 +122,15 @@ def _block(block) -> str:
 
 
 def _contents(contents) -> str:
-    text = getattr(contents, "text", None)
-    if text is not None:
-        return text
+    if getattr(contents, "text", None) is not None:
+        return contents.text
     return f"[blob {contents.mime_type or 'no MIME type'}, {len(contents.blob) * 3 // 4} bytes base64-decoded]"
 
 
 # ---------------------------------------------------------------------- the commands
 def info(client, args, out) -> int:
     server = client.server_info
-    title = f" ({server.title})" if getattr(server, "title", None) else ""
+    title = f" ({server.title})" if server.title else ""
     return _answer(out, args, {"serverInfo": server.to_dict(), "protocolVersion": client.protocol_version,
                                "capabilities": client.server_capabilities, "instructions": client.instructions},
                    [f"server: {server.name} {server.version}{title}", f"protocol: {client.protocol_version}",
@@ -180,8 +173,9 @@ def _parameters(schema) -> str:
                            for name, value in properties.items()) + ")"
 
 
-def _kind(mime_type) -> str:
-    return f" ({mime_type})" if mime_type else ""
+def _name_and_type(item) -> str:
+    """A resource's or template's name, and its MIME type when it has one."""
+    return (item.name or "") + (f" ({item.mime_type})" if item.mime_type else "")
 
 
 def tools(client, args, out) -> int:
@@ -190,13 +184,11 @@ def tools(client, args, out) -> int:
 
 
 def resources(client, args, out) -> int:
-    return _listing(client.list_resources(), lambda r: r.uri, lambda r: f"{r.name or ''}{_kind(r.mime_type)}",
-                    out, args)
+    return _listing(client.list_resources(), lambda r: r.uri, _name_and_type, out, args)
 
 
 def templates(client, args, out) -> int:
-    return _listing(client.list_resource_templates(), lambda t: t.uri_template,
-                    lambda t: f"{t.name or ''}{_kind(t.mime_type)}", out, args)
+    return _listing(client.list_resource_templates(), lambda t: t.uri_template, _name_and_type, out, args)
 
 
 def prompts(client, args, out) -> int:
@@ -219,19 +211,14 @@ def _mirrors(block, structured) -> bool:
 
 def call(client, args, out) -> int:
     arguments = parse_arguments(args.arguments, args.args_json)
-    bar = ProgressBar()
     try:
-        result = client.call_tool(args.tool, arguments, on_progress=bar)
+        result = client.call_tool(args.tool, arguments, on_progress=ProgressBar())
     finally:
-        bar.done()
-    if args.json:
-        _json(out, result.to_dict())
-    else:
-        for block in result.content:
-            out.write(_block(block) + "\n")
-        structured = result.structured_content
-        if structured is not None and not any(_mirrors(block, structured) for block in result.content):
-            out.write("structured: " + json.dumps(structured, ensure_ascii=False) + "\n")
+        ProgressBar.interrupt()
+    lines, structured = [_block(block) for block in result.content], result.structured_content
+    if structured is not None and not any(_mirrors(block, structured) for block in result.content):
+        lines.append("structured: " + json.dumps(structured, ensure_ascii=False))
+    _answer(out, args, result.to_dict(), lines)
     if result.is_error:
         raise CommandError(f"tool {args.tool!r} reported an error (isError)")
     return 0
@@ -249,10 +236,8 @@ def prompt(client, args, out) -> int:
 
 
 def complete(client, args, out) -> int:
-    if "://" in args.ref or "{" in args.ref:
-        ref = {"type": "ref/resource", "uri": args.ref}
-    else:
-        ref = {"type": "ref/prompt", "name": args.ref}
+    resource = "://" in args.ref or "{" in args.ref
+    ref = {"type": "ref/resource", "uri": args.ref} if resource else {"type": "ref/prompt", "name": args.ref}
     context = pairs(args.context, "--context")               # completion context values are strings
     completion = client.complete(ref, (args.argument, args.value), {"arguments": context} if context else None)
     return _answer(out, args, completion.to_dict(), completion.values)
@@ -263,8 +248,7 @@ def subscribe(client, args, out) -> int:
     updates: queue.Queue = queue.Queue()
     client.on("notifications/resources/updated", lambda params: updates.put(params.get("uri")))
     client.subscribe_resource(args.uri)
-    sys.stderr.write(f"subscribed to {args.uri}; waiting for updates (Ctrl-C to stop)\n")
-    sys.stderr.flush()
+    sys.stderr.write(f"subscribed to {args.uri}; waiting for updates (Ctrl-C to stop)\n")     # line-buffered
     seen = 0
     try:
         while args.count is None or seen < args.count:
@@ -295,7 +279,6 @@ def log_level(client, args, out) -> int:
 
 
 # ---------------------------------------------------------------------- arguments
-LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _KEY_VALUES = [("arguments", {"nargs": "*", "metavar": "key=value", "help": "arguments; values are JSON when they parse"}),
                ("--args-json", {"metavar": "'{...}'", "help": "the arguments as one JSON object instead"})]
 _URI: list = [("uri", {})]
@@ -320,7 +303,7 @@ COMMANDS = {
     "subscribe": ("print a resource's updates until Ctrl-C",
                   _URI + [("--count", {"type": int, "help": "stop after this many updates"})], subscribe),
     "ping": ("check the server answers", [], ping),
-    "log-level": ("set the server's log level", [("level", {"choices": LEVELS})], log_level),
+    "log-level": ("set the server's log level", [("level", {"choices": LOGGING_LEVELS})], log_level),
 }
 
 

@@ -20,7 +20,7 @@ import sys
 
 from mcp_ref.host import AllowList, Host, ScriptedModel, ToolCall, describe, run_conversation
 from mcp_ref.cli.scenarios.show import Show
-from mcp_ref.cli.wire import Transcript, child_env, host_trace
+from mcp_ref.cli.wire import Transcript, child_env
 
 __all__ = ["demo_host"]
 
@@ -63,7 +63,7 @@ def demo_host(full: bool = False, out=None, width: int | None = None, protocol_v
     ], reply=lambda messages: "five")
     narrator.say("hostdemo.intro")
     narrator.say("hostdemo.servers")
-    with Host(config, consent=consent, model=model, trace=host_trace(transcript), timeout=30,
+    with Host(config, consent=consent, model=model, trace=transcript.host, timeout=30,
               protocol_version=protocol_version or "auto") as host:
         for name, error in host.failed.items():
             say(f"server {name} did not start: {error}")

@@ -55,8 +55,7 @@ CHAR = 6.4          # px a character of a note takes, roughly (13 px sans-serif)
 
 def write(path: str, transcript, title: str) -> None:
     """The page of what ``transcript`` printed (its ``entries``), written to ``path``."""
-    with open(path, "w", encoding="utf-8") as out:
-        out.write(page(transcript.entries, title))
+    Path(path).write_text(page(transcript.entries, title), encoding="utf-8")
 
 
 def label(data) -> str:
@@ -87,10 +86,7 @@ def _kind(data) -> str:
 
 def participants(entries) -> list:
     """The lifelines, client and server first, then any other in order of first appearance (rule 3)."""
-    names: list = []
-    for entry in entries:
-        if entry[0] == "message":
-            names += [name for name in entry[1:3] if name not in names]
+    names = list(dict.fromkeys(name for entry in entries if entry[0] == "message" for name in entry[1:3]))
     return sorted(names, key=lambda name: ({"client": 0, "server": 1}.get(name, 2), names.index(name)))
 
 

@@ -18,6 +18,7 @@ Rules:
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import os
@@ -38,6 +39,7 @@ def address(text: str) -> tuple:
 
 
 def add_serve_arguments(parser) -> None:
+    """``serve``'s arguments, and ``serve_command`` as what it runs."""
     parser.add_argument("target", metavar="MODULE[:ATTR]", help="a module or .py file, and the Server in it")
     parser.add_argument("--http", metavar="HOST:PORT", type=address,
                         help="serve Streamable HTTP (and legacy HTTP+SSE) instead of stdio; port 0 picks one")
@@ -48,6 +50,7 @@ def add_serve_arguments(parser) -> None:
     parser.add_argument("--allowed-origin", action="append", metavar="ORIGIN",
                         help="(HTTP) an Origin browsers may call from (repeatable)")
     parser.add_argument("--trace", action="store_true", help="(stdio) print every JSON-RPC message on stderr")
+    parser.set_defaults(run=serve_command)
 
 
 def load_server(target: str):
@@ -68,20 +71,14 @@ def load_server(target: str):
         if "" not in sys.path and os.getcwd() not in sys.path:
             sys.path.insert(0, os.getcwd())
         module = importlib.import_module(module_name)
-    if attr:
-        if not hasattr(module, attr):
-            raise LookupError(f"{module_name} has no attribute {attr!r}")
-        found = getattr(module, attr)
-    else:
-        found = next((getattr(module, name) for name in _NAMES if isinstance(getattr(module, name, None), Server)),
-                     None)
-        if found is None:
-            servers = [name for name, value in vars(module).items() if isinstance(value, Server)]
-            if len(servers) != 1:
-                raise LookupError(f"{module_name} holds {'no' if not servers else 'several'} mcp_ref Server "
-                                  f"objects{': ' + ', '.join(servers) if servers else ''}; name one as "
-                                  f"{module_name}:ATTR")
-            found = getattr(module, servers[0])
+    if attr and not hasattr(module, attr):
+        raise LookupError(f"{module_name} has no attribute {attr!r}")
+    servers = [name for name, value in vars(module).items() if isinstance(value, Server)]
+    named = [name for name in _NAMES if name in servers]
+    if not attr and not named and len(servers) != 1:
+        raise LookupError(f"{module_name} holds {'no' if not servers else 'several'} mcp_ref Server "
+                          f"objects{': ' + ', '.join(servers) if servers else ''}; name one as {module_name}:ATTR")
+    found = getattr(module, attr or (named or servers)[0])
     if not isinstance(found, Server):
         raise TypeError(f"{target} is a {type(found).__name__}, not an mcp_ref Server")
     return found
@@ -98,10 +95,8 @@ def serve_command(args) -> int:
             return 0
         from mcp_ref.transports import TapTransport
         from mcp_ref.transports.stdio import StdioServerTransport
-        from mcp_ref.cli.wire import Tracer
-        tracer = Tracer()
-        transport = TapTransport(StdioServerTransport(), lambda direction, message: tracer(
-            server.info.name, direction, message))
+        from mcp_ref.cli.wire import trace
+        transport = TapTransport(StdioServerTransport(), functools.partial(trace, server.info.name))
         session = server.serve(transport, eof_grace=server.eof_grace)
         try:
             session.wait_closed()

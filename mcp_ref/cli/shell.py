@@ -22,17 +22,15 @@ from __future__ import annotations
 
 import argparse
 import cmd
+import contextlib
 import json
 import os
 import shlex
 import sys
 import threading
-from typing import TYPE_CHECKING
+from types import ModuleType
 
-from mcp_ref.cli.commands import COMMANDS, CommandError, add_arguments, describe_error, parse
-
-if TYPE_CHECKING:
-    from types import ModuleType
+from mcp_ref.cli.commands import COMMANDS, add_arguments, describe_error, parse
 
 __all__ = ["Shell", "run_shell"]
 
@@ -59,11 +57,10 @@ class _Parser(argparse.ArgumentParser):
 
 class Shell(cmd.Cmd):
     prompt = "mcp> "
+    identchars = cmd.Cmd.identchars + "-"           # log-level is a command name
 
-    def __init__(self, client, out=None, stdin=None):
-        super().__init__(stdin=stdin, stdout=out or sys.stdout)
-        if stdin is not None:
-            self.use_rawinput = False
+    def __init__(self, client, out=None):
+        super().__init__(stdout=out or sys.stdout)
         self.client = client
         self.lock = threading.Lock()
         self._names: dict = {}                  # kind -> names for completion, None when stale
@@ -85,10 +82,6 @@ class Shell(cmd.Cmd):
             self.stdout.flush()
 
     # -- rule 1
-    def precmd(self, line: str) -> str:
-        word, _, rest = line.strip().partition(" ")
-        return word.replace("-", "_") + (" " + rest if rest else "")
-
     def default(self, line: str) -> None:
         self.stdout.write(f"unknown command {line.split()[0]!r}; 'help' lists the commands\n")
 
@@ -106,9 +99,7 @@ class Shell(cmd.Cmd):
         except _Usage as usage:
             if str(usage):
                 self.stdout.write(f"{usage}\n")
-        except ValueError as exc:            # shlex: no closing quotation
-            self.stdout.write(f"error: {exc}\n")
-        except (CommandError, Exception) as exc:      # noqa: BLE001 -- shown, the shell goes on
+        except Exception as exc:      # noqa: BLE001 -- a CommandError, shlex's ValueError...: shown, the shell goes on
             self.stdout.write(f"error: {describe_error(exc)}\n")
 
     def do_unsubscribe(self, line: str) -> None:
@@ -116,7 +107,7 @@ class Shell(cmd.Cmd):
         try:
             self.client.unsubscribe_resource(line.strip())
         except Exception as exc:              # noqa: BLE001
-            self.stdout.write(f"error: {exc}\n")
+            self.stdout.write(f"error: {describe_error(exc)}\n")
 
     def do_quit(self, line: str) -> bool:
         """quit: leave the shell"""
@@ -132,17 +123,10 @@ class Shell(cmd.Cmd):
         if kind not in self._names:
             method, field = _LISTS[kind]
             try:
-                found = [getattr(item, field) for item in getattr(self.client, method)()]
+                self._names[kind] = [getattr(item, field) for item in getattr(self.client, method)()]
             except Exception:                 # noqa: BLE001 -- nothing to complete
-                found = []
-            self._names[kind] = found
+                self._names[kind] = []
         return self._names[kind]
-
-    def _complete(self, kind: str, text: str, line: str) -> list:
-        words = len(line.split())
-        if words > 2 or (words == 2 and not text):      # only the word after the command
-            return []
-        return [name for name in self.names(kind) if name.startswith(text)]
 
 
 def _make(name: str):
@@ -153,11 +137,16 @@ def _make(name: str):
 
 
 def _completer(kind: str):
-    return lambda self, text, line, begidx, endidx: self._complete(kind, text, line)
+    def complete(self, text: str, line: str, begidx: int, endidx: int) -> list:
+        words = len(line.split())
+        if words > 2 or (words == 2 and not text):      # only the word after the command
+            return []
+        return [name for name in self.names(kind) if name.startswith(text)]
+    return complete
 
 
 for _name in COMMANDS:
-    setattr(Shell, "do_" + _name.replace("-", "_"), _make(_name))
+    setattr(Shell, "do_" + _name, _make(_name))
 for _name, _kind in (("call", "tools"), ("prompt", "prompts"), ("read", "resources"), ("subscribe", "resources"),
                      ("unsubscribe", "resources")):
     setattr(Shell, "complete_" + _name, _completer(_kind))
@@ -166,18 +155,15 @@ for _name, _kind in (("call", "tools"), ("prompt", "prompts"), ("read", "resourc
 def run_shell(args) -> int:
     """Connect to the target and run the shell until Ctrl-D (rule 4)."""
     from mcp_ref.cli.wire import connect
-    host, client = connect(args)
-    try:
+    with connect(args) as client:
         readline: ModuleType | None = None
+        shell = Shell(client)
         if sys.stdin.isatty():
-            try:
+            with contextlib.suppress(ImportError, OSError):
                 import readline as line_editing
                 readline = line_editing               # set first: no history file yet still saves one
                 readline.read_history_file(HISTORY)
-            except (ImportError, OSError):
-                pass
-        shell = Shell(client)
-        if not sys.stdin.isatty():           # commands from a pipe: no prompts in the output
+        else:                                # commands from a pipe: no prompts in the output
             shell.prompt = ""
         while True:
             try:
@@ -187,10 +173,6 @@ def run_shell(args) -> int:
                 shell.stdout.write("^C: the request in flight was cancelled\n")
                 shell.intro = ""
         if readline is not None:
-            try:
+            with contextlib.suppress(OSError):
                 readline.write_history_file(HISTORY)
-            except OSError:
-                pass
         return 0
-    finally:
-        host.close()

@@ -13,11 +13,12 @@ Rules:
    command's output only, so ``--json`` output stays parseable.
 3. Progress goes to stderr as a bar redrawn in place (``\\r``), plain text,
    ended by a newline before anything else is printed.
-4. The demos' lines fit the terminal (``terminal_width``: its columns, or
+4. The demos' lines fit the terminal (a ``Transcript``'s ``width``: its columns,
+   ``COLUMNS`` overriding as for any terminal program, or
    ``FALLBACK_WIDTH`` when the output is not a terminal, never under
    ``MIN_WIDTH``). ``fit`` cuts a longer message where a visible
-   ``…[+N chars]`` says how much is left out; ``wrap`` breaks a long ``#``
-   comment into ``#`` lines. (``--full`` prints messages whole: no ``fit``.)
+   ``…[+N chars]`` says how much is left out; ``Transcript.comment`` breaks a
+   long ``#`` comment into ``#`` lines. (``--full`` prints messages whole: no ``fit``.)
 5. The demos print through one ``Transcript``: ``sender -> receiver  {json}``
    per message, base64 data elided (``<N chars of base64>``) unless ``full``,
    and ``# ...`` comments; the demo, the scenarios and ``demo --host`` alike.
@@ -33,21 +34,16 @@ import sys
 import textwrap
 import threading
 import time
+from contextlib import contextmanager
 
 from mcp_ref.host import ConfigError, Host, ServerConfig, load_config
 
-__all__ = ["Tracer", "ProgressBar", "Transcript", "connect", "target_config", "terminal_width", "fit", "wrap",
-           "child_env", "as_data", "pairs", "host_trace"]
+__all__ = ["trace", "ProgressBar", "Transcript", "connect", "target_config", "fit", "child_env", "as_data", "pairs"]
 
 FALLBACK_WIDTH = 100    # columns when the output is not a terminal (rule 4)
 MIN_WIDTH = 60          # narrower terminals still get this much of each line
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
 _DATA_URI = re.compile(r"(data:[^,;]*;base64,)(.{40,})", re.S)
-
-
-def terminal_width() -> int:
-    """The columns a demo line may take (rule 4); ``COLUMNS`` overrides, as for any terminal program."""
-    return max(MIN_WIDTH, shutil.get_terminal_size((FALLBACK_WIDTH, 24)).columns)
 
 
 def fit(prefix: str, body: str, width: int) -> str:
@@ -58,12 +54,6 @@ def fit(prefix: str, body: str, width: int) -> str:
         return prefix + body
     keep = max(0, room - len(f" …[+{len(body)} chars]"))      # N has at most as many digits
     return f"{prefix}{body[:keep]} …[+{len(body) - keep} chars]"
-
-
-def wrap(text: str, width: int, prefix: str = "# ") -> list:
-    """A comment as lines of at most ``width`` characters, each starting with ``prefix`` (rule 4)."""
-    return textwrap.wrap(text, width, initial_indent=prefix, subsequent_indent=prefix,
-                         break_long_words=False, break_on_hyphens=False) or [prefix.rstrip()]
 
 
 def as_data(message):
@@ -106,7 +96,7 @@ class Transcript:
 
     def __init__(self, full: bool = False, out=None, width: int | None = None):
         self.full, self.out = full, out or sys.stdout
-        self.width = width or terminal_width()
+        self.width = width or max(MIN_WIDTH, shutil.get_terminal_size((FALLBACK_WIDTH, 24)).columns)   # rule 4
         self.lock = threading.Lock()
         self.entries: list = []
 
@@ -118,8 +108,10 @@ class Transcript:
             self.out.flush()
 
     def comment(self, text: str, prefix: str = "# ") -> None:
-        """A ``# text`` line, wrapped to the width."""
-        self.emit("\n".join(wrap(text, self.width, prefix)), ("note", text))
+        """A ``# text`` line, wrapped into lines of at most the width, each starting with ``prefix`` (rule 4)."""
+        lines = textwrap.wrap(text, self.width, initial_indent=prefix, subsequent_indent=prefix,
+                              break_long_words=False, break_on_hyphens=False)
+        self.emit("\n".join(lines or [prefix.rstrip()]), ("note", text))
 
     def relay(self, sender: str, receiver: str, message) -> None:
         """One message between two named participants (client and server, a host and its servers)."""
@@ -129,77 +121,54 @@ class Transcript:
                   ("message", sender, receiver, data))
 
     def __call__(self, direction: str, message) -> None:
-        sender, receiver = ("client", "server") if direction == "send" else ("server", "client")
-        self.relay(sender, receiver, message)
+        self.relay(*(("client", "server") if direction == "send" else ("server", "client")), message)
+
+    def host(self, server: str, direction: str, message, session_id=None) -> None:
+        """``Host(trace=...)`` printing ``host -> server  {json}`` and ``server -> host  {json}``."""
+        self.relay(*(("host", server) if direction == "send" else (server, "host")), message)
 
     def messages(self) -> list:
         return [entry for entry in self.entries if entry[0] == "message"]
 
 
-def host_trace(transcript):
-    """``Host(trace=...)`` printing through ``transcript``:
-    ``host -> server  {json}`` and ``server -> host  {json}``."""
-    def trace(server: str, direction: str, message, session_id=None) -> None:
-        sender, receiver = ("host", server) if direction == "send" else (server, "host")
-        transcript.relay(sender, receiver, message)
-    return trace
+_TRACE_LOCK = threading.Lock()
 
 
-class Tracer:
-    """``trace(server, direction, message, session_id)`` for ``Host`` (rule 2)."""
-
-    def __init__(self, out=None):
-        self.out = out
-        self.lock = threading.Lock()
-
-    def __call__(self, server: str, direction: str, message, session_id=None) -> None:
-        now = time.time()
-        stamp = time.strftime("%H:%M:%S", time.localtime(now)) + f".{int(now % 1 * 1000):03d}"
-        data = as_data(message)
-        where = server + (f" session={session_id}" if session_id else "")
-        arrow = "->" if direction == "send" else "<-"
-        with self.lock:
-            out = self.out or sys.stderr
-            ProgressBar.interrupt(out)
-            out.write(f"{stamp} [{where}] {arrow} {json.dumps(data, ensure_ascii=False)}\n")
-            out.flush()
+def trace(server: str, direction: str, message, session_id=None) -> None:
+    """``Host(trace=...)`` on stderr (rule 2), one line a message, from any thread."""
+    now = time.time()
+    stamp = time.strftime("%H:%M:%S", time.localtime(now)) + f".{int(now % 1 * 1000):03d}"
+    where = server + (f" session={session_id}" if session_id else "")
+    arrow = "->" if direction == "send" else "<-"
+    with _TRACE_LOCK:
+        ProgressBar.interrupt()
+        sys.stderr.write(f"{stamp} [{where}] {arrow} {json.dumps(as_data(message), ensure_ascii=False)}\n")
+        sys.stderr.flush()
 
 
 class ProgressBar:
-    """``on_progress(progress, total, message)`` drawing on stderr (rule 3)."""
+    """``on_progress(progress, total, message)`` drawing on stderr (rule 3); one bar at a time."""
 
     WIDTH = 30
-    _drawn: ProgressBar | None = None           # the bar whose line is unfinished on stderr
+    shown = 0                   # the length of the bar's unfinished line on stderr; 0: none
 
     @classmethod
-    def interrupt(cls, out) -> None:
-        """End a bar's unfinished line before another stderr line (the trace) is written."""
-        if cls._drawn is not None and (cls._drawn.out or sys.stderr) is out:
-            out.write("\n")
-            cls._drawn.shown = 0
-            cls._drawn = None
-
-    def __init__(self, out=None):
-        self.out = out
-        self.shown = 0
+    def interrupt(cls) -> None:
+        """End the bar's unfinished line before another stderr line (the trace, a log) is written."""
+        if cls.shown:
+            sys.stderr.write("\n")
+            cls.shown = 0
 
     def __call__(self, progress, total=None, message=None) -> None:
-        out = self.out or sys.stderr
         if total:
             filled = int(self.WIDTH * max(0.0, min(1.0, progress / total)))
             line = f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {progress:g}/{total:g}"
         else:
             line = f"[progress {progress:g}]"
         line += f" {message}" if message else ""
-        out.write("\r" + line + " " * max(0, self.shown - len(line)))     # spaces cover a longer line
-        out.flush()
-        self.shown = len(line)
-        ProgressBar._drawn = self
-
-    def done(self) -> None:
-        if ProgressBar._drawn is self:
-            (self.out or sys.stderr).write("\n")
-            ProgressBar._drawn = None
+        sys.stderr.write("\r" + line + " " * max(0, ProgressBar.shown - len(line)))    # spaces cover a longer line
+        sys.stderr.flush()
+        ProgressBar.shown = len(line)
 
 
 def pairs(items, what: str) -> dict:
@@ -215,7 +184,7 @@ def pairs(items, what: str) -> dict:
 
 def target_config(args) -> ServerConfig:
     """The one server the command talks to (rule 1); ``ConfigError`` when the target is unclear."""
-    given = [name for name in ("stdio", "url", "config") if getattr(args, name, None)]
+    given = [name for name in ("stdio", "url", "config") if getattr(args, name)]
     if len(given) != 1:
         raise ConfigError("give one target: --stdio \"command args\", --url URL, or --config FILE --server NAME"
                           + (f" (got {', '.join('--' + g for g in given)})" if given else ""))
@@ -236,20 +205,15 @@ def target_config(args) -> ServerConfig:
     return servers[args.server]
 
 
+@contextmanager
 def connect(args, **client_options):
-    """``(host, client)`` connected to the target; the caller closes the host."""
+    """The client connected to the target, closed (its server stopped) on exit."""
     config = target_config(args)
-    if getattr(args, "protocol_version", None):
-        client_options["protocol_version"] = args.protocol_version
-    if getattr(args, "timeout", None):
-        client_options["timeout"] = args.timeout
-    if getattr(args, "root", None):
+    if args.root:
         config.roots = list(args.root)
-    host = Host({config.name: config}, trace=Tracer() if getattr(args, "trace", False) else None,
-                client_info={"name": "mcp-ref", "version": "0.1.0"}, **client_options)
+    host = Host({config.name: config}, trace=trace if args.trace else None, protocol_version=args.protocol_version,
+                timeout=args.timeout, client_info={"name": "mcp-ref", "version": "0.1.0"}, **client_options)
     try:
-        host.start(strict=True)
-    except BaseException:
+        yield host.start(strict=True).client(config.name)
+    finally:
         host.close()
-        raise
-    return host, host.client(config.name)

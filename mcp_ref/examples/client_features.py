@@ -45,6 +45,7 @@ Tools (each needs the client feature it names; without it the tool answers an
 """
 import json
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
 
 from mcp_ref import Context, Server
@@ -69,8 +70,7 @@ def build_server() -> Server:
     connected: set = set()
     awaiting: dict = {}                 # elicitation id -> (service, session), from -32042 errors
     changes: dict = {}
-    lock = threading.Lock()
-    changed = threading.Condition(lock)
+    lock = changed = threading.Condition()          # guards all three; notified on a roots change
 
     @server.on_roots_changed
     def count_change(session) -> None:
@@ -92,20 +92,13 @@ def build_server() -> Server:
     @server.tool
     def ask_llm_many(questions: list, ctx: Context) -> str:
         """Ask several questions at once (concurrent nested sampling requests)."""
-        answers = [""] * len(questions)
-
-        def ask(index: int, question: str) -> None:
+        def ask(question: str) -> str:
             try:
-                result = ctx.sample([question], max_tokens=50)
-                answers[index] = result.text
+                return ctx.sample([question], max_tokens=50).text
             except Exception as exc:            # reported in the answer
-                answers[index] = f"error: {exc}"
-        threads = [threading.Thread(target=ask, args=(i, q)) for i, q in enumerate(questions)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        return "|".join(answers)
+                return f"error: {exc}"
+        with ThreadPoolExecutor(max(1, len(questions))) as pool:      # one thread per question
+            return "|".join(pool.map(ask, questions))
 
     @server.tool
     def weather_agent(question: str, ctx: Context, rounds: int = 3) -> str:
@@ -165,11 +158,10 @@ def build_server() -> Server:
     @server.tool
     def needs_connection(service: str, ctx: Context) -> str:
         """Use a service; -32042 until connect_account ran for it."""
+        elicitation_id = new_elicitation_id()
         with lock:
             if service in connected:
                 return f"used {service}"
-        elicitation_id = new_elicitation_id()
-        with lock:
             awaiting[elicitation_id] = (service, ctx.session)
         raise url_elicitation_required(
             [url_elicitation(f"Connect your {service} account.",

@@ -48,10 +48,9 @@ import time
 from dataclasses import dataclass
 
 from mcp_ref import Context, Server
-from mcp_ref.types import (Annotations, EmbeddedResource, PromptMessage, ResourceLink, TextContent,
+from mcp_ref.types import (LOGGING_LEVELS, Annotations, EmbeddedResource, PromptMessage, ResourceLink, TextContent,
                            TextResourceContents, audio, image)
 
-LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 LANGUAGES = ("python", "perl", "php", "pascal", "rust", "ruby", "go", "javascript", "typescript")
 NAMES = ("alice", "bob", "carol", "dave")
 FILES = ("docs/intro.md", "docs/usage.md", "src/main.py", "src/util.py")
@@ -165,10 +164,10 @@ def long_operation(ctx: Context, steps: int = 3) -> str:
 @server.tool
 def log_messages(ctx: Context) -> str:
     """Send a log message at each of the eight levels (filtered by logging/setLevel)."""
-    for level in LEVELS:
+    for level in LOGGING_LEVELS:
         article = "an" if level[0] in "aeiou" else "a"
         ctx.log(level, {"message": f"{article} {level} message"}, logger="everything.tool")
-    return ",".join(LEVELS)
+    return ",".join(LOGGING_LEVELS)
 
 
 @server.tool
@@ -298,11 +297,6 @@ def complete(ref, argument, context):
     return [value for value in choices if value.startswith(argument.value)]
 
 
-def main(argv=None) -> int:
-    """``mcp-ref serve`` of this server: stdio, or ``--http HOST:PORT`` (and the other serve options)."""
-    from mcp_ref.__main__ import main as command_line
-    return command_line(["serve", "mcp_ref.examples.everything:server", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":         # `mcp-ref serve` of this server: stdio, or --http HOST:PORT, and the other options
+    from mcp_ref.__main__ import main
+    sys.exit(main(["serve", "mcp_ref.examples.everything:server", *sys.argv[1:]]))

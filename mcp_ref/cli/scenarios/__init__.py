@@ -36,33 +36,33 @@ Rules:
 from __future__ import annotations
 
 from mcp_ref.cli.scenarios.show import WAIT, Show, note, wait_for   # noqa: F401 -- the scenarios' toolkit
+from mcp_ref.cli.scenarios import auth, eras, host, http, inprocess
 
-
-def _registry() -> dict:
-    from mcp_ref.cli.scenarios import auth, eras, host, http, inprocess
-    return {**eras.SCENARIOS, **inprocess.SCENARIOS, **http.SCENARIOS, **auth.SCENARIOS, **host.SCENARIOS}
+SCENARIOS = {"discover": eras.discover, "listen": eras.listen, "cancel": inprocess.cancel,
+             "sampling": inprocess.sampling, "elicitation": inprocess.elicitation, "roots": inprocess.roots,
+             "pagination": inprocess.pagination, "tasks": inprocess.tasks, "http": http.streamable_http,
+             "sse": http.legacy_sse, "auth": auth.auth, "host": host.host}
 
 
 def names() -> list:
-    return list(_registry())
+    return list(SCENARIOS)
 
 
 def run(name: str, transcript, protocol_version: str | None = None) -> int:
     """Print scenario ``name`` (``list``: the names and what each shows); 2 for an unknown name.
     ``protocol_version``: the revision to show (rule 5; default: the era a default client agrees on)."""
-    scenarios = _registry()
-    if name == "list" or name not in scenarios:
+    if name == "list" or name not in SCENARIOS:
         out = transcript.out
         if name != "list":
             out.write(f"unknown scenario {name!r}; the scenarios are:\n")
-        width = max(len(n) for n in scenarios)
-        for key in scenarios:
+        width = max(len(n) for n in SCENARIOS)
+        for key in SCENARIOS:
             out.write(f"  {key.ljust(width)}  {note(key)}\n")
         out.write("run one with: python -m mcp_ref demo --scenario NAME\n")
         return 0 if name == "list" else 2
     show = Show(transcript, protocol_version)
     era = "the default era, 2026-07-28" if protocol_version in (None, "auto") else protocol_version
     show.say(f"scenario {name} ({era}): {note(name)}")
-    scenarios[name](show)
+    SCENARIOS[name](show)
     show.step("done")
     return 0

@@ -13,6 +13,7 @@ no expiry, loopback only. It is not an example of running one.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import secrets
@@ -31,37 +32,27 @@ class _AuthServer:
     """Metadata (RFC 8414), registration (RFC 7591), authorize and token (OAuth 2.1 with
     PKCE S256 required), on 127.0.0.1; ``verify(token, resource)`` for the MCP server."""
 
-    def __init__(self):
-        self.codes, self.tokens, self.clients = {}, {}, set()
-        self.note = lambda line: None
-        outer = self
+    def __init__(self, note):
+        self.codes, self.tokens, self.clients, self.note = {}, {}, set(), note
+
+        routes = {("GET", "/.well-known/oauth-authorization-server"): lambda body: (200, self.metadata()),
+                  ("POST", "/register"): self.register,
+                  ("POST", "/token"): lambda body: self.token({k: v[0] for k, v in parse_qs(body).items()})}
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):
                 pass
 
-            def _json(self, status: int, body: dict) -> None:
-                data = json.dumps(body).encode()
+            def do_GET(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+                status, answer = routes.get((self.command, self.path), lambda body: (404, {"error": "not_found"}))(body)
+                data = json.dumps(answer).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
-
-            def do_GET(self):
-                if self.path == "/.well-known/oauth-authorization-server":
-                    return self._json(200, outer.metadata())
-                self._json(404, {"error": "not_found"})
-
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
-                if self.path == "/register":
-                    client_id = "client-" + secrets.token_hex(4)
-                    outer.clients.add(client_id)
-                    return self._json(201, {**json.loads(body), "client_id": client_id})
-                if self.path == "/token":
-                    return self._json(*outer.token({k: v[0] for k, v in parse_qs(body).items()}))
-                self._json(404, {"error": "not_found"})
+            do_POST = do_GET
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.issuer = f"http://127.0.0.1:{self.httpd.server_address[1]}"
@@ -74,6 +65,11 @@ class _AuthServer:
                 "response_types_supported": ["code"], "grant_types_supported": ["authorization_code"],
                 "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": ["none"],
                 "scopes_supported": ["mcp", "admin"], "authorization_response_iss_parameter_supported": True}
+
+    def register(self, body: str) -> tuple:
+        client_id = "client-" + secrets.token_hex(4)
+        self.clients.add(client_id)
+        return 201, {**json.loads(body), "client_id": client_id}
 
     def browser(self, url: str) -> str:
         """The user's browser: opens the authorization URL, the user consents, and the
@@ -111,18 +107,14 @@ class _AuthServer:
 
 def _shown(note, response) -> None:
     """``METHOD path (JSON-RPC method) -> status`` and the headers and body fields the flow reads."""
-    request, method = response.request, ""
+    request, path, method = response.request, urlsplit(response.request.url).path, ""
     if request.body and request.headers.get("Content-Type", "").startswith("application/json"):
-        try:
+        with contextlib.suppress(ValueError, AttributeError):
             method = json.loads(request.body).get("method", "")
-            method = f" ({method})" if method else ""
-        except (ValueError, AttributeError):
-            method = ""
-    path = urlsplit(request.url).path
-    bearer = "  Authorization: Bearer …" if request.headers.get("Authorization") else ""
-    if method == " (subscriptions/listen)":
+    if method == "subscriptions/listen":
         return                                   # the long-lived listen: not part of the flow
-    note(f"{request.method} {path}{method}{bearer}  <- {response.status_code}")
+    bearer = "  Authorization: Bearer …" if request.headers.get("Authorization") else ""
+    note(f"{request.method} {path}{f' ({method})' if method else ''}{bearer}  <- {response.status_code}")
     if response.headers.get("WWW-Authenticate"):
         note(f"    WWW-Authenticate: {response.headers['WWW-Authenticate']}")
     if path.startswith("/.well-known/") or path == "/register":
@@ -160,46 +152,29 @@ def auth(show) -> None:
             line = notes.get()
             show.line(line if show.transcript.full else fit("", line, show.transcript.width))
 
-    class Provider(OAuthClientProvider):
+    class Provider(OAuthClientProvider):            # notes every response of the flow, retries included
         def _session(self):
             session = super()._session()
-            if not session.hooks["response"]:
-                session.hooks["response"].append(lambda response, **kw: self._show(response))
+            session.hooks["response"] = [lambda response, **kw: _shown(note, response)]
             return session
 
-        def _show(self, response):
-            _shown(note, response)
-            return response
-
         def _on_response(self, response, **kwargs):
-            self._show(response)
+            _shown(note, response)
             final = super()._on_response(response, **kwargs)
             if final is not response:
-                self._show(final)
+                _shown(note, final)
             return final
 
-    authority = _AuthServer()
-    authority.note = note
-    handle = start_http(server, ("127.0.0.1", 0), auth=authority.verify,
-                        resource_metadata={"authorization_servers": [authority.issuer], "scopes_supported": ["mcp"]},
-                        required_scopes={"*": ["mcp"], "tool:reset": ["admin"]})
-    show.say("auth.servers", url=handle.url, issuer=authority.issuer)
-    provider = Provider(redirect_uri=REDIRECT, user_agent=authority.browser, client_name="mcp_ref scenario")
-    try:
+    with contextlib.closing(_AuthServer(note)) as authority, start_http(
+            server, auth=authority.verify, required_scopes={"*": ["mcp"], "tool:reset": ["admin"]},
+            resource_metadata={"authorization_servers": [authority.issuer], "scopes_supported": ["mcp"]}) as handle:
+        show.say("auth.servers", url=handle.url, issuer=authority.issuer)
+        provider = Provider(redirect_uri=REDIRECT, user_agent=authority.browser, client_name="mcp_ref scenario")
         show.step("auth.flow")
         with Client.http(handle.url, auth=provider, timeout=WAIT, protocol_version=show.version) as client:
             flush()
-            show.step("auth.whoami")
-            result = client.call_tool("whoami").text
-            flush()
-            show.say("result: " + result)
-            show.step("auth.step-up")
-            result = client.call_tool("reset").text
-            flush()
-            show.say("result: " + result)
-    finally:
-        handle.shutdown()
-        authority.close()
-
-
-SCENARIOS = {"auth": auth}
+            for step, tool in (("auth.whoami", "whoami"), ("auth.step-up", "reset")):
+                show.step(step)
+                result = client.call_tool(tool).text
+                flush()
+                show.say("result: " + result)

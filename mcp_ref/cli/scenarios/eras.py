@@ -9,16 +9,17 @@ import threading
 
 from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request
 from mcp_ref.server.server import Context, Server
+from mcp_ref.transports import TapTransport
 from mcp_ref.cli.scenarios.show import WAIT, wait_for
 
 
-class _BeforeDiscover:
+class _BeforeDiscover(TapTransport):
     """A server's end that answers ``server/discover`` with -32601 (Method not found),
     as a server written before 2026-07-28 does (it knows no such method); everything
     else reaches the server, which then speaks the legacy era it is asked for."""
 
     def __init__(self, inner):
-        self.inner = inner
+        super().__init__(inner, lambda direction, message: None)        # a wrapper with nothing to show
 
     def receive(self):
         while True:
@@ -26,22 +27,6 @@ class _BeforeDiscover:
             if not (isinstance(message, Request) and message.method == "server/discover"):
                 return message
             self.inner.send(ErrorResponse(message.id, ErrorObject(-32601, "Method not found: server/discover")))
-
-    def send(self, message, related_id=None) -> None:
-        self.inner.send(message, related_id)
-
-    def close(self) -> None:
-        self.inner.close()
-
-
-def _server() -> Server:
-    server = Server("scenario-discover", version="1.0")
-
-    @server.tool
-    def add(a: int, b: int) -> int:
-        """Add two numbers."""
-        return a + b
-    return server
 
 
 def _talk(show, server: Server, wrap=None) -> None:
@@ -52,15 +37,16 @@ def _talk(show, server: Server, wrap=None) -> None:
 
 
 def discover(show) -> None:
+    from mcp_ref.examples.demo_server import server         # the README's server: add, count, divide
     if not show.modern:
         show.say("discover.legacy-only")
         show.step("discover.handshake")
-        return _talk(show, _server())
+        return _talk(show, server)
     show.step("discover.modern-server")
-    _talk(show, _server())
+    _talk(show, server)
     show.step("discover.legacy-server")
     show.say("discover.fallback")
-    _talk(show, _server(), _BeforeDiscover)
+    _talk(show, server, _BeforeDiscover)
 
 
 def listen(show) -> None:
@@ -88,6 +74,3 @@ def listen(show) -> None:
         wait_for(updated, "notifications/resources/updated")
         wait_for(changed, "notifications/tools/list_changed")
         show.say("listen.heard")
-
-
-SCENARIOS = {"discover": discover, "listen": listen}

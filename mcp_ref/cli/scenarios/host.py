@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from mcp_ref.server.server import Context, Server
 from mcp_ref.cli.scenarios.show import WAIT
-from mcp_ref.cli.wire import host_trace
 
 
 def _server(name: str) -> Server:
@@ -27,7 +26,6 @@ def _server(name: str) -> Server:
 def host(show) -> None:
     from mcp_ref.host import Consent, Host
     from mcp_ref.transports.http.server.app import start_http
-    handles = {name: start_http(_server(name), ("127.0.0.1", 0)) for name in ("files", "mail")}
 
     def consent(request: Consent):
         granted = request.kind != "elicitation" or request.server == "files"
@@ -36,11 +34,12 @@ def host(show) -> None:
                      + ("granted" if granted else "refused"))
         return granted
 
-    config = {"mcpServers": {name: {"url": handle.url, "transport": "http"} for name, handle in handles.items()}}
-    show.step("host.start")
-    try:
+    with start_http(_server("files")) as files, start_http(_server("mail")) as mail:
+        config = {"mcpServers": {"files": {"url": files.url, "transport": "http"},
+                                 "mail": {"url": mail.url, "transport": "http"}}}
+        show.step("host.start")
         with Host(config, consent=consent, elicitation=lambda request: {"action": "accept", "content": {"ok": True}},
-                  trace=host_trace(show.transcript), timeout=WAIT, protocol_version=show.version) as the_host:
+                  trace=show.transcript.host, timeout=WAIT, protocol_version=show.version) as the_host:
             show.step("host.catalogue")
             show.say("tools: " + ", ".join(tool.name for tool in the_host.tools()))
             show.step("host.granted")
@@ -48,9 +47,3 @@ def host(show) -> None:
             show.step("host.refused")
             result = the_host.call_tool("mail__proceed")
             show.say("result: " + result.content[0].text + (" (an error result)" if result.is_error else ""))
-    finally:
-        for handle in handles.values():
-            handle.shutdown()
-
-
-SCENARIOS = {"host": host}

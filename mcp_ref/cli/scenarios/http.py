@@ -56,26 +56,30 @@ class Raw:
         self.show, self.port = show, port
         self.headers: dict = {}
 
+    def open(self, method: str, path: str, body=None, headers: dict | None = None):
+        """Send; print the request and the status line; return ``(connection, response)``."""
+        sent = {**self.headers, **(headers or {})}
+        shown = " ".join(f"{k}: {v}" for k, v in sent.items())
+        self.show.line(f"{method} {path}  {shown}".rstrip())
+        if body is not None:
+            self.show.transcript("send", body)
+            sent["Content-Type"] = "application/json"
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=WAIT)
+        conn.request(method, path, body=None if body is None else json.dumps(body), headers=sent)
+        response = conn.getresponse()
+        head = "  ".join(f"{k}: {response.getheader(k)}" for k in SHOWN_HEADERS if response.getheader(k))
+        self.show.line(f"  <- {response.status} {response.reason}  {head}".rstrip())
+        return conn, response
+
     def request(self, method: str, path: str, body=None, headers: dict | None = None, stream_until=None):
         """Send; print; return ``(status, headers, [JSON bodies or SSE events])``. For an SSE
         answer, read events until the stream ends (or ``stream_until(event)`` is true, and then
         the connection is closed: what a client that stops reading does)."""
-        sent = {**self.headers, **(headers or {})}
-        data = None if body is None else json.dumps(body)
-        shown = " ".join(f"{k}: {v}" for k, v in sent.items() if k != "Content-Type")
-        self.show.line(f"{method} {path}  {shown}".rstrip())
-        if data is not None:
-            self.show.transcript("send", body)
-            sent["Content-Type"] = "application/json"
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=WAIT)
+        conn, response = self.open(method, path, body, headers)
         try:
-            conn.request(method, path, body=data, headers=sent)
-            response = conn.getresponse()
             got = {k.lower(): v for k, v in response.getheaders()}
-            head = "  ".join(f"{k}: {got[k]}" for k in SHOWN_HEADERS if k in got)
-            self.show.line(f"  <- {response.status} {response.reason}  {head}".rstrip())
             if got.get("content-type", "").startswith("text/event-stream"):
-                return response.status, got, self._events(response, stream_until)
+                return response.status, got, self.events(response, stream_until)
             raw = response.read()
             bodies = [json.loads(raw)] if raw.strip() else []
             for item in bodies:
@@ -89,19 +93,14 @@ class Raw:
         body = {"jsonrpc": "2.0", **({} if request_id is None else {"id": request_id}), "method": method}
         return self.request("POST", path, body if params is None else {**body, "params": params}, headers, **options)
 
-    def _events(self, response, stream_until) -> list:
+    def events(self, response, stream_until) -> list:
         events, event = [], {}
-        while True:
-            line = response.readline()
-            if not line:
-                break
+        for line in iter(response.readline, b""):
             line = line.decode("utf-8").rstrip("\r\n")
-            if line:
-                if not line.startswith(":"):
-                    field, _, value = line.partition(":")
-                    event[field] = value[1:] if value.startswith(" ") else value
-                continue
-            if not event:
+            if line and not line.startswith(":"):
+                field, _, value = line.partition(":")
+                event[field] = value[1:] if value.startswith(" ") else value
+            if line or not event:
                 continue
             events.append(event)
             fields = "  ".join(f"{k}: {event[k]}" for k in ("id", "event", "retry") if k in event)
@@ -111,10 +110,9 @@ class Raw:
                 self.show.transcript("receive", json.loads(data))
             else:
                 self.show.line(f"  event  {fields}  data: {data!r}")
-            done = stream_until is not None and stream_until(event)
-            event = {}
-            if done:
+            if stream_until is not None and stream_until(event):
                 break
+            event = {}
         return events
 
 
@@ -130,16 +128,12 @@ def _initialize(raw: Raw, request_id: int) -> None:
 def streamable_http(show) -> None:
     from mcp_ref.transports.http.server.app import start_http
     server, resume, stopped = _server()
-    handle = start_http(server, ("127.0.0.1", 0), retry_interval=100)
-    try:
-        raw = Raw(show, handle.port)
+    with start_http(server, retry_interval=100) as handle:
         show.say("http.server", url=handle.url)
         if show.modern:
-            _stateless(show, raw, stopped)
+            _stateless(show, Raw(show, handle.port), stopped)
         else:
-            _sessions(show, raw, resume)
-    finally:
-        handle.shutdown()
+            _sessions(show, Raw(show, handle.port), resume)
 
 
 def _stateless(show, raw: Raw, stopped: threading.Event) -> None:
@@ -150,9 +144,8 @@ def _stateless(show, raw: Raw, stopped: threading.Event) -> None:
             modern.CLIENT_INFO: {"name": "scenario", "version": "1.0"}}
 
     def post(request_id: int, method: str, params: dict, name=None, **options):
-        headers = {"Accept": ACCEPT, "MCP-Protocol-Version": version, "Mcp-Method": method}
-        if name is not None:
-            headers["Mcp-Name"] = name
+        headers = {"Accept": ACCEPT, "MCP-Protocol-Version": version, "Mcp-Method": method,
+                   **({} if name is None else {"Mcp-Name": name})}
         return raw.rpc("/mcp", request_id, method, {**params, "_meta": {**meta, **params.get("_meta", {})}},
                        headers, **options)
     show.step("http.discover")
@@ -190,21 +183,15 @@ def _sessions(show, raw: Raw, resume: threading.Event) -> None:
 
 def legacy_sse(show) -> None:
     from mcp_ref.transports.http.server.app import start_http
-    server = _server()[0]
-    handle = start_http(server, ("127.0.0.1", 0))
-    conn = http.client.HTTPConnection("127.0.0.1", handle.port, timeout=WAIT)
-    try:
+    with start_http(_server()[0]) as handle:
         raw = Raw(show, handle.port)
         show.say("sse.server", url=handle.sse_url)
         show.step("sse.get")
-        show.line("GET /sse  Accept: text/event-stream")
-        conn.request("GET", "/sse", headers={"Accept": "text/event-stream"})
-        stream = conn.getresponse()
-        show.line(f"  <- {stream.status} {stream.reason}  content-type: {stream.getheader('content-type')}")
-        endpoint = raw._events(stream, stream_until=lambda event: event.get("event") == "endpoint")[-1]["data"]
+        conn, stream = raw.open("GET", "/sse", headers={"Accept": "text/event-stream"})
+        endpoint = raw.events(stream, stream_until=lambda event: event.get("event") == "endpoint")[-1]["data"]
 
         def answer():                   # read the GET stream up to the answer to the one request sent
-            raw._events(stream, stream_until=lambda event: '"result"' in event.get("data", ""))
+            raw.events(stream, stream_until=lambda event: '"result"' in event.get("data", ""))
         show.step("sse.post")
         raw.rpc(endpoint, 1, "initialize", {"protocolVersion": "2024-11-05", "capabilities": {},
                                             "clientInfo": {"name": "scenario", "version": "1.0"}})
@@ -213,9 +200,4 @@ def legacy_sse(show) -> None:
         raw.rpc(endpoint, 2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
         answer()
         show.say("sse.end")
-    finally:
         conn.close()
-        handle.shutdown()
-
-
-SCENARIOS = {"http": streamable_http, "sse": legacy_sse}

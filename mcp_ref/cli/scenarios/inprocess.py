@@ -37,19 +37,13 @@ def cancel(show) -> None:
                 token.cancel("the user pressed Stop")
         button = threading.Thread(target=stop_button, name="stop-button", daemon=True)
         button.start()
-        try:
-            client.call_tool("wait_for_stop", cancel=token)
-        except RequestCancelled as exc:
-            show.say(f"the caller raised RequestCancelled: {exc}")
+        show.failing(RequestCancelled, client.call_tool, "wait_for_stop", cancel=token)
         button.join(WAIT)
         wait_for(saw_cancel, "the tool's cancellation")
         show.say("cancel.stopped")
         show.step("cancel.timeout")
         started.clear()
-        try:
-            client.call_tool("wait_for_stop", timeout=0.3)
-        except RequestTimeout as exc:
-            show.say(f"the caller raised RequestTimeout: {exc}")
+        show.failing(RequestTimeout, client.call_tool, "wait_for_stop", timeout=0.3)
         wait_for(saw_cancel, "the tool's cancellation")
         if show.modern:
             show.say("cancel.http")
@@ -66,10 +60,8 @@ def sampling(show) -> None:
         """Ask the client's LLM."""
         return ctx.sample([f"What is the capital of {country}? One word."], max_tokens=10).text
 
-    def llm(request):
-        return CreateMessageResult(role="assistant", content=TextContent(text="Paris"), model="pretend-llm")
-
-    with show.connect(server, sampling=llm) as client:
+    with show.connect(server, sampling=lambda request: CreateMessageResult(
+            role="assistant", content=TextContent(text="Paris"), model="pretend-llm")) as client:
         show.say("sampling.declared")
         show.step("sampling.call")
         show.say("sampling.after")
@@ -77,9 +69,9 @@ def sampling(show) -> None:
 
 
 def elicitation(show) -> None:
-    from mcp_ref.client.elicitation import new_elicitation_id
+    from mcp_ref.examples.client_features import build_server
     from mcp_ref.types import ElicitResult
-    server = Server("scenario-elicitation", version="1.0")
+    server = build_server()                     # its connect_account: URL mode, completed in 2025-11-25
 
     @server.tool
     def greet(ctx: Context) -> str:
@@ -87,18 +79,6 @@ def elicitation(show) -> None:
         reply = ctx.elicit("Your name?", {"type": "object", "properties": {"name": {"type": "string"}},
                                           "required": ["name"]})
         return f"Hello, {reply.content['name']}!" if reply.action == "accept" else reply.action
-
-    @server.tool
-    def connect_mail(ctx: Context) -> str:
-        """Send the user to a page (URL mode); in 2025-11-25, then say it is done."""
-        if ctx.protocol_version != "2025-11-25":               # no id, no completion notice
-            return ctx.elicit_url("Connect your mail account.", "https://example.com/connect").action
-        elicitation_id = new_elicitation_id()
-        reply = ctx.elicit_url("Connect your mail account.", f"https://example.com/connect?id={elicitation_id}",
-                               elicitation_id)
-        if reply.action == "accept":
-            ctx.session.complete_elicitation(elicitation_id)   # the page was visited (pretended)
-        return reply.action
 
     done = threading.Event()
     with show.connect(server, elicitation=lambda request: ElicitResult(action="accept", content={"name": "Ada"}),
@@ -108,7 +88,7 @@ def elicitation(show) -> None:
         show.step("elicitation.form")
         client.call_tool("greet")
         show.step("elicitation.url")
-        client.call_tool("connect_mail")
+        client.call_tool("connect_account", {"service": "mail"})
         if not show.modern:
             wait_for(done, "notifications/elicitation/complete")
 
@@ -147,10 +127,7 @@ def pagination(show) -> None:
         tools = client.list_tools()
         show.say(f"{len(tools)} tools in 3 pages; the cursor is opaque: the client only hands it back")
         show.step("pagination.bad")
-        try:
-            client.list_tools_page("not-a-cursor")
-        except InvalidParamsError as exc:
-            show.say(f"the caller raised InvalidParamsError: {exc}")
+        show.failing(InvalidParamsError, client.list_tools_page, "not-a-cursor")
 
 
 def tasks(show) -> None:
@@ -165,9 +142,17 @@ def tasks(show) -> None:
         release.wait(WAIT)
         return "report ready"
 
-    if show.modern:
-        return _tasks_extension(show, server, release, running)
     with show.connect(server) as client:
+        if show.modern:
+            show.say("tasks.extension")
+            show.step("tasks.poll")
+            threading.Timer(0.1, release.set).start()
+            client.call_tool("report")
+            release.clear()
+            running.clear()
+            show.step("tasks.timeout")
+            show.failing(RequestTimeout, client.call_tool, "report", timeout=1.0)
+            return
         show.say("tasks.declared")
         show.step("tasks.call")
         task = client.call_tool_as_task("report")
@@ -185,22 +170,3 @@ def tasks(show) -> None:
         task = client.call_tool_as_task("report")
         wait_for(running, "the task's tool starting")
         client.cancel_task(task.task_id)
-
-
-def _tasks_extension(show, server, release, running) -> None:
-    with show.connect(server) as client:
-        show.say("tasks.extension")
-        show.step("tasks.poll")
-        threading.Timer(0.1, release.set).start()
-        client.call_tool("report")
-        release.clear()
-        running.clear()
-        show.step("tasks.timeout")
-        try:
-            client.call_tool("report", timeout=1.0)
-        except RequestTimeout as exc:
-            show.say(f"the caller raised RequestTimeout: {exc}")
-
-
-SCENARIOS = {"cancel": cancel, "sampling": sampling, "elicitation": elicitation, "roots": roots,
-             "pagination": pagination, "tasks": tasks}

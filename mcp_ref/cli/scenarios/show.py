@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from string import Template
 
@@ -55,6 +55,13 @@ class Show:
         self.transcript.emit("")
         self.say(text, **values)
 
+    def failing(self, error: type[Exception], call, *args, **kwargs) -> None:
+        """``call(*args, **kwargs)``, which is to raise ``error``: says what the caller got."""
+        try:
+            call(*args, **kwargs)
+        except error as exc:
+            self.say(f"the caller raised {error.__name__}: {exc}")
+
     def line(self, text: str) -> None:
         """A line that is neither a message nor a comment (raw HTTP, for example)."""
         self.transcript.emit(text)
@@ -69,16 +76,11 @@ class Show:
         from mcp_ref.transports import TapTransport, memory_pair
         client_end, server_end = memory_pair()
         session = server.serve(server_end if wrap is None else wrap(server_end))
-        client_options.setdefault("timeout", WAIT)
-        client_options.setdefault("protocol_version", self.version)
         if announce:
             self.step("connect")
-        client = Client(TapTransport(client_end, self.transcript), **client_options)
-        try:
-            with client:
-                yield client
-        finally:
-            session.close()
+        options = {"timeout": WAIT, "protocol_version": self.version, **client_options}
+        with closing(session), Client(TapTransport(client_end, self.transcript), **options) as client:
+            yield client
 
 
 def wait_for(event: threading.Event, what: str) -> bool:
