@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["parse_challenges", "bearer_challenge", "format_challenge", "canonical_resource", "same_resource",
+__all__ = ["parse_challenges", "bearer_challenge", "format_challenge", "split_scopes", "canonical_resource",
            "resource_covers", "well_known_resource_metadata"]
 
 _TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
@@ -63,6 +63,13 @@ def format_challenge(**params) -> str:
     return "Bearer " + ", ".join(f"{key}={_quote(str(value))}" for key, value in params.items() if value is not None)
 
 
+def split_scopes(value) -> list:
+    """A ``scope`` value (space-separated, RFC 6749 §3.3) or a list of scopes, as a list."""
+    if value is None:
+        return []
+    return value.split() if isinstance(value, str) else [str(v) for v in value]
+
+
 def canonical_resource(url: str) -> str:
     """RFC 8707 §2 / basic/authorization#canonical-server-uri: lower-case scheme and host,
     no fragment, no default port, no trailing slash (unless the path is only ``/``... which
@@ -76,10 +83,6 @@ def canonical_resource(url: str) -> str:
         host = f"{host}:{port}"
     path = parts.path.rstrip("/")
     return urlunsplit((scheme, host, path, parts.query, ""))
-
-
-def same_resource(a: str, b: str) -> bool:
-    return canonical_resource(a) == canonical_resource(b)
 
 
 def resource_covers(resource: str, server_url: str) -> bool:

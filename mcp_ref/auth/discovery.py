@@ -94,13 +94,10 @@ def find_resource_metadata(http, server_url: str, challenge: dict | None, header
 def authorization_server_metadata_urls(issuer: str) -> list:
     """Rule 3's order."""
     parts = urlsplit(issuer)
-    origin = f"{parts.scheme}://{parts.netloc}"
-    path = parts.path.rstrip("/")
-    if path:
-        return [f"{origin}/.well-known/oauth-authorization-server{path}",
-                f"{origin}/.well-known/openid-configuration{path}",
-                f"{origin}{path}/.well-known/openid-configuration"]
-    return [f"{origin}/.well-known/oauth-authorization-server", f"{origin}/.well-known/openid-configuration"]
+    origin, path = f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
+    urls = [f"{origin}/.well-known/oauth-authorization-server{path}",
+            f"{origin}/.well-known/openid-configuration{path}"]
+    return urls + [f"{origin}{path}/.well-known/openid-configuration"] if path else urls
 
 
 def find_authorization_server(http, issuer: str, headers=None) -> dict:
@@ -134,8 +131,7 @@ def legacy_authorization_server(http, server_url: str, headers=None) -> dict:
             document = {**document, "issuer": origin}
         return document
     return {"issuer": origin, "authorization_endpoint": origin + "/authorize", "token_endpoint": origin + "/token",
-            "registration_endpoint": origin + "/register", "code_challenge_methods_supported": ["S256"],
-            "mcp_ref_default_endpoints": True}
+            "registration_endpoint": origin + "/register", "code_challenge_methods_supported": ["S256"]}
 
 
 def require_pkce(metadata: dict) -> None:

@@ -21,11 +21,8 @@ class ClientCredentialsProvider(_Provider):
         super().__init__(client_id=client_id, client_secret=client_secret, scope=scope, storage=storage)
         self.client_assertion = client_assertion
 
-    def _assertion_callback(self):
-        return self.client_assertion
-
     def _grant(self, scope) -> None:
-        tokens = token_request(self._session(), self.metadata, self._client(),
+        tokens = token_request(self._session(), self.metadata, self._identity(),
                                {"grant_type": "client_credentials", "scope": scope, "resource": self.resource},
                                self.client_assertion)
         self._store(tokens)
@@ -43,7 +40,7 @@ class JwtBearerGrantProvider(_Provider):
         self.assertion = assertion
 
     def _grant(self, scope) -> None:
-        tokens = token_request(self._session(), self.metadata, self._client(),
+        tokens = token_request(self._session(), self.metadata, self._identity(),
                                {"grant_type": JWT_BEARER, "assertion": self.assertion(self.issuer, self.resource),
                                 "scope": scope, "resource": self.resource})
         self._store(tokens)

@@ -39,9 +39,7 @@ class LoopbackUserAgent:
     def __call__(self, authorization_url: str) -> str:
         received = []
         done = threading.Event()
-        path = self._path
-        parts = urlsplit(self.redirect_uri)
-        origin = f"{parts.scheme}://{parts.netloc}"
+        path, origin = self._path, "http://" + urlsplit(self.redirect_uri).netloc
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):

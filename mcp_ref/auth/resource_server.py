@@ -37,7 +37,7 @@ import time
 from typing import NamedTuple
 from urllib.parse import parse_qs, urlsplit
 
-from mcp_ref.auth.challenge import canonical_resource, format_challenge, well_known_resource_metadata
+from mcp_ref.auth.challenge import canonical_resource, format_challenge, split_scopes, well_known_resource_metadata
 
 __all__ = ["AccessToken", "TokenVerifier", "StaticTokenVerifier", "ResourceGuard", "Refusal"]
 
@@ -72,9 +72,7 @@ class StaticTokenVerifier(TokenVerifier):
         self.tokens = {}
         for token, value in tokens.items():
             if isinstance(value, dict):
-                value = dict(value)
-                value["scopes"] = tuple(value.get("scopes", ()))
-                value = AccessToken(**value)
+                value = AccessToken(**dict(value, scopes=tuple(value.get("scopes", ()))))
             self.tokens[token] = value
 
     def verify(self, token: str, resource: str) -> AccessToken | None:
@@ -90,14 +88,6 @@ class Refusal(NamedTuple):
     status: int
     challenge: str
     message: str
-
-
-def _scope_list(value) -> tuple:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return tuple(value.split())
-    return tuple(value)
 
 
 class ResourceGuard:
@@ -117,13 +107,9 @@ class ResourceGuard:
                              "authorization servers that issue tokens for this server (RFC 9728 §2)")
         metadata.setdefault("bearer_methods_supported", ["header"])
         self.metadata = metadata
-        if isinstance(required_scopes, dict):
-            self.scopes = {key: _scope_list(value) for key, value in required_scopes.items()}
-        else:
-            self.scopes = {"*": _scope_list(required_scopes)}
-        self.resource = ""
-        self.metadata_url = ""
-        self.metadata_paths = ()
+        scopes = required_scopes if isinstance(required_scopes, dict) else {"*": required_scopes}
+        self.scopes = {key: tuple(split_scopes(value)) for key, value in scopes.items()}
+        self.resource, self.metadata_url, self.metadata_paths = "", "", ()     # set by bind
 
     def bind(self, server_url: str) -> None:
         """Fix the resource URI (the configured ``resource``, else ``server_url``) and the
@@ -137,9 +123,7 @@ class ResourceGuard:
     def _challenge(self, **params) -> str:
         scope = " ".join(self.scopes.get("*") or self.metadata.get("scopes_supported") or ()) or None
         params.setdefault("scope", scope)
-        ordered = {"error": params.pop("error", None)}
-        ordered.update(resource_metadata=self.metadata_url, **params)
-        return format_challenge(**ordered)
+        return format_challenge(error=params.pop("error", None), resource_metadata=self.metadata_url, **params)
 
     def authenticate(self, target: str, authorization: str | None):
         """Rules 1 and 2 for one request (``target``: the request line's path and query):
@@ -189,10 +173,7 @@ class ResourceGuard:
 
     def check_scopes(self, access: AccessToken, messages) -> Refusal | None:
         """Rule 3: a 403 naming every scope the requests need, when the token lacks one."""
-        needed: list = []
-        for message in messages:
-            needed += self.needed(message)
-        needed = list(dict.fromkeys(needed))
+        needed = list(dict.fromkeys(scope for message in messages for scope in self.needed(message)))
         missing = [s for s in needed if s not in set(access.scopes)]
         if not missing:
             return None
