@@ -43,10 +43,21 @@ from mcp_ref.auth.exceptions import DiscoveryError
 from mcp_ref.auth.ssrf import UnsafeAddressError, guarded_get
 
 __all__ = ["find_resource_metadata", "authorization_server_metadata_urls", "find_authorization_server",
-           "authorization_base_url", "legacy_authorization_server", "require_pkce", "check_endpoint", "LOOPBACK_HOSTS"]
+           "authorization_base_url", "legacy_authorization_server", "require_pkce", "check_endpoint", "read_json",
+           "LOOPBACK_HOSTS"]
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 TIMEOUT = 10.0
+
+
+def read_json(response) -> tuple:
+    """``(status, the JSON body or None)`` of a response, which is then closed."""
+    try:
+        return response.status_code, response.json()
+    except ValueError:
+        return response.status_code, None
+    finally:
+        response.close()
 
 
 def _get_json(http, url: str, headers=None):
@@ -57,15 +68,8 @@ def _get_json(http, url: str, headers=None):
         raise                                   # ssrf.py: refused, not merely absent
     except Exception:
         return None
-    try:
-        if response.status_code != 200:
-            return None
-        document = response.json()
-    except ValueError:
-        return None
-    finally:
-        response.close()
-    return document if isinstance(document, dict) else None
+    status, document = read_json(response)
+    return document if status == 200 and isinstance(document, dict) else None
 
 
 def find_resource_metadata(http, server_url: str, challenge: dict | None, headers=None) -> dict | None:

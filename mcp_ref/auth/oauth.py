@@ -31,7 +31,7 @@ import base64
 import time
 from urllib.parse import quote_plus, urlsplit
 
-from mcp_ref.auth.discovery import LOOPBACK_HOSTS, check_endpoint
+from mcp_ref.auth.discovery import LOOPBACK_HOSTS, check_endpoint, read_json
 from mcp_ref.auth.exceptions import RegistrationError, TokenError
 from mcp_ref.auth.ssrf import UnsafeAddressError, guarded_post
 
@@ -65,12 +65,7 @@ def _post(http, endpoint: str, error, what: str, headers=None, **options) -> tup
     except Exception as exc:
         raise error(f"the {what} endpoint {endpoint} could not be reached: {type(exc).__name__}",
                     url=endpoint) from None
-    try:
-        return response.status_code, response.json()
-    except ValueError:
-        return response.status_code, None
-    finally:
-        response.close()
+    return read_json(response)
 
 
 def token_request(http, metadata: dict, client: dict, form: dict, client_assertion=None) -> dict:

@@ -126,9 +126,7 @@ class _Provider:
             return tokens["access_token"] if tokens else None
 
     def _tokens(self):
-        if self.issuer is None:
-            return None
-        return self.storage.get_tokens(self.issuer, self.resource)
+        return None if self.issuer is None else self.storage.get_tokens(self.issuer, self.resource)
 
     def _on_response(self, response, **kwargs):
         """Rule 1: authorize or step up, and re-send, as often as ``max_retries``."""
@@ -319,8 +317,7 @@ class OAuthClientProvider(_Provider):
                   "resource": self.resource, "scope": scope}
         query = urlencode({k: v for k, v in params.items() if v is not None})
         url = endpoint + ("&" if urlsplit(endpoint).query else "?") + query
-        redirected = self.user_agent(url)
-        code = self._read_redirect(redirected, state, issuer, metadata)
+        code = self._read_redirect(self.user_agent(url), state, issuer, metadata)
         tokens = token_request(self._session(), metadata, client,
                                {"grant_type": "authorization_code", "code": code, "redirect_uri": self.redirect_uri,
                                 "code_verifier": verifier, "resource": self.resource})

@@ -160,20 +160,14 @@ class ResourceGuard:
             return "the access token was not issued for this server (audience)"
         return ""
 
-    def needed(self, message) -> tuple:
-        """The scopes one JSON-RPC request needs (rule 3), in a stable order."""
-        method = getattr(message, "method", None)
-        needed = list(self.scopes.get("*", ()))
-        if method is not None:
-            needed += self.scopes.get(method, ())
-            if method == "tools/call":
-                params = getattr(message, "params", None) or {}
-                needed += self.scopes.get(f"tool:{params.get('name')}", ())
-        return tuple(dict.fromkeys(needed))
-
     def check_scopes(self, access: AccessToken, messages) -> Refusal | None:
-        """Rule 3: a 403 naming every scope the requests need, when the token lacks one."""
-        needed = list(dict.fromkeys(scope for message in messages for scope in self.needed(message)))
+        """Rule 3: a 403 naming every scope the requests need (in a stable order), when the token lacks one."""
+        needed = list(self.scopes.get("*", ())) if messages else []
+        for message in messages:
+            needed += self.scopes.get(message.method, ())
+            if message.method == "tools/call":
+                needed += self.scopes.get(f"tool:{(message.params or {}).get('name')}", ())
+        needed = list(dict.fromkeys(needed))
         missing = [s for s in needed if s not in set(access.scopes)]
         if not missing:
             return None

@@ -97,28 +97,20 @@ class AllowList:
         self.launch, self.sampling, self.elicitation = launch, sampling, elicitation
         self.roots = roots
 
-    @staticmethod
-    def _listed(names, name: str) -> bool:
-        return names == "*" or name in names
-
     def __call__(self, consent: Consent):
         server, kind = consent.server, consent.kind
-        if kind == "launch":
-            return True if self._listed(self.launch, server) else Deny(f"server {server!r} may not be started")
         if kind == "roots":
-            if self.roots is None:
-                return True
-            allowed = self.roots.get(server, ())
-            return [root for root in consent.value if root.uri in allowed]
-        if kind == "tool_call":
-            name = consent.value.name
-            if self._listed(self.tools.get(server, ()), name):
-                return True
-            return Deny(f"tool {name!r} of server {server!r} is not on the allow-list")
-        names = self.sampling if kind == "sampling" else self.elicitation
-        if self._listed(names, server):
-            return True
-        return Deny(f"{kind} for server {server!r} is not on the allow-list")
+            return True if self.roots is None else [root for root in consent.value
+                                                     if root.uri in self.roots.get(server, ())]
+        if kind == "launch":
+            names, name, why = self.launch, server, f"server {server!r} may not be started"
+        elif kind == "tool_call":
+            names, name = self.tools.get(server, ()), consent.value.name
+            why = f"tool {name!r} of server {server!r} is not on the allow-list"
+        else:
+            names, name = self.sampling if kind == "sampling" else self.elicitation, server
+            why = f"{kind} for server {server!r} is not on the allow-list"
+        return True if names == "*" or name in names else Deny(why)
 
 
 class TerminalPolicy:

@@ -54,9 +54,9 @@ log = get_logger("mcp_ref.host")
 
 __all__ = ["Host", "HostTool", "HostPrompt", "HostResource", "HostTemplate"]
 
-KINDS = ("tools", "resources", "templates", "prompts")
 _FETCH = {"tools": "list_tools", "resources": "list_resources", "templates": "list_resource_templates",
           "prompts": "list_prompts"}
+KINDS = tuple(_FETCH)
 
 
 @dataclass
@@ -289,17 +289,14 @@ class Host:
                 continue
             with self._lock:
                 stale = kind in entry.stale
-                entry.stale.discard(kind)
-            try:
-                items = getattr(client, _FETCH[kind])() if stale else None
-            except BaseException:
-                with self._lock:
+                entry.stale.discard(kind)            # a list_changed during the fetch marks it again
+            if stale:
+                try:
+                    entry.lists[kind] = getattr(client, _FETCH[kind])()
+                except BaseException:
                     entry.stale.add(kind)
-                raise
-            with self._lock:
-                if stale:
-                    entry.lists[kind] = items
-                found.append((name, list(entry.lists.get(kind, ()))))
+                    raise
+            found.append((name, list(entry.lists.get(kind, ()))))
         return found
 
     def tools(self) -> list:
