@@ -74,7 +74,7 @@ def token_request(http, metadata: dict, client: dict, form: dict, client_asserti
     form = {key: value for key, value in form.items() if value is not None}
     headers: dict = {}
     method = auth_method(metadata, client, client_assertion)
-    client_id, secret = str(client.get("client_id")), client.get("client_secret")
+    client_id, secret = str(client.get("client_id")), client.get("client_secret") or ""
     if method in ("client_secret_basic", "client_secret_post") and not secret:
         raise TokenError(f"{method} needs a client_secret")
     if method == "client_secret_basic":

@@ -40,7 +40,7 @@ Rules:
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from mcp_ref.client.client import Client
@@ -92,16 +92,15 @@ class HostTemplate:
     template: types.ResourceTemplate
 
 
+@dataclass
 class _Server:
     """What the host keeps per server: its configuration, client and catalogue."""
-
-    def __init__(self, config: ServerConfig):
-        self.config = config
-        self.client: Optional[Client] = None
-        self.lists: dict = {}               # kind -> list of the server's objects
-        self.stale: set = set(KINDS)        # kinds to fetch again (rule 2)
-        self.launch_allowed = False         # the launch consent, asked once (rule 4)
-        self.roots = None
+    config: ServerConfig
+    client: Optional[Client] = None
+    lists: dict = field(default_factory=dict)               # kind -> list of the server's objects
+    stale: set = field(default_factory=lambda: set(KINDS))  # kinds to fetch again (rule 2)
+    launch_allowed: bool = False                            # the launch consent, asked once (rule 4)
+    roots: Optional[list] = None
 
 
 class Host:
