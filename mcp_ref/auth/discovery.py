@@ -40,18 +40,30 @@ from urllib.parse import urlsplit
 
 from mcp_ref.auth.challenge import resource_covers, well_known_resource_metadata
 from mcp_ref.auth.exceptions import DiscoveryError
-from mcp_ref.auth.ssrf import UnsafeAddressError, guarded_get
+from mcp_ref.auth.ssrf import UnsafeAddressError, guarded_get, guarded_post
 
 __all__ = ["find_resource_metadata", "authorization_server_metadata_urls", "find_authorization_server",
-           "authorization_base_url", "legacy_authorization_server", "require_pkce", "check_endpoint", "read_json",
+           "authorization_base_url", "legacy_authorization_server", "require_pkce", "check_endpoint", "fetch_json",
            "LOOPBACK_HOSTS"]
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 TIMEOUT = 10.0
 
 
-def read_json(response) -> tuple:
-    """``(status, the JSON body or None)`` of a response, which is then closed."""
+def fetch_json(http, url: str, headers=None, *, error=None, what: str = "", **post) -> tuple:
+    """``(status, the JSON body or None)`` of a GET of ``url``, or of a POST with ``post``
+    (``data=``, ``json=``), under the SSRF policy (ssrf.py). Unreachable: ``error`` naming the
+    ``what`` endpoint when given, else ``(None, None)``."""
+    headers = {"Accept": "application/json", **(headers or {})}
+    try:
+        response = guarded_post(http, url, headers=headers, timeout=TIMEOUT, **post) if post else \
+            guarded_get(http, url, headers=headers, timeout=TIMEOUT)
+    except UnsafeAddressError:
+        raise                                   # ssrf.py: refused, not merely absent or unreachable
+    except Exception as exc:
+        if error is None:
+            return None, None
+        raise error(f"the {what} endpoint {url} could not be reached: {type(exc).__name__}", url=url) from None
     try:
         return response.status_code, response.json()
     except ValueError:
@@ -62,13 +74,7 @@ def read_json(response) -> tuple:
 
 def _get_json(http, url: str, headers=None):
     """A JSON object from ``url``, or None (any failure: not there, not JSON, unreachable)."""
-    try:
-        response = guarded_get(http, url, headers={"Accept": "application/json", **(headers or {})}, timeout=TIMEOUT)
-    except UnsafeAddressError:
-        raise                                   # ssrf.py: refused, not merely absent
-    except Exception:
-        return None
-    status, document = read_json(response)
+    status, document = fetch_json(http, url, headers)
     return document if status == 200 and isinstance(document, dict) else None
 
 

@@ -21,9 +21,10 @@ Rules:
    client's redirect URI, ``application_type`` (``native`` for a loopback or custom
    scheme redirect, else ``web``) and a token endpoint method the server lists
    (``none`` first: a public client).
-4. Both POSTs go out under the SSRF policy (ssrf.py rule 6): an endpoint that is,
-   or resolves to, a private or reserved address is refused (``UnsafeAddressError``)
-   before anything is sent, and a redirect is never followed.
+4. Both POSTs go out under the SSRF policy (ssrf.py rule 6, through
+   ``discovery.fetch_json``): an endpoint that is, or resolves to, a private or
+   reserved address is refused (``UnsafeAddressError``) before anything is sent,
+   and a redirect is never followed.
 """
 from __future__ import annotations
 
@@ -31,13 +32,11 @@ import base64
 import time
 from urllib.parse import quote_plus, urlsplit
 
-from mcp_ref.auth.discovery import LOOPBACK_HOSTS, check_endpoint, read_json
+from mcp_ref.auth.discovery import LOOPBACK_HOSTS, check_endpoint, fetch_json
 from mcp_ref.auth.exceptions import RegistrationError, TokenError
-from mcp_ref.auth.ssrf import UnsafeAddressError, guarded_post
 
 __all__ = ["auth_method", "token_request", "register_client", "application_type", "JWT_BEARER", "ASSERTION_TYPE"]
 
-TIMEOUT = 10.0
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
@@ -53,19 +52,6 @@ def auth_method(metadata: dict, client: dict, client_assertion=None) -> str:
     if client.get("client_secret"):
         return "client_secret_basic" if "client_secret_basic" in supported else "client_secret_post"
     return "none"
-
-
-def _post(http, endpoint: str, error, what: str, headers=None, **options) -> tuple:
-    """Rule 4: POST under the SSRF policy; ``(status, the JSON body or None)``, ``error`` when unreachable."""
-    try:
-        response = guarded_post(http, endpoint, headers={"Accept": "application/json", **(headers or {})},
-                                timeout=TIMEOUT, **options)
-    except UnsafeAddressError:
-        raise                                   # rule 4: refused, not merely unreachable
-    except Exception as exc:
-        raise error(f"the {what} endpoint {endpoint} could not be reached: {type(exc).__name__}",
-                    url=endpoint) from None
-    return read_json(response)
 
 
 def token_request(http, metadata: dict, client: dict, form: dict, client_assertion=None) -> dict:
@@ -91,7 +77,7 @@ def token_request(http, metadata: dict, client: dict, form: dict, client_asserti
         form["client_id"] = client_id
     else:
         raise TokenError(f"unsupported token endpoint authentication method {method!r}")
-    status, body = _post(http, endpoint, TokenError, "token", data=form, headers=headers)
+    status, body = fetch_json(http, endpoint, headers, error=TokenError, what="token", data=form)
     if status != 200 or not isinstance(body, dict):
         fields = body if isinstance(body, dict) else {}
         error, described = fields.get("error"), fields.get("error_description")
@@ -126,7 +112,7 @@ def register_client(http, metadata: dict, *, redirect_uri: str, client_name: str
                "token_endpoint_auth_method": method, "application_type": application_type(redirect_uri)}
     if scope:
         request["scope"] = scope
-    status, body = _post(http, endpoint, RegistrationError, "registration", json=request)
+    status, body = fetch_json(http, endpoint, error=RegistrationError, what="registration", json=request)
     if status not in (200, 201) or not isinstance(body, dict) or not isinstance(body.get("client_id"), str):
         detail = ""
         if isinstance(body, dict) and body.get("error"):
