@@ -103,8 +103,7 @@ def find_resource_metadata(http, server_url: str, challenge: dict | None, header
 
 def authorization_server_metadata_urls(issuer: str) -> list:
     """Rule 3's order."""
-    parts = urlsplit(issuer)
-    origin, path = f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
+    origin, path = authorization_base_url(issuer), urlsplit(issuer).path.rstrip("/")
     urls = [f"{origin}/.well-known/oauth-authorization-server{path}",
             f"{origin}/.well-known/openid-configuration{path}"]
     return urls + [f"{origin}{path}/.well-known/openid-configuration"] if path else urls

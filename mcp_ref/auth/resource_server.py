@@ -69,11 +69,8 @@ class StaticTokenVerifier(TokenVerifier):
     a real verifier always checks the audience the authorization server wrote."""
 
     def __init__(self, tokens: dict):
-        self.tokens = {}
-        for token, value in tokens.items():
-            if isinstance(value, dict):
-                value = AccessToken(**dict(value, scopes=tuple(value.get("scopes", ()))))
-            self.tokens[token] = value
+        self.tokens = {token: AccessToken(**dict(value, scopes=tuple(value.get("scopes", ()))))
+                       if isinstance(value, dict) else value for token, value in tokens.items()}
 
     def verify(self, token: str, resource: str) -> AccessToken | None:
         access = self.tokens.get(token)

@@ -216,8 +216,7 @@ class Host:
                 entry.roots = self._ask("roots", as_roots(config.roots), name)
         options = dict(self.client_options)
         options.update(on_approve=lambda approval, name=name: approval.kind == "elicitation" or self.consent(
-            Consent(approval.kind, approval.stage, approval.value, approval.request, approval.server_info,
-                    server=name)))              # an elicitation is asked about in _elicit (rule 7)
+            Consent(**vars(approval), server=name)))    # an elicitation is asked about in _elicit (rule 7)
         if self.sampling is not None or self.model is not None:
             options["sampling"] = lambda request, name=name: self._sample(name, request)
         if self.elicitation is not None:
