@@ -114,9 +114,8 @@ def register_client(http, metadata: dict, *, redirect_uri: str, client_name: str
         request["scope"] = scope
     status, body = fetch_json(http, endpoint, error=RegistrationError, what="registration", json=request)
     if status not in (200, 201) or not isinstance(body, dict) or not isinstance(body.get("client_id"), str):
-        detail = ""
-        if isinstance(body, dict) and body.get("error"):
-            detail = f": {body.get('error')} {body.get('error_description') or ''}".rstrip()
+        fields = body if isinstance(body, dict) else {}
+        detail = f": {fields['error']} {fields.get('error_description') or ''}".rstrip() if fields.get("error") else ""
         raise RegistrationError(f"dynamic client registration at {endpoint} failed: HTTP {status}"
                                 f"{detail} (redirect_uri {redirect_uri}, application_type "
                                 f"{request['application_type']})", status=status, url=endpoint)

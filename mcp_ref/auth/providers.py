@@ -342,8 +342,7 @@ class OAuthClientProvider(_Provider):
         if not same_secret(query.get("state"), state):
             raise AuthorizationDenied("the authorization response's state does not match the request's: refused")
         if "error" in query:
-            described = query.get("error_description")
-            detail = f": {described}" if described else ""
+            detail = f": {query['error_description']}" if query.get("error_description") else ""
             raise AuthorizationDenied(f"authorization refused: {query['error']}{detail}")
         if not query.get("code"):
             raise AuthorizationDenied("the authorization response carries no code")

@@ -153,8 +153,5 @@ class TerminalPolicy:
             return ToolCall(value.name, arguments if isinstance(arguments, dict) else {})
         text = self.ask("new text: ")
         data = value.to_dict()
-        if consent.stage == "request":
-            data["messages"][-1]["content"] = {"type": "text", "text": text}
-        else:
-            data["content"] = {"type": "text", "text": text}
+        (data["messages"][-1] if consent.stage == "request" else data)["content"] = {"type": "text", "text": text}
         return data
