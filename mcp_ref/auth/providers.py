@@ -80,7 +80,6 @@ class _Provider:
         self.metadata = None              # the authorization server's
         self.resource_metadata = None
         self._requested: list = []        # scopes asked for so far (rule 4)
-        self._bound_issuer = None         # the issuer a pre-registered client_id belongs to (rule 6)
         self._lock = threading.RLock()
         self._http = None
 
@@ -200,12 +199,10 @@ class _Provider:
         self.metadata = metadata
 
     def _use_issuer(self, issuer: str) -> None:
-        if self.client_id is not None:                         # pre-registered: one issuer (rule 6)
-            if self._bound_issuer not in (None, issuer):
-                raise RegistrationError(f"the pre-registered client {self.client_id!r} belongs to "
-                                        f"{self._bound_issuer}, but {self.server_url} now names the authorization "
-                                        f"server {issuer}: register with it and pass its credentials")
-            self._bound_issuer = issuer
+        if self.client_id is not None and self.issuer not in (None, issuer):   # pre-registered: one issuer (rule 6)
+            raise RegistrationError(f"the pre-registered client {self.client_id!r} belongs to {self.issuer}, "
+                                    f"but {self.server_url} now names the authorization server {issuer}: "
+                                    "register with it and pass its credentials")
         self.issuer = issuer
 
     def _choose_scope(self, challenge: dict, step_up: bool) -> str | None:
