@@ -129,16 +129,14 @@ class _Provider:
 
     def _on_response(self, response, **kwargs):
         """Rule 1: authorize or step up, and re-send, as often as ``max_retries``."""
-        rounds = 0
-        while True:
+        for rounds in range(self.max_retries + 1):             # the last round only reports
             status = response.status_code
             challenge = bearer_challenge(response.headers) if status in (401, 403) else None
             step_up = status == 403 and (challenge or {}).get("error") == "insufficient_scope"
             request = response.request
             if not (status == 401 or step_up) or request.method == "DELETE":
                 return response
-            rounds += 1
-            if rounds > self.max_retries:
+            if rounds == self.max_retries:
                 response.close()
                 if status == 403:
                     raise InsufficientScope(f"{self.server_url} still refuses the request for insufficient scope "
