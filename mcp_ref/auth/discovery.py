@@ -72,20 +72,20 @@ def fetch_json(http, url: str, headers=None, *, error=None, what: str = "", **po
         response.close()
 
 
-def _get_json(http, url: str, headers=None):
-    """A JSON object from ``url``, or None (any failure: not there, not JSON, unreachable)."""
-    status, document = fetch_json(http, url, headers)
-    return document if status == 200 and isinstance(document, dict) else None
+def _documents(http, urls, headers=None):
+    """``(url, document)`` for each of ``urls`` that answers a JSON object, in order; any other
+    answer (not there, not JSON, unreachable) is skipped."""
+    for url in urls:
+        status, document = fetch_json(http, url, headers)
+        if status == 200 and isinstance(document, dict):
+            yield url, document
 
 
 def find_resource_metadata(http, server_url: str, challenge: dict | None, headers=None) -> dict | None:
     """Rule 1: the validated document, or None when there is none at all (rule 2)."""
     named = (challenge or {}).get("resource_metadata")
     urls = [named] if named else well_known_resource_metadata(server_url)
-    for url in urls:
-        document = _get_json(http, url, headers)
-        if document is None:
-            continue
+    for url, document in _documents(http, urls, headers):
         resource = document.get("resource")
         if not isinstance(resource, str) or not resource_covers(resource, server_url):
             raise DiscoveryError(f"the protected resource metadata at {url} names the resource {resource!r}, "
@@ -113,14 +113,10 @@ def find_authorization_server(http, issuer: str, headers=None) -> dict:
     """Rule 3: the metadata of ``issuer``; ``DiscoveryError`` when none is usable."""
     check_endpoint(issuer, "issuer")
     refused = []
-    for url in authorization_server_metadata_urls(issuer):
-        document = _get_json(http, url, headers)
-        if document is None:
-            continue
-        if document.get("issuer") != issuer:
-            refused.append(f"{url} claims issuer {document.get('issuer')!r}")
-            continue
-        return document
+    for url, document in _documents(http, authorization_server_metadata_urls(issuer), headers):
+        if document.get("issuer") == issuer:
+            return document
+        refused.append(f"{url} claims issuer {document.get('issuer')!r}")
     detail = f" ({'; '.join(refused)})" if refused else ""
     raise DiscoveryError(f"no authorization server metadata for the issuer {issuer}{detail}", url=issuer)
 
@@ -134,11 +130,9 @@ def authorization_base_url(server_url: str) -> str:
 def legacy_authorization_server(http, server_url: str, headers=None) -> dict:
     """Rule 2: a 2025-03-26 server, its own authorization server."""
     origin = authorization_base_url(server_url)
-    document = _get_json(http, f"{origin}/.well-known/oauth-authorization-server", headers)
-    if document is not None:
-        if not isinstance(document.get("issuer"), str) or not document["issuer"]:
-            document = {**document, "issuer": origin}
-        return document
+    for _, document in _documents(http, [f"{origin}/.well-known/oauth-authorization-server"], headers):
+        issuer = document.get("issuer")
+        return {**document, "issuer": issuer if isinstance(issuer, str) and issuer else origin}
     return {"issuer": origin, "authorization_endpoint": origin + "/authorize", "token_endpoint": origin + "/token",
             "registration_endpoint": origin + "/register", "code_challenge_methods_supported": ["S256"]}
 
