@@ -66,7 +66,8 @@ def _bearer_of(request) -> str | None:
 
 
 class _Provider:
-    """Rules 1 to 4, common to the three grants; ``_grant(scope)`` is each one's own."""
+    """Rules 1 to 4, common to the three grants; ``_grant(scope)`` is the authorization code's
+    own, the machines' grants (grants.py) name their token request's ``_form(scope)``."""
 
     max_retries = 2
 
@@ -245,6 +246,10 @@ class _Provider:
         return True
 
     def _grant(self, scope) -> None:
+        self._store(token_request(self._session(), self.metadata, self._identity(), self._form(scope),
+                                  self.client_assertion))
+
+    def _form(self, scope) -> dict:
         raise NotImplementedError
 
 
