@@ -123,9 +123,7 @@ class TerminalPolicy:
         self.out = out
 
     def __call__(self, consent: Consent):
-        out = self.out or sys.stderr
-        out.write(describe(consent) + "\n")
-        out.flush()
+        print(describe(consent), file=self.out or sys.stderr, flush=True)
         editable = consent.kind in ("tool_call", "sampling")
         while True:
             try:
@@ -148,7 +146,7 @@ class TerminalPolicy:
             try:
                 arguments = json.loads(text)
             except json.JSONDecodeError as exc:
-                (self.out or sys.stderr).write(f"not JSON: {exc}\n")
+                print(f"not JSON: {exc}", file=self.out or sys.stderr)
                 return None
             return ToolCall(value.name, arguments if isinstance(arguments, dict) else {})
         text = self.ask("new text: ")
