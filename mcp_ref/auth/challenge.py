@@ -72,11 +72,9 @@ def canonical_resource(url: str) -> str:
     scheme, host = parts.scheme.lower(), (parts.hostname or "")
     if ":" in host:
         host = f"[{host}]"
-    port = parts.port
-    if port is not None and {"http": 80, "https": 443}.get(scheme) != port:
-        host = f"{host}:{port}"
-    path = parts.path.rstrip("/")
-    return urlunsplit((scheme, host, path, parts.query, ""))
+    if parts.port is not None and {"http": 80, "https": 443}.get(scheme) != parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((scheme, host, parts.path.rstrip("/"), parts.query, ""))
 
 
 def resource_covers(resource: str, server_url: str) -> bool:
