@@ -345,16 +345,13 @@ class Host:
 
     def check(self, timeout: float = 5.0) -> dict:
         """Ping every running server now: ``{server: None (alive) or the exception}`` (rule 6)."""
-        health: dict[str, Optional[Exception]] = {}
-        for name, entry in self._servers.items():
-            if entry.client is None:
-                continue
+        def ping(client):
             try:
-                entry.client.ping(timeout=timeout)
-                health[name] = None
+                client.ping(timeout=timeout)
             except Exception as exc:      # noqa: BLE001 -- reported, not raised
-                health[name] = exc
-        return health
+                return exc
+            return None
+        return {name: ping(entry.client) for name, entry in self._servers.items() if entry.client is not None}
 
     # ------------------------------------------------------------------ elicitation (rules 4, 7)
     def _elicit(self, name: str, request):
