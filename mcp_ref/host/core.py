@@ -214,9 +214,8 @@ class Host:
             if config.roots is not None:
                 from mcp_ref.client.roots import as_roots
                 entry.roots = self._ask("roots", as_roots(config.roots), name)
-        options = dict(self.client_options)
-        options.update(on_approve=lambda approval, name=name: approval.kind == "elicitation" or self.consent(
-            Consent(**vars(approval), server=name)))    # an elicitation is asked about in _elicit (rule 7)
+        options = dict(self.client_options, on_approve=lambda approval, name=name: approval.kind == "elicitation"
+                       or self.consent(Consent(**vars(approval), server=name)))    # an elicitation: in _elicit (rule 7)
         if self.sampling is not None or self.model is not None:
             options["sampling"] = lambda request, name=name: self._sample(name, request)
         if self.elicitation is not None:
