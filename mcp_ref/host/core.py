@@ -140,7 +140,6 @@ class Host:
         self.client_options = client_options        # protocol_version: "auto" unless given (rule 7)
         self.failed: dict = {}              # server -> the exception that kept it out (rule 1)
         self._lock = threading.Lock()
-        self._closed = False
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> "Host":
@@ -177,7 +176,6 @@ class Host:
 
     def close(self) -> None:
         """Close every client (so every server process stops); idempotent."""
-        self._closed = True
         for entry in self._servers.values():
             if entry.client is not None:
                 entry.client.close()
