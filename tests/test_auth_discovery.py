@@ -35,7 +35,7 @@ class Scripted:
     def __init__(self, documents):
         self.documents, self.asked, self.headers = documents, [], []
 
-    def get(self, url, headers=None, timeout=None):
+    def get(self, url, headers=None, timeout=None, allow_redirects=True):
         self.asked.append(url)
         self.headers.append(headers or {})
         return Answer(self.documents.get(url))

@@ -72,8 +72,8 @@ def test_no_refresh_token_means_no_refresh_request_and_a_refused_one_is_forgotte
     provider = _provider()
     provider.metadata = {"issuer": "https://as.example", "token_endpoint": "https://as.example/token"}
     provider.issuer, provider.resource = "https://as.example", "https://mcp.example/mcp"
-    for name, value in (("_session", None), ("_client_for_token", {"client_id": "c"}), ("_assertion_callback", None)):
-        monkeypatch.setattr(provider, name, lambda value=value: value, raising=False)
+    monkeypatch.setattr(provider, "_session", lambda: None)
+    monkeypatch.setattr(provider, "_identity", lambda **options: {"client_id": "c"})
 
     def never(*args, **kwargs):
         raise AssertionError("a refresh was attempted without a refresh token")

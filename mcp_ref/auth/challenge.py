@@ -9,49 +9,43 @@ Spec: basic/authorization#protected-resource-metadata-discovery-requirements,
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
-__all__ = ["parse_challenges", "bearer_challenge", "format_challenge", "canonical_resource", "same_resource",
+__all__ = ["parse_challenges", "bearer_challenge", "format_challenge", "split_scopes", "canonical_resource",
            "resource_covers", "well_known_resource_metadata"]
 
 _TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
 _PARAM = re.compile(r"\s*(" + _TOKEN + r")\s*=\s*(\"(?:[^\"\\]|\\.)*\"|" + _TOKEN + r")\s*(,|$)")
-_SCHEME = re.compile(r"\s*(" + _TOKEN + r")(?:\s+|$)")
+_SCHEME = re.compile(r"[ ,]*\s*(" + _TOKEN + r")(?:\s+|$)")
 
 
 def parse_challenges(value: str) -> list:
     """``[(scheme lower-case, {param lower-case: value})]`` for one header value; lenient:
-    what cannot be parsed ends the list."""
-    challenges, pos, value = [], 0, value or ""
-    while pos < len(value):
-        while pos < len(value) and value[pos] in " ,":
-            pos += 1
-        match = _SCHEME.match(value, pos)
-        if not match:
-            break
-        scheme, pos = match.group(1).lower(), match.end()
-        params: dict = {}
-        while pos < len(value):
-            param = _PARAM.match(value, pos)
-            if not param:
-                break
+    what cannot be parsed ends the list. A ``token=value`` (then a comma or the end) is a
+    parameter of the current challenge; a token then a space or the end opens the next."""
+    challenges: list = []
+    pos, value = 0, value or ""
+    while True:
+        param = _PARAM.match(value, pos) if challenges else None
+        if param:
             raw = param.group(2)
             if raw.startswith('"'):
                 raw = re.sub(r"\\(.)", r"\1", raw[1:-1])
-            params.setdefault(param.group(1).lower(), raw)
+            challenges[-1][1].setdefault(param.group(1).lower(), raw)
             pos = param.end()
-        challenges.append((scheme, params))
-    return challenges
+            continue
+        scheme = _SCHEME.match(value, pos)
+        if not scheme:
+            return challenges
+        challenges.append((scheme.group(1).lower(), {}))
+        pos = scheme.end()
 
 
 def bearer_challenge(headers) -> dict | None:
     """The parameters of the ``Bearer`` challenge among a response's ``WWW-Authenticate``
     headers (``headers``: a mapping or ``requests``' case-insensitive dict), None without one."""
     value = headers.get("WWW-Authenticate") if headers is not None else None
-    for scheme, params in parse_challenges(value or ""):
-        if scheme == "bearer":
-            return params
-    return None
+    return next((params for scheme, params in parse_challenges(value or "") if scheme == "bearer"), None)
 
 
 def _quote(value: str) -> str:
@@ -63,6 +57,13 @@ def format_challenge(**params) -> str:
     return "Bearer " + ", ".join(f"{key}={_quote(str(value))}" for key, value in params.items() if value is not None)
 
 
+def split_scopes(value) -> list:
+    """A ``scope`` value (space-separated, RFC 6749 §3.3) or a list of scopes, as a list."""
+    if value is None:
+        return []
+    return value.split() if isinstance(value, str) else [str(v) for v in value]
+
+
 def canonical_resource(url: str) -> str:
     """RFC 8707 §2 / basic/authorization#canonical-server-uri: lower-case scheme and host,
     no fragment, no default port, no trailing slash (unless the path is only ``/``... which
@@ -71,15 +72,9 @@ def canonical_resource(url: str) -> str:
     scheme, host = parts.scheme.lower(), (parts.hostname or "")
     if ":" in host:
         host = f"[{host}]"
-    port = parts.port
-    if port is not None and {"http": 80, "https": 443}.get(scheme) != port:
-        host = f"{host}:{port}"
-    path = parts.path.rstrip("/")
-    return urlunsplit((scheme, host, path, parts.query, ""))
-
-
-def same_resource(a: str, b: str) -> bool:
-    return canonical_resource(a) == canonical_resource(b)
+    if parts.port is not None and {"http": 80, "https": 443}.get(scheme) != parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((scheme, host, parts.path.rstrip("/"), parts.query, ""))
 
 
 def resource_covers(resource: str, server_url: str) -> bool:
@@ -97,8 +92,6 @@ def resource_covers(resource: str, server_url: str) -> bool:
 def well_known_resource_metadata(server_url: str) -> list:
     """The protected resource metadata URIs in the spec's order: path-inserted, then root
     (RFC 9728 §3.1). Spec: basic/authorization#protected-resource-metadata-discovery-requirements."""
-    parts = urlsplit(server_url)
-    origin = f"{parts.scheme}://{parts.netloc}"
-    path = parts.path.rstrip("/")
-    urls = [f"{origin}/.well-known/oauth-protected-resource{path}"] if path else []
-    return urls + [f"{origin}/.well-known/oauth-protected-resource"]
+    root = urljoin(server_url, "/.well-known/oauth-protected-resource")
+    path = urlsplit(server_url).path.rstrip("/")
+    return [root + path, root] if path else [root]

@@ -40,42 +40,52 @@ from urllib.parse import urlsplit
 
 from mcp_ref.auth.challenge import resource_covers, well_known_resource_metadata
 from mcp_ref.auth.exceptions import DiscoveryError
-from mcp_ref.auth.ssrf import UnsafeAddressError, guarded_get
+from mcp_ref.auth.ssrf import UnsafeAddressError, guarded_get, guarded_post
 
 __all__ = ["find_resource_metadata", "authorization_server_metadata_urls", "find_authorization_server",
-           "authorization_base_url", "legacy_authorization_server", "require_pkce", "check_endpoint", "LOOPBACK_HOSTS"]
+           "authorization_base_url", "legacy_authorization_server", "require_pkce", "check_endpoint", "fetch_json",
+           "LOOPBACK_HOSTS"]
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 TIMEOUT = 10.0
 
 
-def _get_json(http, url: str, headers=None):
-    """A JSON object from ``url``, or None (any failure: not there, not JSON, unreachable)."""
+def fetch_json(http, url: str, headers=None, *, error=None, what: str = "", **post) -> tuple:
+    """``(status, the JSON body or None)`` of a GET of ``url``, or of a POST with ``post``
+    (``data=``, ``json=``), under the SSRF policy (ssrf.py). Unreachable: ``error`` naming the
+    ``what`` endpoint when given, else ``(None, None)``."""
+    headers = {"Accept": "application/json", **(headers or {})}
     try:
-        response = guarded_get(http, url, headers={"Accept": "application/json", **(headers or {})}, timeout=TIMEOUT)
+        response = guarded_post(http, url, headers=headers, timeout=TIMEOUT, **post) if post else \
+            guarded_get(http, url, headers=headers, timeout=TIMEOUT)
     except UnsafeAddressError:
-        raise                                   # ssrf.py: refused, not merely absent
-    except Exception:
-        return None
+        raise                                   # ssrf.py: refused, not merely absent or unreachable
+    except Exception as exc:
+        if error is None:
+            return None, None
+        raise error(f"the {what} endpoint {url} could not be reached: {type(exc).__name__}", url=url) from None
     try:
-        if response.status_code != 200:
-            return None
-        document = response.json()
+        return response.status_code, response.json()
     except ValueError:
-        return None
+        return response.status_code, None
     finally:
         response.close()
-    return document if isinstance(document, dict) else None
+
+
+def _documents(http, urls, headers=None):
+    """``(url, document)`` for each of ``urls`` that answers a JSON object, in order; any other
+    answer (not there, not JSON, unreachable) is skipped."""
+    for url in urls:
+        status, document = fetch_json(http, url, headers)
+        if status == 200 and isinstance(document, dict):
+            yield url, document
 
 
 def find_resource_metadata(http, server_url: str, challenge: dict | None, headers=None) -> dict | None:
     """Rule 1: the validated document, or None when there is none at all (rule 2)."""
     named = (challenge or {}).get("resource_metadata")
     urls = [named] if named else well_known_resource_metadata(server_url)
-    for url in urls:
-        document = _get_json(http, url, headers)
-        if document is None:
-            continue
+    for url, document in _documents(http, urls, headers):
         resource = document.get("resource")
         if not isinstance(resource, str) or not resource_covers(resource, server_url):
             raise DiscoveryError(f"the protected resource metadata at {url} names the resource {resource!r}, "
@@ -93,28 +103,20 @@ def find_resource_metadata(http, server_url: str, challenge: dict | None, header
 
 def authorization_server_metadata_urls(issuer: str) -> list:
     """Rule 3's order."""
-    parts = urlsplit(issuer)
-    origin = f"{parts.scheme}://{parts.netloc}"
-    path = parts.path.rstrip("/")
-    if path:
-        return [f"{origin}/.well-known/oauth-authorization-server{path}",
-                f"{origin}/.well-known/openid-configuration{path}",
-                f"{origin}{path}/.well-known/openid-configuration"]
-    return [f"{origin}/.well-known/oauth-authorization-server", f"{origin}/.well-known/openid-configuration"]
+    origin, path = authorization_base_url(issuer), urlsplit(issuer).path.rstrip("/")
+    urls = [f"{origin}/.well-known/oauth-authorization-server{path}",
+            f"{origin}/.well-known/openid-configuration{path}"]
+    return urls + [f"{origin}{path}/.well-known/openid-configuration"] if path else urls
 
 
 def find_authorization_server(http, issuer: str, headers=None) -> dict:
     """Rule 3: the metadata of ``issuer``; ``DiscoveryError`` when none is usable."""
     check_endpoint(issuer, "issuer")
     refused = []
-    for url in authorization_server_metadata_urls(issuer):
-        document = _get_json(http, url, headers)
-        if document is None:
-            continue
-        if document.get("issuer") != issuer:
-            refused.append(f"{url} claims issuer {document.get('issuer')!r}")
-            continue
-        return document
+    for url, document in _documents(http, authorization_server_metadata_urls(issuer), headers):
+        if document.get("issuer") == issuer:
+            return document
+        refused.append(f"{url} claims issuer {document.get('issuer')!r}")
     detail = f" ({'; '.join(refused)})" if refused else ""
     raise DiscoveryError(f"no authorization server metadata for the issuer {issuer}{detail}", url=issuer)
 
@@ -128,14 +130,11 @@ def authorization_base_url(server_url: str) -> str:
 def legacy_authorization_server(http, server_url: str, headers=None) -> dict:
     """Rule 2: a 2025-03-26 server, its own authorization server."""
     origin = authorization_base_url(server_url)
-    document = _get_json(http, f"{origin}/.well-known/oauth-authorization-server", headers)
-    if document is not None:
-        if not isinstance(document.get("issuer"), str) or not document["issuer"]:
-            document = {**document, "issuer": origin}
-        return document
+    for _, document in _documents(http, [f"{origin}/.well-known/oauth-authorization-server"], headers):
+        issuer = document.get("issuer")
+        return {**document, "issuer": issuer if isinstance(issuer, str) and issuer else origin}
     return {"issuer": origin, "authorization_endpoint": origin + "/authorize", "token_endpoint": origin + "/token",
-            "registration_endpoint": origin + "/register", "code_challenge_methods_supported": ["S256"],
-            "mcp_ref_default_endpoints": True}
+            "registration_endpoint": origin + "/register", "code_challenge_methods_supported": ["S256"]}
 
 
 def require_pkce(metadata: dict) -> None:

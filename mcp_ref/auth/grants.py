@@ -1,10 +1,11 @@
 """Machines acting for themselves: the ``client_credentials`` grant and the JWT bearer
 grant (RFC 7523), on the token handling every provider shares (providers.py
-``_Provider``: discovery, the token, refresh, step-up). Spec: basic/authorization.
+``_Provider``: discovery, the token, refresh, step-up, and the token request of
+the form each grant names in ``_form``). Spec: basic/authorization.
 """
 from __future__ import annotations
 
-from mcp_ref.auth.oauth import JWT_BEARER, token_request
+from mcp_ref.auth.oauth import JWT_BEARER
 from mcp_ref.auth.providers import _Provider
 
 __all__ = ["ClientCredentialsProvider", "JwtBearerGrantProvider"]
@@ -21,14 +22,8 @@ class ClientCredentialsProvider(_Provider):
         super().__init__(client_id=client_id, client_secret=client_secret, scope=scope, storage=storage)
         self.client_assertion = client_assertion
 
-    def _assertion_callback(self):
-        return self.client_assertion
-
-    def _grant(self, scope) -> None:
-        tokens = token_request(self._session(), self.metadata, self._client(),
-                               {"grant_type": "client_credentials", "scope": scope, "resource": self.resource},
-                               self.client_assertion)
-        self._store(tokens)
+    def _form(self, scope) -> dict:
+        return {"grant_type": "client_credentials", "scope": scope, "resource": self.resource}
 
 
 class JwtBearerGrantProvider(_Provider):
@@ -42,8 +37,6 @@ class JwtBearerGrantProvider(_Provider):
         super().__init__(client_id=client_id, client_secret=client_secret, scope=scope, storage=storage)
         self.assertion = assertion
 
-    def _grant(self, scope) -> None:
-        tokens = token_request(self._session(), self.metadata, self._client(),
-                               {"grant_type": JWT_BEARER, "assertion": self.assertion(self.issuer, self.resource),
-                                "scope": scope, "resource": self.resource})
-        self._store(tokens)
+    def _form(self, scope) -> dict:
+        return {"grant_type": JWT_BEARER, "assertion": self.assertion(self.issuer, self.resource),
+                "scope": scope, "resource": self.resource}

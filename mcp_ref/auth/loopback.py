@@ -12,6 +12,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from urllib.parse import urlsplit
 
+from mcp_ref.auth.discovery import LOOPBACK_HOSTS
 from mcp_ref.auth.exceptions import AuthorizationDenied
 
 __all__ = ["LoopbackUserAgent"]
@@ -26,7 +27,7 @@ class LoopbackUserAgent:
 
     def __init__(self, redirect_uri: str, *, open_browser=None, timeout: float = 300.0):
         parts = urlsplit(redirect_uri)
-        if parts.scheme != "http" or parts.hostname not in ("localhost", "127.0.0.1", "::1") or not parts.port:
+        if parts.scheme != "http" or parts.hostname not in LOOPBACK_HOSTS or not parts.port:
             raise ValueError(f"a loopback redirect_uri is http://localhost:PORT/path, not {redirect_uri!r}")
         self.redirect_uri, self.timeout = redirect_uri, timeout
         if open_browser is None:
@@ -39,9 +40,7 @@ class LoopbackUserAgent:
     def __call__(self, authorization_url: str) -> str:
         received = []
         done = threading.Event()
-        path = self._path
-        parts = urlsplit(self.redirect_uri)
-        origin = f"{parts.scheme}://{parts.netloc}"
+        path, origin = self._path, "http://" + urlsplit(self.redirect_uri).netloc
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):

@@ -21,9 +21,10 @@ Rules:
    client's redirect URI, ``application_type`` (``native`` for a loopback or custom
    scheme redirect, else ``web``) and a token endpoint method the server lists
    (``none`` first: a public client).
-4. Both POSTs go out under the SSRF policy (ssrf.py rule 6): an endpoint that is,
-   or resolves to, a private or reserved address is refused (``UnsafeAddressError``)
-   before anything is sent, and a redirect is never followed.
+4. Both POSTs go out under the SSRF policy (ssrf.py rule 6, through
+   ``discovery.fetch_json``): an endpoint that is, or resolves to, a private or
+   reserved address is refused (``UnsafeAddressError``) before anything is sent,
+   and a redirect is never followed.
 """
 from __future__ import annotations
 
@@ -31,13 +32,11 @@ import base64
 import time
 from urllib.parse import quote_plus, urlsplit
 
-from mcp_ref.auth.discovery import LOOPBACK_HOSTS, check_endpoint
+from mcp_ref.auth.discovery import LOOPBACK_HOSTS, check_endpoint, fetch_json
 from mcp_ref.auth.exceptions import RegistrationError, TokenError
-from mcp_ref.auth.ssrf import UnsafeAddressError, guarded_post
 
 __all__ = ["auth_method", "token_request", "register_client", "application_type", "JWT_BEARER", "ASSERTION_TYPE"]
 
-TIMEOUT = 10.0
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
@@ -48,14 +47,10 @@ def auth_method(metadata: dict, client: dict, client_assertion=None) -> str:
     if method:
         return method
     supported = metadata.get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
-    if client_assertion is not None and "private_key_jwt" in supported:
+    if client_assertion is not None and ("private_key_jwt" in supported or not client.get("client_secret")):
         return "private_key_jwt"
     if client.get("client_secret"):
-        if "client_secret_basic" in supported:
-            return "client_secret_basic"
-        return "client_secret_post"
-    if client_assertion is not None:
-        return "private_key_jwt"
+        return "client_secret_basic" if "client_secret_basic" in supported else "client_secret_post"
     return "none"
 
 
@@ -63,17 +58,15 @@ def token_request(http, metadata: dict, client: dict, form: dict, client_asserti
     """POST ``form`` to the token endpoint with the client's authentication (rules 1, 2)."""
     endpoint = check_endpoint(metadata.get("token_endpoint"), "token_endpoint")
     form = {key: value for key, value in form.items() if value is not None}
-    headers = {"Accept": "application/json"}
+    headers: dict = {}
     method = auth_method(metadata, client, client_assertion)
-    client_id, secret = str(client.get("client_id")), client.get("client_secret")
+    client_id, secret = str(client.get("client_id")), client.get("client_secret") or ""
+    if method in ("client_secret_basic", "client_secret_post") and not secret:
+        raise TokenError(f"{method} needs a client_secret")
     if method == "client_secret_basic":
-        if not secret:
-            raise TokenError("client_secret_basic needs a client_secret")
         pair = f"{quote_plus(client_id)}:{quote_plus(secret)}".encode("utf-8")
         headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
     elif method == "client_secret_post":
-        if not secret:
-            raise TokenError("client_secret_post needs a client_secret")
         form.update(client_id=client_id, client_secret=secret)
     elif method == "private_key_jwt":
         if client_assertion is None:
@@ -84,35 +77,21 @@ def token_request(http, metadata: dict, client: dict, form: dict, client_asserti
         form["client_id"] = client_id
     else:
         raise TokenError(f"unsupported token endpoint authentication method {method!r}")
-    try:
-        response = guarded_post(http, endpoint, data=form, headers=headers, timeout=TIMEOUT)
-    except UnsafeAddressError:
-        raise                                   # rule 4: refused, not merely unreachable
-    except Exception as exc:
-        raise TokenError(f"the token endpoint {endpoint} could not be reached: {type(exc).__name__}",
-                         url=endpoint) from None
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    finally:
-        response.close()
-    if response.status_code != 200 or not isinstance(body, dict):
-        error = body.get("error") if isinstance(body, dict) else None
-        described = body.get("error_description") if isinstance(body, dict) else None
-        failure = TokenError(f"the token endpoint refused the {form.get('grant_type')} grant: HTTP "
-                             f"{response.status_code}" + (f" {error}" if error else "") +
-                             (f": {described}" if isinstance(described, str) else ""),
-                             status=response.status_code, url=endpoint)
+    status, body = fetch_json(http, endpoint, headers, error=TokenError, what="token", data=form)
+    if status != 200 or not isinstance(body, dict):
+        fields = body if isinstance(body, dict) else {}
+        error, described = fields.get("error"), fields.get("error_description")
+        failure = TokenError(f"the token endpoint refused the {form.get('grant_type')} grant: HTTP {status}" +
+                             (f" {error}" if error else "") + (f": {described}" if isinstance(described, str) else ""),
+                             status=status, url=endpoint)
         failure.error = error
         raise failure
     if not isinstance(body.get("access_token"), str) or str(body.get("token_type", "")).lower() != "bearer":
         raise TokenError(f"the token endpoint {endpoint} answered without a Bearer access_token", url=endpoint)
-    tokens = dict(body)
     expires_in = body.get("expires_in")
     if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool):
-        tokens["expires_at"] = time.time() + float(expires_in)
-    return tokens
+        body["expires_at"] = time.time() + float(expires_in)
+    return body
 
 
 def application_type(redirect_uri: str) -> str:
@@ -133,27 +112,12 @@ def register_client(http, metadata: dict, *, redirect_uri: str, client_name: str
                "token_endpoint_auth_method": method, "application_type": application_type(redirect_uri)}
     if scope:
         request["scope"] = scope
-    try:
-        response = guarded_post(http, endpoint, json=request, headers={"Accept": "application/json"},
-                                timeout=TIMEOUT)
-    except UnsafeAddressError:
-        raise                                   # rule 4: refused, not merely unreachable
-    except Exception as exc:
-        raise RegistrationError(f"the registration endpoint {endpoint} could not be reached: "
-                                f"{type(exc).__name__}", url=endpoint) from None
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    finally:
-        response.close()
-    if response.status_code not in (200, 201) or not isinstance(body, dict) or \
-            not isinstance(body.get("client_id"), str):
-        detail = ""
-        if isinstance(body, dict) and body.get("error"):
-            detail = f": {body.get('error')} {body.get('error_description') or ''}".rstrip()
-        raise RegistrationError(f"dynamic client registration at {endpoint} failed: HTTP {response.status_code}"
+    status, body = fetch_json(http, endpoint, error=RegistrationError, what="registration", json=request)
+    if status not in (200, 201) or not isinstance(body, dict) or not isinstance(body.get("client_id"), str):
+        fields = body if isinstance(body, dict) else {}
+        detail = f": {fields['error']} {fields.get('error_description') or ''}".rstrip() if fields.get("error") else ""
+        raise RegistrationError(f"dynamic client registration at {endpoint} failed: HTTP {status}"
                                 f"{detail} (redirect_uri {redirect_uri}, application_type "
-                                f"{request['application_type']})", status=response.status_code, url=endpoint)
+                                f"{request['application_type']})", status=status, url=endpoint)
     body.setdefault("token_endpoint_auth_method", method)
     return body

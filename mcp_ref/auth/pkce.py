@@ -31,6 +31,4 @@ def new_state() -> str:
 
 def same_secret(a, b) -> bool:
     """Constant-time comparison of two strings (None never matches)."""
-    if not isinstance(a, str) or not isinstance(b, str):
-        return False
-    return hmac.compare_digest(a.encode("utf-8"), b.encode("utf-8"))
+    return isinstance(a, str) and isinstance(b, str) and hmac.compare_digest(a.encode("utf-8"), b.encode("utf-8"))

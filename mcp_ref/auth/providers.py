@@ -41,7 +41,7 @@ import threading
 import time
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-from mcp_ref.auth.challenge import bearer_challenge, canonical_resource
+from mcp_ref.auth.challenge import bearer_challenge, canonical_resource, split_scopes
 from mcp_ref.auth.discovery import (LOOPBACK_HOSTS, authorization_base_url, check_endpoint, find_authorization_server,
                         find_resource_metadata, legacy_authorization_server, require_pkce)
 from mcp_ref.auth.exceptions import (AuthorizationDenied, AuthorizationError, InsufficientScope, RegistrationError,
@@ -56,16 +56,8 @@ __all__ = ["OAuthClientProvider"]
 REFRESH_MARGIN = 30.0          # seconds before expiry a token counts as expired
 
 
-def _scopes(value) -> list:
-    if value is None:
-        return []
-    return value.split() if isinstance(value, str) else [str(v) for v in value]
-
-
 def _origin(url: str) -> tuple:
-    parts = urlsplit(url)
-    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(
-        parts.scheme.lower())
+    return urlsplit(canonical_resource(url))[:2]           # scheme and host, without a default port
 
 
 def _bearer_of(request) -> str | None:
@@ -74,13 +66,14 @@ def _bearer_of(request) -> str | None:
 
 
 class _Provider:
-    """Rules 1 to 4, common to the three grants; ``_grant(scope)`` is each one's own."""
+    """Rules 1 to 4, common to the three grants; ``_grant(scope)`` is the authorization code's
+    own, the machines' grants (grants.py) name their token request's ``_form(scope)``."""
 
     max_retries = 2
 
     def __init__(self, *, client_id=None, client_secret=None, scope=None, storage=None):
         self.client_id, self._client_secret = client_id, client_secret
-        self.scope = _scopes(scope)
+        self.scope = split_scopes(scope)
         self.storage = storage if storage is not None else InMemoryStorage()
         self.server_url = None
         self.resource = None              # what ``resource`` carries (RFC 8707)
@@ -126,31 +119,25 @@ class _Provider:
         """The current access token; an expired one is refreshed first (rule 3)."""
         with self._lock:
             tokens = self._tokens()
-            if tokens is None:
-                return None
-            expires_at = tokens.get("expires_at")
+            expires_at = (tokens or {}).get("expires_at")
             if refresh and expires_at is not None and time.time() >= expires_at - REFRESH_MARGIN:
                 if self._refresh(tokens):
                     tokens = self._tokens()
             return tokens["access_token"] if tokens else None
 
     def _tokens(self):
-        if self.issuer is None:
-            return None
-        return self.storage.get_tokens(self.issuer, self.resource)
+        return None if self.issuer is None else self.storage.get_tokens(self.issuer, self.resource)
 
     def _on_response(self, response, **kwargs):
         """Rule 1: authorize or step up, and re-send, as often as ``max_retries``."""
-        rounds = 0
-        while True:
+        for rounds in range(self.max_retries + 1):             # the last round only reports
             status = response.status_code
             challenge = bearer_challenge(response.headers) if status in (401, 403) else None
             step_up = status == 403 and (challenge or {}).get("error") == "insufficient_scope"
             request = response.request
             if not (status == 401 or step_up) or request.method == "DELETE":
                 return response
-            rounds += 1
-            if rounds > self.max_retries:
+            if rounds == self.max_retries:
                 response.close()
                 if status == 403:
                     raise InsufficientScope(f"{self.server_url} still refuses the request for insufficient scope "
@@ -159,9 +146,8 @@ class _Provider:
                 raise AuthorizationError(f"{self.server_url} still answers 401 after {self.max_retries} "
                                          "authorizations", status=401, url=self.server_url)
             sent = _bearer_of(request)
-            headers = {}
-            if request.headers.get("MCP-Protocol-Version"):
-                headers["MCP-Protocol-Version"] = request.headers["MCP-Protocol-Version"]
+            version = request.headers.get("MCP-Protocol-Version")
+            headers = {"MCP-Protocol-Version": version} if version else {}
             try:
                 with self._lock:
                     current = self._tokens()
@@ -186,10 +172,8 @@ class _Provider:
         try:
             self._discover(challenge, headers)
             if status == 401:
-                stored = self._tokens()
-                if stored is not None and not same_secret(stored.get("access_token"), sent):
-                    return                                     # another token is on hand
-                if stored is not None and self._refresh(stored):
+                stored = self._tokens()                        # another token on hand, or a refreshed one
+                if stored is not None and (not same_secret(stored.get("access_token"), sent) or self._refresh(stored)):
                     return
             self._grant(self._choose_scope(challenge, step_up=status == 403))
         except AuthorizationError:
@@ -214,20 +198,17 @@ class _Provider:
         self.metadata = metadata
 
     def _use_issuer(self, issuer: str) -> None:
-        if self.client_id is not None:                         # pre-registered: one issuer (rule 6)
-            bound = getattr(self, "_bound_issuer", None)
-            if bound is not None and bound != issuer:
-                raise RegistrationError(f"the pre-registered client {self.client_id!r} belongs to {bound}, but "
-                                        f"{self.server_url} now names the authorization server {issuer}: "
-                                        "register with it and pass its credentials")
-            self._bound_issuer = issuer
+        if self.client_id is not None and self.issuer not in (None, issuer):   # pre-registered: one issuer (rule 6)
+            raise RegistrationError(f"the pre-registered client {self.client_id!r} belongs to {self.issuer}, "
+                                    f"but {self.server_url} now names the authorization server {issuer}: "
+                                    "register with it and pass its credentials")
         self.issuer = issuer
 
     def _choose_scope(self, challenge: dict, step_up: bool) -> str | None:
         """Rule 4."""
-        asked = _scopes(challenge.get("scope"))
+        asked = split_scopes(challenge.get("scope"))
         if not asked and not step_up:
-            asked = _scopes((self.resource_metadata or {}).get("scopes_supported"))
+            asked = split_scopes((self.resource_metadata or {}).get("scopes_supported"))
         scopes = list(dict.fromkeys((self._requested if step_up else []) + self.scope + asked))
         offered = (self.metadata or {}).get("scopes_supported") or []
         if self._wants_refresh and "offline_access" in offered and "offline_access" not in scopes:
@@ -238,12 +219,11 @@ class _Provider:
         return " ".join(scopes) or None
 
     _wants_refresh = False
+    client_assertion = None               # ``private_key_jwt``: ClientCredentialsProvider's callback
 
-    def _client(self) -> dict:
-        client = {"client_id": self.client_id}
-        if self._client_secret is not None:
-            client["client_secret"] = self._client_secret
-        return client
+    def _identity(self, scope=None, register: bool = True) -> dict:
+        """The client's credentials (``OAuthClientProvider``: rule 6)."""
+        return {"client_id": self.client_id, "client_secret": self._client_secret}
 
     def _store(self, tokens: dict, previous: dict | None = None) -> None:
         if previous and "refresh_token" not in tokens and previous.get("refresh_token"):
@@ -256,22 +236,20 @@ class _Provider:
         if not refresh_token or self.metadata is None:
             return False
         try:
-            new = token_request(self._session(), self.metadata, self._client_for_token(),
+            new = token_request(self._session(), self.metadata, self._identity(register=False),
                                 {"grant_type": "refresh_token", "refresh_token": refresh_token,
-                                 "resource": self.resource}, self._assertion_callback())
+                                 "resource": self.resource}, self.client_assertion)
         except (TokenError, RegistrationError):
             self.storage.set_tokens(self.issuer, self.resource, None)
             return False
         self._store(new, tokens)
         return True
 
-    def _client_for_token(self) -> dict:
-        return self._client()
-
-    def _assertion_callback(self):
-        return None
-
     def _grant(self, scope) -> None:
+        self._store(token_request(self._session(), self.metadata, self._identity(), self._form(scope),
+                                  self.client_assertion))
+
+    def _form(self, scope) -> dict:
         raise NotImplementedError
 
 
@@ -306,13 +284,10 @@ class OAuthClientProvider(_Provider):
         self.client_name = client_name or "mcp_ref client"
         self.client_metadata_url = client_metadata_url
 
-    def _client_for_token(self) -> dict:
-        return self._identity(register=False)
-
     def _identity(self, scope=None, register: bool = True) -> dict:
         """Rule 6."""
         if self.client_id is not None:
-            return self._client()
+            return super()._identity()
         stored = self.storage.get_client(self.issuer)
         if stored is not None:
             return stored
@@ -342,8 +317,7 @@ class OAuthClientProvider(_Provider):
                   "resource": self.resource, "scope": scope}
         query = urlencode({k: v for k, v in params.items() if v is not None})
         url = endpoint + ("&" if urlsplit(endpoint).query else "?") + query
-        redirected = self.user_agent(url)
-        code = self._read_redirect(redirected, state, issuer, metadata)
+        code = self._read_redirect(self.user_agent(url), state, issuer, metadata)
         tokens = token_request(self._session(), metadata, client,
                                {"grant_type": "authorization_code", "code": code, "redirect_uri": self.redirect_uri,
                                 "code_verifier": verifier, "resource": self.resource})
@@ -368,8 +342,7 @@ class OAuthClientProvider(_Provider):
         if not same_secret(query.get("state"), state):
             raise AuthorizationDenied("the authorization response's state does not match the request's: refused")
         if "error" in query:
-            described = query.get("error_description")
-            detail = f": {described}" if described else ""
+            detail = f": {query['error_description']}" if query.get("error_description") else ""
             raise AuthorizationDenied(f"authorization refused: {query['error']}{detail}")
         if not query.get("code"):
             raise AuthorizationDenied("the authorization response carries no code")

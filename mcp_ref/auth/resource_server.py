@@ -37,7 +37,7 @@ import time
 from typing import NamedTuple
 from urllib.parse import parse_qs, urlsplit
 
-from mcp_ref.auth.challenge import canonical_resource, format_challenge, well_known_resource_metadata
+from mcp_ref.auth.challenge import canonical_resource, format_challenge, split_scopes, well_known_resource_metadata
 
 __all__ = ["AccessToken", "TokenVerifier", "StaticTokenVerifier", "ResourceGuard", "Refusal"]
 
@@ -69,13 +69,8 @@ class StaticTokenVerifier(TokenVerifier):
     a real verifier always checks the audience the authorization server wrote."""
 
     def __init__(self, tokens: dict):
-        self.tokens = {}
-        for token, value in tokens.items():
-            if isinstance(value, dict):
-                value = dict(value)
-                value["scopes"] = tuple(value.get("scopes", ()))
-                value = AccessToken(**value)
-            self.tokens[token] = value
+        self.tokens = {token: AccessToken(**dict(value, scopes=tuple(value.get("scopes", ()))))
+                       if isinstance(value, dict) else value for token, value in tokens.items()}
 
     def verify(self, token: str, resource: str) -> AccessToken | None:
         access = self.tokens.get(token)
@@ -90,14 +85,6 @@ class Refusal(NamedTuple):
     status: int
     challenge: str
     message: str
-
-
-def _scope_list(value) -> tuple:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return tuple(value.split())
-    return tuple(value)
 
 
 class ResourceGuard:
@@ -117,13 +104,9 @@ class ResourceGuard:
                              "authorization servers that issue tokens for this server (RFC 9728 §2)")
         metadata.setdefault("bearer_methods_supported", ["header"])
         self.metadata = metadata
-        if isinstance(required_scopes, dict):
-            self.scopes = {key: _scope_list(value) for key, value in required_scopes.items()}
-        else:
-            self.scopes = {"*": _scope_list(required_scopes)}
-        self.resource = ""
-        self.metadata_url = ""
-        self.metadata_paths = ()
+        scopes = required_scopes if isinstance(required_scopes, dict) else {"*": required_scopes}
+        self.scopes = {key: tuple(split_scopes(value)) for key, value in scopes.items()}
+        self.resource, self.metadata_url, self.metadata_paths = "", "", ()     # set by bind
 
     def bind(self, server_url: str) -> None:
         """Fix the resource URI (the configured ``resource``, else ``server_url``) and the
@@ -137,9 +120,7 @@ class ResourceGuard:
     def _challenge(self, **params) -> str:
         scope = " ".join(self.scopes.get("*") or self.metadata.get("scopes_supported") or ()) or None
         params.setdefault("scope", scope)
-        ordered = {"error": params.pop("error", None)}
-        ordered.update(resource_metadata=self.metadata_url, **params)
-        return format_challenge(**ordered)
+        return format_challenge(error=params.pop("error", None), resource_metadata=self.metadata_url, **params)
 
     def authenticate(self, target: str, authorization: str | None):
         """Rules 1 and 2 for one request (``target``: the request line's path and query):
@@ -176,22 +157,13 @@ class ResourceGuard:
             return "the access token was not issued for this server (audience)"
         return ""
 
-    def needed(self, message) -> tuple:
-        """The scopes one JSON-RPC request needs (rule 3), in a stable order."""
-        method = getattr(message, "method", None)
-        needed = list(self.scopes.get("*", ()))
-        if method is not None:
-            needed += self.scopes.get(method, ())
-            if method == "tools/call":
-                params = getattr(message, "params", None) or {}
-                needed += self.scopes.get(f"tool:{params.get('name')}", ())
-        return tuple(dict.fromkeys(needed))
-
     def check_scopes(self, access: AccessToken, messages) -> Refusal | None:
-        """Rule 3: a 403 naming every scope the requests need, when the token lacks one."""
-        needed: list = []
+        """Rule 3: a 403 naming every scope the requests need (in a stable order), when the token lacks one."""
+        needed = list(self.scopes.get("*", ())) if messages else []
         for message in messages:
-            needed += self.needed(message)
+            needed += self.scopes.get(message.method, ())
+            if message.method == "tools/call":
+                needed += self.scopes.get(f"tool:{(message.params or {}).get('name')}", ())
         needed = list(dict.fromkeys(needed))
         missing = [s for s in needed if s not in set(access.scopes)]
         if not missing:

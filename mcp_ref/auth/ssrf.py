@@ -40,7 +40,6 @@ the operator's tool for that (SEC-13).
 """
 from __future__ import annotations
 
-import inspect
 import ipaddress
 import socket
 from dataclasses import dataclass, field
@@ -115,23 +114,13 @@ def check_url(url: str, policy: AddressPolicy = DEFAULT_POLICY) -> str:
     return url
 
 
-def _takes_redirect_flag(get) -> bool:
-    """A requests-like ``get``; a stand-in without the flag follows no redirect anyway."""
-    try:
-        parameters = inspect.signature(get).parameters.values()
-    except (TypeError, ValueError):
-        return True
-    return any(p.kind is p.VAR_KEYWORD or p.name == "allow_redirects" for p in parameters)
-
-
 def guarded_get(http, url: str, *, headers=None, timeout=None, policy: AddressPolicy | None = None):
     """``http.get(url)`` under rules 1-3; the final response (a redirect left
     unfollowed after ``MAX_REDIRECTS`` is returned as it is)."""
     policy = policy or getattr(http, "address_policy", None) or DEFAULT_POLICY
     check_url(url, policy)
-    options = {"allow_redirects": False} if _takes_redirect_flag(http.get) else {}
     for _ in range(MAX_REDIRECTS + 1):
-        response = http.get(url, headers=headers, timeout=timeout, **options)
+        response = http.get(url, headers=headers, timeout=timeout, allow_redirects=False)
         location = response.headers.get("Location") if response.status_code in REDIRECTS else None
         if not location:
             return response

@@ -74,7 +74,7 @@ class ServerConfig:
         import shlex
         where = f" in {self.cwd}" if self.cwd else ""
         env = "".join(f"{key}=… " for key in sorted(self.env))
-        return f"run {env}{' '.join(shlex.quote(part) for part in self.argv)}{where}"
+        return f"run {env}{shlex.join(self.argv)}{where}"
 
 
 def _value(name: str, entry: dict, key: str, kind, what: str, default=None, items=None):

@@ -97,28 +97,20 @@ class AllowList:
         self.launch, self.sampling, self.elicitation = launch, sampling, elicitation
         self.roots = roots
 
-    @staticmethod
-    def _listed(names, name: str) -> bool:
-        return names == "*" or name in names
-
     def __call__(self, consent: Consent):
         server, kind = consent.server, consent.kind
-        if kind == "launch":
-            return True if self._listed(self.launch, server) else Deny(f"server {server!r} may not be started")
         if kind == "roots":
-            if self.roots is None:
-                return True
-            allowed = self.roots.get(server, ())
-            return [root for root in consent.value if root.uri in allowed]
-        if kind == "tool_call":
-            name = consent.value.name
-            if self._listed(self.tools.get(server, ()), name):
-                return True
-            return Deny(f"tool {name!r} of server {server!r} is not on the allow-list")
-        names = self.sampling if kind == "sampling" else self.elicitation
-        if self._listed(names, server):
-            return True
-        return Deny(f"{kind} for server {server!r} is not on the allow-list")
+            return True if self.roots is None else [root for root in consent.value
+                                                     if root.uri in self.roots.get(server, ())]
+        if kind == "launch":
+            names, name, why = self.launch, server, f"server {server!r} may not be started"
+        elif kind == "tool_call":
+            names, name = self.tools.get(server, ()), consent.value.name
+            why = f"tool {name!r} of server {server!r} is not on the allow-list"
+        else:
+            names, name = self.sampling if kind == "sampling" else self.elicitation, server
+            why = f"{kind} for server {server!r} is not on the allow-list"
+        return True if names == "*" or name in names else Deny(why)
 
 
 class TerminalPolicy:
@@ -131,9 +123,7 @@ class TerminalPolicy:
         self.out = out
 
     def __call__(self, consent: Consent):
-        out = self.out or sys.stderr
-        out.write(describe(consent) + "\n")
-        out.flush()
+        print(describe(consent), file=self.out or sys.stderr, flush=True)
         editable = consent.kind in ("tool_call", "sampling")
         while True:
             try:
@@ -156,13 +146,10 @@ class TerminalPolicy:
             try:
                 arguments = json.loads(text)
             except json.JSONDecodeError as exc:
-                (self.out or sys.stderr).write(f"not JSON: {exc}\n")
+                print(f"not JSON: {exc}", file=self.out or sys.stderr)
                 return None
             return ToolCall(value.name, arguments if isinstance(arguments, dict) else {})
         text = self.ask("new text: ")
         data = value.to_dict()
-        if consent.stage == "request":
-            data["messages"][-1]["content"] = {"type": "text", "text": text}
-        else:
-            data["content"] = {"type": "text", "text": text}
+        (data["messages"][-1] if consent.stage == "request" else data)["content"] = {"type": "text", "text": text}
         return data

@@ -40,7 +40,7 @@ Rules:
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from mcp_ref.client.client import Client
@@ -54,9 +54,9 @@ log = get_logger("mcp_ref.host")
 
 __all__ = ["Host", "HostTool", "HostPrompt", "HostResource", "HostTemplate"]
 
-KINDS = ("tools", "resources", "templates", "prompts")
 _FETCH = {"tools": "list_tools", "resources": "list_resources", "templates": "list_resource_templates",
           "prompts": "list_prompts"}
+KINDS = tuple(_FETCH)
 
 
 @dataclass
@@ -92,16 +92,15 @@ class HostTemplate:
     template: types.ResourceTemplate
 
 
+@dataclass
 class _Server:
     """What the host keeps per server: its configuration, client and catalogue."""
-
-    def __init__(self, config: ServerConfig):
-        self.config = config
-        self.client: Optional[Client] = None
-        self.lists: dict = {}               # kind -> list of the server's objects
-        self.stale: set = set(KINDS)        # kinds to fetch again (rule 2)
-        self.launch_allowed = False         # the launch consent, asked once (rule 4)
-        self.roots = None
+    config: ServerConfig
+    client: Optional[Client] = None
+    lists: dict = field(default_factory=dict)               # kind -> list of the server's objects
+    stale: set = field(default_factory=lambda: set(KINDS))  # kinds to fetch again (rule 2)
+    launch_allowed: bool = False                            # the launch consent, asked once (rule 4)
+    roots: Optional[list] = None
 
 
 class Host:
@@ -141,7 +140,6 @@ class Host:
         self.client_options = client_options        # protocol_version: "auto" unless given (rule 7)
         self.failed: dict = {}              # server -> the exception that kept it out (rule 1)
         self._lock = threading.Lock()
-        self._closed = False
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> "Host":
@@ -178,7 +176,6 @@ class Host:
 
     def close(self) -> None:
         """Close every client (so every server process stops); idempotent."""
-        self._closed = True
         for entry in self._servers.values():
             if entry.client is not None:
                 entry.client.close()
@@ -215,10 +212,8 @@ class Host:
             if config.roots is not None:
                 from mcp_ref.client.roots import as_roots
                 entry.roots = self._ask("roots", as_roots(config.roots), name)
-        options = dict(self.client_options)
-        options.update(on_approve=lambda approval, name=name: approval.kind == "elicitation" or self.consent(
-            Consent(approval.kind, approval.stage, approval.value, approval.request, approval.server_info,
-                    server=name)))              # an elicitation is asked about in _elicit (rule 7)
+        options = dict(self.client_options, on_approve=lambda approval, name=name: approval.kind == "elicitation"
+                       or self.consent(Consent(**vars(approval), server=name)))    # an elicitation: in _elicit (rule 7)
         if self.sampling is not None or self.model is not None:
             options["sampling"] = lambda request, name=name: self._sample(name, request)
         if self.elicitation is not None:
@@ -289,17 +284,14 @@ class Host:
                 continue
             with self._lock:
                 stale = kind in entry.stale
-                entry.stale.discard(kind)
-            try:
-                items = getattr(client, _FETCH[kind])() if stale else None
-            except BaseException:
-                with self._lock:
+                entry.stale.discard(kind)            # a list_changed during the fetch marks it again
+            if stale:
+                try:
+                    entry.lists[kind] = getattr(client, _FETCH[kind])()
+                except BaseException:
                     entry.stale.add(kind)
-                raise
-            with self._lock:
-                if stale:
-                    entry.lists[kind] = items
-                found.append((name, list(entry.lists.get(kind, ()))))
+                    raise
+            found.append((name, list(entry.lists.get(kind, ()))))
         return found
 
     def tools(self) -> list:
@@ -350,16 +342,13 @@ class Host:
 
     def check(self, timeout: float = 5.0) -> dict:
         """Ping every running server now: ``{server: None (alive) or the exception}`` (rule 6)."""
-        health: dict[str, Optional[Exception]] = {}
-        for name, entry in self._servers.items():
-            if entry.client is None:
-                continue
+        def ping(client):
             try:
-                entry.client.ping(timeout=timeout)
-                health[name] = None
+                client.ping(timeout=timeout)
             except Exception as exc:      # noqa: BLE001 -- reported, not raised
-                health[name] = exc
-        return health
+                return exc
+            return None
+        return {name: ping(entry.client) for name, entry in self._servers.items() if entry.client is not None}
 
     # ------------------------------------------------------------------ elicitation (rules 4, 7)
     def _elicit(self, name: str, request):
