@@ -27,8 +27,8 @@ MIN_CORE_DENSITY = 0.5
 CORE_BUDGET = 10_500
 PACKAGE_BUDGET = 13_000
 # Where the package stands: it may shrink, never grow, until the budget holds.
-CORE_NOW = 11_416
-PACKAGE_NOW = 14_884
+CORE_NOW = 10_330
+PACKAGE_NOW = 13_470
 OUTSIDE_CORE = ("cli", "auth", "host", "examples", "__main__.py")
 # The protocol core: no roles, no I/O but the session's threads (README, module map).
 CORE = ["errors.py", "jsonrpc", "types", "protocol/lifecycle.py", "session/__init__.py",
@@ -106,9 +106,13 @@ def test_the_package_and_its_core_never_grow():
     assert package <= PACKAGE_NOW, f"package: {package} code lines > {PACKAGE_NOW} ({by_size})"
 
 
-@pytest.mark.xfail(strict=True, reason=f"not yet within the budget: core {CORE_NOW} code lines (budget "
-                                       f"{CORE_BUDGET}), package {PACKAGE_NOW} (budget {PACKAGE_BUDGET})")
-def test_the_package_and_its_core_stay_within_the_size_budget():
-    core, package, by_size = _sizes()
+def test_the_core_stays_within_the_size_budget():
+    core, _, by_size = _sizes()
     assert core <= CORE_BUDGET, f"core: {core} code lines > {CORE_BUDGET} ({by_size})"
+
+
+@pytest.mark.xfail(strict=True, reason=f"not yet within the budget: package {PACKAGE_NOW} code lines "
+                                       f"(budget {PACKAGE_BUDGET})")
+def test_the_package_stays_within_the_size_budget():
+    _, package, by_size = _sizes()
     assert package <= PACKAGE_BUDGET, f"package: {package} code lines > {PACKAGE_BUDGET} ({by_size})"
