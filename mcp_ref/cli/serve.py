@@ -33,7 +33,7 @@ def address(text: str) -> tuple:
     """``HOST:PORT`` as ``(host, port)``, for ``--http`` (an empty host is 127.0.0.1)."""
     import argparse
     host, _, port = text.rpartition(":")
-    if not port.isdigit():
+    if not (port.isascii() and port.isdigit()):
         raise argparse.ArgumentTypeError(f"expected HOST:PORT, not {text!r}")
     return host or "127.0.0.1", int(port)
 

@@ -89,7 +89,7 @@ def _parse_expression(body: str, where: int) -> _Expression:
         name = spec[:-1] if explode else spec
         if ":" in name and not explode:
             name, _, digits = name.partition(":")
-            if not (digits.isdigit() and 0 < int(digits) < 10000):
+            if not (digits.isascii() and digits.isdigit() and 0 < int(digits) < 10000):
                 raise ValueError(f"bad prefix modifier {spec!r} in the expression at position {where}")
             prefix = int(digits)
         if not name:

@@ -158,7 +158,7 @@ class Outbound(SessionState):
         a reply to a request we stopped waiting for is dropped (session/outbound.py rule 3).
         A reply that did not decode (an ``InvalidMessage``) fails its request with what was wrong."""
         request_id = message.id
-        if isinstance(request_id, str) and request_id.isdigit():
+        if isinstance(request_id, str) and request_id.isascii() and request_id.isdigit():
             request_id = int(request_id)           # a peer that echoes our ids as strings
         with self._lock:
             waiter = self._outbound.pop(request_id, None)

@@ -78,7 +78,7 @@ def make_event_id(stream_id: str, seq: int) -> str:
 def split_event_id(event_id: str) -> Optional[tuple]:
     """``(stream_id, seq)`` for an id made by ``make_event_id``; None for anything else."""
     stream_id, sep, seq = event_id.rpartition(":")
-    if not sep or not stream_id or not seq.isdigit():
+    if not sep or not stream_id or not (seq.isascii() and seq.isdigit()):
         return None
     return stream_id, int(seq)
 
@@ -191,7 +191,7 @@ class EventParser:
             self.last_event_id = value
         elif name == "event":
             self._fields["event"] = value
-        elif name == "retry" and value.isdigit():
+        elif name == "retry" and value.isascii() and value.isdigit():
             self._fields["retry"] = int(value)
         return None
 
