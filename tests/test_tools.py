@@ -539,6 +539,7 @@ def test_a_decorated_tool_is_read_on_first_use_and_tools_of_one_shape_share_the_
         assert client.list_tools()[0].to_dict() == entry.tool.to_dict()
         assert [t.to_dict() for t in client.list_tools()] == [entry.tool.to_dict(), other.tool.to_dict()]
         assert server.tools.get("echo") is entry.tool
+        assert entry.made is other.made and client.protocol_version in entry.made     # Tools._wire's copy
     assert server.add_tool(lambda a: a, name="now") is object.__getattribute__(server.tools._entries["now"], "tool")
 
 

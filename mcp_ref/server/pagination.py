@@ -141,12 +141,16 @@ class NamedRegistry:
             self._listing = None
         self.owner._list_changed(self.CHANGED)
 
+    def _wire(self, entry, version: str | None) -> dict:
+        """An entry's dict in a listing for ``version``: its model's ``to_dict`` (``Tools._wire``
+        shares one per tool shape)."""
+        return getattr(entry, self.ITEM).to_dict(version)
+
     def handle_list(self, ctx, params: dict) -> dict:
         """Spec: server/tools#listing-tools, server/prompts#listing-prompts, server/utilities/pagination."""
         with self._lock:
             listing = self._listing
             if listing is None:
                 listing = self._listing = Listing([(entry.serial, entry) for entry in self._entries.values()])
-        page, cursor = listing.wire(params, self.owner.page_size, self.KIND, ctx.protocol_version,
-                                    lambda entry, version: getattr(entry, self.ITEM).to_dict(version))
+        page, cursor = listing.wire(params, self.owner.page_size, self.KIND, ctx.protocol_version, self._wire)
         return {self.KIND: page, "nextCursor": cursor} if cursor is not None else {self.KIND: page}
