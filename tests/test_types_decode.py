@@ -14,7 +14,7 @@ it to its contract:
   ``InvalidParamsError`` (never anything else), the same answer twice, and
   ``to_dict`` of the result, on every revision, equals what the
   straightforward encoder kept below (``reference_to_dict``) gives;
-* ``decode_content`` the same way, and a class decoded first by many threads
+* ``content_from_dict`` the same way, and a class decoded first by many threads
   at once;
 * once a class has been decoded, decoding it again reads no type hint.
 """
@@ -30,7 +30,6 @@ import mcp_ref.types as t
 from mcp_ref.types import base
 from mcp_ref.schema.typehints import get_type_hints
 from mcp_ref.types.base import Model, spec_field
-from mcp_ref.types.client_features import _single_block_for
 
 REVISIONS = (None, "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 
@@ -339,8 +338,10 @@ def reference_to_dict(obj: Model, revision: Optional[str]) -> dict:
     for key, value in obj.extra.items():
         if key not in out:
             out[key] = reference_encode(value, revision)
-    if isinstance(obj, (t.SamplingMessage, t.CreateMessageResult)):
-        out = _single_block_for(out, revision)
+    content = out.get("content")
+    if isinstance(obj, (t.SamplingMessage, t.CreateMessageResult)) and older(revision, "2025-11-25") \
+            and isinstance(content, list) and len(content) == 1:
+        out["content"] = content[0]             # one block before 2025-11-25
     return out
 
 

@@ -154,8 +154,7 @@ class ErrorResponse(_Value):
         _set(self, "extra", extra)
 
     def to_dict(self) -> dict:
-        data = {"jsonrpc": "2.0", "id": self.id, "error": self.error.to_dict()}
-        return _with_extra(data, self.extra)
+        return _with_extra({"jsonrpc": "2.0", "id": self.id, "error": self.error.to_dict()}, self.extra)
 
 
 _KNOWN = frozenset(("jsonrpc", "id", "method", "params", "result", "error"))

@@ -11,11 +11,9 @@ from __future__ import annotations
 import sys
 from collections import abc
 
-_NONE = type(None)
 __all__ = ["to_jsonable"]
 
-
-_PLAIN = frozenset((str, int, float, bool, _NONE))
+_PLAIN = frozenset((str, int, float, bool, type(None)))
 
 
 def to_jsonable(value):

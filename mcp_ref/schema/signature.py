@@ -42,10 +42,9 @@ from typing import Any, get_args, get_origin
 from mcp_ref.schema import typehints
 from mcp_ref.schema.typehints import _LISTS, _MAPPINGS, _is_class, _is_record, is_union, _split_annotated
 from mcp_ref.schema.docstrings import parse_docstring
-from mcp_ref.schema.schemas import (NO_DEFAULT, Field, _object_schema, _SchemaBuilder, _with_metadata,  # noqa: F401
-                                    schema_for_type)
+from mcp_ref.schema.schemas import (_NONE, NO_DEFAULT, Field, _object_schema, _SchemaBuilder,  # noqa: F401
+                                    _with_metadata, schema_for_type)
 
-_NONE = type(None)
 # Content blocks are known by name (or a TYPE attribute): this module does not import types.
 _ELSEWHERE = frozenset(("__wrapped__", "__signature__"))  # what sends inspect to another object's signature
 _VARIADIC = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS

@@ -93,11 +93,10 @@ import queue
 import threading
 from typing import Callable
 
-from mcp_ref.session.batches import Batches
-from mcp_ref.session.inbound import RequestContext
-from mcp_ref.session.closing import Closing
 from mcp_ref.errors import ConnectionClosed
-from mcp_ref.session.inbound import Inbound
+from mcp_ref.session.batches import Batches
+from mcp_ref.session.closing import Closing
+from mcp_ref.session.inbound import Inbound, RequestContext
 from mcp_ref.session.notices import Notices
 from mcp_ref.session.outbound import DEFAULT_TIMEOUT, MAX_TOTAL_FACTOR, Outbound, Pending
 from mcp_ref.session.pool import Pool

@@ -25,9 +25,7 @@ from mcp_ref.jsonrpc.messages import is_request_id
 from mcp_ref.session.state import SessionState
 
 if TYPE_CHECKING:
-    from typing import Callable, Union
-    ProgressCallback = Callable[[float, "float | None", "str | None"], None]
-    RequestId = Union[int, str]            # a type alias: Python 3.9's mypy reads no X | Y here
+    from mcp_ref.session.outbound import ProgressCallback, RequestId
 
 log = logging.getLogger("mcp_ref.session")
 

@@ -43,9 +43,9 @@ from typing import Any, ClassVar, Optional
 
 from mcp_ref.errors import InvalidParamsError
 from mcp_ref.schema.typehints import get_type_hints
-from mcp_ref.types.decoding import CONTENT_TYPES, as_is, decode_tagged, decoder, exact_type
+from mcp_ref.types.decoding import CONTENT_TYPES, as_is, decoder, exact_type
 
-__all__ = ["Model", "spec_field", "wire_name", "register_content", "decode_content", "CONTENT_TYPES"]
+__all__ = ["Model", "spec_field", "wire_name", "register_content", "CONTENT_TYPES"]
 
 
 def spec_field(default: Any = None, *, since: Optional[str] = None, wire: Optional[str] = None,
@@ -252,10 +252,3 @@ def register_content(cls):
     """Class decorator: decode wire blocks whose ``type`` is ``cls.TYPE`` as ``cls``."""
     CONTENT_TYPES[cls.TYPE] = cls
     return cls
-
-
-def decode_content(data: Any, path: str = "content") -> Model:
-    """One content block from its wire object, by its ``type``."""
-    if not isinstance(data, dict):
-        raise InvalidParamsError(f"{path}: expected object")
-    return decode_tagged(data, {}, path)

@@ -53,28 +53,31 @@ class ModelPreferences(Model):
     intelligence_priority: Optional[float] = None
 
 
-def _single_block_for(out: dict, revision: Optional[str]) -> dict:
-    """Before 2025-11-25 content is one block: unwrap a one-block list."""
-    content = out.get("content")
-    if revision is not None and revision < SAMPLING_TOOLS_SINCE and isinstance(content, list) \
-            and len(content) == 1:
-        out["content"] = content[0]
-    return out
-
-
-@dataclass(eq=False, repr=False)
-class SamplingMessage(Model):
-    """One message of a sampling conversation: a role and its content (client/sampling)."""
-    role: str                                     # "user" / "assistant"
+class _Sampled(Model):
+    """What a sampling message and the model's answer share: ``content`` is one block or,
+    from 2025-11-25, a list of them."""
     content: Union[SamplingContent, list[SamplingContent]]
-    meta: Optional[dict] = spec_field(since="2025-11-25")
 
     def blocks(self) -> list:
         """The content as a list, whichever form it has."""
         return list(self.content) if isinstance(self.content, list) else [self.content]
 
     def to_dict(self, revision: Optional[str] = None) -> dict:
-        return _single_block_for(super().to_dict(revision), revision)
+        """Before 2025-11-25 content is one block: a one-block list is unwrapped."""
+        out = super().to_dict(revision)
+        content = out.get("content")
+        if revision is not None and revision < SAMPLING_TOOLS_SINCE and isinstance(content, list) \
+                and len(content) == 1:
+            out["content"] = content[0]
+        return out
+
+
+@dataclass(eq=False, repr=False)
+class SamplingMessage(_Sampled):
+    """One message of a sampling conversation: a role and its content (client/sampling)."""
+    role: str                                     # "user" / "assistant"
+    content: Union[SamplingContent, list[SamplingContent]]
+    meta: Optional[dict] = spec_field(since="2025-11-25")
 
 
 @dataclass(eq=False, repr=False)
@@ -101,7 +104,7 @@ class CreateMessageRequestParams(Model):
 
 
 @dataclass(eq=False, repr=False)
-class CreateMessageResult(Model):
+class CreateMessageResult(_Sampled):
     """The client's answer to ``sampling/createMessage``: the model's message (client/sampling)."""
     role: str
     content: Union[SamplingContent, list[SamplingContent]]
@@ -109,16 +112,10 @@ class CreateMessageResult(Model):
     stop_reason: Optional[str] = None             # "endTurn", "stopSequence", "maxTokens", "toolUse", ...
     meta: Optional[dict] = None
 
-    def blocks(self) -> list:
-        return list(self.content) if isinstance(self.content, list) else [self.content]
-
     @property
     def text(self) -> str:
         """The text of the message's text blocks, joined by newlines ("" when it has none)."""
         return "\n".join(block.text for block in self.blocks() if isinstance(block, TextContent))
-
-    def to_dict(self, revision: Optional[str] = None) -> dict:
-        return _single_block_for(super().to_dict(revision), revision)
 
 
 def _priority(value: Any) -> float:

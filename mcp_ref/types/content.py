@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Optional, Union
 
 from mcp_ref.errors import InvalidParamsError
-from mcp_ref.types.base import CONTENT_TYPES, Model, _encode, decode_content, spec_field
-from mcp_ref.types.decoding import raw_content
+from mcp_ref.types.base import CONTENT_TYPES, Model, _encode, spec_field
+from mcp_ref.types.decoding import decode_tagged, raw_content
 from mcp_ref.types.initialize import Icon
 
 __all__ = ["Annotations", "TextContent", "ImageContent", "AudioContent", "ResourceLink", "EmbeddedResource",
@@ -192,7 +192,9 @@ raw_content.append(RawContent)              # the holder of blocks of an unregis
 
 def content_from_dict(data: Any) -> Model:
     """Decode one content block by its ``type``; unknown types give ``RawContent``."""
-    return decode_content(data, "content")
+    if not isinstance(data, dict):
+        raise InvalidParamsError("content: expected object")
+    return decode_tagged(data, {}, "content")
 
 
 def resource_contents_from_dict(data: Any) -> Model:
