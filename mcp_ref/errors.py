@@ -277,8 +277,7 @@ class UnsupportedProtocolVersion(SessionError):
 
     def __init__(self, version: object, supported=()):
         super().__init__(f"unsupported protocol version {version!r}; supported: {', '.join(supported)}")
-        self.version = version
-        self.supported = tuple(supported)
+        self.version, self.supported = version, tuple(supported)
 
 
 class MissingDependency(SessionError, ImportError):
@@ -324,6 +323,4 @@ def require(module: str, package: str, feature: str):
         raise MissingDependency(package, feature) from None
 
 
-def get_logger(name: str) -> logging.Logger:
-    """``logging.getLogger(name)``: the logger every module of the package logs to."""
-    return logging.getLogger(name)
+get_logger = logging.getLogger     # the logger every module of the package logs to (module docstring)

@@ -83,10 +83,7 @@ class RequestMeta:
 
     def __init__(self, version: str, capabilities: dict, client_info: dict | None = None,
                  log_level: str | None = None):
-        self.version = version
-        self.capabilities = capabilities
-        self.client_info = client_info
-        self.log_level = log_level
+        self.version, self.capabilities, self.client_info, self.log_level = version, capabilities, client_info, log_level
 
     def to_meta(self) -> dict:
         """The ``_meta`` entries a client sends for this request."""

@@ -42,8 +42,7 @@ class Field:
     """``Annotated[T, Field(description=..., **keywords)]``: a description and JSON Schema keywords."""
 
     def __init__(self, description: str | None = None, **schema):
-        self.description = description
-        self.schema = schema
+        self.description, self.schema = description, schema
 
 
 def _record_fields(cls: type) -> tuple:

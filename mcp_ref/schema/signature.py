@@ -65,14 +65,6 @@ def plain(fn) -> bool:
     return type(fn) is FunctionType and _ELSEWHERE.isdisjoint(fn.__dict__)
 
 
-def _parameters(fn) -> list:
-    """``[(name, kind, default)]`` in ``inspect.signature``'s order; default ``NO_DEFAULT``
-    when none. Read once per shape (rule 5)."""
-    empty = inspect.Parameter.empty
-    return [(name, p.kind, NO_DEFAULT if p.default is empty else p.default)
-            for name, p in inspect.signature(fn).parameters.items()]
-
-
 def _is_context(tp, skip: tuple) -> bool:
     """Is ``tp`` one of ``skip`` (a subclass, ``Optional`` of one, or a string naming one)?"""
     tp, _ = _split_annotated(tp)
@@ -131,7 +123,9 @@ class Reading:
         key, held = _shape(fn, skip)
         shared: Any = _SHAPES.get(key)
         if shared is None:
-            params, hints = _parameters(fn), typehints.get_type_hints(_target(fn))
+            params = [(name, p.kind, NO_DEFAULT if p.default is p.empty else p.default)   # signature order
+                      for name, p in inspect.signature(fn).parameters.items()]
+            hints = typehints.get_type_hints(_target(fn))
             context = [name for name, kind, _ in params
                        if kind not in _SKIPPED_KINDS and _is_context(hints.get(name, Any), skip)]
             shared = params, hints, context, {}, held

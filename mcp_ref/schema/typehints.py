@@ -30,7 +30,9 @@ The kinds of hint schema/signature.py and schema/binding.py tell apart
 (``_split_annotated``, ``_is_record``, ...) are here too. Pure: no I/O.
 """
 import ast
+import contextlib
 import dataclasses
+import inspect
 import sys
 import types
 import typing
@@ -77,9 +79,7 @@ class _BarsToUnion(ast.NodeTransformer):
 def _eval_with_bars(text: str, globalns: dict, localns) -> object:
     tree = _BarsToUnion().visit(ast.parse(text.strip(), mode="eval"))
     code = compile(ast.fix_missing_locations(tree), "<annotation>", "eval")
-    namespace = dict(localns or {})
-    namespace[_UNION_NAME] = Union
-    return eval(code, globalns, namespace)
+    return eval(code, globalns, {**(localns or {}), _UNION_NAME: Union})
 
 
 def evaluate(annotation, globalns: dict, localns=None):
@@ -111,12 +111,7 @@ def _owners(obj) -> list:
     if isinstance(obj, type):
         return [(base.__dict__.get("__annotations__", {}), _namespace(base.__module__))
                 for base in reversed(obj.__mro__)]
-    target = obj
-    while hasattr(target, "__wrapped__"):
-        target = target.__wrapped__
-    globalns = getattr(target, "__globals__", None)
-    if globalns is None:
-        globalns = _namespace(getattr(obj, "__module__", None))
+    globalns = getattr(inspect.unwrap(obj), "__globals__", None) or _namespace(getattr(obj, "__module__", None))
     try:
         annotations = getattr(obj, "__annotations__", None) or {}
     except Exception:
@@ -154,10 +149,8 @@ def get_type_hints(obj, localns=None) -> dict:
     """Type hints with ``Annotated`` kept (rules 2 to 4)."""
     hints = None
     if not _BEFORE_3_11 or isinstance(obj, type):
-        try:
+        with contextlib.suppress(Exception):
             hints = typing.get_type_hints(obj, localns=localns, include_extras=True)
-        except Exception:
-            pass
         if hints is not None and not _BEFORE_3_11:
             return hints
     resolved = {}

@@ -23,8 +23,7 @@ parsing is kept short. A catalogue repeats a few expressions (``{id}``,
 it is made: each expression is parsed once (``_PARSED``, up to
 ``_PARSED_MAX``) and its ``_Expression`` shared by every template that holds
 it; the template is cut at its braces by ``str.split``, and keeps its parts
-only (``_expressions`` is made when asked: one object less per template for
-the garbage collector). Making the ``UriTemplate`` of ``tpl://rN/{id}``
+only (one object less per template for the garbage collector). Making the ``UriTemplate`` of ``tpl://rN/{id}``
 took ~4.5-5 us, now ~1.2, of a template's registration of ~18-21 us, now
 ~5.6 (10,000 in one process, warm; bench/bench_growth.py, issue 17). A
 server keeps no ``UriTemplate`` at registration: ``variables_of`` checks
@@ -170,11 +169,6 @@ class UriTemplate:
         return f"UriTemplate({self.template!r})"
 
     @property
-    def _expressions(self) -> list:
-        # Made when asked, not kept: one object less per template for the garbage collector.
-        return [part for part in self._parts if type(part) is _Expression]
-
-    @property
     def variables(self) -> list:
         """Variable names in order of first appearance."""
         return list(_names(self._parts))
@@ -182,7 +176,7 @@ class UriTemplate:
     @property
     def is_template(self) -> bool:
         """True when there is at least one ``{...}`` expression."""
-        return bool(self._expressions)
+        return any(type(part) is _Expression for part in self._parts)
 
     def expand(self, **values) -> str:
         """Expand with ``values`` (str, number or list); None, missing and empty
@@ -229,8 +223,8 @@ class UriTemplate:
                 query.extend(pair.partition("=")[::2] for pair in captured.split("&") if pair)
             elif captured and not self._assign(part, captured, result):
                 return None
-        for expression in self._expressions:
-            for var in expression.variables if expression.named else ():
+        for part in self._parts:
+            for var in part.variables if getattr(part, "named", False) else ():
                 found = [unquote(v) for k, v in query if unquote(k) == var.name]
                 if found:
                     result[var.name] = found if var.explode else found[0]

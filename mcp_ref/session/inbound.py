@@ -116,7 +116,10 @@ class Inbound(SessionState):
             return None
         if isinstance(message, InvalidMessage):
             if message.is_response:                # never answer a response (rule 5 of messages)
-                self._on_bad_response(message)
+                # Malformed, undecodable or oversized: fail the request it names, not left to time out (rule 7).
+                log.warning("%s: malformed response from the peer (id %r): %s", self._name, message.id, message.message)
+                if message.id is not None:
+                    self._on_response(message)
                 return None
             return self._reply_job(error_response(message))
         handle = self._handle_notification

@@ -189,13 +189,6 @@ class Outbound(SessionState):
         else:
             waiter.settle(message)
 
-    def _on_bad_response(self, bad: InvalidMessage) -> None:
-        """A malformed, undecodable or oversized reply: fail the request it names (if any)
-        instead of letting it time out (rule 7)."""
-        log.warning("%s: malformed response from the peer (id %r): %s", self._name, bad.id, bad.message)
-        if bad.id is not None:
-            self._on_response(bad)
-
 
 class Pending:
     """An outgoing request in flight: ``result()`` waits, ``cancel()`` abandons it. The

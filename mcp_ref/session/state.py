@@ -16,7 +16,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 if TYPE_CHECKING:
-    from mcp_ref.errors import ConnectionClosed, InvalidMessage
+    from mcp_ref.errors import ConnectionClosed
     from mcp_ref.jsonrpc.messages import Request
     from mcp_ref.session.pool import Pool
     from mcp_ref.session.workers import Lane
@@ -67,7 +67,6 @@ class SessionState:
         def _send(self, message: Any, related_id: Any = None) -> None: ...
         def _closed_error(self) -> ConnectionClosed: ...
         def _on_response(self, message: Any) -> None: ...
-        def _on_bad_response(self, bad: InvalidMessage) -> None: ...
 
         # inbound.py
         def _reply_job(self, reply: Any, batch: Any = None) -> Callable[[], None]: ...
