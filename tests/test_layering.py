@@ -46,7 +46,8 @@ ALLOWED = {
     "transports": {"errors", "jsonrpc.messages", "jsonrpc.peek", "transports"},
     "auth": {"errors", "jsonrpc.messages"},
     "session": {"errors", "jsonrpc.messages", "protocol.lifecycle", "session.workers", "session.pool",
-                "session.outbound", "session.inbound", "session.notices", "session.batches", "session.closing"},
+                "session.outbound", "session.inbound", "session.notices", "session.batches", "session.closing",
+                "session.state"},
     # The rooms of Session, each mixed into it. What goes out: requests, writing, Pending, CancelToken.
     "session.outbound": {"errors", "jsonrpc.messages", "session.state"},
     # What comes in: the pool's threads, the reader loop, routing, serving; RequestContext.
@@ -57,8 +58,8 @@ ALLOWED = {
     "session.batches": {"errors", "jsonrpc.messages", "protocol.lifecycle", "session.state"},
     # How a session ends (rule 5).
     "session.closing": {"errors", "session.notices", "session.state"},
-    # What the rooms share: declarations for type checkers (the attributes, the methods).
-    "session.state": set(),
+    # What the rooms share: the attributes, set in one __init__ (a pool or lanes), and declared methods.
+    "session.state": {"errors", "session.pool", "session.workers"},
     # Who runs a job (the leader/follower pool): threads only, no MCP.
     "session.pool": set(),
     # A bounded thread pool shared by sessions that have no reader of their own (HTTP).

@@ -7,8 +7,8 @@ basic/lifecycle#timeouts, basic/utilities/cancellation,
 basic/utilities/progress, basic/utilities/ping.
 
 ``Session`` is one class built from rooms, each a mix-in in a module of its
-own that reads in one sitting; this module holds the rules, the tables they
-govern, and starting and closing::
+own that reads in one sitting; this module holds the rules, and starting and
+closing (the tables the rules govern are set in session/state.py)::
 
     session/outbound.py   what goes out: request, notify, writing; Pending, CancelToken
     session/inbound.py    what comes in: the reader loop, routing, serving a request
@@ -19,7 +19,7 @@ govern, and starting and closing::
     session/closing.py    how a session ends (rule 5)
     session/pool.py       the bounded pool of worker threads that serve requests (rule 3)
     session/inbound.py    (also RequestContext: what a handler knows of its request)
-    session/state.py      SessionState: what the rooms share, declared once for type checkers
+    session/state.py      SessionState: what the rooms share, set once in its ``__init__``
 
 Rules:
 
@@ -87,39 +87,33 @@ control thread (rule 8).
 """
 from __future__ import annotations
 
-import itertools
 import logging
-import queue
 import threading
-from typing import Callable
 
-from mcp_ref.errors import ConnectionClosed
 from mcp_ref.session.batches import Batches
 from mcp_ref.session.closing import Closing
 from mcp_ref.session.inbound import Inbound, RequestContext
 from mcp_ref.session.notices import Notices
-from mcp_ref.session.outbound import DEFAULT_TIMEOUT, MAX_TOTAL_FACTOR, Outbound, Pending
-from mcp_ref.session.pool import Pool
-from mcp_ref.session.workers import Lane
+from mcp_ref.session.outbound import MAX_TOTAL_FACTOR, Outbound, Pending
+from mcp_ref.session.state import DEFAULT_TIMEOUT
 
 log = logging.getLogger("mcp_ref.session")
 
 __all__ = ["Session", "RequestContext", "Pending", "DEFAULT_TIMEOUT", "MAX_TOTAL_FACTOR"]
 
-MAX_INBOUND = 1000         # rule 3: the peer's requests in flight at once
-
 
 class Session(Outbound, Inbound, Notices, Batches, Closing):
     """One end of an MCP connection. See the module docstring for the rules.
 
-    Args:
+    Args (kept by ``SessionState.__init__``, session/state.py, where every room reads them):
         transport: any object with ``send``/``receive``/``close``.
         handle_request: ``fn(ctx, method, params) -> dict`` run on a handler
             thread; raise ``McpError`` to answer an error.
         handle_notification: ``fn(method, params)`` run on ``mcp-notify``.
         timeout: default seconds for outgoing requests.
         max_workers: most requests served at once.
-        context_class: the RequestContext subclass handed to ``handle_request``.
+        context_class: the RequestContext subclass handed to ``handle_request``
+            (None: ``RequestContext``).
         on_close: ``fn(session)`` called once, after pending requests failed.
         ping_interval: when set, ping the peer this often; a missed ping closes.
         eof_grace: at the peer's EOF, seconds to let requests already read finish
@@ -128,43 +122,7 @@ class Session(Outbound, Inbound, Notices, Batches, Closing):
             calls ``deliver`` (rule 9).
     """
 
-    def __init__(self, transport, handle_request: Callable, handle_notification: Callable | None = None,
-                 *, timeout: float = DEFAULT_TIMEOUT, max_workers: int = 16, context_class=RequestContext,
-                 on_close: Callable | None = None, ping_interval: float | None = None, name: str = "mcp",
-                 eof_grace: float = 0.0, executor=None, max_inbound: int = MAX_INBOUND):
-        self.transport = transport
-        self.max_inbound = max_inbound          # rule 3
-        self.default_timeout = timeout
-        self.protocol_version: str | None = None   # set by Server/Client once negotiated
-        self.closed = False
-        self.close_error: ConnectionClosed | None = None
-        self._handle_request = handle_request
-        self._handle_notification = handle_notification
-        self._context_class = context_class
-        self._on_close_cb = on_close
-        self._name = name
-        self._ids = itertools.count(1)
-        self._lock = threading.Lock()
-        self._send_lock = threading.Lock()     # rule 6
-        self._outbound: dict = {}              # id -> Pending (requests we sent)
-        self._inbound: dict = {}               # id -> RequestContext (requests we serve)
-        self._replying = 0                     # served requests whose answer is being sent
-        self._eof_grace = eof_grace
-        self._listening: dict = {}             # progress token -> fn (listen_progress)
-        self._pool: Pool | None = None         # rule 3: who runs a job (None: rule 9)
-        self._notices: queue.Queue | None = None
-        self._control: queue.Queue | None = None
-        self._helpers: list = []
-        self._closed_event = threading.Event()
-        self._closing_thread: threading.Thread | None = None
-        self._ping_interval = ping_interval
-        self._started = False
-        self._jobs = self._serial = None             # rule 9: lanes of the shared pool
-        self._noticing: threading.Thread | None = None   # the pool thread running rule 4's work
-        if executor is not None:
-            self._jobs, self._serial = Lane(executor, max_workers), Lane(executor, 1)
-        else:
-            self._pool = Pool(name, max_workers + 1)   # rule 3: the handlers and the one reading
+    _context_class: type = RequestContext          # what a handler is handed, unless context_class says
 
     # ------------------------------------------------------------------ public API
     def start(self) -> "Session":

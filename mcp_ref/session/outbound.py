@@ -45,7 +45,7 @@ from mcp_ref.errors import (ConnectionClosed, InvalidMessage, McpError, MessageT
                             RequestTimeout, SessionError)
 from mcp_ref.jsonrpc.messages import (EncodeError, ErrorObject, ErrorResponse, Notification, Request, Response,
                                      unencodable_text)
-from mcp_ref.session.state import SessionState
+from mcp_ref.session.state import DEFAULT_TIMEOUT, SessionState
 
 __all__ = ["Outbound", "Pending", "CancelToken", "DEFAULT_TIMEOUT", "MAX_TOTAL_FACTOR"]
 
@@ -56,7 +56,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mcp_ref.session")
 
-DEFAULT_TIMEOUT = 60.0
 MAX_TOTAL_FACTOR = 10      # rule 2: hard cap on a progress-extended wait, in multiples of its timeout
 
 
