@@ -49,7 +49,6 @@ HTTP_DEFAULT_REVISION = "2025-03-26"
 NEW = "new"                  # nothing yet
 INITIALIZING = "initializing"  # initialize answered, initialized not yet received
 READY = "ready"              # initialized received (server) / sent (client)
-CLOSED = "closed"
 
 
 def negotiate(requested: str | None) -> str:

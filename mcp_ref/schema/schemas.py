@@ -4,6 +4,7 @@ field or a return value (rules 2 and 3 there). Spec: server/tools#tool
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import enum
@@ -23,14 +24,6 @@ _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", 
 
 
 NO_DEFAULT: Any = dataclasses.MISSING       # a parameter or field without a default (dataclasses' sentinel)
-
-
-def _default_of(default: Any) -> Any:
-    """A default as listed in a schema (JSON data), or NO_DEFAULT when it is not JSON (rule 2)."""
-    try:
-        return json.loads(json.dumps(to_jsonable(default), allow_nan=False))
-    except (TypeError, ValueError):
-        return NO_DEFAULT
 
 
 def _object_schema(properties: dict, required: list, description: str | None = None) -> dict:
@@ -93,9 +86,8 @@ class _SchemaBuilder:
         if description:
             schema["description"] = description
         if default is not NO_DEFAULT:
-            listed = _default_of(default)           # not JSON: not listed
-            if listed is not NO_DEFAULT:
-                schema["default"] = listed
+            with contextlib.suppress(TypeError, ValueError):    # not JSON: not listed (rule 2 of signature.py)
+                schema["default"] = json.loads(json.dumps(to_jsonable(default), allow_nan=False))
         return _with_metadata(schema, metadata)
 
     def finish(self, schema: dict, object_root: bool = False) -> dict:

@@ -76,12 +76,6 @@ class _BarsToUnion(ast.NodeTransformer):
         return ast.Subscript(value=ast.Name(id=_UNION_NAME, ctx=ast.Load()), slice=members, ctx=ast.Load())
 
 
-def _eval_with_bars(text: str, globalns: dict, localns) -> object:
-    tree = _BarsToUnion().visit(ast.parse(text.strip(), mode="eval"))
-    code = compile(ast.fix_missing_locations(tree), "<annotation>", "eval")
-    return eval(code, globalns, {**(localns or {}), _UNION_NAME: Union})
-
-
 def evaluate(annotation, globalns: dict, localns=None):
     """One annotation as a type (rule 2); a string that does not resolve is returned as it is."""
     if isinstance(annotation, typing.ForwardRef):
@@ -93,8 +87,10 @@ def evaluate(annotation, globalns: dict, localns=None):
     except Exception as exc:
         if not isinstance(exc, TypeError) or "|" not in annotation:
             return annotation
-    try:
-        return _eval_with_bars(annotation, globalns, localns)
+    try:                                            # rule 2: again, with every | read as Union
+        tree = _BarsToUnion().visit(ast.parse(annotation.strip(), mode="eval"))
+        code = compile(ast.fix_missing_locations(tree), "<annotation>", "eval")
+        return eval(code, globalns, {**(localns or {}), _UNION_NAME: Union})
     except Exception:
         return annotation
 
