@@ -104,8 +104,7 @@ class UrlElicitationRequiredError(McpError):
 
     @property
     def elicitations(self) -> list:
-        data = self.data if isinstance(self.data, dict) else {}
-        return list(data.get("elicitations") or [])
+        return list(self.data.get("elicitations") or []) if isinstance(self.data, dict) else []
 
 
 class UserRejectedError(McpError):
@@ -135,8 +134,7 @@ class UnsupportedProtocolVersionError(McpError):
 
     @property
     def supported(self) -> list:
-        data = self.data if isinstance(self.data, dict) else {}
-        versions = data.get("supported")
+        versions = self.data.get("supported") if isinstance(self.data, dict) else None
         return [v for v in versions if isinstance(v, str)] if isinstance(versions, list) else []
 
 

@@ -62,10 +62,7 @@ class Notices(SessionState):
         """Cancel a request we are serving, as the peer's ``notifications/cancelled`` would
         (for a transport whose cancellation signal is not a message: 2026-07-28 Streamable
         HTTP, where the client closing the response stream cancels the request)."""
-        params = {"requestId": request_id}
-        if reason:
-            params["reason"] = reason
-        self._on_cancelled(params)
+        self._on_cancelled({"requestId": request_id, "reason": reason or "no reason given"})
 
     def _on_cancelled(self, params: dict) -> None:
         """Spec: basic/utilities/cancellation: unknown, late or malformed cancels are ignored;
