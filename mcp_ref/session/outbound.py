@@ -250,8 +250,7 @@ class Pending:
         if isinstance(reply, Response):
             return reply.result
         if isinstance(reply, ErrorResponse):
-            error = reply.error
-            raise McpError.from_error({"code": error.code, "message": error.message, "data": error.data})
+            raise McpError.from_error(reply.error.to_dict())
         assert reply is not None                  # settled
         raise reply                               # a SessionError settled locally
 

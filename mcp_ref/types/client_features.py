@@ -149,9 +149,7 @@ def select_model(available: list, preferences: Any = None, table: Optional[dict]
     candidates = models
     for hint in preferences.hints or []:
         wanted = (hint.name or "").lower()
-        if not wanted:
-            continue
-        matched = [m for m in models if wanted in m.lower()]
+        matched = [m for m in models if wanted and wanted in m.lower()]
         if matched:
             candidates = matched
             break

@@ -152,10 +152,8 @@ def _union_decoder(members: list):
         return as_is
     as_list = next((decoder(m) for m in members if get_origin(m) is list or m is list), None)
     models = [m for m in members if _is_model(m)]
-    by_tag: dict = {}
-    for model in models:
-        if getattr(model, "TYPE", None) is not None:
-            by_tag.setdefault(model.TYPE, model._from_wire)      # the first member of a tag wins
+    # Reversed, so that the first member of a tag wins.
+    by_tag = {model.TYPE: model._from_wire for model in reversed(models) if getattr(model, "TYPE", None) is not None}
     kinds = [(_BASIC.get(m, _BASIC[dict])[1], decoder(m)) for m in members
              if m in _BASIC or get_origin(m) is dict]
     names = ", ".join(m.__name__ for m in models)
