@@ -270,9 +270,7 @@ class RequestContext:
         one closing the session): it must only wake something, never block."""
         with _EVENT_LOCK:
             if not self.is_cancelled():
-                if self._on_cancel is None:
-                    self._on_cancel = []
-                self._on_cancel.append(fn)
+                self._on_cancel = [*(self._on_cancel or ()), fn]
                 return
         fn()
 

@@ -46,16 +46,11 @@ CONTENT_TYPES: dict = {}
 raw_content: list = []
 
 
-def _is_int(value: Any) -> bool:
-    """A JSON integer: an int that is not a bool (JSON has no such overlap)."""
-    return (isinstance(value, int) and not isinstance(value, bool)) or \
-        (isinstance(value, float) and value.is_integer())
-
-
 _BASIC = {
     str: ("string", lambda v: isinstance(v, str)),
     bool: ("boolean", lambda v: isinstance(v, bool)),
-    int: ("integer", _is_int),
+    int: ("integer", lambda v: (isinstance(v, int) and not isinstance(v, bool))        # a bool is no integer
+          or (isinstance(v, float) and v.is_integer())),
     float: ("number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)),
     dict: ("object", lambda v: isinstance(v, dict)),
     list: ("array", lambda v: isinstance(v, list)),
