@@ -87,12 +87,9 @@ class RequestMeta:
 
     def to_meta(self) -> dict:
         """The ``_meta`` entries a client sends for this request."""
-        meta = {PROTOCOL_VERSION: self.version, CLIENT_CAPABILITIES: self.capabilities}
-        if self.client_info is not None:
-            meta[CLIENT_INFO] = self.client_info
-        if self.log_level is not None:
-            meta[LOG_LEVEL] = self.log_level
-        return meta
+        meta = {PROTOCOL_VERSION: self.version, CLIENT_CAPABILITIES: self.capabilities,
+                CLIENT_INFO: self.client_info, LOG_LEVEL: self.log_level}
+        return {key: value for key, value in meta.items() if value is not None}
 
 
 def read_meta(params) -> RequestMeta:

@@ -169,11 +169,9 @@ class Model(metaclass=_TakesExtra):
         out: dict = {} if tag is None else {"type": tag}
         for name, wire, keep_none, omit_default, default, since in fields:
             value = getattr(self, name)
-            if value is None and not keep_none:
-                continue
-            if omit_default and value == default:
-                continue
-            if since is not None and revision is not None and revision < since:
+            # Left out: None (unless it is a value here), a default not sent, a field newer than revision.
+            if (value is None and not keep_none) or (omit_default and value == default) \
+                    or (since is not None and revision is not None and revision < since):
                 continue
             out[wire] = value if type(value) in _SCALARS else _encode(value, revision)
         for key, value in self.extra.items():
