@@ -161,11 +161,9 @@ class ConnectionClosed(SessionError):
 
     def _refresh(self) -> None:
         late = self._late
-        if late is None:
-            return
         try:
-            details = late()
-        except Exception:
+            details = late() if late is not None else None
+        except Exception:                # a transport that fails to tell: still unknown
             details = None
         if details and details.get("exit_code") is not None:
             self._late = None

@@ -322,9 +322,7 @@ class RequestContext:
         self.check_cancelled()
         pending = self.session.start_request(method, params, related_id=self.request_id, **options)
         with _EVENT_LOCK:
-            if self._nested is None:
-                self._nested = set()
-            self._nested.add(pending)
+            self._nested = {*(self._nested or ()), pending}
         if self.cancelled.is_set():
             self._abandon_nested()
         try:
