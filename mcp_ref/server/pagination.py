@@ -126,6 +126,11 @@ class NamedRegistry:
             entries = list(self._entries.values())
         return [getattr(entry, self.ITEM) for entry in entries]
 
+    def get(self, name: str):
+        """The registered object of that name (the entry's ``ITEM``), or None."""
+        entry = self._entries.get(name)
+        return getattr(entry, self.ITEM) if entry is not None else None
+
     def _register(self, name: str, entry) -> None:
         with self._lock:
             if name in self._entries:

@@ -81,10 +81,6 @@ class Prompts(NamedRegistry):
 
     KIND, NOUN, CHANGED, ITEM = "prompts", "prompt", "notifications/prompts/list_changed", "prompt"
 
-    def get(self, name: str) -> Prompt | None:
-        entry = self._entries.get(name)
-        return entry.prompt if entry is not None else None
-
     def add(self, fn: Callable, *, name: str | None = None, title: str | None = None,
             description: str | None = None, icons: list | None = None, meta: dict | None = None) -> Prompt:
         """See ``Server.add_prompt``: the ``Prompt`` registered (rule 5)."""

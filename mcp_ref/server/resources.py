@@ -122,7 +122,7 @@ class Resources:
             raise ValueError(f"resource {uri!r}: the function of a fixed URI takes no arguments "
                              f"(it takes {', '.join(params['properties'])}); use a URI template")
         if template is not None:
-            _check_template_function(fn, uri, tuple(template.variables), params)
+            _check_template_function(read, uri, tuple(template.variables), params)
         common: dict = dict(name=name or getattr(fn, "__name__", uri), title=title,
                             description=description if description is not None else read.description,
                             mime_type=mime_type, annotations=as_model(Annotations, annotations),
@@ -228,13 +228,10 @@ class Resources:
         return sent
 
 
-def _check_template_function(fn: Callable, uri: str, variables: tuple, params: dict) -> None:
-    """Each variable is a parameter (or ``fn`` takes ``**kwargs``); every other parameter
-    has a default. Raises ValueError naming the mismatch (``params``: ``fn``'s inputSchema)."""
-    try:
-        takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        takes_any = False
+def _check_template_function(read: signature.Reading, uri: str, variables: tuple, params: dict) -> None:
+    """Each variable is a parameter (or the function takes ``**kwargs``); every other parameter
+    has a default. Raises ValueError naming the mismatch (``params``: the function's inputSchema)."""
+    takes_any = any(kind is inspect.Parameter.VAR_KEYWORD for _, kind, _ in read.params)
     unknown = [] if takes_any else [v for v in variables if v not in params["properties"]]
     unfilled = [p for p in params.get("required", ()) if p not in variables]
     problems = ([f"variables without a parameter: {', '.join(unknown)}"] if unknown else []) + \

@@ -66,7 +66,6 @@ Rules:
 """
 from __future__ import annotations
 
-import json
 import warnings
 from inspect import Parameter
 from typing import Any, Callable
@@ -77,7 +76,7 @@ from mcp_ref.schema.validation import argument_checker, flat_types
 from mcp_ref.server.features import as_icons, as_model, next_serial
 from mcp_ref.server.pagination import NamedRegistry
 from mcp_ref.server.same_thread import SameThread
-from mcp_ref.server.tool_results import error_result, tool_result
+from mcp_ref.server.tool_results import _json_text, error_result, tool_result
 from mcp_ref.types import CallToolResult, TextContent, Tool, ToolAnnotations, ToolExecution
 
 log = get_logger("mcp_ref.server")
@@ -87,7 +86,6 @@ __all__ = ["Tools", "ToolNameWarning", "tool_name_problem"]
 _NAMED = (Parameter.POSITIONAL_OR_KEYWORD, Parameter.KEYWORD_ONLY)
 _SCALARS = frozenset((str, int, float, bool))
 _TEXT_RESULTS: dict = {}            # revision -> a one-text CallToolResult's wire dict (_text_result)
-_json_text = json.JSONEncoder(ensure_ascii=False).encode
 _READ = ("tool", "wrap", "bind", "check_input", "flat", "check_output", "made")     # what _Entry.read makes
 _OWN = ("title", "annotations", "icons", "meta", "task_support")    # options a listed copy cannot share
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
@@ -241,20 +239,17 @@ class Tools(NamedRegistry):
 
     @property
     def same_thread(self) -> SameThread:
-        """The thread of ``same_thread`` tools (rule 6), made on first use."""
+        """The thread of ``same_thread`` tools (rule 6), made on first use; it runs while
+        the server has an open session."""
         with self._lock:
             if self._same_thread is None:
-                self._same_thread = SameThread(self._has_open_session)
+                self._same_thread = SameThread(lambda: any(not session.closed for session in list(self.owner.sessions)))
             return self._same_thread
-
-    def _has_open_session(self) -> bool:
-        return any(not session.closed for session in list(getattr(self.owner, "sessions", ())))
 
     def session_closed(self) -> None:
         """The owner lost a session: the same thread stops if it was the last one."""
-        runner = self._same_thread
-        if runner is not None:
-            runner.wake()
+        if self._same_thread is not None:
+            self._same_thread.wake()
 
     def supports_tasks(self) -> bool:
         """Whether a tool may run as a task (rule 7): the server then declares ``tasks``."""
@@ -271,11 +266,6 @@ class Tools(NamedRegistry):
             return tool.to_dict(version)
         first = made.get(version) or made.setdefault(version, tool.to_dict(version))
         return {**first, "name": tool.name, "description": tool.description}
-
-    def get(self, name: str) -> Tool | None:
-        """The registered ``Tool`` of that name, or None."""
-        entry = self._entries.get(name)
-        return entry.tool if entry is not None else None
 
     def add(self, fn: Callable, *, name: str | None = None, title: str | None = None,
             description: str | None = None, input_schema: dict | None = None,
