@@ -33,15 +33,7 @@ from mcp_ref.server.tools import Binder
 from mcp_ref.types import (GetPromptResult, Model, Prompt, PromptArgument, PromptMessage, TextContent,
                            content_from_dict)
 
-__all__ = ["Prompts", "to_messages", "prompt_arguments"]
-
-
-def prompt_arguments(fn, skip: tuple) -> list:
-    """Rule 1: the ``PromptArgument`` list of ``fn`` (or of its ``signature.Reading``)."""
-    schema = signature.input_schema(fn, skip=skip)
-    required = set(schema.get("required", ()))
-    return [PromptArgument(name=name, description=prop.get("description"), required=name in required)
-            for name, prop in schema["properties"].items()]
+__all__ = ["Prompts", "to_messages"]
 
 
 def _message(item: Any) -> PromptMessage:
@@ -85,9 +77,13 @@ class Prompts(NamedRegistry):
             description: str | None = None, icons: list | None = None, meta: dict | None = None) -> Prompt:
         """See ``Server.add_prompt``: the ``Prompt`` registered (rule 5)."""
         read = signature.Reading(fn, (self.context_class,))    # one reading: arguments and binder
+        schema = signature.input_schema(read)                   # rule 1: an argument per parameter
+        required = set(schema.get("required", ()))
+        arguments = [PromptArgument(name=name, description=prop.get("description"), required=name in required)
+                     for name, prop in schema["properties"].items()]
         prompt = Prompt(name=name if name is not None else fn.__name__, title=title,
                         description=description if description is not None else read.description,
-                        arguments=prompt_arguments(read, ()), icons=as_icons(icons), meta=meta)
+                        arguments=arguments, icons=as_icons(icons), meta=meta)
         self._register(prompt.name, _Entry(read, prompt))
         return prompt
 

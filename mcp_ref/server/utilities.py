@@ -36,8 +36,7 @@ from mcp_ref.types import (LOGGING_LEVELS, CompleteResult, Completion, LoggingMe
                      PromptReference, ResourceTemplateReference)
 from mcp_ref.schema.uritemplate import UriTemplate
 
-__all__ = ["Completions", "Logs", "LoggingBridge", "CompletionArgument", "CompletionContext", "MAX_COMPLETIONS",
-           "current"]
+__all__ = ["Completions", "Logs", "CompletionArgument", "CompletionContext", "MAX_COMPLETIONS", "current"]
 
 MAX_COMPLETIONS = 100
 # The request context of the handler running on this thread (set by Server dispatch), for the bridge.
@@ -58,14 +57,10 @@ def _capped(values) -> dict:
     """Rule 1: the ``completion`` object for what a completer returned."""
     if isinstance(values, CompleteResult):
         values = values.completion
-    total = has_more = None
-    if isinstance(values, Completion):
-        total, has_more, values = values.total, values.has_more, values.values
-    values = [str(value) for value in values or ()]
-    if total is None:
-        total = len(values)
-    if has_more is None:
-        has_more = total > MAX_COMPLETIONS or len(values) > MAX_COMPLETIONS
+    given = values if isinstance(values, Completion) else Completion(values=values or [])
+    values = [str(value) for value in given.values or ()]
+    total = len(values) if given.total is None else given.total
+    has_more = (total > MAX_COMPLETIONS or len(values) > MAX_COMPLETIONS) if given.has_more is None else given.has_more
     return Completion(values=values[:MAX_COMPLETIONS], total=total, has_more=has_more).to_dict()
 
 
