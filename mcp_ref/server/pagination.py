@@ -102,13 +102,14 @@ class Listing:
 
 
 class NamedRegistry:
-    """What tools and prompts share: entries by name in registration order (each
-    with a ``serial``), a lock, ``remove``, the paginated list handler, and the
-    list_changed notification. A subclass sets ``KIND`` (the list's name on the
-    wire), ``NOUN``, ``CHANGED`` (the notification method) and ``ITEM`` (the
-    entry attribute holding the listed object)."""
+    """What tools, prompts, resources and resource templates share: entries by name
+    (or URI) in registration order (each with a ``serial``), a lock, ``remove``, the
+    paginated list handler, and the list_changed notification. A subclass sets
+    ``KIND`` (the list's name in its cursors, and the result's member unless ``KEY``
+    names another), ``DUPLICATE`` (the error of a name registered twice), ``CHANGED``
+    (the notification method) and ``ITEM`` (the entry attribute holding the listed object)."""
 
-    KIND = NOUN = CHANGED = ITEM = ""
+    KIND = KEY = DUPLICATE = CHANGED = ITEM = ""
 
     def __init__(self, owner, context_class: type):
         self.owner = owner                   # the server: page_size, _list_changed(method)
@@ -120,11 +121,14 @@ class NamedRegistry:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def entries(self) -> list:
+        """The registered entries, in registration order."""
+        with self._lock:
+            return list(self._entries.values())
+
     def list(self) -> list:
         """The registered objects, in registration order."""
-        with self._lock:
-            entries = list(self._entries.values())
-        return [getattr(entry, self.ITEM) for entry in entries]
+        return [getattr(entry, self.ITEM) for entry in self.entries()]
 
     def get(self, name: str):
         """The registered object of that name (the entry's ``ITEM``), or None."""
@@ -134,7 +138,7 @@ class NamedRegistry:
     def _register(self, name: str, entry) -> None:
         with self._lock:
             if name in self._entries:
-                raise ValueError(f"a {self.NOUN} named {name!r} is already registered")
+                raise ValueError(self.DUPLICATE.format(name))
             self._entries[name] = entry
             self._listing = None
         self.owner._list_changed(self.CHANGED)
@@ -152,10 +156,12 @@ class NamedRegistry:
         return getattr(entry, self.ITEM).to_dict(version)
 
     def handle_list(self, ctx, params: dict) -> dict:
-        """Spec: server/tools#listing-tools, server/prompts#listing-prompts, server/utilities/pagination."""
+        """Spec: server/tools#listing-tools, server/prompts#listing-prompts,
+        server/resources#listing-resources, server/resources#resource-templates, server/utilities/pagination."""
         with self._lock:
             listing = self._listing
             if listing is None:
                 listing = self._listing = Listing([(entry.serial, entry) for entry in self._entries.values()])
         page, cursor = listing.wire(params, self.owner.page_size, self.KIND, ctx.protocol_version, self._wire)
-        return {self.KIND: page, "nextCursor": cursor} if cursor is not None else {self.KIND: page}
+        key = self.KEY or self.KIND
+        return {key: page, "nextCursor": cursor} if cursor is not None else {key: page}

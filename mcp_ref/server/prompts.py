@@ -71,7 +71,8 @@ class _Entry:
 class Prompts(NamedRegistry):
     """The prompts a server offers. ``owner`` is the server (``page_size``, ``_list_changed``)."""
 
-    KIND, NOUN, CHANGED, ITEM = "prompts", "prompt", "notifications/prompts/list_changed", "prompt"
+    KIND, CHANGED, ITEM = "prompts", "notifications/prompts/list_changed", "prompt"
+    DUPLICATE = "a prompt named {!r} is already registered"
 
     def add(self, fn: Callable, *, name: str | None = None, title: str | None = None,
             description: str | None = None, icons: list | None = None, meta: dict | None = None) -> Prompt:

@@ -30,20 +30,21 @@ Rules:
    (``UriTemplate``) and each variable must be a parameter; a fixed URI's
    function takes no arguments. The ``Resource``/``ResourceTemplate`` model is
    built then; a listing is each model's ``to_dict`` for the session's revision.
+   The resources, and the templates (``Resources.templates``), are each a
+   ``NamedRegistry`` (pagination.py), as tools and prompts are.
 """
 from __future__ import annotations
 
 import base64
 import inspect
 import json
-import threading
 from typing import Any, Callable
 
 from mcp_ref.errors import InvalidParamsError, ResourceNotFoundError
 from mcp_ref.schema import jsonable, signature
 from mcp_ref.schema.uritemplate import UriTemplate
 from mcp_ref.server.features import as_icons, as_model, next_serial
-from mcp_ref.server.pagination import Listing
+from mcp_ref.server.pagination import NamedRegistry
 from mcp_ref.types import (Annotations, BlobResourceContents, ReadResourceResult, Resource, ResourceTemplate,
                            TextResourceContents)
 
@@ -86,24 +87,30 @@ def _uri_param(params: dict, method: str) -> str:
     return uri
 
 
-class Resources:
-    """The resources and templates a server offers. ``owner`` is the server (its
-    ``page_size``, ``_list_changed`` and ``ready_sessions()`` are used)."""
+class _Templates(NamedRegistry):
+    """The resource templates a server offers, by URI template (``Resources.templates``)."""
+
+    KIND, KEY, ITEM = "resources/templates", "resourceTemplates", "item"
+    CHANGED, DUPLICATE = "notifications/resources/list_changed", "a resource template {!r} is already registered"
+
+
+class Resources(NamedRegistry):
+    """The resources a server offers, by URI, and its resource ``templates``. ``owner`` is
+    the server (its ``page_size``, ``_list_changed`` and ``ready_sessions()`` are used);
+    the lock also guards the sessions' ``subscriptions``."""
+
+    KIND, CHANGED, ITEM = "resources", "notifications/resources/list_changed", "item"
+    DUPLICATE = "a resource {!r} is already registered"
 
     def __init__(self, owner, context_class: type):
-        self.owner = owner
-        self.context_class = context_class
-        self._static: dict = {}          # uri -> _Entry(Resource)
-        self._templates: dict = {}       # uri template -> _Entry(ResourceTemplate)
-        self._lock = threading.Lock()
-        self._listings: dict = {}        # id(table) -> Listing (pagination.py rule 4)
+        super().__init__(owner, context_class)
+        self.templates = _Templates(owner, context_class)
 
     def __len__(self) -> int:
-        return len(self._static) + len(self._templates)
+        return len(self._entries) + len(self.templates)
 
     def resources(self) -> list:
-        with self._lock:
-            return [entry.item for entry in self._static.values()]
+        return self.list()
 
     # -- registration
     def add(self, fn: Any, uri: str, *, name: str | None = None, title: str | None = None,
@@ -129,62 +136,32 @@ class Resources:
                             icons=as_icons(icons), meta=meta)
         item = ResourceTemplate(uri_template=uri, **common) if template is not None else \
             Resource(uri=uri, size=size, **common)
-        entry = _Entry(fn, item, template, read.context)
-        table = self._templates if template is not None else self._static
-        with self._lock:
-            if uri in table:
-                raise ValueError(f"a resource{' template' if template is not None else ''} {uri!r} "
-                                 "is already registered")
-            table[uri] = entry
-            self._listings.clear()
-        self.owner._list_changed("notifications/resources/list_changed")
+        (self.templates if template is not None else self)._register(uri, _Entry(fn, item, template, read.context))
         return item
 
     def remove(self, uri: str) -> None:
         """Unregister the resource with this URI, or the template with this URI template;
         KeyError when there is none."""
-        with self._lock:
-            del (self._static if uri in self._static else self._templates)[uri]
-            self._listings.clear()
-        self.owner._list_changed("notifications/resources/list_changed")
+        if uri in self._entries:
+            super().remove(uri)
+        else:
+            self.templates.remove(uri)
 
     def find(self, uri: str) -> tuple | None:
         """``(entry, variables)`` for the resource or template that answers ``uri`` (rule 2)."""
-        with self._lock:
-            entry = self._static.get(uri)
-            if entry is not None:
-                return entry, {}
-            templates = list(self._templates.values())
-        for entry in templates:
+        entry = self._entries.get(uri)              # one dict read: atomic, no lock needed
+        if entry is not None:
+            return entry, {}
+        for entry in self.templates.entries():
             variables = entry.template.match(uri) if entry.template is not None else None
             if variables is not None:
                 return entry, variables
         return None
 
-    def has_template(self, uri_template: str) -> ResourceTemplate | None:
-        with self._lock:
-            entry = self._templates.get(uri_template)
-        return entry.item if entry is not None else None
-
-    def _page(self, table: dict, ctx, params: dict, list_name: str, key: str) -> dict:
-        """The list result ``{key: page}`` of ``table``'s items, cut from its Listing (made once
-        per change, each item's dict made once per revision: pagination.py rules 4, 5)."""
-        with self._lock:
-            listing = self._listings.get(id(table))
-            if listing is None:
-                listing = self._listings[id(table)] = Listing([(e.serial, e) for e in table.values()])
-        page, cursor = listing.wire(params, self.owner.page_size, list_name, ctx.protocol_version,
-                                    lambda entry, version: entry.item.to_dict(version))
-        return {key: page, "nextCursor": cursor} if cursor is not None else {key: page}
-
-    # -- handlers
-    def handle_list(self, ctx, params: dict) -> dict:
-        """Spec: server/resources#listing-resources."""
-        return self._page(self._static, ctx, params, "resources", "resources")
-
+    # -- handlers (resources/list is NamedRegistry.handle_list)
     def handle_templates_list(self, ctx, params: dict) -> dict:
         """Spec: server/resources#resource-templates."""
-        return self._page(self._templates, ctx, params, "resources/templates", "resourceTemplates")
+        return self.templates.handle_list(ctx, params)
 
     def handle_read(self, ctx, params: dict) -> dict:
         """Spec: server/resources#reading-resources; rules 2 and 3."""

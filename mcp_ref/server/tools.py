@@ -233,7 +233,8 @@ class Tools(NamedRegistry):
     """The tools a server offers. ``owner`` is the server: its ``page_size``,
     ``_list_changed(method)`` and (for ``same_thread`` tools) ``sessions`` are used."""
 
-    KIND, NOUN, CHANGED, ITEM = "tools", "tool", "notifications/tools/list_changed", "tool"
+    KIND, CHANGED, ITEM = "tools", "notifications/tools/list_changed", "tool"
+    DUPLICATE = "a tool named {!r} is already registered"
 
     _same_thread: SameThread | None = None
 

@@ -103,7 +103,7 @@ class Completions:
             return reference, [a.name for a in prompt.arguments or ()]
         if kind == "ref/resource":
             reference = ResourceTemplateReference.from_dict(ref)
-            if self.owner.resources.has_template(reference.uri) is None:
+            if self.owner.resources.templates.get(reference.uri) is None:
                 raise InvalidParamsError(f"Unknown resource template: {reference.uri}", {"uri": reference.uri})
             return reference, UriTemplate(reference.uri).variables
         raise InvalidParamsError("completion/complete: ref must be a ref/prompt or ref/resource reference")
