@@ -91,9 +91,7 @@ class Listing:
         once per item and revision (rule 5). Two threads may make the same dict at once;
         either result is the same, and storing one is atomic."""
         start, end, cursor = self._bounds(params, page_size, list_name)
-        kept = self._wire.get(version)
-        if kept is None:
-            kept = self._wire.setdefault(version, [None] * len(self.items))
+        kept = self._wire.get(version) or self._wire.setdefault(version, [None] * len(self.items))
         items = self.items
         for i in range(start, end):
             if kept[i] is None:

@@ -192,16 +192,15 @@ class Resources(NamedRegistry):
 
     def notify_updated(self, uri: str) -> int:
         """Rule 4; returns how many sessions were sent the notification."""
+        with self._lock:
+            subscribed = [session for session in self.owner.ready_sessions() if uri in session.subscriptions]
         sent = 0
-        for session in self.owner.ready_sessions():
-            with self._lock:
-                subscribed = uri in session.subscriptions
-            if subscribed:
-                try:
-                    session.notify("notifications/resources/updated", {"uri": uri})
-                    sent += 1
-                except Exception:                   # a session that just closed
-                    continue
+        for session in subscribed:
+            try:
+                session.notify("notifications/resources/updated", {"uri": uri})
+                sent += 1
+            except Exception:                       # a session that just closed
+                continue
         return sent
 
 

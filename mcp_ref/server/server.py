@@ -115,10 +115,9 @@ class Server(Registration):
         self._listeners: set = set()            # open 2026-07-28 subscriptions/listen requests (rule 8)
         # Rule 6: the registries of features/, one each.
         self.tools = Tools(self, Context)
-        self._resources = self._prompts = None      # rooms made on first use (``resources``, ``prompts``)
+        self._resources = self._prompts = self._tasks = None    # rooms made on first use (``resources``...)
         self.completions = Completions(self)
         self._logs = Logs(self)
-        self._tasks = None                      # the tasks room, on first use (``tasks``)
         self._bridges: list = []
         # 2026-07-28 cache hints, {method: (ttlMs, cacheScope)}; None: protocol/modern.py rule 3's defaults.
         self.cache_hints: dict | None = None
@@ -186,8 +185,7 @@ class Server(Registration):
     # ------------------------------------------------------------------ serving
     def serve(self, transport, **options) -> ServerSession:
         """Start serving one connection; returns its session at once."""
-        options.setdefault("timeout", self.timeout)
-        options.setdefault("max_workers", self.max_workers)
+        options = {"timeout": self.timeout, "max_workers": self.max_workers, **options}
         session = ServerSession(self, transport, on_close=self._session_closed, **options)
         self.sessions.add(session)
         session.start()

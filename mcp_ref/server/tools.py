@@ -207,14 +207,13 @@ def _calling(read: signature.Reading, options: dict) -> tuple:
     of a tool (rules 2 and 3): schemas given, else from its signature; ``wrap``: its result
     is sent as ``{"result": ...}``."""
     wrap = False
-    output_schema, input_schema = options["output_schema"], options["input_schema"]
+    output_schema = options["output_schema"]
     if output_schema is None and options["structured_output"] is not False:
         output_schema = signature.output_schema(read)
         if output_schema is None and options["structured_output"]:
             output_schema = signature.output_schema(read, wrap=True)   # {"result": ...}
             wrap = output_schema is not None
-    if input_schema is None:
-        input_schema = signature.input_schema(read)
+    input_schema = options["input_schema"] or signature.input_schema(read)     # one given is a non-empty dict (add)
     return (input_schema, output_schema, wrap, Binder(read, tuple(read.context)), argument_checker(input_schema),
             flat_types(input_schema), argument_checker(output_schema) if output_schema is not None else None)
 

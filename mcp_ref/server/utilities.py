@@ -87,10 +87,9 @@ class Completions:
         context = params.get("context")
         arguments = context.get("arguments") if isinstance(context, dict) else None
         context = CompletionContext(dict(arguments)) if isinstance(arguments, dict) else None
-        fn = self.fn
-        if fn is None:      # the table answers completion/complete only when a completer is set
+        if self.fn is None:     # a capabilities= override may declare completions without a completer
             raise InvalidParamsError("completion/complete: this server has no completer")
-        return {"completion": _capped(fn(ref, CompletionArgument(argument["name"], argument["value"]), context))}
+        return {"completion": _capped(self.fn(ref, CompletionArgument(argument["name"], argument["value"]), context))}
 
     def _reference(self, ref) -> tuple:
         """``(reference object, names of its arguments)``; -32602 when we have no such thing."""
