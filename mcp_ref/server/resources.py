@@ -158,11 +158,7 @@ class Resources(NamedRegistry):
                 return entry, variables
         return None
 
-    # -- handlers (resources/list is NamedRegistry.handle_list)
-    def handle_templates_list(self, ctx, params: dict) -> dict:
-        """Spec: server/resources#resource-templates."""
-        return self.templates.handle_list(ctx, params)
-
+    # -- handlers (resources/list and resources/templates/list: NamedRegistry.handle_list, of each registry)
     def handle_read(self, ctx, params: dict) -> dict:
         """Spec: server/resources#reading-resources; rules 2 and 3."""
         uri = _uri_param(params, "resources/read")

@@ -253,8 +253,7 @@ class Tools(NamedRegistry):
 
     def supports_tasks(self) -> bool:
         """Whether a tool may run as a task (rule 7): the server then declares ``tasks``."""
-        with self._lock:
-            return any(entry.task_support in ("optional", "required") for entry in self._entries.values())
+        return any(entry.task_support in ("optional", "required") for entry in self.entries())
 
     def _wire(self, entry: _Entry, version: str | None) -> dict:
         """Rule 8: a listed tool, its ``Tool``'s ``to_dict``; tools of one shape that own
