@@ -147,8 +147,9 @@ class Resources(NamedRegistry):
         else:
             self.templates.remove(uri)
 
-    def find(self, uri: str) -> tuple | None:
-        """``(entry, variables)`` for the resource or template that answers ``uri`` (rule 2)."""
+    def find(self, uri: str) -> tuple:
+        """``(entry, variables)`` for the resource or template that answers ``uri``; -32002
+        when none does (rule 2)."""
         entry = self._entries.get(uri)              # one dict read: atomic, no lock needed
         if entry is not None:
             return entry, {}
@@ -156,16 +157,13 @@ class Resources(NamedRegistry):
             variables = entry.template.match(uri) if entry.template is not None else None
             if variables is not None:
                 return entry, variables
-        return None
+        raise ResourceNotFoundError("Resource not found", {"uri": uri})
 
     # -- handlers (resources/list and resources/templates/list: NamedRegistry.handle_list, of each registry)
     def handle_read(self, ctx, params: dict) -> dict:
         """Spec: server/resources#reading-resources; rules 2 and 3."""
         uri = _uri_param(params, "resources/read")
-        found = self.find(uri)
-        if found is None:
-            raise ResourceNotFoundError("Resource not found", {"uri": uri})
-        entry, variables = found
+        entry, variables = self.find(uri)
         kwargs = {**variables, **dict.fromkeys(entry.inject, ctx)}
         contents = to_contents(entry.fn(**kwargs), uri, entry.item.mime_type)
         return ReadResourceResult(contents=contents).to_dict(ctx.protocol_version)
@@ -173,8 +171,7 @@ class Resources(NamedRegistry):
     def handle_subscribe(self, ctx, params: dict) -> dict:
         """Spec: server/resources#subscriptions; rule 4."""
         uri = _uri_param(params, "resources/subscribe")
-        if self.find(uri) is None:
-            raise ResourceNotFoundError("Resource not found", {"uri": uri})
+        self.find(uri)                              # -32002 unless resources/read would answer it
         with self._lock:
             ctx.session.subscriptions.add(uri)
         return {}
