@@ -34,6 +34,7 @@ import threading
 from bisect import bisect_right
 
 from mcp_ref.errors import InvalidParamsError
+from mcp_ref.server.features import next_serial
 
 __all__ = ["Listing", "make_cursor"]
 
@@ -136,6 +137,7 @@ class NamedRegistry:
         with self._lock:
             if name in self._entries:
                 raise ValueError(self.DUPLICATE.format(name))
+            entry.serial = next_serial()            # rule 1: drawn under the lock, so in the table's order
             self._entries[name] = entry
             self._listing = None
         self.owner._list_changed(self.CHANGED)

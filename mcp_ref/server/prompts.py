@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from mcp_ref.errors import InvalidParamsError
 from mcp_ref.schema import signature
-from mcp_ref.server.features import as_icons, next_serial
+from mcp_ref.server.features import as_icons
 from mcp_ref.server.pagination import NamedRegistry
 from mcp_ref.server.tools import Binder
 from mcp_ref.types import (GetPromptResult, Model, Prompt, PromptArgument, PromptMessage, TextContent,
@@ -65,7 +65,6 @@ class _Entry:
     def __init__(self, read: signature.Reading, prompt: Prompt):
         self.fn, self.prompt = read.fn, prompt
         self.bind = Binder(read, tuple(read.context))
-        self.serial = next_serial()
 
 
 class Prompts(NamedRegistry):

@@ -43,7 +43,7 @@ from typing import Any, Callable
 from mcp_ref.errors import InvalidParamsError, ResourceNotFoundError
 from mcp_ref.schema import jsonable, signature
 from mcp_ref.schema.uritemplate import UriTemplate
-from mcp_ref.server.features import as_icons, as_model, next_serial
+from mcp_ref.server.features import as_icons, as_model
 from mcp_ref.server.pagination import NamedRegistry
 from mcp_ref.types import (Annotations, BlobResourceContents, ReadResourceResult, Resource, ResourceTemplate,
                            TextResourceContents)
@@ -77,7 +77,6 @@ class _Entry:
 
     def __init__(self, fn: Callable, item: Resource | ResourceTemplate, template: UriTemplate | None, inject: list):
         self.fn, self.item, self.template, self.inject = fn, item, template, inject
-        self.serial = next_serial()
 
 
 def _uri_param(params: dict, method: str) -> str:

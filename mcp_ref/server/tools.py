@@ -73,7 +73,7 @@ from typing import Any, Callable
 from mcp_ref.errors import InvalidParamsError, McpError, UrlElicitationRequiredError, get_logger
 from mcp_ref.schema import binding, signature
 from mcp_ref.schema.validation import argument_checker, flat_types
-from mcp_ref.server.features import as_icons, as_model, next_serial
+from mcp_ref.server.features import as_icons, as_model
 from mcp_ref.server.pagination import NamedRegistry
 from mcp_ref.server.same_thread import SameThread
 from mcp_ref.server.tool_results import _json_text, error_result, tool_result
@@ -173,7 +173,6 @@ class _Entry:
     def __init__(self, name: str, fn: Callable, options: dict, skip: tuple, same_thread: bool):
         self.name, self.fn, self.options, self.skip, self.same_thread = name, fn, options, skip, same_thread
         self.task_support = options["task_support"]                 # rule 7
-        self.serial = next_serial()
 
     def __getattr__(self, attribute: str) -> Any:
         if attribute not in _READ:
