@@ -189,12 +189,9 @@ def test_a_page_does_not_walk_the_whole_registry(kind):
         else:
             server.add_resource(lambda x: x, f"mem://t{i}/{{x}}")
     registry = server.tools if kind == "tools" else server.prompts if kind == "prompts" else server.resources
-    if kind in ("tools", "prompts"):
-        registry._entries = _CountingDict(registry._entries)
-    elif kind == "resources":
-        registry._static = _CountingDict(registry._static)
-    else:
-        registry._templates = _CountingDict(registry._templates)
+    if kind == "resources/templates":
+        registry = registry.templates
+    registry._entries = _CountingDict(registry._entries)
     method = {"tools": "tools/list", "prompts": "prompts/list", "resources": "resources/list",
               "resources/templates": "resources/templates/list"}[kind]
     key = {"tools": "tools", "prompts": "prompts", "resources": "resources",

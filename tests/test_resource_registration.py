@@ -101,5 +101,5 @@ def test_every_mistake_raises_at_registration_with_its_type_and_message(via):
         with pytest.raises(TypeError) as info:
             server.add_resource(lambda: "x", 5)
         assert str(info.value) == "a URI template must be a string"
-    assert sorted(server.resources._static) == ["fixed://dup"]
-    assert sorted(server.resources._templates) == ["t://{page_ref}"]
+    assert [resource.uri for resource in server.resources.resources()] == ["fixed://dup"]
+    assert [template.uri_template for template in server.resources.templates.list()] == ["t://{page_ref}"]

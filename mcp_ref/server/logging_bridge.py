@@ -50,7 +50,9 @@ class LoggingBridge(logging.Handler):
         self._busy.on = True
         try:
             level = next(name for number, name in _PYTHON_LEVELS if record.levelno >= number)
-            message = self.format(_without_traceback(record))          # rule 2
+            bare = copy.copy(record)                # rule 2: a copy the formatter turns into the message alone
+            bare.exc_info = bare.exc_text = bare.stack_info = None
+            message = self.format(bare)
             ctx = getattr(current, "ctx", None)
             if ctx is not None and ctx.session.server is self.server:
                 ctx.log(level, message, logger=record.name)
@@ -69,16 +71,9 @@ class LoggingBridge(logging.Handler):
                 last.handle(record)                 # rule 2: the server's own log (stderr)
 
 
-def _without_traceback(record: logging.LogRecord) -> logging.LogRecord:
-    """A copy of ``record`` a formatter turns into its message alone (rule 2)."""
-    bare = copy.copy(record)
-    bare.exc_info = bare.exc_text = bare.stack_info = None
-    return bare
-
-
 def _other_handlers(record: logging.LogRecord) -> bool:
     """Does a handler other than a bridge see ``record``, as ``Logger.callHandlers`` walks?"""
-    logger: logging.Logger | None = logging.getLogger(record.name) if record.name != "root" else logging.getLogger()
+    logger: logging.Logger | None = logging.getLogger(record.name)     # "root": the root logger
     while logger is not None:
         if any(not isinstance(handler, LoggingBridge) for handler in logger.handlers):
             return True

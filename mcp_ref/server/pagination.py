@@ -34,6 +34,7 @@ import threading
 from bisect import bisect_right
 
 from mcp_ref.errors import InvalidParamsError
+from mcp_ref.server.features import next_serial
 
 __all__ = ["Listing", "make_cursor"]
 
@@ -47,13 +48,12 @@ def make_cursor(list_name: str, last_serial: int) -> str:
 def _read_cursor(list_name: str, cursor) -> int:
     """The serial after which the page starts; InvalidParamsError when ``cursor`` is not ours."""
     import base64
-    import binascii
     try:
         data = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))     # AttributeError: not a str
         serial = data["n"]
         if data["l"] != list_name or not isinstance(serial, int) or isinstance(serial, bool) or serial < 0:
             raise ValueError("not a cursor of this list")
-    except (ValueError, KeyError, TypeError, AttributeError, binascii.Error, UnicodeError):
+    except (ValueError, KeyError, TypeError, AttributeError):     # binascii.Error, UnicodeError: ValueErrors
         raise InvalidParamsError(f"Invalid cursor for {list_name}", {"cursor": cursor}) from None
     return serial
 
@@ -91,9 +91,7 @@ class Listing:
         once per item and revision (rule 5). Two threads may make the same dict at once;
         either result is the same, and storing one is atomic."""
         start, end, cursor = self._bounds(params, page_size, list_name)
-        kept = self._wire.get(version)
-        if kept is None:
-            kept = self._wire.setdefault(version, [None] * len(self.items))
+        kept = self._wire.get(version) or self._wire.setdefault(version, [None] * len(self.items))
         items = self.items
         for i in range(start, end):
             if kept[i] is None:
@@ -102,13 +100,14 @@ class Listing:
 
 
 class NamedRegistry:
-    """What tools and prompts share: entries by name in registration order (each
-    with a ``serial``), a lock, ``remove``, the paginated list handler, and the
-    list_changed notification. A subclass sets ``KIND`` (the list's name on the
-    wire), ``NOUN``, ``CHANGED`` (the notification method) and ``ITEM`` (the
-    entry attribute holding the listed object)."""
+    """What tools, prompts, resources and resource templates share: entries by name
+    (or URI) in registration order (each with a ``serial``), a lock, ``remove``, the
+    paginated list handler, and the list_changed notification. A subclass sets
+    ``KIND`` (the list's name in its cursors, and the result's member unless ``KEY``
+    names another), ``DUPLICATE`` (the error of a name registered twice), ``CHANGED``
+    (the notification method) and ``ITEM`` (the entry attribute holding the listed object)."""
 
-    KIND = NOUN = CHANGED = ITEM = ""
+    KIND = KEY = DUPLICATE = CHANGED = ITEM = ""
 
     def __init__(self, owner, context_class: type):
         self.owner = owner                   # the server: page_size, _list_changed(method)
@@ -120,16 +119,25 @@ class NamedRegistry:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def entries(self) -> list:
+        """The registered entries, in registration order."""
+        with self._lock:
+            return list(self._entries.values())
+
     def list(self) -> list:
         """The registered objects, in registration order."""
-        with self._lock:
-            entries = list(self._entries.values())
-        return [getattr(entry, self.ITEM) for entry in entries]
+        return [getattr(entry, self.ITEM) for entry in self.entries()]
+
+    def get(self, name: str):
+        """The registered object of that name (the entry's ``ITEM``), or None."""
+        entry = self._entries.get(name)
+        return getattr(entry, self.ITEM) if entry is not None else None
 
     def _register(self, name: str, entry) -> None:
         with self._lock:
             if name in self._entries:
-                raise ValueError(f"a {self.NOUN} named {name!r} is already registered")
+                raise ValueError(self.DUPLICATE.format(name))
+            entry.serial = next_serial()            # rule 1: drawn under the lock, so in the table's order
             self._entries[name] = entry
             self._listing = None
         self.owner._list_changed(self.CHANGED)
@@ -147,10 +155,12 @@ class NamedRegistry:
         return getattr(entry, self.ITEM).to_dict(version)
 
     def handle_list(self, ctx, params: dict) -> dict:
-        """Spec: server/tools#listing-tools, server/prompts#listing-prompts, server/utilities/pagination."""
+        """Spec: server/tools#listing-tools, server/prompts#listing-prompts,
+        server/resources#listing-resources, server/resources#resource-templates, server/utilities/pagination."""
         with self._lock:
             listing = self._listing
             if listing is None:
                 listing = self._listing = Listing([(entry.serial, entry) for entry in self._entries.values()])
         page, cursor = listing.wire(params, self.owner.page_size, self.KIND, ctx.protocol_version, self._wire)
-        return {self.KIND: page, "nextCursor": cursor} if cursor is not None else {self.KIND: page}
+        key = self.KEY or self.KIND
+        return {key: page, "nextCursor": cursor} if cursor is not None else {key: page}

@@ -27,21 +27,13 @@ from typing import Any, Callable
 
 from mcp_ref.errors import InvalidParamsError
 from mcp_ref.schema import signature
-from mcp_ref.server.features import as_icons, next_serial
+from mcp_ref.server.features import as_icons
 from mcp_ref.server.pagination import NamedRegistry
 from mcp_ref.server.tools import Binder
 from mcp_ref.types import (GetPromptResult, Model, Prompt, PromptArgument, PromptMessage, TextContent,
                            content_from_dict)
 
-__all__ = ["Prompts", "to_messages", "prompt_arguments"]
-
-
-def prompt_arguments(fn, skip: tuple) -> list:
-    """Rule 1: the ``PromptArgument`` list of ``fn`` (or of its ``signature.Reading``)."""
-    schema = signature.input_schema(fn, skip=skip)
-    required = set(schema.get("required", ()))
-    return [PromptArgument(name=name, description=prop.get("description"), required=name in required)
-            for name, prop in schema["properties"].items()]
+__all__ = ["Prompts", "to_messages"]
 
 
 def _message(item: Any) -> PromptMessage:
@@ -73,25 +65,25 @@ class _Entry:
     def __init__(self, read: signature.Reading, prompt: Prompt):
         self.fn, self.prompt = read.fn, prompt
         self.bind = Binder(read, tuple(read.context))
-        self.serial = next_serial()
 
 
 class Prompts(NamedRegistry):
     """The prompts a server offers. ``owner`` is the server (``page_size``, ``_list_changed``)."""
 
-    KIND, NOUN, CHANGED, ITEM = "prompts", "prompt", "notifications/prompts/list_changed", "prompt"
-
-    def get(self, name: str) -> Prompt | None:
-        entry = self._entries.get(name)
-        return entry.prompt if entry is not None else None
+    KIND, CHANGED, ITEM = "prompts", "notifications/prompts/list_changed", "prompt"
+    DUPLICATE = "a prompt named {!r} is already registered"
 
     def add(self, fn: Callable, *, name: str | None = None, title: str | None = None,
             description: str | None = None, icons: list | None = None, meta: dict | None = None) -> Prompt:
         """See ``Server.add_prompt``: the ``Prompt`` registered (rule 5)."""
         read = signature.Reading(fn, (self.context_class,))    # one reading: arguments and binder
+        schema = signature.input_schema(read)                   # rule 1: an argument per parameter
+        required = set(schema.get("required", ()))
+        arguments = [PromptArgument(name=name, description=prop.get("description"), required=name in required)
+                     for name, prop in schema["properties"].items()]
         prompt = Prompt(name=name if name is not None else fn.__name__, title=title,
                         description=description if description is not None else read.description,
-                        arguments=prompt_arguments(read, ()), icons=as_icons(icons), meta=meta)
+                        arguments=arguments, icons=as_icons(icons), meta=meta)
         self._register(prompt.name, _Entry(read, prompt))
         return prompt
 

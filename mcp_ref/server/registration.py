@@ -165,10 +165,7 @@ class Registration:
         ``argument.name``/``.value``, ``context.arguments`` or ``context`` None.
         At most 100 values are sent, with ``total`` and ``hasMore``.
         Spec: server/utilities/completion."""
-        def register(f):
-            self.completions.fn = f
-            return f
-        return register(fn) if fn is not None else register
+        return _decorator(lambda f: setattr(self.completions, "fn", f), fn, {})
 
     def log(self, level: str, data: Any, logger: str | None = None) -> int:
         """Send ``notifications/message`` to every ready session whose level lets it

@@ -30,20 +30,21 @@ Rules:
    (``UriTemplate``) and each variable must be a parameter; a fixed URI's
    function takes no arguments. The ``Resource``/``ResourceTemplate`` model is
    built then; a listing is each model's ``to_dict`` for the session's revision.
+   The resources, and the templates (``Resources.templates``), are each a
+   ``NamedRegistry`` (pagination.py), as tools and prompts are.
 """
 from __future__ import annotations
 
 import base64
 import inspect
 import json
-import threading
 from typing import Any, Callable
 
 from mcp_ref.errors import InvalidParamsError, ResourceNotFoundError
 from mcp_ref.schema import jsonable, signature
 from mcp_ref.schema.uritemplate import UriTemplate
-from mcp_ref.server.features import as_icons, as_model, next_serial
-from mcp_ref.server.pagination import Listing
+from mcp_ref.server.features import as_icons, as_model
+from mcp_ref.server.pagination import NamedRegistry
 from mcp_ref.types import (Annotations, BlobResourceContents, ReadResourceResult, Resource, ResourceTemplate,
                            TextResourceContents)
 
@@ -76,7 +77,6 @@ class _Entry:
 
     def __init__(self, fn: Callable, item: Resource | ResourceTemplate, template: UriTemplate | None, inject: list):
         self.fn, self.item, self.template, self.inject = fn, item, template, inject
-        self.serial = next_serial()
 
 
 def _uri_param(params: dict, method: str) -> str:
@@ -86,24 +86,30 @@ def _uri_param(params: dict, method: str) -> str:
     return uri
 
 
-class Resources:
-    """The resources and templates a server offers. ``owner`` is the server (its
-    ``page_size``, ``_list_changed`` and ``ready_sessions()`` are used)."""
+class _Templates(NamedRegistry):
+    """The resource templates a server offers, by URI template (``Resources.templates``)."""
+
+    KIND, KEY, ITEM = "resources/templates", "resourceTemplates", "item"
+    CHANGED, DUPLICATE = "notifications/resources/list_changed", "a resource template {!r} is already registered"
+
+
+class Resources(NamedRegistry):
+    """The resources a server offers, by URI, and its resource ``templates``. ``owner`` is
+    the server (its ``page_size``, ``_list_changed`` and ``ready_sessions()`` are used);
+    the lock also guards the sessions' ``subscriptions``."""
+
+    KIND, CHANGED, ITEM = "resources", "notifications/resources/list_changed", "item"
+    DUPLICATE = "a resource {!r} is already registered"
 
     def __init__(self, owner, context_class: type):
-        self.owner = owner
-        self.context_class = context_class
-        self._static: dict = {}          # uri -> _Entry(Resource)
-        self._templates: dict = {}       # uri template -> _Entry(ResourceTemplate)
-        self._lock = threading.Lock()
-        self._listings: dict = {}        # id(table) -> Listing (pagination.py rule 4)
+        super().__init__(owner, context_class)
+        self.templates = _Templates(owner, context_class)
 
     def __len__(self) -> int:
-        return len(self._static) + len(self._templates)
+        return len(self._entries) + len(self.templates)
 
     def resources(self) -> list:
-        with self._lock:
-            return [entry.item for entry in self._static.values()]
+        return self.list()
 
     # -- registration
     def add(self, fn: Any, uri: str, *, name: str | None = None, title: str | None = None,
@@ -122,77 +128,41 @@ class Resources:
             raise ValueError(f"resource {uri!r}: the function of a fixed URI takes no arguments "
                              f"(it takes {', '.join(params['properties'])}); use a URI template")
         if template is not None:
-            _check_template_function(fn, uri, tuple(template.variables), params)
+            _check_template_function(read, uri, tuple(template.variables), params)
         common: dict = dict(name=name or getattr(fn, "__name__", uri), title=title,
                             description=description if description is not None else read.description,
                             mime_type=mime_type, annotations=as_model(Annotations, annotations),
                             icons=as_icons(icons), meta=meta)
         item = ResourceTemplate(uri_template=uri, **common) if template is not None else \
             Resource(uri=uri, size=size, **common)
-        entry = _Entry(fn, item, template, read.context)
-        table = self._templates if template is not None else self._static
-        with self._lock:
-            if uri in table:
-                raise ValueError(f"a resource{' template' if template is not None else ''} {uri!r} "
-                                 "is already registered")
-            table[uri] = entry
-            self._listings.clear()
-        self.owner._list_changed("notifications/resources/list_changed")
+        (self.templates if template is not None else self)._register(uri, _Entry(fn, item, template, read.context))
         return item
 
     def remove(self, uri: str) -> None:
         """Unregister the resource with this URI, or the template with this URI template;
         KeyError when there is none."""
-        with self._lock:
-            del (self._static if uri in self._static else self._templates)[uri]
-            self._listings.clear()
-        self.owner._list_changed("notifications/resources/list_changed")
+        if uri in self._entries:
+            super().remove(uri)
+        else:
+            self.templates.remove(uri)
 
-    def find(self, uri: str) -> tuple | None:
-        """``(entry, variables)`` for the resource or template that answers ``uri`` (rule 2)."""
-        with self._lock:
-            entry = self._static.get(uri)
-            if entry is not None:
-                return entry, {}
-            templates = list(self._templates.values())
-        for entry in templates:
+    def find(self, uri: str) -> tuple:
+        """``(entry, variables)`` for the resource or template that answers ``uri``; -32002
+        when none does (rule 2)."""
+        entry = self._entries.get(uri)              # one dict read: atomic, no lock needed
+        if entry is not None:
+            return entry, {}
+        for entry in self.templates.entries():
             variables = entry.template.match(uri) if entry.template is not None else None
             if variables is not None:
                 return entry, variables
-        return None
+        raise ResourceNotFoundError("Resource not found", {"uri": uri})
 
-    def has_template(self, uri_template: str) -> ResourceTemplate | None:
-        with self._lock:
-            entry = self._templates.get(uri_template)
-        return entry.item if entry is not None else None
-
-    def _page(self, table: dict, ctx, params: dict, list_name: str, key: str) -> dict:
-        """The list result ``{key: page}`` of ``table``'s items, cut from its Listing (made once
-        per change, each item's dict made once per revision: pagination.py rules 4, 5)."""
-        with self._lock:
-            listing = self._listings.get(id(table))
-            if listing is None:
-                listing = self._listings[id(table)] = Listing([(e.serial, e) for e in table.values()])
-        page, cursor = listing.wire(params, self.owner.page_size, list_name, ctx.protocol_version,
-                                    lambda entry, version: entry.item.to_dict(version))
-        return {key: page, "nextCursor": cursor} if cursor is not None else {key: page}
-
-    # -- handlers
-    def handle_list(self, ctx, params: dict) -> dict:
-        """Spec: server/resources#listing-resources."""
-        return self._page(self._static, ctx, params, "resources", "resources")
-
-    def handle_templates_list(self, ctx, params: dict) -> dict:
-        """Spec: server/resources#resource-templates."""
-        return self._page(self._templates, ctx, params, "resources/templates", "resourceTemplates")
-
+    # -- handlers (resources/list and resources/templates/list: NamedRegistry.handle_list, of each registry)
     def handle_read(self, ctx, params: dict) -> dict:
         """Spec: server/resources#reading-resources; rules 2 and 3."""
         uri = _uri_param(params, "resources/read")
-        found = self.find(uri)
-        if found is None:
-            raise ResourceNotFoundError("Resource not found", {"uri": uri})
-        entry, variables = found
+        entry, variables = self.find(uri)
         kwargs = {**variables, **dict.fromkeys(entry.inject, ctx)}
         contents = to_contents(entry.fn(**kwargs), uri, entry.item.mime_type)
         return ReadResourceResult(contents=contents).to_dict(ctx.protocol_version)
@@ -200,8 +170,7 @@ class Resources:
     def handle_subscribe(self, ctx, params: dict) -> dict:
         """Spec: server/resources#subscriptions; rule 4."""
         uri = _uri_param(params, "resources/subscribe")
-        if self.find(uri) is None:
-            raise ResourceNotFoundError("Resource not found", {"uri": uri})
+        self.find(uri)                              # -32002 unless resources/read would answer it
         with self._lock:
             ctx.session.subscriptions.add(uri)
         return {}
@@ -215,26 +184,22 @@ class Resources:
 
     def notify_updated(self, uri: str) -> int:
         """Rule 4; returns how many sessions were sent the notification."""
+        with self._lock:
+            subscribed = [session for session in self.owner.ready_sessions() if uri in session.subscriptions]
         sent = 0
-        for session in self.owner.ready_sessions():
-            with self._lock:
-                subscribed = uri in session.subscriptions
-            if subscribed:
-                try:
-                    session.notify("notifications/resources/updated", {"uri": uri})
-                    sent += 1
-                except Exception:                   # a session that just closed
-                    continue
+        for session in subscribed:
+            try:
+                session.notify("notifications/resources/updated", {"uri": uri})
+                sent += 1
+            except Exception:                       # a session that just closed
+                continue
         return sent
 
 
-def _check_template_function(fn: Callable, uri: str, variables: tuple, params: dict) -> None:
-    """Each variable is a parameter (or ``fn`` takes ``**kwargs``); every other parameter
-    has a default. Raises ValueError naming the mismatch (``params``: ``fn``'s inputSchema)."""
-    try:
-        takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        takes_any = False
+def _check_template_function(read: signature.Reading, uri: str, variables: tuple, params: dict) -> None:
+    """Each variable is a parameter (or the function takes ``**kwargs``); every other parameter
+    has a default. Raises ValueError naming the mismatch (``params``: the function's inputSchema)."""
+    takes_any = any(kind is inspect.Parameter.VAR_KEYWORD for _, kind, _ in read.params)
     unknown = [] if takes_any else [v for v in variables if v not in params["properties"]]
     unfilled = [p for p in params.get("required", ()) if p not in variables]
     problems = ([f"variables without a parameter: {', '.join(unknown)}"] if unknown else []) + \

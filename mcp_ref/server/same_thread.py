@@ -19,21 +19,6 @@ __all__ = ["SameThread", "SAME_THREAD_NAME"]
 SAME_THREAD_NAME = "mcp-server-same-thread"
 
 
-# ---------------------------------------------------------------------- the same thread (rule 6)
-_QUEUED, _RUNNING, _DONE, _SKIPPED = range(4)
-
-
-class _Job:
-    """One same_thread call: what to run, and how it ended (set before ``done``)."""
-    __slots__ = ("fn", "kwargs", "ctx", "state", "value", "error", "done")
-
-    def __init__(self, fn: Callable, kwargs: dict, ctx):
-        self.fn, self.kwargs, self.ctx = fn, kwargs, ctx
-        self.state = _QUEUED                         # changed under SameThread's lock
-        self.value = self.error = None
-        self.done = threading.Event()
-
-
 class SameThread:
     """The one thread that runs a server's ``same_thread`` tools (rule 6).
 
@@ -75,28 +60,21 @@ class SameThread:
             RequestCancelled: the request was cancelled (or its session closed)
                 before the call ended.
         """
-        job = _Job(fn, kwargs, ctx)
+        from concurrent.futures import Future      # here: only a server with same_thread tools needs it
+        job: Future = Future()                      # pending (queued), running, then done or cancelled
+        woken = threading.Event()
+        job.add_done_callback(lambda _: woken.set())
         with self._cv:
-            self._jobs.append(job)
+            self._jobs.append((job, fn, kwargs, ctx))
             if self.thread is None:
                 self.thread = threading.Thread(target=self._run, name=SAME_THREAD_NAME, daemon=True)
                 self.thread.start()
             self._cv.notify()                        # an idle thread takes it
-        done = job.done
-        if not done.is_set():
-            ctx.on_cancel(done.set)                 # the call ended, or the request was cancelled
-            done.wait()
-            if job.state != _DONE and ctx.is_cancelled():
-                with self._cv:
-                    if job.state == _QUEUED:            # not started: it never will
-                        job.state = _SKIPPED
-                        self._jobs.remove(job)
-        if job.state != _DONE:
+        ctx.on_cancel(woken.set)                    # the call ended, or the request was cancelled
+        woken.wait()
+        if job.cancel() or not job.done():         # cancelled: a queued call never starts, a running one is dropped
             raise RequestCancelled(f"request {ctx.request_id!r} ({ctx.method}) was cancelled")
-        if job.error is not None:
-            error, job.error = job.error, None
-            raise error
-        return job.value
+        return job.result()
 
     def wake(self) -> None:
         """Make an idle thread check ``keep()`` again (a session closed)."""
@@ -112,17 +90,15 @@ class SameThread:
                         self.thread = None              # under the lock: the next call starts another
                         return
                     cv.wait()
-                job = jobs.popleft()
-                job.state = _SKIPPED if job.ctx.is_cancelled() else _RUNNING     # skipped: cancelled while queued
-            if job.state == _RUNNING:
-                current.ctx = job.ctx                   # for the logging bridge (server._run_handler)
+                job, fn, kwargs, ctx = jobs.popleft()
+            if ctx.is_cancelled():
+                job.cancel()                            # cancelled while queued: skipped
+            if job.set_running_or_notify_cancel():
+                current.ctx = ctx                       # for the logging bridge (server._run_handler)
                 try:
-                    job.value = job.fn(**job.kwargs)
+                    job.set_result(fn(**kwargs))
                 except BaseException as exc:            # handed to the handler, as if raised there
-                    job.error = exc
+                    job.set_exception(exc)
                 finally:
                     current.ctx = None
-                    job.kwargs = None
-                    job.state = _DONE
-            job.done.set()
-            job = None
+            job = fn = kwargs = ctx = None

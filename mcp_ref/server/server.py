@@ -100,11 +100,8 @@ class Server(Registration):
                  eof_grace: float = 1.0):
         self.info = Implementation(name=name, version=version, title=title, description=description,
                                    icons=as_icons(icons), website_url=website_url)     # serverInfo
-        self.instructions = instructions
-        self.timeout = timeout
-        self.max_workers = max_workers
-        self.page_size = page_size
-        self.eof_grace = eof_grace
+        self.instructions, self.timeout, self.max_workers = instructions, timeout, max_workers
+        self.page_size, self.eof_grace = page_size, eof_grace
         self.log_level = check_level(log_level) if log_level is not None else None
         self._logging_capability = logging_capability
         self._changes = 0                       # registry changes (server/modern/serve.py rule 7)
@@ -115,10 +112,9 @@ class Server(Registration):
         self._listeners: set = set()            # open 2026-07-28 subscriptions/listen requests (rule 8)
         # Rule 6: the registries of features/, one each.
         self.tools = Tools(self, Context)
-        self._resources = self._prompts = None      # rooms made on first use (``resources``, ``prompts``)
+        self._resources = self._prompts = self._tasks = None    # rooms made on first use (``resources``...)
         self.completions = Completions(self)
         self._logs = Logs(self)
-        self._tasks = None                      # the tasks room, on first use (``tasks``)
         self._bridges: list = []
         # 2026-07-28 cache hints, {method: (ttlMs, cacheScope)}; None: protocol/modern.py rule 3's defaults.
         self.cache_hints: dict | None = None
@@ -134,7 +130,7 @@ class Server(Registration):
             "tools/list": (lambda ctx, params: self.tools.handle_list(ctx, params), "tools"),
             "tools/call": (lambda ctx, params: self.tools.handle_call(ctx, params), "tools"),
             "resources/list": (lambda ctx, params: self.resources.handle_list(ctx, params), "resources"),
-            "resources/templates/list": (lambda ctx, params: self.resources.handle_templates_list(ctx, params),
+            "resources/templates/list": (lambda ctx, params: self.resources.templates.handle_list(ctx, params),
                                          "resources"),
             "resources/read": (lambda ctx, params: self.resources.handle_read(ctx, params), "resources"),
             "resources/subscribe": (lambda ctx, params: self.resources.handle_subscribe(ctx, params),
@@ -186,8 +182,7 @@ class Server(Registration):
     # ------------------------------------------------------------------ serving
     def serve(self, transport, **options) -> ServerSession:
         """Start serving one connection; returns its session at once."""
-        options.setdefault("timeout", self.timeout)
-        options.setdefault("max_workers", self.max_workers)
+        options = {"timeout": self.timeout, "max_workers": self.max_workers, **options}
         session = ServerSession(self, transport, on_close=self._session_closed, **options)
         self.sessions.add(session)
         session.start()
@@ -289,8 +284,7 @@ class Server(Registration):
             # The capability arrived in 2025-03-26; before, completion/complete needed none,
             # so it stays served (declared_capabilities) but is not named on the wire.
             offered = {key: value for key, value in offered.items() if key != "completions"}
-        result = {"protocolVersion": version, "capabilities": offered,
-                  "serverInfo": self.info.to_dict(version)}
+        result = {"protocolVersion": version, "capabilities": offered, "serverInfo": self.info.to_dict(version)}
         if self.instructions:
             result["instructions"] = self.instructions
         return result

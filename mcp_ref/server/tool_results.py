@@ -103,5 +103,4 @@ def _conforming(name: str, structured: Any, check_output: Callable[[Any], str | 
         raise ValueError(f"tool {name} has an outputSchema but {gave} {type(of).__name__}, not an object")
     problem = check_output(structured)
     if problem:
-        raise ValueError(f"tool {name} returned output that does not match its "
-                         f"outputSchema: {problem}")
+        raise ValueError(f"tool {name} returned output that does not match its outputSchema: {problem}")

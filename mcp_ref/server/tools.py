@@ -66,7 +66,6 @@ Rules:
 """
 from __future__ import annotations
 
-import json
 import warnings
 from inspect import Parameter
 from typing import Any, Callable
@@ -74,10 +73,10 @@ from typing import Any, Callable
 from mcp_ref.errors import InvalidParamsError, McpError, UrlElicitationRequiredError, get_logger
 from mcp_ref.schema import binding, signature
 from mcp_ref.schema.validation import argument_checker, flat_types
-from mcp_ref.server.features import as_icons, as_model, next_serial
+from mcp_ref.server.features import as_icons, as_model
 from mcp_ref.server.pagination import NamedRegistry
 from mcp_ref.server.same_thread import SameThread
-from mcp_ref.server.tool_results import error_result, tool_result
+from mcp_ref.server.tool_results import _json_text, error_result, tool_result
 from mcp_ref.types import CallToolResult, TextContent, Tool, ToolAnnotations, ToolExecution
 
 log = get_logger("mcp_ref.server")
@@ -87,7 +86,6 @@ __all__ = ["Tools", "ToolNameWarning", "tool_name_problem"]
 _NAMED = (Parameter.POSITIONAL_OR_KEYWORD, Parameter.KEYWORD_ONLY)
 _SCALARS = frozenset((str, int, float, bool))
 _TEXT_RESULTS: dict = {}            # revision -> a one-text CallToolResult's wire dict (_text_result)
-_json_text = json.JSONEncoder(ensure_ascii=False).encode
 _READ = ("tool", "wrap", "bind", "check_input", "flat", "check_output", "made")     # what _Entry.read makes
 _OWN = ("title", "annotations", "icons", "meta", "task_support")    # options a listed copy cannot share
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
@@ -175,7 +173,6 @@ class _Entry:
     def __init__(self, name: str, fn: Callable, options: dict, skip: tuple, same_thread: bool):
         self.name, self.fn, self.options, self.skip, self.same_thread = name, fn, options, skip, same_thread
         self.task_support = options["task_support"]                 # rule 7
-        self.serial = next_serial()
 
     def __getattr__(self, attribute: str) -> Any:
         if attribute not in _READ:
@@ -209,14 +206,13 @@ def _calling(read: signature.Reading, options: dict) -> tuple:
     of a tool (rules 2 and 3): schemas given, else from its signature; ``wrap``: its result
     is sent as ``{"result": ...}``."""
     wrap = False
-    output_schema, input_schema = options["output_schema"], options["input_schema"]
+    output_schema = options["output_schema"]
     if output_schema is None and options["structured_output"] is not False:
         output_schema = signature.output_schema(read)
         if output_schema is None and options["structured_output"]:
             output_schema = signature.output_schema(read, wrap=True)   # {"result": ...}
             wrap = output_schema is not None
-    if input_schema is None:
-        input_schema = signature.input_schema(read)
+    input_schema = options["input_schema"] or signature.input_schema(read)     # one given is a non-empty dict (add)
     return (input_schema, output_schema, wrap, Binder(read, tuple(read.context)), argument_checker(input_schema),
             flat_types(input_schema), argument_checker(output_schema) if output_schema is not None else None)
 
@@ -235,31 +231,28 @@ class Tools(NamedRegistry):
     """The tools a server offers. ``owner`` is the server: its ``page_size``,
     ``_list_changed(method)`` and (for ``same_thread`` tools) ``sessions`` are used."""
 
-    KIND, NOUN, CHANGED, ITEM = "tools", "tool", "notifications/tools/list_changed", "tool"
+    KIND, CHANGED, ITEM = "tools", "notifications/tools/list_changed", "tool"
+    DUPLICATE = "a tool named {!r} is already registered"
 
     _same_thread: SameThread | None = None
 
     @property
     def same_thread(self) -> SameThread:
-        """The thread of ``same_thread`` tools (rule 6), made on first use."""
+        """The thread of ``same_thread`` tools (rule 6), made on first use; it runs while
+        the server has an open session."""
         with self._lock:
             if self._same_thread is None:
-                self._same_thread = SameThread(self._has_open_session)
+                self._same_thread = SameThread(lambda: any(not session.closed for session in list(self.owner.sessions)))
             return self._same_thread
-
-    def _has_open_session(self) -> bool:
-        return any(not session.closed for session in list(getattr(self.owner, "sessions", ())))
 
     def session_closed(self) -> None:
         """The owner lost a session: the same thread stops if it was the last one."""
-        runner = self._same_thread
-        if runner is not None:
-            runner.wake()
+        if self._same_thread is not None:
+            self._same_thread.wake()
 
     def supports_tasks(self) -> bool:
         """Whether a tool may run as a task (rule 7): the server then declares ``tasks``."""
-        with self._lock:
-            return any(entry.task_support in ("optional", "required") for entry in self._entries.values())
+        return any(entry.task_support in ("optional", "required") for entry in self.entries())
 
     def _wire(self, entry: _Entry, version: str | None) -> dict:
         """Rule 8: a listed tool, its ``Tool``'s ``to_dict``; tools of one shape that own
@@ -271,11 +264,6 @@ class Tools(NamedRegistry):
             return tool.to_dict(version)
         first = made.get(version) or made.setdefault(version, tool.to_dict(version))
         return {**first, "name": tool.name, "description": tool.description}
-
-    def get(self, name: str) -> Tool | None:
-        """The registered ``Tool`` of that name, or None."""
-        entry = self._entries.get(name)
-        return entry.tool if entry is not None else None
 
     def add(self, fn: Callable, *, name: str | None = None, title: str | None = None,
             description: str | None = None, input_schema: dict | None = None,

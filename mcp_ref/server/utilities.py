@@ -36,8 +36,7 @@ from mcp_ref.types import (LOGGING_LEVELS, CompleteResult, Completion, LoggingMe
                      PromptReference, ResourceTemplateReference)
 from mcp_ref.schema.uritemplate import UriTemplate
 
-__all__ = ["Completions", "Logs", "LoggingBridge", "CompletionArgument", "CompletionContext", "MAX_COMPLETIONS",
-           "current"]
+__all__ = ["Completions", "Logs", "CompletionArgument", "CompletionContext", "MAX_COMPLETIONS", "current"]
 
 MAX_COMPLETIONS = 100
 # The request context of the handler running on this thread (set by Server dispatch), for the bridge.
@@ -58,14 +57,10 @@ def _capped(values) -> dict:
     """Rule 1: the ``completion`` object for what a completer returned."""
     if isinstance(values, CompleteResult):
         values = values.completion
-    total = has_more = None
-    if isinstance(values, Completion):
-        total, has_more, values = values.total, values.has_more, values.values
-    values = [str(value) for value in values or ()]
-    if total is None:
-        total = len(values)
-    if has_more is None:
-        has_more = total > MAX_COMPLETIONS or len(values) > MAX_COMPLETIONS
+    given = values if isinstance(values, Completion) else Completion(values=values or [])
+    values = [str(value) for value in given.values or ()]
+    total = len(values) if given.total is None else given.total
+    has_more = (total > MAX_COMPLETIONS or len(values) > MAX_COMPLETIONS) if given.has_more is None else given.has_more
     return Completion(values=values[:MAX_COMPLETIONS], total=total, has_more=has_more).to_dict()
 
 
@@ -92,10 +87,9 @@ class Completions:
         context = params.get("context")
         arguments = context.get("arguments") if isinstance(context, dict) else None
         context = CompletionContext(dict(arguments)) if isinstance(arguments, dict) else None
-        fn = self.fn
-        if fn is None:      # the table answers completion/complete only when a completer is set
+        if self.fn is None:     # a capabilities= override may declare completions without a completer
             raise InvalidParamsError("completion/complete: this server has no completer")
-        return {"completion": _capped(fn(ref, CompletionArgument(argument["name"], argument["value"]), context))}
+        return {"completion": _capped(self.fn(ref, CompletionArgument(argument["name"], argument["value"]), context))}
 
     def _reference(self, ref) -> tuple:
         """``(reference object, names of its arguments)``; -32602 when we have no such thing."""
@@ -108,7 +102,7 @@ class Completions:
             return reference, [a.name for a in prompt.arguments or ()]
         if kind == "ref/resource":
             reference = ResourceTemplateReference.from_dict(ref)
-            if self.owner.resources.has_template(reference.uri) is None:
+            if self.owner.resources.templates.get(reference.uri) is None:
                 raise InvalidParamsError(f"Unknown resource template: {reference.uri}", {"uri": reference.uri})
             return reference, UriTemplate(reference.uri).variables
         raise InvalidParamsError("completion/complete: ref must be a ref/prompt or ref/resource reference")
