@@ -82,10 +82,9 @@ from mcp_ref.errors import InternalError, InvalidParamsError, MissingRequiredCli
 from mcp_ref.server.tasks.common import (TASK_THREAD_NAME, TERMINAL, Registry, _Task, join_threads, new_task_id,
                                          run_tool, task_context)
 
-__all__ = ["ExtTasks", "declares", "missing_extension", "EXTENSION", "TASK_METHODS"]
+__all__ = ["ExtTasks", "declares", "missing_extension", "EXTENSION"]
 
 EXTENSION = modern.TASKS_EXTENSION
-TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
 DEFAULT_TTL_MS = 3_600_000        # rule 9: an hour
 POLL_INTERVAL_MS = 500            # what we suggest clients wait between polls
 MAX_TASKS = 1000

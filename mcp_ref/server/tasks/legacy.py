@@ -79,13 +79,12 @@ from mcp_ref.server.tasks.common import (TASK_THREAD_NAME, TERMINAL, _SessionTas
                                          run_tool, task_context)
 from mcp_ref.server.tasks.requests import TaskRequests
 from mcp_ref.server.tasks.context import RELATED_TASK_KEY, TaskContextMixin
+from mcp_ref.server.tasks.extension import ExtTasks
 
 log = get_logger("mcp_ref.server")
 
-__all__ = ["Tasks", "TaskContextMixin", "route_tool_call", "RELATED_TASK_KEY", "TASK_SUPPORT_VALUES",
-           "TASK_THREAD_NAME"]
+__all__ = ["Tasks", "TaskContextMixin", "route_tool_call", "RELATED_TASK_KEY", "TASK_THREAD_NAME"]
 
-TASK_SUPPORT_VALUES = ("forbidden", "optional", "required")  # schema ToolExecution.taskSupport
 TASK_CAPABILITY = "tasks.requests.tools.call"
 
 DEFAULT_TTL = 3_600_000        # ms a task is kept when the request names no ttl (one hour)
@@ -131,6 +130,7 @@ class Tasks(TaskRequests):
         self.default_ttl = DEFAULT_TTL
         self.max_ttl = MAX_TTL
         self._sessions: dict = {}                # session -> _SessionTasks
+        self.ext = ExtTasks(owner)               # the 2026-07-28 tasks (server/tasks/extension.py)
 
     def __len__(self) -> int:
         """How many tasks are held, over all sessions."""
@@ -224,8 +224,7 @@ class Tasks(TaskRequests):
     # ------------------------------------------------------------------ closing (rule 9)
     def session_closed(self, session) -> None:
         """Cancel and forget ``session``'s tasks; wait for their threads (bounded)."""
-        if self._ext is not None:
-            self._ext.closed(session)               # server/tasks/extension.py rule 10
+        self.ext.closed(session)                    # server/tasks/extension.py rule 10
         with self._lock:
             store = self._sessions.pop(session, None)
             if store is None:

@@ -25,17 +25,9 @@ class TaskRequests(Registry):
     2026-07-28 request (``ctx.era``) goes to ``ext``, the tasks extension's registry
     (server/tasks/extension.py)."""
 
-    _ext: ExtTasks | None = None
-    owner: Any                                   # made by Tasks (legacy.py), as is _sessions
+    ext: ExtTasks
+    owner: Any                                   # made by Tasks (legacy.py), as are ext and _sessions
     _sessions: dict
-
-    @property
-    def ext(self) -> ExtTasks:
-        """The 2026-07-28 tasks (server/tasks/extension.py), made on first use."""
-        if self._ext is None:
-            with self._lock:
-                self._ext = self._ext or ExtTasks(self.owner)
-        return self._ext
 
     # ------------------------------------------------------------------ bounds (rule 8)
     def _expire_due(self, task: _Task) -> None:
@@ -74,10 +66,8 @@ class TaskRequests(Registry):
 
     @staticmethod
     def _stop(task: _Task) -> None:
-        ctx = task.ctx
-        if ctx is not None:
-            ctx._cancel()
-            ctx._abandon_nested()
+        task.ctx._cancel()
+        task.ctx._abandon_nested()
 
     def _changed_locked(self, task: _Task) -> list:
         """``[(task, wire)]`` to tell the client of, when the session still holds the task."""
