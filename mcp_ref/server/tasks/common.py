@@ -2,8 +2,8 @@
 session's tasks, expiry and the bound on how many are held, task ids and
 timestamps, the thread name, the context a task's tool gets (``task_context``),
 running that tool (``run_tool``) and joining the threads of closed tasks
-(server/tasks/legacy.py, requests.py and extension.py use them; none of those
-imports another for these).
+(server/tasks/legacy.py and extension.py use them; neither imports the other
+for these).
 
 Spec: basic/utilities/tasks (2025-11-25); the tasks extension of 2026-07-28.
 """

@@ -71,14 +71,14 @@ from __future__ import annotations
 
 import threading
 
-from mcp_ref.errors import (InternalError, InvalidParamsError, MethodNotFoundError, RequestCancelled, SessionError,
-                            get_logger)
+from mcp_ref.errors import (InternalError, InvalidParamsError, McpError, MethodNotFoundError, RequestCancelled,
+                            SessionError, get_logger)
 from mcp_ref.protocol.lifecycle import has_capability
 from mcp_ref.jsonrpc.messages import Response
-from mcp_ref.server.tasks.common import (TASK_THREAD_NAME, TERMINAL, _SessionTasks, _Task, join_threads, new_task_id,
-                                         run_tool, task_context)
-from mcp_ref.server.tasks.requests import TaskRequests
-from mcp_ref.server.tasks.context import RELATED_TASK_KEY, TaskContextMixin
+from mcp_ref.server.tasks.common import (TASK_THREAD_NAME, TERMINAL, Registry, _SessionTasks, _Task, join_threads,
+                                         new_task_id, run_tool, task_context)
+from mcp_ref.server.pagination import Listing
+from mcp_ref.server.tasks.context import RELATED_TASK_KEY, TaskContextMixin, with_related_task
 from mcp_ref.server.tasks.extension import ExtTasks
 
 log = get_logger("mcp_ref.server")
@@ -91,6 +91,7 @@ DEFAULT_TTL = 3_600_000        # ms a task is kept when the request names no ttl
 MAX_TTL = 86_400_000           # the most we keep a task, whatever was asked (one day)
 MAX_TASKS = 100                # tasks one session may hold at once
 POLL_INTERVAL = 1_000          # ms: the pollInterval we suggest
+RESULT_POLL = 0.1              # s: how often a waiting tasks/result looks for cancellation and expiry
 
 
 def route_tool_call(registry: Tasks, tools, ctx, params: dict, entry) -> dict:
@@ -115,13 +116,15 @@ def route_tool_call(registry: Tasks, tools, ctx, params: dict, entry) -> dict:
     return tools.handle_call(ctx, params, routed=True)
 
 
-class Tasks(TaskRequests):
+class Tasks(Registry):
     """The tasks of one server, per session (rules 5 to 9), and their handlers.
 
     ``owner`` is the server (its ``page_size`` paginates ``tasks/list``). The
     limits are attributes, read at each use: ``default_ttl``, ``max_ttl``
     (milliseconds), ``max_tasks`` (per session) and ``poll_interval`` (ms,
     None to suggest none); ``clock`` and ``wall`` as in ``Registry`` (common.py).
+    A 2026-07-28 ``tasks/get`` or ``tasks/cancel`` (``ctx.era``) goes to ``ext``,
+    the tasks extension's registry (server/tasks/extension.py).
     """
 
     def __init__(self, owner):
@@ -130,7 +133,7 @@ class Tasks(TaskRequests):
         self.default_ttl = DEFAULT_TTL
         self.max_ttl = MAX_TTL
         self._sessions: dict = {}                # session -> _SessionTasks
-        self.ext = ExtTasks(owner)               # the 2026-07-28 tasks (server/tasks/extension.py)
+        self.ext = ExtTasks(owner)
 
     def __len__(self) -> int:
         """How many tasks are held, over all sessions."""
@@ -221,6 +224,125 @@ class Tasks(TaskRequests):
             changed = self._changed_locked(task)
         self._send_status(changed)
 
+    def _cancel(self, task: _Task, message: str) -> bool:
+        """Move a non-terminal task to ``cancelled`` (first), then stop its code: set its
+        ``cancelled`` and settle its requests to the client. False when already terminal."""
+        with task.sending, self._lock:          # after any progress being sent (rule 4)
+            if not self._set_locked(task, "cancelled", message):
+                return False
+            changed = self._changed_locked(task)
+        self._stop(task)
+        self._send_status(changed)
+        return True
+
+    @staticmethod
+    def _stop(task: _Task) -> None:
+        task.ctx._cancel()
+        task.ctx._abandon_nested()
+
+    def _changed_locked(self, task: _Task) -> list:
+        """``[(task, wire)]`` to tell the client of, when the session still holds the task."""
+        store = self._sessions.get(task.session)
+        held = store is not None and store.tasks.get(task.id) is task
+        return [(task, task.wire(self.poll_interval))] if held else []
+
+    def _send_status(self, changed: list) -> None:
+        """``notifications/tasks/status`` for each ``(task, wire)``; outside the lock.
+        Spec: basic/utilities/tasks#task-status-notification (no related-task ``_meta``)."""
+        for task, wire in changed:
+            try:
+                task.session.notify("notifications/tasks/status", wire)
+            except SessionError:
+                pass                              # the session closed: nobody to tell
+
+    # ------------------------------------------------------------------ bounds (rule 8)
+    def _expire_due(self, task: _Task) -> None:
+        """Expire ``task`` now when its TTL has elapsed and nobody noticed yet (rule 8):
+        its code is about to send progress, which must not outlive it (rule 4)."""
+        if task.status not in TERMINAL and task.expires <= self.clock():
+            self._store(task.session)
+
+    def _store(self, session) -> _SessionTasks | None:
+        """The session's tasks, after expiry: those whose TTL elapsed are removed, a working
+        one moved to ``cancelled``, its code stopped and the client told (after any progress
+        being sent: rule 4)."""
+        with self._lock:
+            store = self._sessions.get(session)
+            expired = [] if store is None else self._expire_locked(store.tasks, store.expired,
+                                                                   "The task expired: its ttl of {ttl} ms elapsed.")
+            changed = [(task, task.wire(self.poll_interval)) for task in expired]
+        for task in expired:
+            self._stop(task)
+            with task.sending:
+                pass
+        self._send_status(changed)
+        return store
+
+    # ------------------------------------------------------------------ handlers (rules 5 to 7)
+    def _find(self, session, params: dict, method: str) -> _Task:
+        """Rule 6: the task named by ``taskId`` among this session's tasks, or -32602.
+        Spec: the ``taskId`` param is the source of truth; a related-task ``_meta`` is ignored."""
+        task_id = params.get("taskId")
+        if not isinstance(task_id, str):
+            raise InvalidParamsError(f"{method}: taskId must be a string", {"taskId": task_id})
+        store = self._store(session)
+        verb = "cancel" if method == "tasks/cancel" else "retrieve"
+        with self._lock:
+            task = store.tasks.get(task_id) if store is not None else None
+            expired = store is not None and task is None and task_id in store.expired
+        if task is None:
+            reason = "Task has expired" if expired else "Task not found"
+            raise InvalidParamsError(f"Failed to {verb} task: {reason}", {"taskId": task_id})
+        return task
+
+    def handle_get(self, ctx, params: dict) -> dict:
+        """``tasks/get``: the task (a ``GetTaskResult``). Spec: basic/utilities/tasks#getting-tasks."""
+        if getattr(ctx, "era", None) is not None:    # 2026-07-28: the tasks extension
+            return self.ext.handle_get(ctx, params)
+        task = self._find(ctx.session, params, "tasks/get")
+        with self._lock:
+            return task.wire(self.poll_interval)
+
+    def handle_result(self, ctx, params: dict) -> dict:
+        """``tasks/result`` (rule 5). Spec: basic/utilities/tasks#retrieving-task-results,
+        #result-retrieval."""
+        task = self._find(ctx.session, params, "tasks/result")
+        while not task.done.wait(RESULT_POLL):
+            if ctx.is_cancelled():
+                raise RequestCancelled(f"tasks/result for task {task.id} was cancelled")
+            self._store(ctx.session)              # the TTL may elapse while we wait (rule 8)
+        with self._lock:
+            status, result, error, expired = task.status, task.result, task.error, task.expired
+        if expired:
+            raise InvalidParamsError("Failed to retrieve task: Task has expired", {"taskId": task.id})
+        if error is not None:
+            raise McpError.from_error(error)
+        if status == "cancelled" or result is None:
+            raise InvalidParamsError(f"Task {task.id} was cancelled: it has no result "
+                                     f"({task.message or 'cancelled'})", {"taskId": task.id, "status": status})
+        return with_related_task(result, task.id)
+
+    def handle_list(self, ctx, params: dict) -> dict:
+        """``tasks/list``: this session's tasks, paginated like the other lists (an invalid
+        cursor is -32602). Spec: basic/utilities/tasks#listing-tasks, #task-listing."""
+        store = self._store(ctx.session)
+        with self._lock:
+            numbered = [(task.serial, task.wire(self.poll_interval))
+                         for task in (store.tasks.values() if store is not None else ())]
+        page, cursor = Listing(numbered).page(params, self.owner.page_size, "tasks")
+        return {"tasks": page, "nextCursor": cursor} if cursor is not None else {"tasks": page}
+
+    def handle_cancel(self, ctx, params: dict) -> dict:
+        """``tasks/cancel``: the task is ``cancelled`` before we answer (rule 4); a terminal
+        one is -32602. Spec: basic/utilities/tasks#cancelling-tasks, #task-cancellation."""
+        if getattr(ctx, "era", None) is not None:    # 2026-07-28: the tasks extension
+            return self.ext.handle_cancel(ctx, params)
+        task = self._find(ctx.session, params, "tasks/cancel")
+        if not self._cancel(task, "The task was cancelled by request."):     # terminal: its status never changes
+            raise InvalidParamsError(f"Cannot cancel task: already in terminal status '{task.status}'",
+                                     {"taskId": task.id, "status": task.status})
+        with self._lock:
+            return task.wire(self.poll_interval)
     # ------------------------------------------------------------------ closing (rule 9)
     def session_closed(self, session) -> None:
         """Cancel and forget ``session``'s tasks; wait for their threads (bounded)."""
