@@ -162,17 +162,14 @@ class TaskRequests(ClientState):
         (``call_tool`` and ``call_tool_as_task`` call this before sending, when the server
         offers tasks: elsewhere every tool is an ordinary one). The tools are listed first
         when none is cached; a tool the listing does not name is not checked."""
-        with self._lock:
-            tool = self._tool_cache.get(name)
-            empty = not self._tool_cache
-        if tool is None and empty and lifecycle.has_capability(self.server_capabilities, "tools"):
+        tool = self._tool_cache.get(name)         # one dict read: atomic, no lock needed
+        if tool is None and not self._tool_cache and lifecycle.has_capability(self.server_capabilities, "tools"):
             try:
                 self.list_tools()
             except McpError as exc:             # a server that cannot list: it answers the call itself
                 log.debug("tools/list before calling %r failed: %s", name, exc)
                 return
-            with self._lock:
-                tool = self._tool_cache.get(name)
+            tool = self._tool_cache.get(name)
         if tool is None:
             return
         support = tool.execution.task_support if tool.execution is not None else None
@@ -202,8 +199,6 @@ class TaskRequests(ClientState):
 
     def _task_ended(self, task_id) -> None:
         """The task is terminal (or gone): drop its progress listener (rule 5)."""
-        if not (self._task_progress or self._creating):
-            return                              # nothing is watched
         with self._lock:
             token = self._task_progress.pop(task_id, None)
             session = self._progress_session
@@ -247,8 +242,7 @@ class TaskRequests(ClientState):
         result = types.CallToolResult.from_dict(self._task_request("tasks/result", task_id, McpError,
                                                                    timeout=timeout, cancel=cancel))
         self._task_ended(task_id)
-        with self._lock:
-            name = self._task_tools.get(task_id)
+        name = self._task_tools.get(task_id)
         if name is not None:
             self._check_output(name, result)     # client_requests.py rule 4
         return result

@@ -65,7 +65,7 @@ class _Task:
         self.result: dict | None = None          # the tools/call result dict
         self.error: dict | None = None           # the JSON-RPC error object (McpError.to_error)
         self.done = threading.Event()
-        self.ctx: Any = None                     # the task's Context (tasks/context.py, ext_context.py)
+        self.ctx: Any = None                     # the task's Context (tasks/context.py, extension.py)
         self.thread: threading.Thread | None = None
         self.waiting = 0                         # requests to the client in flight (input_required)
         self.expired = False

@@ -152,12 +152,11 @@ class Tasks(Registry):
             if session.closed:
                 raise RequestCancelled("the session closed before the task started")
             store = self._sessions.setdefault(session, _SessionTasks())
-            added = self._add_locked(store.tasks, task)
+            if not self._add_locked(store.tasks, task):
+                raise InternalError(f"Too many tasks: this session already has {self.max_tasks} tasks working "
+                                    f"(the limit); wait for one to finish or cancel one with tasks/cancel",
+                                    {"maxTasks": self.max_tasks})
             answer = {"task": task.wire(self.poll_interval)}
-        if not added:
-            raise InternalError(f"Too many tasks: this session already has {self.max_tasks} tasks working (the "
-                                f"limit); wait for one to finish or cancel one with tasks/cancel",
-                                {"maxTasks": self.max_tasks})
         log.debug("task %s created for tool %s (ttl %d ms)", task.id, entry.name, ttl)
         thread = threading.Thread(target=self._run, args=(task, tools), name=TASK_THREAD_NAME, daemon=True)
         task.thread = thread
@@ -171,11 +170,10 @@ class Tasks(Registry):
             self._cancel(task, "The session closed before the task started.")
             raise RequestCancelled("the session closed before the task started") from None
         with self._lock:
-            started = task.status == "working"      # not cancelled meanwhile (session closed, expired)
-            if started:
+            if task.status == "working":            # not cancelled meanwhile (session closed, expired)
                 thread.start()
-        if not started:
-            task.ctx.finished = True
+            else:
+                task.ctx.finished = True
         raise RequestCancelled(f"tools/call {ctx.request_id!r} was answered with task {task.id}")
 
     def _ttl(self, task_params) -> int:
@@ -343,6 +341,7 @@ class Tasks(Registry):
                                      {"taskId": task.id, "status": task.status})
         with self._lock:
             return task.wire(self.poll_interval)
+
     # ------------------------------------------------------------------ closing (rule 9)
     def session_closed(self, session) -> None:
         """Cancel and forget ``session``'s tasks; wait for their threads (bounded)."""
