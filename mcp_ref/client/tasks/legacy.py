@@ -68,7 +68,7 @@ from mcp_ref.client.state import ClientState
 from mcp_ref.errors import CapabilityNotSupported, InternalError, InvalidParamsError, McpError, get_logger
 from mcp_ref.session import Session
 from mcp_ref.session.outbound import CancelToken
-from mcp_ref.types import CallToolResult, Task
+from mcp_ref.types import RELATED_TASK_KEY, CallToolResult, Task
 
 log = get_logger("mcp_ref.client")
 
@@ -77,7 +77,6 @@ __all__ = ["TaskRequests", "TASKS_SINCE", "answer_related_task"]
 TASKS_SINCE = "2025-11-25"
 _REMEMBERED = 1024          # task id -> tool name, for output checks (the oldest are forgotten)
 _TERMINAL = ("completed", "failed", "cancelled")
-RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"   # as types.tasks.RELATED_TASK_KEY
 
 
 def answer_related_task(params: dict | None, result):

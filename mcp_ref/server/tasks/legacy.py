@@ -260,14 +260,13 @@ class Tasks(Registry):
         if task.status not in TERMINAL and task.expires <= self.clock():
             self._store(task.session)
 
-    def _store(self, session) -> _SessionTasks | None:
+    def _store(self, session) -> _SessionTasks:
         """The session's tasks, after expiry: those whose TTL elapsed are removed, a working
         one moved to ``cancelled``, its code stopped and the client told (after any progress
-        being sent: rule 4)."""
+        being sent: rule 4). A session without tasks gets an empty store, not kept."""
         with self._lock:
-            store = self._sessions.get(session)
-            expired = [] if store is None else self._expire_locked(store.tasks, store.expired,
-                                                                   "The task expired: its ttl of {ttl} ms elapsed.")
+            store = self._sessions.get(session) or _SessionTasks()
+            expired = self._expire_locked(store.tasks, store.expired, "The task expired: its ttl of {ttl} ms elapsed.")
             changed = [(task, task.wire(self.poll_interval)) for task in expired]
         for task in expired:
             self._stop(task)
@@ -286,8 +285,8 @@ class Tasks(Registry):
         store = self._store(session)
         verb = "cancel" if method == "tasks/cancel" else "retrieve"
         with self._lock:
-            task = store.tasks.get(task_id) if store is not None else None
-            expired = store is not None and task is None and task_id in store.expired
+            task = store.tasks.get(task_id)
+            expired = task is None and task_id in store.expired
         if task is None:
             reason = "Task has expired" if expired else "Task not found"
             raise InvalidParamsError(f"Failed to {verb} task: {reason}", {"taskId": task_id})
@@ -325,8 +324,7 @@ class Tasks(Registry):
         cursor is -32602). Spec: basic/utilities/tasks#listing-tasks, #task-listing."""
         store = self._store(ctx.session)
         with self._lock:
-            numbered = [(task.serial, task.wire(self.poll_interval))
-                         for task in (store.tasks.values() if store is not None else ())]
+            numbered = [(task.serial, task.wire(self.poll_interval)) for task in store.tasks.values()]
         page, cursor = Listing(numbered).page(params, self.owner.page_size, "tasks")
         return {"tasks": page, "nextCursor": cursor} if cursor is not None else {"tasks": page}
 
