@@ -254,12 +254,6 @@ class Tasks(Registry):
                 pass                              # the session closed: nobody to tell
 
     # ------------------------------------------------------------------ bounds (rule 8)
-    def _expire_due(self, task: _Task) -> None:
-        """Expire ``task`` now when its TTL has elapsed and nobody noticed yet (rule 8):
-        its code is about to send progress, which must not outlive it (rule 4)."""
-        if task.status not in TERMINAL and task.expires <= self.clock():
-            self._store(task.session)
-
     def _store(self, session) -> _SessionTasks:
         """The session's tasks, after expiry: those whose TTL elapsed are removed, a working
         one moved to ``cancelled``, its code stopped and the client told (after any progress
@@ -308,9 +302,8 @@ class Tasks(Registry):
             if ctx.is_cancelled():
                 raise RequestCancelled(f"tasks/result for task {task.id} was cancelled")
             self._store(ctx.session)              # the TTL may elapse while we wait (rule 8)
-        with self._lock:
-            status, result, error, expired = task.status, task.result, task.error, task.expired
-        if expired:
+        status, result, error = task.status, task.result, task.error      # terminal: these change no more
+        if task.expired:
             raise InvalidParamsError("Failed to retrieve task: Task has expired", {"taskId": task.id})
         if error is not None:
             raise McpError.from_error(error)
@@ -345,10 +338,7 @@ class Tasks(Registry):
         """Cancel and forget ``session``'s tasks; wait for their threads (bounded)."""
         self.ext.closed(session)                    # server/tasks/extension.py rule 10
         with self._lock:
-            store = self._sessions.pop(session, None)
-            if store is None:
-                return
-            tasks = list(store.tasks.values())
+            tasks = list(self._sessions.pop(session, _SessionTasks()).tasks.values())
             for task in tasks:
                 self._set_locked(task, "cancelled", "The session closed.")
         for task in tasks:
