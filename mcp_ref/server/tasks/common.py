@@ -106,11 +106,11 @@ class Registry:
     """What the registries of both eras share: the lock (a condition, that waiting threads
     may be woken), the clocks, status changes, expiry and room. ``clock`` (monotonic
     seconds, for expiry) and ``wall`` (epoch seconds, for timestamps) may be replaced, e.g.
-    by tests."""
+    by tests. Each era's registry sets its limits as class attributes (an instance may
+    override them), ``max_tasks`` among them."""
+    max_tasks: int
 
-    def __init__(self, max_tasks: int, poll_interval: int | None):
-        self.max_tasks = max_tasks
-        self.poll_interval: int | None = poll_interval
+    def __init__(self) -> None:
         self.clock, self.wall = time.monotonic, time.time
         self._lock = threading.Condition()
 

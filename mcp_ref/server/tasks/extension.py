@@ -89,9 +89,6 @@ from mcp_ref.server.tasks.common import (TASK_THREAD_NAME, TERMINAL, Registry, _
 __all__ = ["ExtTasks", "ExtTaskContextMixin", "declares", "missing_extension", "EXTENSION"]
 
 EXTENSION = modern.TASKS_EXTENSION
-DEFAULT_TTL_MS = 3_600_000        # rule 9: an hour
-POLL_INTERVAL_MS = 500            # what we suggest clients wait between polls
-MAX_TASKS = 1000
 
 
 def declares(ctx) -> bool:
@@ -114,11 +111,13 @@ class ExtTasks(Registry):
     and ``wall`` may be replaced by tests."""
     # Read through an instance by the modern era's listen (server/modern/serve.py), which this module imports.
     declares, missing_extension = staticmethod(declares), staticmethod(missing_extension)
+    ttl_ms = 3_600_000                  # rule 9: an hour
+    poll_interval: int | None = 500     # ms we suggest clients wait between polls
+    max_tasks = 1000
 
     def __init__(self, server):
-        super().__init__(MAX_TASKS, POLL_INTERVAL_MS)
+        super().__init__()
         self.server = server
-        self.ttl_ms = DEFAULT_TTL_MS
         self._tasks: dict = {}
         self._expired: OrderedDict = OrderedDict()       # expired ids still answered "Task has expired"
 

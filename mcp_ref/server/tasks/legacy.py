@@ -86,11 +86,6 @@ log = get_logger("mcp_ref.server")
 __all__ = ["Tasks", "TaskContextMixin", "route_tool_call", "RELATED_TASK_KEY", "TASK_THREAD_NAME"]
 
 TASK_CAPABILITY = "tasks.requests.tools.call"
-
-DEFAULT_TTL = 3_600_000        # ms a task is kept when the request names no ttl (one hour)
-MAX_TTL = 86_400_000           # the most we keep a task, whatever was asked (one day)
-MAX_TASKS = 100                # tasks one session may hold at once
-POLL_INTERVAL = 1_000          # ms: the pollInterval we suggest
 RESULT_POLL = 0.1              # s: how often a waiting tasks/result looks for cancellation and expiry
 
 
@@ -126,12 +121,14 @@ class Tasks(Registry):
     A 2026-07-28 ``tasks/get`` or ``tasks/cancel`` (``ctx.era``) goes to ``ext``,
     the tasks extension's registry (server/tasks/extension.py).
     """
+    default_ttl = 3_600_000                # ms a task is kept when the request names no ttl (one hour)
+    max_ttl = 86_400_000                   # the most we keep a task, whatever was asked (one day)
+    max_tasks = 100                        # tasks one session may hold at once
+    poll_interval: int | None = 1_000      # ms: the pollInterval we suggest
 
     def __init__(self, owner):
-        super().__init__(MAX_TASKS, POLL_INTERVAL)
+        super().__init__()
         self.owner = owner
-        self.default_ttl = DEFAULT_TTL
-        self.max_ttl = MAX_TTL
         self._sessions: dict = {}                # session -> _SessionTasks
         self.ext = ExtTasks(owner)
 
