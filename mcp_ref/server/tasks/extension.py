@@ -134,9 +134,8 @@ class ExtTasks(Registry):
             if entry.task_support == "required":
                 raise missing_extension(f"tool {entry.name!r} runs only as a task: it")
             return tools.handle_call(ctx, params, routed=True)
-        owner = getattr(ctx.session.transport, "task_owner", None) or ctx.session     # rule 10
         task = _Task(new_task_id(), entry.name, self.clock(), self.wall(), self.ttl_ms, subject=ctx.subject,
-                     owner=owner)
+                     owner=getattr(ctx.session.transport, "task_owner", None) or ctx.session)     # rule 10
         task_context(ExtTaskContextMixin, ctx, task, self).era = ctx.era
         call = {key: value for key, value in params.items() if key not in ("_meta", "task")}
         with self._lock:
@@ -274,8 +273,7 @@ class ExtTasks(Registry):
     def visible(self, ctx, task_ids) -> list:
         """Rule 8: the ids among ``task_ids`` the caller may hear of."""
         with self._lock:
-            return [i for i in dict.fromkeys(task_ids)
-                    if i in self._tasks and self._tasks[i].subject == ctx.subject]
+            return [i for i in dict.fromkeys(task_ids) if i in self._tasks and self._tasks[i].subject == ctx.subject]
 
 
 class ExtTaskContextMixin:

@@ -69,6 +69,7 @@ code and no I/O runs under it (features/ rule 1).
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 
 from mcp_ref.errors import (InternalError, InvalidParamsError, McpError, MethodNotFoundError, RequestCancelled,
@@ -245,10 +246,8 @@ class Tasks(Registry):
         """``notifications/tasks/status`` for each ``(task, wire)``; outside the lock.
         Spec: basic/utilities/tasks#task-status-notification (no related-task ``_meta``)."""
         for task, wire in changed:
-            try:
+            with contextlib.suppress(SessionError):     # the session closed: nobody to tell
                 task.session.notify("notifications/tasks/status", wire)
-            except SessionError:
-                pass                              # the session closed: nobody to tell
 
     # ------------------------------------------------------------------ bounds (rule 8)
     def _store(self, session) -> _SessionTasks:
@@ -274,12 +273,10 @@ class Tasks(Registry):
         if not isinstance(task_id, str):
             raise InvalidParamsError(f"{method}: taskId must be a string", {"taskId": task_id})
         store = self._store(session)
-        verb = "cancel" if method == "tasks/cancel" else "retrieve"
-        with self._lock:
-            task = store.tasks.get(task_id)
-            expired = task is None and task_id in store.expired
+        task = store.tasks.get(task_id)          # one dict read: atomic, no lock needed
         if task is None:
-            reason = "Task has expired" if expired else "Task not found"
+            reason = "Task has expired" if task_id in store.expired else "Task not found"
+            verb = "cancel" if method == "tasks/cancel" else "retrieve"
             raise InvalidParamsError(f"Failed to {verb} task: {reason}", {"taskId": task_id})
         return task
 
