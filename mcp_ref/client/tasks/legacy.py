@@ -68,7 +68,7 @@ from mcp_ref.client.state import ClientState
 from mcp_ref.errors import CapabilityNotSupported, InternalError, InvalidParamsError, McpError, get_logger
 from mcp_ref.session import Session
 from mcp_ref.session.outbound import CancelToken
-from mcp_ref.types import RELATED_TASK_KEY, CallToolResult, Task
+from mcp_ref.types import RELATED_TASK_KEY, TERMINAL_STATUSES, CallToolResult, Task
 
 log = get_logger("mcp_ref.client")
 
@@ -76,7 +76,6 @@ __all__ = ["TaskRequests", "TASKS_SINCE", "answer_related_task"]
 
 TASKS_SINCE = "2025-11-25"
 _REMEMBERED = 1024          # task id -> tool name, for output checks (the oldest are forgotten)
-_TERMINAL = ("completed", "failed", "cancelled")
 
 
 def answer_related_task(params: dict | None, result):
@@ -185,7 +184,7 @@ class TaskRequests(ClientState):
         creation failed (no ``task_id``) or the task already ended."""
         with self._lock:
             self._creating -= 1
-            keep = task_id is not None and status not in _TERMINAL and self._ended.pop(task_id, None) is None
+            keep = task_id is not None and status not in TERMINAL_STATUSES and self._ended.pop(task_id, None) is None
             if not self._creating:
                 self._ended.clear()
             if keep:
@@ -209,7 +208,7 @@ class TaskRequests(ClientState):
     def _progress_on_status(self, params: dict) -> None:
         """``notifications/tasks/status`` (notify thread, before the listeners of rule 4)."""
         task_id = params.get("taskId")
-        if isinstance(task_id, str) and params.get("status") in _TERMINAL:
+        if isinstance(task_id, str) and params.get("status") in TERMINAL_STATUSES:
             self._task_ended(task_id)
 
     def _task_request(self, method: str, task_id: str, gone: type[McpError], **options) -> dict:
@@ -227,7 +226,7 @@ class TaskRequests(ClientState):
         self._require_tasks("tasks", "tasks/get")
         task = types.Task.from_dict(self._task_request("tasks/get", task_id, InvalidParamsError, timeout=timeout,
                                                        cancel=cancel))
-        if task.status in _TERMINAL:
+        if task.status in TERMINAL_STATUSES:
             self._task_ended(task_id)
         return task
 

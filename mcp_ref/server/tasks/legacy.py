@@ -202,7 +202,7 @@ class Tasks(Registry):
                 self._set_locked(task, "failed", _failure_message(result))
             else:
                 self._set_locked(task, "completed", None)
-            changed = self._changed_locked(task)
+            changed = [(task, task.wire(self.poll_interval))]
         log.debug("task %s %s", task.id, task.status)
         self._send_status(changed)
 
@@ -217,7 +217,7 @@ class Tasks(Registry):
                 self._set_locked(task, "working", None)
             else:
                 return
-            changed = self._changed_locked(task)
+            changed = [(task, task.wire(self.poll_interval))]
         self._send_status(changed)
 
     def _cancel(self, task: _Task, message: str) -> bool:
@@ -226,7 +226,7 @@ class Tasks(Registry):
         with task.sending, self._lock:          # after any progress being sent (rule 4)
             if not self._set_locked(task, "cancelled", message):
                 return False
-            changed = self._changed_locked(task)
+            changed = [(task, task.wire(self.poll_interval))]
         self._stop(task)
         self._send_status(changed)
         return True
@@ -236,15 +236,12 @@ class Tasks(Registry):
         task.ctx._cancel()
         task.ctx._abandon_nested()
 
-    def _changed_locked(self, task: _Task) -> list:
-        """``[(task, wire)]`` to tell the client of, when the session still holds the task."""
-        store = self._sessions.get(task.session)
-        held = store is not None and store.tasks.get(task.id) is task
-        return [(task, task.wire(self.poll_interval))] if held else []
-
     def _send_status(self, changed: list) -> None:
         """``notifications/tasks/status`` for each ``(task, wire)``; outside the lock.
-        Spec: basic/utilities/tasks#task-status-notification (no related-task ``_meta``)."""
+        Spec: basic/utilities/tasks#task-status-notification (no related-task ``_meta``).
+        Every change is of a task its session still holds: a task leaves the table only
+        once terminal (expiry and closing cancel it first; room is made from terminal
+        tasks), and a terminal status never changes."""
         for task, wire in changed:
             with contextlib.suppress(SessionError):     # the session closed: nobody to tell
                 task.session.notify("notifications/tasks/status", wire)
