@@ -100,7 +100,8 @@ def follow_task(client, method: str, created: dict, options: dict) -> dict:
                                                     {"timeout": max(deadline - time.monotonic(), MIN_POLL)}))
     except (RequestTimeout, RequestCancelled) as stop:
         if not (isinstance(stop, RequestCancelled) and task.get("status") == "cancelled"):
-            _cancel(client, task_id)
+            with contextlib.suppress(SessionError, McpError):      # best effort: the server may not hear
+                client._modern_request("tasks/cancel", {"taskId": task_id}, {"timeout": 5.0})
         raise
 
 
@@ -114,9 +115,3 @@ def _answer(client, task: dict, answered: set) -> None:
     answered.update(responses)
     if responses:
         client._modern_request("tasks/update", {"taskId": task["taskId"], "inputResponses": responses}, {})
-
-
-def _cancel(client, task_id: str) -> None:
-    """Rule 5: tell the server we stopped waiting; nothing to do when it cannot hear."""
-    with contextlib.suppress(SessionError, McpError):
-        client._modern_request("tasks/cancel", {"taskId": task_id}, {"timeout": 5.0})

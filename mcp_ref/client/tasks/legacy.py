@@ -68,7 +68,7 @@ from mcp_ref.client.state import ClientState
 from mcp_ref.errors import CapabilityNotSupported, InternalError, InvalidParamsError, McpError, get_logger
 from mcp_ref.session import Session
 from mcp_ref.session.outbound import CancelToken
-from mcp_ref.types import CallToolResult, Task
+from mcp_ref.types import RELATED_TASK_KEY, TERMINAL_STATUSES, CallToolResult, Task
 
 log = get_logger("mcp_ref.client")
 
@@ -76,8 +76,6 @@ __all__ = ["TaskRequests", "TASKS_SINCE", "answer_related_task"]
 
 TASKS_SINCE = "2025-11-25"
 _REMEMBERED = 1024          # task id -> tool name, for output checks (the oldest are forgotten)
-_TERMINAL = ("completed", "failed", "cancelled")
-RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"   # as types.tasks.RELATED_TASK_KEY
 
 
 def answer_related_task(params: dict | None, result):
@@ -162,17 +160,14 @@ class TaskRequests(ClientState):
         (``call_tool`` and ``call_tool_as_task`` call this before sending, when the server
         offers tasks: elsewhere every tool is an ordinary one). The tools are listed first
         when none is cached; a tool the listing does not name is not checked."""
-        with self._lock:
-            tool = self._tool_cache.get(name)
-            empty = not self._tool_cache
-        if tool is None and empty and lifecycle.has_capability(self.server_capabilities, "tools"):
+        tool = self._tool_cache.get(name)         # one dict read: atomic, no lock needed
+        if tool is None and not self._tool_cache and lifecycle.has_capability(self.server_capabilities, "tools"):
             try:
                 self.list_tools()
             except McpError as exc:             # a server that cannot list: it answers the call itself
                 log.debug("tools/list before calling %r failed: %s", name, exc)
                 return
-            with self._lock:
-                tool = self._tool_cache.get(name)
+            tool = self._tool_cache.get(name)
         if tool is None:
             return
         support = tool.execution.task_support if tool.execution is not None else None
@@ -189,7 +184,7 @@ class TaskRequests(ClientState):
         creation failed (no ``task_id``) or the task already ended."""
         with self._lock:
             self._creating -= 1
-            keep = task_id is not None and status not in _TERMINAL and self._ended.pop(task_id, None) is None
+            keep = task_id is not None and status not in TERMINAL_STATUSES and self._ended.pop(task_id, None) is None
             if not self._creating:
                 self._ended.clear()
             if keep:
@@ -202,8 +197,6 @@ class TaskRequests(ClientState):
 
     def _task_ended(self, task_id) -> None:
         """The task is terminal (or gone): drop its progress listener (rule 5)."""
-        if not (self._task_progress or self._creating):
-            return                              # nothing is watched
         with self._lock:
             token = self._task_progress.pop(task_id, None)
             session = self._progress_session
@@ -215,7 +208,7 @@ class TaskRequests(ClientState):
     def _progress_on_status(self, params: dict) -> None:
         """``notifications/tasks/status`` (notify thread, before the listeners of rule 4)."""
         task_id = params.get("taskId")
-        if isinstance(task_id, str) and params.get("status") in _TERMINAL:
+        if isinstance(task_id, str) and params.get("status") in TERMINAL_STATUSES:
             self._task_ended(task_id)
 
     def _task_request(self, method: str, task_id: str, gone: type[McpError], **options) -> dict:
@@ -233,7 +226,7 @@ class TaskRequests(ClientState):
         self._require_tasks("tasks", "tasks/get")
         task = types.Task.from_dict(self._task_request("tasks/get", task_id, InvalidParamsError, timeout=timeout,
                                                        cancel=cancel))
-        if task.status in _TERMINAL:
+        if task.status in TERMINAL_STATUSES:
             self._task_ended(task_id)
         return task
 
@@ -247,8 +240,7 @@ class TaskRequests(ClientState):
         result = types.CallToolResult.from_dict(self._task_request("tasks/result", task_id, McpError,
                                                                    timeout=timeout, cancel=cancel))
         self._task_ended(task_id)
-        with self._lock:
-            name = self._task_tools.get(task_id)
+        name = self._task_tools.get(task_id)
         if name is not None:
             self._check_output(name, result)     # client_requests.py rule 4
         return result

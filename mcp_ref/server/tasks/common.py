@@ -2,8 +2,8 @@
 session's tasks, expiry and the bound on how many are held, task ids and
 timestamps, the thread name, the context a task's tool gets (``task_context``),
 running that tool (``run_tool``) and joining the threads of closed tasks
-(server/tasks/legacy.py, requests.py and extension.py use them; none of those
-imports another for these).
+(server/tasks/legacy.py and extension.py use them; neither imports the other
+for these).
 
 Spec: basic/utilities/tasks (2025-11-25); the tasks extension of 2026-07-28.
 """
@@ -39,8 +39,7 @@ def new_task_id() -> str:
 
 def iso_time(t: float) -> str:
     """An RFC 3339 UTC timestamp with milliseconds, e.g. ``2025-11-25T10:30:00.123Z``."""
-    whole = int(t)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{int((t - whole) * 1000):03d}Z"
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
 
 
 class _Task:
@@ -65,7 +64,7 @@ class _Task:
         self.result: dict | None = None          # the tools/call result dict
         self.error: dict | None = None           # the JSON-RPC error object (McpError.to_error)
         self.done = threading.Event()
-        self.ctx: Any = None                     # the task's Context (tasks/context.py, ext_context.py)
+        self.ctx: Any = None                     # the task's Context (tasks/context.py, extension.py)
         self.thread: threading.Thread | None = None
         self.waiting = 0                         # requests to the client in flight (input_required)
         self.expired = False
@@ -106,11 +105,11 @@ class Registry:
     """What the registries of both eras share: the lock (a condition, that waiting threads
     may be woken), the clocks, status changes, expiry and room. ``clock`` (monotonic
     seconds, for expiry) and ``wall`` (epoch seconds, for timestamps) may be replaced, e.g.
-    by tests."""
+    by tests. Each era's registry sets its limits as class attributes (an instance may
+    override them), ``max_tasks`` among them."""
+    max_tasks: int
 
-    def __init__(self, max_tasks: int, poll_interval: int | None):
-        self.max_tasks = max_tasks
-        self.poll_interval: int | None = poll_interval
+    def __init__(self) -> None:
         self.clock, self.wall = time.monotonic, time.time
         self._lock = threading.Condition()
 

@@ -56,15 +56,13 @@ class TaskContextMixin:
         ``sending`` lock, which the registry passes through before it tells the client
         of a terminal status: progress never follows that status on the wire."""
         params = with_related_task(params, self._task.id)
-        if method != "notifications/progress":
-            self.session.notify(method, params, related_id=self.request_id)
+        if method == "notifications/progress":
+            self._registry._store(self._task.session)   # expiry first: a TTL that elapsed unnoticed ends the task
+            with self._task.sending:
+                if self._task.status not in TERMINAL:
+                    self.session.notify(method, params, related_id=self.request_id)
             return
-        task = self._task
-        self._registry._expire_due(task)       # a TTL that elapsed unnoticed ends the task now
-        with task.sending:
-            if task.status in TERMINAL:
-                return
-            self.session.notify(method, params, related_id=self.request_id)
+        self.session.notify(method, params, related_id=self.request_id)
 
     def request(self, method: str, params: dict | None = None, **options) -> dict:
         """Spec: basic/utilities/tasks#input-required-status: the task is ``input_required``

@@ -47,7 +47,7 @@ Rules:
    raises (an ``McpError``, e.g. ``InternalError`` or ``InvalidParamsError``
    from ``mcp_ref.errors``) makes it ``failed`` with that ``error`` (code,
    message, data) and a ``statusMessage``: the task's context passes it through
-   ``Tools.handle_call`` (``json_rpc_errors_pass``, tools.py rule 3; server/tasks/ext_context.py). A terminal
+   ``Tools.handle_call`` (``json_rpc_errors_pass``, tools.py rule 3; ``ExtTaskContextMixin``). A terminal
    status never changes. Progress and log messages are not sent for a task (the
    extension supports neither).
 8. ``notifications/tasks``: a ``subscriptions/listen`` may name ``taskIds``
@@ -76,19 +76,19 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import Any, Callable
 
 from mcp_ref.protocol import modern
-from mcp_ref.errors import InternalError, InvalidParamsError, MissingRequiredClientCapabilityError, RequestCancelled
+from mcp_ref.errors import (CapabilityNotSupported, InternalError, InvalidParamsError,
+                            MissingRequiredClientCapabilityError, RequestCancelled)
+from mcp_ref.server.context import INPUT_KINDS as KINDS
+from mcp_ref.server.modern.mrtr import InputRequired
 from mcp_ref.server.tasks.common import (TASK_THREAD_NAME, TERMINAL, Registry, _Task, join_threads, new_task_id,
                                          run_tool, task_context)
 
-__all__ = ["ExtTasks", "declares", "missing_extension", "EXTENSION", "TASK_METHODS"]
+__all__ = ["ExtTasks", "ExtTaskContextMixin", "declares", "missing_extension", "EXTENSION"]
 
 EXTENSION = modern.TASKS_EXTENSION
-TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
-DEFAULT_TTL_MS = 3_600_000        # rule 9: an hour
-POLL_INTERVAL_MS = 500            # what we suggest clients wait between polls
-MAX_TASKS = 1000
 
 
 def declares(ctx) -> bool:
@@ -111,11 +111,13 @@ class ExtTasks(Registry):
     and ``wall`` may be replaced by tests."""
     # Read through an instance by the modern era's listen (server/modern/serve.py), which this module imports.
     declares, missing_extension = staticmethod(declares), staticmethod(missing_extension)
+    ttl_ms = 3_600_000                  # rule 9: an hour
+    poll_interval: int | None = 500     # ms we suggest clients wait between polls
+    max_tasks = 1000
 
     def __init__(self, server):
-        super().__init__(MAX_TASKS, POLL_INTERVAL_MS)
+        super().__init__()
         self.server = server
-        self.ttl_ms = DEFAULT_TTL_MS
         self._tasks: dict = {}
         self._expired: OrderedDict = OrderedDict()       # expired ids still answered "Task has expired"
 
@@ -132,10 +134,8 @@ class ExtTasks(Registry):
             if entry.task_support == "required":
                 raise missing_extension(f"tool {entry.name!r} runs only as a task: it")
             return tools.handle_call(ctx, params, routed=True)
-        owner = getattr(ctx.session.transport, "task_owner", None) or ctx.session     # rule 10
         task = _Task(new_task_id(), entry.name, self.clock(), self.wall(), self.ttl_ms, subject=ctx.subject,
-                     owner=owner)
-        from mcp_ref.server.tasks.ext_context import ExtTaskContextMixin
+                     owner=getattr(ctx.session.transport, "task_owner", None) or ctx.session)     # rule 10
         task_context(ExtTaskContextMixin, ctx, task, self).era = ctx.era
         call = {key: value for key, value in params.items() if key not in ("_meta", "task")}
         with self._lock:
@@ -249,8 +249,7 @@ class ExtTasks(Registry):
         cancelled = self._expire_locked(self._tasks, self._expired, "The task expired.")
         for task in cancelled:
             task.ctx._cancel()
-        if cancelled:
-            self._lock.notify_all()
+        self._lock.notify_all()                      # the asks of those cancelled wake
 
     def _tell(self, task: _Task) -> None:
         """Rule 8: the new state to the listen streams that asked for this task."""
@@ -274,5 +273,52 @@ class ExtTasks(Registry):
     def visible(self, ctx, task_ids) -> list:
         """Rule 8: the ids among ``task_ids`` the caller may hear of."""
         with self._lock:
-            return [i for i in dict.fromkeys(task_ids)
-                    if i in self._tasks and self._tasks[i].subject == ctx.subject]
+            return [i for i in dict.fromkeys(task_ids) if i in self._tasks and self._tasks[i].subject == ctx.subject]
+
+
+class ExtTaskContextMixin:
+    """The ``Context`` a task's tool runs with (rules 5 and 7), mixed over the class of the
+    request's own context as for 2025-11-25 (``common.task_context``): its asks wait for
+    ``tasks/update`` instead of ending the call, a ``gather``'s asks are the task's
+    ``inputRequests`` together, progress and log messages are not sent, and a JSON-RPC
+    error the tool raises fails the task. Spec: 2026-07-28 basic/patterns/mrtr#inputrequests."""
+    _task: Any = None
+    _registry: Any = None       # the server's ExtTasks
+    # What the context class it is mixed over gives it (common.task_context).
+    _gathering: bool
+    _input_key: Callable[[str], str]
+    _keyed: Callable[[str], Any]
+    _replay = None              # gather's answers, key -> answer, while its asks run again
+    json_rpc_errors_pass = True  # rule 7: an McpError the tool raises fails the task
+
+    def request(self, method: str, params: dict | None = None, **options) -> dict:
+        if method not in KINDS:
+            raise CapabilityNotSupported(f"{method}: a task asks the client only for {', '.join(KINDS)}")
+        if self._replay is not None:            # gather, second pass: the answer it waited for
+            key, self._ask_key = self._ask_key, None
+            return self._replay.pop(key)
+        key = self._input_key(method)
+        if self._gathering:                     # gather, first pass: collected, asked together
+            raise InputRequired({key: (method, params)}, None)
+        return self._registry.ask(self._task, {key: (method, params)})[key]
+
+    def _ask_together(self, asks: dict, pending: dict, state) -> dict:
+        """Rule 5: ``gather``'s asks are the task's ``inputRequests`` together; once all
+        are answered each ask runs again and returns its answer (validated as usual)."""
+        self._replay = self._registry.ask(self._task, pending)
+        answers = {}
+        try:
+            for key, ask in asks.items():
+                if key in pending:
+                    with self._keyed(key):
+                        answers[key] = ask()
+        finally:
+            self._replay = None
+        return answers
+
+    def notify(self, method: str, params: dict | None = None) -> None:
+        """Nothing is sent: the extension has no progress or messages for a task."""
+
+    def log(self, level, data, logger=None) -> bool:
+        return False
+

@@ -69,29 +69,25 @@ code and no I/O runs under it (features/ rule 1).
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 
-from mcp_ref.errors import (InternalError, InvalidParamsError, MethodNotFoundError, RequestCancelled, SessionError,
-                            get_logger)
+from mcp_ref.errors import (InternalError, InvalidParamsError, McpError, MethodNotFoundError, RequestCancelled,
+                            SessionError, get_logger)
 from mcp_ref.protocol.lifecycle import has_capability
 from mcp_ref.jsonrpc.messages import Response
-from mcp_ref.server.tasks.common import (TASK_THREAD_NAME, TERMINAL, _SessionTasks, _Task, join_threads, new_task_id,
-                                         run_tool, task_context)
-from mcp_ref.server.tasks.requests import TaskRequests
-from mcp_ref.server.tasks.context import RELATED_TASK_KEY, TaskContextMixin
+from mcp_ref.server.tasks.common import (TASK_THREAD_NAME, TERMINAL, Registry, _SessionTasks, _Task, join_threads,
+                                         new_task_id, run_tool, task_context)
+from mcp_ref.server.pagination import Listing
+from mcp_ref.server.tasks.context import RELATED_TASK_KEY, TaskContextMixin, with_related_task
+from mcp_ref.server.tasks.extension import ExtTasks
 
 log = get_logger("mcp_ref.server")
 
-__all__ = ["Tasks", "TaskContextMixin", "route_tool_call", "RELATED_TASK_KEY", "TASK_SUPPORT_VALUES",
-           "TASK_THREAD_NAME"]
+__all__ = ["Tasks", "TaskContextMixin", "route_tool_call", "RELATED_TASK_KEY", "TASK_THREAD_NAME"]
 
-TASK_SUPPORT_VALUES = ("forbidden", "optional", "required")  # schema ToolExecution.taskSupport
 TASK_CAPABILITY = "tasks.requests.tools.call"
-
-DEFAULT_TTL = 3_600_000        # ms a task is kept when the request names no ttl (one hour)
-MAX_TTL = 86_400_000           # the most we keep a task, whatever was asked (one day)
-MAX_TASKS = 100                # tasks one session may hold at once
-POLL_INTERVAL = 1_000          # ms: the pollInterval we suggest
+RESULT_POLL = 0.1              # s: how often a waiting tasks/result looks for cancellation and expiry
 
 
 def route_tool_call(registry: Tasks, tools, ctx, params: dict, entry) -> dict:
@@ -116,21 +112,26 @@ def route_tool_call(registry: Tasks, tools, ctx, params: dict, entry) -> dict:
     return tools.handle_call(ctx, params, routed=True)
 
 
-class Tasks(TaskRequests):
+class Tasks(Registry):
     """The tasks of one server, per session (rules 5 to 9), and their handlers.
 
     ``owner`` is the server (its ``page_size`` paginates ``tasks/list``). The
     limits are attributes, read at each use: ``default_ttl``, ``max_ttl``
     (milliseconds), ``max_tasks`` (per session) and ``poll_interval`` (ms,
     None to suggest none); ``clock`` and ``wall`` as in ``Registry`` (common.py).
+    A 2026-07-28 ``tasks/get`` or ``tasks/cancel`` (``ctx.era``) goes to ``ext``,
+    the tasks extension's registry (server/tasks/extension.py).
     """
+    default_ttl = 3_600_000                # ms a task is kept when the request names no ttl (one hour)
+    max_ttl = 86_400_000                   # the most we keep a task, whatever was asked (one day)
+    max_tasks = 100                        # tasks one session may hold at once
+    poll_interval: int | None = 1_000      # ms: the pollInterval we suggest
 
     def __init__(self, owner):
-        super().__init__(MAX_TASKS, POLL_INTERVAL)
+        super().__init__()
         self.owner = owner
-        self.default_ttl = DEFAULT_TTL
-        self.max_ttl = MAX_TTL
         self._sessions: dict = {}                # session -> _SessionTasks
+        self.ext = ExtTasks(owner)
 
     def __len__(self) -> int:
         """How many tasks are held, over all sessions."""
@@ -149,12 +150,11 @@ class Tasks(TaskRequests):
             if session.closed:
                 raise RequestCancelled("the session closed before the task started")
             store = self._sessions.setdefault(session, _SessionTasks())
-            added = self._add_locked(store.tasks, task)
+            if not self._add_locked(store.tasks, task):
+                raise InternalError(f"Too many tasks: this session already has {self.max_tasks} tasks working "
+                                    f"(the limit); wait for one to finish or cancel one with tasks/cancel",
+                                    {"maxTasks": self.max_tasks})
             answer = {"task": task.wire(self.poll_interval)}
-        if not added:
-            raise InternalError(f"Too many tasks: this session already has {self.max_tasks} tasks working (the "
-                                f"limit); wait for one to finish or cancel one with tasks/cancel",
-                                {"maxTasks": self.max_tasks})
         log.debug("task %s created for tool %s (ttl %d ms)", task.id, entry.name, ttl)
         thread = threading.Thread(target=self._run, args=(task, tools), name=TASK_THREAD_NAME, daemon=True)
         task.thread = thread
@@ -168,11 +168,10 @@ class Tasks(TaskRequests):
             self._cancel(task, "The session closed before the task started.")
             raise RequestCancelled("the session closed before the task started") from None
         with self._lock:
-            started = task.status == "working"      # not cancelled meanwhile (session closed, expired)
-            if started:
+            if task.status == "working":            # not cancelled meanwhile (session closed, expired)
                 thread.start()
-        if not started:
-            task.ctx.finished = True
+            else:
+                task.ctx.finished = True
         raise RequestCancelled(f"tools/call {ctx.request_id!r} was answered with task {task.id}")
 
     def _ttl(self, task_params) -> int:
@@ -203,7 +202,7 @@ class Tasks(TaskRequests):
                 self._set_locked(task, "failed", _failure_message(result))
             else:
                 self._set_locked(task, "completed", None)
-            changed = self._changed_locked(task)
+            changed = [(task, task.wire(self.poll_interval))]
         log.debug("task %s %s", task.id, task.status)
         self._send_status(changed)
 
@@ -218,19 +217,119 @@ class Tasks(TaskRequests):
                 self._set_locked(task, "working", None)
             else:
                 return
-            changed = self._changed_locked(task)
+            changed = [(task, task.wire(self.poll_interval))]
         self._send_status(changed)
+
+    def _cancel(self, task: _Task, message: str) -> bool:
+        """Move a non-terminal task to ``cancelled`` (first), then stop its code: set its
+        ``cancelled`` and settle its requests to the client. False when already terminal."""
+        with task.sending, self._lock:          # after any progress being sent (rule 4)
+            if not self._set_locked(task, "cancelled", message):
+                return False
+            changed = [(task, task.wire(self.poll_interval))]
+        self._stop(task)
+        self._send_status(changed)
+        return True
+
+    @staticmethod
+    def _stop(task: _Task) -> None:
+        task.ctx._cancel()
+        task.ctx._abandon_nested()
+
+    def _send_status(self, changed: list) -> None:
+        """``notifications/tasks/status`` for each ``(task, wire)``; outside the lock.
+        Spec: basic/utilities/tasks#task-status-notification (no related-task ``_meta``).
+        Every change is of a task its session still holds: a task leaves the table only
+        once terminal (expiry and closing cancel it first; room is made from terminal
+        tasks), and a terminal status never changes."""
+        for task, wire in changed:
+            with contextlib.suppress(SessionError):     # the session closed: nobody to tell
+                task.session.notify("notifications/tasks/status", wire)
+
+    # ------------------------------------------------------------------ bounds (rule 8)
+    def _store(self, session) -> _SessionTasks:
+        """The session's tasks, after expiry: those whose TTL elapsed are removed, a working
+        one moved to ``cancelled``, its code stopped and the client told (after any progress
+        being sent: rule 4). A session without tasks gets an empty store, not kept."""
+        with self._lock:
+            store = self._sessions.get(session) or _SessionTasks()
+            expired = self._expire_locked(store.tasks, store.expired, "The task expired: its ttl of {ttl} ms elapsed.")
+            changed = [(task, task.wire(self.poll_interval)) for task in expired]
+        for task in expired:
+            self._stop(task)
+            with task.sending:
+                pass
+        self._send_status(changed)
+        return store
+
+    # ------------------------------------------------------------------ handlers (rules 5 to 7)
+    def _find(self, session, params: dict, method: str) -> _Task:
+        """Rule 6: the task named by ``taskId`` among this session's tasks, or -32602.
+        Spec: the ``taskId`` param is the source of truth; a related-task ``_meta`` is ignored."""
+        task_id = params.get("taskId")
+        if not isinstance(task_id, str):
+            raise InvalidParamsError(f"{method}: taskId must be a string", {"taskId": task_id})
+        store = self._store(session)
+        task = store.tasks.get(task_id)          # one dict read: atomic, no lock needed
+        if task is None:
+            reason = "Task has expired" if task_id in store.expired else "Task not found"
+            verb = "cancel" if method == "tasks/cancel" else "retrieve"
+            raise InvalidParamsError(f"Failed to {verb} task: {reason}", {"taskId": task_id})
+        return task
+
+    def handle_get(self, ctx, params: dict) -> dict:
+        """``tasks/get``: the task (a ``GetTaskResult``). Spec: basic/utilities/tasks#getting-tasks."""
+        if getattr(ctx, "era", None) is not None:    # 2026-07-28: the tasks extension
+            return self.ext.handle_get(ctx, params)
+        task = self._find(ctx.session, params, "tasks/get")
+        with self._lock:
+            return task.wire(self.poll_interval)
+
+    def handle_result(self, ctx, params: dict) -> dict:
+        """``tasks/result`` (rule 5). Spec: basic/utilities/tasks#retrieving-task-results,
+        #result-retrieval."""
+        task = self._find(ctx.session, params, "tasks/result")
+        while not task.done.wait(RESULT_POLL):
+            if ctx.is_cancelled():
+                raise RequestCancelled(f"tasks/result for task {task.id} was cancelled")
+            self._store(ctx.session)              # the TTL may elapse while we wait (rule 8)
+        status, result, error = task.status, task.result, task.error      # terminal: these change no more
+        if task.expired:
+            raise InvalidParamsError("Failed to retrieve task: Task has expired", {"taskId": task.id})
+        if error is not None:
+            raise McpError.from_error(error)
+        if status == "cancelled" or result is None:
+            raise InvalidParamsError(f"Task {task.id} was cancelled: it has no result "
+                                     f"({task.message or 'cancelled'})", {"taskId": task.id, "status": status})
+        return with_related_task(result, task.id)
+
+    def handle_list(self, ctx, params: dict) -> dict:
+        """``tasks/list``: this session's tasks, paginated like the other lists (an invalid
+        cursor is -32602). Spec: basic/utilities/tasks#listing-tasks, #task-listing."""
+        store = self._store(ctx.session)
+        with self._lock:
+            numbered = [(task.serial, task.wire(self.poll_interval)) for task in store.tasks.values()]
+        page, cursor = Listing(numbered).page(params, self.owner.page_size, "tasks")
+        return {"tasks": page, "nextCursor": cursor} if cursor is not None else {"tasks": page}
+
+    def handle_cancel(self, ctx, params: dict) -> dict:
+        """``tasks/cancel``: the task is ``cancelled`` before we answer (rule 4); a terminal
+        one is -32602. Spec: basic/utilities/tasks#cancelling-tasks, #task-cancellation."""
+        if getattr(ctx, "era", None) is not None:    # 2026-07-28: the tasks extension
+            return self.ext.handle_cancel(ctx, params)
+        task = self._find(ctx.session, params, "tasks/cancel")
+        if not self._cancel(task, "The task was cancelled by request."):     # terminal: its status never changes
+            raise InvalidParamsError(f"Cannot cancel task: already in terminal status '{task.status}'",
+                                     {"taskId": task.id, "status": task.status})
+        with self._lock:
+            return task.wire(self.poll_interval)
 
     # ------------------------------------------------------------------ closing (rule 9)
     def session_closed(self, session) -> None:
         """Cancel and forget ``session``'s tasks; wait for their threads (bounded)."""
-        if self._ext is not None:
-            self._ext.closed(session)               # server/tasks/extension.py rule 10
+        self.ext.closed(session)                    # server/tasks/extension.py rule 10
         with self._lock:
-            store = self._sessions.pop(session, None)
-            if store is None:
-                return
-            tasks = list(store.tasks.values())
+            tasks = list(self._sessions.pop(session, _SessionTasks()).tasks.values())
             for task in tasks:
                 self._set_locked(task, "cancelled", "The session closed.")
         for task in tasks:

@@ -190,9 +190,7 @@ class HttpApp(HostChecks):
             self.terminate(transport, "server shutting down")
         if self._reaper is not None:
             self._reaper.join(2.0)
-        tasks = self.server.tasks
-        if tasks._ext is not None:
-            tasks._ext.closed(self)                # server/tasks/extension.py rule 10
+        self.server.tasks.ext.closed(self)         # server/tasks/extension.py rule 10
         self.pool.close()
 
     @property
