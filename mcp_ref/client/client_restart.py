@@ -92,13 +92,10 @@ class Restarter:
                                        exit_code=error.exit_code, stderr_tail=error.stderr_tail) from exc
             session = client._new_session(transport)
             with client._lock:
-                closing = client._closing
-                if not closing:
-                    client._starting = session           # close() shuts it down from here on
-            if closing:
-                session.close("client closed")
-                raise ConnectionClosed("client closed")
+                client._starting = session               # a close() from here on shuts it down
             try:
+                if client._closing:                      # closed before, not seeing this session
+                    raise ConnectionClosed("client closed")
                 client._on_tools_list_changed(None)      # the cached tools and their checks
                 client.server_info = client.protocol_version = client.instructions = None
                 client.server_capabilities = {}

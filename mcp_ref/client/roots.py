@@ -150,9 +150,9 @@ def resolve_path(path: PathLike, base: Optional[PathLike] = None) -> str:
 
 
 def _contains(root_path: str, path: str) -> bool:
-    if os.path.isfile(root_path):
-        return os.path.normcase(path) == os.path.normcase(root_path)
     root_path, path = os.path.normcase(root_path), os.path.normcase(path)
+    if os.path.isfile(root_path):
+        return path == root_path
     try:
         return os.path.commonpath([root_path, path]) == root_path
     except ValueError:                        # different drives on Windows

@@ -196,19 +196,15 @@ class Listening:
         self._acks: dict = {}               # listen id -> Event, set by its acknowledgment
         self.active: object = None          # the listen acknowledged last, in wire order
 
-    def wanted(self, capabilities: dict) -> dict:
-        """The filter: every change the server can announce, and the subscribed URIs."""
-        wanted: dict = {flag: True for flag, feature in LIST_FLAGS.items()
-                  if lifecycle.has_capability(capabilities, feature + ".listChanged")}
-        if self.uris and lifecycle.has_capability(capabilities, "resources.subscribe"):
-            wanted["resourceSubscriptions"] = sorted(self.uris)
-        return wanted
-
     def reopen(self, start, capabilities: dict, timeout: float) -> None:
-        """Open a listen for the current filter (none when empty), wait for its
-        acknowledgment (up to ``timeout``), then cancel the one it replaces."""
+        """Open a listen for the current filter (every change the server can announce, and the
+        subscribed URIs; none when empty), wait for its acknowledgment (up to ``timeout``),
+        then cancel the one it replaces."""
         with self._lock:
-            wanted = self.wanted(capabilities)
+            wanted: dict = {flag: True for flag, feature in LIST_FLAGS.items()
+                            if lifecycle.has_capability(capabilities, feature + ".listChanged")}
+            if self.uris and lifecycle.has_capability(capabilities, "resources.subscribe"):
+                wanted["resourceSubscriptions"] = sorted(self.uris)
             old, self.current = self.current, None
             if wanted:
                 self.current = start({"notifications": wanted})
