@@ -55,10 +55,9 @@ class Restarter:
 
     def request(self, client, method: str, params: dict | None, options: dict) -> dict:
         """``Session.request`` on a live session (rule 2); an answer restores the count (rule 3)."""
-        session = client._live_session()
         try:
-            result = session.request(method, params, **options)
-        except McpError:
+            result = client._live_session().request(method, params, **options)
+        except McpError:                     # an error answer: the server is alive too
             self.left = self.limit
             raise
         self.left = self.limit

@@ -162,8 +162,7 @@ class Connections(ClientState):
                      "open_get_stream", "endpoint_timeout", "max_message_size")
             http_options = {name: options.pop(name) for name in names if name in options}
             _bind_auth(http_options.get("auth"), target)
-            timeout = options.pop("timeout", None)
-            return cls._over_http(AutoHttpTransport(target, **http_options), timeout, options)
+            return cls._over_http(AutoHttpTransport(target, **http_options), None, options)   # timeout: in options
         if isinstance(target, (list, tuple)):
             return cls.stdio(target, **options)
         raise TypeError(f"Client.connect() needs an http(s):// URL or a command line (a list), not {target!r}")
