@@ -196,8 +196,7 @@ class ServerFeatureRequests(ClientState):
             self._require("completions", "completion/complete")
         if isinstance(argument, (tuple, list)):
             argument = {"name": argument[0], "value": argument[1]}
-        params = {"ref": ref.to_dict(version) if hasattr(ref, "to_dict") else dict(ref),
-                  "argument": dict(argument)}
+        params = {"ref": ref.to_dict(version) if hasattr(ref, "to_dict") else dict(ref), "argument": dict(argument)}
         if context is not None and lifecycle.at_least(version, "2025-06-18"):
             wire = set(context) == {"arguments"} and isinstance(context["arguments"], dict)
             params["context"] = dict(context) if wire else {"arguments": dict(context)}

@@ -261,8 +261,7 @@ class ModernEra(ModernRequests):
         version = self.protocol_version
 
         def start(params):
-            return session.start_request("subscriptions/listen", with_meta(
-                params, self._modern_meta(version)))
+            return session.start_request("subscriptions/listen", with_meta(params, self._modern_meta(version)))
         self._listening.reopen(start, self.server_capabilities, self.init_timeout)
 
     def _param_headers(self, params: dict) -> dict:
