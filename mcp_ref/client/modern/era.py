@@ -88,14 +88,11 @@ LEGACY_STATUSES = (400, 404, 405)
 
 
 def check_requested(version) -> str:
-    """Rule 2: ``"auto"``, a modern revision, or a legacy one (lifecycle.check_requested)."""
-    if version == AUTO or version in lifecycle.MODERN_REVISIONS:
+    """Rule 2: ``"auto"``, or a revision we speak (modern or legacy); else ``ValueError``."""
+    if version == AUTO or version in lifecycle.SUPPORTED_REVISIONS:
         return version
-    try:
-        return lifecycle.check_requested(version)
-    except ValueError:
-        raise ValueError(f"protocol_version {version!r} is not a revision this library speaks; use 'auto' "
-                         f"(the default), or one of {', '.join(modern.supported_versions())}") from None
+    raise ValueError(f"protocol_version {version!r} is not a revision this library speaks; use 'auto' "
+                     f"(the default), or one of {', '.join(modern.supported_versions())}")
 
 
 def is_modern_error(exc: BaseException) -> bool:
