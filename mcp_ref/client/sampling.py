@@ -158,8 +158,7 @@ def create_message(peer, messages: list, *, max_tokens: int, system_prompt: Opti
                 "_meta": dict(meta) if meta else None}
     params = {"messages": wire_messages, "maxTokens": max_tokens,
               **{key: value for key, value in optional.items() if value is not None}}
-    result = peer.request("sampling/createMessage", params, timeout=timeout)
-    return _result(result)
+    return _result(peer.request("sampling/createMessage", params, timeout=timeout))
 
 
 def _result(data: Any) -> CreateMessageResult:
