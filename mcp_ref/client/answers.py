@@ -89,11 +89,6 @@ class ServerRequestAnswers(ClientState):
         """Spec: client/roots#listing-roots."""
         return {"roots": [root.to_dict(self.protocol_version) for root in self.roots or ()]}
 
-    def _on_elicitation_complete(self, params: dict) -> None:
-        """Spec: client/elicitation#completion-notifications-for-url-mode-elicitation:
-        an unknown or already completed id is ignored."""
-        self.elicitations.complete(params.get("elicitationId"))
-
     @property
     def roots(self) -> list | None:
         """The roots offered (``None``: roots are not offered)."""

@@ -97,9 +97,7 @@ def decide(hook: Optional[Callable], approval: Approval) -> Any:
     Raises:
         Denied: the hook denied (or returned something it may not).
     """
-    if hook is None:
-        return approval.value
-    answer = hook(approval)
+    answer = True if hook is None else hook(approval)
     if answer is True:
         return approval.value
     if answer is False:

@@ -188,7 +188,8 @@ class Client(Connections, ServerRequestAnswers, ServerFeatureRequests, TaskReque
             "elicitation/create": (self._on_elicitation_create, "elicitation"),
         }
         self._notification_handlers: dict = {
-            "notifications/elicitation/complete": self._on_elicitation_complete,
+            # an unknown or already completed id is ignored (elicitation.py rule 5)
+            "notifications/elicitation/complete": lambda p: self.elicitations.complete(p.get("elicitationId")),
             "notifications/tools/list_changed": self._on_tools_list_changed,
             "notifications/subscriptions/acknowledged": self._listening.acknowledged,
         }

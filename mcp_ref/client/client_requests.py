@@ -86,22 +86,6 @@ def all_pages(fetch_page: Callable, limit: int = DEFAULT_MAX_PAGES, method: str 
     raise TooManyPages(method, limit, items)
 
 
-def _unchecked(value) -> None:
-    """The output check without jsonschema: nothing is found wrong (rule 4)."""
-
-
-def page_of(result: dict, key: str, decode: Callable) -> tuple:
-    """``(items, next_cursor)`` of one list page, each item decoded; a page whose list
-    is not a list, or whose ``nextCursor`` is not a string, is malformed
-    (``InvalidParamsError``, as ``Model.from_dict`` says of a malformed object)."""
-    items, cursor = result.get(key, []), result.get("nextCursor")
-    if not isinstance(items, list):
-        raise InvalidParamsError(f"malformed page: {key} must be a list, not {type(items).__name__}")
-    if cursor is not None and not isinstance(cursor, str):
-        raise InvalidParamsError(f"malformed page: nextCursor must be a string, not {type(cursor).__name__}")
-    return [decode(item) for item in items], cursor
-
-
 class ServerFeatureRequests(ClientState):
     """Resources, prompts, completion and logging requests; callbacks; argument and output checks.
     Needs ``_request``, ``_live_session``, ``protocol_version``, ``_require``, ``_lock``, ``max_pages``,
@@ -110,9 +94,16 @@ class ServerFeatureRequests(ClientState):
 
     def _page(self, method: str, cursor: str | None, cancel: CancelToken | None, key: str,
               decode: Callable) -> tuple:
-        """One page of ``method``'s list (rule 1): ``(items, next_cursor)``."""
-        return page_of(self._request(method, {"cursor": cursor} if cursor is not None else None, cancel=cancel),
-                       key, decode)
+        """One page of ``method``'s list (rule 1): ``(items, next_cursor)``, each item decoded. A page
+        whose list is not a list, or whose ``nextCursor`` is not a string, is malformed
+        (``InvalidParamsError``, as ``Model.from_dict`` says of a malformed object)."""
+        result = self._request(method, {"cursor": cursor} if cursor is not None else None, cancel=cancel)
+        items, cursor = result.get(key, []), result.get("nextCursor")
+        if not isinstance(items, list):
+            raise InvalidParamsError(f"malformed page: {key} must be a list, not {type(items).__name__}")
+        if cursor is not None and not isinstance(cursor, str):
+            raise InvalidParamsError(f"malformed page: nextCursor must be a string, not {type(cursor).__name__}")
+        return [decode(item) for item in items], cursor
 
     # ------------------------------------------------------------------ resources
     def list_resources_page(self, cursor: str | None = None, *,
@@ -151,21 +142,22 @@ class ServerFeatureRequests(ClientState):
         added (client/modern/era.py rule 6). Spec: server/resources#subscriptions."""
         self._require("resources.subscribe", "resources/subscribe")
         if self.modern:                 # 2026-07-28: the subscriptions/listen stream changes
-            if cancel is not None and cancel.cancelled:
-                raise cancel.error("resources/subscribe")
-            self._listening.uris.add(uri)
-            return self._relisten()
+            return self._relisten_for(self._listening.uris.add, uri, "resources/subscribe", cancel)
         self._request("resources/subscribe", {"uri": uri}, cancel=cancel)
 
     def unsubscribe_resource(self, uri: str, *, cancel: CancelToken | None = None) -> None:
         """Stop the updates about ``uri``."""
         self._require("resources.subscribe", "resources/unsubscribe")
         if self.modern:
-            if cancel is not None and cancel.cancelled:
-                raise cancel.error("resources/unsubscribe")
-            self._listening.uris.discard(uri)
-            return self._relisten()
+            return self._relisten_for(self._listening.uris.discard, uri, "resources/unsubscribe", cancel)
         self._request("resources/unsubscribe", {"uri": uri}, cancel=cancel)
+
+    def _relisten_for(self, change: Callable, uri: str, method: str, cancel: CancelToken | None) -> None:
+        """2026-07-28: ``change(uri)`` in the subscribed set, then reopen the listen (client/modern/era.py rule 6)."""
+        if cancel is not None and cancel.cancelled:
+            raise cancel.error(method)
+        change(uri)
+        self._relisten()
 
     # ------------------------------------------------------------------ prompts
     def list_prompts_page(self, cursor: str | None = None, *,
@@ -204,8 +196,7 @@ class ServerFeatureRequests(ClientState):
             self._require("completions", "completion/complete")
         if isinstance(argument, (tuple, list)):
             argument = {"name": argument[0], "value": argument[1]}
-        params = {"ref": ref.to_dict(version) if hasattr(ref, "to_dict") else dict(ref),
-                  "argument": dict(argument)}
+        params = {"ref": ref.to_dict(version) if hasattr(ref, "to_dict") else dict(ref), "argument": dict(argument)}
         if context is not None and lifecycle.at_least(version, "2025-06-18"):
             wire = set(context) == {"arguments"} and isinstance(context["arguments"], dict)
             params["context"] = dict(context) if wire else {"arguments": dict(context)}
@@ -303,7 +294,7 @@ class ServerFeatureRequests(ClientState):
                 raise MissingDependency("jsonschema", "validate_input=True (client-side checks of tool arguments "
                                                       "against a non-flat inputSchema)") from None
             log.warning("jsonschema is not installed: structured tool output is not validated")
-            check = _unchecked
+            check = lambda value: None          # noqa: E731  (finds nothing wrong)
         with self._lock:
             self._checks[key] = (schema, check)
         return check

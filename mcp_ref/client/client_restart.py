@@ -55,10 +55,9 @@ class Restarter:
 
     def request(self, client, method: str, params: dict | None, options: dict) -> dict:
         """``Session.request`` on a live session (rule 2); an answer restores the count (rule 3)."""
-        session = client._live_session()
         try:
-            result = session.request(method, params, **options)
-        except McpError:
+            result = client._live_session().request(method, params, **options)
+        except McpError:                     # an error answer: the server is alive too
             self.left = self.limit
             raise
         self.left = self.limit
@@ -92,13 +91,10 @@ class Restarter:
                                        exit_code=error.exit_code, stderr_tail=error.stderr_tail) from exc
             session = client._new_session(transport)
             with client._lock:
-                closing = client._closing
-                if not closing:
-                    client._starting = session           # close() shuts it down from here on
-            if closing:
-                session.close("client closed")
-                raise ConnectionClosed("client closed")
+                client._starting = session               # a close() from here on shuts it down
             try:
+                if client._closing:                      # closed before, not seeing this session
+                    raise ConnectionClosed("client closed")
                 client._on_tools_list_changed(None)      # the cached tools and their checks
                 client.server_info = client.protocol_version = client.instructions = None
                 client.server_capabilities = {}

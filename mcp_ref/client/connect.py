@@ -9,7 +9,7 @@ basic/authorization (an ``mcp_ref.auth`` provider is bound to the server's URL).
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar, overload
+from typing import Any, Callable, Sequence, TypeVar, overload
 
 from mcp_ref import types
 from mcp_ref.client.client_restart import Restarter
@@ -45,17 +45,16 @@ class _ClassOrInstance:
         self.on_instance, self.on_class = on_instance, on_class
         self.__doc__ = on_instance.__doc__
 
-    if TYPE_CHECKING:       # what type checkers see: Client.connect(target, **options), client.connect()
-        @overload
-        def __get__(self, obj: None, cls: type[_C]) -> Callable[..., _C]: ...
-        @overload
-        def __get__(self, obj: _C, cls: type | None = None) -> Callable[[], _C]: ...
-        def __get__(self, obj: object, cls: type | None = None) -> Callable[..., object]: ...
-    else:
-        def __get__(self, obj, cls=None):
-            if obj is None:
-                return self.on_class.__get__(cls, cls)
-            return self.on_instance.__get__(obj, cls)
+    # What type checkers see: Client.connect(target, **options), client.connect().
+    @overload
+    def __get__(self, obj: None, cls: type[_C]) -> Callable[..., _C]: ...
+    @overload
+    def __get__(self, obj: _C, cls: type | None = None) -> Callable[[], _C]: ...
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return self.on_class.__get__(cls, cls)
+        return self.on_instance.__get__(obj, cls)
 
 
 class Connections(ClientState):
@@ -163,8 +162,7 @@ class Connections(ClientState):
                      "open_get_stream", "endpoint_timeout", "max_message_size")
             http_options = {name: options.pop(name) for name in names if name in options}
             _bind_auth(http_options.get("auth"), target)
-            timeout = options.pop("timeout", None)
-            return cls._over_http(AutoHttpTransport(target, **http_options), timeout, options)
+            return cls._over_http(AutoHttpTransport(target, **http_options), None, options)   # timeout: in options
         if isinstance(target, (list, tuple)):
             return cls.stdio(target, **options)
         raise TypeError(f"Client.connect() needs an http(s):// URL or a command line (a list), not {target!r}")

@@ -137,37 +137,32 @@ class ElicitationTracker:
     def __init__(self, on_complete: Optional[Callable[[str], None]] = None):
         self.on_complete = on_complete
         self._lock = threading.Lock()
-        self._pending: dict = {}               # id -> Event
-        self._done: set = set()
+        self._events: dict = {}                # id -> Event, set once the id completed
 
     def expect(self, elicitation_id: str) -> None:
         with self._lock:
-            if elicitation_id not in self._done:
-                self._pending.setdefault(elicitation_id, threading.Event())
+            self._events.setdefault(elicitation_id, threading.Event())
 
     def complete(self, elicitation_id: Any) -> bool:
         """Record a completion; False (ignored) for an unknown or already completed id."""
         with self._lock:
-            event = self._pending.pop(elicitation_id, None) if isinstance(elicitation_id, str) else None
-            if event is None:
+            event = self._events.get(elicitation_id) if isinstance(elicitation_id, str) else None
+            if event is None or event.is_set():
                 return False
-            self._done.add(elicitation_id)
-        event.set()
+            event.set()
         if self.on_complete is not None:
             self.on_complete(elicitation_id)
         return True
 
     def is_pending(self, elicitation_id: str) -> bool:
         with self._lock:
-            return elicitation_id in self._pending
+            return elicitation_id in self._events and not self._events[elicitation_id].is_set()
 
     def wait(self, elicitation_id: str, timeout: Optional[float] = None) -> bool:
         """Block until ``elicitation_id`` completes; False on timeout. An id never
         expected is expected from now on."""
         with self._lock:
-            if elicitation_id in self._done:
-                return True
-            event = self._pending.setdefault(elicitation_id, threading.Event())
+            event = self._events.setdefault(elicitation_id, threading.Event())
         return event.wait(timeout)
 
 

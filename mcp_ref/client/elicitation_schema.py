@@ -88,23 +88,15 @@ def _is_options(values) -> bool:
         and isinstance(o.get("title"), str) for o in values)
 
 
-_OPTIONS = (_is_options, 'a non-empty list of {"const": str, "title": str} objects')
 # What each keyword's value must be: (test, what it must be, for the error).
 _KEYWORDS = {
-    "title": (lambda v: isinstance(v, str), "a string"),
-    "description": (lambda v: isinstance(v, str), "a string"),
-    "minLength": (_is_count, "a non-negative integer"),
-    "maxLength": (_is_count, "a non-negative integer"),
-    "minItems": (_is_count, "a non-negative integer"),
-    "maxItems": (_is_count, "a non-negative integer"),
-    "minimum": (_is_number, "a number"),
-    "maximum": (_is_number, "a number"),
+    **dict.fromkeys(("title", "description"), (lambda v: isinstance(v, str), "a string")),
+    **dict.fromkeys(("minLength", "maxLength", "minItems", "maxItems"), (_is_count, "a non-negative integer")),
+    **dict.fromkeys(("minimum", "maximum"), (_is_number, "a number")),
     "format": (FORMATS.__contains__, f"one of {list(FORMATS)}"),
     "pattern": (_is_regex, "a regular expression"),
-    "enum": (_is_strings, "a non-empty list of strings"),
-    "enumNames": (_is_strings, "a non-empty list of strings"),
-    "oneOf": _OPTIONS,
-    "anyOf": _OPTIONS,
+    **dict.fromkeys(("enum", "enumNames"), (_is_strings, "a non-empty list of strings")),
+    **dict.fromkeys(("oneOf", "anyOf"), (_is_options, 'a non-empty list of {"const": str, "title": str} objects')),
 }
 
 
@@ -258,21 +250,6 @@ def _value_problem(value: Any, prop: dict, kind: str) -> Optional[str]:
     return None
 
 
-def _jsonschema_problem(schema: dict, content: dict) -> Optional[str]:
-    try:
-        import jsonschema                   # type: ignore[import-untyped]  # optional; its stubs are not required
-    except ImportError:
-        return None
-    strict = dict(schema, additionalProperties=False)
-    strict.pop("$schema", None)
-    validator = jsonschema.Draft202012Validator(strict, format_checker=jsonschema.FormatChecker())
-    error = jsonschema.exceptions.best_match(validator.iter_errors(content))
-    if error is None:
-        return None
-    where = "/".join(str(p) for p in error.absolute_path)
-    return f"{where}: {error.message}" if where else error.message
-
-
 def content_problem(schema: dict, content: Any) -> Optional[str]:
     """Why ``content`` does not match ``schema`` (rule 3), or ``None`` when it does.
 
@@ -296,4 +273,15 @@ def content_problem(schema: dict, content: Any) -> Optional[str]:
             return str(exc)
         if problem:
             return f"{name}: {value!r} {problem}"
-    return _jsonschema_problem(schema, content)
+    try:
+        import jsonschema                   # type: ignore[import-untyped]  # optional; its stubs are not required
+    except ImportError:
+        return None
+    strict = dict(schema, additionalProperties=False)
+    strict.pop("$schema", None)
+    validator = jsonschema.Draft202012Validator(strict, format_checker=jsonschema.FormatChecker())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(content))
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path)
+    return f"{where}: {error.message}" if where else error.message

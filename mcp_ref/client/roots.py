@@ -109,10 +109,8 @@ def as_roots(items: Optional[Iterable]) -> list:
             root = item
         elif isinstance(item, dict):
             root = Root.from_dict(item)
-        elif isinstance(item, os.PathLike):
-            root = Root(uri=path_to_uri(item))
-        elif isinstance(item, str):
-            root = Root(uri=item if _SCHEME.match(item) else path_to_uri(item))
+        elif isinstance(item, (str, os.PathLike)):
+            root = Root(uri=item if isinstance(item, str) and _SCHEME.match(item) else path_to_uri(item))
         else:
             raise TypeError(f"a root is a Root, a {{'uri', 'name'}} dict, a file:// URI or a path, "
                             f"not {type(item).__name__}")
@@ -150,9 +148,9 @@ def resolve_path(path: PathLike, base: Optional[PathLike] = None) -> str:
 
 
 def _contains(root_path: str, path: str) -> bool:
-    if os.path.isfile(root_path):
-        return os.path.normcase(path) == os.path.normcase(root_path)
     root_path, path = os.path.normcase(root_path), os.path.normcase(path)
+    if os.path.isfile(root_path):
+        return path == root_path
     try:
         return os.path.commonpath([root_path, path]) == root_path
     except ValueError:                        # different drives on Windows

@@ -74,8 +74,7 @@ def tool_message_problem(messages: list) -> Optional[str]:
         if waiting is not None:
             missing = waiting - answered
             if kinds != {"tool_result"} or missing:
-                return f"Tool result missing in request (for {sorted(missing) or sorted(waiting)}, " \
-                       f"message {index})"
+                return f"Tool result missing in request (for {sorted(missing) or sorted(waiting)}, message {index})"
             waiting = None
         uses = {b.get("id") for b in blocks if b.get("type") == "tool_use"}
         if uses:
@@ -95,12 +94,10 @@ def _message(value: Any, version: Optional[str]) -> dict:
     if isinstance(value, str):                    # a convenience: a plain string is the user speaking
         return {"role": "user", "content": {"type": "text", "text": value}}
     message = _wire(value, version)
-    if not isinstance(message, dict) or message.get("role") not in ("user", "assistant") \
-            or "content" not in message:
+    if not isinstance(message, dict) or message.get("role") not in ("user", "assistant") or "content" not in message:
         raise ValueError(f"a sampling message has a role (user or assistant) and content, not {value!r}")
     content = message["content"]
-    message["content"] = [_wire(b, version) for b in content] if isinstance(content, list) \
-        else _wire(content, version)
+    message["content"] = [_wire(b, version) for b in content] if isinstance(content, list) else _wire(content, version)
     return message
 
 
@@ -161,8 +158,7 @@ def create_message(peer, messages: list, *, max_tokens: int, system_prompt: Opti
                 "_meta": dict(meta) if meta else None}
     params = {"messages": wire_messages, "maxTokens": max_tokens,
               **{key: value for key, value in optional.items() if value is not None}}
-    result = peer.request("sampling/createMessage", params, timeout=timeout)
-    return _result(result)
+    return _result(peer.request("sampling/createMessage", params, timeout=timeout))
 
 
 def _result(data: Any) -> CreateMessageResult:

@@ -88,14 +88,11 @@ LEGACY_STATUSES = (400, 404, 405)
 
 
 def check_requested(version) -> str:
-    """Rule 2: ``"auto"``, a modern revision, or a legacy one (lifecycle.check_requested)."""
-    if version == AUTO or version in lifecycle.MODERN_REVISIONS:
+    """Rule 2: ``"auto"``, or a revision we speak (modern or legacy); else ``ValueError``."""
+    if version == AUTO or version in lifecycle.SUPPORTED_REVISIONS:
         return version
-    try:
-        return lifecycle.check_requested(version)
-    except ValueError:
-        raise ValueError(f"protocol_version {version!r} is not a revision this library speaks; use 'auto' "
-                         f"(the default), or one of {', '.join(modern.supported_versions())}") from None
+    raise ValueError(f"protocol_version {version!r} is not a revision this library speaks; use 'auto' "
+                     f"(the default), or one of {', '.join(modern.supported_versions())}")
 
 
 def is_modern_error(exc: BaseException) -> bool:
@@ -196,19 +193,15 @@ class Listening:
         self._acks: dict = {}               # listen id -> Event, set by its acknowledgment
         self.active: object = None          # the listen acknowledged last, in wire order
 
-    def wanted(self, capabilities: dict) -> dict:
-        """The filter: every change the server can announce, and the subscribed URIs."""
-        wanted: dict = {flag: True for flag, feature in LIST_FLAGS.items()
-                  if lifecycle.has_capability(capabilities, feature + ".listChanged")}
-        if self.uris and lifecycle.has_capability(capabilities, "resources.subscribe"):
-            wanted["resourceSubscriptions"] = sorted(self.uris)
-        return wanted
-
     def reopen(self, start, capabilities: dict, timeout: float) -> None:
-        """Open a listen for the current filter (none when empty), wait for its
-        acknowledgment (up to ``timeout``), then cancel the one it replaces."""
+        """Open a listen for the current filter (every change the server can announce, and the
+        subscribed URIs; none when empty), wait for its acknowledgment (up to ``timeout``),
+        then cancel the one it replaces."""
         with self._lock:
-            wanted = self.wanted(capabilities)
+            wanted: dict = {flag: True for flag, feature in LIST_FLAGS.items()
+                            if lifecycle.has_capability(capabilities, feature + ".listChanged")}
+            if self.uris and lifecycle.has_capability(capabilities, "resources.subscribe"):
+                wanted["resourceSubscriptions"] = sorted(self.uris)
             old, self.current = self.current, None
             if wanted:
                 self.current = start({"notifications": wanted})
@@ -265,8 +258,7 @@ class ModernEra(ModernRequests):
         version = self.protocol_version
 
         def start(params):
-            return session.start_request("subscriptions/listen", with_meta(
-                params, self._modern_meta(version)))
+            return session.start_request("subscriptions/listen", with_meta(params, self._modern_meta(version)))
         self._listening.reopen(start, self.server_capabilities, self.init_timeout)
 
     def _param_headers(self, params: dict) -> dict:

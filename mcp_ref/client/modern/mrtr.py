@@ -64,13 +64,3 @@ def read_input_required(result) -> tuple:
         raise InvalidParamsError("an InputRequiredResult holds inputRequests, requestState or both")
     return {key: read_input_request(value) for key, value in requests.items()}, state
 
-
-def read_input_response(data):
-    """One ``InputResponse``, read as the result type its shape names."""
-    if not isinstance(data, dict):
-        raise InvalidParamsError("an input response is an object")
-    if "action" in data:
-        return types.ElicitResult.from_dict(data)
-    if "roots" in data:
-        return types.ListRootsResult.from_dict(data)
-    return types.CreateMessageResult.from_dict(data)

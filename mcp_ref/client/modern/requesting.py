@@ -78,8 +78,7 @@ class ModernRequests(ClientState):
                  self.elicitation, self.elicitation_url, self._roots is None)
         made, meta = self._meta_made
         if made != facts:
-            meta = modern.RequestMeta(version, self.capabilities(), self.client_info.to_dict(version),
-                                      level).to_meta()
+            meta = modern.RequestMeta(version, self.capabilities(), self.client_info.to_dict(version), level).to_meta()
             self._meta_made = (facts, meta)
         return meta
 
@@ -101,5 +100,4 @@ class ModernRequests(ClientState):
             if kind == "task":                  # the tasks extension: follow it to its end
                 return strip(follow_task(self, method, result, options))
             params = retry_params(base, method, result, self._answer_input)
-        raise SessionError(f"{method}: the server asked for input {MAX_INPUT_ROUNDS} times "
-                           "without completing")
+        raise SessionError(f"{method}: the server asked for input {MAX_INPUT_ROUNDS} times without completing")
