@@ -48,7 +48,7 @@ from urllib.parse import urljoin, urlsplit
 
 from mcp_ref.auth.exceptions import AuthorizationError
 from mcp_ref.errors import SessionError, require
-from mcp_ref.transports.http.client.reading import CHUNK, _Inflater
+from mcp_ref.transports.http.client.reading import CHUNK, inflated
 from mcp_ref.transports.http.client.exchange import current_exchange, scope, shut, socket_of, tracking_adapter
 from mcp_ref.transports.http.sse import EventParser, SseEvent
 from mcp_ref.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE         # one limit for every transport (16 MiB)
@@ -276,19 +276,11 @@ class HttpClient:
     def chunks(self, response):
         """The body as it arrives, decoded (rule 5): one read per chunk, never a full buffer's wait."""
         coding = response.headers.get("Content-Encoding", "").strip().lower()
-        inflater = None
-        if coding in ("gzip", "x-gzip", "deflate"):
-            inflater = _Inflater(coding)
-        elif coding not in ("", "identity"):
+        if coding not in ("", "identity", "gzip", "x-gzip", "deflate"):
             raise HttpError(f"{response.request.method} {response.url}: unsupported Content-Encoding {coding!r}",
                             status=response.status_code, url=str(response.url))
-        for data in iter(lambda: response.raw.read1(CHUNK, decode_content=False), b""):
-            if inflater is None:
-                yield data
-            else:
-                yield from inflater.feed(data)
-        if inflater is not None:
-            yield from inflater.finish()
+        pieces = iter(lambda: response.raw.read1(CHUNK, decode_content=False), b"")
+        return pieces if coding in ("", "identity") else inflated(pieces, coding)
 
     def read_body(self, response, what: str, limit: Optional[int] = None) -> bytes:
         """The whole body, at most ``limit`` bytes (default: ``max_message_size``) after
