@@ -129,7 +129,6 @@ def status_for(code: int) -> int:
 # ---------------------------------------------------------------- x-mcp-header (rule 6)
 _TCHAR = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _SAFE_INT = 2 ** 53 - 1
-_NOT_THERE = object()
 
 
 def param_annotations(schema) -> dict:
@@ -167,12 +166,11 @@ def param_annotations(schema) -> dict:
 
 
 def _argument(arguments, path):
+    """The argument at ``path``; None when it is absent or null (no header for it)."""
     node = arguments
     for key in path:
-        if not isinstance(node, dict) or key not in node:
-            return _NOT_THERE
-        node = node[key]
-    return _NOT_THERE if node is None else node
+        node = node.get(key) if isinstance(node, dict) else None
+    return node
 
 
 def _text(value, kind):
@@ -189,8 +187,7 @@ def param_headers(annotations: dict, arguments) -> dict:
     """Rule 6: the ``Mcp-Param-*`` headers a client sends for ``arguments``."""
     headers = {}
     for name, (path, kind) in annotations.items():
-        value = _argument(arguments, path)
-        text = _text(value, kind) if value is not _NOT_THERE else None
+        text = _text(_argument(arguments, path), kind)
         if text is not None:
             headers["Mcp-Param-" + name] = encode_value(text)
     return headers
@@ -202,7 +199,7 @@ def param_problem(header: Callable[[str], Optional[str]], annotations: dict,
     mirror its arguments (None when they do)."""
     for name, (path, kind) in annotations.items():
         value = _argument(arguments, path)
-        if value is _NOT_THERE:
+        if value is None:
             continue                                  # no value: no header expected
         sent = header("mcp-param-" + name.lower())
         if kind == "integer" and sent is not None and _same_integer(decode_value(sent), value):
