@@ -106,8 +106,7 @@ class TapTransport:
     tests' schema checks use it). Everything else is delegated."""
 
     def __init__(self, inner, tap):
-        self.inner = inner
-        self.tap = tap
+        vars(self).update(inner=inner, tap=tap)     # its own; every other attribute is set on ``inner``
 
     def send(self, message, related_id=None) -> None:
         self.tap("send", message)
@@ -126,7 +125,4 @@ class TapTransport:
         return getattr(self.inner, name)
 
     def __setattr__(self, name, value):
-        if name in ("inner", "tap"):
-            object.__setattr__(self, name, value)
-        else:
-            setattr(self.inner, name, value)
+        setattr(self.inner, name, value)

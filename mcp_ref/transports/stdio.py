@@ -97,8 +97,8 @@ class PeerNotReading(OSError):
 class PipeWriter:
     """Writes lines to ``stream``, never waiting on the pipe (rule 4, W1-W5)."""
 
-    def __init__(self, stream, *, owned: bool, name: str = "mcp-stdio-writer", max_queued: int = MAX_QUEUED):
-        self._stream, self._owned, self._name, self.max_queued = stream, owned, name, max_queued
+    def __init__(self, stream, *, owned: bool, max_queued: int = MAX_QUEUED):
+        self._stream, self._owned, self.max_queued = stream, owned, max_queued
         self._fd: int | None = None
         if owned:
             with contextlib.suppress(AttributeError, OSError, ValueError):   # no descriptor: its own write
@@ -147,7 +147,7 @@ class PipeWriter:
             self._queue.append(data)
             self._queued += len(data)
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+                self._thread = threading.Thread(target=self._run, name="mcp-stdio-writer", daemon=True)
                 self._thread.start()
             self._ready.notify()
 

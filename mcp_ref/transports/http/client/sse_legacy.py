@@ -32,7 +32,6 @@ Rules:
 import contextlib
 import logging
 import threading
-import time
 from typing import Optional
 from urllib.parse import urljoin
 
@@ -65,23 +64,21 @@ class SseClientTransport(HttpTransport):
         self.endpoint: Optional[str] = None
         self._ready = threading.Event()
         self._problem: Optional[HttpError] = None
-        deadline = time.monotonic() + endpoint_timeout
         try:
             with self._http.exchange(endpoint_timeout) as exchange:
                 response = self._http.request("GET", url, headers={"Accept": "text/event-stream"})
                 if response.status_code != 200 or content_type(response) != "text/event-stream":
                     raise self._http.error(response, f"GET {url} (expected an SSE stream)")
-                for conn in list(exchange.conns):        # rule 1: the stream's reads, not the deadline's
-                    sock = socket_of(conn)
-                    if sock is not None:
-                        sock.settimeout(self._http.read_timeout)
+                for sock in filter(None, map(socket_of, list(exchange.conns))):
+                    sock.settimeout(self._http.read_timeout)     # rule 1: the stream's reads, not the deadline's
+                left = exchange.remaining()              # for the endpoint event
         except HttpError:
             self._http.close()
             raise
         self._response = response
         self._reader = threading.Thread(target=self._read, name="mcp-http-sse", daemon=True)
         self._reader.start()
-        if not self._ready.wait(max(0.0, deadline - time.monotonic())):
+        if not self._ready.wait(left):
             self._problem = HttpError(f"GET {url}: no endpoint event within {endpoint_timeout:g} s", url=url)
         if self._problem is not None:
             self.close()

@@ -191,7 +191,6 @@ class StreamableHttpTransport(AnswerReader):
 
     def _post(self, message):
         """POST one message; returns the response (status 2xx) or raises (rule 6)."""
-        sent_session = self.session_id
         headers = self._headers({"Content-Type": "application/json"})
         if isinstance(message, Request) and lifecycle.is_modern_request(message.params):     # rule 10
             headers.update(request_headers(message.method, message.params,
@@ -199,7 +198,7 @@ class StreamableHttpTransport(AnswerReader):
             if self.param_headers is not None and message.method == "tools/call":
                 headers.update(self.param_headers(message.params))
         response = self._http.request("POST", self.url, data=encode(message).encode("utf-8"), headers=headers)
-        return self._check(response, "POST", sent_session)
+        return self._check(response, "POST", headers.get("Mcp-Session-Id"))
 
     def _get(self, last_event_id: Optional[str]):
         """Open a GET stream (rule 2, rule 4); its status within ``_get_wait``. Raises HttpError."""
