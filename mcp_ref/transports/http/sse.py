@@ -44,15 +44,10 @@ __all__ = ["format_event", "format_comment", "make_event_id", "split_event_id", 
 def format_event(data: str = "", *, event: Optional[str] = None, id: Optional[str] = None,
                  retry: Optional[int] = None) -> bytes:
     """One event, UTF-8 encoded, ending with its blank line (rule 1, rule 2)."""
-    parts = []
-    if id is not None:
-        if "\n" in id or "\r" in id or "\0" in id:
-            raise ValueError("an SSE event id cannot contain a newline or NUL")
-        parts.append(f"id: {id}\n")
-    if event is not None:
-        parts.append(f"event: {event}\n")
-    if retry is not None:
-        parts.append(f"retry: {int(retry)}\n")
+    if id is not None and ("\n" in id or "\r" in id or "\0" in id):
+        raise ValueError("an SSE event id cannot contain a newline or NUL")
+    fields = {"id": id, "event": event, "retry": None if retry is None else int(retry)}
+    parts = [f"{name}: {value}\n" for name, value in fields.items() if value is not None]
     lines = data.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     parts.extend(f"data: {line}\n" if line else "data:\n" for line in lines)
     parts.append("\n")
