@@ -238,8 +238,7 @@ class HttpClient:
     def _redirect(self, method: str, url: str, here: str, response) -> str:
         status = response.status_code
         location = urljoin(here, response.headers["Location"].strip())
-        parts = urlsplit(location)
-        if origin(location) != self.origin or parts.username is not None or parts.password is not None:
+        if origin(location) != self.origin or urlsplit(location).username is not None:    # credentials: refused too
             raise RedirectRefused(f"{method} {url} was redirected ({status}) to another origin, "
                                   f"{origin_text(location)}; not followed: nothing was sent there",
                                   status=status, url=url, location=origin_text(location))

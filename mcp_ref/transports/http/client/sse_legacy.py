@@ -94,8 +94,8 @@ class SseClientTransport(HttpTransport):
                 elif event.event == "message" and self.endpoint is not None and event.data:
                     try:
                         decoded = decode(event.data)
-                    except (InvalidMessage, RecursionError) as bad:
-                        log.warning("ignored an invalid SSE event from the server: %s", getattr(bad, "message", bad))
+                    except InvalidMessage as bad:
+                        log.warning("ignored an invalid SSE event from the server: %s", bad.message)
                         continue
                     for message in decoded if isinstance(decoded, list) else [decoded]:
                         if not isinstance(message, InvalidMessage):

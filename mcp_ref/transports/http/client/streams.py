@@ -105,9 +105,9 @@ class AnswerReader(HttpTransport):
                                                        body=body[:2000].decode("utf-8", "replace"), url=self.url))
         try:
             decoded = decode(body)
-        except (InvalidMessage, RecursionError) as bad:
-            return self._fail(state.pending, HttpError(f"{what}: invalid JSON-RPC answer: "
-                                                       f"{getattr(bad, 'message', bad)}", status=status, url=self.url))
+        except InvalidMessage as bad:
+            return self._fail(state.pending, HttpError(f"{what}: invalid JSON-RPC answer: {bad.message}",
+                                                       status=status, url=self.url))
         self._deliver(decoded, state)
         self._unanswered(state, "a JSON body holding no response to it", status)
 
@@ -203,8 +203,8 @@ class AnswerReader(HttpTransport):
                     continue
                 try:
                     delivered += self._deliver(decode(event.data), state)
-                except (InvalidMessage, RecursionError) as bad:
-                    log.warning("ignored an invalid SSE event from the server: %s", getattr(bad, "message", bad))
+                except InvalidMessage as bad:
+                    log.warning("ignored an invalid SSE event from the server: %s", bad.message)
             clean = not stop and not self._http.interrupted()
         except HttpError as exc:                 # an answer we cannot read at all (its Content-Encoding)
             self._fail_waiting(state, exc)
