@@ -58,18 +58,14 @@ _PREFIX, _SUFFIX = "=?base64?", "?="
 
 def is_modern_post(message, version_header: Optional[str]) -> bool:
     """Rule 1 (the caller has checked there is no ``Mcp-Session-Id``)."""
-    if version_header in lifecycle.MODERN_REVISIONS:
-        return True
-    if isinstance(message, Request):
-        return message.method in MODERN_ONLY or lifecycle.is_modern_request(message.params)
-    return False
+    return version_header in lifecycle.MODERN_REVISIONS or (isinstance(message, Request) and (
+        message.method in MODERN_ONLY or lifecycle.is_modern_request(message.params)))
 
 
 def encode_value(value: str) -> str:
     """Rule 5."""
-    plain = (value == value.strip() and all(0x20 <= ord(c) <= 0x7E for c in value)
-             and not (value.startswith(_PREFIX) and value.endswith(_SUFFIX)))
-    if plain:
+    if (value == value.strip() and all(0x20 <= ord(c) <= 0x7E for c in value)
+            and not (value.startswith(_PREFIX) and value.endswith(_SUFFIX))):
         return value
     return _PREFIX + base64.b64encode(value.encode("utf-8")).decode("ascii") + _SUFFIX
 
