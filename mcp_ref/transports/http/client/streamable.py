@@ -182,12 +182,8 @@ class StreamableHttpTransport(AnswerReader):
 
     # ------------------------------------------------------------------ HTTP
     def _headers(self, extra: Optional[dict] = None) -> dict:
-        headers = dict(extra or {})
-        if self.session_id is not None:
-            headers["Mcp-Session-Id"] = self.session_id
-        if self.protocol_version is not None:
-            headers["MCP-Protocol-Version"] = self.protocol_version
-        return headers
+        ours = {"Mcp-Session-Id": self.session_id, "MCP-Protocol-Version": self.protocol_version}
+        return {**(extra or {}), **{name: value for name, value in ours.items() if value is not None}}
 
     def _post(self, message):
         """POST one message; returns the response (status 2xx) or raises (rule 6)."""
