@@ -126,15 +126,12 @@ class EventParser:
         self.received += len(data)
         for end in _LINE_END.finditer(data, start):
             self._take(data[start:end.start()])
-            event = self._end_line()
-            if event is not None:
-                events.append(event)
+            events.append(self._end_line())
             start = end.end()
         self._take(data[start:])
-        if self._too_big():
-            events.append(self._overflow())
+        events.append(self._overflow())
         self._skip_lf = data.endswith(b"\r")
-        return events
+        return [event for event in events if event is not None]
 
     def _take(self, piece: bytes) -> None:
         """Keep a piece of the current line (nothing of a comment, or of an event being skipped)."""
@@ -151,17 +148,15 @@ class EventParser:
             return self._dispatch()
         return None if ignored else self._field(line)
 
-    def _too_big(self) -> bool:
-        return bool(self.max_event_size) and not self._skipping and \
-            self._size + len(self._line) > self.max_event_size
-
-    def _overflow(self) -> SseEvent:
-        """Rule 6: report the event now and drop the rest of it."""
+    def _overflow(self) -> Optional[SseEvent]:
+        """Rule 6: an event grown past the limit is reported now and the rest of it dropped
+        (None while it is within the limit, or already reported)."""
         size = self._size + len(self._line)
-        event = SseEvent(event=self._fields.get("event") or "message", id=self._fields.get("id"), oversized=size)
+        if not self.max_event_size or self._skipping or size <= self.max_event_size:
+            return None
         self._skipping = True
         self._line, self._data = bytearray(), []
-        return event
+        return SseEvent(event=self._fields.get("event") or "message", id=self._fields.get("id"), oversized=size)
 
     def _dispatch(self) -> Optional[SseEvent]:
         """A blank line ends the event (an oversized one was reported already)."""
@@ -174,8 +169,9 @@ class EventParser:
 
     def _field(self, raw: bytearray) -> Optional[SseEvent]:
         self._size += len(raw)
-        if self._too_big():
-            return self._overflow()
+        event = self._overflow()
+        if event is not None:
+            return event
         name, _, value = raw.decode("utf-8", "replace").partition(":")
         if value.startswith(" "):
             value = value[1:]
