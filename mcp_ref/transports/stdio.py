@@ -206,11 +206,10 @@ class PipeWriter:
             self._ready.notify_all()
             thread = self._thread
         if thread is not None:
-            while True:
+            before = -1
+            while thread.is_alive() and self.written != before:    # the peer took some since the last look
                 before = self.written
                 thread.join(stall)
-                if not thread.is_alive() or self.written == before:
-                    break
             if thread.is_alive():
                 return False
         self._close_stream()              # also when the thread ended on an error

@@ -173,8 +173,7 @@ class EventParser:
         if event is not None:
             return event
         name, _, value = raw.decode("utf-8", "replace").partition(":")
-        if value.startswith(" "):
-            value = value[1:]
+        value = value.removeprefix(" ")
         if name == "data":
             self._data.append(value)
         elif name == "id" and "\0" not in value:
