@@ -105,8 +105,7 @@ class SseClientTransport(HttpTransport):
                 log.debug("SSE stream from %s broke: %s", self.url, exc)
         finally:
             if self.endpoint is None and self._problem is None:
-                self._problem = HttpError(f"GET {self.url}: the stream ended before the endpoint event",
-                                          url=self.url)
+                self._problem = HttpError(f"GET {self.url}: the stream ended before the endpoint event", url=self.url)
             self._ready.set()
             self._inbox.put(CLOSED)
 

@@ -118,8 +118,7 @@ class StreamableHttpTransport(AnswerReader):
             raise ValueError("on_session_expired must be 'reinitialize' or 'raise'")
         super().__init__(url, headers={"Accept": ACCEPT, **(headers or {})}, auth=auth, verify=verify, cert=cert,
                          pool_size=64, connect_timeout=connect_timeout, read_timeout=read_timeout,
-                         max_message_size=max_message_size, max_reconnects=max_reconnects,
-                         default_retry=default_retry)
+                         max_message_size=max_message_size, max_reconnects=max_reconnects, default_retry=default_retry)
         self.protocol_version: Optional[str] = None
         self.get_status: Optional[int] = None  # the standalone GET's status (None: not opened)
         self.on_session_expired = on_session_expired
