@@ -118,7 +118,6 @@ class ChildProcess:
             if self._closed:
                 return
             self._closed = True
-        proc = self.process
         # Closes stdin once the queue drained; a child that takes nothing meanwhile is not
         # waiting for its EOF either (transports/stdio.py rule 4).
         drained = self._writer.close(self.close_timeout)
@@ -135,7 +134,7 @@ class ChildProcess:
         if not drained:                         # its write fails now that the reader is gone
             self._writer.close(1.0)
         # stderr is left to a pump still reading it: closing it would block.
-        for stream in filter(None, (proc.stdout, None if self._pump.is_alive() else proc.stderr)):
+        for stream in filter(None, (self.process.stdout, None if self._pump.is_alive() else self.process.stderr)):
             with contextlib.suppress(OSError, ValueError):
                 stream.close()
 

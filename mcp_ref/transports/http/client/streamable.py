@@ -71,7 +71,7 @@ from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_S
                                                    HttpError, RedirectRefused, ResponseTooLarge, SessionExpired,
                                                    content_type, visible_ascii)
 from mcp_ref.transports.http.modern import request_headers
-from mcp_ref.transports.http.client.streams import AnswerReader, StreamState, about
+from mcp_ref.transports.http.client.streams import AnswerReader, StreamState
 
 log = logging.getLogger("mcp_ref.http")
 
@@ -147,8 +147,7 @@ class StreamableHttpTransport(AnswerReader):
                 with self._http.exchange(self.init_timeout or self.timeout):
                     response = self._post(message)
                     self._take_session_id(response)
-                    self._consume(response, StreamState(self.session_id, [message.id], what=about(message)),
-                                  in_background=True)
+                    self._consume(response, StreamState(self.session_id, message), in_background=True)
             else:
                 self._submit(lambda: self._run_request(message))
             return
@@ -278,7 +277,7 @@ class StreamableHttpTransport(AnswerReader):
                             self._inbox.put(reply)
                             return
                         return self._fail([message.id], exc)
-                    return self._consume(response, StreamState(self.session_id, [message.id], what=about(message)))
+                    return self._consume(response, StreamState(self.session_id, message))
             finally:
                 with self._lock:
                     self._exchanges.pop(message.id, None)
@@ -321,7 +320,7 @@ class StreamableHttpTransport(AnswerReader):
                 old_get.exchange.cut()
             self.session_id = None
             init = Request(f"mcp_ref-reinitialize-{next(self._reinit_ids)}", "initialize", self._init.params)
-            state = StreamState(None, [init.id], capture=init.id)
+            state = StreamState(None, init, capture=True)
             try:
                 response = self._post(init)
                 self._take_session_id(response)

@@ -35,7 +35,7 @@ from typing import Any, Callable, Optional
 
 from mcp_ref.auth.exceptions import AuthorizationError
 from mcp_ref.errors import INTERNAL_ERROR, InvalidMessage
-from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, Response, decode
+from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Response, decode
 from mcp_ref.transports.http.sse import EventParser
 from mcp_ref.transports.http.client.common import (REQUEST_ERRORS, HttpError, HttpTransport, ResponseTooLarge,
                                                    SessionExpired, content_type, settle_request)
@@ -49,21 +49,16 @@ MAX_BACKOFF = 5.0         # seconds: how far the wait grows for connections that
 class StreamState:
     """What a reader knows about one logical SSE stream (rule 3)."""
 
-    def __init__(self, session_id, pending=(), standalone: bool = False, capture=None, what: str = "", exchange=None):
+    def __init__(self, session_id, request=None, standalone: bool = False, capture: bool = False, exchange=None):
         self.session_id = session_id          # a stream belongs to one session: never resumed in another
-        self.pending = set(pending)           # our request ids still unanswered on this stream
+        self.pending = {request.id} if request is not None else set()   # our request ids still unanswered on it
         self.standalone = standalone
         self.exchange = exchange              # the standalone stream's (cut when the session is renewed)
-        self.capture = capture                # a request id whose answer is kept, not delivered
+        self.capture = request.id if capture else None    # a request whose answer is kept, not delivered
         self.captured: Response | ErrorResponse | None = None
-        self.what = what                      # the request, for messages: "tools/call (id 3)"
+        self.what = f"{request.method} (id {request.id})" if request is not None else ""   # for messages
         self.last_event_id: Optional[str] = None
         self.retry: Optional[float] = None    # seconds, as the server last said on this stream
-
-
-def about(message: Request) -> str:
-    """A request, for messages: ``tools/call (id 3)``."""
-    return f"{message.method} (id {message.id})"
 
 
 class AnswerReader(HttpTransport):
