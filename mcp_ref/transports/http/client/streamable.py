@@ -180,8 +180,9 @@ class StreamableHttpTransport(AnswerReader):
 
     # ------------------------------------------------------------------ HTTP
     def _headers(self, extra: Optional[dict] = None) -> dict:
-        ours = {"Mcp-Session-Id": self.session_id, "MCP-Protocol-Version": self.protocol_version}
-        return {**(extra or {}), **{name: value for name, value in ours.items() if value is not None}}
+        """``extra`` and the session id and protocol version, each header whose value is known."""
+        headers = {**(extra or {}), "Mcp-Session-Id": self.session_id, "MCP-Protocol-Version": self.protocol_version}
+        return {name: value for name, value in headers.items() if value is not None}
 
     def _post(self, message):
         """POST one message; returns the response (status 2xx) or raises (rule 6)."""
@@ -196,9 +197,7 @@ class StreamableHttpTransport(AnswerReader):
 
     def _get(self, last_event_id: Optional[str]):
         """Open a GET stream (rule 2, rule 4); its status within ``_get_wait``. Raises HttpError."""
-        headers = self._headers({"Accept": "text/event-stream"})
-        if last_event_id is not None:
-            headers["Last-Event-ID"] = last_event_id
+        headers = self._headers({"Accept": "text/event-stream", "Last-Event-ID": last_event_id})
         with self._http.exchange(self._get_wait):
             response = self._http.request("GET", self.url, headers=headers)
             return self._check(response, "GET", headers.get("Mcp-Session-Id"))
