@@ -73,7 +73,7 @@ def make_event_id(stream_id: str, seq: int) -> str:
 def split_event_id(event_id: str) -> Optional[tuple]:
     """``(stream_id, seq)`` for an id made by ``make_event_id``; None for anything else."""
     stream_id, sep, seq = event_id.rpartition(":")
-    if not sep or not stream_id or not (seq.isascii() and seq.isdigit()):
+    if not stream_id or not (seq.isascii() and seq.isdigit()):      # (no ":" leaves stream_id empty)
         return None
     return stream_id, int(seq)
 
@@ -194,14 +194,11 @@ def accepts(header: Optional[str]) -> tuple:
     for part in header.split(","):
         media, *params = part.split(";")
         media = media.strip().lower()
-        quality = 1.0
-        for param in params:
-            key, _, value = param.partition("=")
-            if key.strip().lower() == "q":
-                try:
-                    quality = float(value)
-                except ValueError:
-                    quality = 0.0
+        qs = [value for key, _, value in (param.partition("=") for param in params) if key.strip().lower() == "q"]
+        try:
+            quality = float(qs[-1]) if qs else 1.0      # the last q counts
+        except ValueError:
+            quality = 0.0
         if quality <= 0:
             continue
         json_ok = json_ok or media in ("*/*", "application/json", "application/*")
