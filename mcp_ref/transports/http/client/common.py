@@ -53,7 +53,7 @@ from mcp_ref.transports.http.client.exchange import current_exchange, scope, shu
 from mcp_ref.transports.http.sse import EventParser, SseEvent
 from mcp_ref.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE         # one limit for every transport (16 MiB)
 
-log = logging.getLogger("mcp_ref.http")
+log = logging.getLogger("mcp_ref.http")     # the HTTP client modules' one logger
 
 __all__ = ["HttpError", "SessionExpired", "RedirectRefused", "ResponseTooLarge", "HttpClient", "HttpTransport",
            "DEFAULT_MAX_MESSAGE_SIZE", "MAX_REDIRECTS"]

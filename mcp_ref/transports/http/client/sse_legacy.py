@@ -30,7 +30,6 @@ Rules:
    (the stream says no more about whose answer it was).
 """
 import contextlib
-import logging
 import threading
 from typing import Optional
 from urllib.parse import urljoin
@@ -41,9 +40,7 @@ from mcp_ref.transports.http.client.streamable import StreamableHttpTransport
 from mcp_ref.transports.http.client.exchange import socket_of
 from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, ERROR_BODY, HttpError,
                                                    HttpTransport, ResponseTooLarge, SessionExpired, content_type,
-                                                   origin, origin_text, settle_request)
-
-log = logging.getLogger("mcp_ref.http")
+                                                   log, origin, origin_text, settle_request)
 
 __all__ = ["SseClientTransport", "AutoHttpTransport", "HttpError", "SessionExpired"]
 

@@ -59,7 +59,6 @@ Rules:
 """
 import contextlib
 import itertools
-import logging
 import threading
 from typing import Optional
 
@@ -69,11 +68,9 @@ from mcp_ref.session.workers import WorkerPool
 from mcp_ref.jsonrpc.messages import ErrorResponse, Notification, Request, Response, decode, encode
 from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, REQUEST_ERRORS,
                                                    HttpError, RedirectRefused, ResponseTooLarge, SessionExpired,
-                                                   content_type, visible_ascii)
+                                                   content_type, log, visible_ascii)
 from mcp_ref.transports.http.modern import request_headers
 from mcp_ref.transports.http.client.streams import AnswerReader, StreamState
-
-log = logging.getLogger("mcp_ref.http")
 
 __all__ = ["StreamableHttpTransport", "HttpError", "SessionExpired", "RedirectRefused", "ResponseTooLarge"]
 

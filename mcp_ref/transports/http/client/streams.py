@@ -29,7 +29,6 @@ Rules:
 """
 from __future__ import annotations
 
-import logging
 import threading
 from typing import Any, Callable, Optional
 
@@ -38,9 +37,7 @@ from mcp_ref.errors import INTERNAL_ERROR, InvalidMessage
 from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Response, decode
 from mcp_ref.transports.http.sse import EventParser
 from mcp_ref.transports.http.client.common import (REQUEST_ERRORS, HttpError, HttpTransport, ResponseTooLarge,
-                                                   SessionExpired, content_type, settle_request)
-
-log = logging.getLogger("mcp_ref.http")
+                                                   SessionExpired, content_type, log, settle_request)
 
 MIN_RETRY = 0.25          # seconds: the least wait before a reconnection, whatever ``retry`` says (rule 3)
 MAX_BACKOFF = 5.0         # seconds: how far the wait grows for connections that deliver nothing (rule 3)
