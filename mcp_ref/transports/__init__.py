@@ -94,8 +94,7 @@ class MemoryTransport:
 
 def memory_pair(max_message_size: int = 0, record: bool = False):
     """Two linked transports: what one sends, the other receives."""
-    a = MemoryTransport(queue.Queue(), max_message_size, record)
-    b = MemoryTransport(queue.Queue(), max_message_size, record)
+    a, b = (MemoryTransport(queue.Queue(), max_message_size, record) for _ in range(2))
     a.peer, b.peer = b, a
     return a, b
 

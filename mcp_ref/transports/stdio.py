@@ -155,8 +155,7 @@ class PipeWriter:
         """The writer thread: write the queue in order until closed and drained (W1)."""
         while True:
             with self._ready:
-                while not self._queue and not self._closing:
-                    self._ready.wait()
+                self._ready.wait_for(lambda: self._queue or self._closing)
                 if not self._queue:
                     break
                 data = self._queue[0]
