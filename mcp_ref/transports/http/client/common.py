@@ -159,7 +159,7 @@ class HttpClient:
         self._errors = (requests.RequestException, OSError, ValueError)
         self._lock = threading.Lock()
         self._conns: "weakref.WeakSet" = weakref.WeakSet()
-        http = requests.Session()
+        self._http = http = requests.Session()
         http.trust_env = False
         http.proxies.update(requests.utils.get_environ_proxies(url))
         if verify is True:
@@ -170,7 +170,6 @@ class HttpClient:
         for scheme in ("http://", "https://"):
             http.mount(scheme, adapter)
         http.headers.update({"User-Agent": "mcp_ref", "Accept-Encoding": "gzip, deflate", **(headers or {})})
-        self._http = http
 
     # -- exchanges (rule 3): ``with client.exchange(timeout) as ex:`` everything this thread
     # sends in the block belongs to ``ex``; a block inside another one joins the outer exchange.
