@@ -209,8 +209,7 @@ class HttpClient:
 
     def close(self) -> None:
         """No new connection from now on; every open one is shut."""
-        with self._lock:
-            self.closed = True
+        self.closed = True            # before cut_all's snapshot: a connection taken later sees it (_taken)
         self.cut_all()
         self._http.close()
 
