@@ -94,8 +94,7 @@ class MemoryTransport:
 
 def memory_pair(max_message_size: int = 0, record: bool = False):
     """Two linked transports: what one sends, the other receives."""
-    a = MemoryTransport(queue.Queue(), max_message_size, record)
-    b = MemoryTransport(queue.Queue(), max_message_size, record)
+    a, b = (MemoryTransport(queue.Queue(), max_message_size, record) for _ in range(2))
     a.peer, b.peer = b, a
     return a, b
 
@@ -106,8 +105,7 @@ class TapTransport:
     tests' schema checks use it). Everything else is delegated."""
 
     def __init__(self, inner, tap):
-        self.inner = inner
-        self.tap = tap
+        vars(self).update(inner=inner, tap=tap)     # its own; every other attribute is set on ``inner``
 
     def send(self, message, related_id=None) -> None:
         self.tap("send", message)
@@ -126,7 +124,4 @@ class TapTransport:
         return getattr(self.inner, name)
 
     def __setattr__(self, name, value):
-        if name in ("inner", "tap"):
-            object.__setattr__(self, name, value)
-        else:
-            setattr(self.inner, name, value)
+        setattr(self.inner, name, value)

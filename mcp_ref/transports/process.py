@@ -53,12 +53,6 @@ def default_environment() -> dict:
             if name in os.environ and not os.environ[name].startswith("()")}
 
 
-def _pass_through(line: str) -> None:
-    """Default stderr sink: our own stderr, written as text (works without a descriptor, as in Jupyter;
-    the pump ignores what a sink raises)."""
-    sys.stderr.write(line + "\n")
-
-
 class ChildProcess:
     """The child-process half of ``StdioClientTransport`` (a mix-in: it holds ``_writer``,
     the ``PipeWriter`` of the child's stdin, and the ladder's timeouts)."""
@@ -70,7 +64,8 @@ class ChildProcess:
     def _spawn(self, argv: Sequence[str], env: dict | None, cwd: str | None, inherit_env: bool,
                on_stderr: Callable[[str], None] | None, stderr_lines: int) -> None:
         """Rule 1: start the server with pipes, in its own process group, and its stderr pump."""
-        self._on_stderr = on_stderr or _pass_through
+        # By default our own stderr, written as text (no descriptor needed, as in Jupyter).
+        self._on_stderr = on_stderr or (lambda line: sys.stderr.write(line + "\n"))
         self.stderr_tail: deque[str] = deque(maxlen=stderr_lines)
         self._late_grace_used = False
         self._closed = False
@@ -123,7 +118,6 @@ class ChildProcess:
             if self._closed:
                 return
             self._closed = True
-        proc = self.process
         # Closes stdin once the queue drained; a child that takes nothing meanwhile is not
         # waiting for its EOF either (transports/stdio.py rule 4).
         drained = self._writer.close(self.close_timeout)
@@ -139,9 +133,8 @@ class ChildProcess:
         self._pump.join(timeout=1.0)
         if not drained:                         # its write fails now that the reader is gone
             self._writer.close(1.0)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is None or (stream is proc.stderr and self._pump.is_alive()):
-                continue                        # still read by the pump: closing it would block
+        # stderr is left to a pump still reading it: closing it would block.
+        for stream in filter(None, (self.process.stdout, None if self._pump.is_alive() else self.process.stderr)):
             with contextlib.suppress(OSError, ValueError):
                 stream.close()
 

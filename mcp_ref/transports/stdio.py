@@ -97,8 +97,8 @@ class PeerNotReading(OSError):
 class PipeWriter:
     """Writes lines to ``stream``, never waiting on the pipe (rule 4, W1-W5)."""
 
-    def __init__(self, stream, *, owned: bool, name: str = "mcp-stdio-writer", max_queued: int = MAX_QUEUED):
-        self._stream, self._owned, self._name, self.max_queued = stream, owned, name, max_queued
+    def __init__(self, stream, *, owned: bool, max_queued: int = MAX_QUEUED):
+        self._stream, self._owned, self.max_queued = stream, owned, max_queued
         self._fd: int | None = None
         if owned:
             with contextlib.suppress(AttributeError, OSError, ValueError):   # no descriptor: its own write
@@ -147,7 +147,7 @@ class PipeWriter:
             self._queue.append(data)
             self._queued += len(data)
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+                self._thread = threading.Thread(target=self._run, name="mcp-stdio-writer", daemon=True)
                 self._thread.start()
             self._ready.notify()
 
@@ -155,8 +155,7 @@ class PipeWriter:
         """The writer thread: write the queue in order until closed and drained (W1)."""
         while True:
             with self._ready:
-                while not self._queue and not self._closing:
-                    self._ready.wait()
+                self._ready.wait_for(lambda: self._queue or self._closing)
                 if not self._queue:
                     break
                 data = self._queue[0]
@@ -206,11 +205,10 @@ class PipeWriter:
             self._ready.notify_all()
             thread = self._thread
         if thread is not None:
-            while True:
+            before = -1
+            while thread.is_alive() and self.written != before:    # the peer took some since the last look
                 before = self.written
                 thread.join(stall)
-                if not thread.is_alive() or self.written == before:
-                    break
             if thread.is_alive():
                 return False
         self._close_stream()              # also when the thread ended on an error

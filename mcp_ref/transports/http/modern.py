@@ -58,18 +58,14 @@ _PREFIX, _SUFFIX = "=?base64?", "?="
 
 def is_modern_post(message, version_header: Optional[str]) -> bool:
     """Rule 1 (the caller has checked there is no ``Mcp-Session-Id``)."""
-    if version_header in lifecycle.MODERN_REVISIONS:
-        return True
-    if isinstance(message, Request):
-        return message.method in MODERN_ONLY or lifecycle.is_modern_request(message.params)
-    return False
+    return version_header in lifecycle.MODERN_REVISIONS or (isinstance(message, Request) and (
+        message.method in MODERN_ONLY or lifecycle.is_modern_request(message.params)))
 
 
 def encode_value(value: str) -> str:
     """Rule 5."""
-    plain = (value == value.strip() and all(0x20 <= ord(c) <= 0x7E for c in value)
-             and not (value.startswith(_PREFIX) and value.endswith(_SUFFIX)))
-    if plain:
+    if (value == value.strip() and all(0x20 <= ord(c) <= 0x7E for c in value)
+            and not (value.startswith(_PREFIX) and value.endswith(_SUFFIX))):
         return value
     return _PREFIX + base64.b64encode(value.encode("utf-8")).decode("ascii") + _SUFFIX
 
@@ -129,7 +125,6 @@ def status_for(code: int) -> int:
 # ---------------------------------------------------------------- x-mcp-header (rule 6)
 _TCHAR = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _SAFE_INT = 2 ** 53 - 1
-_NOT_THERE = object()
 
 
 def param_annotations(schema) -> dict:
@@ -167,12 +162,11 @@ def param_annotations(schema) -> dict:
 
 
 def _argument(arguments, path):
+    """The argument at ``path``; None when it is absent or null (no header for it)."""
     node = arguments
     for key in path:
-        if not isinstance(node, dict) or key not in node:
-            return _NOT_THERE
-        node = node[key]
-    return _NOT_THERE if node is None else node
+        node = node.get(key) if isinstance(node, dict) else None
+    return node
 
 
 def _text(value, kind):
@@ -189,8 +183,7 @@ def param_headers(annotations: dict, arguments) -> dict:
     """Rule 6: the ``Mcp-Param-*`` headers a client sends for ``arguments``."""
     headers = {}
     for name, (path, kind) in annotations.items():
-        value = _argument(arguments, path)
-        text = _text(value, kind) if value is not _NOT_THERE else None
+        text = _text(_argument(arguments, path), kind)
         if text is not None:
             headers["Mcp-Param-" + name] = encode_value(text)
     return headers
@@ -202,7 +195,7 @@ def param_problem(header: Callable[[str], Optional[str]], annotations: dict,
     mirror its arguments (None when they do)."""
     for name, (path, kind) in annotations.items():
         value = _argument(arguments, path)
-        if value is _NOT_THERE:
+        if value is None:
             continue                                  # no value: no header expected
         sent = header("mcp-param-" + name.lower())
         if kind == "integer" and sent is not None and _same_integer(decode_value(sent), value):

@@ -44,15 +44,10 @@ __all__ = ["format_event", "format_comment", "make_event_id", "split_event_id", 
 def format_event(data: str = "", *, event: Optional[str] = None, id: Optional[str] = None,
                  retry: Optional[int] = None) -> bytes:
     """One event, UTF-8 encoded, ending with its blank line (rule 1, rule 2)."""
-    parts = []
-    if id is not None:
-        if "\n" in id or "\r" in id or "\0" in id:
-            raise ValueError("an SSE event id cannot contain a newline or NUL")
-        parts.append(f"id: {id}\n")
-    if event is not None:
-        parts.append(f"event: {event}\n")
-    if retry is not None:
-        parts.append(f"retry: {int(retry)}\n")
+    if id is not None and ("\n" in id or "\r" in id or "\0" in id):
+        raise ValueError("an SSE event id cannot contain a newline or NUL")
+    fields = {"id": id, "event": event, "retry": None if retry is None else int(retry)}
+    parts = [f"{name}: {value}\n" for name, value in fields.items() if value is not None]
     lines = data.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     parts.extend(f"data: {line}\n" if line else "data:\n" for line in lines)
     parts.append("\n")
@@ -78,7 +73,7 @@ def make_event_id(stream_id: str, seq: int) -> str:
 def split_event_id(event_id: str) -> Optional[tuple]:
     """``(stream_id, seq)`` for an id made by ``make_event_id``; None for anything else."""
     stream_id, sep, seq = event_id.rpartition(":")
-    if not sep or not stream_id or not (seq.isascii() and seq.isdigit()):
+    if not stream_id or not (seq.isascii() and seq.isdigit()):      # (no ":" leaves stream_id empty)
         return None
     return stream_id, int(seq)
 
@@ -131,15 +126,12 @@ class EventParser:
         self.received += len(data)
         for end in _LINE_END.finditer(data, start):
             self._take(data[start:end.start()])
-            event = self._end_line()
-            if event is not None:
-                events.append(event)
+            events.append(self._end_line())
             start = end.end()
         self._take(data[start:])
-        if self._too_big():
-            events.append(self._overflow())
+        events.append(self._overflow())
         self._skip_lf = data.endswith(b"\r")
-        return events
+        return [event for event in events if event is not None]
 
     def _take(self, piece: bytes) -> None:
         """Keep a piece of the current line (nothing of a comment, or of an event being skipped)."""
@@ -156,17 +148,15 @@ class EventParser:
             return self._dispatch()
         return None if ignored else self._field(line)
 
-    def _too_big(self) -> bool:
-        return bool(self.max_event_size) and not self._skipping and \
-            self._size + len(self._line) > self.max_event_size
-
-    def _overflow(self) -> SseEvent:
-        """Rule 6: report the event now and drop the rest of it."""
+    def _overflow(self) -> Optional[SseEvent]:
+        """Rule 6: an event grown past the limit is reported now and the rest of it dropped
+        (None while it is within the limit, or already reported)."""
         size = self._size + len(self._line)
-        event = SseEvent(event=self._fields.get("event") or "message", id=self._fields.get("id"), oversized=size)
+        if not self.max_event_size or self._skipping or size <= self.max_event_size:
+            return None
         self._skipping = True
         self._line, self._data = bytearray(), []
-        return event
+        return SseEvent(event=self._fields.get("event") or "message", id=self._fields.get("id"), oversized=size)
 
     def _dispatch(self) -> Optional[SseEvent]:
         """A blank line ends the event (an oversized one was reported already)."""
@@ -179,11 +169,11 @@ class EventParser:
 
     def _field(self, raw: bytearray) -> Optional[SseEvent]:
         self._size += len(raw)
-        if self._too_big():
-            return self._overflow()
+        event = self._overflow()
+        if event is not None:
+            return event
         name, _, value = raw.decode("utf-8", "replace").partition(":")
-        if value.startswith(" "):
-            value = value[1:]
+        value = value.removeprefix(" ")
         if name == "data":
             self._data.append(value)
         elif name == "id" and "\0" not in value:
@@ -204,14 +194,11 @@ def accepts(header: Optional[str]) -> tuple:
     for part in header.split(","):
         media, *params = part.split(";")
         media = media.strip().lower()
-        quality = 1.0
-        for param in params:
-            key, _, value = param.partition("=")
-            if key.strip().lower() == "q":
-                try:
-                    quality = float(value)
-                except ValueError:
-                    quality = 0.0
+        qs = [value for key, _, value in (param.partition("=") for param in params) if key.strip().lower() == "q"]
+        try:
+            quality = float(qs[-1]) if qs else 1.0      # the last q counts
+        except ValueError:
+            quality = 0.0
         if quality <= 0:
             continue
         json_ok = json_ok or media in ("*/*", "application/json", "application/*")

@@ -48,12 +48,12 @@ from urllib.parse import urljoin, urlsplit
 
 from mcp_ref.auth.exceptions import AuthorizationError
 from mcp_ref.errors import SessionError, require
-from mcp_ref.transports.http.client.reading import CHUNK, _Inflater
+from mcp_ref.transports.http.client.reading import CHUNK, inflated
 from mcp_ref.transports.http.client.exchange import current_exchange, scope, shut, socket_of, tracking_adapter
 from mcp_ref.transports.http.sse import EventParser, SseEvent
 from mcp_ref.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE         # one limit for every transport (16 MiB)
 
-log = logging.getLogger("mcp_ref.http")
+log = logging.getLogger("mcp_ref.http")     # the HTTP client modules' one logger
 
 __all__ = ["HttpError", "SessionExpired", "RedirectRefused", "ResponseTooLarge", "HttpClient", "HttpTransport",
            "DEFAULT_MAX_MESSAGE_SIZE", "MAX_REDIRECTS"]
@@ -159,7 +159,7 @@ class HttpClient:
         self._errors = (requests.RequestException, OSError, ValueError)
         self._lock = threading.Lock()
         self._conns: "weakref.WeakSet" = weakref.WeakSet()
-        http = requests.Session()
+        self._http = http = requests.Session()
         http.trust_env = False
         http.proxies.update(requests.utils.get_environ_proxies(url))
         if verify is True:
@@ -170,7 +170,6 @@ class HttpClient:
         for scheme in ("http://", "https://"):
             http.mount(scheme, adapter)
         http.headers.update({"User-Agent": "mcp_ref", "Accept-Encoding": "gzip, deflate", **(headers or {})})
-        self._http = http
 
     # -- exchanges (rule 3): ``with client.exchange(timeout) as ex:`` everything this thread
     # sends in the block belongs to ``ex``; a block inside another one joins the outer exchange.
@@ -210,8 +209,7 @@ class HttpClient:
 
     def close(self) -> None:
         """No new connection from now on; every open one is shut."""
-        with self._lock:
-            self.closed = True
+        self.closed = True            # before cut_all's snapshot: a connection taken later sees it (_taken)
         self.cut_all()
         self._http.close()
 
@@ -238,8 +236,7 @@ class HttpClient:
     def _redirect(self, method: str, url: str, here: str, response) -> str:
         status = response.status_code
         location = urljoin(here, response.headers["Location"].strip())
-        parts = urlsplit(location)
-        if origin(location) != self.origin or parts.username is not None or parts.password is not None:
+        if origin(location) != self.origin or urlsplit(location).username is not None:    # credentials: refused too
             raise RedirectRefused(f"{method} {url} was redirected ({status}) to another origin, "
                                   f"{origin_text(location)}; not followed: nothing was sent there",
                                   status=status, url=url, location=origin_text(location))
@@ -276,19 +273,11 @@ class HttpClient:
     def chunks(self, response):
         """The body as it arrives, decoded (rule 5): one read per chunk, never a full buffer's wait."""
         coding = response.headers.get("Content-Encoding", "").strip().lower()
-        inflater = None
-        if coding in ("gzip", "x-gzip", "deflate"):
-            inflater = _Inflater(coding)
-        elif coding not in ("", "identity"):
+        if coding not in ("", "identity", "gzip", "x-gzip", "deflate"):
             raise HttpError(f"{response.request.method} {response.url}: unsupported Content-Encoding {coding!r}",
                             status=response.status_code, url=str(response.url))
-        for data in iter(lambda: response.raw.read1(CHUNK, decode_content=False), b""):
-            if inflater is None:
-                yield data
-            else:
-                yield from inflater.feed(data)
-        if inflater is not None:
-            yield from inflater.finish()
+        pieces = iter(lambda: response.raw.read1(CHUNK, decode_content=False), b"")
+        return pieces if coding in ("", "identity") else inflated(pieces, coding)
 
     def read_body(self, response, what: str, limit: Optional[int] = None) -> bytes:
         """The whole body, at most ``limit`` bytes (default: ``max_message_size``) after

@@ -59,8 +59,7 @@ class Exchange:
 
     def __init__(self, client):
         self.client = client
-        self.cut_off = False
-        self.expired = False
+        self.cut_off = self.expired = False       # cut (for good), or past its deadline (rule 2)
         self.deadline: Optional[float] = None
         self.timeout: Optional[float] = None
         self.conns: "weakref.WeakSet" = weakref.WeakSet()

@@ -30,9 +30,7 @@ Rules:
    (the stream says no more about whose answer it was).
 """
 import contextlib
-import logging
 import threading
-import time
 from typing import Optional
 from urllib.parse import urljoin
 
@@ -42,9 +40,7 @@ from mcp_ref.transports.http.client.streamable import StreamableHttpTransport
 from mcp_ref.transports.http.client.exchange import socket_of
 from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, ERROR_BODY, HttpError,
                                                    HttpTransport, ResponseTooLarge, SessionExpired, content_type,
-                                                   origin, origin_text, settle_request)
-
-log = logging.getLogger("mcp_ref.http")
+                                                   log, origin, origin_text, settle_request)
 
 __all__ = ["SseClientTransport", "AutoHttpTransport", "HttpError", "SessionExpired"]
 
@@ -65,23 +61,21 @@ class SseClientTransport(HttpTransport):
         self.endpoint: Optional[str] = None
         self._ready = threading.Event()
         self._problem: Optional[HttpError] = None
-        deadline = time.monotonic() + endpoint_timeout
         try:
             with self._http.exchange(endpoint_timeout) as exchange:
                 response = self._http.request("GET", url, headers={"Accept": "text/event-stream"})
                 if response.status_code != 200 or content_type(response) != "text/event-stream":
                     raise self._http.error(response, f"GET {url} (expected an SSE stream)")
-                for conn in list(exchange.conns):        # rule 1: the stream's reads, not the deadline's
-                    sock = socket_of(conn)
-                    if sock is not None:
-                        sock.settimeout(self._http.read_timeout)
+                for sock in filter(None, map(socket_of, list(exchange.conns))):
+                    sock.settimeout(self._http.read_timeout)     # rule 1: the stream's reads, not the deadline's
+                left = exchange.remaining()              # for the endpoint event
         except HttpError:
             self._http.close()
             raise
         self._response = response
         self._reader = threading.Thread(target=self._read, name="mcp-http-sse", daemon=True)
         self._reader.start()
-        if not self._ready.wait(max(0.0, deadline - time.monotonic())):
+        if not self._ready.wait(left):
             self._problem = HttpError(f"GET {url}: no endpoint event within {endpoint_timeout:g} s", url=url)
         if self._problem is not None:
             self.close()
@@ -97,8 +91,8 @@ class SseClientTransport(HttpTransport):
                 elif event.event == "message" and self.endpoint is not None and event.data:
                     try:
                         decoded = decode(event.data)
-                    except (InvalidMessage, RecursionError) as bad:
-                        log.warning("ignored an invalid SSE event from the server: %s", getattr(bad, "message", bad))
+                    except InvalidMessage as bad:
+                        log.warning("ignored an invalid SSE event from the server: %s", bad.message)
                         continue
                     for message in decoded if isinstance(decoded, list) else [decoded]:
                         if not isinstance(message, InvalidMessage):
@@ -108,8 +102,7 @@ class SseClientTransport(HttpTransport):
                 log.debug("SSE stream from %s broke: %s", self.url, exc)
         finally:
             if self.endpoint is None and self._problem is None:
-                self._problem = HttpError(f"GET {self.url}: the stream ended before the endpoint event",
-                                          url=self.url)
+                self._problem = HttpError(f"GET {self.url}: the stream ended before the endpoint event", url=self.url)
             self._ready.set()
             self._inbox.put(CLOSED)
 

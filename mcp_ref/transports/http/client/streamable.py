@@ -59,7 +59,6 @@ Rules:
 """
 import contextlib
 import itertools
-import logging
 import threading
 from typing import Optional
 
@@ -69,11 +68,9 @@ from mcp_ref.session.workers import WorkerPool
 from mcp_ref.jsonrpc.messages import ErrorResponse, Notification, Request, Response, decode, encode
 from mcp_ref.transports.http.client.common import (CLOSED, DEFAULT_MAX_MESSAGE_SIZE, REQUEST_ERRORS,
                                                    HttpError, RedirectRefused, ResponseTooLarge, SessionExpired,
-                                                   content_type, visible_ascii)
+                                                   content_type, log, visible_ascii)
 from mcp_ref.transports.http.modern import request_headers
-from mcp_ref.transports.http.client.streams import AnswerReader, StreamState, about
-
-log = logging.getLogger("mcp_ref.http")
+from mcp_ref.transports.http.client.streams import AnswerReader, StreamState
 
 __all__ = ["StreamableHttpTransport", "HttpError", "SessionExpired", "RedirectRefused", "ResponseTooLarge"]
 
@@ -118,8 +115,7 @@ class StreamableHttpTransport(AnswerReader):
             raise ValueError("on_session_expired must be 'reinitialize' or 'raise'")
         super().__init__(url, headers={"Accept": ACCEPT, **(headers or {})}, auth=auth, verify=verify, cert=cert,
                          pool_size=64, connect_timeout=connect_timeout, read_timeout=read_timeout,
-                         max_message_size=max_message_size, max_reconnects=max_reconnects,
-                         default_retry=default_retry)
+                         max_message_size=max_message_size, max_reconnects=max_reconnects, default_retry=default_retry)
         self.protocol_version: Optional[str] = None
         self.get_status: Optional[int] = None  # the standalone GET's status (None: not opened)
         self.on_session_expired = on_session_expired
@@ -148,8 +144,7 @@ class StreamableHttpTransport(AnswerReader):
                 with self._http.exchange(self.init_timeout or self.timeout):
                     response = self._post(message)
                     self._take_session_id(response)
-                    self._consume(response, StreamState(self.session_id, [message.id], what=about(message)),
-                                  in_background=True)
+                    self._consume(response, StreamState(self.session_id, message), in_background=True)
             else:
                 self._submit(lambda: self._run_request(message))
             return
@@ -182,16 +177,12 @@ class StreamableHttpTransport(AnswerReader):
 
     # ------------------------------------------------------------------ HTTP
     def _headers(self, extra: Optional[dict] = None) -> dict:
-        headers = dict(extra or {})
-        if self.session_id is not None:
-            headers["Mcp-Session-Id"] = self.session_id
-        if self.protocol_version is not None:
-            headers["MCP-Protocol-Version"] = self.protocol_version
-        return headers
+        """``extra`` and the session id and protocol version, each header whose value is known."""
+        headers = {**(extra or {}), "Mcp-Session-Id": self.session_id, "MCP-Protocol-Version": self.protocol_version}
+        return {name: value for name, value in headers.items() if value is not None}
 
     def _post(self, message):
         """POST one message; returns the response (status 2xx) or raises (rule 6)."""
-        sent_session = self.session_id
         headers = self._headers({"Content-Type": "application/json"})
         if isinstance(message, Request) and lifecycle.is_modern_request(message.params):     # rule 10
             headers.update(request_headers(message.method, message.params,
@@ -199,13 +190,11 @@ class StreamableHttpTransport(AnswerReader):
             if self.param_headers is not None and message.method == "tools/call":
                 headers.update(self.param_headers(message.params))
         response = self._http.request("POST", self.url, data=encode(message).encode("utf-8"), headers=headers)
-        return self._check(response, "POST", sent_session)
+        return self._check(response, "POST", headers.get("Mcp-Session-Id"))
 
     def _get(self, last_event_id: Optional[str]):
         """Open a GET stream (rule 2, rule 4); its status within ``_get_wait``. Raises HttpError."""
-        headers = self._headers({"Accept": "text/event-stream"})
-        if last_event_id is not None:
-            headers["Last-Event-ID"] = last_event_id
+        headers = self._headers({"Accept": "text/event-stream", "Last-Event-ID": last_event_id})
         with self._http.exchange(self._get_wait):
             response = self._http.request("GET", self.url, headers=headers)
             return self._check(response, "GET", headers.get("Mcp-Session-Id"))
@@ -284,7 +273,7 @@ class StreamableHttpTransport(AnswerReader):
                             self._inbox.put(reply)
                             return
                         return self._fail([message.id], exc)
-                    return self._consume(response, StreamState(self.session_id, [message.id], what=about(message)))
+                    return self._consume(response, StreamState(self.session_id, message))
             finally:
                 with self._lock:
                     self._exchanges.pop(message.id, None)
@@ -327,7 +316,7 @@ class StreamableHttpTransport(AnswerReader):
                 old_get.exchange.cut()
             self.session_id = None
             init = Request(f"mcp_ref-reinitialize-{next(self._reinit_ids)}", "initialize", self._init.params)
-            state = StreamState(None, [init.id], capture=init.id)
+            state = StreamState(None, init, capture=True)
             try:
                 response = self._post(init)
                 self._take_session_id(response)

@@ -29,18 +29,15 @@ Rules:
 """
 from __future__ import annotations
 
-import logging
 import threading
 from typing import Any, Callable, Optional
 
 from mcp_ref.auth.exceptions import AuthorizationError
 from mcp_ref.errors import INTERNAL_ERROR, InvalidMessage
-from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, Response, decode
+from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Response, decode
 from mcp_ref.transports.http.sse import EventParser
 from mcp_ref.transports.http.client.common import (REQUEST_ERRORS, HttpError, HttpTransport, ResponseTooLarge,
-                                                   SessionExpired, content_type, settle_request)
-
-log = logging.getLogger("mcp_ref.http")
+                                                   SessionExpired, content_type, log, settle_request)
 
 MIN_RETRY = 0.25          # seconds: the least wait before a reconnection, whatever ``retry`` says (rule 3)
 MAX_BACKOFF = 5.0         # seconds: how far the wait grows for connections that deliver nothing (rule 3)
@@ -49,21 +46,16 @@ MAX_BACKOFF = 5.0         # seconds: how far the wait grows for connections that
 class StreamState:
     """What a reader knows about one logical SSE stream (rule 3)."""
 
-    def __init__(self, session_id, pending=(), standalone: bool = False, capture=None, what: str = "", exchange=None):
+    def __init__(self, session_id, request=None, standalone: bool = False, capture: bool = False, exchange=None):
         self.session_id = session_id          # a stream belongs to one session: never resumed in another
-        self.pending = set(pending)           # our request ids still unanswered on this stream
+        self.pending = {request.id} if request is not None else set()   # our request ids still unanswered on it
         self.standalone = standalone
         self.exchange = exchange              # the standalone stream's (cut when the session is renewed)
-        self.capture = capture                # a request id whose answer is kept, not delivered
+        self.capture = request.id if capture else None    # a request whose answer is kept, not delivered
         self.captured: Response | ErrorResponse | None = None
-        self.what = what                      # the request, for messages: "tools/call (id 3)"
+        self.what = f"{request.method} (id {request.id})" if request is not None else ""   # for messages
         self.last_event_id: Optional[str] = None
         self.retry: Optional[float] = None    # seconds, as the server last said on this stream
-
-
-def about(message: Request) -> str:
-    """A request, for messages: ``tools/call (id 3)``."""
-    return f"{message.method} (id {message.id})"
 
 
 class AnswerReader(HttpTransport):
@@ -105,9 +97,9 @@ class AnswerReader(HttpTransport):
                                                        body=body[:2000].decode("utf-8", "replace"), url=self.url))
         try:
             decoded = decode(body)
-        except (InvalidMessage, RecursionError) as bad:
-            return self._fail(state.pending, HttpError(f"{what}: invalid JSON-RPC answer: "
-                                                       f"{getattr(bad, 'message', bad)}", status=status, url=self.url))
+        except InvalidMessage as bad:
+            return self._fail(state.pending, HttpError(f"{what}: invalid JSON-RPC answer: {bad.message}",
+                                                       status=status, url=self.url))
         self._deliver(decoded, state)
         self._unanswered(state, "a JSON body holding no response to it", status)
 
@@ -203,8 +195,8 @@ class AnswerReader(HttpTransport):
                     continue
                 try:
                     delivered += self._deliver(decode(event.data), state)
-                except (InvalidMessage, RecursionError) as bad:
-                    log.warning("ignored an invalid SSE event from the server: %s", getattr(bad, "message", bad))
+                except InvalidMessage as bad:
+                    log.warning("ignored an invalid SSE event from the server: %s", bad.message)
             clean = not stop and not self._http.interrupted()
         except HttpError as exc:                 # an answer we cannot read at all (its Content-Encoding)
             self._fail_waiting(state, exc)
