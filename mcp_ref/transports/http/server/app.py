@@ -133,7 +133,7 @@ class HttpApp(HostChecks):
 
     def _serve(self, transport, owner):
         """Start the MCP session on ``transport``, owned by ``owner`` (an ``AccessToken``: core.py rule 7)."""
-        transport.subject, transport.auth = getattr(owner, "subject", None), owner
+        transport.auth = owner
         transport.session = self.server.serve(transport, executor=self.pool)
         return transport
 
@@ -165,22 +165,18 @@ class HttpApp(HostChecks):
             if self._sessions.get(session_id := transport.session_id) is transport:
                 del self._sessions[session_id]
 
-    def reap(self) -> int:
-        """Close sessions idle for longer than ``idle_timeout``; returns how many."""
-        with self._lock:
-            expired = [t for t in self._sessions.values() if t.idle_for() > self.idle_timeout]
-        for transport in expired:
-            log.info("HTTP session expired after %.0f s idle", self.idle_timeout)
-            self.terminate(transport, "session expired (idle)")
-        return len(expired)
-
     def _reap_loop(self) -> None:
+        """Close the sessions idle for longer than ``idle_timeout`` (rule 1), every quarter of it."""
         interval = max(0.05, min(60.0, self.idle_timeout / 4))
         while not self._stop.wait(interval):
-            try:
-                self.reap()
-            except Exception:
-                log.exception("session reaper failed")
+            with self._lock:
+                expired = [t for t in self._sessions.values() if t.idle_for() > self.idle_timeout]
+            for transport in expired:
+                log.info("HTTP session expired after %.0f s idle", self.idle_timeout)
+                try:
+                    self.terminate(transport, "session expired (idle)")
+                except Exception:
+                    log.exception("session reaper failed")
 
     def close(self) -> None:
         self._stop.set()
@@ -190,9 +186,8 @@ class HttpApp(HostChecks):
             self.terminate(transport, "server shutting down")
         if self._reaper is not None:
             self._reaper.join(2.0)
-        tasks = self.server.tasks
-        if tasks._ext is not None:
-            tasks._ext.closed(self)                # server/tasks/extension.py rule 10
+        if self.server.tasks._ext is not None:
+            self.server.tasks._ext.closed(self)    # server/tasks/extension.py rule 10
         self.pool.close()
 
     @property

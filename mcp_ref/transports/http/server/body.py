@@ -138,16 +138,19 @@ class SocketRequest(HttpRequest):
         return 0 if length is None else (length if 0 <= length <= limit else None)    # none: no body (§6.3)
 
     def client_gone(self) -> bool:
-        """Rule 2: EOF waiting to be read. ``poll`` first, without waiting: under a socket
-        timeout the peek itself would wait for a byte (transports/http/server/handler.py rule 5)."""
-        connection = self.handler.connection
-        poller = select.poll()
-        poller.register(connection, select.POLLIN)
-        if not poller.poll(0):
-            return False
-        try:
-            return connection.recv(1, socket.MSG_PEEK) == b""
-        except (BlockingIOError, ValueError):      # nothing to read; or TLS, which takes no flags
-            return False
-        except OSError:
-            return True
+        return peer_closed(self.handler.connection)
+
+
+def peer_closed(sock) -> bool:
+    """Rule 2: EOF waiting to be read on ``sock``. ``poll`` first, without waiting: under a
+    socket timeout the peek itself would wait for a byte (transports/http/server/handler.py rule 5)."""
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    if not poller.poll(0):
+        return False
+    try:
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except (BlockingIOError, ValueError):      # nothing to read; or TLS, which takes no flags
+        return False
+    except OSError:
+        return True

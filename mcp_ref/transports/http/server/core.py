@@ -63,7 +63,7 @@ from urllib.parse import urlsplit
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, InvalidMessage, McpError, get_logger
-from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, encode
+from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, encode, error_response
 from mcp_ref.transports.http.sse import accepts, format_event
 from mcp_ref.transports.http.modern import header_problem, is_modern_post, param_annotations, param_problem, status_for
 from mcp_ref.transports.http.server.routes import Routes
@@ -203,7 +203,7 @@ class _Core(Routes):
             if not lifecycle.batches_allowed(version):
                 return error(400, f"Bad Request: JSON-RPC batches are not supported in protocol revision "
                                   f"{version or '(not negotiated)'}"), None
-        errors = [ErrorResponse(b.id, ErrorObject(b.code, b.message)) for b in items if isinstance(b, InvalidMessage)]
+        errors = [error_response(b) for b in items if isinstance(b, InvalidMessage)]
         requests = [m for m in items if isinstance(m, Request)]
         if requests:                       # their stream first, so that no answer finds none
             mode = {"auto": None, "json": "json", "sse": "sse"}[self.app.response_mode]
@@ -263,7 +263,7 @@ class _Core(Routes):
         if isinstance(message, list):
             return error(400, "Bad Request: JSON-RPC batches are not part of protocol revision 2026-07-28")
         if isinstance(message, InvalidMessage):
-            return json_response(400, ErrorResponse(message.id, ErrorObject(message.code, message.message)))
+            return json_response(400, error_response(message))
         if not isinstance(message, Request):
             return HttpResponse(202)
         try:

@@ -16,7 +16,7 @@ from typing import Any, Callable, Optional
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import INTERNAL_ERROR, InvalidMessage, get_logger
-from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, decode
+from mcp_ref.jsonrpc.messages import Request, decode, error_response
 from mcp_ref.transports.http.sse import accepts, format_event
 from mcp_ref.transports.http.server.types import (SESSION_HEADER, VERSION_HEADER, HttpRequest, HttpResponse, SseBody,
                                                   error, json_response)
@@ -71,7 +71,7 @@ class Routes:
         """Rule 7: a session answers only the subject that created it."""
         if self.access is None:
             return True
-        if getattr(transport, "subject", None) != self.access.subject:
+        if getattr(transport.auth, "subject", None) != self.access.subject:
             return False
         transport.auth = self.access                # the latest token of its subject (Context.auth)
         return True
@@ -180,8 +180,7 @@ class Routes:
         version = self.headers.get("mcp-protocol-version") or lifecycle.HTTP_DEFAULT_REVISION
         items = message if isinstance(message, list) else [message]
         if not any(isinstance(m, Request) for m in items):       # nothing to answer, no session to tell
-            errors = [ErrorResponse(b.id, ErrorObject(b.code, b.message)) for b in items
-                      if isinstance(b, InvalidMessage)]
+            errors = [error_response(b) for b in items if isinstance(b, InvalidMessage)]
             return json_response(400, errors) if errors else HttpResponse(202)
         transport = self.app.stateless_session(owner=self.access)
         session = transport.session

@@ -49,8 +49,7 @@ from mcp_ref.transports.http.server.events import new_stream_id
 
 log = get_logger("mcp_ref.http")
 
-__all__ = ["HttpSessionTransport", "LegacySseTransport", "CLOSE", "STOP",
-           "CANCELLED"]
+__all__ = ["HttpSessionTransport", "LegacySseTransport", "CLOSE", "STOP", "CANCELLED"]
 
 CLOSE = object()              # end the HTTP response, keep the stream (close_stream, polling)
 STOP = object()               # end the HTTP response: the session closed or a new connection took over
@@ -65,6 +64,7 @@ class _Stream:
     def __init__(self, stream_id: str, request_ids=(), mode: Optional[str] = "sse"):
         self.id = stream_id
         self.request_ids = tuple(request_ids)
+        self.standalone = not self.request_ids
         self.pending = set(request_ids)       # requests of this POST not yet answered
         self.mode = mode                      # "json" (or the client accepts only JSON), "sse", None (auto: rule 4)
         self.conn: Optional[SimpleQueue] = None    # the queue of the HTTP response writing it (rule 6)
@@ -72,11 +72,7 @@ class _Stream:
         self.retired = False                  # finished and released (see _retire)
         self.priming_id: Optional[str] = None
         # The standalone stream's (every use asks ``standalone`` first); a POST's has none.
-        self.backlog: collections.deque = collections.deque(maxlen=0 if self.request_ids else 10000)
-
-    @property
-    def standalone(self) -> bool:
-        return not self.request_ids
+        self.backlog: collections.deque = collections.deque(maxlen=10000 if self.standalone else 0)
 
 
 class _SessionTransport:
@@ -86,8 +82,7 @@ class _SessionTransport:
     def __init__(self, session_id: Optional[str], on_close, active: int = 0):
         self.session_id = session_id
         self.session: Any = None              # the ServerSession, set by the HTTP layer (app.py) before a push
-        self.subject: Optional[str] = None    # who authorized the session, and how (set by app.py)
-        self.auth: Any = None
+        self.auth: Any = None                 # the AccessToken that authorized the session (set by app.py)
         self.closed = False
         self.last_active = time.monotonic()
         self.active = active                  # HTTP requests of this session being served
