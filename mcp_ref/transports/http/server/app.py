@@ -82,9 +82,8 @@ class HttpApp(HostChecks):
         if response_mode not in ("auto", "json", "sse"):
             raise ValueError(f"response_mode must be auto, json or sse, not {response_mode!r}")
         self.server = server
-        self.path, self.sse_path, self.messages_path = path, sse_path, messages_path
+        self.path, self.sse_path, self.messages_path, self.legacy_sse = path, sse_path, messages_path, legacy_sse
         self.stateless, self.response_mode, self.enable_get = stateless, response_mode, enable_get
-        self.legacy_sse = legacy_sse
         self.max_sessions, self.idle_timeout, self.max_body = max_sessions, idle_timeout, max_body
         self.retry_interval, self.poll_interval, self.keepalive = retry_interval, poll_interval, keepalive
         self.event_store = (event_store or InMemoryEventStore()) if resumable and not stateless else None

@@ -41,8 +41,6 @@ UNREAD, BEGUN, READ = "unread", "begun", "read"   # SocketRequest.body_state (ru
 class SocketRequest(HttpRequest):
     """An ``HttpRequest`` read off a ``BaseHTTPRequestHandler`` (rules 1 to 3)."""
 
-    __slots__ = ("handler", "body_state")
-
     def __init__(self, handler):
         super().__init__(handler.command, handler.path, handler.fields,
                          lambda: handler.connection.getsockname()[0])     # the Host check of a wildcard bind

@@ -94,8 +94,6 @@ def handle_request(app, request: HttpRequest) -> HttpResponse:
 class _Core(Routes):
     """The rules for one request (see the module docstring)."""
 
-    __slots__ = ("app", "request", "headers", "access", "modern")
-
     def __init__(self, app, request: HttpRequest):
         self.app, self.request, self.headers = app, request, request.headers
         self.access, self.modern = None, False

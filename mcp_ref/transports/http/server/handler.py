@@ -150,8 +150,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         super().send_error(code, message, explain)
 
     def log_message(self, format, *args) -> None:
-        if log.isEnabledFor(10):                         # logging.DEBUG
-            log.debug("%s - %s", self.address_string(), format % args)
+        log.debug("%s - %s", self.address_string(), format % args)
 
     def do_POST(self) -> None:
         """Rules 1 and 6: the core's answer, written; then a body it left unread is dropped."""

@@ -150,8 +150,6 @@ def serve_until_stopped(handle: ServerHandle, line: str, ready=None) -> None:
             ready.set() if hasattr(ready, "set") else ready(handle)
         while not handle.stopping.wait(0.5):
             pass
-    except KeyboardInterrupt:
-        pass
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)

@@ -27,7 +27,6 @@ log = get_logger("mcp_ref.http")
 class Routes:
     """Authorization, GET and DELETE /mcp, the legacy endpoints, stateless POST (a mix-in)."""
 
-    __slots__ = ()
     app: Any             # the HttpApp (app.py imports this module through core.py); set by _Core
     request: HttpRequest
     headers: dict
@@ -50,7 +49,7 @@ class Routes:
         access = guard.authenticate(self.request.target, self.headers.get("authorization"))
         if isinstance(access, Refusal):             # 401/400 with its challenge
             return error(access.status, access.message, [("WWW-Authenticate", access.challenge)])
-        self.access = access                 # type: ignore[misc]  # a slot of _Core (core.py)
+        self.access = access
         return None
 
     def _message_of(self, body: bytes):

@@ -91,8 +91,6 @@ class HttpRequest:
     ``headers`` maps lower-case names to values.
     """
 
-    __slots__ = ("method", "target", "headers", "local_address")
-
     def __init__(self, method: str, target: str, headers: dict, local_address: Optional[Callable] = None):
         self.method, self.target, self.headers = method, target, headers
         self.local_address = local_address       # () -> the address the connection arrived on
@@ -108,8 +106,6 @@ class HttpRequest:
 
 class HttpResponse:
     """Status, headers (end to end only) and body: bytes, or an ``SseBody`` to iterate."""
-
-    __slots__ = ("status", "headers", "body", "close", "sent")
 
     def __init__(self, status: int, headers=(), body=b"", close: bool = False, sent: bool = False):
         self.status, self.headers, self.body = status, list(headers), body

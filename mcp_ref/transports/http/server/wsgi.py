@@ -125,11 +125,10 @@ class WsgiApp:
         self._lock = threading.Lock()
 
     def __call__(self, environ, start_response):
-        if self._pid != os.getpid():              # rule 5: once per process, on its first request
-            with self._lock:
-                if self._pid != os.getpid():
-                    self._pid = os.getpid()
-                    self.app.start()
+        with self._lock:                          # rule 5: once per process, on its first request
+            if self._pid != os.getpid():
+                self._pid = os.getpid()
+                self.app.start()
         try:
             response = handle_request(self.app, _WsgiRequest(environ))
         except OSError:                     # the body could not be read: the client has gone
