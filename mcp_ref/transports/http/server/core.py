@@ -246,12 +246,8 @@ class _Core(Routes):
             code = replies[0].error.code if not batch and isinstance(replies[0], ErrorResponse) else None
             status = status_for(code) if self.modern and code == MISSING_REQUIRED_CLIENT_CAPABILITY else 200
             return json_response(status, replies if batch else replies[0], headers), replies
-        prelude = []
-        if stream.priming_id is not None:
-            prelude.append(format_event("", id=stream.priming_id, retry=self.app.retry_interval))
-        prelude += [format_event(encode(e)) for e in errors]
         body = SseBody(self.request, self.app, transport, stream, conn, [first] if first is not None else [],
-                       stream.priming_id, prelude, modern=self.modern)
+                       stream.priming_id, [format_event(encode(e)) for e in errors], modern=self.modern)
         return self._sse(body, headers), None
 
     # ------------------------------------------------------------------ modern POST (2026-07-28)

@@ -4,6 +4,7 @@ that waits for SIGINT/SIGTERM. ``app.py`` (``serve_http``: ``http.server`` carry
 ``McpRequestHandler``) and ``wsgi.py`` (``serve_wsgi``: ``wsgiref`` carrying any WSGI
 application) each add only their request handler. The rules are app.py's rules 3 to 5.
 """
+import contextlib
 import itertools
 import signal
 import socket
@@ -82,10 +83,8 @@ class ConnectionServer(HTTPServer):
         deadline = time.monotonic() + timeout
         for how in (socket.SHUT_RD, socket.SHUT_RDWR):
             for _, sock in connections:
-                try:
+                with contextlib.suppress(OSError):
                     sock.shutdown(how)
-                except OSError:
-                    pass
             for thread, _ in connections:
                 thread.join(max(0.0, deadline - time.monotonic()) / 2)
             connections = [(t, s) for t, s in connections if t.is_alive()]

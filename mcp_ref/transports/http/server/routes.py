@@ -15,13 +15,11 @@ from urllib.parse import parse_qs, urlsplit
 from typing import Any, Callable, Optional
 
 from mcp_ref.protocol import lifecycle
-from mcp_ref.errors import INTERNAL_ERROR, InvalidMessage, get_logger
+from mcp_ref.errors import INTERNAL_ERROR, InvalidMessage
 from mcp_ref.jsonrpc.messages import Request, decode, error_response
 from mcp_ref.transports.http.sse import accepts, format_event
 from mcp_ref.transports.http.server.types import (SESSION_HEADER, VERSION_HEADER, HttpRequest, HttpResponse, SseBody,
                                                   error, json_response)
-
-log = get_logger("mcp_ref.http")
 
 
 class Routes:
@@ -126,8 +124,7 @@ class Routes:
         if opened is None:
             return error(400, "Bad Request: unknown or expired Last-Event-ID")
         stream, conn, items, priming = opened
-        prelude = [format_event("", id=priming, retry=app.retry_interval)] if priming is not None else []
-        body = SseBody(self.request, app, transport, stream, conn, items, priming or last_event_id, prelude)
+        body = SseBody(self.request, app, transport, stream, conn, items, priming, resume_id=last_event_id)
         transport.enter()                        # busy (not reaped) until the stream ends
         body.on_end(transport.leave)
         return self._sse(body)

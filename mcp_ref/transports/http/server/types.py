@@ -154,18 +154,21 @@ def next_item(request: HttpRequest, conn, transport, stream, modern: bool, timeo
 
 
 class SseBody:
-    """An SSE response body (rule 2): iterating yields ``prelude``, a replay (``items``), then
-    ``conn``'s events as they come, until the stream's last response, CLOSE, STOP or the
-    polling deadline (``conn`` None: the replay is all). ``stream`` None: the 2024-11-05
-    legacy stream, each message an ``event: message``."""
+    """An SSE response body (rule 2): iterating yields the priming event (``priming``, its id),
+    ``prelude``, a replay (``items``), then ``conn``'s events as they come, until the stream's
+    last response, CLOSE, STOP or the polling deadline (``conn`` None: the replay is all).
+    ``stream`` None: the 2024-11-05 legacy stream, each message an ``event: message``.
+    ``resume_id``: the event id a reconnecting client resumes from (default: ``priming``)."""
 
-    def __init__(self, request: HttpRequest, app, transport, stream, conn, items=(), resume_id=None, prelude=(),
-                 modern: bool = False):
+    def __init__(self, request: HttpRequest, app, transport, stream, conn, items=(), priming=None, prelude=(),
+                 modern: bool = False, resume_id=None):
         self.request, self.app, self.transport, self.stream, self.conn = request, app, transport, stream, conn
         self.items = collections.deque(items)
-        self.resume_id, self.modern = resume_id, modern
+        self.resume_id, self.modern = resume_id or priming, modern
         self.deadline = time.monotonic() + app.poll_interval if app.poll_interval and stream is not None else None
         self._prelude = collections.deque(prelude)
+        if priming is not None:
+            self._prelude.appendleft(format_event("", id=priming, retry=app.retry_interval))
         self._finishers: list = []
         self._ending = False             # the next step ends the body
         self._done = False
