@@ -115,10 +115,9 @@ class HttpApp(HostChecks):
         evicted = None
         with self._lock:
             if len(self._sessions) >= self.max_sessions:
-                idle = [t for t in self._sessions.values() if t.idle_for() > 0.0]    # not busy: no request, no stream
-                if not idle:
+                evicted = max(self._sessions.values(), key=lambda t: t.idle_for())
+                if evicted.idle_for() == 0.0:                  # busy, as every other: a request, a stream open
                     return None
-                evicted = max(idle, key=lambda t: t.idle_for())
                 del self._sessions[evicted.session_id]         # its id gets 404 from now on
             session_id = new_session_id()                     # rule 1
             transport = (LegacySseTransport(session_id, on_close=self._forget) if legacy

@@ -173,7 +173,6 @@ class Routes:
         """Stateless mode (rule 3): a fresh session per POST, pre-initialized unless it is the initialize."""
         if (refused := self._version_refused()) is not None:
             return refused
-        version = self.headers.get("mcp-protocol-version") or lifecycle.HTTP_DEFAULT_REVISION
         items = message if isinstance(message, list) else [message]
         if not any(isinstance(m, Request) for m in items):       # nothing to answer, no session to tell
             errors = [error_response(b) for b in items if isinstance(b, InvalidMessage)]
@@ -182,7 +181,7 @@ class Routes:
         session = transport.session
         if not (isinstance(message, Request) and message.method == "initialize"):
             session.state = lifecycle.READY
-            session.protocol_version = version
+            session.protocol_version = self.headers.get("mcp-protocol-version") or lifecycle.HTTP_DEFAULT_REVISION
         response, _ = self._serve_post(transport, message, json_ok, sse_ok,
                                        lambda: session.close("stateless request done"))
         return response
