@@ -120,7 +120,7 @@ class Routes:
         if isinstance(transport, HttpResponse):
             return transport
         last_event_id = self.headers.get("last-event-id")
-        opened = transport.resume(last_event_id) if last_event_id else transport.attach_standalone()
+        opened = transport.open_get(last_event_id or None)
         if opened is None:
             return error(400, "Bad Request: unknown or expired Last-Event-ID")
         stream, conn, items, priming = opened

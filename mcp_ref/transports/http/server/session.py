@@ -209,33 +209,26 @@ class HttpSessionTransport(_SessionTransport):
                 self._start_sse(stream)
             return stream
 
-    def attach_standalone(self):
-        """A GET without ``Last-Event-ID``: ``(stream, conn, backlog items, priming event id)``.
-        The priming id is given only when the backlog is empty: backlog items carry ids."""
+    def open_get(self, last_event_id: Optional[str]):
+        """A GET: ``(stream, conn, items, priming event id)``. Without ``Last-Event-ID``, the
+        standalone stream and its backlog (a priming id only when the backlog is empty: backlog
+        items carry ids). With one (rule 5), the stream it names and its events after that id
+        (``conn`` None: the stream is finished, the replay is all); None when the id is unknown,
+        expired or not this session's."""
         with self._lock:
-            stream = self.standalone
-            conn = self._attach(stream)
-            items = list(stream.backlog)
-            stream.backlog.clear()
-            priming = self.event_store.store(stream.id, None) if not items and self.priming else None
-            return stream, conn, items, priming
-
-    def resume(self, last_event_id: str):
-        """A GET with ``Last-Event-ID`` (rule 5): ``(stream, conn, replayed items, None)`` as
-        ``attach_standalone`` (``conn`` None: the stream is finished, the replay is all), or
-        None when the id is unknown, expired or not this session's."""
-        if self.event_store is None:
-            return None
-        with self._lock:
-            found = self.event_store.replay_after(last_event_id)
-            if not found or found[0] not in self._streams:
-                return None
-            stream = self._streams[found[0]]
-            items = [(event_id, message, False) for event_id, message in found[1]]
+            if last_event_id is None:
+                stream = self.standalone
+                items = list(stream.backlog)
+                priming = self.event_store.store(stream.id, None) if not items and self.priming else None
+            else:
+                found = self.event_store.replay_after(last_event_id) if self.event_store is not None else None
+                if not found or found[0] not in self._streams:
+                    return None
+                stream, priming = self._streams[found[0]], None
+                items = [(event_id, message, False) for event_id, message in found[1]]
             conn = None if stream.finished else self._attach(stream)
-            if stream.standalone:
-                stream.backlog.clear()        # every backlog item was stored, so it is replayed
-            return stream, conn, items, None
+            stream.backlog.clear()            # handed over, or replayed (every backlog item was stored)
+            return stream, conn, items, priming
 
     def detach(self, stream: _Stream, conn: SimpleQueue, unsent=()) -> None:
         """A connection ended (done, failed or replaced). The standalone stream keeps what

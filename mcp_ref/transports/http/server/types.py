@@ -158,13 +158,13 @@ class SseBody:
     ``prelude``, a replay (``items``), then ``conn``'s events as they come, until the stream's
     last response, CLOSE, STOP or the polling deadline (``conn`` None: the replay is all).
     ``stream`` None: the 2024-11-05 legacy stream, each message an ``event: message``.
-    ``resume_id``: the event id a reconnecting client resumes from (default: ``priming``)."""
+    ``resume_id``: without a priming event, the id the client resumed from (``Last-Event-ID``)."""
 
     def __init__(self, request: HttpRequest, app, transport, stream, conn, items=(), priming=None, prelude=(),
                  modern: bool = False, resume_id=None):
         self.request, self.app, self.transport, self.stream, self.conn = request, app, transport, stream, conn
         self.items = collections.deque(items)
-        self.resume_id, self.modern = resume_id or priming, modern
+        self.resume_id, self.modern = priming or resume_id, modern
         self.deadline = time.monotonic() + app.poll_interval if app.poll_interval and stream is not None else None
         self._prelude = collections.deque(prelude)
         if priming is not None:
