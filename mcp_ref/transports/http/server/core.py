@@ -227,7 +227,7 @@ class _Core(Routes):
         # Auto mode: the first item decides (http_session rule 4); it is then JSON or SSE for good.
         first = None if stream.mode == "sse" else next_item(self.request, conn, transport, stream, self.modern)
         if first is CANCELLED:                     # rule 8: the client hung up; nobody to answer
-            transport.end_post(stream)
+            transport.detach(stream, conn, done=True)
             return HttpResponse(202, close=True, sent=True), None
         if stream.mode != "sse":
             replies, item = list(errors), first
@@ -239,7 +239,7 @@ class _Core(Routes):
             if item is STOP:
                 replies += [ErrorResponse(rid, ErrorObject(INTERNAL_ERROR, "the session closed before answering"))
                             for rid in sorted(stream.pending, key=str)]
-            transport.end_post(stream)
+            transport.detach(stream, conn, done=True)
             if not replies:                        # every request was cancelled by the client
                 return HttpResponse(202), None
             # A lone answer is 200, but 400 for a 2026-07-28 request the client lacks a capability for (rule 8).

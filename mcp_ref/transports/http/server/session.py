@@ -230,23 +230,20 @@ class HttpSessionTransport(_SessionTransport):
             stream.backlog.clear()            # handed over, or replayed (every backlog item was stored)
             return stream, conn, items, priming
 
-    def detach(self, stream: _Stream, conn: SimpleQueue, unsent=()) -> None:
-        """A connection ended (done, failed or replaced). The standalone stream keeps what
-        the connection did not write, for the next GET."""
+    def detach(self, stream: _Stream, conn: SimpleQueue, unsent=(), done: bool = False) -> None:
+        """A connection ended (done, failed or replaced). A POST's answer written in full
+        (``done``) releases its stream; the standalone stream keeps what the connection did
+        not write, for the next GET."""
         with self._lock:
             if stream.conn is conn:
                 stream.conn = None
-            if stream.standalone and not self.closed:
+            if done:
+                self._retire(stream)
+            elif stream.standalone and not self.closed:
                 leftover = list(unsent)
                 while not conn.empty():          # nobody else puts to it: every put holds our lock
                     leftover.append(conn.get_nowait())
                 stream.backlog.extendleft(reversed([item for item in leftover if isinstance(item, tuple)]))
-
-    def end_post(self, stream: _Stream) -> None:
-        """The POST's answer has been written in full."""
-        with self._lock:
-            stream.conn = None
-            self._retire(stream)
 
     def close_stream(self, related_id) -> bool:
         """End the HTTP response carrying request ``related_id`` now; the handler keeps running

@@ -251,13 +251,10 @@ class SseBody:
                     log.exception("ending an SSE response failed")
 
     def _release(self, clean: bool) -> None:
-        """Give the connection back to the session: a finished POST stream ends, any other is detached."""
+        """Give the connection back to the session (a finished POST stream ends)."""
         if self.conn is None or self.stream is None:
             return
         if self.modern and not self.finished:          # rule 3: the client left before the answer
             cancel_pending(self.transport, self.stream)
-        if self.finished and not self.stream.standalone:
-            self.transport.end_post(self.stream)
-        else:
-            unsent = () if clean or self._unsent is None else [self._unsent]
-            self.transport.detach(self.stream, self.conn, unsent)
+        unsent = () if clean or self._unsent is None else [self._unsent]
+        self.transport.detach(self.stream, self.conn, unsent, done=self.finished)
