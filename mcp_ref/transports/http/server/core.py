@@ -80,8 +80,7 @@ INITIALIZE_IN_BATCH = "Bad Request: initialize must not be part of a JSON-RPC ba
 
 def _holds_initialize(message) -> bool:
     """A batch (a list) holding an ``initialize`` request (rule 2)."""
-    return isinstance(message, list) and any(isinstance(m, Request) and m.method == "initialize"
-                                             for m in message)
+    return isinstance(message, list) and any(isinstance(m, Request) and m.method == "initialize" for m in message)
 
 
 def handle_request(app, request: HttpRequest) -> HttpResponse:

@@ -84,7 +84,6 @@ def head_problem(request_line: bytes, fields: Message, bare_cr: bool) -> Optiona
         return 400, "Bad Request: a header field name must be a token followed by ':' with no whitespace"
     if bare_cr:
         return 400, "Bad Request: a bare CR in a header field"
-    size = 0
     for name, value in fields.items():
         if not _NAME.fullmatch(name):
             return 400, f"Bad Request: a header field name must be a token followed by ':': {name[:80]!r}"
@@ -92,8 +91,7 @@ def head_problem(request_line: bytes, fields: Message, bare_cr: bool) -> Optiona
             return 400, f"Bad Request: obsolete line folding (RFC 9112 §5.2) in {name!r}"
         if _CONTROL.search(value):
             return 400, f"Bad Request: a control character in a header field value ({name!r})"
-        size += len(name) + len(value) + 4                       # "name: value\r\n"
-    if size > MAX_HEAD:
+    if sum(len(name) + len(value) + 4 for name, value in fields.items()) > MAX_HEAD:     # "name: value\r\n"
         return 431, f"Request Header Fields Too Large: the header section exceeds {MAX_HEAD} bytes"
     if len(fields.get_all("host") or ()) > 1:
         return 400, "Bad Request: more than one Host header field"
