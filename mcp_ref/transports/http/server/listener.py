@@ -96,8 +96,7 @@ class ServerHandle:
 
     def __init__(self, httpd: ConnectionServer, app, path: str, thread_name: str):
         self.httpd, self.app = httpd, app
-        self.host = str(httpd.server_address[0])          # AF_INET or AF_INET6: a str
-        self.port = httpd.server_address[1]
+        self.host, self.port = httpd.server_name, httpd.server_port      # set by server_bind
         host = f"[{self.host}]" if ":" in self.host else self.host
         scheme = "https" if httpd.ssl_context is not None else "http"
         self.base_url = f"{scheme}://{host}:{self.port}"
