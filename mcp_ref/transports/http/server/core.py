@@ -124,18 +124,6 @@ class _Core(Routes):
             log.exception("HTTP %s %s failed", request.method, request.target)
             return error(500, "Internal error", close=True, code=INTERNAL_ERROR)
 
-    # ------------------------------------------------------------------ reading
-    def _read_body(self):
-        """The request body, or the ``HttpResponse`` refusing it (rule 1)."""
-        ctype = self.headers.get("content-type", "")
-        if ctype.split(";")[0].strip().lower() != "application/json":
-            return error(415, "Unsupported Media Type: Content-Type must be application/json", close=True)
-        try:
-            body = self.request.read_body(self.app.max_body)
-        except BodyRefused as refused:
-            return error(refused.status, refused.message, close=True)
-        return body
-
     # ------------------------------------------------------------------ POST /mcp
     def _post_mcp(self) -> HttpResponse:
         app, headers = self.app, self.headers

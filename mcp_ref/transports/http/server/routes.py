@@ -1,7 +1,8 @@
 """The routes of the MCP endpoint besides ``POST /mcp``: the authorization check
 every request passes (rule 7 of transports/http/server/core.py), ``GET /mcp`` (the server's
 stream) and ``DELETE /mcp`` (ending a session), the legacy HTTP+SSE
-endpoints of 2024-11-05 (rule 6), and stateless POST (rule 3).
+endpoints of 2024-11-05 (rule 6), and stateless POST (rule 3); and the reading of a
+POST's body and message, which both POST endpoints share (rules 1 and 7).
 
 ``Routes`` is a mix-in of ``http_core._Core``: each method returns the
 ``HttpResponse`` (``http_types``) its adapter writes. Spec:
@@ -18,17 +19,16 @@ from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import INTERNAL_ERROR, InvalidMessage
 from mcp_ref.jsonrpc.messages import Request, decode, error_response
 from mcp_ref.transports.http.sse import accepts, format_event
-from mcp_ref.transports.http.server.types import (SESSION_HEADER, VERSION_HEADER, HttpRequest, HttpResponse, SseBody,
-                                                  error, json_response)
+from mcp_ref.transports.http.server.types import (SESSION_HEADER, VERSION_HEADER, BodyRefused, HttpRequest,
+                                                  HttpResponse, SseBody, error, json_response)
 
 
 class Routes:
-    """Authorization, GET and DELETE /mcp, the legacy endpoints, stateless POST (a mix-in)."""
+    """Authorization, reading a POST, GET and DELETE /mcp, the legacy endpoints, stateless POST (a mix-in)."""
 
     app: Any             # the HttpApp (app.py imports this module through core.py); set by _Core
     request: HttpRequest
     headers: dict
-    _read_body: Callable[[], bytes]
     _serve_post: Callable[..., tuple]
 
     # ------------------------------------------------------------------ authorization (rule 7)
@@ -49,6 +49,17 @@ class Routes:
             return error(access.status, access.message, [("WWW-Authenticate", access.challenge)])
         self.access = access
         return None
+
+    def _read_body(self):
+        """The request body, or the ``HttpResponse`` refusing it (rule 1 of http_core)."""
+        ctype = self.headers.get("content-type", "")
+        if ctype.split(";")[0].strip().lower() != "application/json":
+            return error(415, "Unsupported Media Type: Content-Type must be application/json", close=True)
+        try:
+            body = self.request.read_body(self.app.max_body)
+        except BodyRefused as refused:
+            return error(refused.status, refused.message, close=True)
+        return body
 
     def _message_of(self, body: bytes):
         """A POST body's message, or the answer refusing it: bad JSON → 400 with the parse
