@@ -150,18 +150,15 @@ class HttpSessionTransport(_SessionTransport):
                     log.debug("no stream waits for the response to %r; dropped", message.id)
                     return
                 stream.pending.discard(message.id)
-                if not stream.pending:
-                    stream.finished = True
-                    if stream.mode is None:
-                        stream.mode = "json"           # rule 4: the answer came first
-                elif stream.mode is None:
-                    self._start_sse(stream)
+                stream.finished = not stream.pending
+                if stream.finished and stream.mode is None:
+                    stream.mode = "json"               # rule 4: the answer came first
             else:
                 stream = self._by_request.get(related_id)
                 if stream is None or stream.mode == "json":
                     stream = self.standalone
-                elif stream.mode is None:
-                    self._start_sse(stream)
+            if stream.mode is None:
+                self._start_sse(stream)                # rule 4: something came before the answer
             self._deliver(stream, message)
 
     def _end_streams(self) -> None:
