@@ -7,8 +7,8 @@ gunicorn, uWSGI, waitress, mod_wsgi, wsgiref). An adapter builds an
 client has gone) and gets back an ``HttpResponse`` (status, headers, and a body
 that is bytes or an ``SseBody`` iterator: ``http_types``); it adds only its own
 framing. So the rules below live in one place: this module holds the checks and
-``POST /mcp``; mixed in is transports/http/server/routes.py (authorization, ``GET``/``DELETE
-/mcp``, the legacy endpoints, stateless POST). ``http_server`` owns
+``POST /mcp``; mixed in is transports/http/server/routes.py (authorization, reading a POST's
+body, ``GET``/``DELETE /mcp``, the legacy endpoints, stateless POST). ``http_server`` owns
 configuration and sessions (``self.app``); ``http_session`` routes messages to
 streams. Spec: basic/transports#streamable-http, #sending-messages-to-the-server,
 #listening-for-messages-from-the-server, #resumability-and-redelivery,

@@ -24,7 +24,7 @@ Rules:
    the final response first → one JSON body; anything else → SSE. A priming
    event id (revision 2025-11-25 or later) is reserved when SSE is decided,
    before any message of the stream is stored, so replay after it is complete.
-5. ``resume(last_event_id)`` replays only the stream the id names, and only a
+5. ``open_get(last_event_id)`` replays only the stream the id names, and only a
    stream of this session; replay and attaching the new connection happen
    under the routing lock, so nothing is lost or duplicated in between. A new
    connection on a stream replaces the old one (a client that reconnects knows
