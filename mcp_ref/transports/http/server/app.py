@@ -115,8 +115,8 @@ class HttpApp(HostChecks):
         evicted = None
         with self._lock:
             if len(self._sessions) >= self.max_sessions:
-                evicted = max(self._sessions.values(), key=lambda t: t.idle_for())
-                if evicted.idle_for() == 0.0:                  # busy, as every other: a request, a stream open
+                evicted = max(self._sessions.values(), key=lambda t: t.idle_for(), default=None)
+                if evicted is None or evicted.idle_for() == 0.0:    # busy, as every other: a request, a stream open
                     return None
                 del self._sessions[evicted.session_id]         # its id gets 404 from now on
             session_id = new_session_id()                     # rule 1
