@@ -67,9 +67,8 @@ __all__ = ["McpRequestHandler", "MAX_HEAD", "MAX_FIELDS"]
 
 MAX_HEAD = 65536               # bytes of the field lines together, CRLFs included (rule 3)
 MAX_FIELDS = 99                # http.client's bound: 100 lines, the empty one included (rule 3)
-_TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
 _REQUEST_LINE = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+ [\x21-\x7e]+ HTTP/([0-9])\.[0-9]\r?\n")
-_NAME = re.compile(_TOKEN)
+_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")         # a token (RFC 9110 §5.6.2)
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
