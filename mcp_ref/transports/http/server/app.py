@@ -82,9 +82,8 @@ class HttpApp(HostChecks):
         if response_mode not in ("auto", "json", "sse"):
             raise ValueError(f"response_mode must be auto, json or sse, not {response_mode!r}")
         self.server = server
-        self.path, self.sse_path, self.messages_path = path, sse_path, messages_path
+        self.path, self.sse_path, self.messages_path, self.legacy_sse = path, sse_path, messages_path, legacy_sse
         self.stateless, self.response_mode, self.enable_get = stateless, response_mode, enable_get
-        self.legacy_sse = legacy_sse
         self.max_sessions, self.idle_timeout, self.max_body = max_sessions, idle_timeout, max_body
         self.retry_interval, self.poll_interval, self.keepalive = retry_interval, poll_interval, keepalive
         self.event_store = (event_store or InMemoryEventStore()) if resumable and not stateless else None
@@ -116,10 +115,9 @@ class HttpApp(HostChecks):
         evicted = None
         with self._lock:
             if len(self._sessions) >= self.max_sessions:
-                idle = [t for t in self._sessions.values() if t.idle_for() > 0.0]    # not busy: no request, no stream
-                if not idle:
+                evicted = max(self._sessions.values(), key=lambda t: t.idle_for(), default=None)
+                if evicted is None or evicted.idle_for() == 0.0:    # busy, as every other: a request, a stream open
                     return None
-                evicted = max(idle, key=lambda t: t.idle_for())
                 del self._sessions[evicted.session_id]         # its id gets 404 from now on
             session_id = new_session_id()                     # rule 1
             transport = (LegacySseTransport(session_id, on_close=self._forget) if legacy
@@ -133,7 +131,7 @@ class HttpApp(HostChecks):
 
     def _serve(self, transport, owner):
         """Start the MCP session on ``transport``, owned by ``owner`` (an ``AccessToken``: core.py rule 7)."""
-        transport.subject, transport.auth = getattr(owner, "subject", None), owner
+        transport.auth = owner
         transport.session = self.server.serve(transport, executor=self.pool)
         return transport
 
@@ -165,22 +163,18 @@ class HttpApp(HostChecks):
             if self._sessions.get(session_id := transport.session_id) is transport:
                 del self._sessions[session_id]
 
-    def reap(self) -> int:
-        """Close sessions idle for longer than ``idle_timeout``; returns how many."""
-        with self._lock:
-            expired = [t for t in self._sessions.values() if t.idle_for() > self.idle_timeout]
-        for transport in expired:
-            log.info("HTTP session expired after %.0f s idle", self.idle_timeout)
-            self.terminate(transport, "session expired (idle)")
-        return len(expired)
-
     def _reap_loop(self) -> None:
+        """Close the sessions idle for longer than ``idle_timeout`` (rule 1), every quarter of it."""
         interval = max(0.05, min(60.0, self.idle_timeout / 4))
         while not self._stop.wait(interval):
-            try:
-                self.reap()
-            except Exception:
-                log.exception("session reaper failed")
+            with self._lock:
+                expired = [t for t in self._sessions.values() if t.idle_for() > self.idle_timeout]
+            for transport in expired:
+                log.info("HTTP session expired after %.0f s idle", self.idle_timeout)
+                try:
+                    self.terminate(transport, "session expired (idle)")
+                except Exception:
+                    log.exception("session reaper failed")
 
     def close(self) -> None:
         self._stop.set()

@@ -41,8 +41,6 @@ UNREAD, BEGUN, READ = "unread", "begun", "read"   # SocketRequest.body_state (ru
 class SocketRequest(HttpRequest):
     """An ``HttpRequest`` read off a ``BaseHTTPRequestHandler`` (rules 1 to 3)."""
 
-    __slots__ = ("handler", "body_state")
-
     def __init__(self, handler):
         super().__init__(handler.command, handler.path, handler.fields,
                          lambda: handler.connection.getsockname()[0])     # the Host check of a wildcard bind
@@ -138,16 +136,19 @@ class SocketRequest(HttpRequest):
         return 0 if length is None else (length if 0 <= length <= limit else None)    # none: no body (§6.3)
 
     def client_gone(self) -> bool:
-        """Rule 2: EOF waiting to be read. ``poll`` first, without waiting: under a socket
-        timeout the peek itself would wait for a byte (transports/http/server/handler.py rule 5)."""
-        connection = self.handler.connection
-        poller = select.poll()
-        poller.register(connection, select.POLLIN)
-        if not poller.poll(0):
-            return False
-        try:
-            return connection.recv(1, socket.MSG_PEEK) == b""
-        except (BlockingIOError, ValueError):      # nothing to read; or TLS, which takes no flags
-            return False
-        except OSError:
-            return True
+        return peer_closed(self.handler.connection)
+
+
+def peer_closed(sock) -> bool:
+    """Rule 2: EOF waiting to be read on ``sock``. ``poll`` first, without waiting: under a
+    socket timeout the peek itself would wait for a byte (transports/http/server/handler.py rule 5)."""
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    if not poller.poll(0):
+        return False
+    try:
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except (BlockingIOError, ValueError):      # nothing to read; or TLS, which takes no flags
+        return False
+    except OSError:
+        return True

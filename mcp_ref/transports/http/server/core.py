@@ -7,8 +7,8 @@ gunicorn, uWSGI, waitress, mod_wsgi, wsgiref). An adapter builds an
 client has gone) and gets back an ``HttpResponse`` (status, headers, and a body
 that is bytes or an ``SseBody`` iterator: ``http_types``); it adds only its own
 framing. So the rules below live in one place: this module holds the checks and
-``POST /mcp``; mixed in is transports/http/server/routes.py (authorization, ``GET``/``DELETE
-/mcp``, the legacy endpoints, stateless POST). ``http_server`` owns
+``POST /mcp``; mixed in is transports/http/server/routes.py (authorization, reading a POST's
+body, ``GET``/``DELETE /mcp``, the legacy endpoints, stateless POST). ``http_server`` owns
 configuration and sessions (``self.app``); ``http_session`` routes messages to
 streams. Spec: basic/transports#streamable-http, #sending-messages-to-the-server,
 #listening-for-messages-from-the-server, #resumability-and-redelivery,
@@ -63,7 +63,7 @@ from urllib.parse import urlsplit
 
 from mcp_ref.protocol import lifecycle
 from mcp_ref.errors import INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, InvalidMessage, McpError, get_logger
-from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, encode
+from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, encode, error_response
 from mcp_ref.transports.http.sse import accepts, format_event
 from mcp_ref.transports.http.modern import header_problem, is_modern_post, param_annotations, param_problem, status_for
 from mcp_ref.transports.http.server.routes import Routes
@@ -80,8 +80,7 @@ INITIALIZE_IN_BATCH = "Bad Request: initialize must not be part of a JSON-RPC ba
 
 def _holds_initialize(message) -> bool:
     """A batch (a list) holding an ``initialize`` request (rule 2)."""
-    return isinstance(message, list) and any(isinstance(m, Request) and m.method == "initialize"
-                                             for m in message)
+    return isinstance(message, list) and any(isinstance(m, Request) and m.method == "initialize" for m in message)
 
 
 def handle_request(app, request: HttpRequest) -> HttpResponse:
@@ -93,8 +92,6 @@ def handle_request(app, request: HttpRequest) -> HttpResponse:
 
 class _Core(Routes):
     """The rules for one request (see the module docstring)."""
-
-    __slots__ = ("app", "request", "headers", "access", "modern")
 
     def __init__(self, app, request: HttpRequest):
         self.app, self.request, self.headers = app, request, request.headers
@@ -126,18 +123,6 @@ class _Core(Routes):
         except Exception:
             log.exception("HTTP %s %s failed", request.method, request.target)
             return error(500, "Internal error", close=True, code=INTERNAL_ERROR)
-
-    # ------------------------------------------------------------------ reading
-    def _read_body(self):
-        """The request body, or the ``HttpResponse`` refusing it (rule 1)."""
-        ctype = self.headers.get("content-type", "")
-        if ctype.split(";")[0].strip().lower() != "application/json":
-            return error(415, "Unsupported Media Type: Content-Type must be application/json", close=True)
-        try:
-            body = self.request.read_body(self.app.max_body)
-        except BodyRefused as refused:
-            return error(refused.status, refused.message, close=True)
-        return body
 
     # ------------------------------------------------------------------ POST /mcp
     def _post_mcp(self) -> HttpResponse:
@@ -203,7 +188,7 @@ class _Core(Routes):
             if not lifecycle.batches_allowed(version):
                 return error(400, f"Bad Request: JSON-RPC batches are not supported in protocol revision "
                                   f"{version or '(not negotiated)'}"), None
-        errors = [ErrorResponse(b.id, ErrorObject(b.code, b.message)) for b in items if isinstance(b, InvalidMessage)]
+        errors = [error_response(b) for b in items if isinstance(b, InvalidMessage)]
         requests = [m for m in items if isinstance(m, Request)]
         if requests:                       # their stream first, so that no answer finds none
             mode = {"auto": None, "json": "json", "sse": "sse"}[self.app.response_mode]
@@ -229,7 +214,7 @@ class _Core(Routes):
         # Auto mode: the first item decides (http_session rule 4); it is then JSON or SSE for good.
         first = None if stream.mode == "sse" else next_item(self.request, conn, transport, stream, self.modern)
         if first is CANCELLED:                     # rule 8: the client hung up; nobody to answer
-            transport.end_post(stream)
+            transport.detach(stream, conn, done=True)
             return HttpResponse(202, close=True, sent=True), None
         if stream.mode != "sse":
             replies, item = list(errors), first
@@ -241,19 +226,15 @@ class _Core(Routes):
             if item is STOP:
                 replies += [ErrorResponse(rid, ErrorObject(INTERNAL_ERROR, "the session closed before answering"))
                             for rid in sorted(stream.pending, key=str)]
-            transport.end_post(stream)
+            transport.detach(stream, conn, done=True)
             if not replies:                        # every request was cancelled by the client
                 return HttpResponse(202), None
             # A lone answer is 200, but 400 for a 2026-07-28 request the client lacks a capability for (rule 8).
             code = replies[0].error.code if not batch and isinstance(replies[0], ErrorResponse) else None
             status = status_for(code) if self.modern and code == MISSING_REQUIRED_CLIENT_CAPABILITY else 200
             return json_response(status, replies if batch else replies[0], headers), replies
-        prelude = []
-        if stream.priming_id is not None:
-            prelude.append(format_event("", id=stream.priming_id, retry=self.app.retry_interval))
-        prelude += [format_event(encode(e)) for e in errors]
         body = SseBody(self.request, self.app, transport, stream, conn, [first] if first is not None else [],
-                       stream.priming_id, prelude, modern=self.modern)
+                       stream.priming_id, [format_event(encode(e)) for e in errors], modern=self.modern)
         return self._sse(body, headers), None
 
     # ------------------------------------------------------------------ modern POST (2026-07-28)
@@ -263,7 +244,7 @@ class _Core(Routes):
         if isinstance(message, list):
             return error(400, "Bad Request: JSON-RPC batches are not part of protocol revision 2026-07-28")
         if isinstance(message, InvalidMessage):
-            return json_response(400, ErrorResponse(message.id, ErrorObject(message.code, message.message)))
+            return json_response(400, error_response(message))
         if not isinstance(message, Request):
             return HttpResponse(202)
         try:

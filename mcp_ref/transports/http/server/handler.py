@@ -67,9 +67,8 @@ __all__ = ["McpRequestHandler", "MAX_HEAD", "MAX_FIELDS"]
 
 MAX_HEAD = 65536               # bytes of the field lines together, CRLFs included (rule 3)
 MAX_FIELDS = 99                # http.client's bound: 100 lines, the empty one included (rule 3)
-_TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
 _REQUEST_LINE = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+ [\x21-\x7e]+ HTTP/([0-9])\.[0-9]\r?\n")
-_NAME = re.compile(_TOKEN)
+_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")         # a token (RFC 9110 §5.6.2)
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
@@ -84,7 +83,6 @@ def head_problem(request_line: bytes, fields: Message, bare_cr: bool) -> Optiona
         return 400, "Bad Request: a header field name must be a token followed by ':' with no whitespace"
     if bare_cr:
         return 400, "Bad Request: a bare CR in a header field"
-    size = 0
     for name, value in fields.items():
         if not _NAME.fullmatch(name):
             return 400, f"Bad Request: a header field name must be a token followed by ':': {name[:80]!r}"
@@ -92,8 +90,7 @@ def head_problem(request_line: bytes, fields: Message, bare_cr: bool) -> Optiona
             return 400, f"Bad Request: obsolete line folding (RFC 9112 §5.2) in {name!r}"
         if _CONTROL.search(value):
             return 400, f"Bad Request: a control character in a header field value ({name!r})"
-        size += len(name) + len(value) + 4                       # "name: value\r\n"
-    if size > MAX_HEAD:
+    if sum(len(name) + len(value) + 4 for name, value in fields.items()) > MAX_HEAD:     # "name: value\r\n"
         return 431, f"Request Header Fields Too Large: the header section exceeds {MAX_HEAD} bytes"
     if len(fields.get_all("host") or ()) > 1:
         return 400, "Bad Request: more than one Host header field"
@@ -150,8 +147,7 @@ class McpRequestHandler(BaseHTTPRequestHandler):
         super().send_error(code, message, explain)
 
     def log_message(self, format, *args) -> None:
-        if log.isEnabledFor(10):                         # logging.DEBUG
-            log.debug("%s - %s", self.address_string(), format % args)
+        log.debug("%s - %s", self.address_string(), format % args)
 
     def do_POST(self) -> None:
         """Rules 1 and 6: the core's answer, written; then a body it left unread is dropped."""

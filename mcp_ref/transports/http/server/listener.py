@@ -4,6 +4,7 @@ that waits for SIGINT/SIGTERM. ``app.py`` (``serve_http``: ``http.server`` carry
 ``McpRequestHandler``) and ``wsgi.py`` (``serve_wsgi``: ``wsgiref`` carrying any WSGI
 application) each add only their request handler. The rules are app.py's rules 3 to 5.
 """
+import contextlib
 import itertools
 import signal
 import socket
@@ -82,10 +83,8 @@ class ConnectionServer(HTTPServer):
         deadline = time.monotonic() + timeout
         for how in (socket.SHUT_RD, socket.SHUT_RDWR):
             for _, sock in connections:
-                try:
+                with contextlib.suppress(OSError):
                     sock.shutdown(how)
-                except OSError:
-                    pass
             for thread, _ in connections:
                 thread.join(max(0.0, deadline - time.monotonic()) / 2)
             connections = [(t, s) for t, s in connections if t.is_alive()]
@@ -97,8 +96,7 @@ class ServerHandle:
 
     def __init__(self, httpd: ConnectionServer, app, path: str, thread_name: str):
         self.httpd, self.app = httpd, app
-        self.host = str(httpd.server_address[0])          # AF_INET or AF_INET6: a str
-        self.port = httpd.server_address[1]
+        self.host, self.port = httpd.server_name, httpd.server_port      # set by server_bind
         host = f"[{self.host}]" if ":" in self.host else self.host
         scheme = "https" if httpd.ssl_context is not None else "http"
         self.base_url = f"{scheme}://{host}:{self.port}"
@@ -150,8 +148,6 @@ def serve_until_stopped(handle: ServerHandle, line: str, ready=None) -> None:
             ready.set() if hasattr(ready, "set") else ready(handle)
         while not handle.stopping.wait(0.5):
             pass
-    except KeyboardInterrupt:
-        pass
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)

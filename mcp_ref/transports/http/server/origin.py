@@ -68,10 +68,8 @@ class HostChecks:
             return True                                    # same origin (Host is checked first)
         if parts.hostname not in LOOPBACK:
             return False
-        if self.loopback:
-            return True
-        return (self.wildcard and self.allowed_hosts is None and local_address is not None
-                and _plain_address(local_address()) in LOOPBACK)
+        return self.loopback or (self.wildcard and self.allowed_hosts is None and local_address is not None
+                                 and _plain_address(local_address()) in LOOPBACK)
 
 
 def _split_host(host: str):

@@ -1,7 +1,8 @@
 """The routes of the MCP endpoint besides ``POST /mcp``: the authorization check
 every request passes (rule 7 of transports/http/server/core.py), ``GET /mcp`` (the server's
 stream) and ``DELETE /mcp`` (ending a session), the legacy HTTP+SSE
-endpoints of 2024-11-05 (rule 6), and stateless POST (rule 3).
+endpoints of 2024-11-05 (rule 6), and stateless POST (rule 3); and the reading of a
+POST's body and message, which both POST endpoints share (rules 1 and 7).
 
 ``Routes`` is a mix-in of ``http_core._Core``: each method returns the
 ``HttpResponse`` (``http_types``) its adapter writes. Spec:
@@ -15,23 +16,19 @@ from urllib.parse import parse_qs, urlsplit
 from typing import Any, Callable, Optional
 
 from mcp_ref.protocol import lifecycle
-from mcp_ref.errors import INTERNAL_ERROR, InvalidMessage, get_logger
-from mcp_ref.jsonrpc.messages import ErrorObject, ErrorResponse, Request, decode
+from mcp_ref.errors import INTERNAL_ERROR, InvalidMessage
+from mcp_ref.jsonrpc.messages import Request, decode, error_response
 from mcp_ref.transports.http.sse import accepts, format_event
-from mcp_ref.transports.http.server.types import (SESSION_HEADER, VERSION_HEADER, HttpRequest, HttpResponse, SseBody,
-                                                  error, json_response)
-
-log = get_logger("mcp_ref.http")
+from mcp_ref.transports.http.server.types import (SESSION_HEADER, VERSION_HEADER, BodyRefused, HttpRequest,
+                                                  HttpResponse, SseBody, error, json_response)
 
 
 class Routes:
-    """Authorization, GET and DELETE /mcp, the legacy endpoints, stateless POST (a mix-in)."""
+    """Authorization, reading a POST, GET and DELETE /mcp, the legacy endpoints, stateless POST (a mix-in)."""
 
-    __slots__ = ()
     app: Any             # the HttpApp (app.py imports this module through core.py); set by _Core
     request: HttpRequest
     headers: dict
-    _read_body: Callable[[], bytes]
     _serve_post: Callable[..., tuple]
 
     # ------------------------------------------------------------------ authorization (rule 7)
@@ -50,8 +47,19 @@ class Routes:
         access = guard.authenticate(self.request.target, self.headers.get("authorization"))
         if isinstance(access, Refusal):             # 401/400 with its challenge
             return error(access.status, access.message, [("WWW-Authenticate", access.challenge)])
-        self.access = access                 # type: ignore[misc]  # a slot of _Core (core.py)
+        self.access = access
         return None
+
+    def _read_body(self):
+        """The request body, or the ``HttpResponse`` refusing it (rule 1 of http_core)."""
+        ctype = self.headers.get("content-type", "")
+        if ctype.split(";")[0].strip().lower() != "application/json":
+            return error(415, "Unsupported Media Type: Content-Type must be application/json", close=True)
+        try:
+            body = self.request.read_body(self.app.max_body)
+        except BodyRefused as refused:
+            return error(refused.status, refused.message, close=True)
+        return body
 
     def _message_of(self, body: bytes):
         """A POST body's message, or the answer refusing it: bad JSON → 400 with the parse
@@ -71,7 +79,7 @@ class Routes:
         """Rule 7: a session answers only the subject that created it."""
         if self.access is None:
             return True
-        if getattr(transport, "subject", None) != self.access.subject:
+        if getattr(transport.auth, "subject", None) != self.access.subject:
             return False
         transport.auth = self.access                # the latest token of its subject (Context.auth)
         return True
@@ -123,12 +131,11 @@ class Routes:
         if isinstance(transport, HttpResponse):
             return transport
         last_event_id = self.headers.get("last-event-id")
-        opened = transport.resume(last_event_id) if last_event_id else transport.attach_standalone()
+        opened = transport.open_get(last_event_id or None)
         if opened is None:
             return error(400, "Bad Request: unknown or expired Last-Event-ID")
         stream, conn, items, priming = opened
-        prelude = [format_event("", id=priming, retry=app.retry_interval)] if priming is not None else []
-        body = SseBody(self.request, app, transport, stream, conn, items, priming or last_event_id, prelude)
+        body = SseBody(self.request, app, transport, stream, conn, items, priming, resume_id=last_event_id)
         transport.enter()                        # busy (not reaped) until the stream ends
         body.on_end(transport.leave)
         return self._sse(body)
@@ -177,17 +184,15 @@ class Routes:
         """Stateless mode (rule 3): a fresh session per POST, pre-initialized unless it is the initialize."""
         if (refused := self._version_refused()) is not None:
             return refused
-        version = self.headers.get("mcp-protocol-version") or lifecycle.HTTP_DEFAULT_REVISION
         items = message if isinstance(message, list) else [message]
         if not any(isinstance(m, Request) for m in items):       # nothing to answer, no session to tell
-            errors = [ErrorResponse(b.id, ErrorObject(b.code, b.message)) for b in items
-                      if isinstance(b, InvalidMessage)]
+            errors = [error_response(b) for b in items if isinstance(b, InvalidMessage)]
             return json_response(400, errors) if errors else HttpResponse(202)
         transport = self.app.stateless_session(owner=self.access)
         session = transport.session
         if not (isinstance(message, Request) and message.method == "initialize"):
             session.state = lifecycle.READY
-            session.protocol_version = version
+            session.protocol_version = self.headers.get("mcp-protocol-version") or lifecycle.HTTP_DEFAULT_REVISION
         response, _ = self._serve_post(transport, message, json_ok, sse_ok,
                                        lambda: session.close("stateless request done"))
         return response

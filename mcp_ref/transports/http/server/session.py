@@ -24,7 +24,7 @@ Rules:
    the final response first → one JSON body; anything else → SSE. A priming
    event id (revision 2025-11-25 or later) is reserved when SSE is decided,
    before any message of the stream is stored, so replay after it is complete.
-5. ``resume(last_event_id)`` replays only the stream the id names, and only a
+5. ``open_get(last_event_id)`` replays only the stream the id names, and only a
    stream of this session; replay and attaching the new connection happen
    under the routing lock, so nothing is lost or duplicated in between. A new
    connection on a stream replaces the old one (a client that reconnects knows
@@ -49,8 +49,7 @@ from mcp_ref.transports.http.server.events import new_stream_id
 
 log = get_logger("mcp_ref.http")
 
-__all__ = ["HttpSessionTransport", "LegacySseTransport", "CLOSE", "STOP",
-           "CANCELLED"]
+__all__ = ["HttpSessionTransport", "LegacySseTransport", "CLOSE", "STOP", "CANCELLED"]
 
 CLOSE = object()              # end the HTTP response, keep the stream (close_stream, polling)
 STOP = object()               # end the HTTP response: the session closed or a new connection took over
@@ -65,6 +64,7 @@ class _Stream:
     def __init__(self, stream_id: str, request_ids=(), mode: Optional[str] = "sse"):
         self.id = stream_id
         self.request_ids = tuple(request_ids)
+        self.standalone = not self.request_ids
         self.pending = set(request_ids)       # requests of this POST not yet answered
         self.mode = mode                      # "json" (or the client accepts only JSON), "sse", None (auto: rule 4)
         self.conn: Optional[SimpleQueue] = None    # the queue of the HTTP response writing it (rule 6)
@@ -72,11 +72,7 @@ class _Stream:
         self.retired = False                  # finished and released (see _retire)
         self.priming_id: Optional[str] = None
         # The standalone stream's (every use asks ``standalone`` first); a POST's has none.
-        self.backlog: collections.deque = collections.deque(maxlen=0 if self.request_ids else 10000)
-
-    @property
-    def standalone(self) -> bool:
-        return not self.request_ids
+        self.backlog: collections.deque = collections.deque(maxlen=10000 if self.standalone else 0)
 
 
 class _SessionTransport:
@@ -86,8 +82,7 @@ class _SessionTransport:
     def __init__(self, session_id: Optional[str], on_close, active: int = 0):
         self.session_id = session_id
         self.session: Any = None              # the ServerSession, set by the HTTP layer (app.py) before a push
-        self.subject: Optional[str] = None    # who authorized the session, and how (set by app.py)
-        self.auth: Any = None
+        self.auth: Any = None                 # the AccessToken that authorized the session (set by app.py)
         self.closed = False
         self.last_active = time.monotonic()
         self.active = active                  # HTTP requests of this session being served
@@ -155,18 +150,15 @@ class HttpSessionTransport(_SessionTransport):
                     log.debug("no stream waits for the response to %r; dropped", message.id)
                     return
                 stream.pending.discard(message.id)
-                if not stream.pending:
-                    stream.finished = True
-                    if stream.mode is None:
-                        stream.mode = "json"           # rule 4: the answer came first
-                elif stream.mode is None:
-                    self._start_sse(stream)
+                stream.finished = not stream.pending
+                if stream.finished and stream.mode is None:
+                    stream.mode = "json"               # rule 4: the answer came first
             else:
                 stream = self._by_request.get(related_id)
                 if stream is None or stream.mode == "json":
                     stream = self.standalone
-                elif stream.mode is None:
-                    self._start_sse(stream)
+            if stream.mode is None:
+                self._start_sse(stream)                # rule 4: something came before the answer
             self._deliver(stream, message)
 
     def _end_streams(self) -> None:
@@ -214,51 +206,41 @@ class HttpSessionTransport(_SessionTransport):
                 self._start_sse(stream)
             return stream
 
-    def attach_standalone(self):
-        """A GET without ``Last-Event-ID``: ``(stream, conn, backlog items, priming event id)``.
-        The priming id is given only when the backlog is empty: backlog items carry ids."""
+    def open_get(self, last_event_id: Optional[str]):
+        """A GET: ``(stream, conn, items, priming event id)``. Without ``Last-Event-ID``, the
+        standalone stream and its backlog (a priming id only when the backlog is empty: backlog
+        items carry ids). With one (rule 5), the stream it names and its events after that id
+        (``conn`` None: the stream is finished, the replay is all); None when the id is unknown,
+        expired or not this session's."""
         with self._lock:
-            stream = self.standalone
-            conn = self._attach(stream)
-            items = list(stream.backlog)
-            stream.backlog.clear()
-            priming = self.event_store.store(stream.id, None) if not items and self.priming else None
+            if last_event_id is None:
+                stream = self.standalone
+                items = list(stream.backlog)
+                priming = self.event_store.store(stream.id, None) if not items and self.priming else None
+            else:
+                found = self.event_store.replay_after(last_event_id) if self.event_store is not None else None
+                if not found or found[0] not in self._streams:
+                    return None
+                stream, priming = self._streams[found[0]], None
+                items = [(event_id, message, False) for event_id, message in found[1]]
+            conn = None if stream.finished else self._attach(stream)
+            stream.backlog.clear()            # handed over, or replayed (every backlog item was stored)
             return stream, conn, items, priming
 
-    def resume(self, last_event_id: str):
-        """A GET with ``Last-Event-ID`` (rule 5): ``(stream, conn, replayed items, None)`` as
-        ``attach_standalone`` (``conn`` None: the stream is finished, the replay is all), or
-        None when the id is unknown, expired or not this session's."""
-        if self.event_store is None:
-            return None
-        with self._lock:
-            found = self.event_store.replay_after(last_event_id)
-            if not found or found[0] not in self._streams:
-                return None
-            stream = self._streams[found[0]]
-            items = [(event_id, message, False) for event_id, message in found[1]]
-            conn = None if stream.finished else self._attach(stream)
-            if stream.standalone:
-                stream.backlog.clear()        # every backlog item was stored, so it is replayed
-            return stream, conn, items, None
-
-    def detach(self, stream: _Stream, conn: SimpleQueue, unsent=()) -> None:
-        """A connection ended (done, failed or replaced). The standalone stream keeps what
-        the connection did not write, for the next GET."""
+    def detach(self, stream: _Stream, conn: SimpleQueue, unsent=(), done: bool = False) -> None:
+        """A connection ended (done, failed or replaced). A POST's answer written in full
+        (``done``) releases its stream; the standalone stream keeps what the connection did
+        not write, for the next GET."""
         with self._lock:
             if stream.conn is conn:
                 stream.conn = None
-            if stream.standalone and not self.closed:
+            if done:
+                self._retire(stream)
+            elif stream.standalone and not self.closed:
                 leftover = list(unsent)
                 while not conn.empty():          # nobody else puts to it: every put holds our lock
                     leftover.append(conn.get_nowait())
                 stream.backlog.extendleft(reversed([item for item in leftover if isinstance(item, tuple)]))
-
-    def end_post(self, stream: _Stream) -> None:
-        """The POST's answer has been written in full."""
-        with self._lock:
-            stream.conn = None
-            self._retire(stream)
 
     def close_stream(self, related_id) -> bool:
         """End the HTTP response carrying request ``related_id`` now; the handler keeps running

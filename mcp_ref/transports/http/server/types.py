@@ -91,8 +91,6 @@ class HttpRequest:
     ``headers`` maps lower-case names to values.
     """
 
-    __slots__ = ("method", "target", "headers", "local_address")
-
     def __init__(self, method: str, target: str, headers: dict, local_address: Optional[Callable] = None):
         self.method, self.target, self.headers = method, target, headers
         self.local_address = local_address       # () -> the address the connection arrived on
@@ -108,8 +106,6 @@ class HttpRequest:
 
 class HttpResponse:
     """Status, headers (end to end only) and body: bytes, or an ``SseBody`` to iterate."""
-
-    __slots__ = ("status", "headers", "body", "close", "sent")
 
     def __init__(self, status: int, headers=(), body=b"", close: bool = False, sent: bool = False):
         self.status, self.headers, self.body = status, list(headers), body
@@ -158,18 +154,21 @@ def next_item(request: HttpRequest, conn, transport, stream, modern: bool, timeo
 
 
 class SseBody:
-    """An SSE response body (rule 2): iterating yields ``prelude``, a replay (``items``), then
-    ``conn``'s events as they come, until the stream's last response, CLOSE, STOP or the
-    polling deadline (``conn`` None: the replay is all). ``stream`` None: the 2024-11-05
-    legacy stream, each message an ``event: message``."""
+    """An SSE response body (rule 2): iterating yields the priming event (``priming``, its id),
+    ``prelude``, a replay (``items``), then ``conn``'s events as they come, until the stream's
+    last response, CLOSE, STOP or the polling deadline (``conn`` None: the replay is all).
+    ``stream`` None: the 2024-11-05 legacy stream, each message an ``event: message``.
+    ``resume_id``: without a priming event, the id the client resumed from (``Last-Event-ID``)."""
 
-    def __init__(self, request: HttpRequest, app, transport, stream, conn, items=(), resume_id=None, prelude=(),
-                 modern: bool = False):
+    def __init__(self, request: HttpRequest, app, transport, stream, conn, items=(), priming=None, prelude=(),
+                 modern: bool = False, resume_id=None):
         self.request, self.app, self.transport, self.stream, self.conn = request, app, transport, stream, conn
         self.items = collections.deque(items)
-        self.resume_id, self.modern = resume_id, modern
+        self.resume_id, self.modern = priming or resume_id, modern
         self.deadline = time.monotonic() + app.poll_interval if app.poll_interval and stream is not None else None
         self._prelude = collections.deque(prelude)
+        if priming is not None:
+            self._prelude.appendleft(format_event("", id=priming, retry=app.retry_interval))
         self._finishers: list = []
         self._ending = False             # the next step ends the body
         self._done = False
@@ -252,13 +251,10 @@ class SseBody:
                     log.exception("ending an SSE response failed")
 
     def _release(self, clean: bool) -> None:
-        """Give the connection back to the session: a finished POST stream ends, any other is detached."""
+        """Give the connection back to the session (a finished POST stream ends)."""
         if self.conn is None or self.stream is None:
             return
         if self.modern and not self.finished:          # rule 3: the client left before the answer
             cancel_pending(self.transport, self.stream)
-        if self.finished and not self.stream.standalone:
-            self.transport.end_post(self.stream)
-        else:
-            unsent = () if clean or self._unsent is None else [self._unsent]
-            self.transport.detach(self.stream, self.conn, unsent)
+        unsent = () if clean or self._unsent is None else [self._unsent]
+        self.transport.detach(self.stream, self.conn, unsent, done=self.finished)

@@ -51,7 +51,6 @@ Rules:
    answer then goes nowhere).
 """
 import os
-import socket
 import threading
 from http import HTTPStatus
 from typing import Optional
@@ -60,6 +59,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
 from mcp_ref.transports.http.server.core import BodyRefused, HttpRequest, handle_request
 from mcp_ref.transports.http.server.app import HttpApp
+from mcp_ref.transports.http.server.body import peer_closed
 from mcp_ref.transports.http.server.handler import McpRequestHandler
 from mcp_ref.transports.http.server.listener import ConnectionServer, ServerHandle, serve_until_stopped
 from mcp_ref.transports.http.server.types import error, read_sized, read_up_to
@@ -99,13 +99,8 @@ class _WsgiRequest(HttpRequest):
 
     def client_gone(self) -> bool:
         """Rule 6: gunicorn hands over its socket: EOF there means the client has gone."""
-        sock = self.environ.get("gunicorn.socket")
-        if sock is None:
-            return False                     # a failed write tells instead, and the server closes the body
-        try:
-            return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
-        except (BlockingIOError, ValueError, OSError):
-            return False
+        sock = self.environ.get("gunicorn.socket")      # without it, a failed write tells (the server closes the body)
+        return sock is not None and peer_closed(sock)
 
 
 class WsgiApp:
@@ -130,11 +125,10 @@ class WsgiApp:
         self._lock = threading.Lock()
 
     def __call__(self, environ, start_response):
-        if self._pid != os.getpid():              # rule 5: once per process, on its first request
-            with self._lock:
-                if self._pid != os.getpid():
-                    self._pid = os.getpid()
-                    self.app.start()
+        with self._lock:                          # rule 5: once per process, on its first request
+            if self._pid != os.getpid():
+                self._pid = os.getpid()
+                self.app.start()
         try:
             response = handle_request(self.app, _WsgiRequest(environ))
         except OSError:                     # the body could not be read: the client has gone
