@@ -17,11 +17,11 @@ import contextlib
 import json
 import queue
 import secrets
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http import HTTPStatus
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from mcp_ref.server.server import Context, Server
+from mcp_ref.transports.http.server.wsgi import start_wsgi
 from mcp_ref.cli.scenarios.show import WAIT
 from mcp_ref.cli.wire import fit
 
@@ -34,30 +34,19 @@ class _AuthServer:
 
     def __init__(self, note):
         self.codes, self.tokens, self.clients, self.note = {}, {}, set(), note
+        self.routes = {("GET", "/.well-known/oauth-authorization-server"): lambda body: (200, self.metadata()),
+                       ("POST", "/register"): self.register,
+                       ("POST", "/token"): lambda body: self.token({k: v[0] for k, v in parse_qs(body).items()})}
+        self.handle = start_wsgi(self)              # a context manager: stops it
+        self.issuer = self.handle.base_url
 
-        routes = {("GET", "/.well-known/oauth-authorization-server"): lambda body: (200, self.metadata()),
-                  ("POST", "/register"): self.register,
-                  ("POST", "/token"): lambda body: self.token({k: v[0] for k, v in parse_qs(body).items()})}
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
-                status, answer = routes.get((self.command, self.path), lambda body: (404, {"error": "not_found"}))(body)
-                data = json.dumps(answer).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            do_POST = do_GET
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.issuer = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, name="scenario-auth-server", daemon=True)
-        self.thread.start()
+    def __call__(self, environ, start_response) -> list:
+        """The server itself, a WSGI application: a JSON answer to each route, 404 elsewhere."""
+        body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0)).decode()
+        route = self.routes.get((environ["REQUEST_METHOD"], environ["PATH_INFO"]))
+        status, answer = route(body) if route else (404, {"error": "not_found"})
+        start_response(f"{status} {HTTPStatus(status).phrase}", [("Content-Type", "application/json")])
+        return [json.dumps(answer).encode()]
 
     def metadata(self) -> dict:
         return {"issuer": self.issuer, "authorization_endpoint": self.issuer + "/authorize",
@@ -98,11 +87,6 @@ class _AuthServer:
         from mcp_ref.auth import AccessToken
         scopes, audience = self.tokens.get(token, (None, None))
         return None if scopes is None else AccessToken("ada", tuple(scopes), audience=audience)
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(WAIT)
 
 
 def _shown(note, response) -> None:
@@ -165,7 +149,8 @@ def auth(show) -> None:
                 _shown(note, final)
             return final
 
-    with contextlib.closing(_AuthServer(note)) as authority, start_http(
+    authority = _AuthServer(note)
+    with authority.handle, start_http(
             server, auth=authority.verify, required_scopes={"*": ["mcp"], "tool:reset": ["admin"]},
             resource_metadata={"authorization_servers": [authority.issuer], "scopes_supported": ["mcp"]}) as handle:
         show.say("auth.servers", url=handle.url, issuer=authority.issuer)
