@@ -83,8 +83,7 @@ class Show:
             yield client
 
 
-def wait_for(event: threading.Event, what: str) -> bool:
+def wait_for(event: threading.Event, what: str) -> None:
     """Wait (bounded) for ``event``; a scenario that does not see it says so and fails."""
     if not event.wait(WAIT):
         raise RuntimeError(f"scenario: {what} did not happen within {WAIT:g} s")
-    return True
