@@ -35,7 +35,7 @@ Rules:
 """
 from __future__ import annotations
 
-from mcp_ref.cli.scenarios.show import WAIT, Show, note, wait_for   # noqa: F401 -- the scenarios' toolkit
+from mcp_ref.cli.scenarios.show import Show, note
 from mcp_ref.cli.scenarios import auth, eras, host, http, inprocess
 
 SCENARIOS = {"discover": eras.discover, "listen": eras.listen, "cancel": inprocess.cancel,

@@ -72,19 +72,17 @@ class Raw:
         return conn, response
 
     def request(self, method: str, path: str, body=None, headers: dict | None = None, stream_until=None):
-        """Send; print; return ``(status, headers, [JSON bodies or SSE events])``. For an SSE
-        answer, read events until the stream ends (or ``stream_until(event)`` is true, and then
-        the connection is closed: what a client that stops reading does)."""
+        """Send; print; return ``(response, [SSE events])``: the response for its headers, and for
+        an SSE answer the events read until the stream ends (or ``stream_until(event)`` is true,
+        and then the connection is closed: what a client that stops reading does)."""
         conn, response = self.open(method, path, body, headers)
         try:
-            got = {k.lower(): v for k, v in response.getheaders()}
-            if got.get("content-type", "").startswith("text/event-stream"):
-                return response.status, got, self.events(response, stream_until)
+            if response.getheader("Content-Type", "").startswith("text/event-stream"):
+                return response, self.events(response, stream_until)
             raw = response.read()
-            bodies = [json.loads(raw)] if raw.strip() else []
-            for item in bodies:
-                self.show.transcript("receive", item)
-            return response.status, got, bodies
+            if raw.strip():                         # a JSON body (202 Accepted has none)
+                self.show.transcript("receive", json.loads(raw))
+            return response, []
         finally:
             conn.close()
 
@@ -117,10 +115,10 @@ class Raw:
 
 
 def _initialize(raw: Raw, request_id: int) -> None:
-    status, headers, _ = raw.rpc("/mcp", request_id, "initialize", {
+    response, _ = raw.rpc("/mcp", request_id, "initialize", {
         "protocolVersion": LATEST_REVISION, "capabilities": {}, "clientInfo": {"name": "scenario", "version": "1.0"}},
         {"Accept": ACCEPT})
-    raw.headers = {"Accept": ACCEPT, "Mcp-Session-Id": headers["mcp-session-id"],
+    raw.headers = {"Accept": ACCEPT, "Mcp-Session-Id": response.getheader("Mcp-Session-Id"),
                    "MCP-Protocol-Version": LATEST_REVISION}
     raw.rpc("/mcp", None, "notifications/initialized")
 
@@ -165,7 +163,7 @@ def _sessions(show, raw: Raw, resume: threading.Event) -> None:
     show.step("http.add")
     raw.rpc("/mcp", 2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
     show.step("http.slow")
-    _, _, events = raw.rpc("/mcp", 3, "tools/call",
+    _, events = raw.rpc("/mcp", 3, "tools/call",
                            {"name": "slow_count", "arguments": {}, "_meta": {"progressToken": "p3"}})
     last = [e["id"] for e in events if "id" in e][-1]
     resume.set()
