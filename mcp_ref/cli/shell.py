@@ -49,9 +49,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         raise _Usage(f"{self.prog}: {message}")
 
-    def exit(self, status=0, message=None):
-        if message:
-            self._print_message(message)
+    def exit(self, status=0, message=None):             # after -h (error, above, never comes here)
         raise _Usage("")
 
 
