@@ -116,21 +116,16 @@ def _prompts(walk: Show, client: Client) -> None:
         client.complete({"type": "ref/prompt", "name": "code_review"}, ("language", "py"))
 
 
-def _server_command(server: str) -> list:
-    """How ``--server`` runs: ``python FILE.py`` for a path to a file, else ``python -m MODULE``."""
-    if server.endswith(".py") or os.sep in server or (os.altsep and os.altsep in server):
-        if not os.path.isfile(server):
-            raise FileNotFoundError(f"--server {server}: no such file (give a .py file or a module name)")
-        return [sys.executable, os.path.abspath(server)]
-    return [sys.executable, "-m", server]
-
-
 def demo(module: str = "mcp_ref.examples.everything", protocol_version: str | None = None,
          transcript=None) -> int:
     """Walk through the example server (a module name or a .py file), printing the wire ``transcript``
     (default: the terminal's, shortened); in the era a default ``Client`` agrees on, or in ``protocol_version``."""
-    command = _server_command(module)
-    shown = " ".join(["python"] + command[1:] if command[1] == "-m" else ["python", module])
+    if module.endswith(".py") or os.sep in module or (os.altsep and os.altsep in module):     # run as python FILE.py
+        if not os.path.isfile(module):
+            raise FileNotFoundError(f"--server {module}: no such file (give a .py file or a module name)")
+        command, shown = [sys.executable, os.path.abspath(module)], f"python {module}"
+    else:
+        command, shown = [sys.executable, "-m", module], f"python -m {module}"
     transcript = transcript or Transcript()
     transport = TapTransport(StdioClientTransport(command, env=child_env()), transcript)
     updated = threading.Event()

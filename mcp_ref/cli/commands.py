@@ -26,6 +26,8 @@ Rules:
 """
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import queue
 import sys
@@ -241,19 +243,15 @@ def subscribe(client, args, out) -> int:
     client.on("notifications/resources/updated", lambda params: updates.put(params.get("uri")))
     client.subscribe_resource(args.uri)
     sys.stderr.write(f"subscribed to {args.uri}; waiting for updates (Ctrl-C to stop)\n")     # line-buffered
-    seen = 0
-    try:
-        while args.count is None or seen < args.count:
+    with contextlib.suppress(KeyboardInterrupt):                    # Ctrl-C ends the wait
+        for _ in itertools.count() if args.count is None else range(args.count):
             uri = updates.get()
-            seen += 1
             result = client.read_resource(uri)
             if args.json:
                 out.write(json.dumps({"uri": uri, **result.to_dict()}, ensure_ascii=False) + "\n")
             else:
                 out.write(f"updated {uri}: " + " ".join(_contents(c) for c in result.contents) + "\n")
             out.flush()
-    except KeyboardInterrupt:
-        pass
     client.unsubscribe_resource(args.uri)
     return 0
 

@@ -74,19 +74,18 @@ class _AuthServer:
         return f"{query['redirect_uri']}?" + urlencode({"code": code, "state": query["state"], "iss": self.issuer})
 
     def token(self, form: dict) -> tuple:
+        from mcp_ref.auth import AccessToken
         from mcp_ref.auth.pkce import challenge_for
         asked = self.codes.pop(form.get("code"), None)
         challenge = challenge_for(form.get("code_verifier", ""))
         if asked is None or challenge != asked["code_challenge"] or form.get("resource") != asked.get("resource"):
             return 400, {"error": "invalid_grant"}
         token = secrets.token_urlsafe(24)
-        self.tokens[token] = (asked.get("scope", "").split(), asked.get("resource"))
+        self.tokens[token] = AccessToken("ada", tuple(asked.get("scope", "").split()), audience=asked.get("resource"))
         return 200, {"access_token": token, "token_type": "Bearer", "scope": asked.get("scope", "")}
 
     def verify(self, token: str, resource: str):
-        from mcp_ref.auth import AccessToken
-        scopes, audience = self.tokens.get(token, (None, None))
-        return None if scopes is None else AccessToken("ada", tuple(scopes), audience=audience)
+        return self.tokens.get(token)
 
 
 def _shown(note, response) -> None:
