@@ -40,7 +40,7 @@ _LISTS = {"tools": ("list_tools", "name"), "prompts": ("list_prompts", "name"), 
 
 
 class _Usage(Exception):
-    pass
+    """A bad command line (or -h): its message, if any, is printed and the shell goes on."""
 
 
 class _Parser(argparse.ArgumentParser):

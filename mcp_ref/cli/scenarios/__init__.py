@@ -44,10 +44,6 @@ SCENARIOS = {"discover": eras.discover, "listen": eras.listen, "cancel": inproce
              "sse": http.legacy_sse, "auth": auth.auth, "host": host.host}
 
 
-def names() -> list:
-    return list(SCENARIOS)
-
-
 def run(name: str, transcript, protocol_version: str | None = None) -> int:
     """Print scenario ``name`` (``list``: the names and what each shows); 2 for an unknown name.
     ``protocol_version``: the revision to show (rule 5; default: the era a default client agrees on)."""
