@@ -86,13 +86,17 @@ def load_server(target: str):
 
 def serve_command(args) -> int:
     server = load_server(args.target)
-    if args.http is None:
-        for name in ("stateless", "json_response", "allowed_origin"):
-            if getattr(args, name):
-                raise ValueError(f"--{name.replace('_', '-')} applies to --http only")
-        if not args.trace:
-            server.run()
-            return 0
+    if args.http is not None and args.trace:
+        raise ValueError("--trace applies to stdio; trace an HTTP server from the client side (mcp-ref --trace)")
+    for name in ("stateless", "json_response", "allowed_origin"):
+        if args.http is None and getattr(args, name):
+            raise ValueError(f"--{name.replace('_', '-')} applies to --http only")
+    if args.http is not None:
+        server.run(http=args.http, path=args.path, stateless=args.stateless, json_response=args.json_response,
+                   allowed_origins=args.allowed_origin)
+    elif not args.trace:
+        server.run()
+    else:                                   # rule 3: server.run's stdio loop, with the transport tapped
         from mcp_ref.transports import TapTransport
         from mcp_ref.transports.stdio import StdioServerTransport
         from mcp_ref.cli.wire import trace
@@ -102,9 +106,4 @@ def serve_command(args) -> int:
             session.wait_closed()
         finally:
             session.close("server stopped")
-        return 0
-    if args.trace:
-        raise ValueError("--trace applies to stdio; trace an HTTP server from the client side (mcp-ref --trace)")
-    server.run(http=args.http, path=args.path, stateless=args.stateless, json_response=args.json_response,
-               allowed_origins=args.allowed_origin)
     return 0

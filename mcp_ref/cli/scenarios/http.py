@@ -141,17 +141,17 @@ def _stateless(show, raw: Raw, stopped: threading.Event) -> None:
     meta = {modern.PROTOCOL_VERSION: version, modern.CLIENT_CAPABILITIES: {},
             modern.CLIENT_INFO: {"name": "scenario", "version": "1.0"}}
 
-    def post(request_id: int, method: str, params: dict, name=None, **options):
+    def post(request_id: int, method: str, params: dict, **options):
         headers = {"Accept": ACCEPT, "MCP-Protocol-Version": version, "Mcp-Method": method,
-                   **({} if name is None else {"Mcp-Name": name})}
+                   **({"Mcp-Name": params["name"]} if "name" in params else {})}      # the tool's name
         return raw.rpc("/mcp", request_id, method, {**params, "_meta": {**meta, **params.get("_meta", {})}},
                        headers, **options)
     show.step("http.discover")
     post(1, "server/discover", {})
     show.step("http.add")
-    post(2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}, "add")
+    post(2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
     show.step("http.wait")
-    post(3, "tools/call", {"name": "wait", "arguments": {}, "_meta": {"progressToken": "p3"}}, "wait",
+    post(3, "tools/call", {"name": "wait", "arguments": {}, "_meta": {"progressToken": "p3"}},
          stream_until=lambda event: True)
     show.say("http.cancelled", stopped=stopped.wait(WAIT))
 
