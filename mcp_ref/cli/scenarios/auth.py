@@ -21,7 +21,6 @@ from http import HTTPStatus
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from mcp_ref.server.server import Context, Server
-from mcp_ref.transports.http.server.wsgi import start_wsgi
 from mcp_ref.cli.scenarios.show import WAIT
 from mcp_ref.cli.wire import fit
 
@@ -37,6 +36,7 @@ class _AuthServer:
         self.routes = {("GET", "/.well-known/oauth-authorization-server"): lambda body: (200, self.metadata()),
                        ("POST", "/register"): self.register,
                        ("POST", "/token"): lambda body: self.token({k: v[0] for k, v in parse_qs(body).items()})}
+        from mcp_ref.transports.http.server.wsgi import start_wsgi
         self.handle = start_wsgi(self)              # a context manager: stops it
         self.issuer = self.handle.base_url
 
