@@ -35,13 +35,12 @@ import threading
 
 from mcp_ref.client.client import Client
 from mcp_ref.cli.commands import describe_error, summary
-from mcp_ref.cli.scenarios.show import Show, note
+from mcp_ref.cli.scenarios.show import WAIT, Show, note     # WAIT: how long a notification asked for may take
 from mcp_ref.cli.wire import Transcript, child_env
 from mcp_ref.protocol.lifecycle import SUPPORTED_REVISIONS
 from mcp_ref.transports import TapTransport
 from mcp_ref.transports.stdio import StdioClientTransport
 
-WAIT = 5.0      # seconds to wait for a notification the demo asked for
 # Tools with a step of their own below, called with the arguments they need.
 _OWN_STEP = ("long_operation", "count", "divide", "touch_counter", "toggle_extra_tool")
 
