@@ -26,8 +26,6 @@ import sys
 
 __all__ = ["add_serve_arguments", "serve_command", "load_server", "address"]
 
-_NAMES = ("server", "mcp", "app")
-
 
 def address(text: str) -> tuple:
     """``HOST:PORT`` as ``(host, port)``, for ``--http`` (an empty host is 127.0.0.1)."""
@@ -74,7 +72,7 @@ def load_server(target: str):
     if attr and not hasattr(module, attr):
         raise LookupError(f"{module_name} has no attribute {attr!r}")
     servers = [name for name, value in vars(module).items() if isinstance(value, Server)]
-    named = [name for name in _NAMES if name in servers]
+    named = [name for name in ("server", "mcp", "app") if name in servers]          # rule 1, in this order
     if not attr and not named and len(servers) != 1:
         raise LookupError(f"{module_name} holds {'no' if not servers else 'several'} mcp_ref Server "
                           f"objects{': ' + ', '.join(servers) if servers else ''}; name one as {module_name}:ATTR")
