@@ -149,7 +149,6 @@ def tasks(show) -> None:
             threading.Timer(0.1, release.set).start()
             client.call_tool("report")
             release.clear()
-            running.clear()
             show.step("tasks.timeout")
             show.failing(RequestTimeout, client.call_tool, "report", timeout=1.0)
             return
