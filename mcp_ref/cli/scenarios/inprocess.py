@@ -42,7 +42,6 @@ def cancel(show) -> None:
         wait_for(saw_cancel, "the tool's cancellation")
         show.say("cancel.stopped")
         show.step("cancel.timeout")
-        started.clear()
         show.failing(RequestTimeout, client.call_tool, "wait_for_stop", timeout=0.3)
         wait_for(saw_cancel, "the tool's cancellation")
         if show.modern:
