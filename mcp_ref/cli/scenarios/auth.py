@@ -133,7 +133,7 @@ def auth(show) -> None:
     def flush() -> None:                        # rule 3: printed from the scenario's thread
         while not notes.empty():
             line = notes.get()
-            show.line(line if show.transcript.full else fit("", line, show.transcript.width))
+            show.transcript.emit(line if show.transcript.full else fit("", line, show.transcript.width))
 
     class Provider(OAuthClientProvider):            # notes every response of the flow, retries included
         def _session(self):

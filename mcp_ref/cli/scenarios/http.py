@@ -60,7 +60,7 @@ class Raw:
         """Send; print the request and the status line; return ``(connection, response)``."""
         sent = {**self.headers, **(headers or {})}
         shown = " ".join(f"{k}: {v}" for k, v in sent.items())
-        self.show.line(f"{method} {path}  {shown}".rstrip())
+        self.show.transcript.emit(f"{method} {path}  {shown}".rstrip())
         if body is not None:
             self.show.transcript("send", body)
             sent["Content-Type"] = "application/json"
@@ -68,7 +68,7 @@ class Raw:
         conn.request(method, path, body=None if body is None else json.dumps(body), headers=sent)
         response = conn.getresponse()
         head = "  ".join(f"{k}: {response.getheader(k)}" for k in SHOWN_HEADERS if response.getheader(k))
-        self.show.line(f"  <- {response.status} {response.reason}  {head}".rstrip())
+        self.show.transcript.emit(f"  <- {response.status} {response.reason}  {head}".rstrip())
         return conn, response
 
     def request(self, method: str, path: str, body=None, headers: dict | None = None, stream_until=None):
@@ -104,10 +104,10 @@ class Raw:
             fields = "  ".join(f"{k}: {event[k]}" for k in ("id", "event", "retry") if k in event)
             data = event.get("data", "")
             if data.startswith("{"):
-                self.show.line(f"  event  {fields}")
+                self.show.transcript.emit(f"  event  {fields}")
                 self.show.transcript("receive", json.loads(data))
             else:
-                self.show.line(f"  event  {fields}  data: {data!r}")
+                self.show.transcript.emit(f"  event  {fields}  data: {data!r}")
             if stream_until is not None and stream_until(event):
                 break
             event = {}

@@ -58,10 +58,6 @@ class Show:
         except error as exc:
             self.say(f"the caller raised {error.__name__}: {exc}")
 
-    def line(self, text: str) -> None:
-        """A line that is neither a message nor a comment (raw HTTP, for example)."""
-        self.transcript.emit(text)
-
     @contextmanager
     def connect(self, server, wrap=None, announce: bool = True, **client_options):
         """A connected ``Client`` for ``server`` over a memory pair, the client's end tapped
