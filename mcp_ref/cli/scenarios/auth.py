@@ -32,12 +32,12 @@ class _AuthServer:
     PKCE S256 required), on 127.0.0.1; ``verify(token, resource)`` for the MCP server."""
 
     def __init__(self, note):
+        from mcp_ref.transports.http.server.wsgi import start_wsgi
         self.codes, self.tokens, self.clients, self.note = {}, {}, set(), note
         self.routes = {("GET", "/.well-known/oauth-authorization-server"): lambda body: (200, self.metadata()),
                        ("POST", "/register"): self.register,
                        ("POST", "/token"): lambda body: self.token({k: v[0] for k, v in parse_qs(body).items()})}
-        from mcp_ref.transports.http.server.wsgi import start_wsgi
-        self.handle = start_wsgi(self)              # a context manager: stops it
+        self.handle = start_wsgi(self)              # its thread and port; a context manager that stops it
         self.issuer = self.handle.base_url
 
     def __call__(self, environ, start_response) -> list:
