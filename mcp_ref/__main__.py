@@ -35,13 +35,12 @@ import threading
 
 from mcp_ref.client.client import Client
 from mcp_ref.cli.commands import describe_error, summary
-from mcp_ref.cli.scenarios.show import Show, note
+from mcp_ref.cli.scenarios.show import WAIT, Show, note     # WAIT: how long a notification asked for may take
 from mcp_ref.cli.wire import Transcript, child_env
 from mcp_ref.protocol.lifecycle import SUPPORTED_REVISIONS
 from mcp_ref.transports import TapTransport
 from mcp_ref.transports.stdio import StdioClientTransport
 
-WAIT = 5.0      # seconds to wait for a notification the demo asked for
 # Tools with a step of their own below, called with the arguments they need.
 _OWN_STEP = ("long_operation", "count", "divide", "touch_counter", "toggle_extra_tool")
 
@@ -116,21 +115,16 @@ def _prompts(walk: Show, client: Client) -> None:
         client.complete({"type": "ref/prompt", "name": "code_review"}, ("language", "py"))
 
 
-def _server_command(server: str) -> list:
-    """How ``--server`` runs: ``python FILE.py`` for a path to a file, else ``python -m MODULE``."""
-    if server.endswith(".py") or os.sep in server or (os.altsep and os.altsep in server):
-        if not os.path.isfile(server):
-            raise FileNotFoundError(f"--server {server}: no such file (give a .py file or a module name)")
-        return [sys.executable, os.path.abspath(server)]
-    return [sys.executable, "-m", server]
-
-
 def demo(module: str = "mcp_ref.examples.everything", protocol_version: str | None = None,
          transcript=None) -> int:
     """Walk through the example server (a module name or a .py file), printing the wire ``transcript``
     (default: the terminal's, shortened); in the era a default ``Client`` agrees on, or in ``protocol_version``."""
-    command = _server_command(module)
-    shown = " ".join(["python"] + command[1:] if command[1] == "-m" else ["python", module])
+    if module.endswith(".py") or os.sep in module or (os.altsep and os.altsep in module):     # run as python FILE.py
+        if not os.path.isfile(module):
+            raise FileNotFoundError(f"--server {module}: no such file (give a .py file or a module name)")
+        command, shown = [sys.executable, os.path.abspath(module)], f"python {module}"
+    else:
+        command, shown = [sys.executable, "-m", module], f"python -m {module}"
     transcript = transcript or Transcript()
     transport = TapTransport(StdioClientTransport(command, env=child_env()), transcript)
     updated = threading.Event()

@@ -159,7 +159,7 @@ def _runs(era: str):
     from mcp_ref.__main__ import Transcript, demo
     from mcp_ref.cli import scenarios
     version = None if era == ERAS[0] else era
-    for name in scenarios.names() + ["demo"]:
+    for name in list(scenarios.SCENARIOS) + ["demo"]:
         recorder = Transcript(full=True, out=io.StringIO(), width=10_000)        # it keeps what it printed
         if name == "demo":
             status = demo(protocol_version=version, transcript=recorder)

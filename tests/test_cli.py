@@ -276,9 +276,10 @@ def test_shell_through_onecmd(http_url):
         shell = Shell(client, out=out)
         shell.onecmd(shell.precmd("call add a=2 b=40"))
         assert out.getvalue() == "42\n"
-        assert shell.complete_call("ec", "call ec", 5, 7) == ["echo"]
-        assert shell.complete_read("everything://c", "read everything://c", 5, 19) == ["everything://counter"]
-        assert shell.complete_prompt("", "prompt ", 7, 7)[:2] == ["simple", "code_review"]
+        assert shell.completedefault("ec", "call ec", 5, 7) == ["echo"]
+        assert shell.completedefault("everything://c", "read everything://c", 5, 19) == ["everything://counter"]
+        assert shell.completedefault("", "prompt ", 7, 7)[:2] == ["simple", "code_review"]
+        assert shell.completedefault("", "call echo ", 10, 10) == shell.completedefault("e", "ping e", 5, 6) == []
         for line in ("subscribe everything://counter", "call touch_counter"):
             shell.onecmd(shell.precmd(line))
         deadline = time.monotonic() + WAIT

@@ -42,7 +42,7 @@ def methods(records: list, direction: str) -> list:
 
 
 def test_the_list_names_every_scenario():
-    assert scenarios.names() == NAMES
+    assert list(scenarios.SCENARIOS) == NAMES
     out = io.StringIO()
     assert scenarios.run("list", Transcript(out=out)) == 0
     for name in NAMES:
@@ -299,7 +299,7 @@ def test_the_narration_names_each_era_and_each_scenario():
         assert era in ("", "modern", "legacy"), key
         if era:         # both eras, and no common note the era's own would hide
             assert f"{base}/{'legacy' if era == 'modern' else 'modern'}" in keys and base not in keys, key
-    assert all(name in keys for name in scenarios.names())
+    assert all(name in keys for name in scenarios.SCENARIOS)
     assert note("connect", False, version="2025-11-25").startswith("initialize, then notifications/initialized: the "
                                                                    "2025-11-25 handshake")
     assert note("a text with spaces is printed as it is") == "a text with spaces is printed as it is"

@@ -31,7 +31,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mcp_ref.cli.commands import parse
+from mcp_ref.cli.commands import COMMANDS, add_arguments, describe_error, parse
+from mcp_ref.cli.serve import add_serve_arguments
+from mcp_ref.cli.wire import ProgressBar, connect
 from mcp_ref.protocol import lifecycle
 
 __all__ = ["add_commands", "top_parser", "parse", "guarded"]
@@ -66,8 +68,6 @@ def top_parser():
 
 def add_commands(sub) -> None:
     """Add serve, shell and the inspector commands to ``sub`` (argparse subparsers): each sets ``run``."""
-    from mcp_ref.cli.commands import COMMANDS, add_arguments
-    from mcp_ref.cli.serve import add_serve_arguments
     add_serve_arguments(sub.add_parser("serve", help="run a server object over stdio or HTTP: serve MODULE[:ATTR]"))
     common = argparse.ArgumentParser(add_help=False)            # what the shell and the inspector take (rule 3)
     target = common.add_argument_group("target (one of)")
@@ -103,15 +103,12 @@ def guarded(run, args) -> int:
         sys.stderr.write("\nmcp-ref: interrupted; the request in flight was cancelled\n")
         return 130
     except Exception as exc:          # noqa: BLE001 -- rule 1: a clear line, no traceback
-        from mcp_ref.cli.commands import describe_error
         lines = (line.strip() for line in describe_error(exc).splitlines())
         sys.stderr.write(f"mcp-ref: error: {'; '.join(line for line in lines if line)}\n")
         return 1
 
 
 def _inspect(args) -> int:
-    from mcp_ref.cli.commands import COMMANDS
-    from mcp_ref.cli.wire import connect
     with connect(args, on_log=_print_log) as client:
         return COMMANDS[args.inspector][2](client, args, sys.stdout)
 
@@ -119,7 +116,6 @@ def _inspect(args) -> int:
 def _print_log(params) -> None:
     logger = f" {params.logger}" if params.logger else ""
     data = params.data.get("message", params.data) if isinstance(params.data, dict) else params.data
-    from mcp_ref.cli.wire import ProgressBar
     ProgressBar.interrupt()
     sys.stderr.write(f"[log {params.level}{logger}] {data}\n")
 

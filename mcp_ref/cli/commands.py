@@ -26,6 +26,8 @@ Rules:
 """
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import queue
 import sys
@@ -138,10 +140,14 @@ def info(client, args, out) -> int:
                    + ([f"instructions: {client.instructions}"] if client.instructions else []))
 
 
-def _listing(items, name, describe, out, args) -> int:
-    width = max([len(name(item)) for item in items] + [0])
-    return _answer(out, args, [item.to_dict() for item in items],
-                   [f"{name(item):<{width}}  {describe(item).strip()}".rstrip() for item in items])
+def _listing(method: str, name, describe):
+    """A listing command: the items ``client.<method>()`` returns, one a line: ``name``, then ``describe``."""
+    def run(client, args, out) -> int:
+        items = getattr(client, method)()
+        width = max([len(name(item)) for item in items] + [0])
+        return _answer(out, args, [item.to_dict() for item in items],
+                       [f"{name(item):<{width}}  {describe(item).strip()}".rstrip() for item in items])
+    return run
 
 
 def _schema_type(schema) -> str:
@@ -178,23 +184,11 @@ def _name_and_type(item) -> str:
     return (item.name or "") + (f" ({item.mime_type})" if item.mime_type else "")
 
 
-def tools(client, args, out) -> int:
-    return _listing(client.list_tools(), lambda t: t.name,
-                    lambda t: f"{_parameters(t.input_schema)} {summary(t.description)}", out, args)
-
-
-def resources(client, args, out) -> int:
-    return _listing(client.list_resources(), lambda r: r.uri, _name_and_type, out, args)
-
-
-def templates(client, args, out) -> int:
-    return _listing(client.list_resource_templates(), lambda t: t.uri_template, _name_and_type, out, args)
-
-
-def prompts(client, args, out) -> int:
-    return _listing(client.list_prompts(), lambda p: p.name, lambda p: "({}) {}".format(
-        ", ".join(a.name + ("" if a.required else "?") for a in p.arguments or ()), summary(p.description)),
-        out, args)
+tools = _listing("list_tools", lambda t: t.name, lambda t: f"{_parameters(t.input_schema)} {summary(t.description)}")
+resources = _listing("list_resources", lambda r: r.uri, _name_and_type)
+templates = _listing("list_resource_templates", lambda t: t.uri_template, _name_and_type)
+prompts = _listing("list_prompts", lambda p: p.name, lambda p: "({}) {}".format(
+    ", ".join(a.name + ("" if a.required else "?") for a in p.arguments or ()), summary(p.description)))
 
 
 def _mirrors(block, structured) -> bool:
@@ -249,19 +243,15 @@ def subscribe(client, args, out) -> int:
     client.on("notifications/resources/updated", lambda params: updates.put(params.get("uri")))
     client.subscribe_resource(args.uri)
     sys.stderr.write(f"subscribed to {args.uri}; waiting for updates (Ctrl-C to stop)\n")     # line-buffered
-    seen = 0
-    try:
-        while args.count is None or seen < args.count:
+    with contextlib.suppress(KeyboardInterrupt):                    # Ctrl-C ends the wait
+        for _ in itertools.count() if args.count is None else range(args.count):
             uri = updates.get()
-            seen += 1
             result = client.read_resource(uri)
             if args.json:
                 out.write(json.dumps({"uri": uri, **result.to_dict()}, ensure_ascii=False) + "\n")
             else:
                 out.write(f"updated {uri}: " + " ".join(_contents(c) for c in result.contents) + "\n")
             out.flush()
-    except KeyboardInterrupt:
-        pass
     client.unsubscribe_resource(args.uri)
     return 0
 

@@ -62,9 +62,8 @@ def label(data) -> str:
     """What an arrow says (rule 3)."""
     if isinstance(data, list):
         return f"batch [{', '.join(label(item) for item in data)}]"
-    if not isinstance(data, dict):
-        return "not a JSON-RPC message"
-    ident = f" #{data['id']}" if "id" in data and data["id"] is not None else ""
+    data = data if isinstance(data, dict) else {}           # anything else is no JSON-RPC message
+    ident = f" #{data['id']}" if data.get("id") is not None else ""
     if isinstance(data.get("method"), str):
         return data["method"] + ident
     if "error" in data:

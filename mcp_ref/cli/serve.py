@@ -26,8 +26,6 @@ import sys
 
 __all__ = ["add_serve_arguments", "serve_command", "load_server", "address"]
 
-_NAMES = ("server", "mcp", "app")
-
 
 def address(text: str) -> tuple:
     """``HOST:PORT`` as ``(host, port)``, for ``--http`` (an empty host is 127.0.0.1)."""
@@ -74,7 +72,7 @@ def load_server(target: str):
     if attr and not hasattr(module, attr):
         raise LookupError(f"{module_name} has no attribute {attr!r}")
     servers = [name for name, value in vars(module).items() if isinstance(value, Server)]
-    named = [name for name in _NAMES if name in servers]
+    named = [name for name in ("server", "mcp", "app") if name in servers]          # rule 1, in this order
     if not attr and not named and len(servers) != 1:
         raise LookupError(f"{module_name} holds {'no' if not servers else 'several'} mcp_ref Server "
                           f"objects{': ' + ', '.join(servers) if servers else ''}; name one as {module_name}:ATTR")
@@ -86,13 +84,17 @@ def load_server(target: str):
 
 def serve_command(args) -> int:
     server = load_server(args.target)
-    if args.http is None:
-        for name in ("stateless", "json_response", "allowed_origin"):
-            if getattr(args, name):
-                raise ValueError(f"--{name.replace('_', '-')} applies to --http only")
-        if not args.trace:
-            server.run()
-            return 0
+    if args.http is not None and args.trace:
+        raise ValueError("--trace applies to stdio; trace an HTTP server from the client side (mcp-ref --trace)")
+    for name in ("stateless", "json_response", "allowed_origin"):
+        if args.http is None and getattr(args, name):
+            raise ValueError(f"--{name.replace('_', '-')} applies to --http only")
+    if args.http is not None:
+        server.run(http=args.http, path=args.path, stateless=args.stateless, json_response=args.json_response,
+                   allowed_origins=args.allowed_origin)
+    elif not args.trace:
+        server.run()
+    else:                                   # rule 3: server.run's stdio loop, with the transport tapped
         from mcp_ref.transports import TapTransport
         from mcp_ref.transports.stdio import StdioServerTransport
         from mcp_ref.cli.wire import trace
@@ -102,9 +104,4 @@ def serve_command(args) -> int:
             session.wait_closed()
         finally:
             session.close("server stopped")
-        return 0
-    if args.trace:
-        raise ValueError("--trace applies to stdio; trace an HTTP server from the client side (mcp-ref --trace)")
-    server.run(http=args.http, path=args.path, stateless=args.stateless, json_response=args.json_response,
-               allowed_origins=args.allowed_origin)
     return 0

@@ -35,12 +35,13 @@ from mcp_ref.cli.commands import COMMANDS, add_arguments, describe_error, parse
 __all__ = ["Shell", "run_shell"]
 
 HISTORY = os.path.join(os.path.expanduser("~"), ".mcp_ref_history")
-# What tab completes (rule 2): the list to fetch, and the field of each item that is its name.
-_LISTS = {"tools": ("list_tools", "name"), "prompts": ("list_prompts", "name"), "resources": ("list_resources", "uri")}
+# What tab completes after each command (rule 2): the list to fetch, and the field of each item that is its name.
+_COMPLETES = {"call": ("list_tools", "name"), "prompt": ("list_prompts", "name"), "read": ("list_resources", "uri"),
+              "subscribe": ("list_resources", "uri"), "unsubscribe": ("list_resources", "uri")}
 
 
 class _Usage(Exception):
-    pass
+    """A bad command line (or -h): its message, if any, is printed and the shell goes on."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,9 +50,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         raise _Usage(f"{self.prog}: {message}")
 
-    def exit(self, status=0, message=None):
-        if message:
-            self._print_message(message)
+    def exit(self, status=0, message=None):             # after -h (error, above, never comes here)
         raise _Usage("")
 
 
@@ -63,7 +62,7 @@ class Shell(cmd.Cmd):
         super().__init__(stdout=out or sys.stdout)
         self.client = client
         self.lock = threading.Lock()
-        self._names: dict = {}                  # kind -> names for completion, None when stale
+        self._names: dict = {}                  # list method -> names for completion; cleared when stale
         self.intro = (f"connected to {client.server_info.name} {client.server_info.version} "
                       f"(protocol {client.protocol_version}); 'help' lists the commands, Ctrl-D leaves")
         client.on_notification = self.notification
@@ -119,14 +118,19 @@ class Shell(cmd.Cmd):
         return True
 
     # -- rule 2
-    def names(self, kind: str) -> list:
-        if kind not in self._names:
-            method, field = _LISTS[kind]
+    def completedefault(self, text: str, line: str, begidx: int, endidx: int) -> list:
+        """cmd's completion of every command's words: the listed names starting with ``text``, for
+        the word after a command of ``_COMPLETES``."""
+        command, *words = line.split() or [""]
+        if command not in _COMPLETES or len(words) > 1 or (words and not text):    # only the word after it
+            return []
+        method, field = _COMPLETES[command]
+        if method not in self._names:
             try:
-                self._names[kind] = [getattr(item, field) for item in getattr(self.client, method)()]
+                self._names[method] = [getattr(item, field) for item in getattr(self.client, method)()]
             except Exception:                 # noqa: BLE001 -- nothing to complete
-                self._names[kind] = []
-        return self._names[kind]
+                self._names[method] = []
+        return [name for name in self._names[method] if name.startswith(text)]
 
 
 def _make(name: str):
@@ -136,20 +140,8 @@ def _make(name: str):
     return do
 
 
-def _completer(kind: str):
-    def complete(self, text: str, line: str, begidx: int, endidx: int) -> list:
-        words = len(line.split())
-        if words > 2 or (words == 2 and not text):      # only the word after the command
-            return []
-        return [name for name in self.names(kind) if name.startswith(text)]
-    return complete
-
-
 for _name in COMMANDS:
     setattr(Shell, "do_" + _name, _make(_name))
-for _name, _kind in (("call", "tools"), ("prompt", "prompts"), ("read", "resources"), ("subscribe", "resources"),
-                     ("unsubscribe", "resources")):
-    setattr(Shell, "complete_" + _name, _completer(_kind))
 
 
 def run_shell(args) -> int:

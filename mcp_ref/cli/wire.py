@@ -33,8 +33,8 @@ import shutil
 import sys
 import textwrap
 import threading
-import time
 from contextlib import contextmanager
+from datetime import datetime
 
 from mcp_ref.host import ConfigError, Host, ServerConfig, load_config
 
@@ -136,8 +136,7 @@ _TRACE_LOCK = threading.Lock()
 
 def trace(server: str, direction: str, message, session_id=None) -> None:
     """``Host(trace=...)`` on stderr (rule 2), one line a message, from any thread."""
-    now = time.time()
-    stamp = time.strftime("%H:%M:%S", time.localtime(now)) + f".{int(now % 1 * 1000):03d}"
+    stamp = datetime.now().strftime("%H:%M:%S.%f")[:-3]             # to the millisecond
     where = server + (f" session={session_id}" if session_id else "")
     arrow = "->" if direction == "send" else "<-"
     with _TRACE_LOCK:

@@ -35,7 +35,7 @@ Rules:
 """
 from __future__ import annotations
 
-from mcp_ref.cli.scenarios.show import WAIT, Show, note, wait_for   # noqa: F401 -- the scenarios' toolkit
+from mcp_ref.cli.scenarios.show import Show, note
 from mcp_ref.cli.scenarios import auth, eras, host, http, inprocess
 
 SCENARIOS = {"discover": eras.discover, "listen": eras.listen, "cancel": inprocess.cancel,
@@ -44,21 +44,16 @@ SCENARIOS = {"discover": eras.discover, "listen": eras.listen, "cancel": inproce
              "sse": http.legacy_sse, "auth": auth.auth, "host": host.host}
 
 
-def names() -> list:
-    return list(SCENARIOS)
-
-
 def run(name: str, transcript, protocol_version: str | None = None) -> int:
     """Print scenario ``name`` (``list``: the names and what each shows); 2 for an unknown name.
     ``protocol_version``: the revision to show (rule 5; default: the era a default client agrees on)."""
     if name == "list" or name not in SCENARIOS:
-        out = transcript.out
         if name != "list":
-            out.write(f"unknown scenario {name!r}; the scenarios are:\n")
+            transcript.out.write(f"unknown scenario {name!r}; the scenarios are:\n")
         width = max(len(n) for n in SCENARIOS)
         for key in SCENARIOS:
-            out.write(f"  {key.ljust(width)}  {note(key)}\n")
-        out.write("run one with: python -m mcp_ref demo --scenario NAME\n")
+            transcript.out.write(f"  {key.ljust(width)}  {note(key)}\n")
+        transcript.out.write("run one with: python -m mcp_ref demo --scenario NAME\n")
         return 0 if name == "list" else 2
     show = Show(transcript, protocol_version)
     era = "the default era, 2026-07-28" if protocol_version in (None, "auto") else protocol_version

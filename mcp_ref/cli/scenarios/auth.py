@@ -17,8 +17,7 @@ import contextlib
 import json
 import queue
 import secrets
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http import HTTPStatus
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from mcp_ref.server.server import Context, Server
@@ -33,31 +32,21 @@ class _AuthServer:
     PKCE S256 required), on 127.0.0.1; ``verify(token, resource)`` for the MCP server."""
 
     def __init__(self, note):
+        from mcp_ref.transports.http.server.wsgi import start_wsgi
         self.codes, self.tokens, self.clients, self.note = {}, {}, set(), note
+        self.routes = {("GET", "/.well-known/oauth-authorization-server"): lambda body: (200, self.metadata()),
+                       ("POST", "/register"): self.register,
+                       ("POST", "/token"): lambda body: self.token({k: v[0] for k, v in parse_qs(body).items()})}
+        self.handle = start_wsgi(self)              # its thread and port; a context manager that stops it
+        self.issuer = self.handle.base_url
 
-        routes = {("GET", "/.well-known/oauth-authorization-server"): lambda body: (200, self.metadata()),
-                  ("POST", "/register"): self.register,
-                  ("POST", "/token"): lambda body: self.token({k: v[0] for k, v in parse_qs(body).items()})}
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
-                status, answer = routes.get((self.command, self.path), lambda body: (404, {"error": "not_found"}))(body)
-                data = json.dumps(answer).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            do_POST = do_GET
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.issuer = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, name="scenario-auth-server", daemon=True)
-        self.thread.start()
+    def __call__(self, environ, start_response) -> list:
+        """The server itself, a WSGI application: a JSON answer to each route, 404 elsewhere."""
+        body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0)).decode()
+        route = self.routes.get((environ["REQUEST_METHOD"], environ["PATH_INFO"]))
+        status, answer = route(body) if route else (404, {"error": "not_found"})
+        start_response(f"{status} {HTTPStatus(status).phrase}", [("Content-Type", "application/json")])
+        return [json.dumps(answer).encode()]
 
     def metadata(self) -> dict:
         return {"issuer": self.issuer, "authorization_endpoint": self.issuer + "/authorize",
@@ -85,24 +74,18 @@ class _AuthServer:
         return f"{query['redirect_uri']}?" + urlencode({"code": code, "state": query["state"], "iss": self.issuer})
 
     def token(self, form: dict) -> tuple:
+        from mcp_ref.auth import AccessToken
         from mcp_ref.auth.pkce import challenge_for
         asked = self.codes.pop(form.get("code"), None)
         challenge = challenge_for(form.get("code_verifier", ""))
         if asked is None or challenge != asked["code_challenge"] or form.get("resource") != asked.get("resource"):
             return 400, {"error": "invalid_grant"}
         token = secrets.token_urlsafe(24)
-        self.tokens[token] = (asked.get("scope", "").split(), asked.get("resource"))
+        self.tokens[token] = AccessToken("ada", tuple(asked.get("scope", "").split()), audience=asked.get("resource"))
         return 200, {"access_token": token, "token_type": "Bearer", "scope": asked.get("scope", "")}
 
     def verify(self, token: str, resource: str):
-        from mcp_ref.auth import AccessToken
-        scopes, audience = self.tokens.get(token, (None, None))
-        return None if scopes is None else AccessToken("ada", tuple(scopes), audience=audience)
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(WAIT)
+        return self.tokens.get(token)
 
 
 def _shown(note, response) -> None:
@@ -150,7 +133,7 @@ def auth(show) -> None:
     def flush() -> None:                        # rule 3: printed from the scenario's thread
         while not notes.empty():
             line = notes.get()
-            show.line(line if show.transcript.full else fit("", line, show.transcript.width))
+            show.transcript.emit(line if show.transcript.full else fit("", line, show.transcript.width))
 
     class Provider(OAuthClientProvider):            # notes every response of the flow, retries included
         def _session(self):
@@ -165,7 +148,8 @@ def auth(show) -> None:
                 _shown(note, final)
             return final
 
-    with contextlib.closing(_AuthServer(note)) as authority, start_http(
+    authority = _AuthServer(note)
+    with authority.handle, start_http(
             server, auth=authority.verify, required_scopes={"*": ["mcp"], "tool:reset": ["admin"]},
             resource_metadata={"authorization_servers": [authority.issuer], "scopes_supported": ["mcp"]}) as handle:
         show.say("auth.servers", url=handle.url, issuer=authority.issuer)

@@ -60,7 +60,7 @@ class Raw:
         """Send; print the request and the status line; return ``(connection, response)``."""
         sent = {**self.headers, **(headers or {})}
         shown = " ".join(f"{k}: {v}" for k, v in sent.items())
-        self.show.line(f"{method} {path}  {shown}".rstrip())
+        self.show.transcript.emit(f"{method} {path}  {shown}".rstrip())
         if body is not None:
             self.show.transcript("send", body)
             sent["Content-Type"] = "application/json"
@@ -68,23 +68,21 @@ class Raw:
         conn.request(method, path, body=None if body is None else json.dumps(body), headers=sent)
         response = conn.getresponse()
         head = "  ".join(f"{k}: {response.getheader(k)}" for k in SHOWN_HEADERS if response.getheader(k))
-        self.show.line(f"  <- {response.status} {response.reason}  {head}".rstrip())
+        self.show.transcript.emit(f"  <- {response.status} {response.reason}  {head}".rstrip())
         return conn, response
 
     def request(self, method: str, path: str, body=None, headers: dict | None = None, stream_until=None):
-        """Send; print; return ``(status, headers, [JSON bodies or SSE events])``. For an SSE
-        answer, read events until the stream ends (or ``stream_until(event)`` is true, and then
-        the connection is closed: what a client that stops reading does)."""
+        """Send; print; return ``(response, [SSE events])``: the response for its headers, and for
+        an SSE answer the events read until the stream ends (or ``stream_until(event)`` is true,
+        and then the connection is closed: what a client that stops reading does)."""
         conn, response = self.open(method, path, body, headers)
         try:
-            got = {k.lower(): v for k, v in response.getheaders()}
-            if got.get("content-type", "").startswith("text/event-stream"):
-                return response.status, got, self.events(response, stream_until)
+            if response.getheader("Content-Type", "").startswith("text/event-stream"):
+                return response, self.events(response, stream_until)
             raw = response.read()
-            bodies = [json.loads(raw)] if raw.strip() else []
-            for item in bodies:
-                self.show.transcript("receive", item)
-            return response.status, got, bodies
+            if raw.strip():                         # a JSON body (202 Accepted has none)
+                self.show.transcript("receive", json.loads(raw))
+            return response, []
         finally:
             conn.close()
 
@@ -106,10 +104,10 @@ class Raw:
             fields = "  ".join(f"{k}: {event[k]}" for k in ("id", "event", "retry") if k in event)
             data = event.get("data", "")
             if data.startswith("{"):
-                self.show.line(f"  event  {fields}")
+                self.show.transcript.emit(f"  event  {fields}")
                 self.show.transcript("receive", json.loads(data))
             else:
-                self.show.line(f"  event  {fields}  data: {data!r}")
+                self.show.transcript.emit(f"  event  {fields}  data: {data!r}")
             if stream_until is not None and stream_until(event):
                 break
             event = {}
@@ -117,10 +115,10 @@ class Raw:
 
 
 def _initialize(raw: Raw, request_id: int) -> None:
-    status, headers, _ = raw.rpc("/mcp", request_id, "initialize", {
+    response, _ = raw.rpc("/mcp", request_id, "initialize", {
         "protocolVersion": LATEST_REVISION, "capabilities": {}, "clientInfo": {"name": "scenario", "version": "1.0"}},
         {"Accept": ACCEPT})
-    raw.headers = {"Accept": ACCEPT, "Mcp-Session-Id": headers["mcp-session-id"],
+    raw.headers = {"Accept": ACCEPT, "Mcp-Session-Id": response.getheader("Mcp-Session-Id"),
                    "MCP-Protocol-Version": LATEST_REVISION}
     raw.rpc("/mcp", None, "notifications/initialized")
 
@@ -143,17 +141,17 @@ def _stateless(show, raw: Raw, stopped: threading.Event) -> None:
     meta = {modern.PROTOCOL_VERSION: version, modern.CLIENT_CAPABILITIES: {},
             modern.CLIENT_INFO: {"name": "scenario", "version": "1.0"}}
 
-    def post(request_id: int, method: str, params: dict, name=None, **options):
+    def post(request_id: int, method: str, params: dict, **options):
         headers = {"Accept": ACCEPT, "MCP-Protocol-Version": version, "Mcp-Method": method,
-                   **({} if name is None else {"Mcp-Name": name})}
+                   **({"Mcp-Name": params["name"]} if "name" in params else {})}      # the tool's name
         return raw.rpc("/mcp", request_id, method, {**params, "_meta": {**meta, **params.get("_meta", {})}},
                        headers, **options)
     show.step("http.discover")
     post(1, "server/discover", {})
     show.step("http.add")
-    post(2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}, "add")
+    post(2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
     show.step("http.wait")
-    post(3, "tools/call", {"name": "wait", "arguments": {}, "_meta": {"progressToken": "p3"}}, "wait",
+    post(3, "tools/call", {"name": "wait", "arguments": {}, "_meta": {"progressToken": "p3"}},
          stream_until=lambda event: True)
     show.say("http.cancelled", stopped=stopped.wait(WAIT))
 
@@ -165,7 +163,7 @@ def _sessions(show, raw: Raw, resume: threading.Event) -> None:
     show.step("http.add")
     raw.rpc("/mcp", 2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
     show.step("http.slow")
-    _, _, events = raw.rpc("/mcp", 3, "tools/call",
+    _, events = raw.rpc("/mcp", 3, "tools/call",
                            {"name": "slow_count", "arguments": {}, "_meta": {"progressToken": "p3"}})
     last = [e["id"] for e in events if "id" in e][-1]
     resume.set()

@@ -42,7 +42,6 @@ def cancel(show) -> None:
         wait_for(saw_cancel, "the tool's cancellation")
         show.say("cancel.stopped")
         show.step("cancel.timeout")
-        started.clear()
         show.failing(RequestTimeout, client.call_tool, "wait_for_stop", timeout=0.3)
         wait_for(saw_cancel, "the tool's cancellation")
         if show.modern:
@@ -149,7 +148,6 @@ def tasks(show) -> None:
             threading.Timer(0.1, release.set).start()
             client.call_tool("report")
             release.clear()
-            running.clear()
             show.step("tasks.timeout")
             show.failing(RequestTimeout, client.call_tool, "report", timeout=1.0)
             return

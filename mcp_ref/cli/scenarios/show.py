@@ -4,6 +4,7 @@ import this and the registry imports them, with no circle."""
 from __future__ import annotations
 
 import functools
+import re
 import threading
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -18,14 +19,9 @@ NARRATION = Path(__file__).resolve().parent.parent / "narration.txt"
 @functools.lru_cache(maxsize=None)
 def _notes() -> dict:
     """narration.txt as ``{key: text}``: a ``[key]`` line, then its text on the lines below, joined by spaces."""
-    notes: dict = {}
-    for line in NARRATION.read_text(encoding="utf-8").splitlines():
-        if line.startswith("[") and line.endswith("]"):
-            key = line[1:-1]
-            notes[key] = []
-        elif line.strip() and not line.startswith("#"):
-            notes[key].append(line.strip())
-    return {key: " ".join(lines) for key, lines in notes.items()}
+    text = re.sub(r"^#.*$", "", NARRATION.read_text(encoding="utf-8"), flags=re.M)        # its # lines dropped
+    _, *parts = re.split(r"^\[(.+)\]$", text, flags=re.M)               # [key 1, text 1, key 2, text 2, ...]
+    return {key: " ".join(body.split()) for key, body in zip(parts[::2], parts[1::2])}
 
 
 def note(text: str, modern: bool = True, **values) -> str:
@@ -62,10 +58,6 @@ class Show:
         except error as exc:
             self.say(f"the caller raised {error.__name__}: {exc}")
 
-    def line(self, text: str) -> None:
-        """A line that is neither a message nor a comment (raw HTTP, for example)."""
-        self.transcript.emit(text)
-
     @contextmanager
     def connect(self, server, wrap=None, announce: bool = True, **client_options):
         """A connected ``Client`` for ``server`` over a memory pair, the client's end tapped
@@ -83,8 +75,7 @@ class Show:
             yield client
 
 
-def wait_for(event: threading.Event, what: str) -> bool:
+def wait_for(event: threading.Event, what: str) -> None:
     """Wait (bounded) for ``event``; a scenario that does not see it says so and fails."""
     if not event.wait(WAIT):
         raise RuntimeError(f"scenario: {what} did not happen within {WAIT:g} s")
-    return True
