@@ -6,8 +6,6 @@ https), RFC 8252 §7.3 (loopback redirection for native apps). The listener acce
 one request to the redirect path, answers a short page and returns the full URL it
 was sent to (``OAuthClientProvider`` checks ``state``, ``iss`` and the code).
 """
-from __future__ import annotations
-
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from urllib.parse import urlsplit

@@ -169,6 +169,5 @@ class ResourceGuard:
         if not missing:
             return None
         return Refusal(403, self._challenge(error="insufficient_scope", scope=" ".join(needed),
-                                            error_description=f"this request needs the scope "
-                                                              f"{' '.join(missing)}"),
+                                            error_description=f"this request needs the scope {' '.join(missing)}"),
                        f"Forbidden: insufficient scope (needs {' '.join(needed)})")

@@ -27,8 +27,6 @@ Rules:
 4. ``AllowList`` is the policy for scripts: nothing runs that is not listed.
    ``TerminalPolicy`` asks a person, showing what is asked, on the terminal.
 """
-from __future__ import annotations
-
 import json
 import sys
 from dataclasses import dataclass

@@ -37,8 +37,6 @@ Rules:
    sampling request ends the call at the client, no retry: "the server is not
    waiting" (Spec 2026-07-28: client/sampling#error-handling).
 """
-from __future__ import annotations
-
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -144,11 +142,10 @@ class Host:
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> "Host":
         try:
-            self.start()
+            return self.start()
         except BaseException:
             self.close()
             raise
-        return self
 
     def __exit__(self, *exc) -> None:
         self.close()
@@ -233,8 +230,7 @@ class Host:
         trace = self.trace
 
         def session_id():                    # HTTP: the Mcp-Session-Id once assigned (auto: the chosen inner)
-            return getattr(getattr(transport, "inner", transport), "session_id", None) or \
-                getattr(transport, "session_id", None)
+            return getattr(getattr(transport, "inner", transport), "session_id", None)
         return TapTransport(transport, lambda direction, message: trace(name, direction, message, session_id()))
 
     def _stdio(self, entry: _Server, options: dict) -> Client:
