@@ -28,10 +28,8 @@ class LoopbackUserAgent:
         if parts.scheme != "http" or parts.hostname not in LOOPBACK_HOSTS or not parts.port:
             raise ValueError(f"a loopback redirect_uri is http://localhost:PORT/path, not {redirect_uri!r}")
         self.redirect_uri, self.timeout = redirect_uri, timeout
-        if open_browser is None:
-            import webbrowser                    # only where a browser is wanted
-            open_browser = webbrowser.open
-        self.open_browser = open_browser
+        import webbrowser                        # only where a browser may be wanted
+        self.open_browser = open_browser or webbrowser.open
         self._host = "127.0.0.1" if parts.hostname == "localhost" else parts.hostname
         self._port, self._path = parts.port, parts.path or "/"
 
@@ -57,9 +55,8 @@ class LoopbackUserAgent:
                 done.set()
 
         server = HTTPServer((self._host, self._port), Handler)
-        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
-                                  name="mcp-auth-loopback", daemon=True)
-        thread.start()
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="mcp-auth-loopback",
+                         daemon=True).start()
         try:
             self.open_browser(authorization_url)
             if not done.wait(self.timeout):
@@ -67,6 +64,5 @@ class LoopbackUserAgent:
                                           f"{self.timeout:g} s")
             return received[0]
         finally:
-            server.shutdown()
+            server.shutdown()                    # returns once serve_forever has
             server.server_close()
-            thread.join(5)

@@ -114,10 +114,10 @@ def check_url(url: str, policy: AddressPolicy = DEFAULT_POLICY) -> str:
     return url
 
 
-def guarded_get(http, url: str, *, headers=None, timeout=None, policy: AddressPolicy | None = None):
-    """``http.get(url)`` under rules 1-3; the final response (a redirect left
-    unfollowed after ``MAX_REDIRECTS`` is returned as it is)."""
-    policy = policy or getattr(http, "address_policy", None) or DEFAULT_POLICY
+def guarded_get(http, url: str, *, headers=None, timeout=None):
+    """``http.get(url)`` under rules 1-3; the first response that is not a redirect
+    (``UnsafeAddressError`` beyond ``MAX_REDIRECTS`` redirects)."""
+    policy = getattr(http, "address_policy", None) or DEFAULT_POLICY
     check_url(url, policy)
     for _ in range(MAX_REDIRECTS + 1):
         response = http.get(url, headers=headers, timeout=timeout, allow_redirects=False)

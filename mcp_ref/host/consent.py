@@ -140,9 +140,8 @@ class TerminalPolicy:
     def _edit(self, consent: Consent):
         value = consent.value
         if consent.kind == "tool_call":
-            text = self.ask("arguments as JSON: ")
             try:
-                arguments = json.loads(text)
+                arguments = json.loads(self.ask("arguments as JSON: "))
             except json.JSONDecodeError as exc:
                 print(f"not JSON: {exc}", file=self.out or sys.stderr)
                 return None
