@@ -290,12 +290,10 @@ class Host:
 
     def tools(self) -> list:
         """Every running server's tools, as ``HostTool`` with qualified names."""
-        return [HostTool(f"{name}{SEPARATOR}{tool.name}", name, tool)
-                for name, tools in self._list("tools") for tool in tools]
+        return [HostTool(name + SEPARATOR + t.name, name, t) for name, items in self._list("tools") for t in items]
 
     def prompts(self) -> list:
-        return [HostPrompt(f"{name}{SEPARATOR}{prompt.name}", name, prompt)
-                for name, prompts in self._list("prompts") for prompt in prompts]
+        return [HostPrompt(name + SEPARATOR + p.name, name, p) for name, items in self._list("prompts") for p in items]
 
     def resources(self) -> list:
         return [HostResource(r.uri, name, r) for name, items in self._list("resources") for r in items]
