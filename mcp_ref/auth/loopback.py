@@ -30,13 +30,12 @@ class LoopbackUserAgent:
         self.redirect_uri, self.timeout = redirect_uri, timeout
         import webbrowser                        # only where a browser may be wanted
         self.open_browser = open_browser or webbrowser.open
-        self._host = "127.0.0.1" if parts.hostname == "localhost" else parts.hostname
-        self._port, self._path = parts.port, parts.path or "/"
 
     def __call__(self, authorization_url: str) -> str:
         received = []
         done = threading.Event()
-        path, origin = self._path, "http://" + urlsplit(self.redirect_uri).netloc
+        parts = urlsplit(self.redirect_uri)
+        path, origin = parts.path or "/", "http://" + parts.netloc
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):
@@ -54,7 +53,7 @@ class LoopbackUserAgent:
                 self.wfile.write(PAGE)
                 done.set()
 
-        server = HTTPServer((self._host, self._port), Handler)
+        server = HTTPServer(("127.0.0.1" if parts.hostname == "localhost" else parts.hostname, parts.port), Handler)
         threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="mcp-auth-loopback",
                          daemon=True).start()
         try:
