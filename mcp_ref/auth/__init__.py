@@ -10,8 +10,6 @@ assertions) is the application's callback. Spec: basic/authorization.
 The package loads whole on its first use: by the HTTP client, by an HTTP server given
 ``auth=``, or by the application; ``import mcp_ref`` and the stdio transports never load it.
 """
-from __future__ import annotations
-
 from mcp_ref.auth.challenge import canonical_resource, parse_challenges
 from mcp_ref.auth.exceptions import (AuthorizationDenied, AuthorizationError, DiscoveryError, InsufficientScope,
                                      RegistrationError, TokenError)

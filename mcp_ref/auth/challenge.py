@@ -44,8 +44,8 @@ def parse_challenges(value: str) -> list:
 def bearer_challenge(headers) -> dict | None:
     """The parameters of the ``Bearer`` challenge among a response's ``WWW-Authenticate``
     headers (``headers``: a mapping or ``requests``' case-insensitive dict), None without one."""
-    value = headers.get("WWW-Authenticate") if headers is not None else None
-    return next((params for scheme, params in parse_challenges(value or "") if scheme == "bearer"), None)
+    challenges = parse_challenges(headers.get("WWW-Authenticate"))
+    return next((params for scheme, params in challenges if scheme == "bearer"), None)
 
 
 def _quote(value: str) -> str:

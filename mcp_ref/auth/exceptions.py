@@ -16,9 +16,9 @@ __all__ = ["AuthorizationError", "DiscoveryError", "RegistrationError", "TokenEr
 class AuthorizationError(SessionError):
     """The client could not obtain (or keep) an access token for the MCP server."""
 
-    def __init__(self, message: str, *, status: int | None = None, body: str = "", url: str = ""):
+    def __init__(self, message: str, *, status: int | None = None, body: str = "", url: str = "", error=None):
         super().__init__(message)
-        self.status, self.body, self.url = status, body, url
+        self.status, self.body, self.url, self.error = status, body, url, error
 
 
 class DiscoveryError(AuthorizationError):
@@ -32,8 +32,6 @@ class RegistrationError(AuthorizationError):
 
 class TokenError(AuthorizationError):
     """The token endpoint refused a grant (``.error`` is its OAuth error code)."""
-
-    error: str | None = None
 
 
 class AuthorizationDenied(AuthorizationError):

@@ -3,8 +3,6 @@ grant (RFC 7523), on the token handling every provider shares (providers.py
 ``_Provider``: discovery, the token, refresh, step-up, and the token request of
 the form each grant names in ``_form``). Spec: basic/authorization.
 """
-from __future__ import annotations
-
 from mcp_ref.auth.oauth import JWT_BEARER
 from mcp_ref.auth.providers import _Provider
 

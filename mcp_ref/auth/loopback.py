@@ -6,8 +6,6 @@ https), RFC 8252 §7.3 (loopback redirection for native apps). The listener acce
 one request to the redirect path, answers a short page and returns the full URL it
 was sent to (``OAuthClientProvider`` checks ``state``, ``iss`` and the code).
 """
-from __future__ import annotations
-
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from urllib.parse import urlsplit
@@ -30,17 +28,14 @@ class LoopbackUserAgent:
         if parts.scheme != "http" or parts.hostname not in LOOPBACK_HOSTS or not parts.port:
             raise ValueError(f"a loopback redirect_uri is http://localhost:PORT/path, not {redirect_uri!r}")
         self.redirect_uri, self.timeout = redirect_uri, timeout
-        if open_browser is None:
-            import webbrowser                    # only where a browser is wanted
-            open_browser = webbrowser.open
-        self.open_browser = open_browser
-        self._host = "127.0.0.1" if parts.hostname == "localhost" else parts.hostname
-        self._port, self._path = parts.port, parts.path or "/"
+        import webbrowser                        # only where a browser may be wanted
+        self.open_browser = open_browser or webbrowser.open
 
     def __call__(self, authorization_url: str) -> str:
         received = []
         done = threading.Event()
-        path, origin = self._path, "http://" + urlsplit(self.redirect_uri).netloc
+        parts = urlsplit(self.redirect_uri)
+        path, origin = parts.path or "/", "http://" + parts.netloc
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):
@@ -58,10 +53,9 @@ class LoopbackUserAgent:
                 self.wfile.write(PAGE)
                 done.set()
 
-        server = HTTPServer((self._host, self._port), Handler)
-        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
-                                  name="mcp-auth-loopback", daemon=True)
-        thread.start()
+        server = HTTPServer(("127.0.0.1" if parts.hostname == "localhost" else parts.hostname, parts.port), Handler)
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="mcp-auth-loopback",
+                         daemon=True).start()
         try:
             self.open_browser(authorization_url)
             if not done.wait(self.timeout):
@@ -69,6 +63,5 @@ class LoopbackUserAgent:
                                           f"{self.timeout:g} s")
             return received[0]
         finally:
-            server.shutdown()
+            server.shutdown()                    # returns once serve_forever has
             server.server_close()
-            thread.join(5)

@@ -81,11 +81,9 @@ def token_request(http, metadata: dict, client: dict, form: dict, client_asserti
     if status != 200 or not isinstance(body, dict):
         fields = body if isinstance(body, dict) else {}
         error, described = fields.get("error"), fields.get("error_description")
-        failure = TokenError(f"the token endpoint refused the {form.get('grant_type')} grant: HTTP {status}" +
-                             (f" {error}" if error else "") + (f": {described}" if isinstance(described, str) else ""),
-                             status=status, url=endpoint)
-        failure.error = error
-        raise failure
+        raise TokenError(f"the token endpoint refused the {form.get('grant_type')} grant: HTTP {status}" +
+                         (f" {error}" if error else "") + (f": {described}" if isinstance(described, str) else ""),
+                         status=status, url=endpoint, error=error)
     if not isinstance(body.get("access_token"), str) or str(body.get("token_type", "")).lower() != "bearer":
         raise TokenError(f"the token endpoint {endpoint} answered without a Bearer access_token", url=endpoint)
     expires_in = body.get("expires_in")

@@ -4,8 +4,6 @@ Spec: basic/authorization#authorization-code-protection (S256 "when technically
 capable": always, here), #open-redirection (``state``). ``secrets`` gives the
 randomness; nothing here is logged.
 """
-from __future__ import annotations
-
 import base64
 import hashlib
 import hmac

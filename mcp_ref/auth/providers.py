@@ -162,9 +162,8 @@ class _Provider:
                 response.close()
             retry = request.copy()
             retry.headers["Authorization"] = f"Bearer {token}"
-            new = response.connection.send(retry, **kwargs)
+            new = response.connection.send(retry, **kwargs)        # the adapter: new.request is retry
             new.history.append(response)
-            new.request = retry
             response = new
 
     # ------------------------------------------------------------------ the flow (rules 3, 4)
@@ -318,10 +317,9 @@ class OAuthClientProvider(_Provider):
         query = urlencode({k: v for k, v in params.items() if v is not None})
         url = endpoint + ("&" if urlsplit(endpoint).query else "?") + query
         code = self._read_redirect(self.user_agent(url), state, issuer, metadata)
-        tokens = token_request(self._session(), metadata, client,
-                               {"grant_type": "authorization_code", "code": code, "redirect_uri": self.redirect_uri,
-                                "code_verifier": verifier, "resource": self.resource})
-        self._store(tokens)
+        self._store(token_request(self._session(), metadata, client,
+                                  {"grant_type": "authorization_code", "code": code, "redirect_uri": self.redirect_uri,
+                                   "code_verifier": verifier, "resource": self.resource}))
 
     def _read_redirect(self, redirected, state: str, issuer: str, metadata: dict) -> str:
         """Rule 5: the code, once the redirect passed every check."""

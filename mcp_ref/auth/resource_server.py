@@ -34,7 +34,7 @@ Rules:
 from __future__ import annotations
 
 import time
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from mcp_ref.auth.challenge import canonical_resource, format_challenge, split_scopes, well_known_resource_metadata
@@ -55,11 +55,10 @@ class AccessToken(NamedTuple):
     claims: dict | None = None
 
 
-class TokenVerifier:
+class TokenVerifier(Protocol):
     """The interface (rule 1). Subclass it, or pass any function ``(token, resource)``."""
 
-    def verify(self, token: str, resource: str) -> AccessToken | None:
-        raise NotImplementedError
+    def verify(self, token: str, resource: str) -> AccessToken | None: ...
 
 
 class StaticTokenVerifier(TokenVerifier):
@@ -169,6 +168,5 @@ class ResourceGuard:
         if not missing:
             return None
         return Refusal(403, self._challenge(error="insufficient_scope", scope=" ".join(needed),
-                                            error_description=f"this request needs the scope "
-                                                              f"{' '.join(missing)}"),
+                                            error_description=f"this request needs the scope {' '.join(missing)}"),
                        f"Forbidden: insufficient scope (needs {' '.join(needed)})")

@@ -71,13 +71,6 @@ class AddressPolicy:
 DEFAULT_POLICY = AddressPolicy()
 
 
-def _resolve(host: str) -> list:
-    try:
-        return [info[4][0] for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)]
-    except (OSError, UnicodeError):
-        return []                                               # rule 4
-
-
 def _refusal(address: str, policy: AddressPolicy) -> str | None:
     """Why ``address`` may not be fetched, or None."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
@@ -103,9 +96,12 @@ def check_url(url: str, policy: AddressPolicy = DEFAULT_POLICY) -> str:
     if host in policy.allowed_hosts:
         return url
     try:
-        addresses = [str(ipaddress.ip_address(host))]
+        addresses = [str(ipaddress.ip_address(host))]        # an address is not looked up
     except ValueError:
-        addresses = _resolve(host)
+        try:
+            addresses = [info[4][0] for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)]
+        except (OSError, UnicodeError):
+            addresses = []                                      # rule 4
     for address in addresses:
         why = _refusal(address, policy)
         if why is not None:
@@ -114,10 +110,10 @@ def check_url(url: str, policy: AddressPolicy = DEFAULT_POLICY) -> str:
     return url
 
 
-def guarded_get(http, url: str, *, headers=None, timeout=None, policy: AddressPolicy | None = None):
-    """``http.get(url)`` under rules 1-3; the final response (a redirect left
-    unfollowed after ``MAX_REDIRECTS`` is returned as it is)."""
-    policy = policy or getattr(http, "address_policy", None) or DEFAULT_POLICY
+def guarded_get(http, url: str, *, headers=None, timeout=None):
+    """``http.get(url)`` under rules 1-3; the first response that is not a redirect
+    (``UnsafeAddressError`` beyond ``MAX_REDIRECTS`` redirects)."""
+    policy = getattr(http, "address_policy", None) or DEFAULT_POLICY
     check_url(url, policy)
     for _ in range(MAX_REDIRECTS + 1):
         response = http.get(url, headers=headers, timeout=timeout, allow_redirects=False)

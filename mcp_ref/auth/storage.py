@@ -12,26 +12,20 @@ default keeps everything in memory for the life of the process.
 from __future__ import annotations
 
 import threading
+from typing import Protocol
 
 __all__ = ["TokenStorage", "InMemoryStorage"]
 
 
-class TokenStorage:
+class TokenStorage(Protocol):
     """The interface. ``client``: the registration (``client_id``, optional
     ``client_secret``, ``token_endpoint_auth_method``, ...). ``tokens``: the token
     response with ``expires_at`` (seconds since the epoch) added."""
 
-    def get_client(self, issuer: str) -> dict | None:
-        raise NotImplementedError
-
-    def set_client(self, issuer: str, client: dict | None) -> None:
-        raise NotImplementedError
-
-    def get_tokens(self, issuer: str, resource: str) -> dict | None:
-        raise NotImplementedError
-
-    def set_tokens(self, issuer: str, resource: str, tokens: dict | None) -> None:
-        raise NotImplementedError
+    def get_client(self, issuer: str) -> dict | None: ...
+    def set_client(self, issuer: str, client: dict | None) -> None: ...
+    def get_tokens(self, issuer: str, resource: str) -> dict | None: ...
+    def set_tokens(self, issuer: str, resource: str, tokens: dict | None) -> None: ...
 
 
 class InMemoryStorage(TokenStorage):

@@ -26,8 +26,6 @@ Rules:
 
 This module does no I/O beyond reading the file. Spec: basic/transports.
 """
-from __future__ import annotations
-
 import json
 import re
 from dataclasses import dataclass, field
@@ -135,12 +133,10 @@ def load_config(path) -> dict:
     """Read and check the file at ``path``; ``ConfigError`` (with the path) when unusable."""
     try:
         with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+            return parse_config(json.load(f))
     except OSError as exc:
         raise ConfigError(f"cannot read the configuration {path}: {exc.strerror or exc}") from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: not JSON: {exc}") from None
-    try:
-        return parse_config(data)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None

@@ -27,8 +27,6 @@ Rules:
 4. ``AllowList`` is the policy for scripts: nothing runs that is not listed.
    ``TerminalPolicy`` asks a person, showing what is asked, on the terminal.
 """
-from __future__ import annotations
-
 import json
 import sys
 from dataclasses import dataclass
@@ -142,9 +140,8 @@ class TerminalPolicy:
     def _edit(self, consent: Consent):
         value = consent.value
         if consent.kind == "tool_call":
-            text = self.ask("arguments as JSON: ")
             try:
-                arguments = json.loads(text)
+                arguments = json.loads(self.ask("arguments as JSON: "))
             except json.JSONDecodeError as exc:
                 print(f"not JSON: {exc}", file=self.out or sys.stderr)
                 return None

@@ -37,15 +37,17 @@ Rules:
    sampling request ends the call at the client, no retry: "the server is not
    waiting" (Spec 2026-07-28: client/sampling#error-handling).
 """
-from __future__ import annotations
-
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from mcp_ref.client.approval import Denied, decide, rejected
 from mcp_ref.client.client import Client
+from mcp_ref.client.client_restart import Restarter
+from mcp_ref.client.roots import as_roots
 from mcp_ref.errors import InternalError, InvalidParamsError, get_logger
 from mcp_ref.transports import TapTransport
+from mcp_ref.transports.stdio import StdioClientTransport
 from mcp_ref.host.config import SEPARATOR, ConfigError, ServerConfig, load_config, parse_config
 from mcp_ref.host.consent import Consent, allow_all
 from mcp_ref import types
@@ -144,11 +146,10 @@ class Host:
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> "Host":
         try:
-            self.start()
+            return self.start()
         except BaseException:
             self.close()
             raise
-        return self
 
     def __exit__(self, *exc) -> None:
         self.close()
@@ -198,7 +199,6 @@ class Host:
         return self._servers[name]
 
     def _ask(self, kind: str, value, server: str):
-        from mcp_ref.client.approval import Denied, decide
         try:
             return decide(self.consent, Consent(kind, "request", value, server=server))
         except Denied as denied:
@@ -210,7 +210,6 @@ class Host:
             self._ask("launch", config.describe(), name)
             entry.launch_allowed = True
             if config.roots is not None:
-                from mcp_ref.client.roots import as_roots
                 entry.roots = self._ask("roots", as_roots(config.roots), name)
         options = dict(self.client_options, on_approve=lambda approval, name=name: approval.kind == "elicitation"
                        or self.consent(Consent(**vars(approval), server=name)))    # an elicitation: in _elicit (rule 7)
@@ -222,7 +221,7 @@ class Host:
             options["roots"] = entry.roots
         for kind in ("tools", "resources", "prompts"):
             options[f"on_{kind}_list_changed"] = lambda kind=kind, name=name: self._changed(name, kind)
-        client = self._stdio(entry, options) if config.url is None else self._http(entry, options)
+        client = self._stdio(config, options) if config.url is None else self._http(config, options)
         with self._lock:
             entry.client, entry.stale = client, set(KINDS)
         client.connect()
@@ -233,14 +232,10 @@ class Host:
         trace = self.trace
 
         def session_id():                    # HTTP: the Mcp-Session-Id once assigned (auto: the chosen inner)
-            return getattr(getattr(transport, "inner", transport), "session_id", None) or \
-                getattr(transport, "session_id", None)
+            return getattr(getattr(transport, "inner", transport), "session_id", None)
         return TapTransport(transport, lambda direction, message: trace(name, direction, message, session_id()))
 
-    def _stdio(self, entry: _Server, options: dict) -> Client:
-        from mcp_ref.client.client_restart import Restarter
-        from mcp_ref.transports.stdio import StdioClientTransport
-        config = entry.config
+    def _stdio(self, config: ServerConfig, options: dict) -> Client:
         on_stderr = None if (report := self.on_stderr) is None else (lambda line, name=config.name: report(name, line))
 
         def spawn():
@@ -257,9 +252,8 @@ class Host:
             client._restarter = Restarter(restarts, spawn, lambda attempt: self._changed(config.name, None))
         return client
 
-    def _http(self, entry: _Server, options: dict) -> Client:
+    def _http(self, config: ServerConfig, options: dict) -> Client:
         from mcp_ref.transports.http.client import sse_legacy          # streamable.py's class with it
-        config = entry.config
         classes = {"http": sse_legacy.StreamableHttpTransport, "sse": sse_legacy.SseClientTransport}
         Transport: Callable[..., Any] = classes.get(config.transport, sse_legacy.AutoHttpTransport)
         transport = Transport(config.url, headers=config.headers or None)
@@ -296,12 +290,10 @@ class Host:
 
     def tools(self) -> list:
         """Every running server's tools, as ``HostTool`` with qualified names."""
-        return [HostTool(f"{name}{SEPARATOR}{tool.name}", name, tool)
-                for name, tools in self._list("tools") for tool in tools]
+        return [HostTool(name + SEPARATOR + t.name, name, t) for name, items in self._list("tools") for t in items]
 
     def prompts(self) -> list:
-        return [HostPrompt(f"{name}{SEPARATOR}{prompt.name}", name, prompt)
-                for name, prompts in self._list("prompts") for prompt in prompts]
+        return [HostPrompt(name + SEPARATOR + p.name, name, p) for name, items in self._list("prompts") for p in items]
 
     def resources(self) -> list:
         return [HostResource(r.uri, name, r) for name, items in self._list("resources") for r in items]
@@ -352,8 +344,6 @@ class Host:
 
     # ------------------------------------------------------------------ elicitation (rules 4, 7)
     def _elicit(self, name: str, request):
-        from mcp_ref.client.approval import Denied, decide, rejected
-        from mcp_ref.types import ElicitResult
         client, server_info = self._servers[name].client, getattr(request, "server_info", None)
 
         def ask(stage: str, value, asked=None):
@@ -361,11 +351,11 @@ class Host:
         try:
             request.params = ask("request", request.params)
             answer = self.elicitation(request)  # type: ignore[misc]  # not None: _start installs _elicit only then
-            return ask("result", answer if isinstance(answer, ElicitResult) else ElicitResult.from_dict(answer),
-                       request)
+            return ask("result", answer if isinstance(answer, types.ElicitResult) else
+                       types.ElicitResult.from_dict(answer), request)
         except Denied as denied:
             if client is not None and client.modern:
-                return ElicitResult(action="decline")
+                return types.ElicitResult(action="decline")
             raise rejected(denied) from None
 
     # ------------------------------------------------------------------ sampling (rule 5)

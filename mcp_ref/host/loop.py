@@ -22,8 +22,6 @@ Rules:
 4. ``ScriptedModel`` plays a fixed script, step by step, deterministically:
    the demo and tests use it. It answers sampling requests with ``reply``.
 """
-from __future__ import annotations
-
 import json
 from typing import Callable, Optional
 
@@ -106,13 +104,11 @@ class ScriptedModel:
             return "(the script has ended)"
         step = self.script[self.step]
         self.step += 1
-        if callable(step) and not isinstance(step, ToolCall):
+        if callable(step):
             step = step(messages, tools)
-        if isinstance(step, ToolCall):
-            return [step]
         if isinstance(step, str):
             return step.replace("{last}", _last_text(messages))
-        return list(step)
+        return [step] if isinstance(step, ToolCall) else list(step)
 
 
 def _last_text(messages: list) -> str:
