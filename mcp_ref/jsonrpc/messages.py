@@ -187,7 +187,7 @@ def decode(data: str | bytes):
             message (code -32600, with the id when readable).
     """
     try:
-        obj = json.loads(data if isinstance(data, str) else str(data, "utf-8-sig"))   # an optional BOM is skipped
+        obj = json.loads(data if isinstance(data, str) else str(data, "utf-8").removeprefix("\ufeff"))   # a BOM is skipped
     except ValueError as exc:              # bad JSON, and invalid UTF-8 (UnicodeDecodeError)
         raise _undecodable(data, f"Parse error: {exc}") from None
     except RecursionError:                 # nested deeper than the parser goes

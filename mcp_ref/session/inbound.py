@@ -224,6 +224,16 @@ class RequestContext:
     no progress token. Spec: basic/utilities/progress, cancellation.
     """
 
+    # Set on the instance when they change (most requests never change them):
+    _cancelled: threading.Event | None = None     # the Event, made on first use (see ``cancelled``)
+    # A request that ends only when the peer cancels it (2026-07-28 subscriptions/listen):
+    # cancelled at once when the peer's input ends, not awaited (session/__init__.py rule 5).
+    ends_with_input = False
+    finished = False
+    _nested: set | None = None    # Pending requests sent on behalf of this one
+    _on_cancel: list | None = None    # see on_cancel
+    _last_progress: float | None = None
+
     def __init__(self, session, request: Request):
         self.session = session
         self.request_id = request.id
@@ -234,14 +244,6 @@ class RequestContext:
         # Spec: a token is a string or an integer; echoed exactly as received.
         token = self.meta.get("progressToken")
         self.progress_token = token if is_request_id(token) else None
-        self._cancelled: threading.Event | None = None     # the Event, made on first use (see ``cancelled``)
-        # A request that ends only when the peer cancels it (2026-07-28 subscriptions/listen):
-        # cancelled at once when the peer's input ends, not awaited (session/__init__.py rule 5).
-        self.ends_with_input = False
-        self.finished = False
-        self._nested: set | None = None    # Pending requests sent on behalf of this one
-        self._on_cancel: list | None = None    # see on_cancel
-        self._last_progress: float | None = None
 
     @property
     def protocol_version(self) -> str | None:

@@ -47,7 +47,7 @@ class Pool:
     def __init__(self, name: str, max_workers: int):
         self._name = name
         self._max_workers = max(1, max_workers)
-        lock = threading.RLock()
+        self._lock = lock = threading.RLock()          # taken directly: a Condition's ``with`` is Python code
         self._cv = threading.Condition(lock)           # workers wait here
         self._wake = threading.Condition(lock)         # the standby waits here (P3)
         self._jobs: deque = deque()
@@ -61,7 +61,7 @@ class Pool:
 
     def submit(self, job) -> None:
         """Queue ``job``; wake an idle worker, or start one (P1)."""
-        with self._cv:
+        with self._lock:
             if self._stopped:
                 return                                   # P2
             self._jobs.append(job)
@@ -77,7 +77,7 @@ class Pool:
     def here(self, job, read) -> bool:
         """P3: whether the reading thread runs ``job`` itself now (then it calls ``done``
         after); if not, the job is queued for a worker."""
-        with self._cv:
+        with self._lock:
             here = (not self._stopped and getattr(job, "key", None) not in self._slow
                     and (self._idle > 0 or len(self._threads) < self._max_workers))
             if here:
@@ -96,7 +96,7 @@ class Pool:
     def done(self, job) -> bool:
         """P3: ``job``, run on the reading thread, has returned. Whether that thread still
         reads: False when the standby handed ``read`` to a worker meanwhile."""
-        with self._cv:
+        with self._lock:
             if self._inline is not job:                # handed on (and maybe a new reader serving)
                 return False
             self._inline = None
@@ -105,7 +105,7 @@ class Pool:
     def _watch(self, read) -> None:
         """The standby (P3): take reading from a job that runs on the reading thread too long."""
         seen, naps = None, 0
-        with self._cv:
+        with self._lock:
             while not self._stopped:
                 if naps >= STANDBY_NAPS:
                     self._asleep = True
@@ -123,7 +123,7 @@ class Pool:
 
     def stop(self) -> None:
         """P2: no more jobs; the workers drain the queue, then exit."""
-        with self._cv:
+        with self._lock:
             self._stopped = True
             self._cv.notify_all()
             self._wake.notify_all()
@@ -145,7 +145,7 @@ class Pool:
         """For a worker: the next queued job, waiting for one; None once the pool has
         stopped and the queue is empty (the worker then ends). ``ran`` is the job it
         ran last, which took ``took`` seconds: a slow key that ran fast is forgotten (P3)."""
-        with self._cv:
+        with self._lock:
             if ran is not None and took < TAKEOVER:
                 self._slow.discard(getattr(ran, "key", None))
             while not self._jobs:

@@ -116,7 +116,8 @@ class PipeWriter:
         self.written = 0                  # bytes the peer has taken (rule 4 watches it move)
         self._queue: deque = deque()
         self._queued = 0                  # bytes in the queue, the line being written included
-        self._ready = threading.Condition()
+        self._lock = threading.RLock()                 # taken directly: a Condition's ``with`` is Python code
+        self._ready = threading.Condition(self._lock)
         self._closing = False
         self._error: OSError | ValueError | None = None
         self._thread: threading.Thread | None = None
@@ -124,7 +125,7 @@ class PipeWriter:
     def write(self, data: bytes | memoryview) -> None:
         """Queue one line for the thread (W1); raises the error of an earlier write
         (W3), ``PeerNotReading`` (W2), or ``ValueError`` once closed."""
-        with self._ready:
+        with self._lock:
             if self._error is not None:
                 raise self._error
             if self._closing:
@@ -154,7 +155,7 @@ class PipeWriter:
     def _run(self) -> None:
         """The writer thread: write the queue in order until closed and drained (W1)."""
         while True:
-            with self._ready:
+            with self._lock:
                 self._ready.wait_for(lambda: self._queue or self._closing)
                 if not self._queue:
                     break
@@ -162,12 +163,12 @@ class PipeWriter:
             try:
                 self._write(data)
             except (OSError, ValueError) as exc:
-                with self._ready:
+                with self._lock:
                     self._error = exc              # W3
                     self._queue.clear()
                     self._queued = 0
                 break
-            with self._ready:
+            with self._lock:
                 self._queue.popleft()
                 self._queued -= len(data)
         self._close_stream()
@@ -200,7 +201,7 @@ class PipeWriter:
         """Stop taking lines, let the queue drain while the peer reads (at least one
         write every ``stall`` seconds), and close an owned stream (W4). True when
         the queue drained; False when the thread is blocked in a write."""
-        with self._ready:
+        with self._lock:
             self._closing = True
             self._ready.notify_all()
             thread = self._thread
