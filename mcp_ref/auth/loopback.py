@@ -53,7 +53,8 @@ class LoopbackUserAgent:
                 self.wfile.write(PAGE)
                 done.set()
 
-        server = HTTPServer(("127.0.0.1" if parts.hostname == "localhost" else parts.hostname, parts.port), Handler)
+        host, port = str(parts.hostname), int(parts.port or 0)      # both checked in __init__
+        server = HTTPServer(("127.0.0.1" if host == "localhost" else host, port), Handler)
         threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="mcp-auth-loopback",
                          daemon=True).start()
         try:

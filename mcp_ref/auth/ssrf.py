@@ -99,7 +99,7 @@ def check_url(url: str, policy: AddressPolicy = DEFAULT_POLICY) -> str:
         addresses = [str(ipaddress.ip_address(host))]        # an address is not looked up
     except ValueError:
         try:
-            addresses = [info[4][0] for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)]
+            addresses = [str(info[4][0]) for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)]
         except (OSError, UnicodeError):
             addresses = []                                      # rule 4
     for address in addresses:
