@@ -84,7 +84,7 @@ _SKIPPED_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWOR
 
 
 _SHAPES: dict = {}      # a plain function's shape (_shape) -> (params, hints, context, made, held); the first 1,024
-_SHAREABLE = (str, int, float, bool, _NONE)     # defaults a shape may hold (never changed in place)
+_SHAREABLE = frozenset((str, int, float, bool, _NONE))     # defaults a shape may hold (never changed in place)
 
 
 def _shape(fn: Any, skip: tuple) -> tuple:
@@ -100,7 +100,7 @@ def _shape(fn: Any, skip: tuple) -> tuple:
         return None, ()
     code, kwdefaults = fn.__code__, fn.__kwdefaults__ or {}
     defaults = (fn.__defaults__ or ()) + tuple(kwdefaults.values())
-    if not all(type(d) in _SHAREABLE for d in defaults):
+    if not _SHAREABLE.issuperset(map(type, defaults)):
         return None, ()
     held = (*annotations.values(), *defaults, fn.__globals__ if str in map(type, annotations.values()) else None)
     count = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS) + \

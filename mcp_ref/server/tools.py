@@ -47,7 +47,8 @@ Rules:
    The ordinary call pays one dict lookup and one attribute read for this.
    Spec: basic/utilities/tasks#tool-level-negotiation.
 8. A tool is read once (``_Entry.read``: one ``signature.Reading``, from which
-   its schemas, its ``Tool`` model, its ``Binder`` and its checks are made);
+   its schemas, its ``Binder`` and its checks are made; its ``Tool`` model on
+   first use, since a listing needs only the shared dict below);
    tools of one shape share what is made (schema/signature.py rule 5).
    ``add_tool`` reads at once; ``@server.tool`` reads a plain ``def`` without
    positional-only parameters on the tool's first listing, get or call (what
@@ -86,7 +87,7 @@ __all__ = ["Tools", "ToolNameWarning", "tool_name_problem"]
 _NAMED = (Parameter.POSITIONAL_OR_KEYWORD, Parameter.KEYWORD_ONLY)
 _SCALARS = frozenset((str, int, float, bool))
 _TEXT_RESULTS: dict = {}            # revision -> a one-text CallToolResult's wire dict (_text_result)
-_READ = ("tool", "wrap", "bind", "check_input", "flat", "check_output", "made")     # what _Entry.read makes
+_READ = ("wrap", "bind", "check_input", "flat", "check_output", "made", "inputs", "outputs", "description")
 _OWN = ("title", "annotations", "icons", "meta", "task_support")    # options a listed copy cannot share
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
 
@@ -143,10 +144,11 @@ class Binder:
                 hint = self.hints.get(name if name in by_name else var_keyword, Any)
                 kwargs[name] = binding.convert(value, hint, name)
         missing = [name for name in self.required if name not in kwargs]
-        for problem, names in (("unknown", unknown), ("missing required", missing)):
-            if names:
-                raise InvalidParamsError(f"{problem} argument{'s' if len(names) > 1 else ''}: "
-                                         + ", ".join(repr(name) for name in names), {problem.split()[0]: names})
+        if unknown or missing:
+            for problem, names in (("unknown", unknown), ("missing required", missing)):
+                if names:
+                    raise InvalidParamsError(f"{problem} argument{'s' if len(names) > 1 else ''}: "
+                                             + ", ".join(repr(name) for name in names), {problem.split()[0]: names})
         return kwargs
 
 
@@ -168,13 +170,20 @@ class _Entry:
     """A registered tool: its ``Tool``, and what ``tools/call`` needs (rule 8), read by
     ``read`` at once (``add_tool``) or on the first use of one of ``_READ``."""
 
-    __slots__ = ("name", "fn", "options", "skip", "same_thread", "task_support", "serial") + _READ
+    __slots__ = ("name", "fn", "options", "skip", "same_thread", "task_support", "serial", "tool") + _READ
 
     def __init__(self, name: str, fn: Callable, options: dict, skip: tuple, same_thread: bool):
         self.name, self.fn, self.options, self.skip, self.same_thread = name, fn, options, skip, same_thread
         self.task_support = options["task_support"]                 # rule 7
 
     def __getattr__(self, attribute: str) -> Any:
+        if attribute == "tool":                 # rule 8: made on first use, from the reading
+            options, support = self.options, self.task_support
+            self.tool = Tool(name=self.name, title=options["title"], input_schema=self.inputs,
+                             output_schema=self.outputs, description=self.description,
+                             annotations=options["annotations"], icons=options["icons"], meta=options["meta"],
+                             execution=ToolExecution(task_support=support) if support is not None else None)
+            return self.tool
         if attribute not in _READ:
             raise AttributeError(attribute)
         self.read()                             # a decorated tool's first listing, get or call
@@ -182,8 +191,8 @@ class _Entry:
 
     def read(self) -> None:
         """Rule 8: the one reading of the tool, and what is made from it."""
-        fn, options, support = self.fn, self.options, self.task_support
-        read = signature.Reading(fn, self.skip)
+        options = self.options
+        read = signature.Reading(self.fn, self.skip)
         shared = options["input_schema"] is options["output_schema"] is options["structured_output"] is None \
             and not read.docs
         made = read.made.get("tool") if shared else None
@@ -191,14 +200,10 @@ class _Entry:
             made = _calling(read, options)
             if shared:
                 made = read.made.setdefault("tool", made)           # schema/signature.py rule 5
-        inputs, outputs, self.wrap, self.bind, self.check_input, self.flat, self.check_output = made
-        description = read.description if options["description"] is None else options["description"]
+        self.inputs, self.outputs, self.wrap, self.bind, self.check_input, self.flat, self.check_output = made
+        description = self.description = read.description if options["description"] is None else options["description"]
         self.made = read.made if shared and description is not None and all(options[o] is None for o in _OWN) \
             else None                                               # Tools._wire
-        self.tool = Tool(name=self.name, title=options["title"], input_schema=inputs, output_schema=outputs,
-                         description=description, annotations=options["annotations"], icons=options["icons"],
-                         execution=ToolExecution(task_support=support) if support is not None else None,
-                         meta=options["meta"])
 
 
 def _calling(read: signature.Reading, options: dict) -> tuple:
@@ -257,13 +262,14 @@ class Tools(NamedRegistry):
     def _wire(self, entry: _Entry, version: str | None) -> dict:
         """Rule 8: a listed tool, its ``Tool``'s ``to_dict``; tools of one shape that own
         only a name and a description copy the first one's dict (``made``), each with
-        its own two. Why: the first listing of 10,000 tools, which reads them, 3.6-4.6x the
-        floor with it, 5.6-6.7x without (bench/bench_growth.py, catalog)."""
-        tool, made = entry.tool, entry.made
+        its own two, and no ``Tool`` is made for it. Why: the first listing of 10,000 tools,
+        which reads them, 2.4x the floor so, 3.1-3.3x with a ``Tool`` each, 5.6-6.7x with
+        each ``to_dict`` (bench/bench_growth.py, catalog)."""
+        made = entry.made
         if made is None:
-            return tool.to_dict(version)
-        first = made.get(version) or made.setdefault(version, tool.to_dict(version))
-        return {**first, "name": tool.name, "description": tool.description}
+            return entry.tool.to_dict(version)
+        first = made.get(version) or made.setdefault(version, entry.tool.to_dict(version))
+        return {**first, "name": entry.name, "description": entry.description}
 
     def add(self, fn: Callable, *, name: str | None = None, title: str | None = None,
             description: str | None = None, input_schema: dict | None = None,
