@@ -618,9 +618,10 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3, quick 1)")
     parser.add_argument("--demo", action="store_true", help="benchmark mcp_ref.examples.demo_server")
     parser.add_argument("--no-sdk", action="store_true", help="skip the official SDK rows")
-    parser.add_argument("--pin", choices=("none", "split", "same"), default="none",
-                        help="CPU placement (Linux): none (the scheduler's, default), split (driver on one CPU, "
-                             "servers on the others), same (everything on one CPU)")
+    parser.add_argument("--pin", choices=("none", "split", "same"), default="same",
+                        help="CPU placement (Linux): same (everything on one CPU, default: the figures are "
+                             "the code's cost), none (the scheduler's), split (driver on one CPU, servers on "
+                             "the others)")
     args = parser.parse_args(argv)
     cfg = argparse.Namespace(
         quick=args.quick, demo=args.demo, no_sdk=args.no_sdk, pin=pin(args.pin),
