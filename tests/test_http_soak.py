@@ -10,9 +10,12 @@ no error. Bounded by timeouts; nothing asserts how long something took.
 Spec: basic/transports#session-management, basic/utilities/progress,
 server/utilities/logging.
 """
+import gc
 import os
 import sys
+import time
 import tracemalloc
+import weakref
 from pathlib import Path
 
 import pytest
@@ -76,6 +79,31 @@ def test_abandoned_http_sessions_expire_and_leave_nothing_behind(traced):
         after = http_soak.settle(handle, 0, before, WAIT)
         assert handle.app.session_count == 0                # all expired
         _check(before, after)
+    finally:
+        handle.shutdown()
+
+
+def test_an_expired_session_is_let_go_when_the_reaper_closes_it():
+    """The reaper holds no expired session while it waits for its next round: once the
+    sessions are gone from the table, they are unreachable well before that round."""
+    handle = http_soak.serve(idle_timeout=2.0)           # a round every 0.5 s
+    try:
+        http_soak.abandon(handle.port, 3, WAIT)
+        with handle.app._lock:
+            refs = [weakref.ref(transport) for transport in handle.app._sessions.values()]
+        assert len(refs) == 3
+        deadline = time.monotonic() + WAIT
+        while handle.app.session_count and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert handle.app.session_count == 0
+        held = 3
+        for _ in range(20):                              # 0.2 s, under half a round
+            gc.collect()
+            held = sum(ref() is not None for ref in refs)
+            if not held:
+                break
+            time.sleep(0.01)
+        assert held == 0, f"{held} expired sessions still reachable after the reaper closed them"
     finally:
         handle.shutdown()
 
