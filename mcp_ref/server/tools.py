@@ -144,11 +144,10 @@ class Binder:
                 hint = self.hints.get(name if name in by_name else var_keyword, Any)
                 kwargs[name] = binding.convert(value, hint, name)
         missing = [name for name in self.required if name not in kwargs]
-        if unknown or missing:
-            for problem, names in (("unknown", unknown), ("missing required", missing)):
-                if names:
-                    raise InvalidParamsError(f"{problem} argument{'s' if len(names) > 1 else ''}: "
-                                             + ", ".join(repr(name) for name in names), {problem.split()[0]: names})
+        for problem, names in (("unknown", unknown), ("missing required", missing)):
+            if names:
+                raise InvalidParamsError(f"{problem} argument{'s' if len(names) > 1 else ''}: "
+                                         + ", ".join(repr(name) for name in names), {problem.split()[0]: names})
         return kwargs
 
 
