@@ -475,3 +475,47 @@ def test_with_authorization_a_task_belongs_to_its_subject():
     finally:
         for session in list(server.sessions):
             session.close()
+
+
+def test_two_tasks_waiting_for_input_do_not_wake_each_other():
+    """A task waiting for its input answers checks expiry at each wake; only an expiry that
+    cancelled a task wakes the other waiters, so two waiting tasks sleep, not spin."""
+    import threading as _threading
+    import time as _time
+    import types
+    from mcp_ref import Server
+    from mcp_ref.errors import RequestCancelled
+    from mcp_ref.server.tasks.common import _Task
+    from mcp_ref.server.tasks.extension import ExtTasks
+
+    tasks = ExtTasks(Server("waiting"))
+    tasks._tell = lambda task: None                       # no listen stream to tell
+    checks = []
+    forget = tasks._forget_expired_locked
+    tasks._forget_expired_locked = lambda: (checks.append(1), forget())[1]
+    records = [_Task(f"t{n}", "slow", tasks.clock(), tasks.wall(), 60_000) for n in range(2)]
+    for task in records:
+        task.ctx = types.SimpleNamespace(_cancel=lambda: None)     # the tool's context: nothing to stop
+        tasks._tasks[task.id] = task
+    ended = []
+
+    def wait(task):
+        try:
+            tasks.ask(task, {"name": ("elicitation/create", {"message": "name?"})})
+        except RequestCancelled:
+            ended.append(task.id)
+    threads = [_threading.Thread(target=wait, args=(task,)) for task in records]
+    for thread in threads:
+        thread.start()
+    deadline = _time.monotonic() + 5
+    while any(task.status != "input_required" for task in records) and _time.monotonic() < deadline:
+        _time.sleep(0.01)
+    checks.clear()
+    _time.sleep(1.5)                                       # past the waits' one-second timeout
+    spun = len(checks)
+    for task in records:
+        tasks._cancel(task, "done")
+    for thread in threads:
+        thread.join(5)
+    assert sorted(ended) == ["t0", "t1"]
+    assert spun <= 6, f"the waiting tasks woke each other {spun} times in 1.5 s"

@@ -162,7 +162,8 @@ class Connections(ClientState):
                      "open_get_stream", "endpoint_timeout", "max_message_size")
             http_options = {name: options.pop(name) for name in names if name in options}
             _bind_auth(http_options.get("auth"), target)
-            return cls._over_http(AutoHttpTransport(target, **http_options), None, options)   # timeout: in options
+            timeout = options.pop("timeout", None)      # None: the default, as for Client.http
+            return cls._over_http(AutoHttpTransport(target, **http_options), timeout, options)
         if isinstance(target, (list, tuple)):
             return cls.stdio(target, **options)
         raise TypeError(f"Client.connect() needs an http(s):// URL or a command line (a list), not {target!r}")

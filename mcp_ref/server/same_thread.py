@@ -72,7 +72,13 @@ class SameThread:
             self._cv.notify()                        # an idle thread takes it
         ctx.on_cancel(woken.set)                    # the call ended, or the request was cancelled
         woken.wait()
-        if job.cancel() or not job.done():         # cancelled: a queued call never starts, a running one is dropped
+        if job.cancel():                            # cancelled while queued: it never starts, nor waits in the queue
+            with self._cv:                           # (unless the thread has just taken it)
+                for entry in self._jobs:
+                    if entry[0] is job:
+                        self._jobs.remove(entry)
+                        break
+        if job.cancelled() or not job.done():       # a running one is dropped
             raise RequestCancelled(f"request {ctx.request_id!r} ({ctx.method}) was cancelled")
         return job.result()
 

@@ -57,9 +57,11 @@ class TaskContextMixin:
         of a terminal status: progress never follows that status on the wire."""
         params = with_related_task(params, self._task.id)
         if method == "notifications/progress":
-            self._registry._store(self._task.session)   # expiry first: a TTL that elapsed unnoticed ends the task
-            with self._task.sending:
-                if self._task.status not in TERMINAL:
+            task = self._task
+            if task.status not in TERMINAL and task.expires <= self._registry.clock():
+                self._registry._store(task.session)     # expiry first: a TTL that elapsed unnoticed ends the task
+            with task.sending:
+                if task.status not in TERMINAL:
                     self.session.notify(method, params, related_id=self.request_id)
             return
         self.session.notify(method, params, related_id=self.request_id)

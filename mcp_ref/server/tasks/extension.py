@@ -249,7 +249,8 @@ class ExtTasks(Registry):
         cancelled = self._expire_locked(self._tasks, self._expired, "The task expired.")
         for task in cancelled:
             task.ctx._cancel()
-        self._lock.notify_all()                      # the asks of those cancelled wake
+        if cancelled:                                # the asks of those cancelled wake; only then, as
+            self._lock.notify_all()                  # ``ask`` calls this in its wait loop
 
     def _tell(self, task: _Task) -> None:
         """Rule 8: the new state to the listen streams that asked for this task."""

@@ -30,6 +30,7 @@ Rules:
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from typing import Any, Callable, Optional
 
 from mcp_ref.auth.exceptions import AuthorizationError
@@ -70,7 +71,8 @@ class AnswerReader(HttpTransport):
         self.session_id: Optional[str] = None
         self.max_reconnects, self.default_retry = max_reconnects, default_retry
         self._lock = threading.Lock()
-        self._seen: dict = {}                 # rule 2: event ids, oldest first
+        self._seen: OrderedDict = OrderedDict()     # rule 2: event ids, oldest first (popped from the front:
+        # a plain dict leaves dead slots there that every later ``next(iter())`` scans past)
         self._abandoned: set = set()          # requests we cancelled: their streams are not resumed
         self._get_state: Optional[StreamState] = None    # the standalone stream's
 
@@ -230,7 +232,7 @@ class AnswerReader(HttpTransport):
                 return True
             self._seen[event_id] = None
             if len(self._seen) > 10000:
-                del self._seen[next(iter(self._seen))]
+                self._seen.popitem(last=False)
             return False
 
     def _fail(self, request_ids, exc: HttpError | AuthorizationError) -> None:
