@@ -15,6 +15,7 @@ security_best_practices.
 """
 import threading
 import tracemalloc
+import types
 
 import pytest
 
@@ -25,6 +26,7 @@ from hostile_http_server import WAIT, HostileServer, bad_session_id  # noqa: E40
 from mcp_ref import Client, ConnectionClosed, McpError, RequestTimeout  # noqa: E402
 from mcp_ref.transports.http.sse import EventParser  # noqa: E402
 from mcp_ref.transports.http.client.streams import MIN_RETRY  # noqa: E402
+from mcp_ref.transports.http.client.exchange import scope as exchange_scope  # noqa: E402
 from mcp_ref.transports.http.client.common import (HttpError, RedirectRefused, ResponseTooLarge,  # noqa: E402
                                             SessionExpired)
 
@@ -206,6 +208,14 @@ def test_close_ends_a_call_waiting_for_its_answer_at_once(hostile, behaviour):
     assert kind == "error" and isinstance(error, ConnectionClosed)
     thread.join(WAIT)
     assert not [t for t in threading.enumerate() if t.name.startswith("mcp-http")]
+
+
+def test_an_exchange_leaves_no_deadline_thread_behind_once_its_block_ends():
+    client = types.SimpleNamespace(_lock=threading.Lock())
+    for _ in range(50):
+        with exchange_scope(client, 60):
+            assert [t for t in threading.enumerate() if t.name == "mcp-http-deadline"]
+        assert not [t for t in threading.enumerate() if t.name == "mcp-http-deadline"]
 
 
 def test_a_legacy_post_never_answered_ends_by_timeout(hostile):

@@ -16,8 +16,9 @@ Rules:
 2. ``cut()`` is final (a cancelled request stays cancelled); an expired
    deadline is not: ``arm(None)`` forgets it, so the exchange may go on.
 3. Each armed deadline has its own timer (a daemon thread,
-   ``mcp-http-deadline``), cancelled when the exchange is disarmed; when it
-   fires, it expires the exchange.
+   ``mcp-http-deadline``), cancelled and joined when the exchange is disarmed
+   (so no timer outlives the call that armed it, nor a closed client); when
+   it fires, it expires the exchange.
 4. The pools are urllib3's, subclassed only to tell the client when a
    connection is taken, connected and given back. Connections through a SOCKS
    proxy use urllib3's own pools: they are closed at close, not cut.
@@ -68,8 +69,9 @@ class Exchange:
     def arm(self, timeout: Optional[float]) -> None:
         """A total deadline of ``timeout`` seconds from now; None: no deadline any more, and a
         past expiry is forgotten (the exchange may go on)."""
-        if self._timer is not None:
+        if self._timer is not None:              # rule 3; never called by the timer (nor under the lock it takes)
             self._timer.cancel()
+            self._timer.join()
         with self.client._lock:
             self.expired = False
             self.timeout = timeout
