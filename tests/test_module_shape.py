@@ -26,7 +26,7 @@ CORE_BUDGET = 10_500
 PACKAGE_BUDGET = 13_000
 # Where the package stands: it may shrink, never grow, until the budget holds.
 CORE_NOW = 9_934
-PACKAGE_NOW = 12_985
+PACKAGE_NOW = 12_986
 OUTSIDE_CORE = ("cli", "auth", "host", "examples", "__main__.py")
 # The protocol core: no roles, no I/O but the session's threads (README, module map).
 CORE = ["errors.py", "jsonrpc", "types", "protocol/lifecycle.py", "session/__init__.py",

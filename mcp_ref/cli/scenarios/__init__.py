@@ -32,16 +32,21 @@ Rules:
    differ; a scenario's own name keys its one-line summary), and the code
    names the key (``show.step("cancel.button")``), so a scenario reads as
    the calls it makes and the narration reads as one story.
+7. ``SCENARIOS`` names each scenario's function; its module is imported only
+   when it runs, so the command line does not pay for every scenario's imports.
 """
 from __future__ import annotations
 
-from mcp_ref.cli.scenarios.show import Show, note
-from mcp_ref.cli.scenarios import auth, eras, host, http, inprocess
+import importlib
 
-SCENARIOS = {"discover": eras.discover, "listen": eras.listen, "cancel": inprocess.cancel,
-             "sampling": inprocess.sampling, "elicitation": inprocess.elicitation, "roots": inprocess.roots,
-             "pagination": inprocess.pagination, "tasks": inprocess.tasks, "http": http.streamable_http,
-             "sse": http.legacy_sse, "auth": auth.auth, "host": host.host}
+from mcp_ref.cli.scenarios.show import Show, note
+
+# Each scenario's function, as ``module.function`` of this package: imported when the
+# scenario runs (rule 7), so ``python -m mcp_ref`` starts without loading them all.
+SCENARIOS = {"discover": "eras.discover", "listen": "eras.listen", "cancel": "inprocess.cancel",
+             "sampling": "inprocess.sampling", "elicitation": "inprocess.elicitation", "roots": "inprocess.roots",
+             "pagination": "inprocess.pagination", "tasks": "inprocess.tasks", "http": "http.streamable_http",
+             "sse": "http.legacy_sse", "auth": "auth.auth", "host": "host.host"}
 
 
 def run(name: str, transcript, protocol_version: str | None = None) -> int:
@@ -58,6 +63,7 @@ def run(name: str, transcript, protocol_version: str | None = None) -> int:
     show = Show(transcript, protocol_version)
     era = "the default era, 2026-07-28" if protocol_version in (None, "auto") else protocol_version
     show.say(f"scenario {name} ({era}): {note(name)}")
-    SCENARIOS[name](show)
+    module, function = SCENARIOS[name].split(".")
+    getattr(importlib.import_module(f"{__name__}.{module}"), function)(show)
     show.step("done")
     return 0
