@@ -8,6 +8,7 @@ what ours never sends. Spec: the extension's specification, 2026-07-28, page ``t
 """
 import threading
 import time
+import types
 
 import pytest
 
@@ -16,6 +17,8 @@ from helpers import raw_server
 from mcp_ref import CancelToken, Client, Context, Server
 from mcp_ref.errors import (InternalError, InvalidParamsError, MissingRequiredClientCapabilityError, RequestCancelled,
                             RequestTimeout)
+from mcp_ref.server.tasks.common import _Task
+from mcp_ref.server.tasks.extension import ExtTasks
 from mcp_ref.transports import TapTransport, memory_pair
 from test_modern_server import CAPS, Exchange, meta
 
@@ -480,14 +483,6 @@ def test_with_authorization_a_task_belongs_to_its_subject():
 def test_two_tasks_waiting_for_input_do_not_wake_each_other():
     """A task waiting for its input answers checks expiry at each wake; only an expiry that
     cancelled a task wakes the other waiters, so two waiting tasks sleep, not spin."""
-    import threading as _threading
-    import time as _time
-    import types
-    from mcp_ref import Server
-    from mcp_ref.errors import RequestCancelled
-    from mcp_ref.server.tasks.common import _Task
-    from mcp_ref.server.tasks.extension import ExtTasks
-
     tasks = ExtTasks(Server("waiting"))
     tasks._tell = lambda task: None                       # no listen stream to tell
     checks = []
@@ -504,14 +499,14 @@ def test_two_tasks_waiting_for_input_do_not_wake_each_other():
             tasks.ask(task, {"name": ("elicitation/create", {"message": "name?"})})
         except RequestCancelled:
             ended.append(task.id)
-    threads = [_threading.Thread(target=wait, args=(task,)) for task in records]
+    threads = [threading.Thread(target=wait, args=(task,)) for task in records]
     for thread in threads:
         thread.start()
-    deadline = _time.monotonic() + 5
-    while any(task.status != "input_required" for task in records) and _time.monotonic() < deadline:
-        _time.sleep(0.01)
+    deadline = time.monotonic() + 5
+    while any(task.status != "input_required" for task in records) and time.monotonic() < deadline:
+        time.sleep(0.01)
     checks.clear()
-    _time.sleep(1.5)                                       # past the waits' one-second timeout
+    time.sleep(1.5)                                       # past the waits' one-second timeout
     spun = len(checks)
     for task in records:
         tasks._cancel(task, "done")
